@@ -1,0 +1,40 @@
+// attnlab: the window with no command; `compute`, `bench` and `render` run headless.
+
+#include <cstring>
+#include <iostream>
+
+#include "commands.h"
+
+namespace {
+
+void printUsage(std::ostream& out) {
+    out << "usage: attnlab [SESSION.json]           open the window\n"
+           "       attnlab compute --q Q.npy --k K.npy --v V.npy --out O.npy [options]\n"
+           "       attnlab render  (--session S.json | --tokens \"...\") --view NAME --out F\n"
+           "       attnlab bench   [--sizes 1024,4096] [--dim 64] [--heads 8]\n"
+           "run a command with --help for its options\n";
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    using namespace attnlab::app;
+    if (argc >= 2) {
+        const char* command = argv[1];
+        if (std::strcmp(command, "compute") == 0) return computeCommand(argc - 2, argv + 2);
+        if (std::strcmp(command, "bench") == 0) return benchCommand(argc - 2, argv + 2);
+#ifdef ATTNLAB_HAS_UI
+        if (std::strcmp(command, "render") == 0) return renderCommand(argc - 2, argv + 2);
+#endif
+        if (std::strcmp(command, "--help") == 0 || std::strcmp(command, "-h") == 0) {
+            printUsage(std::cout);
+            return 0;
+        }
+    }
+#ifdef ATTNLAB_HAS_UI
+    return guiMain(argc, argv);
+#else
+    printUsage(std::cerr);
+    return 2;
+#endif
+}

@@ -1,0 +1,64 @@
+#pragma once
+/// NumPy .npy (format 1.0-3.0) and .npz I/O. Reading returns errors as data so the CLI
+/// can print them and the window can show them; writing is atomic (temp file + rename).
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "attnlab/result.h"
+#include "attnlab/tensor.h"
+
+namespace attnlab {
+
+enum class DType { Float32, Float64, Float16, BFloat16 };
+const char* dtypeName(DType t);
+Index dtypeBytes(DType t);
+
+/// A numeric array as read: its shape, the dtype it was stored in, and its values as float.
+struct NpyArray {
+    std::vector<Index> shape;
+    DType dtype = DType::Float32;
+    std::vector<float> data;
+
+    Index rank() const { return static_cast<Index>(shape.size()); }
+    Index elementCount() const;
+};
+
+struct NpyReadOptions {
+    bool allowHalf = false; ///< accept float16 / bfloat16 (converted to float)
+    Index minRank = 1;
+    Index maxRank = 4;
+};
+
+/// Parses a whole .npy file image; `name` is used in messages.
+Result<NpyArray> parseNpy(const std::string& bytes, const std::string& name,
+                          const NpyReadOptions& options = {});
+/// Reads and parses a .npy file. Messages name the file and what is wrong.
+Result<NpyArray> readNpy(const std::string& path, const NpyReadOptions& options = {});
+
+/// Serialises to a .npy image in `dtype` (Float32 or Float64), little-endian, C order.
+std::string encodeNpy(const NpyArray& array, DType dtype);
+/// Writes atomically: to "<path>.tmp-XXXX" then rename; nothing is left behind on failure.
+Status writeNpy(const std::string& path, const NpyArray& array, DType dtype);
+
+/// Reads every .npy member of an .npz archive (stored or deflated), keyed by name without
+/// ".npy". Non-npy members are ignored; a corrupt archive is an error naming the file.
+Result<std::map<std::string, NpyArray>> readNpz(const std::string& path,
+                                                const NpyReadOptions& options = {});
+/// Writes an .npz (stored) archive atomically.
+Status writeNpz(const std::string& path, const std::map<std::string, NpyArray>& arrays,
+                DType dtype);
+
+/// Views rank 2 [S, D], 3 [B, S, D] or 4 [B, H, S, D] data as a Tensor4.
+Tensor4 toTensor4(const NpyArray& array);
+/// The inverse for a given output rank (2, 3 or 4); rank 2/3 need B (and H) == 1 accordingly.
+NpyArray fromTensor4(const Tensor4& t, Index rank, DType dtype);
+
+/// Writes `contents` to path atomically (temp file in the same folder, then rename).
+Status writeFileAtomic(const std::string& path, const std::string& contents);
+/// Reads a whole file; error names the file.
+Result<std::string> readFile(const std::string& path);
+
+} // namespace attnlab
