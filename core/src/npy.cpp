@@ -1,0 +1,696 @@
+#include "attnlab/npy.h"
+
+#include <zip.h>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <bit>
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <random>
+#include <sstream>
+#include <string_view>
+
+namespace attnlab {
+
+static_assert(std::endian::native == std::endian::little,
+              "the .npy reader and writer assume a little-endian host");
+
+namespace {
+
+constexpr char kMagic[] = "\x93NUMPY";
+constexpr std::size_t kMagicSize = 6;
+/// numpy pads the header so the data starts on a 64-byte boundary.
+constexpr std::size_t kHeaderAlignment = 64;
+
+Error fail(const std::string& name, const std::string& what) {
+    return Error{name + ": " + what};
+}
+
+std::string shapeText(const std::vector<Index>& shape) {
+    std::ostringstream out;
+    out << '(';
+    for (std::size_t i = 0; i < shape.size(); ++i) {
+        if (i) out << ", ";
+        out << shape[i];
+    }
+    if (shape.size() == 1) out << ',';
+    out << ')';
+    return out.str();
+}
+
+std::uint32_t loadLe32(const unsigned char* p) {
+    return static_cast<std::uint32_t>(p[0]) | (static_cast<std::uint32_t>(p[1]) << 8) |
+           (static_cast<std::uint32_t>(p[2]) << 16) | (static_cast<std::uint32_t>(p[3]) << 24);
+}
+
+/// IEEE 754 binary16 -> binary32, exact for every value (subnormals, inf, NaN keep sign).
+float halfToFloat(std::uint16_t h) {
+    const std::uint32_t sign = static_cast<std::uint32_t>(h & 0x8000u) << 16;
+    const std::uint32_t exponent = (h >> 10) & 0x1fu;
+    const std::uint32_t mantissa = h & 0x3ffu;
+    std::uint32_t bits;
+    if (exponent == 0) {
+        // Zero or subnormal: mantissa * 2^-24 is exact in float.
+        const float magnitude = std::ldexp(static_cast<float>(mantissa), -24);
+        return sign ? -magnitude : magnitude;
+    } else if (exponent == 0x1f) {
+        bits = sign | 0x7f800000u | (mantissa << 13) | (mantissa ? 0x00400000u : 0u);
+    } else {
+        bits = sign | ((exponent - 15 + 127) << 23) | (mantissa << 13);
+    }
+    return std::bit_cast<float>(bits);
+}
+
+/// bfloat16 is the top half of a binary32: widening is exact for every value.
+float bfloat16ToFloat(std::uint16_t b) {
+    return std::bit_cast<float>(static_cast<std::uint32_t>(b) << 16);
+}
+
+/// A strict reader of the Python literal numpy writes as the header:
+/// {'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }
+class HeaderParser {
+public:
+    explicit HeaderParser(std::string_view text) : m_text(text) {}
+
+    struct Header {
+        std::string descr;
+        bool fortranOrder = false;
+        std::vector<Index> shape;
+    };
+
+    /// Returns an error message (without the file name) or nothing.
+    std::optional<std::string> parse(Header& header) {
+        bool haveDescr = false, haveOrder = false, haveShape = false;
+        skipSpace();
+        if (!eat('{')) return "malformed header: expected '{'";
+        skipSpace();
+        while (!eat('}')) {
+            std::string key;
+            if (auto e = parseString(key)) return e;
+            skipSpace();
+            if (!eat(':')) return "malformed header: expected ':' after '" + key + "'";
+            skipSpace();
+            if (key == "descr") {
+                if (haveDescr) return std::string("malformed header: 'descr' given twice");
+                haveDescr = true;
+                if (peek() == '[')
+                    return std::string("structured dtypes are not supported; save a plain "
+                                       "float32 or float64 array");
+                if (auto e = parseString(header.descr)) return e;
+            } else if (key == "fortran_order") {
+                if (haveOrder) return std::string("malformed header: 'fortran_order' given twice");
+                haveOrder = true;
+                if (consumeWord("True"))
+                    header.fortranOrder = true;
+                else if (consumeWord("False"))
+                    header.fortranOrder = false;
+                else
+                    return std::string("malformed header: fortran_order must be True or False");
+            } else if (key == "shape") {
+                if (haveShape) return std::string("malformed header: 'shape' given twice");
+                haveShape = true;
+                if (auto e = parseShape(header.shape)) return e;
+            } else {
+                return "malformed header: unexpected key '" + key + "'";
+            }
+            skipSpace();
+            if (eat(',')) {
+                skipSpace();
+                continue;
+            }
+            skipSpace();
+            if (peek() != '}') return std::string("malformed header: expected ',' or '}'");
+        }
+        skipSpace();
+        if (m_pos != m_text.size()) return std::string("malformed header: text after the '}'");
+        if (!haveDescr) return std::string("malformed header: no 'descr'");
+        if (!haveOrder) return std::string("malformed header: no 'fortran_order'");
+        if (!haveShape) return std::string("malformed header: no 'shape'");
+        return std::nullopt;
+    }
+
+private:
+    char peek() const { return m_pos < m_text.size() ? m_text[m_pos] : '\0'; }
+    bool eat(char c) {
+        if (peek() != c) return false;
+        ++m_pos;
+        return true;
+    }
+    void skipSpace() {
+        while (m_pos < m_text.size() && (m_text[m_pos] == ' ' || m_text[m_pos] == '\n' ||
+                                         m_text[m_pos] == '\t' || m_text[m_pos] == '\r'))
+            ++m_pos;
+    }
+    bool consumeWord(std::string_view word) {
+        if (m_text.substr(m_pos, word.size()) != word) return false;
+        const std::size_t after = m_pos + word.size();
+        if (after < m_text.size() &&
+            (std::isalnum(static_cast<unsigned char>(m_text[after])) || m_text[after] == '_'))
+            return false;
+        m_pos = after;
+        return true;
+    }
+    std::optional<std::string> parseString(std::string& out) {
+        const char quote = peek();
+        if (quote != '\'' && quote != '"')
+            return std::string("malformed header: expected a string");
+        ++m_pos;
+        const std::size_t end = m_text.find(quote, m_pos);
+        if (end == std::string_view::npos)
+            return std::string("malformed header: unterminated string");
+        out.assign(m_text.substr(m_pos, end - m_pos));
+        if (out.find('\\') != std::string::npos)
+            return std::string("malformed header: escapes in strings are not supported");
+        m_pos = end + 1;
+        return std::nullopt;
+    }
+    std::optional<std::string> parseShape(std::vector<Index>& shape) {
+        shape.clear();
+        if (!eat('(')) return std::string("malformed header: shape must be a tuple");
+        skipSpace();
+        bool needComma = false; // a 1-tuple needs its trailing comma: (3,)
+        while (!eat(')')) {
+            bool negative = false;
+            if (eat('-')) negative = true;
+            if (!std::isdigit(static_cast<unsigned char>(peek())))
+                return std::string("malformed header: shape entries must be integers");
+            Index value = 0;
+            bool overflow = false;
+            while (std::isdigit(static_cast<unsigned char>(peek()))) {
+                const int digit = m_text[m_pos++] - '0';
+                if (value > (std::numeric_limits<Index>::max() - digit) / 10)
+                    overflow = true;
+                else
+                    value = value * 10 + digit;
+            }
+            eat('L'); // Python 2 longs
+            if (negative && value != 0)
+                return "negative dimension -" + std::to_string(value) + " in shape";
+            if (overflow) return std::string("shape dimension too large");
+            shape.push_back(value);
+            skipSpace();
+            if (eat(',')) {
+                needComma = false;
+                skipSpace();
+                continue;
+            }
+            needComma = shape.size() == 1;
+            skipSpace();
+            if (peek() != ')') return std::string("malformed header: expected ',' or ')' in shape");
+        }
+        if (needComma) return std::string("malformed header: (n) is not a tuple, expected (n,)");
+        return std::nullopt;
+    }
+
+    std::string_view m_text;
+    std::size_t m_pos = 0;
+};
+
+/// What a descr names, or why it cannot be read.
+std::optional<std::string> interpretDescr(const std::string& descr, const NpyReadOptions& options,
+                                          DType& dtype) {
+    if (descr.size() < 2) return "unknown dtype '" + descr + "'";
+    const char order = descr[0];
+    const char kind = descr[1];
+    const std::string sizeText = descr.substr(2);
+    if (order != '<' && order != '>' && order != '|' && order != '=')
+        return "unknown dtype '" + descr + "'";
+    if (kind == 'O')
+        return std::string("object arrays are not supported; save as float32 or float64");
+    if (sizeText.empty() || sizeText.size() > 3 ||
+        !std::all_of(sizeText.begin(), sizeText.end(),
+                     [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
+        return "unknown dtype '" + descr + "'";
+    const int size = std::stoi(sizeText);
+    const std::string bits = std::to_string(size * 8);
+    const std::string advice = "; save as float32 or float64";
+    switch (kind) {
+    case 'i':
+        return "int" + bits + " is not supported" + advice;
+    case 'u':
+        return "uint" + bits + " is not supported" + advice;
+    case 'b':
+        return "bool is not supported" + advice;
+    case 'c':
+        return "complex" + bits + " is not supported" + advice;
+    case 'O':
+        return "object arrays are not supported" + advice;
+    case 'S':
+    case 'a':
+    case 'U':
+        return "string arrays are not supported" + advice;
+    case 'M':
+    case 'm':
+        return "datetime arrays are not supported" + advice;
+    case 'V':
+        // ml_dtypes saves bfloat16 as a 2-byte void.
+        if (size != 2) return "void/structured dtype '" + descr + "' is not supported" + advice;
+        if (order == '>')
+            return std::string("big-endian data is not supported; save little-endian");
+        if (!options.allowHalf) return "bfloat16 (" + descr + ") is not supported here" + advice;
+        dtype = DType::BFloat16;
+        return std::nullopt;
+    case 'f':
+        break;
+    default:
+        return "unknown dtype '" + descr + "'";
+    }
+    if (size != 2 && size != 4 && size != 8) return "float" + bits + " is not supported" + advice;
+    // '|' and '=' mean "native" to numpy, which is little-endian here.
+    if (order == '>')
+        return "big-endian data (" + descr + ") is not supported; save little-endian ('<f" +
+               sizeText + "')";
+    if (size == 2) {
+        if (!options.allowHalf) return "float16 is not supported here" + advice;
+        dtype = DType::Float16;
+    } else {
+        dtype = size == 4 ? DType::Float32 : DType::Float64;
+    }
+    return std::nullopt;
+}
+
+} // namespace
+
+const char* dtypeName(DType t) {
+    switch (t) {
+    case DType::Float32:
+        return "float32";
+    case DType::Float64:
+        return "float64";
+    case DType::Float16:
+        return "float16";
+    case DType::BFloat16:
+        return "bfloat16";
+    }
+    return "?";
+}
+
+Index dtypeBytes(DType t) {
+    switch (t) {
+    case DType::Float32:
+        return 4;
+    case DType::Float64:
+        return 8;
+    case DType::Float16:
+    case DType::BFloat16:
+        return 2;
+    }
+    return 0;
+}
+
+Index NpyArray::elementCount() const {
+    Index count = 1;
+    for (Index extent : shape)
+        count *= extent;
+    return count;
+}
+
+Result<NpyArray> parseNpy(const std::string& bytes, const std::string& name,
+                          const NpyReadOptions& options) {
+    const auto* raw = reinterpret_cast<const unsigned char*>(bytes.data());
+    if (bytes.size() < kMagicSize || std::memcmp(bytes.data(), kMagic, kMagicSize) != 0)
+        return fail(name, "not a .npy file (bad magic; expected \\x93NUMPY)");
+    if (bytes.size() < kMagicSize + 2) return fail(name, "truncated header");
+    const int major = raw[6];
+    const int minor = raw[7];
+    if ((major != 1 && major != 2 && major != 3) || minor != 0)
+        return fail(name, "unsupported .npy format version " + std::to_string(major) + "." +
+                              std::to_string(minor) + " (expected 1.0, 2.0 or 3.0)");
+    const std::size_t lengthBytes = major == 1 ? 2 : 4;
+    const std::size_t prefix = kMagicSize + 2 + lengthBytes;
+    if (bytes.size() < prefix) return fail(name, "truncated header");
+    const std::size_t headerLength =
+        major == 1 ? static_cast<std::size_t>(raw[8] | (raw[9] << 8)) : loadLe32(raw + 8);
+    if (bytes.size() - prefix < headerLength)
+        return fail(name, "truncated header (it says " + std::to_string(headerLength) +
+                              " bytes, the file has " + std::to_string(bytes.size() - prefix) +
+                              ")");
+
+    HeaderParser::Header header;
+    HeaderParser parser(std::string_view(bytes).substr(prefix, headerLength));
+    if (auto message = parser.parse(header)) return fail(name, *message);
+
+    NpyArray array;
+    if (auto message = interpretDescr(header.descr, options, array.dtype))
+        return fail(name, *message);
+    array.shape = header.shape;
+    const Index rank = array.rank();
+    if (header.fortranOrder && rank >= 2)
+        return fail(name, "Fortran-order arrays are not supported; save a C-order array "
+                          "(np.ascontiguousarray)");
+    if (rank < options.minRank || rank > options.maxRank) {
+        std::ostringstream out;
+        out << "expected ";
+        if (options.minRank == options.maxRank)
+            out << options.minRank;
+        else
+            out << options.minRank << " to " << options.maxRank;
+        out << " dimensions, got " << rank << " (shape " << shapeText(array.shape) << ")";
+        return fail(name, out.str());
+    }
+
+    const Index itemBytes = dtypeBytes(array.dtype);
+    Index count = 1;
+    Index dataBytes = 0;
+    for (Index extent : array.shape)
+        if (__builtin_mul_overflow(count, extent, &count))
+            return fail(name, "shape " + shapeText(array.shape) + " is too large");
+    if (__builtin_mul_overflow(count, itemBytes, &dataBytes) ||
+        count > static_cast<Index>(std::vector<float>().max_size()))
+        return fail(name, "shape " + shapeText(array.shape) + " is too large");
+
+    const std::size_t dataOffset = prefix + headerLength;
+    const std::size_t available = bytes.size() - dataOffset;
+    if (static_cast<std::size_t>(dataBytes) != available) {
+        std::ostringstream out;
+        out << (available < static_cast<std::size_t>(dataBytes) ? "truncated data: "
+                                                                : "unexpected trailing data: ")
+            << "shape " << shapeText(array.shape) << " of " << dtypeName(array.dtype) << " needs "
+            << dataBytes << " bytes, the file has " << available;
+        return fail(name, out.str());
+    }
+
+    array.data.resize(static_cast<std::size_t>(count));
+    const unsigned char* src = raw + dataOffset;
+    float* dst = array.data.data();
+    switch (array.dtype) {
+    case DType::Float32:
+        std::memcpy(dst, src, static_cast<std::size_t>(dataBytes));
+        break;
+    case DType::Float64:
+        for (Index i = 0; i < count; ++i) {
+            double value;
+            std::memcpy(&value, src + i * 8, 8);
+            dst[i] = static_cast<float>(value);
+        }
+        break;
+    case DType::Float16:
+    case DType::BFloat16:
+        for (Index i = 0; i < count; ++i) {
+            const auto bits = static_cast<std::uint16_t>(src[i * 2] | (src[i * 2 + 1] << 8));
+            dst[i] = array.dtype == DType::Float16 ? halfToFloat(bits) : bfloat16ToFloat(bits);
+        }
+        break;
+    }
+    return array;
+}
+
+Result<std::string> readFile(const std::string& path) {
+    std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"),
+                                                         &std::fclose);
+    if (!file) return Error{"cannot open " + path + ": " + std::strerror(errno)};
+    struct stat info {};
+    if (::fstat(::fileno(file.get()), &info) == 0 && S_ISDIR(info.st_mode))
+        return Error{"cannot read " + path + ": it is a directory"};
+    std::string contents;
+    if (info.st_size > 0) contents.reserve(static_cast<std::size_t>(info.st_size));
+    char buffer[1 << 16];
+    std::size_t got;
+    while ((got = std::fread(buffer, 1, sizeof buffer, file.get())) > 0)
+        contents.append(buffer, got);
+    if (std::ferror(file.get())) return Error{"cannot read " + path + ": " + std::strerror(errno)};
+    return contents;
+}
+
+Result<NpyArray> readNpy(const std::string& path, const NpyReadOptions& options) {
+    auto bytes = readFile(path);
+    if (!bytes) return Error{bytes.error()};
+    return parseNpy(*bytes, path, options);
+}
+
+std::string encodeNpy(const NpyArray& array, DType dtype) {
+    ATTN_CHECK(dtype == DType::Float32 || dtype == DType::Float64,
+               "encodeNpy writes float32 or float64, not " << dtypeName(dtype));
+    for (Index extent : array.shape)
+        ATTN_CHECK(extent >= 0, "encodeNpy: negative extent in shape " << shapeText(array.shape));
+    ATTN_CHECK(array.elementCount() == static_cast<Index>(array.data.size()),
+               "encodeNpy: shape " << shapeText(array.shape) << " holds " << array.elementCount()
+                                   << " values but the array has " << array.data.size());
+
+    std::string dict = std::string("{'descr': '") + (dtype == DType::Float32 ? "<f4" : "<f8") +
+                       "', 'fortran_order': False, 'shape': " + shapeText(array.shape) + ", }";
+    // Version 1.0 stores the header length in 2 bytes; 2.0 in 4.
+    std::size_t prefix = kMagicSize + 2 + 2;
+    int major = 1;
+    if (prefix + dict.size() + 1 > 0xffff) {
+        major = 2;
+        prefix = kMagicSize + 2 + 4;
+    }
+    const std::size_t unpadded = prefix + dict.size() + 1;
+    const std::size_t padded =
+        (unpadded + kHeaderAlignment - 1) / kHeaderAlignment * kHeaderAlignment;
+    dict.append(padded - unpadded, ' ');
+    dict.push_back('\n');
+    const std::size_t headerLength = dict.size();
+
+    const std::size_t itemBytes = static_cast<std::size_t>(dtypeBytes(dtype));
+    std::string out;
+    out.reserve(padded + array.data.size() * itemBytes);
+    out.append(kMagic, kMagicSize);
+    out.push_back(static_cast<char>(major));
+    out.push_back('\0');
+    for (std::size_t i = 0; i < prefix - kMagicSize - 2; ++i)
+        out.push_back(static_cast<char>((headerLength >> (8 * i)) & 0xff));
+    out += dict;
+    const std::size_t dataOffset = out.size();
+    out.resize(dataOffset + array.data.size() * itemBytes);
+    char* dst = out.data() + dataOffset;
+    if (dtype == DType::Float32) {
+        std::memcpy(dst, array.data.data(), array.data.size() * sizeof(float));
+    } else {
+        for (std::size_t i = 0; i < array.data.size(); ++i) {
+            const double value = array.data[i];
+            std::memcpy(dst + i * 8, &value, 8);
+        }
+    }
+    return out;
+}
+
+Status writeFileAtomic(const std::string& path, const std::string& contents) {
+    std::random_device device;
+    std::string temp;
+    int fd = -1;
+    for (int attempt = 0; attempt < 100 && fd < 0; ++attempt) {
+        char suffix[16];
+        std::snprintf(suffix, sizeof suffix, ".tmp-%06x", device() & 0xffffffu);
+        temp = path + suffix;
+        fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (fd < 0 && errno != EEXIST) break;
+    }
+    if (fd < 0) return Error{"cannot write " + path + ": " + std::strerror(errno)};
+
+    const char* data = contents.data();
+    std::size_t left = contents.size();
+    int writeError = 0;
+    while (left > 0) {
+        const ssize_t written = ::write(fd, data, left);
+        if (written < 0) {
+            if (errno == EINTR) continue;
+            writeError = errno;
+            break;
+        }
+        data += written;
+        left -= static_cast<std::size_t>(written);
+    }
+    if (::close(fd) != 0 && writeError == 0) writeError = errno;
+    if (writeError == 0 && std::rename(temp.c_str(), path.c_str()) != 0) writeError = errno;
+    if (writeError != 0) {
+        ::unlink(temp.c_str());
+        return Error{"cannot write " + path + ": " + std::strerror(writeError)};
+    }
+    return std::nullopt;
+}
+
+Status writeNpy(const std::string& path, const NpyArray& array, DType dtype) {
+    return writeFileAtomic(path, encodeNpy(array, dtype));
+}
+
+namespace {
+
+std::string zipMessage(zip_error_t* error) {
+    const char* text = zip_error_strerror(error);
+    return text ? text : "unknown zip error";
+}
+
+struct ZipArchiveCloser {
+    void operator()(zip_t* archive) const { zip_discard(archive); }
+};
+using ZipArchive = std::unique_ptr<zip_t, ZipArchiveCloser>;
+
+struct ZipFileCloser {
+    void operator()(zip_file_t* file) const { zip_fclose(file); }
+};
+using ZipFile = std::unique_ptr<zip_file_t, ZipFileCloser>;
+
+} // namespace
+
+Result<std::map<std::string, NpyArray>> readNpz(const std::string& path,
+                                                const NpyReadOptions& options) {
+    auto bytes = readFile(path);
+    if (!bytes) return Error{bytes.error()};
+
+    zip_error_t error;
+    zip_error_init(&error);
+    zip_source_t* source = zip_source_buffer_create(bytes->data(), bytes->size(), 0, &error);
+    if (!source) {
+        const std::string message = zipMessage(&error);
+        zip_error_fini(&error);
+        return Error{path + ": cannot read the archive: " + message};
+    }
+    ZipArchive archive(zip_open_from_source(source, ZIP_RDONLY | ZIP_CHECKCONS, &error));
+    if (!archive) {
+        zip_source_free(source);
+        const std::string message = zipMessage(&error);
+        zip_error_fini(&error);
+        return Error{path + ": not a valid .npz (zip) archive: " + message};
+    }
+    zip_error_fini(&error);
+
+    std::map<std::string, NpyArray> arrays;
+    const zip_int64_t entries = zip_get_num_entries(archive.get(), 0);
+    for (zip_int64_t i = 0; i < entries; ++i) {
+        zip_stat_t stat;
+        zip_stat_init(&stat);
+        if (zip_stat_index(archive.get(), static_cast<zip_uint64_t>(i), 0, &stat) != 0 ||
+            !(stat.valid & ZIP_STAT_NAME) || !(stat.valid & ZIP_STAT_SIZE))
+            return Error{path + ": corrupt archive entry " + std::to_string(i)};
+        const std::string member = stat.name;
+        constexpr std::string_view kSuffix = ".npy";
+        if (member.size() <= kSuffix.size() ||
+            member.compare(member.size() - kSuffix.size(), kSuffix.size(), kSuffix) != 0)
+            continue;
+        const std::string key = member.substr(0, member.size() - kSuffix.size());
+        const std::string label = path + "[" + key + "]";
+
+        ZipFile file(zip_fopen_index(archive.get(), static_cast<zip_uint64_t>(i), 0));
+        if (!file) return Error{label + ": cannot open the member: " + zip_strerror(archive.get())};
+        std::string contents;
+        if (stat.size > contents.max_size()) return Error{label + ": member too large"};
+        contents.resize(static_cast<std::size_t>(stat.size));
+        zip_uint64_t done = 0;
+        while (done < stat.size) {
+            const zip_int64_t got = zip_fread(file.get(), contents.data() + done, stat.size - done);
+            if (got < 0) return Error{label + ": corrupt member: " + zip_file_strerror(file.get())};
+            if (got == 0) break;
+            done += static_cast<zip_uint64_t>(got);
+        }
+        if (done != stat.size) return Error{label + ": truncated member"};
+        // Reading past the end makes libzip verify the CRC.
+        char extra;
+        if (zip_fread(file.get(), &extra, 1) != 0)
+            return Error{label + ": corrupt member: " + zip_file_strerror(file.get())};
+
+        auto array = parseNpy(contents, label, options);
+        if (!array) return Error{array.error()};
+        arrays[key] = std::move(*array);
+    }
+    return arrays;
+}
+
+Status writeNpz(const std::string& path, const std::map<std::string, NpyArray>& arrays,
+                DType dtype) {
+    std::vector<std::string> members;
+    members.reserve(arrays.size());
+    for (const auto& [key, array] : arrays)
+        members.push_back(encodeNpy(array, dtype));
+
+    zip_error_t error;
+    zip_error_init(&error);
+    zip_source_t* buffer = zip_source_buffer_create(nullptr, 0, 0, &error);
+    if (!buffer) {
+        const std::string message = zipMessage(&error);
+        zip_error_fini(&error);
+        return Error{"cannot write " + path + ": " + message};
+    }
+    zip_t* archive = zip_open_from_source(buffer, ZIP_TRUNCATE, &error);
+    if (!archive) {
+        zip_source_free(buffer);
+        const std::string message = zipMessage(&error);
+        zip_error_fini(&error);
+        return Error{"cannot write " + path + ": " + message};
+    }
+    zip_error_fini(&error);
+    zip_source_keep(buffer); // still needed after zip_close to read the archive back
+
+    auto failWith = [&](const std::string& message) -> Status {
+        zip_discard(archive);
+        zip_source_free(buffer);
+        return Error{"cannot write " + path + ": " + message};
+    };
+    std::size_t index = 0;
+    for (const auto& entry : arrays) {
+        const std::string& member = members[index++];
+        zip_source_t* data = zip_source_buffer(archive, member.data(), member.size(), 0);
+        if (!data) return failWith(zip_strerror(archive));
+        const zip_int64_t at =
+            zip_file_add(archive, (entry.first + ".npy").c_str(), data, ZIP_FL_ENC_UTF_8);
+        if (at < 0) {
+            zip_source_free(data);
+            return failWith(zip_strerror(archive));
+        }
+        if (zip_set_file_compression(archive, static_cast<zip_uint64_t>(at), ZIP_CM_STORE, 0) != 0)
+            return failWith(zip_strerror(archive));
+    }
+    if (zip_close(archive) != 0) return failWith(zip_strerror(archive));
+
+    std::string image;
+    if (zip_source_open(buffer) != 0) {
+        zip_source_free(buffer);
+        return Error{"cannot write " + path + ": cannot read back the archive"};
+    }
+    char chunk[1 << 16];
+    zip_int64_t got;
+    while ((got = zip_source_read(buffer, chunk, sizeof chunk)) > 0)
+        image.append(chunk, static_cast<std::size_t>(got));
+    zip_source_close(buffer);
+    zip_source_free(buffer);
+    if (got < 0) return Error{"cannot write " + path + ": cannot read back the archive"};
+    return writeFileAtomic(path, image);
+}
+
+Tensor4 toTensor4(const NpyArray& array) {
+    const Index rank = array.rank();
+    ATTN_CHECK(rank >= 2 && rank <= 4,
+               "toTensor4 needs rank 2, 3 or 4, got shape " << shapeText(array.shape));
+    ATTN_CHECK(array.elementCount() == static_cast<Index>(array.data.size()),
+               "toTensor4: shape " << shapeText(array.shape) << " does not match "
+                                   << array.data.size() << " values");
+    const auto& s = array.shape;
+    Tensor4 t;
+    t.batch = rank >= 3 ? s[0] : 1;
+    t.heads = rank == 4 ? s[1] : 1;
+    t.seq = s[static_cast<std::size_t>(rank - 2)];
+    t.dim = s[static_cast<std::size_t>(rank - 1)];
+    t.data = array.data;
+    return t;
+}
+
+NpyArray fromTensor4(const Tensor4& t, Index rank, DType dtype) {
+    ATTN_CHECK(rank >= 2 && rank <= 4, "fromTensor4 needs rank 2, 3 or 4, got " << rank);
+    ATTN_CHECK(rank == 4 || t.heads == 1,
+               "a rank-" << rank << " array needs H == 1, the tensor has " << t.heads);
+    ATTN_CHECK(rank >= 3 || t.batch == 1,
+               "a rank-2 array needs B == 1, the tensor has " << t.batch);
+    NpyArray array;
+    array.dtype = dtype;
+    if (rank == 4)
+        array.shape = {t.batch, t.heads, t.seq, t.dim};
+    else if (rank == 3)
+        array.shape = {t.batch, t.seq, t.dim};
+    else
+        array.shape = {t.seq, t.dim};
+    array.data = t.data;
+    return array;
+}
+
+} // namespace attnlab

@@ -1,0 +1,501 @@
+// Tests for core/src/npy.cpp: headers are written by hand here from the NumPy format
+// specification (numpy/lib/format.py), so the reader is checked against the format, not
+// against our own writer. Deflated .npz members are written with libzip directly.
+
+#include <gtest/gtest.h>
+
+#include <zip.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <random>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "attnlab/npy.h"
+
+namespace attnlab {
+namespace {
+
+namespace fs = std::filesystem;
+
+/// A fresh empty directory per test, removed afterwards.
+class TempDir {
+public:
+    TempDir() {
+        const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+        std::random_device device;
+        m_path = fs::temp_directory_path() /
+                 ("attnlab_npy_" + std::string(info->name()) + "_" + std::to_string(device()));
+        fs::create_directories(m_path);
+    }
+    ~TempDir() {
+        std::error_code ignored;
+        fs::remove_all(m_path, ignored);
+    }
+    std::string file(const std::string& name) const { return (m_path / name).string(); }
+    std::vector<std::string> listing() const {
+        std::vector<std::string> names;
+        for (const auto& entry : fs::directory_iterator(m_path))
+            names.push_back(entry.path().filename().string());
+        std::sort(names.begin(), names.end());
+        return names;
+    }
+
+private:
+    fs::path m_path;
+};
+
+void writeBytes(const std::string& path, const std::string& bytes) {
+    std::ofstream out(path, std::ios::binary);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+/// A .npy image assembled by hand the way numpy.lib.format writes it: magic, version,
+/// little-endian header length, the dict padded with spaces to a multiple of 64 and '\n'.
+std::string handNpy(const std::string& dict, const std::string& data, int major = 1,
+                    bool pad = true) {
+    const std::size_t lengthBytes = major == 1 ? 2 : 4;
+    std::string header = dict;
+    if (pad) {
+        const std::size_t unpadded = 8 + lengthBytes + header.size() + 1;
+        header.append((64 - unpadded % 64) % 64, ' ');
+    }
+    header.push_back('\n');
+    std::string out("\x93NUMPY", 6);
+    out.push_back(static_cast<char>(major));
+    out.push_back('\0');
+    for (std::size_t i = 0; i < lengthBytes; ++i)
+        out.push_back(static_cast<char>((header.size() >> (8 * i)) & 0xff));
+    return out + header + data;
+}
+
+template <typename T> std::string rawBytes(const std::vector<T>& values) {
+    return std::string(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(T));
+}
+
+std::string floatDict(const std::string& descr, const std::string& shape) {
+    return "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
+}
+
+NpyReadOptions halfOptions() {
+    NpyReadOptions options;
+    options.allowHalf = true;
+    options.minRank = 0;
+    return options;
+}
+
+// ---- round trips --------------------------------------------------------------------------
+
+TEST(Npy, RoundTripsFloat32AndFloat64AtEveryRank) {
+    TempDir dir;
+    const std::vector<std::vector<Index>> shapes = {{5}, {2, 3}, {2, 3, 4}, {2, 1, 3, 2}, {0, 3}};
+    std::mt19937 gen(7);
+    std::normal_distribution<float> dist;
+    for (DType dtype : {DType::Float32, DType::Float64}) {
+        for (const auto& shape : shapes) {
+            NpyArray array;
+            array.shape = shape;
+            array.data.resize(static_cast<std::size_t>(array.elementCount()));
+            for (auto& x : array.data)
+                x = dist(gen);
+            const std::string path = dir.file("a.npy");
+            ASSERT_FALSE(writeNpy(path, array, dtype).has_value());
+            auto back = readNpy(path);
+            ASSERT_TRUE(back.ok()) << back.error();
+            EXPECT_EQ(back->shape, shape);
+            EXPECT_EQ(back->dtype, dtype);
+            EXPECT_EQ(back->data, array.data); // float -> double -> float is exact
+        }
+    }
+    EXPECT_EQ(dir.listing(), std::vector<std::string>{"a.npy"}); // no temp file left
+}
+
+TEST(Npy, WrittenHeaderFollowsTheNumpyLayout) {
+    NpyArray array;
+    array.shape = {2, 3};
+    array.data.assign(6, 1.5f);
+    const std::string image = encodeNpy(array, DType::Float64);
+    ASSERT_GE(image.size(), 10u);
+    EXPECT_EQ(image.substr(0, 6), std::string("\x93NUMPY", 6));
+    EXPECT_EQ(image[6], 1);
+    EXPECT_EQ(image[7], 0);
+    const std::size_t headerLength =
+        static_cast<unsigned char>(image[8]) | (static_cast<unsigned char>(image[9]) << 8);
+    EXPECT_EQ((10 + headerLength) % 64, 0u); // data aligned as numpy aligns it
+    const std::string header = image.substr(10, headerLength);
+    EXPECT_EQ(header.back(), '\n');
+    EXPECT_NE(header.find("'descr': '<f8'"), std::string::npos);
+    EXPECT_NE(header.find("'fortran_order': False"), std::string::npos);
+    EXPECT_NE(header.find("'shape': (2, 3)"), std::string::npos);
+    EXPECT_EQ(image.size(), 10 + headerLength + 6 * 8);
+    double first;
+    std::memcpy(&first, image.data() + 10 + headerLength, 8);
+    EXPECT_EQ(first, 1.5);
+}
+
+// ---- hand-written headers -----------------------------------------------------------------
+
+TEST(Npy, ParsesHandWrittenVersion1Header) {
+    const std::vector<float> values = {1, 2, 3, 4, 5, 6};
+    auto array = parseNpy(handNpy(floatDict("<f4", "(2, 3)"), rawBytes(values)), "h.npy");
+    ASSERT_TRUE(array.ok()) << array.error();
+    EXPECT_EQ(array->shape, (std::vector<Index>{2, 3}));
+    EXPECT_EQ(array->dtype, DType::Float32);
+    EXPECT_EQ(array->data, values);
+}
+
+TEST(Npy, ParsesHandWrittenVersion2HeaderWithDoubles) {
+    const std::vector<double> values = {0.25, -1e300, 3};
+    auto array = parseNpy(handNpy(floatDict("<f8", "(3,)"), rawBytes(values), 2), "h.npy");
+    ASSERT_TRUE(array.ok()) << array.error();
+    EXPECT_EQ(array->shape, (std::vector<Index>{3}));
+    EXPECT_EQ(array->dtype, DType::Float64);
+    EXPECT_EQ(array->data[0], 0.25f);
+    EXPECT_TRUE(std::isinf(array->data[1]) && array->data[1] < 0); // beyond float range
+    EXPECT_EQ(array->data[2], 3.0f);
+}
+
+TEST(Npy, ParsesVersion3UnpaddedHeaderWithKeysInAnyOrder) {
+    const std::vector<float> values = {7, 8};
+    const std::string dict = "{\"shape\": (1, 2), \"fortran_order\": False, \"descr\": \"<f4\"}";
+    auto array = parseNpy(handNpy(dict, rawBytes(values), 3, false), "h.npy");
+    ASSERT_TRUE(array.ok()) << array.error();
+    EXPECT_EQ(array->shape, (std::vector<Index>{1, 2}));
+    EXPECT_EQ(array->data, values);
+}
+
+TEST(Npy, ParsesScalarAndEmptyShapes) {
+    const std::vector<float> one = {42};
+    auto scalar = parseNpy(handNpy(floatDict("<f4", "()"), rawBytes(one)), "s.npy", halfOptions());
+    ASSERT_TRUE(scalar.ok()) << scalar.error();
+    EXPECT_TRUE(scalar->shape.empty());
+    EXPECT_EQ(scalar->data, one);
+    auto empty = parseNpy(handNpy(floatDict("<f4", "(0, 4)"), ""), "e.npy");
+    ASSERT_TRUE(empty.ok()) << empty.error();
+    EXPECT_EQ(empty->elementCount(), 0);
+}
+
+TEST(Npy, AcceptsNativeOrderMarkerForFloats) {
+    const std::vector<float> values = {1, 2};
+    auto array = parseNpy(handNpy(floatDict("|f4", "(2,)"), rawBytes(values)), "n.npy");
+    ASSERT_TRUE(array.ok()) << array.error();
+    EXPECT_EQ(array->data, values);
+}
+
+// ---- half precision -----------------------------------------------------------------------
+
+TEST(Npy, ConvertsFloat16ExactlyIncludingSubnormalsInfAndNan) {
+    // binary16 bit patterns: 0, 1, -2, 65504 (max), 2^-24 (smallest subnormal),
+    // 2^-14 (smallest normal), -0, +inf, -inf, NaN.
+    const std::vector<std::uint16_t> bits = {0x0000, 0x3c00, 0xc000, 0x7bff, 0x0001,
+                                             0x0400, 0x8000, 0x7c00, 0xfc00, 0x7e00};
+    auto array =
+        parseNpy(handNpy(floatDict("<f2", "(10,)"), rawBytes(bits)), "h.npy", halfOptions());
+    ASSERT_TRUE(array.ok()) << array.error();
+    EXPECT_EQ(array->dtype, DType::Float16);
+    const auto& d = array->data;
+    EXPECT_EQ(d[0], 0.0f);
+    EXPECT_EQ(d[1], 1.0f);
+    EXPECT_EQ(d[2], -2.0f);
+    EXPECT_EQ(d[3], 65504.0f);
+    EXPECT_EQ(d[4], std::ldexp(1.0f, -24));
+    EXPECT_EQ(d[5], std::ldexp(1.0f, -14));
+    EXPECT_EQ(d[6], 0.0f);
+    EXPECT_TRUE(std::signbit(d[6]));
+    EXPECT_EQ(d[7], std::numeric_limits<float>::infinity());
+    EXPECT_EQ(d[8], -std::numeric_limits<float>::infinity());
+    EXPECT_TRUE(std::isnan(d[9]));
+}
+
+TEST(Npy, ConvertsBfloat16FromMlDtypesVoidDescr) {
+    // bfloat16 is the top 16 bits of a float32: 1 = 0x3f80, -2 = 0xc000, 3.140625 = 0x4049,
+    // smallest subnormal 2^-133 = 0x0001, inf = 0x7f80, NaN = 0x7fc0.
+    const std::vector<std::uint16_t> bits = {0x3f80, 0xc000, 0x4049, 0x0001, 0x7f80, 0x7fc0};
+    for (const char* descr : {"<V2", "|V2"}) {
+        auto array =
+            parseNpy(handNpy(floatDict(descr, "(6,)"), rawBytes(bits)), "b.npy", halfOptions());
+        ASSERT_TRUE(array.ok()) << array.error();
+        EXPECT_EQ(array->dtype, DType::BFloat16);
+        const auto& d = array->data;
+        EXPECT_EQ(d[0], 1.0f);
+        EXPECT_EQ(d[1], -2.0f);
+        EXPECT_EQ(d[2], 3.140625f);
+        EXPECT_EQ(d[3], std::ldexp(1.0f, -133));
+        EXPECT_EQ(d[4], std::numeric_limits<float>::infinity());
+        EXPECT_TRUE(std::isnan(d[5]));
+    }
+}
+
+TEST(Npy, RejectsHalfPrecisionUnlessAllowed) {
+    const std::vector<std::uint16_t> bits = {0x3c00};
+    auto f16 = parseNpy(handNpy(floatDict("<f2", "(1,)"), rawBytes(bits)), "h.npy");
+    ASSERT_FALSE(f16.ok());
+    EXPECT_NE(f16.error().find("float16"), std::string::npos) << f16.error();
+    auto bf16 = parseNpy(handNpy(floatDict("<V2", "(1,)"), rawBytes(bits)), "b.npy");
+    ASSERT_FALSE(bf16.ok());
+    EXPECT_NE(bf16.error().find("bfloat16"), std::string::npos) << bf16.error();
+}
+
+// ---- rejections, each with its message ----------------------------------------------------
+
+/// Expects a parse failure whose message names the file and contains `what`.
+void expectRejected(const std::string& image, const std::string& what,
+                    const NpyReadOptions& options = {}) {
+    auto result = parseNpy(image, "bad.npy", options);
+    ASSERT_FALSE(result.ok()) << "accepted; expected: " << what;
+    EXPECT_EQ(result.error().rfind("bad.npy: ", 0), 0u) << result.error();
+    EXPECT_NE(result.error().find(what), std::string::npos) << result.error();
+    EXPECT_EQ(result.error().find('\n'), std::string::npos) << "message must be one line";
+}
+
+const std::vector<float> kSix = {1, 2, 3, 4, 5, 6};
+
+TEST(Npy, RejectsBadMagic) {
+    std::string image = handNpy(floatDict("<f4", "(6,)"), rawBytes(kSix));
+    image[1] = 'X';
+    expectRejected(image, "bad magic");
+    expectRejected("", "bad magic");
+    expectRejected("PK\x03\x04 zip file", "bad magic");
+}
+
+TEST(Npy, RejectsTruncatedHeader) {
+    const std::string image = handNpy(floatDict("<f4", "(6,)"), rawBytes(kSix));
+    expectRejected(image.substr(0, 9), "truncated header");
+    expectRejected(image.substr(0, 40), "truncated header");
+}
+
+TEST(Npy, RejectsTruncatedData) {
+    const std::string image = handNpy(floatDict("<f4", "(2, 3)"), rawBytes(kSix));
+    expectRejected(image.substr(0, image.size() - 1), "truncated data");
+    expectRejected(handNpy(floatDict("<f4", "(2, 4)"), rawBytes(kSix)), "needs 32 bytes");
+}
+
+TEST(Npy, RejectsTrailingData) {
+    expectRejected(handNpy(floatDict("<f4", "(5,)"), rawBytes(kSix)), "trailing data");
+}
+
+TEST(Npy, RejectsFortranOrder) {
+    const std::string dict = "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }";
+    expectRejected(handNpy(dict, rawBytes(kSix)), "Fortran");
+}
+
+TEST(Npy, RejectsBigEndian) {
+    expectRejected(handNpy(floatDict(">f4", "(6,)"), rawBytes(kSix)), "big-endian");
+}
+
+TEST(Npy, RejectsIntegerBoolComplexAndObjectDtypes) {
+    const std::string eight(8, '\0');
+    expectRejected(handNpy(floatDict("<i8", "(1,)"), eight),
+                   "int64 is not supported; save as float32 or float64");
+    expectRejected(handNpy(floatDict("<i4", "(2,)"), eight), "int32 is not supported");
+    expectRejected(handNpy(floatDict("<u2", "(4,)"), eight), "uint16 is not supported");
+    expectRejected(handNpy(floatDict("|b1", "(8,)"), eight), "bool is not supported");
+    expectRejected(handNpy(floatDict("<c8", "(1,)"), eight), "complex64 is not supported");
+    expectRejected(handNpy(floatDict("|O", "(1,)"), eight), "object arrays are not supported");
+    const std::string structured =
+        "{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (2,), }";
+    expectRejected(handNpy(structured, eight), "structured");
+}
+
+TEST(Npy, RejectsRankOutsideTheAllowedRange) {
+    NpyReadOptions options;
+    options.minRank = 2;
+    options.maxRank = 4;
+    expectRejected(handNpy(floatDict("<f4", "(6,)"), rawBytes(kSix)),
+                   "expected 2 to 4 dimensions, got 1", options);
+    expectRejected(handNpy(floatDict("<f4", "(1, 1, 1, 2, 3)"), rawBytes(kSix)),
+                   "expected 2 to 4 dimensions, got 5", options);
+}
+
+TEST(Npy, RejectsNegativeAndOverflowingShapes) {
+    expectRejected(handNpy(floatDict("<f4", "(-2, 3)"), rawBytes(kSix)), "negative dimension");
+    expectRejected(handNpy(floatDict("<f4", "(4294967296, 4294967296)"), ""), "too large");
+    expectRejected(handNpy(floatDict("<f4", "(99999999999999999999999,)"), ""), "too large");
+}
+
+TEST(Npy, RejectsMalformedHeaderDicts) {
+    expectRejected(handNpy("{'descr': '<f4', 'shape': (6,), }", rawBytes(kSix)),
+                   "no 'fortran_order'");
+    expectRejected(
+        handNpy("{'descr': '<f4', 'fortran_order': False, 'shape': (6,), 'x': 1}", rawBytes(kSix)),
+        "unexpected key 'x'");
+    expectRejected(
+        handNpy("{'descr': '<f4', 'fortran_order': Maybe, 'shape': (6,)}", rawBytes(kSix)),
+        "fortran_order must be True or False");
+    expectRejected(
+        handNpy("{'descr': '<f4', 'fortran_order': False, 'shape': (6)}", rawBytes(kSix)),
+        "not a tuple");
+    expectRejected(handNpy("['descr', '<f4']", rawBytes(kSix)), "malformed header");
+}
+
+TEST(Npy, ReadNpyNamesAMissingFile) {
+    TempDir dir;
+    auto result = readNpy(dir.file("missing.npy"));
+    ASSERT_FALSE(result.ok());
+    EXPECT_NE(result.error().find("missing.npy"), std::string::npos) << result.error();
+}
+
+// ---- npz ----------------------------------------------------------------------------------
+
+/// Writes a zip with libzip directly: each member stored or deflated as asked.
+void writeZip(const std::string& path,
+              const std::vector<std::tuple<std::string, std::string, bool>>& members) {
+    int errorCode = 0;
+    zip_t* archive = zip_open(path.c_str(), ZIP_CREATE | ZIP_TRUNCATE, &errorCode);
+    ASSERT_NE(archive, nullptr);
+    for (const auto& [name, contents, deflate] : members) {
+        zip_source_t* source = zip_source_buffer(archive, contents.data(), contents.size(), 0);
+        ASSERT_NE(source, nullptr);
+        const zip_int64_t at = zip_file_add(archive, name.c_str(), source, 0);
+        ASSERT_GE(at, 0);
+        ASSERT_EQ(zip_set_file_compression(archive, static_cast<zip_uint64_t>(at),
+                                           deflate ? ZIP_CM_DEFLATE : ZIP_CM_STORE, 9),
+                  0);
+    }
+    ASSERT_EQ(zip_close(archive), 0);
+}
+
+TEST(Npy, ReadsNpzWithStoredAndDeflatedMembersAndIgnoresOthers) {
+    TempDir dir;
+    std::vector<float> big(1000);
+    for (std::size_t i = 0; i < big.size(); ++i)
+        big[i] = static_cast<float>(i % 7); // compressible, so deflate really deflates
+    const std::vector<double> small = {1.5, -2.5};
+    const std::string path = dir.file("p.npz");
+    writeZip(path, {{"wq.npy", handNpy(floatDict("<f4", "(10, 100)"), rawBytes(big)), true},
+                    {"v.npy", handNpy(floatDict("<f8", "(2,)"), rawBytes(small)), false},
+                    {"README.txt", "not an array", true}});
+    auto arrays = readNpz(path);
+    ASSERT_TRUE(arrays.ok()) << arrays.error();
+    ASSERT_EQ(arrays->size(), 2u);
+    EXPECT_EQ(arrays->at("wq").shape, (std::vector<Index>{10, 100}));
+    EXPECT_EQ(arrays->at("wq").data, big);
+    EXPECT_EQ(arrays->at("v").data, (std::vector<float>{1.5f, -2.5f}));
+}
+
+TEST(Npy, NpzMemberErrorsNameTheArchiveAndMember) {
+    TempDir dir;
+    const std::string path = dir.file("p.npz");
+    writeZip(path, {{"wq.npy", handNpy(floatDict("<i8", "(1,)"), std::string(8, '\0')), true}});
+    auto arrays = readNpz(path);
+    ASSERT_FALSE(arrays.ok());
+    EXPECT_NE(arrays.error().find("p.npz[wq]"), std::string::npos) << arrays.error();
+    EXPECT_NE(arrays.error().find("int64"), std::string::npos) << arrays.error();
+}
+
+TEST(Npy, RejectsCorruptAndTruncatedNpz) {
+    TempDir dir;
+    const std::string good = dir.file("good.npz");
+    std::vector<float> values(256, 3.0f);
+    writeZip(good, {{"a.npy", handNpy(floatDict("<f4", "(256,)"), rawBytes(values)), true}});
+    auto bytes = readFile(good);
+    ASSERT_TRUE(bytes.ok());
+
+    const std::string truncated = dir.file("truncated.npz");
+    writeBytes(truncated, bytes->substr(0, bytes->size() / 2));
+    auto t = readNpz(truncated);
+    ASSERT_FALSE(t.ok());
+    EXPECT_NE(t.error().find("truncated.npz"), std::string::npos) << t.error();
+
+    const std::string garbage = dir.file("garbage.npz");
+    writeBytes(garbage, "this is not a zip archive at all");
+    auto g = readNpz(garbage);
+    ASSERT_FALSE(g.ok());
+    EXPECT_NE(g.error().find("garbage.npz"), std::string::npos) << g.error();
+
+    // Flip a byte inside the deflated data: the CRC (or inflate) must catch it.
+    std::string flipped = *bytes;
+    const std::size_t dataAt = 30 + 5; // local header (30) + "a.npy"
+    flipped[dataAt + 10] = static_cast<char>(flipped[dataAt + 10] ^ 0x55);
+    const std::string corrupt = dir.file("corrupt.npz");
+    writeBytes(corrupt, flipped);
+    auto c = readNpz(corrupt);
+    ASSERT_FALSE(c.ok());
+    EXPECT_NE(c.error().find("corrupt.npz"), std::string::npos) << c.error();
+}
+
+TEST(Npy, WritesNpzThatReadsBack) {
+    TempDir dir;
+    NpyArray a;
+    a.shape = {2, 2};
+    a.data = {1, 2, 3, 4};
+    NpyArray b;
+    b.shape = {3};
+    b.data = {-1, 0, 1};
+    const std::string path = dir.file("out.npz");
+    ASSERT_FALSE(writeNpz(path, {{"a", a}, {"b", b}}, DType::Float64).has_value());
+    auto arrays = readNpz(path);
+    ASSERT_TRUE(arrays.ok()) << arrays.error();
+    EXPECT_EQ(arrays->at("a").data, a.data);
+    EXPECT_EQ(arrays->at("a").dtype, DType::Float64);
+    EXPECT_EQ(arrays->at("b").shape, b.shape);
+    EXPECT_EQ(dir.listing(), std::vector<std::string>{"out.npz"});
+}
+
+// ---- atomic writes ------------------------------------------------------------------------
+
+TEST(Npy, FailedWriteLeavesNothingBehind) {
+    TempDir dir;
+    const auto status = writeFileAtomic(dir.file("no_such_dir/out.npy"), "data");
+    ASSERT_TRUE(status.has_value());
+    EXPECT_NE(status->message.find("out.npy"), std::string::npos) << status->message;
+    EXPECT_TRUE(dir.listing().empty());
+}
+
+TEST(Npy, AtomicWriteReplacesAnExistingFile) {
+    TempDir dir;
+    const std::string path = dir.file("f.txt");
+    writeBytes(path, "old contents that are longer");
+    ASSERT_FALSE(writeFileAtomic(path, "new").has_value());
+    auto back = readFile(path);
+    ASSERT_TRUE(back.ok());
+    EXPECT_EQ(*back, "new");
+    EXPECT_EQ(dir.listing(), std::vector<std::string>{"f.txt"});
+}
+
+// ---- tensor views -------------------------------------------------------------------------
+
+TEST(Npy, ToTensor4MapsRanksToBatchHeadSeqDim) {
+    NpyArray a;
+    a.shape = {3, 2};
+    a.data = {0, 1, 2, 3, 4, 5};
+    Tensor4 t2 = toTensor4(a);
+    EXPECT_EQ(t2.batch, 1);
+    EXPECT_EQ(t2.heads, 1);
+    EXPECT_EQ(t2.seq, 3);
+    EXPECT_EQ(t2.dim, 2);
+    EXPECT_EQ(t2(0, 0, 2, 1), 5.0f);
+
+    a.shape = {2, 3, 1};
+    Tensor4 t3 = toTensor4(a);
+    EXPECT_EQ(t3.batch, 2);
+    EXPECT_EQ(t3.heads, 1);
+    EXPECT_EQ(t3.seq, 3);
+    EXPECT_EQ(t3(1, 0, 0, 0), 3.0f); // [b=1, s=0] is element 3 of [2, 3, 1]
+
+    a.shape = {1, 2, 3, 1};
+    Tensor4 t4 = toTensor4(a);
+    EXPECT_EQ(t4.heads, 2);
+    EXPECT_EQ(t4(0, 1, 2, 0), 5.0f);
+
+    for (Index rank : {2, 3, 4}) {
+        const Tensor4 source = rank == 2 ? t2 : rank == 3 ? t3 : t4;
+        const NpyArray back = fromTensor4(source, rank, DType::Float64);
+        EXPECT_EQ(back.rank(), rank);
+        EXPECT_EQ(back.dtype, DType::Float64);
+        EXPECT_EQ(toTensor4(back).data, source.data);
+    }
+    EXPECT_EQ(fromTensor4(t3, 3, DType::Float32).shape, (std::vector<Index>{2, 3, 1}));
+    EXPECT_THROW((void)fromTensor4(t4, 3, DType::Float32), InvalidArgument); // H == 2
+    EXPECT_THROW((void)fromTensor4(t3, 2, DType::Float32), InvalidArgument); // B == 2
+}
+
+} // namespace
+} // namespace attnlab
