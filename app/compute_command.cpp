@@ -1,11 +1,545 @@
-// Placeholder until the compute command lands.
-#include <iostream>
+// `attnlab compute`: attention over Q, K, V read from .npy files, written to .npy (and on
+// request the weights as .npy and a trace as JSON). DESIGN.md, "attnlab compute", is the
+// contract. Every problem with the input becomes one line on stderr and exit status 2;
+// everything is computed before anything is written, every file goes to a temporary name
+// first, and the renames happen only when all writes succeeded.
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <map>
+#include <new>
+#include <optional>
+#include <random>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "attnlab/attention.h"
+#include "attnlab/flash_trace.h"
+#include "attnlab/kv_cache.h"
+#include "attnlab/mask.h"
+#include "attnlab/npy.h"
+#include "attnlab/rope.h"
 #include "commands.h"
 
 namespace attnlab::app {
-int computeCommand(int, char**) {
-    std::cerr << "attnlab compute: not available yet\n";
+namespace {
+
+/// A problem with what the person asked for; becomes the one line on stderr.
+struct CommandError {
+    std::string message;
+};
+
+[[noreturn]] void fail(const std::string& message) {
+    throw CommandError{message};
+}
+
+constexpr const char* kUsage =
+    "usage: attnlab compute --q Q.npy --k K.npy --v V.npy --out O.npy [options]\n"
+    "\n"
+    "Q, K, V: float32 or float64 .npy, all of rank 2 [S, D], 3 [B, S, D] or 4 [B, H, S, D].\n"
+    "K and V may have fewer heads than Q (grouped-query attention, H % Hkv == 0).\n"
+    "The output has Q's rank and dtype, with last dimension Dv.\n"
+    "\n"
+    "  --weights W.npy            also write the attention weights [..., Sq, Sk]\n"
+    "  --trace T.json             write the FlashAttention tile trace (--variant flash)\n"
+    "                             or the KV-cache trace (--kv-cache-prefill)\n"
+    "  --variant NAME             softmax (default), flash, linear, additive\n"
+    "  --mask KIND[,KIND...]      none (default), causal, padding, window, causal-window\n"
+    "  --valid-len N[,N...]       padding: keys j < N allowed; one value or one per batch entry\n"
+    "  --window W                 window: |p - j| <= W; causal-window: 0 <= p - j <= W\n"
+    "  --scale X                  replaces the default 1/sqrt(D)\n"
+    "  --block-size B             flash: key/value tile columns (default 64)\n"
+    "  --q-block-size B           flash: query tile rows (default 64)\n"
+    "  --rope interleaved|half    rotate Q and K before attention\n"
+    "  --rope-base X              RoPE base (default 10000)\n"
+    "  --kv-cache-prefill N       causal self-attention as a prefill of N rows, then one\n"
+    "                             decoded row at a time\n"
+    "  --additive-params P.npz    additive: wq [units, D], wk [units, D], v [units]\n"
+    "                             (default: seeded parameters)\n"
+    "  --threads N                worker threads (default: all cores)\n"
+    "  --help                     show this text\n"
+    "\n"
+    "Options take their value as --opt VALUE or --opt=VALUE. Bad input exits with status 2\n"
+    "and one line on stderr; nothing is written then.\n";
+
+// ---- the command line ---------------------------------------------------------------------
+
+struct OptionSpec {
+    std::string_view name;
+    bool takesValue;
+};
+
+constexpr OptionSpec kOptions[] = {
+    {"q", true},
+    {"k", true},
+    {"v", true},
+    {"out", true},
+    {"weights", true},
+    {"trace", true},
+    {"variant", true},
+    {"mask", true},
+    {"valid-len", true},
+    {"window", true},
+    {"scale", true},
+    {"block-size", true},
+    {"q-block-size", true},
+    {"rope", true},
+    {"rope-base", true},
+    {"kv-cache-prefill", true},
+    {"threads", true},
+    {"additive-params", true},
+    {"help", false},
+};
+
+const OptionSpec* findOption(std::string_view name) {
+    for (const OptionSpec& option : kOptions)
+        if (option.name == name) return &option;
+    return nullptr;
+}
+
+/// The options as given: name -> value ("" for flags).
+using Arguments = std::map<std::string, std::string, std::less<>>;
+
+Arguments parseArguments(int argc, char** argv) {
+    Arguments args;
+    for (int i = 0; i < argc; ++i) {
+        const std::string_view arg = argv[i];
+        if (arg == "-h") {
+            args["help"] = "";
+            continue;
+        }
+        if (arg.size() < 3 || arg.substr(0, 2) != "--")
+            fail("unexpected argument '" + std::string(arg) + "' (options start with --)");
+        std::string_view name = arg.substr(2);
+        std::optional<std::string> value;
+        if (const auto eq = name.find('='); eq != std::string_view::npos) {
+            value = std::string(name.substr(eq + 1));
+            name = name.substr(0, eq);
+        }
+        const OptionSpec* option = findOption(name);
+        const std::string flag = "--" + std::string(name);
+        if (!option) fail("unknown option " + flag + " (see attnlab compute --help)");
+        if (args.count(name)) fail(flag + " is given more than once");
+        if (!option->takesValue) {
+            if (value) fail(flag + " takes no value");
+            args[std::string(name)] = "";
+            continue;
+        }
+        if (!value) {
+            // The next word is the value, unless it is another option.
+            const bool nextIsOption = i + 1 < argc && std::string_view(argv[i + 1]).size() > 2 &&
+                                      std::string_view(argv[i + 1]).substr(0, 2) == "--" &&
+                                      findOption(std::string_view(argv[i + 1]).substr(2));
+            if (i + 1 >= argc || nextIsOption) fail(flag + " needs a value");
+            value = argv[++i];
+        }
+        if (value->empty()) fail(flag + " needs a value");
+        args[std::string(name)] = *value;
+    }
+    return args;
+}
+
+std::optional<std::string> get(const Arguments& args, std::string_view name) {
+    const auto it = args.find(name);
+    if (it == args.end()) return std::nullopt;
+    return it->second;
+}
+
+std::string require(const Arguments& args, std::string_view name) {
+    auto value = get(args, name);
+    if (!value) fail("missing required option --" + std::string(name));
+    return *value;
+}
+
+/// A whole-word integer; `what` names the option in the message.
+Index parseInteger(const std::string& text, const std::string& what) {
+    long long value = 0;
+    const char* end = text.data() + text.size();
+    const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+    if (ec == std::errc::result_out_of_range) fail(what + ": '" + text + "' is out of range");
+    if (ec != std::errc() || ptr != end) fail(what + ": '" + text + "' is not an integer");
+    return static_cast<Index>(value);
+}
+
+Index parseAtLeast(const std::string& text, const std::string& what, Index minimum) {
+    const Index value = parseInteger(text, what);
+    if (value < minimum) fail(what + " must be >= " + std::to_string(minimum) + ", got " + text);
+    return value;
+}
+
+double parseReal(const std::string& text, const std::string& what) {
+    char* end = nullptr;
+    errno = 0;
+    const double value = std::strtod(text.c_str(), &end);
+    if (end != text.c_str() + text.size() || text.empty())
+        fail(what + ": '" + text + "' is not a number");
+    if (!std::isfinite(value) || errno == ERANGE) fail(what + ": '" + text + "' is not finite");
+    return value;
+}
+
+// ---- reading ------------------------------------------------------------------------------
+
+struct Input {
+    std::string path;
+    Index rank = 0;
+    DType dtype = DType::Float32;
+    Tensor4 tensor;
+};
+
+Input readInput(const std::string& path) {
+    NpyReadOptions options;
+    options.allowHalf = false;
+    options.minRank = 2;
+    options.maxRank = 4;
+    auto array = readNpy(path, options);
+    if (!array) fail(array.error());
+    Input input;
+    input.path = path;
+    input.rank = array->rank();
+    input.dtype = array->dtype;
+    input.tensor = toTensor4(*array);
+    return input;
+}
+
+/// The shape checks of DESIGN.md, each naming the files involved.
+void checkShapes(const Input& q, const Input& k, const Input& v) {
+    for (const Input* other : {&k, &v})
+        if (other->rank != q.rank)
+            fail(other->path + " has " + std::to_string(other->rank) + " dimensions but " + q.path +
+                 " has " + std::to_string(q.rank) + "; Q, K and V need the same rank");
+    std::ostringstream out;
+    const Tensor4& tq = q.tensor;
+    const Tensor4& tk = k.tensor;
+    const Tensor4& tv = v.tensor;
+    for (const Input* other : {&k, &v})
+        if (other->tensor.batch != tq.batch) {
+            out << "batch sizes differ: " << q.path << " has B = " << tq.batch << ", "
+                << other->path << " has B = " << other->tensor.batch;
+            fail(out.str());
+        }
+    if (tk.heads != tv.heads) {
+        out << k.path << " has " << tk.heads << " heads but " << v.path << " has " << tv.heads
+            << "; K and V need the same number of heads";
+        fail(out.str());
+    }
+    if (tk.seq != tv.seq) {
+        out << k.path << " has S = " << tk.seq << " but " << v.path << " has S = " << tv.seq
+            << "; K and V need the same sequence length";
+        fail(out.str());
+    }
+    if (tq.dim != tk.dim) {
+        out << q.path << " has D = " << tq.dim << " but " << k.path << " has D = " << tk.dim
+            << "; Q and K need the same feature size";
+        fail(out.str());
+    }
+    if (tk.heads == 0 || tq.heads % tk.heads != 0) {
+        out << q.path << " has " << tq.heads << " heads, not a multiple of the " << tk.heads
+            << " key/value heads of " << k.path << " (H % Hkv must be 0)";
+        fail(out.str());
+    }
+}
+
+AdditiveParams readAdditiveParams(const std::string& path, Index dq, Index dk) {
+    NpyReadOptions options;
+    options.minRank = 1;
+    options.maxRank = 2;
+    auto arrays = readNpz(path, options);
+    if (!arrays) fail(arrays.error());
+    auto member = [&](const char* key, Index rank) -> const NpyArray& {
+        const auto it = arrays->find(key);
+        if (it == arrays->end())
+            fail(path + ": no array '" + key +
+                 "' (expected wq [units, D], wk [units, D], "
+                 "v [units])");
+        if (it->second.rank() != rank)
+            fail(path + "[" + key + "]: expected " + std::to_string(rank) + " dimensions, got " +
+                 std::to_string(it->second.rank()));
+        return it->second;
+    };
+    const NpyArray& wq = member("wq", 2);
+    const NpyArray& wk = member("wk", 2);
+    const NpyArray& v = member("v", 1);
+    const Index units = wq.shape[0];
+    std::ostringstream out;
+    if (wq.shape[1] != dq) {
+        out << path << "[wq]: has " << wq.shape[1] << " columns but Q has D = " << dq;
+        fail(out.str());
+    }
+    if (wk.shape[1] != dk) {
+        out << path << "[wk]: has " << wk.shape[1] << " columns but K has D = " << dk;
+        fail(out.str());
+    }
+    if (wk.shape[0] != units || v.shape[0] != units) {
+        out << path << ": wq has " << units << " units but wk has " << wk.shape[0] << " and v has "
+            << v.shape[0];
+        fail(out.str());
+    }
+    if (units < 1) fail(path + ": the parameters have no units");
+    AdditiveParams params;
+    params.wq = ConstMatrixMap(wq.data.data(), units, dq);
+    params.wk = ConstMatrixMap(wk.data.data(), units, dk);
+    params.v = Eigen::Map<const Vector>(v.data.data(), units);
+    return params;
+}
+
+// ---- writing ------------------------------------------------------------------------------
+
+/// Files written under temporary names and renamed only when every one of them was written.
+class StagedFiles {
+public:
+    StagedFiles() = default;
+    StagedFiles(const StagedFiles&) = delete;
+    StagedFiles& operator=(const StagedFiles&) = delete;
+    ~StagedFiles() {
+        for (const auto& file : m_files)
+            if (!file.renamed) ::unlink(file.temp.c_str());
+    }
+
+    /// Writes contents to "<path>.tmp-XXXXXX" in path's folder.
+    void stage(const std::string& path, const std::string& contents) {
+        std::random_device device;
+        std::string temp;
+        int fd = -1;
+        for (int attempt = 0; attempt < 100 && fd < 0; ++attempt) {
+            char suffix[16];
+            std::snprintf(suffix, sizeof suffix, ".tmp-%06x", device() & 0xffffffu);
+            temp = path + suffix;
+            fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+            if (fd < 0 && errno != EEXIST) break;
+        }
+        if (fd < 0) fail("cannot write " + path + ": " + std::strerror(errno));
+        m_files.push_back({path, temp, false});
+        const char* data = contents.data();
+        std::size_t left = contents.size();
+        while (left > 0) {
+            const ssize_t written = ::write(fd, data, left);
+            if (written < 0 && errno == EINTR) continue;
+            if (written < 0) {
+                const int error = errno;
+                ::close(fd);
+                fail("cannot write " + path + ": " + std::strerror(error));
+            }
+            data += written;
+            left -= static_cast<std::size_t>(written);
+        }
+        if (::close(fd) != 0) fail("cannot write " + path + ": " + std::strerror(errno));
+    }
+
+    /// Moves every staged file to its final name.
+    void commit() {
+        for (auto& file : m_files) {
+            if (std::rename(file.temp.c_str(), file.path.c_str()) != 0)
+                fail("cannot write " + file.path + ": " + std::strerror(errno));
+            file.renamed = true;
+        }
+    }
+
+private:
+    struct File {
+        std::string path;
+        std::string temp;
+        bool renamed;
+    };
+    std::vector<File> m_files;
+};
+
+// ---- the command --------------------------------------------------------------------------
+
+int run(int argc, char** argv) {
+    const Arguments args = parseArguments(argc, argv);
+    if (args.count("help")) {
+        std::cout << kUsage;
+        return 0;
+    }
+
+    // Options first: a bad option is reported before any file is read.
+    const std::string qPath = require(args, "q");
+    const std::string kPath = require(args, "k");
+    const std::string vPath = require(args, "v");
+    const std::string outPath = require(args, "out");
+    const auto weightsPath = get(args, "weights");
+    const auto tracePath = get(args, "trace");
+    if (weightsPath && *weightsPath == outPath) fail("--out and --weights name the same file");
+    if (tracePath && *tracePath == outPath) fail("--out and --trace name the same file");
+    if (tracePath && weightsPath && *tracePath == *weightsPath)
+        fail("--weights and --trace name the same file");
+
+    AttentionSpec spec;
+    if (auto name = get(args, "variant")) {
+        auto variant = parseVariant(*name);
+        if (!variant)
+            fail("--variant: unknown variant '" + *name +
+                 "' (expected softmax, flash, linear or additive)");
+        spec.variant = *variant;
+    }
+
+    bool wantsPadding = false, wantsWindow = false, wantsCausalWindow = false;
+    if (auto kinds = get(args, "mask")) {
+        if (auto problem =
+                parseMaskKinds(*kinds, spec.mask, wantsPadding, wantsWindow, wantsCausalWindow))
+            fail(problem->rfind("--mask", 0) == 0 ? *problem : "--mask: " + *problem);
+    }
+    std::optional<Index> window;
+    if (auto text = get(args, "window")) window = parseAtLeast(*text, "--window", 0);
+    if ((wantsWindow || wantsCausalWindow) && !window)
+        fail(std::string("--mask ") + (wantsWindow ? "window" : "causal-window") +
+             " needs --window W (W >= 0)");
+    if (window && !wantsWindow && !wantsCausalWindow)
+        fail("--window is only used with --mask window or causal-window");
+    if (wantsWindow) spec.mask.window = *window;
+    if (wantsCausalWindow) spec.mask.causalWindow = *window;
+
+    std::vector<Index> validLen;
+    if (auto text = get(args, "valid-len")) {
+        std::stringstream stream(*text);
+        std::string word;
+        while (std::getline(stream, word, ','))
+            validLen.push_back(parseAtLeast(word, "--valid-len", 0));
+        if (validLen.empty() || text->back() == ',')
+            fail("--valid-len: expected N or N,N,... , got '" + *text + "'");
+    }
+    if (wantsPadding && validLen.empty()) fail("--mask padding needs --valid-len N[,N...]");
+    if (!validLen.empty() && !wantsPadding) fail("--valid-len is only used with --mask padding");
+
+    if (auto text = get(args, "scale")) spec.scale = parseReal(*text, "--scale");
+    if (auto text = get(args, "block-size")) spec.kvBlock = parseAtLeast(*text, "--block-size", 1);
+    if (auto text = get(args, "q-block-size"))
+        spec.qBlock = parseAtLeast(*text, "--q-block-size", 1);
+
+    std::optional<RopeStyle> rope;
+    if (auto text = get(args, "rope")) {
+        rope = parseRopeStyle(*text);
+        if (!rope) fail("--rope: unknown style '" + *text + "' (expected interleaved or half)");
+    }
+    double ropeBase = 10000.0;
+    if (auto text = get(args, "rope-base")) {
+        if (!rope) fail("--rope-base is only used with --rope");
+        ropeBase = parseReal(*text, "--rope-base");
+        if (ropeBase <= 0) fail("--rope-base must be > 0, got " + *text);
+    }
+
+    std::optional<Index> prefill;
+    if (auto text = get(args, "kv-cache-prefill"))
+        prefill = parseAtLeast(*text, "--kv-cache-prefill", 0);
+    if (tracePath && spec.variant != Variant::Flash && !prefill)
+        fail("--trace needs --variant flash or --kv-cache-prefill");
+
+    spec.threads = 0; // all cores
+    if (auto text = get(args, "threads"))
+        spec.threads = static_cast<int>(parseAtLeast(*text, "--threads", 0));
+
+    const auto additivePath = get(args, "additive-params");
+    if (additivePath && spec.variant != Variant::Additive)
+        fail("--additive-params is only used with --variant additive");
+
+    // Inputs.
+    Input q = readInput(qPath);
+    Input k = readInput(kPath);
+    Input v = readInput(vPath);
+    checkShapes(q, k, v);
+    const Index batch = q.tensor.batch;
+    const Index sq = q.tensor.seq;
+    const Index sk = k.tensor.seq;
+    const Index dim = q.tensor.dim;
+
+    if (wantsPadding) {
+        const auto count = static_cast<Index>(validLen.size());
+        if (count != 1 && count != batch)
+            fail("--valid-len has " + std::to_string(count) +
+                 " values; give 1 or B = " + std::to_string(batch) + " (one per batch entry)");
+        spec.mask.validLen = validLen;
+    }
+    if (rope && dim % 2 != 0)
+        fail("--rope needs an even D, but " + qPath + " and " + kPath +
+             " have D = " + std::to_string(dim));
+    if (prefill) {
+        if (sq != sk)
+            fail("--kv-cache-prefill needs self-attention (Sq == Sk), but " + qPath + " has S = " +
+                 std::to_string(sq) + " and " + kPath + " has S = " + std::to_string(sk));
+        if (*prefill > sq)
+            fail("--kv-cache-prefill " + std::to_string(*prefill) +
+                 " is beyond S = " + std::to_string(sq));
+        spec.mask.causal = true;
+    }
+    if (additivePath) spec.additive = readAdditiveParams(*additivePath, dim, k.tensor.dim);
+
+    Qkv qkv{std::move(q.tensor), std::move(k.tensor), std::move(v.tensor)};
+    if (rope) {
+        applyRope(qkv.k, *rope, ropeBase, 0);
+        applyRope(qkv.q, *rope, ropeBase, sk - sq);
+    }
+
+    // The S x S weights are allocated only when they are to be written.
+    spec.wantWeights = weightsPath.has_value();
+    spec.wantScores = false;
+    spec.wantFlashTrace = tracePath && spec.variant == Variant::Flash && !prefill;
+    if (auto problem = validate(qkv, spec)) fail(*problem);
+
+    Attention attention;
+    KvCacheTrace kvTrace;
+    if (prefill)
+        attention =
+            attendKvCache(qkv, spec, *prefill, dtypeBytes(k.dtype), tracePath ? &kvTrace : nullptr);
+    else
+        attention = attend(qkv, spec);
+    qkv = Qkv{}; // release the inputs before the outputs are encoded
+
+    // Encode everything, then stage every file, then rename.
+    std::vector<std::pair<std::string, std::string>> files;
+    files.emplace_back(outPath, encodeNpy(fromTensor4(attention.output, q.rank, q.dtype), q.dtype));
+    attention.output = Tensor4{};
+    if (weightsPath)
+        files.emplace_back(*weightsPath,
+                           encodeNpy(fromTensor4(attention.weights, q.rank, q.dtype), q.dtype));
+    if (tracePath) {
+        if (prefill) {
+            files.emplace_back(*tracePath, kvCacheTraceJson(kvTrace));
+        } else {
+            if (!attention.flashTrace) fail("the flash kernel recorded no trace");
+            files.emplace_back(*tracePath, flashTraceJson(*attention.flashTrace));
+        }
+    }
+    StagedFiles staged;
+    for (const auto& [path, contents] : files)
+        staged.stage(path, contents);
+    staged.commit();
+    return 0;
+}
+
+/// One line, whatever the message holds.
+std::string oneLine(std::string message) {
+    for (char& c : message)
+        if (c == '\n' || c == '\r') c = ' ';
+    return message;
+}
+
+} // namespace
+
+int computeCommand(int argc, char** argv) {
+    std::string message;
+    try {
+        return run(argc, argv);
+    } catch (const CommandError& error) {
+        message = error.message;
+    } catch (const InvalidArgument& error) {
+        message = error.what();
+    } catch (const std::bad_alloc&) {
+        message = "not enough memory for these sizes (--weights needs B*H*Sq*Sk values)";
+    } catch (const std::exception& error) {
+        message = std::string("failed: ") + error.what();
+    }
+    std::cerr << "attnlab compute: " << oneLine(message) << '\n';
     return 2;
 }
+
 } // namespace attnlab::app
