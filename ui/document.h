@@ -1,0 +1,128 @@
+#pragma once
+/// ui::Document: the single source of truth of the window. It owns the Session and the
+/// latest good Experiment, validates every edit, keeps the undo stack, coalesces bursts of
+/// edits and runs the core off the GUI thread when the work is large.
+
+#include <QObject>
+#include <QString>
+#include <QStringList>
+
+#include <functional>
+#include <memory>
+#include <optional>
+
+#include "ui/core.h"
+
+class QTimer;
+class QUndoStack;
+template <typename T> class QFutureWatcher;
+
+namespace attnlab::ui {
+
+/// A second configuration derived from the current session, shown by the compare view.
+enum class Comparison { None, FullVsCausal, SoftmaxVsLinear, MhaVsGqa, MhaVsMqa, NoneVsRope };
+
+/// What a recompute produced (on the worker or on the GUI thread).
+struct RunOutput {
+    std::optional<Experiment> experiment;
+    std::optional<Experiment> comparison;
+    QString error;
+    quint64 generation = 0;
+};
+
+class Document : public QObject {
+    Q_OBJECT
+public:
+    /// What changed; views redraw only what they need.
+    enum class What {
+        Session,    ///< the session was edited (the inputs panel follows it)
+        Experiment, ///< a new experiment is available
+        Selection,  ///< the selected query row or focused head
+        ViewState,  ///< colormap, theme, shown quantity, active view
+        Busy,       ///< the worker started or finished
+        Problems,   ///< the list of validation problems changed
+    };
+    Q_ENUM(What)
+
+    explicit Document(QObject* parent = nullptr);
+    ~Document() override;
+
+    /// The session as last edited (may be invalid: see problems()).
+    const Session& session() const { return m_session; }
+    /// The latest good experiment; null until the first successful run.
+    const Experiment* experiment() const { return m_experiment ? &*m_experiment : nullptr; }
+    /// The comparison experiment (B side), null when comparison() is None or it failed.
+    const Experiment* comparisonExperiment() const {
+        return m_comparisonExperiment ? &*m_comparisonExperiment : nullptr;
+    }
+    Comparison comparison() const { return m_comparison; }
+    /// The session the compare view shows on its B side.
+    static Session comparisonSession(const Session& session, Comparison comparison);
+    /// Validation problems of session(); empty when it is fine.
+    const QStringList& problems() const { return m_problems; }
+    bool busy() const { return m_busy; }
+    QUndoStack* undoStack() const { return m_undo; }
+    QString filePath() const { return m_filePath; }
+    bool isModified() const;
+
+    /// Every problem of a session: the core's validate() plus window-level limits.
+    static QStringList problemsOf(const Session& session);
+
+    /// An undoable edit: replaces the session. `mergeKey` >= 0 merges consecutive edits with
+    /// the same key into one undo step (typing in one field).
+    void edit(const Session& next, const QString& description, int mergeKey = -1);
+    /// Convenience: applies `change` to a copy of the session and edits with the result.
+    void modify(const std::function<void(Session&)>& change, const QString& description,
+                int mergeKey = -1);
+    /// Replaces the session without undo history (New, Open, Examples); clears the stack.
+    void reset(const Session& session, const QString& filePath = {});
+    /// Reports a problem found by a widget before it reached the session (e.g. W < 0).
+    void reportInputError(const QString& message);
+
+    /// Not undoable, saved with the session: selection and display settings.
+    void setSelectedQuery(Index query);
+    void setFocusedHead(Index head);
+    void setViewState(const ViewState& state);
+    void setComparison(Comparison comparison);
+
+    /// Session files. Errors come back as messages (and errorOccurred).
+    bool open(const QString& path);
+    bool save(const QString& path);
+
+    /// Work size above which run() goes to the worker thread (S_q * S_k * H).
+    void setWorkerThreshold(qint64 cells) { m_workerThreshold = cells; }
+    /// Runs any pending recompute now, on this thread (tests, export, headless render).
+    void flush();
+    /// Waits (processing events) until no run is pending or running; false on timeout.
+    bool waitForIdle(int timeoutMs = 30000);
+
+    /// Applies a session without touching the undo stack (used by undo commands).
+    void applySession(const Session& session);
+
+signals:
+    void changed(attnlab::ui::Document::What what);
+    void errorOccurred(const QString& message);
+
+private:
+    void scheduleRun();
+    void startRun();
+    void finishRun(RunOutput output);
+    static RunOutput compute(const Session& session, Comparison comparison, quint64 generation);
+
+    Session m_session;
+    std::optional<Experiment> m_experiment;
+    std::optional<Experiment> m_comparisonExperiment;
+    Comparison m_comparison = Comparison::None;
+    QStringList m_problems;
+    QUndoStack* m_undo = nullptr;
+    QTimer* m_timer = nullptr;
+    QFutureWatcher<RunOutput>* m_watcher = nullptr;
+    QString m_filePath;
+    quint64 m_generation = 0;     ///< bumped by every change that needs a recompute
+    quint64 m_doneGeneration = 0; ///< generation of the last finished run
+    bool m_running = false;
+    bool m_busy = false;
+    qint64 m_workerThreshold = 64 * 64 * 16;
+};
+
+} // namespace attnlab::ui

@@ -1,0 +1,422 @@
+#include "ui/heatmap_view.h"
+
+#include <QMouseEvent>
+#include <QToolTip>
+#include <qcustomplot.h>
+
+#include <cmath>
+#include <limits>
+
+#include "ui/colormap.h"
+#include "ui/experiment_data.h"
+
+namespace attnlab::ui {
+
+namespace {
+
+QStringList dimensionLabels(Index count) {
+    QStringList labels;
+    for (Index d = 0; d < count; ++d)
+        labels << QStringLiteral("d%1").arg(d);
+    return labels;
+}
+
+/// Text ticker with one tick per cell; thinned so labels do not collide on long sequences.
+QSharedPointer<QCPAxisTickerText> tokenTicker(const QStringList& labels, int maxLabels) {
+    auto ticker = QSharedPointer<QCPAxisTickerText>::create();
+    const int count = static_cast<int>(labels.size());
+    const int step = std::max(1, (count + maxLabels - 1) / std::max(1, maxLabels));
+    for (int i = 0; i < count; i += step)
+        ticker->addTick(i, labels[i]);
+    return ticker;
+}
+
+QString number(double value) {
+    return QString::number(value, 'g', 4);
+}
+
+} // namespace
+
+HeatmapView::HeatmapView(Document* document, HeatmapSource source, QWidget* parent)
+    : PlotView(document, parent), m_source(source) {
+    QCustomPlot& plot = *m_plot;
+    plot.plotLayout()->insertRow(0);
+    m_title = new QCPTextElement(&plot, QString());
+    plot.plotLayout()->addElement(0, 0, m_title);
+
+    QCPAxisRect* rect = plot.axisRect();
+    rect->axis(QCPAxis::atBottom)->grid()->setVisible(false);
+    rect->axis(QCPAxis::atLeft)->grid()->setVisible(false);
+    rect->axis(QCPAxis::atLeft)->setRangeReversed(true); // query 0 at the top
+    rect->axis(QCPAxis::atBottom)->setSubTicks(false);
+    rect->axis(QCPAxis::atLeft)->setSubTicks(false);
+
+    m_colorMap = new QCPColorMap(rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft));
+    m_colorMap->setInterpolate(false);
+    m_colorMap->setTightBoundary(false);
+
+    m_colorScale = new QCPColorScale(&plot);
+    plot.plotLayout()->addElement(1, 1, m_colorScale);
+    m_colorScale->setType(QCPAxis::atRight);
+    m_colorMap->setColorScale(m_colorScale);
+    auto* margins = new QCPMarginGroup(&plot);
+    rect->setMarginGroup(QCP::msBottom | QCP::msTop, margins);
+    m_colorScale->setMarginGroup(QCP::msBottom | QCP::msTop, margins);
+
+    m_maskMarks = plot.addGraph(rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft));
+    m_maskMarks->setLineStyle(QCPGraph::lsNone);
+    m_maskMarks->setSelectable(QCP::stNone);
+
+    m_selection = new QCPItemRect(&plot);
+    m_selection->setClipToAxisRect(true);
+    m_selection->setVisible(false);
+
+    plot.setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+    plot.setMouseTracking(true);
+    connect(m_plot, &QCustomPlot::mouseMove, this, &HeatmapView::onMouseMove);
+    connect(m_plot, &QCustomPlot::mousePress, this, &HeatmapView::onMousePress);
+    setToolTip(tr("Hover a cell to see its computation; click a row to select its query; "
+                  "wheel zooms, drag pans."));
+}
+
+QString HeatmapView::viewId() const {
+    switch (m_source) {
+    case HeatmapSource::Primary:
+        return QStringLiteral("heatmap");
+    case HeatmapSource::Comparison:
+        return QStringLiteral("heatmap-b");
+    case HeatmapSource::Difference:
+        return QStringLiteral("difference");
+    }
+    return QStringLiteral("heatmap");
+}
+
+QString HeatmapView::title() const {
+    switch (m_source) {
+    case HeatmapSource::Primary:
+        return tr("Heatmap");
+    case HeatmapSource::Comparison:
+        return tr("Heatmap (B)");
+    case HeatmapSource::Difference:
+        return tr("Difference B \u2212 A");
+    }
+    return tr("Heatmap");
+}
+
+const Experiment* HeatmapView::experimentFor(HeatmapSource source) const {
+    return source == HeatmapSource::Primary ? document()->experiment()
+                                            : document()->comparisonExperiment();
+}
+
+HeatmapData HeatmapView::heatmapData() const {
+    HeatmapData out;
+    const ViewState& state = document()->session().viewState;
+    if (m_source == HeatmapSource::Difference) {
+        const Experiment* a = experimentFor(HeatmapSource::Primary);
+        const Experiment* b = experimentFor(HeatmapSource::Comparison);
+        if (!a || !b) return out;
+        const MatrixD wa = headWeights(*a, state.head);
+        const MatrixD wb = headWeights(*b, state.head);
+        if (wa.rows() != wb.rows() || wa.cols() != wb.cols()) return out;
+        out.values = wb - wa;
+        out.rowLabels = displayTokens(a->queryTokens);
+        out.columnLabels = displayTokens(a->keyTokens);
+        out.quantity = tr("weight B \u2212 A");
+        out.signedValues = true;
+        return out;
+    }
+    const Experiment* experiment = experimentFor(m_source);
+    if (!experiment) return out;
+    const Index head = clampedHead(*experiment, state.head);
+    const QString show = QString::fromStdString(state.show);
+    out.rowLabels = displayTokens(experiment->queryTokens);
+    out.columnLabels = displayTokens(experiment->keyTokens);
+    if (show == QLatin1String("scores")) {
+        out.values = rawScores(*experiment, head);
+        out.quantity = tr("q\u00b7k");
+        out.signedValues = true;
+    } else if (show == QLatin1String("scaled")) {
+        out.values = scaledScores(*experiment, head);
+        out.masked = maskedCells(*experiment);
+        out.quantity = tr("scaled score");
+        out.signedValues = true;
+    } else if (show == QLatin1String("mask")) {
+        const BoolMatrix masked = maskedCells(*experiment);
+        out.values = (masked.array() == false).cast<double>().matrix();
+        out.quantity = tr("allowed");
+        out.unitRange = true;
+    } else if (show == QLatin1String("output")) {
+        out.values = experiment->output.cast<double>();
+        out.columnLabels = dimensionLabels(out.values.cols());
+        out.quantity = tr("output");
+        out.signedValues = true;
+    } else if (show == QLatin1String("q") || show == QLatin1String("k") ||
+               show == QLatin1String("v")) {
+        const Tensor4& tensor = show == QLatin1String("q")   ? experiment->qkv.q
+                                : show == QLatin1String("k") ? experiment->qkv.k
+                                                             : experiment->qkv.v;
+        const Index h = show == QLatin1String("q") ? head : kvHeadOf(*experiment, head);
+        out.values = headSlice(tensor, h);
+        if (show != QLatin1String("q")) out.rowLabels = out.columnLabels;
+        out.columnLabels = dimensionLabels(out.values.cols());
+        out.quantity = show.toUpper();
+        out.signedValues = true;
+    } else {
+        out.values = headWeights(*experiment, head);
+        out.masked = maskedCells(*experiment);
+        out.quantity = tr("weight");
+        out.unitRange = true;
+    }
+    if (out.masked.size() != 0 &&
+        (out.masked.rows() != out.values.rows() || out.masked.cols() != out.values.cols()))
+        out.masked.resize(0, 0);
+    return out;
+}
+
+void HeatmapView::clearItems() {
+    for (QCPAbstractItem* item : m_valueLabels)
+        m_plot->removeItem(item);
+    m_valueLabels.clear();
+}
+
+void HeatmapView::refresh() {
+    const Theme look = theme();
+    const ViewState& state = document()->session().viewState;
+    const HeatmapData heat = heatmapData();
+    clearItems();
+    m_rows = heat.values.rows();
+    m_cols = heat.values.cols();
+    QCPAxis* xAxis = m_plot->axisRect()->axis(QCPAxis::atBottom);
+    QCPAxis* yAxis = m_plot->axisRect()->axis(QCPAxis::atLeft);
+
+    QString name = QString::fromStdString(state.colormap);
+    if (heat.signedValues) name = QStringLiteral("diverging");
+    m_colorMap->setGradient(makeGradient(name, look.masked));
+
+    QCPColorMapData* cells = m_colorMap->data();
+    cells->setSize(static_cast<int>(std::max<Index>(m_cols, 1)),
+                   static_cast<int>(std::max<Index>(m_rows, 1)));
+    cells->setRange(QCPRange(0, std::max<Index>(m_cols - 1, 0)),
+                    QCPRange(0, std::max<Index>(m_rows - 1, 0)));
+    double lowest = std::numeric_limits<double>::infinity();
+    double highest = -lowest;
+    QVector<double> markX;
+    QVector<double> markY;
+    const bool hasMask = heat.masked.size() != 0;
+    const bool drawMarks = m_rows * m_cols <= kMaxMarkedCells;
+    for (Index i = 0; i < m_rows; ++i) {
+        for (Index j = 0; j < m_cols; ++j) {
+            const bool masked = hasMask && heat.masked(i, j);
+            const double value = heat.values(i, j);
+            if (masked) {
+                cells->setCell(static_cast<int>(j), static_cast<int>(i),
+                               std::numeric_limits<double>::quiet_NaN());
+                if (drawMarks) {
+                    markX << static_cast<double>(j);
+                    markY << static_cast<double>(i);
+                }
+                continue;
+            }
+            cells->setCell(static_cast<int>(j), static_cast<int>(i), value);
+            lowest = std::min(lowest, value);
+            highest = std::max(highest, value);
+        }
+    }
+    if (m_rows == 0 || m_cols == 0) cells->fill(std::numeric_limits<double>::quiet_NaN());
+    if (!std::isfinite(lowest)) lowest = highest = 0;
+    QCPRange range(lowest, highest);
+    if (heat.unitRange) range = QCPRange(0, 1);
+    if (heat.signedValues) {
+        const double reach = std::max({std::abs(lowest), std::abs(highest), 1e-12});
+        range = QCPRange(-reach, reach);
+    }
+    if (range.size() <= 0) range = QCPRange(range.lower - 0.5, range.upper + 0.5);
+    m_colorMap->setDataRange(range);
+    m_colorScale->axis()->setLabel(heat.quantity);
+
+    const double markSize =
+        std::clamp(240.0 / std::max<Index>({m_rows, m_cols, 1}), 3.0, 14.0) * look.lineWidth;
+    m_maskMarks->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCross,
+                                                 QPen(look.maskedMark, 1.2 * look.lineWidth),
+                                                 Qt::NoBrush, markSize));
+    m_maskMarks->setData(markX, markY, true);
+
+    const int maxLabels = std::max(8, width() / (look.fontPointSize * 2 + 4));
+    xAxis->setTicker(tokenTicker(heat.columnLabels, maxLabels));
+    yAxis->setTicker(tokenTicker(heat.rowLabels, std::max(8, height() / (look.fontPointSize * 2))));
+    xAxis->setTickLabelRotation(m_cols > 6 ? -45 : 0);
+    xAxis->setLabel(heat.columnLabels.isEmpty() || heat.columnLabels.first() == QLatin1String("d0")
+                        ? tr("dimension")
+                        : tr("keys"));
+    yAxis->setLabel(tr("queries"));
+    xAxis->setRange(-0.5, std::max<Index>(m_cols, 1) - 0.5);
+    yAxis->setRange(-0.5, std::max<Index>(m_rows, 1) - 0.5);
+
+    // Value labels in the cells, in a colour that reads on the cell.
+    if (state.cellValues && m_rows <= kMaxLabelledTokens && m_cols <= kMaxLabelledTokens) {
+        QFont font = m_plot->font();
+        font.setPointSizeF(std::max(
+            6.0, std::min<double>(look.fontPointSize - 1, 220.0 / std::max<Index>(m_cols, 1))));
+        for (Index i = 0; i < m_rows; ++i) {
+            for (Index j = 0; j < m_cols; ++j) {
+                if (hasMask && heat.masked(i, j)) continue;
+                const double value = heat.values(i, j);
+                auto* label = new QCPItemText(m_plot);
+                label->setClipToAxisRect(true);
+                label->position->setType(QCPItemPosition::ptPlotCoords);
+                label->position->setCoords(static_cast<double>(j), static_cast<double>(i));
+                label->setText(QString::number(value, 'f', 2));
+                label->setFont(font);
+                QColor cellColor = colormapColor(name, (value - range.lower) / range.size());
+                label->setColor(contrastingText(cellColor));
+                m_valueLabels.push_back(label);
+            }
+        }
+    }
+
+    // The selected query row.
+    const Index selected = state.query;
+    const bool rowSelectable = m_rows > 0 && selected >= 0 && selected < m_rows;
+    m_selection->setVisible(rowSelectable);
+    if (rowSelectable) {
+        m_selection->topLeft->setCoords(-0.5, static_cast<double>(selected) - 0.5);
+        m_selection->bottomRight->setCoords(static_cast<double>(m_cols) - 0.5,
+                                            static_cast<double>(selected) + 0.5);
+        m_selection->setPen(QPen(look.accent, 2.5 * look.lineWidth));
+        m_selection->setBrush(Qt::NoBrush);
+    }
+
+    const Experiment* experiment =
+        experimentFor(m_source == HeatmapSource::Difference ? HeatmapSource::Primary : m_source);
+    QString heading = title();
+    if (experiment) {
+        const Index head = clampedHead(*experiment, state.head);
+        heading = tr("%1 \u2014 %2, head %3 of %4")
+                      .arg(title(), heat.quantity)
+                      .arg(head)
+                      .arg(experiment->headCount());
+    }
+    m_title->setText(heading);
+    stylePlot(*m_plot, look);
+    m_colorScale->axis()->setLabelColor(look.foreground);
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+DataTable HeatmapView::data() const {
+    const HeatmapData heat = heatmapData();
+    DataTable table;
+    table.rows = static_cast<int>(heat.values.rows());
+    table.cols = static_cast<int>(heat.values.cols());
+    table.rowLabels = heat.rowLabels;
+    table.columnLabels = heat.columnLabels;
+    table.values.resize(static_cast<std::size_t>(table.rows) * table.cols);
+    for (int i = 0; i < table.rows; ++i)
+        for (int j = 0; j < table.cols; ++j)
+            table.values[static_cast<std::size_t>(i) * table.cols + j] = heat.values(i, j);
+    return table;
+}
+
+QString HeatmapView::explainCell(Index row, Index column) const {
+    const HeatmapData heat = heatmapData();
+    if (row < 0 || column < 0 || row >= heat.values.rows() || column >= heat.values.cols())
+        return {};
+    const QString query = row < heat.rowLabels.size() ? heat.rowLabels[row] : QString();
+    const QString key = column < heat.columnLabels.size() ? heat.columnLabels[column] : QString();
+    const QString show = QString::fromStdString(document()->session().viewState.show);
+    const Experiment* experiment = experimentFor(m_source);
+    const bool matrixOfScores = show == QLatin1String("weights") ||
+                                show == QLatin1String("scores") || show == QLatin1String("scaled");
+    if (m_source == HeatmapSource::Difference || !experiment || !matrixOfScores) {
+        return tr("%1 \u2192 %2\n%3 = %4")
+            .arg(query, key, heat.quantity, number(heat.values(row, column)));
+    }
+    const Index head = clampedHead(*experiment, document()->session().viewState.head);
+    const MatrixD raw = rawScores(*experiment, head);
+    const MatrixD scaled = scaledScores(*experiment, head);
+    const MatrixD weights = headWeights(*experiment, head);
+    const BoolMatrix masked = maskedCells(*experiment);
+    QStringList lines;
+    lines << tr("query \u201c%1\u201d (row %2) \u2192 key \u201c%3\u201d (column %4), head %5")
+                 .arg(query)
+                 .arg(row)
+                 .arg(key)
+                 .arg(column)
+                 .arg(head);
+    if (raw.rows() > row && raw.cols() > column)
+        lines << tr("q\u00b7k = %1").arg(number(raw(row, column)));
+    const double temperature =
+        experiment->session.temperature > 0 ? experiment->session.temperature : 1.0;
+    const double s = scaled(row, column);
+    if (temperature != 1.0)
+        lines << tr("\u00d7 scale %1 \u00f7 temperature %2 = s = %3")
+                     .arg(number(experiment->scale), number(temperature), number(s));
+    else
+        lines << tr("\u00d7 scale %1 = s = %2").arg(number(experiment->scale), number(s));
+    const bool isMasked = masked.rows() > row && masked.cols() > column && masked(row, column);
+    if (isMasked) {
+        lines << tr("masked: yes \u2192 weight 0 (excluded from the softmax)");
+        return lines.join(QLatin1Char('\n'));
+    }
+    lines << tr("masked: no");
+    if (!usesSoftmax(*experiment)) {
+        lines << tr("%1 attention: weight = %2 (not a softmax of s)")
+                     .arg(QString::fromUtf8(variantName(experiment->session.variant)),
+                          number(weights(row, column)));
+        return lines.join(QLatin1Char('\n'));
+    }
+    double rowMax = -std::numeric_limits<double>::infinity();
+    for (Index j = 0; j < scaled.cols(); ++j)
+        if (!masked(row, j)) rowMax = std::max(rowMax, scaled(row, j));
+    double rowSum = 0;
+    for (Index j = 0; j < scaled.cols(); ++j)
+        if (!masked(row, j)) rowSum += std::exp(scaled(row, j) - rowMax);
+    const double numerator = std::exp(s - rowMax);
+    lines << tr("exp(s \u2212 max) = exp(%1 \u2212 %2) = %3")
+                 .arg(number(s), number(rowMax), number(numerator));
+    lines << tr("\u00f7 row sum %1 = weight %2").arg(number(rowSum), number(numerator / rowSum));
+    lines << tr("(stored weight %1)").arg(number(weights(row, column)));
+    return lines.join(QLatin1Char('\n'));
+}
+
+bool HeatmapView::cellAt(const QPoint& position, Index* row, Index* column) const {
+    QCPAxisRect* rect = m_plot->axisRect();
+    if (!rect->rect().contains(position)) return false;
+    const double x = rect->axis(QCPAxis::atBottom)->pixelToCoord(position.x());
+    const double y = rect->axis(QCPAxis::atLeft)->pixelToCoord(position.y());
+    const auto j = static_cast<Index>(std::lround(x));
+    const auto i = static_cast<Index>(std::lround(y));
+    if (i < 0 || j < 0 || i >= m_rows || j >= m_cols) return false;
+    *row = i;
+    *column = j;
+    return true;
+}
+
+void HeatmapView::onMouseMove(QMouseEvent* event) {
+    Index row = 0;
+    Index column = 0;
+    if (!cellAt(event->pos(), &row, &column)) {
+        QToolTip::hideText();
+        return;
+    }
+    QToolTip::showText(event->globalPosition().toPoint(), explainCell(row, column), m_plot);
+}
+
+void HeatmapView::onMousePress(QMouseEvent* event) {
+    Index row = 0;
+    Index column = 0;
+    if (event->button() != Qt::LeftButton || !cellAt(event->pos(), &row, &column)) return;
+    const Session& session = document()->session();
+    if (m_source == HeatmapSource::Primary && session.viewState.show == "mask" &&
+        session.mask.custom && row < session.mask.custom->rows() &&
+        column < session.mask.custom->cols()) {
+        document()->modify(
+            [row, column](Session& s) {
+                (*s.mask.custom)(row, column) = !(*s.mask.custom)(row, column);
+            },
+            tr("Toggle mask cell"));
+        return;
+    }
+    document()->setSelectedQuery(session.viewState.query == row ? -1 : row);
+}
+
+} // namespace attnlab::ui

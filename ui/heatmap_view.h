@@ -1,0 +1,81 @@
+#pragma once
+/// HeatmapView: one head's [Sq, Sk] matrix (weights, raw or scaled scores, mask) or a
+/// [S, D] matrix (output, Q, K, V). Queries run top to bottom, keys left to right, with token
+/// labels, no interpolation, a colour bar, masked cells drawn grey with an 'x', optional value
+/// labels (S <= 24), zoom and pan, and a tooltip that spells out a cell's whole computation.
+
+#include <QString>
+#include <QStringList>
+
+#include "ui/view.h"
+
+class QCPColorMap;
+class QCPColorScale;
+class QCPGraph;
+class QCPItemRect;
+class QCPTextElement;
+class QCPAbstractItem;
+
+namespace attnlab::ui {
+
+/// Which experiment a heatmap shows: the document's, the comparison's, or B - A.
+enum class HeatmapSource { Primary, Comparison, Difference };
+
+/// The matrix a heatmap draws, with everything needed to label it.
+struct HeatmapData {
+    MatrixD values;    ///< [rows, cols]
+    BoolMatrix masked; ///< [rows, cols] true = masked (drawn grey, not a value); may be empty
+    QStringList rowLabels;
+    QStringList columnLabels;
+    QString quantity;          ///< colour-bar label
+    bool signedValues = false; ///< use a diverging map, symmetric range
+    bool unitRange = false;    ///< weights and mask: range [0, 1]
+};
+
+class HeatmapView : public PlotView {
+    Q_OBJECT
+public:
+    /// Value labels are drawn in the cells when both sides are at most this long.
+    static constexpr int kMaxLabelledTokens = 24;
+    /// Masked cells get an 'x' when the matrix has at most this many cells.
+    static constexpr int kMaxMarkedCells = 64 * 64;
+
+    explicit HeatmapView(Document* document, HeatmapSource source = HeatmapSource::Primary,
+                         QWidget* parent = nullptr);
+
+    QString viewId() const override;
+    QString title() const override;
+    void refresh() override;
+    DataTable data() const override;
+
+    /// The matrix for the session's view state (show, head); empty when nothing to show.
+    HeatmapData heatmapData() const;
+    /// The tooltip text of cell (query row, key column): q.k, x scale, masked?, exp(s - max),
+    /// / row sum = weight. Empty outside the matrix.
+    QString explainCell(Index row, Index column) const;
+    /// The colour map item (tests read its data cells).
+    QCPColorMap* colorMap() const { return m_colorMap; }
+    /// Number of value labels currently drawn in cells.
+    int valueLabelCount() const { return static_cast<int>(m_valueLabels.size()); }
+    HeatmapSource source() const { return m_source; }
+
+private:
+    const Experiment* experimentFor(HeatmapSource source) const;
+    /// The cell under a widget position; false outside.
+    bool cellAt(const QPoint& position, Index* row, Index* column) const;
+    void onMouseMove(QMouseEvent* event);
+    void onMousePress(QMouseEvent* event);
+    void clearItems();
+
+    HeatmapSource m_source;
+    QCPColorMap* m_colorMap = nullptr;
+    QCPColorScale* m_colorScale = nullptr;
+    QCPGraph* m_maskMarks = nullptr;
+    QCPItemRect* m_selection = nullptr;
+    QCPTextElement* m_title = nullptr;
+    std::vector<QCPAbstractItem*> m_valueLabels;
+    Index m_rows = 0;
+    Index m_cols = 0;
+};
+
+} // namespace attnlab::ui

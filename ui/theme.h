@@ -1,0 +1,34 @@
+#pragma once
+/// Light, dark and projector themes. The projector theme uses large fonts and thick lines so a
+/// figure reads from the back of a classroom.
+
+#include <QColor>
+#include <QString>
+#include <QStringList>
+
+class QApplication;
+class QCustomPlot;
+
+namespace attnlab::ui {
+
+struct Theme {
+    QString name;
+    QColor background;
+    QColor foreground;
+    QColor grid;
+    QColor accent;     ///< selection highlight
+    QColor masked;     ///< masked heatmap cells (neutral, distinct from any colormap)
+    QColor maskedMark; ///< the 'x' drawn on masked cells
+    int fontPointSize = 10;
+    double lineWidth = 1.0;
+};
+
+/// "light", "dark" or "projector"; unknown names give light.
+Theme themeNamed(const QString& name);
+QStringList themeNames();
+/// Palette and font of the whole application.
+void applyTheme(QApplication& app, const Theme& theme);
+/// Background, axes, grid, fonts and pens of a plot and all its axis rects.
+void stylePlot(QCustomPlot& plot, const Theme& theme);
+
+} // namespace attnlab::ui

@@ -1,0 +1,59 @@
+#include "ui/view.h"
+
+#include <QShowEvent>
+#include <QVBoxLayout>
+#include <qcustomplot.h>
+
+namespace attnlab::ui {
+
+View::View(Document* document, QWidget* parent) : QWidget(parent), m_document(document) {
+    connect(document, &Document::changed, this, [this](Document::What what) {
+        if (dependsOn(what)) markStale();
+    });
+}
+
+Theme View::theme() const {
+    return themeNamed(QString::fromStdString(m_document->session().viewState.theme));
+}
+
+bool View::dependsOn(Document::What what) const {
+    return what == Document::What::Experiment || what == Document::What::ViewState ||
+           what == Document::What::Selection;
+}
+
+void View::markStale() {
+    m_stale = true;
+    if (isVisible()) ensureFresh();
+}
+
+void View::ensureFresh() {
+    if (!m_stale) return;
+    m_stale = false;
+    refresh();
+}
+
+void View::showEvent(QShowEvent* event) {
+    QWidget::showEvent(event);
+    ensureFresh();
+}
+
+void View::paintFigure(QCPPainter& painter, const QSize& size) {
+    const QSize old = this->size();
+    resize(size);
+    render(&painter, QPoint(), QRegion(), QWidget::DrawChildren);
+    resize(old);
+}
+
+PlotView::PlotView(Document* document, QWidget* parent)
+    : View(document, parent), m_plot(new QCustomPlot(this)) {
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(m_plot);
+    m_plot->setNoAntialiasingOnDrag(true);
+}
+
+void PlotView::paintFigure(QCPPainter& painter, const QSize& size) {
+    m_plot->toPainter(&painter, size.width(), size.height());
+}
+
+} // namespace attnlab::ui

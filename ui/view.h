@@ -1,0 +1,82 @@
+#pragma once
+/// View: the base of every figure in the window. A view draws from the Document's Experiment,
+/// redraws only when visible (a hidden view marks itself stale and catches up when shown),
+/// and can paint itself into any QPainter at a given size, which is how figures are exported
+/// (figure_export.h) and how `attnlab render` draws without a display.
+///
+/// Plugging in a new view: derive from View (or PlotView for a single QCustomPlot), implement
+/// viewId(), title(), refresh() and, if it has data, data(); register it in
+/// ViewRegistry (view_registry.h). The main window and the exporter then pick it up.
+
+#include <QString>
+#include <QStringList>
+#include <QWidget>
+
+#include <vector>
+
+#include "ui/document.h"
+#include "ui/theme.h"
+
+class QCustomPlot;
+class QCPPainter;
+
+namespace attnlab::ui {
+
+/// The numbers behind a figure: a rows x cols table with labels (CSV, NPY).
+struct DataTable {
+    QStringList rowLabels;
+    QStringList columnLabels;
+    int rows = 0;
+    int cols = 0;
+    std::vector<double> values; ///< row-major rows * cols; NaN where a cell has no value
+    double at(int r, int c) const { return values[static_cast<std::size_t>(r) * cols + c]; }
+};
+
+class View : public QWidget {
+    Q_OBJECT
+public:
+    explicit View(Document* document, QWidget* parent = nullptr);
+
+    /// Stable name used in sessions and by `attnlab render --view` ("heatmap", "heads", ...).
+    virtual QString viewId() const = 0;
+    /// Translated title for tabs and menus.
+    virtual QString title() const = 0;
+    /// Redraws from the document now (also called before an offscreen export).
+    virtual void refresh() = 0;
+    /// Paints the figure at logical `size` into `painter` (a raster, SVG or PDF device).
+    /// The default renders the widget; plot views draw their QCustomPlot as vectors.
+    virtual void paintFigure(QCPPainter& painter, const QSize& size);
+    /// The data behind the figure; empty when there is none.
+    virtual DataTable data() const { return {}; }
+
+    Document* document() const { return m_document; }
+    /// The theme of the session's view state.
+    Theme theme() const;
+    /// Redraws now if stale (export and tests call this before reading the figure).
+    void ensureFresh();
+
+protected:
+    /// Whether a document change makes this view stale; default: experiment, view state and
+    /// selection changes.
+    virtual bool dependsOn(Document::What what) const;
+    void markStale();
+    void showEvent(QShowEvent* event) override;
+
+private:
+    Document* m_document;
+    bool m_stale = true;
+};
+
+/// A view that is one QCustomPlot; paints it as vectors for export.
+class PlotView : public View {
+    Q_OBJECT
+public:
+    explicit PlotView(Document* document, QWidget* parent = nullptr);
+    QCustomPlot* plot() const { return m_plot; }
+    void paintFigure(QCPPainter& painter, const QSize& size) override;
+
+protected:
+    QCustomPlot* m_plot;
+};
+
+} // namespace attnlab::ui
