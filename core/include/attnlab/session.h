@@ -10,6 +10,7 @@
 #include "attnlab/attention.h"
 #include "attnlab/embedding.h"
 #include "attnlab/kv_cache.h"
+#include "attnlab/result.h"
 #include "attnlab/rope.h"
 #include "attnlab/stats.h"
 

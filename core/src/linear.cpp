@@ -1,0 +1,164 @@
+// Linear attention (Katharopoulos et al. 2020, "Transformers are RNNs", eq. 4-6) with
+// phi(x) = elu(x) + 1, written exactly as seed 001's linear_attention:
+//   out_i = phi(q_i)^T (sum_j phi(k_j) v_j^T) / (phi(q_i)^T sum_j phi(k_j) + 1e-6),
+// the sums running over the keys row i may see.
+
+#include <cmath>
+#include <vector>
+
+#include "kernels.h"
+
+namespace attnlab::kernels {
+
+namespace {
+
+constexpr double kLinearEps = 1e-6; // added to the denominator, as in seed 001
+
+/// elu(x) + 1: x + 1 for x > 0, exp(x) otherwise (always > 0).
+Matrix featureMap(ConstMatrixMap x) {
+    Matrix phi(x.rows(), x.cols());
+    phi = x.unaryExpr([](Scalar value) { return value > 0 ? value + 1 : std::exp(value); });
+    return phi;
+}
+
+/// Running sums over a key interval [begin, end): S = sum phi(k_j) v_j^T, z = sum phi(k_j).
+/// Moving either end adds or subtracts one key, so the state over [begin, end) equals the
+/// difference of the prefix sums P(end) - P(begin) without storing all S + 1 prefixes
+/// (the structured masks move both ends monotonically, so each key enters and leaves once).
+/// Double precision keeps the subtraction of a sliding window exact enough.
+class IntervalState {
+public:
+    IntervalState(const Matrix& phiK, ConstMatrixMap v)
+        : m_phiK(phiK), m_v(v), m_kv(Eigen::MatrixXd::Zero(phiK.cols(), v.cols())),
+          m_z(Eigen::VectorXd::Zero(phiK.cols())) {}
+
+    void moveTo(KeyRange range) {
+        while (m_end < range.end)
+            accumulate(m_end++, 1.0);
+        while (m_end > range.end)
+            accumulate(--m_end, -1.0);
+        while (m_begin < range.begin)
+            accumulate(m_begin++, -1.0);
+        while (m_begin > range.begin)
+            accumulate(--m_begin, 1.0);
+    }
+
+    const Eigen::MatrixXd& kv() const { return m_kv; }
+    const Eigen::VectorXd& z() const { return m_z; }
+
+private:
+    void accumulate(Index j, double sign) {
+        const Eigen::VectorXd phi = m_phiK.row(j).transpose().cast<double>();
+        m_kv.noalias() += sign * phi * m_v.row(j).cast<double>();
+        m_z += sign * phi;
+    }
+
+    const Matrix& m_phiK;
+    ConstMatrixMap m_v;
+    Eigen::MatrixXd m_kv; // [D, Dv]
+    Eigen::VectorXd m_z;  // [D]
+    Index m_begin = 0;
+    Index m_end = 0;
+};
+
+void markEmpty(const HeadJob& job, MatrixMap& out, Index i) {
+    out.row(i).setZero();
+    if (job.emptyRows) job.emptyRows[i] = 1;
+}
+
+} // namespace
+
+void linearHead(const HeadJob& job) {
+    const Index sq = job.q.rows();
+    const Index sk = job.k.rows();
+    ATTN_CHECK(job.k.cols() == job.q.cols(),
+               "linear attention: q has D = " << job.q.cols() << " but k has D = " << job.k.cols());
+    ATTN_CHECK(job.v.rows() == sk,
+               "linear attention: k has " << sk << " rows but v has " << job.v.rows());
+    if (sq == 0) return;
+    MatrixMap out = job.out; // a writable view (job is const, the memory it names is not)
+
+    const Matrix phiQ = featureMap(job.q);
+    const Matrix phiK = featureMap(job.k);
+
+    // The raw kernel values phi(q).phi(k), wanted for the scores and/or the implied weights.
+    Matrix kernel;
+    if (job.scores || job.weights) {
+        kernel.resize(sq, sk);
+        kernel.noalias() = phiQ * phiK.transpose();
+        if (job.scores) MatrixMap(job.scores, sq, sk) = kernel;
+        if (job.weights) MatrixMap(job.weights, sq, sk).setZero();
+    }
+
+    if (job.mask.custom) {
+        // Explicit O(Sq Sk D) form: the allowed set is an interval AND an arbitrary matrix.
+        const BoolMatrix& custom = *job.mask.custom;
+        RowVector rowKernel(sk);
+        for (Index i = 0; i < sq; ++i) {
+            const KeyRange range = keyRange(job.mask, job.batch, i, sq, sk);
+            double denominator = 0;
+            bool any = false;
+            rowKernel.setZero();
+            for (Index j = range.begin; j < range.end; ++j) {
+                if (!custom(i, j)) continue;
+                any = true;
+                rowKernel(j) = kernel.size() ? kernel(i, j) : phiQ.row(i).dot(phiK.row(j));
+                denominator += rowKernel(j);
+            }
+            if (!any) {
+                markEmpty(job, out, i);
+                continue;
+            }
+            denominator += kLinearEps;
+            const auto inv = static_cast<Scalar>(1.0 / denominator);
+            out.row(i).noalias() = (rowKernel * inv) * job.v;
+            if (job.weights) MatrixMap(job.weights, sq, sk).row(i) = rowKernel * inv;
+        }
+        return;
+    }
+
+    if (job.mask.none()) {
+        // Associative form, O(S D Dv): phi(Q) (phi(K)^T V) / (phi(Q) sum_j phi(k_j) + eps).
+        if (sk == 0) {
+            for (Index i = 0; i < sq; ++i)
+                markEmpty(job, out, i);
+            return;
+        }
+        Matrix kv(phiK.cols(), job.v.cols());
+        kv.noalias() = phiK.transpose() * job.v;
+        const Vector keySum = phiK.colwise().sum().transpose();
+        Vector denominator(sq);
+        denominator.noalias() = phiQ * keySum;
+        denominator.array() += static_cast<Scalar>(kLinearEps);
+        out.noalias() = phiQ * kv;
+        out.array().colwise() /= denominator.array();
+        if (job.weights) {
+            MatrixMap weights(job.weights, sq, sk);
+            weights = kernel;
+            weights.array().colwise() /= denominator.array();
+        }
+        return;
+    }
+
+    // Interval masks (causal, window, causal window, padding): running interval sums.
+    IntervalState state(phiK, job.v);
+    for (Index i = 0; i < sq; ++i) {
+        const KeyRange range = keyRange(job.mask, job.batch, i, sq, sk);
+        if (range.empty()) {
+            markEmpty(job, out, i);
+            continue;
+        }
+        state.moveTo(range);
+        const Eigen::RowVectorXd phiRow = phiQ.row(i).cast<double>();
+        const double denominator = phiRow.dot(state.z()) + kLinearEps;
+        out.row(i) = ((phiRow * state.kv()) / denominator).cast<Scalar>();
+        if (job.weights) {
+            MatrixMap weights(job.weights, sq, sk);
+            weights.row(i).segment(range.begin, range.size()) =
+                (kernel.row(i).segment(range.begin, range.size()).cast<double>() / denominator)
+                    .cast<Scalar>();
+        }
+    }
+}
+
+} // namespace attnlab::kernels

@@ -1,0 +1,618 @@
+#include "attnlab/session.h"
+
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <sstream>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "attnlab/npy.h"
+
+namespace attnlab {
+
+namespace {
+
+/// Most weights (heads x Sq x Sk) a session may ask for: run() keeps the weights and the
+/// scores, 2 x 4 bytes each, so this is 512 MiB at most.
+constexpr Index kMaxWeightCells = Index(1) << 26;
+constexpr Index kMaxDModel = 8192;
+constexpr Index kMaxHeads = 256;
+
+bool isRope(Positional p) {
+    return p == Positional::RopeInterleaved || p == Positional::RopeHalf;
+}
+
+/// Tokens of the source text; empty when the session is self-attention.
+std::vector<std::string> sourceTokens(const Session& session) {
+    return tokenize(session.sourceText, session.tokenizer);
+}
+
+std::string plural(Index count, const char* one, const char* many) {
+    return std::to_string(count) + " " + (count == 1 ? one : many);
+}
+
+} // namespace
+
+const char* positionalName(Positional p) {
+    switch (p) {
+    case Positional::None:
+        return "none";
+    case Positional::Sinusoidal:
+        return "sinusoidal";
+    case Positional::RopeInterleaved:
+        return "rope-interleaved";
+    case Positional::RopeHalf:
+        return "rope-half";
+    }
+    return "none";
+}
+
+std::optional<Positional> parsePositional(const std::string& name) {
+    for (Positional p : {Positional::None, Positional::Sinusoidal, Positional::RopeInterleaved,
+                         Positional::RopeHalf})
+        if (name == positionalName(p)) return p;
+    return std::nullopt;
+}
+
+// ---------------------------------------------------------------------------------------------
+// validate
+
+std::vector<std::string> validate(const Session& session) {
+    std::vector<std::string> problems;
+    auto say = [&problems](const std::string& sentence) { problems.push_back(sentence); };
+
+    const auto queries = tokenize(session.text, session.tokenizer);
+    const auto sources = sourceTokens(session);
+    const bool cross = !sources.empty();
+    const auto sq = static_cast<Index>(queries.size());
+    const Index sk = cross ? static_cast<Index>(sources.size()) : sq;
+
+    if (queries.empty()) say("Type at least one token.");
+    if (sq > Session::kMaxTokens)
+        say("The text has " + std::to_string(sq) + " tokens; at most " +
+            std::to_string(Session::kMaxTokens) + " are allowed.");
+    if (cross && sk > Session::kMaxTokens)
+        say("The source text has " + std::to_string(sk) + " tokens; at most " +
+            std::to_string(Session::kMaxTokens) + " are allowed.");
+
+    bool shapeOk = true;
+    if (session.dModel < 1 || session.dModel > kMaxDModel) {
+        say("d_model must be between 1 and " + std::to_string(kMaxDModel) + " (it is " +
+            std::to_string(session.dModel) + ").");
+        shapeOk = false;
+    }
+    if (session.heads < 1 || session.heads > kMaxHeads) {
+        say("The number of heads must be between 1 and " + std::to_string(kMaxHeads) + " (it is " +
+            std::to_string(session.heads) + ").");
+        shapeOk = false;
+    }
+    if (session.kvHeads < 1) {
+        say("The number of KV heads must be at least 1 (it is " + std::to_string(session.kvHeads) +
+            ").");
+        shapeOk = false;
+    }
+    if (shapeOk && session.dModel % session.heads != 0) {
+        say("d_model (" + std::to_string(session.dModel) +
+            ") must be divisible by the number of heads (" + std::to_string(session.heads) + ").");
+        shapeOk = false;
+    }
+    if (session.heads >= 1 && session.kvHeads >= 1 && session.heads % session.kvHeads != 0) {
+        say("The number of heads (" + std::to_string(session.heads) +
+            ") must be divisible by the number of KV heads (" + std::to_string(session.kvHeads) +
+            ").");
+        shapeOk = false;
+    }
+    if (shapeOk && isRope(session.positional) && (session.dModel / session.heads) % 2 != 0)
+        say("RoPE rotates pairs of dimensions, so the head dimension must be even; d_model / "
+            "heads = " +
+            std::to_string(session.dModel) + " / " + std::to_string(session.heads) + " = " +
+            std::to_string(session.dModel / session.heads) + ".");
+    if (isRope(session.positional) && !(session.ropeBase > 0 && std::isfinite(session.ropeBase)))
+        say("The RoPE base must be a number greater than 0.");
+
+    const MaskSpec& mask = session.mask;
+    if (mask.window < -1)
+        say("The window must be 0 or more, or -1 for no window (it is " +
+            std::to_string(mask.window) + ").");
+    if (mask.causalWindow < -1)
+        say("The causal window must be 0 or more, or -1 for no causal window (it is " +
+            std::to_string(mask.causalWindow) + ").");
+    if (mask.validLen.size() > 1)
+        say("A session holds one sentence, so the valid length takes one value (it has " +
+            std::to_string(mask.validLen.size()) + ").");
+    for (Index len : mask.validLen)
+        if (len < 0) say("The valid length must be 0 or more (it is " + std::to_string(len) + ").");
+    if (mask.custom && !queries.empty() &&
+        (mask.custom->rows() != sq || mask.custom->cols() != sk)) {
+        std::ostringstream out;
+        out << "The custom mask is " << mask.custom->rows() << " x " << mask.custom->cols()
+            << " but the attention matrix is " << sq << " x " << sk << " (queries x keys).";
+        say(out.str());
+    }
+
+    if (session.qBlock < 1)
+        say("The query block size must be at least 1 (it is " + std::to_string(session.qBlock) +
+            ").");
+    if (session.kvBlock < 1)
+        say("The key/value block size must be at least 1 (it is " +
+            std::to_string(session.kvBlock) + ").");
+    if (!(session.temperature > 0) || !std::isfinite(session.temperature))
+        say("The temperature must be a number greater than 0.");
+    if (session.scale && !std::isfinite(*session.scale)) say("The scale must be a finite number.");
+
+    if (session.kvPrefill < -1)
+        say("The KV-cache prefill must be 0 or more, or -1 for no KV cache (it is " +
+            std::to_string(session.kvPrefill) + ").");
+    if (session.kvPrefill >= 0 && cross)
+        say("The KV cache decodes a sequence against itself: clear the source text (cross-"
+            "attention) or turn the KV cache off.");
+    else if (session.kvPrefill > sq)
+        say("The KV-cache prefill (" + std::to_string(session.kvPrefill) +
+            ") cannot be more than the number of tokens (" + std::to_string(sq) + ").");
+
+    if (shapeOk && session.heads <= kMaxHeads && sq <= Session::kMaxTokens &&
+        sk <= Session::kMaxTokens && session.heads * sq * sk > kMaxWeightCells)
+        say(std::to_string(session.heads) + " heads x " + std::to_string(sq) + " x " +
+            std::to_string(sk) + " attention weights are more than AttnLab keeps in memory (" +
+            std::to_string(kMaxWeightCells) + "); use fewer tokens or heads.");
+    return problems;
+}
+
+// ---------------------------------------------------------------------------------------------
+// run
+
+Experiment run(const Session& session) {
+    const auto started = std::chrono::steady_clock::now();
+    const auto problems = validate(session);
+    if (!problems.empty()) {
+        std::string joined;
+        for (const auto& p : problems)
+            joined += (joined.empty() ? "" : " ") + p;
+        ATTN_CHECK(false, joined);
+    }
+
+    Experiment ex;
+    ex.session = session;
+    ex.queryTokens = tokenize(session.text, session.tokenizer);
+    auto sources = sourceTokens(session);
+    const bool cross = !sources.empty();
+    ex.keyTokens = cross ? std::move(sources) : ex.queryTokens;
+    const auto sq = static_cast<Index>(ex.queryTokens.size());
+    const auto sk = static_cast<Index>(ex.keyTokens.size());
+    const Index heads = session.heads;
+    const Index kvHeads = session.kvHeads;
+    const Index dh = session.dModel / heads;
+
+    // Text -> vectors. Equal tokens get equal rows (in either sequence).
+    ex.xq = embedTokens(ex.queryTokens, session.dModel, session.seed);
+    ex.xkv = cross ? embedTokens(ex.keyTokens, session.dModel, session.seed) : ex.xq;
+    if (session.positional == Positional::Sinusoidal) {
+        ex.xq += sinusoidalEncoding(sq, session.dModel);
+        ex.xkv += sinusoidalEncoding(sk, session.dModel);
+    }
+
+    std::optional<Projections> projections;
+    if (session.identityProjections) {
+        // Q = K = V = X split into heads, as the seeds' self-attention demos. With GQA there
+        // are fewer kv heads than slices of X: kv head g takes the slice of query head
+        // g * H / Hkv, the first query head of the group that reads it (so that head still
+        // compares each token with itself).
+        ex.qkv.q = splitHeads(ex.xq, heads);
+        const Tensor4 allKv = splitHeads(ex.xkv, heads);
+        const Index group = heads / kvHeads;
+        ex.qkv.k = Tensor4(1, kvHeads, sk, dh);
+        for (Index g = 0; g < kvHeads; ++g)
+            ex.qkv.k.head(0, g) = allKv.head(0, g * group);
+        ex.qkv.v = ex.qkv.k;
+    } else {
+        projections = makeProjections(session.dModel, heads, kvHeads, session.seed);
+        Matrix projected(sq, heads * dh);
+        projected.noalias() = ex.xq * projections->wq;
+        ex.qkv.q = splitHeads(projected, heads);
+        projected.resize(sk, kvHeads * dh);
+        projected.noalias() = ex.xkv * projections->wk;
+        ex.qkv.k = splitHeads(projected, kvHeads);
+        projected.noalias() = ex.xkv * projections->wv;
+        ex.qkv.v = splitHeads(projected, kvHeads);
+    }
+
+    if (isRope(session.positional)) {
+        const RopeStyle style = session.positional == Positional::RopeInterleaved
+                                    ? RopeStyle::Interleaved
+                                    : RopeStyle::Half;
+        // Query i sits at position i + Sk - Sq (DESIGN.md, bottom-right alignment).
+        applyRope(ex.qkv.q, style, session.ropeBase, sk - sq);
+        applyRope(ex.qkv.k, style, session.ropeBase, 0);
+    }
+
+    ex.scale =
+        session.scale.value_or(1.0 / std::sqrt(static_cast<double>(dh))) / session.temperature;
+
+    AttentionSpec spec;
+    spec.variant = session.variant;
+    spec.mask = session.mask;
+    spec.scale = ex.scale;
+    spec.qBlock = session.qBlock;
+    spec.kvBlock = session.kvBlock;
+    spec.wantWeights = true;
+    spec.wantScores = true;
+    spec.wantFlashTrace = session.variant == Variant::Flash;
+    spec.additiveSeed = session.seed;
+    spec.threads = 0;
+
+    MaskSpec statsMask = session.mask;
+    if (session.kvPrefill >= 0) {
+        KvCacheTrace trace;
+        ex.attention = attendKvCache(ex.qkv, spec, session.kvPrefill, 4, &trace);
+        ex.kvTrace = std::move(trace);
+        statsMask.causal = true;
+        if (!session.mask.causal)
+            ex.warnings.push_back("The KV cache decodes one token at a time, so attention is "
+                                  "causal here even though the causal mask is off.");
+    } else {
+        ex.attention = attend(ex.qkv, spec);
+    }
+
+    const Matrix merged = mergeHeads(ex.attention.output);
+    if (projections) {
+        ex.output.resize(sq, session.dModel);
+        ex.output.noalias() = merged * projections->wo;
+    } else {
+        ex.output = merged;
+    }
+
+    ex.stats.reserve(static_cast<std::size_t>(heads));
+    for (Index h = 0; h < heads; ++h)
+        ex.stats.push_back(headStats(std::as_const(ex.attention.weights).head(0, h), statsMask, 0));
+
+    // Things a person should know about what they are looking at.
+    if ((session.variant == Variant::Linear || session.variant == Variant::Additive) &&
+        (session.scale || session.temperature != 1.0))
+        ex.warnings.push_back(std::string(session.variant == Variant::Linear
+                                              ? "Linear attention"
+                                              : "Additive attention") +
+                              " does not scale its scores, so the scale and temperature have "
+                              "no effect.");
+    Index emptyRows = 0;
+    for (unsigned char flag : ex.attention.emptyRows)
+        emptyRows += flag ? 1 : 0;
+    if (emptyRows > 0)
+        ex.warnings.push_back(plural(emptyRows, "query row sees", "query rows see") +
+                              " no key under this mask; " + (emptyRows == 1 ? "its" : "their") +
+                              " weights and output are zero.");
+    if (!session.mask.validLen.empty() && session.mask.validLen.front() >= sk)
+        ex.warnings.push_back("The valid length (" + std::to_string(session.mask.validLen.front()) +
+                              ") is not less than the number of keys (" + std::to_string(sk) +
+                              "), so padding masks nothing.");
+    if (session.identityProjections && kvHeads < heads)
+        ex.warnings.push_back("With identity projections, each KV head is the slice of X that "
+                              "belongs to the first query head of its group.");
+    if (isRope(session.positional) && cross && sq != sk)
+        ex.warnings.push_back("With cross-attention, RoPE places query i at position i + " +
+                              std::to_string(sk - sq) + " (aligned to the end of the source).");
+
+    ex.milliseconds =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started)
+            .count();
+    return ex;
+}
+
+// ---------------------------------------------------------------------------------------------
+// JSON
+
+namespace {
+
+using Json = nlohmann::json;
+using OrderedJson = nlohmann::ordered_json;
+
+/// Thrown inside sessionFromJson; turned into an Error that names the key.
+struct JsonProblem {
+    std::string message;
+};
+
+[[noreturn]] void fail(const std::string& key, const std::string& what) {
+    throw JsonProblem{key + ": " + what};
+}
+
+std::string typeOf(const Json& value) {
+    if (value.is_number_integer()) return "an integer";
+    if (value.is_number_float()) return "a number";
+    if (value.is_string()) return "a string";
+    if (value.is_boolean()) return "true/false";
+    if (value.is_null()) return "null";
+    if (value.is_array()) return "a list";
+    return "an object";
+}
+
+/// One JSON object being read: every getter leaves its target alone when the key is
+/// missing and throws JsonProblem naming "section.key" when the value has the wrong type.
+class Section {
+public:
+    Section(const Json* object, std::string name) : m_object(object), m_name(std::move(name)) {}
+
+    static Section child(const Json& root, const std::string& name) {
+        const auto it = root.find(name);
+        if (it == root.end()) return Section(nullptr, name);
+        if (!it->is_object()) fail(name, "expected an object, got " + typeOf(*it));
+        return Section(&*it, name);
+    }
+
+    const Json* find(const char* key) const {
+        if (!m_object) return nullptr;
+        const auto it = m_object->find(key);
+        return it == m_object->end() ? nullptr : &*it;
+    }
+
+    std::string path(const char* key) const { return m_name + "." + key; }
+
+    void get(const char* key, std::string& target) const {
+        if (const Json* v = find(key)) {
+            if (!v->is_string()) fail(path(key), "expected a string, got " + typeOf(*v));
+            target = v->get<std::string>();
+        }
+    }
+    void get(const char* key, bool& target) const {
+        if (const Json* v = find(key)) {
+            if (!v->is_boolean()) fail(path(key), "expected true or false, got " + typeOf(*v));
+            target = v->get<bool>();
+        }
+    }
+    void get(const char* key, double& target) const {
+        if (const Json* v = find(key)) {
+            if (!v->is_number()) fail(path(key), "expected a number, got " + typeOf(*v));
+            target = v->get<double>();
+        }
+    }
+    void get(const char* key, Index& target) const {
+        if (const Json* v = find(key)) target = wholeNumber(*v, path(key));
+    }
+    void get(const char* key, std::uint64_t& target) const {
+        if (const Json* v = find(key)) {
+            if (v->is_number_unsigned())
+                target = v->get<std::uint64_t>();
+            else {
+                const Index value = wholeNumber(*v, path(key));
+                if (value < 0) fail(path(key), "expected a number >= 0");
+                target = static_cast<std::uint64_t>(value);
+            }
+        }
+    }
+    /// null (or missing) keeps/clears nothing: null means "not set", a number sets it.
+    void get(const char* key, std::optional<double>& target) const {
+        if (const Json* v = find(key)) {
+            if (v->is_null())
+                target.reset();
+            else if (v->is_number())
+                target = v->get<double>();
+            else
+                fail(path(key), "expected a number or null, got " + typeOf(*v));
+        }
+    }
+
+    static Index wholeNumber(const Json& v, const std::string& where) {
+        if (v.is_number_integer()) {
+            if (v.is_number_unsigned() &&
+                v.get<std::uint64_t>() >
+                    static_cast<std::uint64_t>(std::numeric_limits<Index>::max()))
+                fail(where, "number too large");
+            return v.get<Index>();
+        }
+        if (v.is_number_float()) {
+            const double value = v.get<double>();
+            if (std::isfinite(value) && value == std::floor(value) && std::abs(value) < 9.0e15)
+                return static_cast<Index>(value);
+            fail(where, "expected a whole number, got " + v.dump());
+        }
+        fail(where, "expected a whole number, got " + typeOf(v));
+    }
+
+private:
+    const Json* m_object;
+    std::string m_name;
+};
+
+template <typename Enum, typename Parse>
+void getEnum(const Section& section, const char* key, Enum& target, Parse parse,
+             const char* expected) {
+    std::string name;
+    const Json* v = section.find(key);
+    if (!v) return;
+    section.get(key, name);
+    const auto parsed = parse(name);
+    if (!parsed)
+        fail(section.path(key), "unknown value \"" + name + "\" (expected " + expected + ")");
+    target = *parsed;
+}
+
+OrderedJson customToJson(const BoolMatrix& custom) {
+    OrderedJson rows = OrderedJson::array();
+    for (Index i = 0; i < custom.rows(); ++i) {
+        OrderedJson row = OrderedJson::array();
+        for (Index j = 0; j < custom.cols(); ++j)
+            row.push_back(custom(i, j) ? 1 : 0);
+        rows.push_back(std::move(row));
+    }
+    return rows;
+}
+
+BoolMatrix customFromJson(const Json& value, const std::string& where) {
+    if (!value.is_array()) fail(where, "expected null or a list of rows, got " + typeOf(value));
+    const auto rows = static_cast<Index>(value.size());
+    Index cols = -1;
+    for (Index i = 0; i < rows; ++i) {
+        const Json& row = value[static_cast<std::size_t>(i)];
+        if (!row.is_array())
+            fail(where, "row " + std::to_string(i) + " is " + typeOf(row) + ", not a list");
+        const auto count = static_cast<Index>(row.size());
+        if (cols >= 0 && count != cols)
+            fail(where, "row " + std::to_string(i) + " has " + std::to_string(count) +
+                            " entries but row 0 has " + std::to_string(cols));
+        cols = count;
+    }
+    BoolMatrix custom(rows, std::max<Index>(cols, 0));
+    for (Index i = 0; i < rows; ++i)
+        for (Index j = 0; j < custom.cols(); ++j) {
+            const Json& cell = value[static_cast<std::size_t>(i)][static_cast<std::size_t>(j)];
+            if (cell.is_boolean())
+                custom(i, j) = cell.get<bool>();
+            else if (cell.is_number() && (cell.get<double>() == 0 || cell.get<double>() == 1))
+                custom(i, j) = cell.get<double>() == 1;
+            else
+                fail(where, "cell (" + std::to_string(i) + ", " + std::to_string(j) +
+                                ") must be 0, 1, true or false, got " + cell.dump());
+        }
+    return custom;
+}
+
+} // namespace
+
+std::string sessionToJson(const Session& s) {
+    OrderedJson root;
+    root["attnlab_session"] = Session::kVersion;
+    root["title"] = s.title;
+    root["tokens"] = {
+        {"text", s.text}, {"source", s.sourceText}, {"tokenizer", tokenizerName(s.tokenizer)}};
+    root["model"] = {{"d_model", s.dModel},
+                     {"heads", s.heads},
+                     {"kv_heads", s.kvHeads},
+                     {"positional", positionalName(s.positional)},
+                     {"rope_base", s.ropeBase},
+                     {"seed", s.seed},
+                     {"identity_projections", s.identityProjections}};
+    OrderedJson attention;
+    attention["variant"] = variantName(s.variant);
+    attention["scale"] = s.scale ? OrderedJson(*s.scale) : OrderedJson(nullptr);
+    attention["temperature"] = s.temperature;
+    attention["q_block"] = s.qBlock;
+    attention["kv_block"] = s.kvBlock;
+    attention["kv_prefill"] = s.kvPrefill;
+    root["attention"] = std::move(attention);
+    OrderedJson mask;
+    mask["causal"] = s.mask.causal;
+    mask["window"] = s.mask.window;
+    mask["causal_window"] = s.mask.causalWindow;
+    mask["valid_len"] = s.mask.validLen;
+    mask["custom"] = s.mask.custom ? customToJson(*s.mask.custom) : OrderedJson(nullptr);
+    root["mask"] = std::move(mask);
+    const ViewState& v = s.viewState;
+    root["view"] = {{"view", v.view},
+                    {"colormap", v.colormap},
+                    {"theme", v.theme},
+                    {"show", v.show},
+                    {"head", v.head},
+                    {"query", v.query},
+                    {"cell_values", v.cellValues},
+                    {"flash_step", v.flashStep},
+                    {"kv_step", v.kvStep}};
+    return root.dump(2) + "\n";
+}
+
+Result<Session> sessionFromJson(const std::string& text) {
+    Json root;
+    try {
+        root = Json::parse(text);
+    } catch (const Json::parse_error& e) {
+        return Error{std::string("not valid JSON: ") + e.what()};
+    }
+    if (!root.is_object()) return Error{"a session is a JSON object, got " + typeOf(root)};
+
+    Session s;
+    try {
+        const auto version = root.find("attnlab_session");
+        if (version == root.end())
+            return Error{"not an AttnLab session: the key \"attnlab_session\" (the format "
+                         "version) is missing"};
+        const Index number = Section::wholeNumber(*version, "attnlab_session");
+        if (number > Session::kVersion)
+            return Error{"attnlab_session: the file is format version " + std::to_string(number) +
+                         ", newer than this AttnLab reads (" + std::to_string(Session::kVersion) +
+                         "); update AttnLab"};
+        if (number < 1)
+            return Error{"attnlab_session: unknown format version " + std::to_string(number)};
+
+        Section top(&root, "session");
+        if (const Json* title = top.find("title")) {
+            if (!title->is_string()) fail("title", "expected a string, got " + typeOf(*title));
+            s.title = title->get<std::string>();
+        }
+
+        const Section tokens = Section::child(root, "tokens");
+        tokens.get("text", s.text);
+        tokens.get("source", s.sourceText);
+        getEnum(tokens, "tokenizer", s.tokenizer, parseTokenizer, "whitespace or character");
+
+        const Section model = Section::child(root, "model");
+        model.get("d_model", s.dModel);
+        model.get("heads", s.heads);
+        model.get("kv_heads", s.kvHeads);
+        getEnum(model, "positional", s.positional, parsePositional,
+                "none, sinusoidal, rope-interleaved or rope-half");
+        model.get("rope_base", s.ropeBase);
+        model.get("seed", s.seed);
+        model.get("identity_projections", s.identityProjections);
+
+        const Section attention = Section::child(root, "attention");
+        getEnum(attention, "variant", s.variant, parseVariant,
+                "softmax, flash, linear or additive");
+        attention.get("scale", s.scale);
+        attention.get("temperature", s.temperature);
+        attention.get("q_block", s.qBlock);
+        attention.get("kv_block", s.kvBlock);
+        attention.get("kv_prefill", s.kvPrefill);
+
+        const Section mask = Section::child(root, "mask");
+        mask.get("causal", s.mask.causal);
+        mask.get("window", s.mask.window);
+        mask.get("causal_window", s.mask.causalWindow);
+        if (const Json* lens = mask.find("valid_len")) {
+            if (lens->is_null())
+                s.mask.validLen.clear();
+            else if (lens->is_number())
+                s.mask.validLen = {Section::wholeNumber(*lens, "mask.valid_len")};
+            else if (lens->is_array()) {
+                s.mask.validLen.clear();
+                for (const Json& len : *lens)
+                    s.mask.validLen.push_back(Section::wholeNumber(len, "mask.valid_len"));
+            } else {
+                fail("mask.valid_len", "expected a list of whole numbers, got " + typeOf(*lens));
+            }
+        }
+        if (const Json* custom = mask.find("custom")) {
+            if (custom->is_null())
+                s.mask.custom.reset();
+            else
+                s.mask.custom = customFromJson(*custom, "mask.custom");
+        }
+
+        const Section view = Section::child(root, "view");
+        ViewState& v = s.viewState;
+        view.get("view", v.view);
+        view.get("colormap", v.colormap);
+        view.get("theme", v.theme);
+        view.get("show", v.show);
+        view.get("head", v.head);
+        view.get("query", v.query);
+        view.get("cell_values", v.cellValues);
+        view.get("flash_step", v.flashStep);
+        view.get("kv_step", v.kvStep);
+    } catch (const JsonProblem& problem) {
+        return Error{problem.message};
+    }
+    return s;
+}
+
+Result<Session> loadSession(const std::string& path) {
+    auto text = readFile(path);
+    if (!text) return Error{text.error()};
+    auto session = sessionFromJson(*text);
+    if (!session) return Error{path + ": " + session.error()};
+    return session;
+}
+
+Status saveSession(const std::string& path, const Session& session) {
+    return writeFileAtomic(path, sessionToJson(session));
+}
+
+} // namespace attnlab
