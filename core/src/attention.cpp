@@ -1,0 +1,215 @@
+// attend(): validation, per-(batch, head) dispatch to the kernels, GQA wiring and threads.
+
+// GCC 12 reports false "maybe uninitialized" warnings inside Eigen's AVX-512 intrinsics
+// (the _mm512_undefined_ps idiom) when they are inlined here with -march=native.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
+#include "attnlab/attention.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <exception>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include "kernels.h"
+
+namespace attnlab {
+
+const char* variantName(Variant v) {
+    switch (v) {
+    case Variant::Softmax:
+        return "softmax";
+    case Variant::Flash:
+        return "flash";
+    case Variant::Linear:
+        return "linear";
+    case Variant::Additive:
+        return "additive";
+    }
+    return "softmax";
+}
+
+std::optional<Variant> parseVariant(const std::string& name) {
+    for (Variant v : {Variant::Softmax, Variant::Flash, Variant::Linear, Variant::Additive})
+        if (name == variantName(v)) return v;
+    return std::nullopt;
+}
+
+std::optional<std::string> validate(const Qkv& qkv, const AttentionSpec& spec) {
+    const Tensor4& q = qkv.q;
+    const Tensor4& k = qkv.k;
+    const Tensor4& v = qkv.v;
+    std::ostringstream out;
+    auto shape = [](const Tensor4& t) {
+        std::ostringstream s;
+        s << "[" << t.batch << ", " << t.heads << ", " << t.seq << ", " << t.dim << "]";
+        return s.str();
+    };
+    for (const auto& [name, t] :
+         {std::pair<const char*, const Tensor4*>{"Q", &q}, {"K", &k}, {"V", &v}}) {
+        if (t->data.size() != static_cast<std::size_t>(t->batch * t->heads * t->seq * t->dim))
+            return std::string(name) + " holds " + std::to_string(t->data.size()) +
+                   " values but its shape " + shape(*t) + " needs " +
+                   std::to_string(t->batch * t->heads * t->seq * t->dim);
+    }
+    if (k.batch != q.batch || v.batch != q.batch) {
+        out << "batch sizes differ: Q " << shape(q) << ", K " << shape(k) << ", V " << shape(v);
+        return out.str();
+    }
+    if (v.heads != k.heads) {
+        out << "K and V need the same number of heads: K " << shape(k) << ", V " << shape(v);
+        return out.str();
+    }
+    if (v.seq != k.seq) {
+        out << "K and V need the same sequence length: K " << shape(k) << ", V " << shape(v);
+        return out.str();
+    }
+    if (k.dim != q.dim) {
+        out << "Q and K need the same feature size D: Q " << shape(q) << ", K " << shape(k);
+        return out.str();
+    }
+    if (q.heads > 0 && (k.heads <= 0 || q.heads % k.heads != 0)) {
+        out << "query heads (" << q.heads << ") must be a multiple of key/value heads (" << k.heads
+            << ")";
+        return out.str();
+    }
+    if (q.heads == 0 && k.heads != 0) {
+        out << "Q has no heads but K/V have " << k.heads;
+        return out.str();
+    }
+    if (auto problem = validateMask(spec.mask, q.batch, q.seq, k.seq)) return problem;
+    if (spec.scale && !std::isfinite(*spec.scale)) return std::string("scale must be finite");
+    if (spec.qBlock < 1)
+        return "q block size must be >= 1 (got " + std::to_string(spec.qBlock) + ")";
+    if (spec.kvBlock < 1)
+        return "kv block size must be >= 1 (got " + std::to_string(spec.kvBlock) + ")";
+    if (spec.threads < 0) return "threads must be >= 0 (got " + std::to_string(spec.threads) + ")";
+    if (spec.variant == Variant::Additive) {
+        if (spec.additive) {
+            const AdditiveParams& p = *spec.additive;
+            if (p.wq.cols() != q.dim || p.wk.cols() != k.dim || p.wq.rows() != p.wk.rows() ||
+                p.v.size() != p.wq.rows()) {
+                out << "additive parameters do not fit: wq " << p.wq.rows() << "x" << p.wq.cols()
+                    << ", wk " << p.wk.rows() << "x" << p.wk.cols() << ", v " << p.v.size()
+                    << " for D = " << q.dim;
+                return out.str();
+            }
+        } else if (spec.additiveUnits < 1) {
+            return "additive units must be >= 1 (got " + std::to_string(spec.additiveUnits) + ")";
+        }
+    }
+    return std::nullopt;
+}
+
+namespace {
+
+/// Runs task(0 .. count-1) over up to `threads` threads (0 = hardware), the caller's included.
+template <typename Task> void parallelFor(Index count, int threads, const Task& task) {
+    unsigned wanted = threads > 0 ? static_cast<unsigned>(threads)
+                                  : std::max(1u, std::thread::hardware_concurrency());
+    const auto workers = static_cast<unsigned>(std::min<Index>(wanted, count));
+    if (workers <= 1) {
+        for (Index i = 0; i < count; ++i)
+            task(i);
+        return;
+    }
+    std::atomic<Index> next{0};
+    std::exception_ptr failure;
+    std::mutex failureMutex;
+    auto work = [&] {
+        try {
+            for (Index i = next++; i < count; i = next++)
+                task(i);
+        } catch (...) {
+            std::lock_guard lock(failureMutex);
+            if (!failure) failure = std::current_exception();
+            next = count;
+        }
+    };
+    std::vector<std::thread> pool;
+    pool.reserve(workers - 1);
+    for (unsigned t = 1; t < workers; ++t)
+        pool.emplace_back(work);
+    work();
+    for (auto& thread : pool)
+        thread.join();
+    if (failure) std::rethrow_exception(failure);
+}
+
+} // namespace
+
+Attention attend(const Qkv& qkv, const AttentionSpec& spec) {
+    if (auto problem = validate(qkv, spec)) ATTN_CHECK(false, *problem);
+    const Index batch = qkv.q.batch;
+    const Index heads = qkv.q.heads;
+    const Index sq = qkv.q.seq;
+    const Index sk = qkv.k.seq;
+    const Index dim = qkv.q.dim;
+    const Index dv = qkv.v.dim;
+    const Index group = qkv.k.heads > 0 ? heads / qkv.k.heads : 1;
+
+    Attention result;
+    result.scale =
+        spec.scale ? *spec.scale : (dim > 0 ? 1.0 / std::sqrt(static_cast<double>(dim)) : 1.0);
+    result.output = Tensor4(batch, heads, sq, dv);
+    if (spec.wantWeights) result.weights = Tensor4(batch, heads, sq, sk);
+    if (spec.wantScores) result.scores = Tensor4(batch, heads, sq, sk);
+    result.emptyRows.assign(static_cast<std::size_t>(batch * sq), 0);
+    const bool tracing = spec.wantFlashTrace && spec.variant == Variant::Flash;
+    if (tracing) {
+        FlashTrace trace;
+        trace.qBlock = spec.qBlock;
+        trace.kvBlock = spec.kvBlock;
+        trace.heads.resize(static_cast<std::size_t>(batch * heads));
+        for (Index b = 0; b < batch; ++b)
+            for (Index h = 0; h < heads; ++h) {
+                trace.heads[static_cast<std::size_t>(b * heads + h)].batch = b;
+                trace.heads[static_cast<std::size_t>(b * heads + h)].head = h;
+            }
+        result.flashTrace = std::move(trace);
+    }
+    std::optional<AdditiveParams> additive;
+    if (spec.variant == Variant::Additive)
+        additive = spec.additive
+                       ? *spec.additive
+                       : makeAdditiveParams(spec.additiveUnits, dim, qkv.k.dim, spec.additiveSeed);
+
+    const auto cells = static_cast<std::size_t>(sq * sk);
+    parallelFor(batch * heads, spec.threads, [&](Index pair) {
+        const Index b = pair / heads;
+        const Index h = pair % heads;
+        const Index kvHead = h / group;
+        const auto slot = static_cast<std::size_t>(pair);
+        const kernels::HeadJob job{
+            qkv.q.head(b, h), qkv.k.head(b, kvHead), qkv.v.head(b, kvHead),
+            result.output.head(b, h),
+            spec.wantWeights ? result.weights.data.data() + slot * cells : nullptr,
+            spec.wantScores ? result.scores.data.data() + slot * cells : nullptr, spec.mask, b,
+            static_cast<Scalar>(result.scale),
+            // The mask does not depend on the head: head 0 reports the empty rows.
+            h == 0 ? result.emptyRows.data() + b * sq : nullptr};
+        switch (spec.variant) {
+        case Variant::Softmax:
+            kernels::softmaxHead(job);
+            break;
+        case Variant::Flash:
+            kernels::flashHead(job, spec.qBlock, spec.kvBlock,
+                               tracing ? &result.flashTrace->heads[slot] : nullptr);
+            break;
+        case Variant::Linear:
+            kernels::linearHead(job);
+            break;
+        case Variant::Additive:
+            kernels::additiveHead(job, *additive);
+            break;
+        }
+    });
+    return result;
+}
+
+} // namespace attnlab

@@ -1,0 +1,308 @@
+// FlashAttention (Dao et al. 2022, Alg. 1) for one head: q tiles outer, kv tiles inner,
+// online softmax, fully masked tiles skipped, optional trace and partial-state read-out.
+
+// GCC 12 reports false "maybe uninitialized" warnings inside Eigen's AVX-512 intrinsics
+// (the _mm512_undefined_ps idiom) when they are inlined here with -march=native.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "attnlab/flash.h"
+#include "kernels.h"
+
+namespace attnlab {
+
+namespace {
+
+constexpr Scalar kMinusInf = -std::numeric_limits<Scalar>::infinity();
+using ArrayR = Eigen::Array<Scalar, Eigen::Dynamic, 1>;
+using ArrayMatrix = Eigen::Array<Scalar, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+/// Per-thread buffers of one q tile, sized once per head and reused for every tile.
+struct TileBuffers {
+    Matrix scores;           // [Br, Bc] logits, then probabilities
+    Matrix accumulator;      // [Br, Dv] un-normalised output
+    ArrayR rowMax, rowSum;   // [Br] running m and l
+    ArrayR tileMax, rescale; // [Br]
+    ArrayR shift;            // [Br] the m_new subtracted before exp (0 while m_new is -inf)
+    ArrayR inverse;          // [Br] 1 / l, or 0 for a row with no allowed key
+    std::vector<KeyRange> ranges;
+
+    void reserve(Index br, Index bc, Index dv) {
+        scores.resize(br, bc);
+        accumulator.resize(br, dv);
+        rowMax.resize(br);
+        rowSum.resize(br);
+        tileMax.resize(br);
+        rescale.resize(br);
+        shift.resize(br);
+        inverse.resize(br);
+        ranges.resize(static_cast<std::size_t>(br));
+    }
+};
+
+/// Where a partial run leaves its state (flashStateAfter), or nothing for a normal run.
+struct StateSink {
+    FlashState* state = nullptr;
+    Index stepLimit = std::numeric_limits<Index>::max();
+};
+
+/// Writes the rows [q0, q0 + br) of the tile state into the sink.
+void sinkTile(const TileBuffers& buf, Index q0, Index br, FlashState& state) {
+    state.accumulator.middleRows(q0, br) = buf.accumulator.topRows(br);
+    for (Index i = 0; i < br; ++i) {
+        state.rowMax[static_cast<std::size_t>(q0 + i)] = buf.rowMax(i);
+        state.rowSum[static_cast<std::size_t>(q0 + i)] = buf.rowSum(i);
+    }
+}
+
+/// Whether the tile rows x [k0, k1) holds at least one allowed cell.
+bool tileHasAllowed(const std::vector<KeyRange>& ranges, Index br, Index q0, Index k0, Index k1,
+                    const BoolMatrix* custom) {
+    for (Index i = 0; i < br; ++i) {
+        const KeyRange& r = ranges[static_cast<std::size_t>(i)];
+        const Index b = std::max(r.begin, k0);
+        const Index e = std::min(r.end, k1);
+        if (e <= b) continue;
+        if (!custom || custom->row(q0 + i).segment(b, e - b).any()) return true;
+    }
+    return false;
+}
+
+/// Sets the cells of the [br, bc] tile at (q0, k0) that the mask forbids to -inf.
+void maskTile(Eigen::Ref<Matrix, 0, Eigen::OuterStride<>> tile, const std::vector<KeyRange>& ranges,
+              Index q0, Index k0, const BoolMatrix* custom) {
+    const Index br = tile.rows();
+    const Index bc = tile.cols();
+    for (Index i = 0; i < br; ++i) {
+        const KeyRange& r = ranges[static_cast<std::size_t>(i)];
+        const Index b = std::clamp<Index>(r.begin - k0, 0, bc);
+        const Index e = std::clamp<Index>(r.end - k0, b, bc);
+        if (b > 0) tile.row(i).head(b).setConstant(kMinusInf);
+        if (e < bc) tile.row(i).tail(bc - e).setConstant(kMinusInf);
+        if (custom) {
+            const auto allow = custom->row(q0 + i).segment(k0, bc).array();
+            tile.row(i) = allow.select(tile.row(i).array(), kMinusInf).matrix();
+        }
+    }
+}
+
+/// Dao et al. 2022, Alg. 1 over one head. For each q tile Q_i and kv tile (K_j, V_j):
+///   S = scale Q_i K_j^T,  m_new = max(m, rowmax S),  P = exp(S - m_new),
+///   l = exp(m - m_new) l + rowsum P,  O = diag(exp(m - m_new)) O + P V_j,
+/// and O / l at the end of the q tile. kRecord appends the state after every tile to trace.
+template <bool kRecord>
+void flashRun(const kernels::HeadJob& job, Index qBlock, Index kvBlock, FlashHeadTrace* trace,
+              const StateSink& sink) {
+    const Index sq = job.q.rows();
+    const Index sk = job.k.rows();
+    const Index dv = job.v.cols();
+    if (sq == 0) return;
+    qBlock = std::max<Index>(1, std::min(qBlock, sq));
+    kvBlock = std::max<Index>(1, kvBlock);
+    const BoolMatrix* custom = job.mask.custom ? &*job.mask.custom : nullptr;
+    MatrixMap output = job.out; // writable: job is const, the memory it names is not
+
+    thread_local TileBuffers buf;
+    buf.reserve(qBlock, std::min(kvBlock, std::max<Index>(sk, 1)), dv);
+
+    if (job.scores)
+        MatrixMap(job.scores, sq, sk).noalias() = job.scale * (job.q * job.k.transpose());
+
+    Index step = 0;
+    for (Index q0 = 0; q0 < sq; q0 += qBlock) {
+        const Index br = std::min(qBlock, sq - q0);
+        const auto qTile = job.q.middleRows(q0, br);
+        auto acc = buf.accumulator.topRows(br);
+        auto rowMax = buf.rowMax.head(br);
+        auto rowSum = buf.rowSum.head(br);
+        acc.setZero();
+        rowMax.setConstant(kMinusInf);
+        rowSum.setZero();
+        for (Index i = 0; i < br; ++i)
+            buf.ranges[static_cast<std::size_t>(i)] = keyRange(job.mask, job.batch, q0 + i, sq, sk);
+
+        bool stopped = false;
+        for (Index k0 = 0; k0 < sk; k0 += kvBlock, ++step) {
+            if (step >= sink.stepLimit) {
+                stopped = true;
+                break;
+            }
+            const Index bc = std::min(kvBlock, sk - k0);
+            const bool skip = !tileHasAllowed(buf.ranges, br, q0, k0, k0 + bc, custom);
+            auto rescale = buf.rescale.head(br);
+            if (!skip) {
+                auto s = buf.scores.topLeftCorner(br, bc);
+                s.noalias() = job.scale * (qTile * job.k.middleRows(k0, bc).transpose());
+                maskTile(s, buf.ranges, q0, k0, custom);
+                auto tileMax = buf.tileMax.head(br);
+                auto shift = buf.shift.head(br);
+                tileMax = s.rowwise().maxCoeff().array();
+                auto& newMax = tileMax;
+                newMax = rowMax.max(tileMax);
+                // A row that has seen no allowed key keeps m = -inf: shift by 0 so exp gives 0.
+                shift = (newMax > kMinusInf).select(newMax, Scalar(0));
+                // exp(m_old - m_new); 0 for a row that had seen no key (its state is zero).
+                rescale = (rowMax - shift).exp();
+                s.array().colwise() -= shift;
+                s = s.array().exp().matrix();
+                rowSum = rescale * rowSum + s.rowwise().sum().array();
+                acc.array().colwise() *= rescale;
+                acc.noalias() += s * job.v.middleRows(k0, bc);
+                rowMax = newMax;
+            } else {
+                rescale.setOnes();
+            }
+            if constexpr (kRecord) {
+                FlashStep rec;
+                rec.qStart = q0;
+                rec.qEnd = q0 + br;
+                rec.kvStart = k0;
+                rec.kvEnd = k0 + bc;
+                rec.skipped = skip;
+                rec.rowMax.assign(rowMax.data(), rowMax.data() + br);
+                rec.rowSum.assign(rowSum.data(), rowSum.data() + br);
+                rec.rescale.assign(rescale.data(), rescale.data() + br);
+                trace->steps.push_back(std::move(rec));
+            }
+        }
+        if (sink.state) {
+            sinkTile(buf, q0, br, *sink.state);
+            sink.state->stepsDone = step;
+            if (stopped) return;
+            continue;
+        }
+
+        // O_i = diag(l)^-1 O_i; a row with l == 0 saw no allowed key: zero and flagged.
+        auto out = output.middleRows(q0, br);
+        auto inverse = buf.inverse.head(br);
+        inverse = (rowSum > Scalar(0)).select(rowSum.inverse(), Scalar(0));
+        out.array() = acc.array().colwise() * inverse;
+        if (job.emptyRows)
+            for (Index i = 0; i < br; ++i)
+                if (!(rowSum(i) > 0)) job.emptyRows[q0 + i] = 1;
+
+        if (job.weights) {
+            // Exact weights by a second pass: w = exp(s - m_final) / l_final, tile by tile.
+            MatrixMap weights(job.weights + q0 * sk, br, sk);
+            for (Index k0 = 0; k0 < sk; k0 += kvBlock) {
+                const Index bc = std::min(kvBlock, sk - k0);
+                auto w = weights.middleCols(k0, bc);
+                if (!tileHasAllowed(buf.ranges, br, q0, k0, k0 + bc, custom)) {
+                    w.setZero();
+                    continue;
+                }
+                w.noalias() = job.scale * (qTile * job.k.middleRows(k0, bc).transpose());
+                maskTile(w, buf.ranges, q0, k0, custom);
+                auto shift = buf.shift.head(br);
+                shift = (rowMax > kMinusInf).select(rowMax, Scalar(0));
+                w.array().colwise() -= shift;
+                w = (w.array().exp().colwise() * inverse).matrix();
+            }
+        }
+    }
+    if (sink.state) sink.state->stepsDone = step;
+}
+
+} // namespace
+
+namespace kernels {
+
+void flashHead(const HeadJob& job, Index qBlock, Index kvBlock, FlashHeadTrace* trace) {
+    const Index sq = job.q.rows();
+    if (sq > 0 && job.k.rows() == 0) {
+        MatrixMap out = job.out;
+        out.setZero();
+        if (job.emptyRows) std::fill(job.emptyRows, job.emptyRows + sq, 1);
+        return;
+    }
+    if (trace)
+        flashRun<true>(job, qBlock, kvBlock, trace, StateSink{});
+    else
+        flashRun<false>(job, qBlock, kvBlock, nullptr, StateSink{});
+}
+
+} // namespace kernels
+
+FlashState flashStateAfter(const Qkv& qkv, const AttentionSpec& spec, Index batch, Index head,
+                           Index steps) {
+    if (auto problem = validate(qkv, spec)) ATTN_CHECK(false, *problem);
+    ATTN_CHECK(batch >= 0 && batch < qkv.q.batch,
+               "batch " << batch << " out of range [0, " << qkv.q.batch << ")");
+    ATTN_CHECK(head >= 0 && head < qkv.q.heads,
+               "head " << head << " out of range [0, " << qkv.q.heads << ")");
+    const Index sq = qkv.q.seq;
+    const Index dv = qkv.v.dim;
+    FlashState state;
+    state.accumulator = Matrix::Zero(sq, dv);
+    state.rowMax.assign(static_cast<std::size_t>(sq), kMinusInf);
+    state.rowSum.assign(static_cast<std::size_t>(sq), 0.0f);
+    if (steps <= 0 || sq == 0) return state;
+
+    const Index kvHead = head / (qkv.q.heads / qkv.k.heads);
+    const Scalar scale = static_cast<Scalar>(
+        spec.scale ? *spec.scale
+                   : (qkv.q.dim > 0 ? 1.0 / std::sqrt(static_cast<double>(qkv.q.dim)) : 1.0));
+    Matrix unusedOut(sq, dv);
+    const kernels::HeadJob job{qkv.q.head(batch, head),
+                               qkv.k.head(batch, kvHead),
+                               qkv.v.head(batch, kvHead),
+                               MatrixMap(unusedOut.data(), sq, dv),
+                               nullptr,
+                               nullptr,
+                               spec.mask,
+                               batch,
+                               scale,
+                               nullptr};
+    StateSink sink;
+    sink.state = &state;
+    sink.stepLimit = steps;
+    flashRun<false>(job, spec.qBlock, spec.kvBlock, nullptr, sink);
+    return state;
+}
+
+std::string flashTraceJson(const FlashTrace& trace) {
+    using nlohmann::json;
+    auto numbers = [](const std::vector<float>& values) {
+        json list = json::array();
+        for (float x : values) {
+            if (std::isfinite(x))
+                list.push_back(static_cast<double>(x));
+            else
+                list.push_back(nullptr);
+        }
+        return list;
+    };
+    json heads = json::array();
+    for (const FlashHeadTrace& head : trace.heads) {
+        json steps = json::array();
+        for (const FlashStep& step : head.steps) {
+            json s = json::object();
+            s["q_start"] = step.qStart;
+            s["q_end"] = step.qEnd;
+            s["kv_start"] = step.kvStart;
+            s["kv_end"] = step.kvEnd;
+            s["skipped"] = step.skipped;
+            s["row_max"] = numbers(step.rowMax);
+            s["row_sum"] = numbers(step.rowSum);
+            s["rescale"] = numbers(step.rescale);
+            steps.push_back(std::move(s));
+        }
+        heads.push_back(json{{"batch", head.batch}, {"head", head.head}, {"steps", steps}});
+    }
+    json root = json::object();
+    root["variant"] = "flash";
+    root["q_block"] = trace.qBlock;
+    root["kv_block"] = trace.kvBlock;
+    root["heads"] = std::move(heads);
+    return root.dump();
+}
+
+} // namespace attnlab

@@ -1,0 +1,209 @@
+// KV-cache decoding: prefill N rows, then one row at a time against the growing cache, each
+// step a kernel call on sub-views of Q, K and V (bottom-right alignment places the rows).
+
+// GCC 12 reports false "maybe uninitialized" warnings inside Eigen's AVX-512 intrinsics
+// (the _mm512_undefined_ps idiom) when they are inlined here with -march=native.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
+#include "attnlab/kv_cache.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <exception>
+#include <mutex>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "kernels.h"
+
+namespace attnlab {
+
+std::int64_t kvCacheBytes(Index batch, Index kvHeads, Index cacheLen, Index dk, Index dv,
+                          Index bytesPerElement) {
+    return static_cast<std::int64_t>(batch) * kvHeads * cacheLen * (dk + dv) * bytesPerElement;
+}
+
+namespace {
+
+/// Runs task(0 .. count-1) over up to `threads` threads (0 = hardware), the caller's included.
+template <typename Task> void parallelFor(Index count, int threads, const Task& task) {
+    unsigned wanted = threads > 0 ? static_cast<unsigned>(threads)
+                                  : std::max(1u, std::thread::hardware_concurrency());
+    const auto workers = static_cast<unsigned>(std::min<Index>(wanted, count));
+    if (workers <= 1) {
+        for (Index i = 0; i < count; ++i)
+            task(i);
+        return;
+    }
+    std::atomic<Index> next{0};
+    std::exception_ptr failure;
+    std::mutex failureMutex;
+    auto work = [&] {
+        try {
+            for (Index i = next++; i < count; i = next++)
+                task(i);
+        } catch (...) {
+            std::lock_guard lock(failureMutex);
+            if (!failure) failure = std::current_exception();
+            next = count;
+        }
+    };
+    std::vector<std::thread> pool;
+    pool.reserve(workers - 1);
+    for (unsigned t = 1; t < workers; ++t)
+        pool.emplace_back(work);
+    work();
+    for (auto& thread : pool)
+        thread.join();
+    if (failure) std::rethrow_exception(failure);
+}
+
+/// The mask of the sub-problem rows [r0, r0 + rows) x keys [0, keys): the same rules (they
+/// only depend on absolute positions, which bottom-right alignment keeps) and the matching
+/// block of a custom mask.
+MaskSpec subMask(const MaskSpec& mask, Index r0, Index rows, Index keys) {
+    MaskSpec sub;
+    sub.causal = mask.causal;
+    sub.window = mask.window;
+    sub.causalWindow = mask.causalWindow;
+    sub.validLen = mask.validLen;
+    if (mask.custom) sub.custom = BoolMatrix(mask.custom->block(r0, 0, rows, keys));
+    return sub;
+}
+
+} // namespace
+
+Attention attendKvCache(const Qkv& qkv, const AttentionSpec& spec, Index prefill,
+                        Index bytesPerElement, KvCacheTrace* trace) {
+    ATTN_CHECK(qkv.q.seq == qkv.k.seq,
+               "KV-cache decoding needs self-attention (Sq == Sk), got Sq = "
+                   << qkv.q.seq << " and Sk = " << qkv.k.seq);
+    ATTN_CHECK(prefill >= 0 && prefill <= qkv.q.seq,
+               "prefill must be in [0, " << qkv.q.seq << "] (got " << prefill << ")");
+    ATTN_CHECK(bytesPerElement > 0,
+               "bytes per element must be > 0 (got " << bytesPerElement << ")");
+    AttentionSpec causalSpec = spec;
+    causalSpec.mask.causal = true;
+    if (auto problem = validate(qkv, causalSpec)) ATTN_CHECK(false, *problem);
+
+    const Index batch = qkv.q.batch;
+    const Index heads = qkv.q.heads;
+    const Index seq = qkv.q.seq;
+    const Index dim = qkv.q.dim;
+    const Index dv = qkv.v.dim;
+    const Index group = qkv.k.heads > 0 ? heads / qkv.k.heads : 1;
+    const MaskSpec& mask = causalSpec.mask;
+
+    Attention result;
+    result.scale =
+        spec.scale ? *spec.scale : (dim > 0 ? 1.0 / std::sqrt(static_cast<double>(dim)) : 1.0);
+    result.output = Tensor4(batch, heads, seq, dv);
+    if (spec.wantWeights) result.weights = Tensor4(batch, heads, seq, seq);
+    if (spec.wantScores) result.scores = Tensor4(batch, heads, seq, seq);
+    result.emptyRows.assign(static_cast<std::size_t>(batch * seq), 0);
+    std::optional<AdditiveParams> additive;
+    if (spec.variant == Variant::Additive)
+        additive = spec.additive
+                       ? *spec.additive
+                       : makeAdditiveParams(spec.additiveUnits, dim, qkv.k.dim, spec.additiveSeed);
+
+    // The steps are the same for every head; their masks are built once.
+    struct Step {
+        Index r0, rows;
+        MaskSpec mask;
+    };
+    std::vector<Step> steps;
+    steps.push_back({0, prefill, subMask(mask, 0, prefill, prefill)});
+    for (Index t = prefill; t < seq; ++t)
+        steps.push_back({t, 1, subMask(mask, t, 1, t + 1)});
+
+    parallelFor(batch * heads, spec.threads, [&](Index pair) {
+        const Index b = pair / heads;
+        const Index h = pair % heads;
+        const Index kvHead = h / group;
+        const auto q = qkv.q.head(b, h);
+        const auto k = qkv.k.head(b, kvHead);
+        const auto v = qkv.v.head(b, kvHead);
+        auto out = result.output.head(b, h);
+        Scalar* weights =
+            spec.wantWeights ? result.weights.data.data() + pair * seq * seq : nullptr;
+        Matrix prefillWeights; // the prefill writes [N, N]; copied into the [S, S] rows
+        for (const Step& step : steps) {
+            if (step.rows == 0) continue;
+            const Index keys = step.r0 + step.rows; // the cache after this step
+            Scalar* stepWeights = nullptr;
+            if (weights) {
+                if (step.rows == 1) {
+                    stepWeights = weights + step.r0 * seq; // one row: contiguous
+                } else {
+                    prefillWeights.resize(step.rows, keys);
+                    stepWeights = prefillWeights.data();
+                }
+            }
+            const kernels::HeadJob job{ConstMatrixMap(q.data() + step.r0 * dim, step.rows, dim),
+                                       ConstMatrixMap(k.data(), keys, dim),
+                                       ConstMatrixMap(v.data(), keys, dv),
+                                       MatrixMap(out.data() + step.r0 * dv, step.rows, dv),
+                                       stepWeights,
+                                       nullptr,
+                                       step.mask,
+                                       b,
+                                       static_cast<Scalar>(result.scale),
+                                       h == 0 ? result.emptyRows.data() + b * seq + step.r0
+                                              : nullptr};
+            switch (spec.variant) {
+            case Variant::Softmax:
+                kernels::softmaxHead(job);
+                break;
+            case Variant::Flash:
+                kernels::flashHead(job, spec.qBlock, spec.kvBlock, nullptr);
+                break;
+            case Variant::Linear:
+                kernels::linearHead(job);
+                break;
+            case Variant::Additive:
+                kernels::additiveHead(job, *additive);
+                break;
+            }
+            if (weights && step.rows > 1)
+                MatrixMap(weights, seq, seq).topLeftCorner(step.rows, keys) = prefillWeights;
+        }
+        if (spec.wantScores)
+            MatrixMap(result.scores.data.data() + pair * seq * seq, seq, seq).noalias() =
+                static_cast<Scalar>(result.scale) * (q * k.transpose());
+    });
+
+    if (trace) {
+        trace->prefill = prefill;
+        trace->steps.clear();
+        for (const Step& step : steps) {
+            const Index cacheLen = step.r0 + step.rows;
+            trace->steps.push_back(
+                {step.rows, cacheLen,
+                 kvCacheBytes(batch, qkv.k.heads, cacheLen, dim, dv, bytesPerElement)});
+        }
+    }
+    return result;
+}
+
+std::string kvCacheTraceJson(const KvCacheTrace& trace) {
+    using nlohmann::json;
+    json steps = json::array();
+    for (const KvCacheStep& step : trace.steps) {
+        json s = json::object();
+        s["new_rows"] = step.newRows;
+        s["cache_len"] = step.cacheLen;
+        s["cache_bytes"] = step.cacheBytes;
+        steps.push_back(std::move(s));
+    }
+    json root = json::object();
+    root["prefill"] = trace.prefill;
+    root["steps"] = std::move(steps);
+    return root.dump();
+}
+
+} // namespace attnlab
