@@ -17,6 +17,12 @@ namespace {
 /// The variants the property sweep runs over. Adding a variant is one line here.
 const std::vector<Variant> kSweptVariants = {Variant::Softmax, Variant::Flash, Variant::Linear,
                                              Variant::Additive};
+/// Linear attention's denominator carries a 1e-6 (DESIGN.md), so its rows sum to 1 and a
+/// single allowed key returns its value only up to 1e-6 / (phi(q) . sum phi(k)), which is not
+/// tiny for one weak key.
+double toleranceOf(Variant variant) {
+    return variant == Variant::Linear ? 3e-3 : 1e-5;
+}
 /// Variants that compute exact softmax attention (compared cell by cell with the reference).
 const std::vector<Variant> kExactVariants = {Variant::Softmax, Variant::Flash};
 
@@ -95,7 +101,8 @@ TEST(Attention, WindowZeroReturnsV) {
         spec.mask.window = 0;
         const Attention a = attend(qkv, spec);
         for (Index h = 0; h < 2; ++h)
-            EXPECT_MATRIX_NEAR(a.output.head(0, h), qkv.v.head(0, h), 1e-5) << variantName(variant);
+            EXPECT_MATRIX_NEAR(a.output.head(0, h), qkv.v.head(0, h), toleranceOf(variant))
+                << variantName(variant);
     }
 }
 
@@ -108,7 +115,8 @@ TEST(Attention, CausalRowZeroReturnsFirstValue) {
         spec.mask.causal = true;
         const Attention a = attend(qkv, spec);
         for (Index b = 0; b < 2; ++b)
-            EXPECT_MATRIX_NEAR(a.output.head(b, 0).row(0), qkv.v.head(b, 0).row(0), 1e-5)
+            EXPECT_MATRIX_NEAR(a.output.head(b, 0).row(0), qkv.v.head(b, 0).row(0),
+                               toleranceOf(variant))
                 << variantName(variant);
     }
 }
@@ -174,7 +182,7 @@ TEST(Attention, WeightsAreDistributionsOverAllowedKeysForEveryVariant) {
                             }
                         }
                         const bool empty = !allowed.row(i).any();
-                        EXPECT_NEAR(sum, empty ? 0.0 : 1.0, 1e-4) << "row " << i;
+                        EXPECT_NEAR(sum, empty ? 0.0 : 1.0, toleranceOf(variant)) << "row " << i;
                         EXPECT_EQ(a.emptyRows[static_cast<std::size_t>(b * sq + i)] != 0, empty);
                         for (Index d = 0; d < a.output.dim; ++d) {
                             EXPECT_TRUE(std::isfinite(a.output(b, h, i, d)));
