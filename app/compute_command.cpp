@@ -18,6 +18,7 @@
 #include <optional>
 #include <random>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -353,6 +354,20 @@ private:
     std::vector<File> m_files;
 };
 
+/// The .npy image of t viewed at `rank`; consumes t so that at most one extra copy of a
+/// large weights tensor exists at a time.
+std::string encodeTensor(Tensor4&& t, Index rank, DType dtype) {
+    Tensor4 shapeOnly;
+    shapeOnly.batch = t.batch;
+    shapeOnly.heads = t.heads;
+    shapeOnly.seq = t.seq;
+    shapeOnly.dim = t.dim;
+    NpyArray array = fromTensor4(shapeOnly, rank, dtype); // checks the rank fits
+    array.data = std::move(t.data);
+    t = Tensor4{};
+    return encodeNpy(array, dtype);
+}
+
 // ---- the command --------------------------------------------------------------------------
 
 int run(int argc, char** argv) {
@@ -496,11 +511,10 @@ int run(int argc, char** argv) {
 
     // Encode everything, then stage every file, then rename.
     std::vector<std::pair<std::string, std::string>> files;
-    files.emplace_back(outPath, encodeNpy(fromTensor4(attention.output, q.rank, q.dtype), q.dtype));
-    attention.output = Tensor4{};
+    files.emplace_back(outPath, encodeTensor(std::move(attention.output), q.rank, q.dtype));
     if (weightsPath)
         files.emplace_back(*weightsPath,
-                           encodeNpy(fromTensor4(attention.weights, q.rank, q.dtype), q.dtype));
+                           encodeTensor(std::move(attention.weights), q.rank, q.dtype));
     if (tracePath) {
         if (prefill) {
             files.emplace_back(*tracePath, kvCacheTraceJson(kvTrace));
@@ -535,6 +549,8 @@ int computeCommand(int argc, char** argv) {
         message = error.what();
     } catch (const std::bad_alloc&) {
         message = "not enough memory for these sizes (--weights needs B*H*Sq*Sk values)";
+    } catch (const std::length_error&) {
+        message = "these sizes are too large to hold in memory";
     } catch (const std::exception& error) {
         message = std::string("failed: ") + error.what();
     }
