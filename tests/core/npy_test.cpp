@@ -421,6 +421,27 @@ TEST(Npy, RejectsCorruptAndTruncatedNpz) {
     EXPECT_NE(c.error().find("corrupt.npz"), std::string::npos) << c.error();
 }
 
+TEST(Npy, RejectsStoredNpzMemberWithBadCrc) {
+    TempDir dir;
+    std::vector<float> values(16, 2.0f);
+    const std::string member = handNpy(floatDict("<f4", "(16,)"), rawBytes(values));
+    const std::string good = dir.file("good.npz");
+    writeZip(good, {{"a.npy", member, false}});
+    auto bytes = readFile(good);
+    ASSERT_TRUE(bytes.ok());
+    // Change one float of the stored data: still a well-formed .npy, but the CRC differs.
+    std::string flipped = *bytes;
+    const std::size_t dataAt = flipped.find(member);
+    ASSERT_NE(dataAt, std::string::npos);
+    flipped[dataAt + member.size() - 2] =
+        static_cast<char>(flipped[dataAt + member.size() - 2] ^ 1);
+    const std::string corrupt = dir.file("crc.npz");
+    writeBytes(corrupt, flipped);
+    auto c = readNpz(corrupt);
+    ASSERT_FALSE(c.ok()) << "a CRC mismatch must not pass as data";
+    EXPECT_NE(c.error().find("crc.npz"), std::string::npos) << c.error();
+}
+
 TEST(Npy, WritesNpzThatReadsBack) {
     TempDir dir;
     NpyArray a;
