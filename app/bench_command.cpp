@@ -1,11 +1,299 @@
-// Placeholder until the bench command lands.
-#include <iostream>
+// attnlab bench: times each attention variant and, in the same run, the machine's own
+// references (Eigen GEMM on the same shapes, an FMA peak loop), and prints both.
 
+#if defined(__GNUC__) && !defined(__clang__)
+// GCC 12 false positives inside Eigen's AVX-512 intrinsics (see core/src/softmax.cpp).
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <iostream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "attnlab/attention.h"
 #include "commands.h"
 
 namespace attnlab::app {
-int benchCommand(int, char**) {
-    std::cerr << "attnlab bench: not available yet\n";
-    return 2;
+namespace {
+
+struct BenchOptions {
+    std::vector<Index> sizes = {1024, 4096};
+    Index dim = 64;
+    Index heads = 8;
+    int repeats = 5;
+    int threads = 1;
+    Index qBlock = 64;
+    Index kvBlock = 64;
+};
+
+void printHelp() {
+    std::cout << "usage: attnlab bench [--sizes 1024,4096] [--dim 64] [--heads 8] [--repeats 5]\n"
+                 "                     [--threads 1] [--q-block-size 64] [--block-size 64]\n"
+                 "Times softmax, flash, causal flash and linear attention (batch 1, Sq = Sk = S,\n"
+                 "D = Dv = dim) and, in the same run, Eigen GEMMs on the same shapes and an FMA\n"
+                 "peak loop. FLOPs: 4 S^2 D H for full attention (QK^T and PV, a multiply-add is\n"
+                 "2); causal counts the S(S+1)/2 pairs it needs; linear counts its own 4 S D^2 H.\n"
+                 "Times are medians over the repeats after one warm-up run.\n";
 }
+
+bool parseIndex(const std::string& text, Index& value, Index minimum) {
+    try {
+        std::size_t used = 0;
+        const long long parsed = std::stoll(text, &used);
+        if (used != text.size() || parsed < minimum) return false;
+        value = static_cast<Index>(parsed);
+        return true;
+    } catch (...) {
+        return false;
+    }
+}
+
+/// Parses the options; returns a one-line message naming the problem, or an empty string.
+std::string parseOptions(int argc, char** argv, BenchOptions& options, bool& help) {
+    for (int i = 0; i < argc; ++i) {
+        const std::string name = argv[i];
+        if (name == "--help" || name == "-h") {
+            help = true;
+            return {};
+        }
+        if (i + 1 >= argc) return name + " needs a value";
+        const std::string value = argv[++i];
+        Index number = 0;
+        if (name == "--sizes") {
+            options.sizes.clear();
+            std::stringstream stream(value);
+            std::string item;
+            while (std::getline(stream, item, ',')) {
+                if (!parseIndex(item, number, 1))
+                    return "--sizes: '" + item + "' is not a positive integer";
+                options.sizes.push_back(number);
+            }
+            if (options.sizes.empty()) return "--sizes needs at least one size";
+        } else if (name == "--dim" || name == "--heads" || name == "--repeats" ||
+                   name == "--threads" || name == "--block-size" || name == "--q-block-size") {
+            const Index minimum = name == "--threads" ? 0 : 1;
+            if (!parseIndex(value, number, minimum))
+                return name + ": '" + value + "' is not an integer >= " + std::to_string(minimum);
+            if (name == "--dim") options.dim = number;
+            if (name == "--heads") options.heads = number;
+            if (name == "--repeats")
+                options.repeats = static_cast<int>(std::min<Index>(number, 1000));
+            if (name == "--threads")
+                options.threads = static_cast<int>(std::min<Index>(number, 1024));
+            if (name == "--block-size") options.kvBlock = number;
+            if (name == "--q-block-size") options.qBlock = number;
+        } else {
+            return "unknown option '" + name + "'";
+        }
+    }
+    return {};
+}
+
+/// Median wall time in seconds of `repeats` runs of `work`, after one warm-up run.
+double medianSeconds(int repeats, const std::function<void()>& work) {
+    work();
+    std::vector<double> times;
+    for (int r = 0; r < repeats; ++r) {
+        const auto start = std::chrono::steady_clock::now();
+        work();
+        times.push_back(
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    }
+    std::sort(times.begin(), times.end());
+    return times[times.size() / 2];
+}
+
+int workerCount(int threads) {
+    return threads > 0 ? threads
+                       : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+/// Runs task(worker) on `workers` threads at once (the caller is worker 0).
+void onWorkers(int workers, const std::function<void(int)>& task) {
+    std::vector<std::thread> pool;
+    for (int w = 1; w < workers; ++w)
+        pool.emplace_back(task, w);
+    task(0);
+    for (auto& t : pool)
+        t.join();
+}
+
+/// FMA peak of one core: independent accumulators so the FMA latency is hidden, with the
+/// widest vectors this build targets. Returns FLOPs done (2 per lane per FMA).
+double fmaLoop(long iterations, float* sink) {
+#if defined(__AVX512F__)
+    constexpr int kLanes = 16;
+    __m512 acc[12];
+    for (int a = 0; a < 12; ++a)
+        acc[a] = _mm512_set1_ps(0.001f * static_cast<float>(a));
+    const __m512 mul = _mm512_set1_ps(0.999999f);
+    const __m512 add = _mm512_set1_ps(1e-7f);
+    for (long i = 0; i < iterations; ++i)
+        for (int a = 0; a < 12; ++a)
+            acc[a] = _mm512_fmadd_ps(acc[a], mul, add);
+    __m512 total = acc[0];
+    for (int a = 1; a < 12; ++a)
+        total = _mm512_add_ps(total, acc[a]);
+    *sink = _mm512_reduce_add_ps(total);
+#elif defined(__FMA__) && defined(__AVX__)
+    constexpr int kLanes = 8;
+    __m256 acc[12];
+    for (int a = 0; a < 12; ++a)
+        acc[a] = _mm256_set1_ps(0.001f * static_cast<float>(a));
+    const __m256 mul = _mm256_set1_ps(0.999999f);
+    const __m256 add = _mm256_set1_ps(1e-7f);
+    for (long i = 0; i < iterations; ++i)
+        for (int a = 0; a < 12; ++a)
+            acc[a] = _mm256_fmadd_ps(acc[a], mul, add);
+    float lanes[8];
+    __m256 total = acc[0];
+    for (int a = 1; a < 12; ++a)
+        total = _mm256_add_ps(total, acc[a]);
+    _mm256_storeu_ps(lanes, total);
+    *sink = lanes[0] + lanes[7];
+#else
+    constexpr int kLanes = 1;
+    float acc[12];
+    for (int a = 0; a < 12; ++a)
+        acc[a] = 0.001f * static_cast<float>(a);
+    for (long i = 0; i < iterations; ++i)
+        for (int a = 0; a < 12; ++a)
+            acc[a] = std::fma(acc[a], 0.999999f, 1e-7f);
+    *sink = acc[0] + acc[11];
+#endif
+    return 2.0 * kLanes * 12.0 * static_cast<double>(iterations);
+}
+
+/// Peak GFLOP/s of `workers` threads running the FMA loop at once.
+double fmaPeak(int workers, int repeats) {
+    constexpr long kIterations = 20'000'000;
+    std::vector<float> sinks(static_cast<std::size_t>(workers));
+    double flops = 0;
+    const double seconds = medianSeconds(repeats, [&] {
+        std::vector<double> done(static_cast<std::size_t>(workers));
+        onWorkers(workers, [&](int w) {
+            done[static_cast<std::size_t>(w)] =
+                fmaLoop(kIterations, &sinks[static_cast<std::size_t>(w)]);
+        });
+        flops = 0;
+        for (double d : done)
+            flops += d;
+    });
+    return flops / seconds * 1e-9;
+}
+
+Tensor4 randomTensor(Index heads, Index seq, Index dim, std::uint32_t seed) {
+    Tensor4 t(1, heads, seq, dim);
+    std::mt19937 gen(seed);
+    std::normal_distribution<float> dist(0.0f, 1.0f);
+    for (auto& x : t.data)
+        x = dist(gen);
+    return t;
+}
+
+struct Row {
+    std::string name;
+    double seconds;
+    double flops;
+};
+
+} // namespace
+
+int benchCommand(int argc, char** argv) {
+    BenchOptions options;
+    bool help = false;
+    if (const std::string problem = parseOptions(argc, argv, options, help); !problem.empty()) {
+        std::cerr << "attnlab bench: " << problem << "\n";
+        return 2;
+    }
+    if (help) {
+        printHelp();
+        return 0;
+    }
+    const int workers = workerCount(options.threads);
+    const Index d = options.dim;
+    const Index h = options.heads;
+
+    std::printf("attnlab bench: D = %lld, H = %lld, batch 1, threads %d, q/kv tile %lldx%lld, "
+                "median of %d\n",
+                static_cast<long long>(d), static_cast<long long>(h), workers,
+                static_cast<long long>(options.qBlock), static_cast<long long>(options.kvBlock),
+                options.repeats);
+    const double peak = fmaPeak(workers, std::max(1, options.repeats / 2));
+    std::printf("FMA peak loop (%d thread%s): %.1f GFLOP/s\n\n", workers, workers > 1 ? "s" : "",
+                peak);
+    std::printf("%7s  %-14s %11s %10s %9s %9s\n", "S", "kernel", "median ms", "GFLOP/s", "vs GEMM",
+                "vs peak");
+
+    for (Index s : options.sizes) {
+        Qkv qkv{randomTensor(h, s, d, 1), randomTensor(h, s, d, 2), randomTensor(h, s, d, 3)};
+        const double full = 4.0 * static_cast<double>(s) * static_cast<double>(s) *
+                            static_cast<double>(d) * static_cast<double>(h);
+        const double causalHalf = 4.0 * static_cast<double>(s) * static_cast<double>(s + 1) / 2 *
+                                  static_cast<double>(d) * static_cast<double>(h);
+        std::vector<Row> rows;
+
+        // The reference: per head C = Q K^T ([S,D] x [D,S]) then C V ([S,S] x [S,D]) with
+        // Eigen, the heads spread over the same threads.
+        {
+            Tensor4 out(1, h, s, d);
+            std::vector<Matrix> scratch(static_cast<std::size_t>(workers));
+            const double seconds = medianSeconds(options.repeats, [&] {
+                onWorkers(workers, [&](int w) {
+                    Matrix& c = scratch[static_cast<std::size_t>(w)];
+                    c.resize(s, s);
+                    for (Index head = w; head < h; head += workers) {
+                        c.noalias() = qkv.q.head(0, head) * qkv.k.head(0, head).transpose();
+                        out.head(0, head).noalias() = c * qkv.v.head(0, head);
+                    }
+                });
+            });
+            rows.push_back({"eigen-gemm", seconds, full});
+        }
+
+        auto timeVariant = [&](const char* name, Variant variant, bool causal, double flops) {
+            AttentionSpec spec;
+            spec.variant = variant;
+            spec.mask.causal = causal;
+            spec.wantWeights = false;
+            spec.threads = workers;
+            spec.qBlock = options.qBlock;
+            spec.kvBlock = options.kvBlock;
+            const double seconds = medianSeconds(options.repeats, [&] { (void)attend(qkv, spec); });
+            rows.push_back({name, seconds, flops});
+        };
+        timeVariant("softmax", Variant::Softmax, false, full);
+        timeVariant("flash", Variant::Flash, false, full);
+        timeVariant("flash-causal", Variant::Flash, true, causalHalf);
+        timeVariant("softmax-causal", Variant::Softmax, true, causalHalf);
+        timeVariant("linear", Variant::Linear, false,
+                    4.0 * static_cast<double>(s) * static_cast<double>(d) * static_cast<double>(d) *
+                        static_cast<double>(h));
+
+        const double gemmRate = rows.front().flops / rows.front().seconds * 1e-9;
+        for (const Row& row : rows) {
+            const double rate = row.flops / row.seconds * 1e-9;
+            std::printf("%7lld  %-14s %11.2f %10.1f %8.0f%% %8.0f%%\n", static_cast<long long>(s),
+                        row.name.c_str(), row.seconds * 1e3, rate, 100.0 * rate / gemmRate,
+                        100.0 * rate / peak);
+        }
+        std::printf("\n");
+    }
+    std::printf("causal rows count the S(S+1)/2 pairs they need; linear counts 4 S D^2 H, so\n"
+                "its percentages compare rates, not times.\n");
+    return 0;
+}
+
 } // namespace attnlab::app

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "kernels.h"
 
@@ -61,21 +62,48 @@ void softmaxHead(const HeadJob& job) {
     // Weights go straight into the caller's buffer; otherwise into a scratch chunk that the
     // thread keeps between heads.
     thread_local Matrix scratch;
+    thread_local std::vector<KeyRange> ranges;
     if (!job.weights) scratch.resize(chunkRows, sk);
+    ranges.resize(static_cast<std::size_t>(chunkRows));
 
     for (Index r0 = 0; r0 < sq; r0 += chunkRows) {
         const Index rows = std::min(chunkRows, sq - r0);
         MatrixMap probs(job.weights ? job.weights + r0 * sk : scratch.data(), rows, sk);
+        // Only the key columns [lo, hi) that some row of the chunk may see are computed
+        // (half the work under a causal mask); the scores, when asked for, need them all.
+        Index lo = job.scores ? 0 : sk;
+        Index hi = job.scores ? sk : 0;
+        for (Index i = 0; i < rows; ++i) {
+            const KeyRange range = keyRange(job.mask, job.batch, r0 + i, sq, sk);
+            ranges[static_cast<std::size_t>(i)] = range;
+            if (range.empty()) continue;
+            lo = std::min(lo, range.begin);
+            hi = std::max(hi, range.end);
+        }
+        if (hi <= lo) { // no row of the chunk has an allowed key
+            if (job.weights) probs.setZero();
+            out.middleRows(r0, rows).setZero();
+            if (job.emptyRows) std::fill(job.emptyRows + r0, job.emptyRows + r0 + rows, 1);
+            continue;
+        }
+        const Index width = hi - lo;
+        auto logits = probs.middleCols(lo, width);
         /// s = scale * Q K^T (the scale folds into the GEMM's alpha).
-        probs.noalias() = job.scale * (job.q.middleRows(r0, rows) * job.k.transpose());
+        logits.noalias() =
+            job.scale * (job.q.middleRows(r0, rows) * job.k.middleRows(lo, width).transpose());
         if (job.scores) MatrixMap(job.scores + r0 * sk, rows, sk) = probs;
+        if (job.weights) {
+            probs.leftCols(lo).setZero();
+            probs.rightCols(sk - hi).setZero();
+        }
         for (Index i = 0; i < rows; ++i) {
             const Index row = r0 + i;
-            const KeyRange range = keyRange(job.mask, job.batch, row, sq, sk);
-            const bool any = softmaxRow(probs.row(i), range, custom ? &(*custom)(row, 0) : nullptr);
+            const KeyRange range = ranges[static_cast<std::size_t>(i)];
+            const bool any = softmaxRow(logits.row(i), {range.begin - lo, range.end - lo},
+                                        custom ? &(*custom)(row, lo) : nullptr);
             if (!any && job.emptyRows) job.emptyRows[row] = 1;
         }
-        out.middleRows(r0, rows).noalias() = probs * job.v;
+        out.middleRows(r0, rows).noalias() = logits * job.v.middleRows(lo, width);
     }
 }
 
