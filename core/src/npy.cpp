@@ -385,7 +385,7 @@ Result<NpyArray> parseNpy(const std::string& bytes, const std::string& name,
     float* dst = array.data.data();
     switch (array.dtype) {
     case DType::Float32:
-        std::memcpy(dst, src, static_cast<std::size_t>(dataBytes));
+        if (dataBytes > 0) std::memcpy(dst, src, static_cast<std::size_t>(dataBytes));
         break;
     case DType::Float64:
         for (Index i = 0; i < count; ++i) {
@@ -466,7 +466,8 @@ std::string encodeNpy(const NpyArray& array, DType dtype) {
     out.resize(dataOffset + array.data.size() * itemBytes);
     char* dst = out.data() + dataOffset;
     if (dtype == DType::Float32) {
-        std::memcpy(dst, array.data.data(), array.data.size() * sizeof(float));
+        if (!array.data.empty())
+            std::memcpy(dst, array.data.data(), array.data.size() * sizeof(float));
     } else {
         for (std::size_t i = 0; i < array.data.size(); ++i) {
             const double value = array.data[i];
