@@ -73,6 +73,9 @@ constexpr const char* kUsage =
     "Options take their value as --opt VALUE or --opt=VALUE. Bad input exits with status 2\n"
     "and one line on stderr; nothing is written then.\n";
 
+/// More workers than this is a typo, not a machine.
+constexpr Index kMaxThreads = 4096;
+
 // ---- the command line ---------------------------------------------------------------------
 
 struct OptionSpec {
@@ -450,8 +453,12 @@ int run(int argc, char** argv) {
         fail("--trace needs --variant flash or --kv-cache-prefill");
 
     spec.threads = 0; // all cores
-    if (auto text = get(args, "threads"))
-        spec.threads = static_cast<int>(parseAtLeast(*text, "--threads", 0));
+    if (auto text = get(args, "threads")) {
+        const Index threads = parseAtLeast(*text, "--threads", 0);
+        if (threads > kMaxThreads)
+            fail("--threads must be at most " + std::to_string(kMaxThreads) + ", got " + *text);
+        spec.threads = static_cast<int>(threads);
+    }
 
     const auto additivePath = get(args, "additive-params");
     if (additivePath && spec.variant != Variant::Additive)
