@@ -1,14 +1,65 @@
-// Placeholder window entry point until the main window lands.
+// The window entry point: `attnlab [SESSION.json]`. `--screenshots DIR` (with
+// QT_QPA_PLATFORM=offscreen or under Xvfb) grabs the window with each view in front into
+// DIR/<view>.png and exits; `--theme NAME` and `--example NAME` pick what to show first.
+
 #include <QApplication>
-#include <QLabel>
+#include <QCommandLineParser>
+#include <QDir>
+#include <QTimer>
+
+#include <iostream>
 
 #include "commands.h"
+#include "ui/document.h"
+#include "ui/main_window.h"
 
 namespace attnlab::app {
+
 int guiMain(int argc, char** argv) {
     QApplication app(argc, argv);
-    QLabel label(QObject::tr("AttnLab"));
-    label.show();
+    QCoreApplication::setOrganizationName(QStringLiteral("AttnLab"));
+    QCoreApplication::setApplicationName(QStringLiteral("AttnLab"));
+
+    QCommandLineParser parser;
+    parser.setApplicationDescription(QCoreApplication::translate("main", "A lab for attention"));
+    parser.addHelpOption();
+    parser.addPositionalArgument(QStringLiteral("session"),
+                                 QCoreApplication::translate("main", "Session file to open."),
+                                 QStringLiteral("[SESSION.json]"));
+    const QCommandLineOption screenshots(
+        QStringLiteral("screenshots"),
+        QCoreApplication::translate("main", "Save a PNG of each view into DIR, then exit."),
+        QStringLiteral("DIR"));
+    const QCommandLineOption theme(QStringLiteral("theme"),
+                                   QCoreApplication::translate("main", "light, dark or projector"),
+                                   QStringLiteral("NAME"));
+    const QCommandLineOption example(
+        QStringLiteral("example"),
+        QCoreApplication::translate("main", "Open a bundled example by file name."),
+        QStringLiteral("NAME"));
+    parser.addOption(screenshots);
+    parser.addOption(theme);
+    parser.addOption(example);
+    parser.process(app);
+
+    ui::MainWindow window;
+    const QStringList positional = parser.positionalArguments();
+    if (!positional.isEmpty() && !window.openSession(positional.first()))
+        std::cerr << "attnlab: " << window.statusMessage().toStdString() << '\n';
+    if (parser.isSet(example))
+        window.openExample(QStringLiteral(":/examples/%1.json").arg(parser.value(example)));
+    if (parser.isSet(theme)) {
+        ViewState state = window.document()->session().viewState;
+        state.theme = parser.value(theme).toStdString();
+        window.document()->setViewState(state);
+    }
+    window.show();
+    if (parser.isSet(screenshots)) {
+        for (const QString& path : window.saveScreenshots(parser.value(screenshots)))
+            std::cout << path.toStdString() << '\n';
+        return 0;
+    }
     return app.exec();
 }
+
 } // namespace attnlab::app

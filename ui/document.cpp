@@ -172,8 +172,7 @@ void Document::setComparison(Comparison comparison) {
     if (comparison == m_comparison) return;
     m_comparison = comparison;
     if (comparison == Comparison::None) {
-        m_comparisonExperiment.reset();
-        emit changed(What::Experiment);
+        m_comparisonExperiment.reset(); // only the hidden compare view showed it
         return;
     }
     scheduleRun();

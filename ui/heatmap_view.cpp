@@ -91,7 +91,13 @@ QString HeatmapView::viewId() const {
     return QStringLiteral("heatmap");
 }
 
+void HeatmapView::setCaption(const QString& caption) {
+    m_caption = caption;
+    markStale();
+}
+
 QString HeatmapView::title() const {
+    if (!m_caption.isEmpty()) return m_caption;
     switch (m_source) {
     case HeatmapSource::Primary:
         return tr("Heatmap");

@@ -58,6 +58,8 @@ public:
     /// Number of value labels currently drawn in cells.
     int valueLabelCount() const { return static_cast<int>(m_valueLabels.size()); }
     HeatmapSource source() const { return m_source; }
+    /// Replaces the title (the compare view names its sides); empty restores the default.
+    void setCaption(const QString& caption);
 
 private:
     const Experiment* experimentFor(HeatmapSource source) const;
@@ -68,6 +70,7 @@ private:
     void clearItems();
 
     HeatmapSource m_source;
+    QString m_caption;
     QCPColorMap* m_colorMap = nullptr;
     QCPColorScale* m_colorScale = nullptr;
     QCPGraph* m_maskMarks = nullptr;

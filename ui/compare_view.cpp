@@ -1,0 +1,84 @@
+#include "ui/compare_view.h"
+
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QSplitter>
+#include <QVBoxLayout>
+#include <qcustomplot.h>
+
+#include "ui/heatmap_view.h"
+
+namespace attnlab::ui {
+
+CompareView::CompareView(Document* document, QWidget* parent) : View(document, parent) {
+    auto* layout = new QVBoxLayout(this);
+    auto* top = new QHBoxLayout;
+    top->addWidget(new QLabel(tr("Compare A (the session) with B ="), this));
+    m_combo = new QComboBox(this);
+    m_combo->addItem(tr("causal mask"), int(Comparison::FullVsCausal));
+    m_combo->addItem(tr("linear attention"), int(Comparison::SoftmaxVsLinear));
+    m_combo->addItem(tr("GQA (half the kv heads)"), int(Comparison::MhaVsGqa));
+    m_combo->addItem(tr("MQA (one kv head)"), int(Comparison::MhaVsMqa));
+    m_combo->addItem(tr("RoPE positions"), int(Comparison::NoneVsRope));
+    m_combo->setToolTip(tr("The one change that turns configuration A into B."));
+    top->addWidget(m_combo);
+    top->addStretch();
+    layout->addLayout(top);
+    auto* splitter = new QSplitter(Qt::Horizontal, this);
+    m_a = new HeatmapView(document, HeatmapSource::Primary, splitter);
+    m_b = new HeatmapView(document, HeatmapSource::Comparison, splitter);
+    m_difference = new HeatmapView(document, HeatmapSource::Difference, splitter);
+    layout->addWidget(splitter, 1);
+    connect(m_combo, &QComboBox::activated, this, [this](int) {
+        if (isVisible()) this->document()->setComparison(selected());
+        refresh();
+    });
+}
+
+Comparison CompareView::selected() const {
+    return static_cast<Comparison>(m_combo->currentData().toInt());
+}
+
+void CompareView::setComparison(Comparison comparison) {
+    m_combo->setCurrentIndex(std::max(0, m_combo->findData(int(comparison))));
+    document()->setComparison(comparison);
+    refresh();
+}
+
+void CompareView::showEvent(QShowEvent* event) {
+    document()->setComparison(selected());
+    View::showEvent(event);
+}
+
+void CompareView::hideEvent(QHideEvent* event) {
+    document()->setComparison(Comparison::None);
+    View::hideEvent(event);
+}
+
+void CompareView::refresh() {
+    m_a->setCaption(tr("A: %1").arg(tr("session")));
+    m_b->setCaption(tr("B: %1").arg(m_combo->currentText()));
+    m_difference->setCaption(tr("B \u2212 A"));
+    for (HeatmapView* view : {m_a, m_b, m_difference})
+        view->refresh();
+}
+
+void CompareView::paintFigure(QCPPainter& painter, const QSize& size) {
+    const int third = size.width() / 3;
+    int x = 0;
+    for (HeatmapView* view : {m_a, m_b, m_difference}) {
+        view->refresh();
+        painter.save();
+        painter.translate(x, 0);
+        view->paintFigure(painter, QSize(third, size.height()));
+        painter.restore();
+        x += third;
+    }
+}
+
+DataTable CompareView::data() const {
+    return m_difference->data();
+}
+
+} // namespace attnlab::ui

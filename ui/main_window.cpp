@@ -1,0 +1,535 @@
+#include "ui/main_window.h"
+
+#include <QAction>
+#include <QActionGroup>
+#include <QApplication>
+#include <QCheckBox>
+#include <QCloseEvent>
+#include <QComboBox>
+#include <QDir>
+#include <QDockWidget>
+#include <QFile>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QInputDialog>
+#include <QKeySequence>
+#include <QLabel>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QProgressBar>
+#include <QSettings>
+#include <QSignalBlocker>
+#include <QSpinBox>
+#include <QStatusBar>
+#include <QTabWidget>
+#include <QToolBar>
+#include <QUndoStack>
+
+#include "ui/colormap.h"
+#include "ui/compare_view.h"
+#include "ui/document.h"
+#include "ui/figure_export.h"
+#include "ui/heads_grid_view.h"
+#include "ui/inputs_panel.h"
+#include "ui/theme.h"
+#include "ui/view.h"
+#include "ui/view_registry.h"
+
+namespace attnlab::ui {
+
+namespace {
+
+constexpr int kMaxRecent = 8;
+const char* const kRecentKey = "recentFiles";
+
+struct ExampleInfo {
+    const char* file;
+    const char* title;
+    const char* view;
+    Comparison comparison;
+};
+
+// The bundled lessons: the file in resources/examples, its menu title, the view it opens in.
+const ExampleInfo kExamples[] = {
+    {"cat_full_vs_causal",
+     QT_TRANSLATE_NOOP("MainWindow", "The cat sat on the mat: full vs causal"), "compare",
+     Comparison::FullVsCausal},
+    {"padding_valid_lengths", QT_TRANSLATE_NOOP("MainWindow", "Padding with a valid length"),
+     "heatmap", Comparison::None},
+    {"cross_attention_translation", QT_TRANSLATE_NOOP("MainWindow", "Cross-attention: translation"),
+     "heatmap", Comparison::None},
+    {"mha_gqa_mqa", QT_TRANSLATE_NOOP("MainWindow", "MHA vs GQA vs MQA"), "heads",
+     Comparison::MhaVsGqa},
+    {"sliding_window", QT_TRANSLATE_NOOP("MainWindow", "Sliding window"), "heatmap",
+     Comparison::None},
+    {"linear_vs_softmax", QT_TRANSLATE_NOOP("MainWindow", "Linear vs softmax"), "compare",
+     Comparison::SoftmaxVsLinear},
+    {"rope_relative_positions", QT_TRANSLATE_NOOP("MainWindow", "RoPE: relative positions"),
+     "compare", Comparison::NoneVsRope},
+};
+
+struct ShowOption {
+    const char* id;
+    const char* label;
+};
+const ShowOption kShowOptions[] = {
+    {"weights", QT_TRANSLATE_NOOP("MainWindow", "weights")},
+    {"scores", QT_TRANSLATE_NOOP("MainWindow", "raw scores q\u00b7k")},
+    {"scaled", QT_TRANSLATE_NOOP("MainWindow", "scaled scores")},
+    {"mask", QT_TRANSLATE_NOOP("MainWindow", "mask")},
+    {"output", QT_TRANSLATE_NOOP("MainWindow", "output")},
+    {"q", QT_TRANSLATE_NOOP("MainWindow", "Q")},
+    {"k", QT_TRANSLATE_NOOP("MainWindow", "K")},
+    {"v", QT_TRANSLATE_NOOP("MainWindow", "V")},
+};
+
+} // namespace
+
+MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), m_document(new Document(this)) {
+    setObjectName(QStringLiteral("AttnLabMainWindow"));
+    m_tabs = new QTabWidget(this);
+    m_tabs->setDocumentMode(true);
+    for (const ViewEntry& entry : viewRegistry()) {
+        View* view = entry.create(m_document, m_tabs);
+        m_views.push_back(view);
+        m_tabs->addTab(view, view->title());
+        m_tabs->setTabToolTip(m_tabs->count() - 1,
+                              tr("%1 (Ctrl+%2)").arg(view->title()).arg(m_tabs->count()));
+        if (auto* heads = qobject_cast<HeadsGridView*>(view)) {
+            connect(heads, &HeadsGridView::headActivated, this, [this](int head) {
+                m_document->setFocusedHead(head);
+                showView(QStringLiteral("heatmap"));
+            });
+        }
+    }
+    setCentralWidget(m_tabs);
+    connect(m_tabs, &QTabWidget::currentChanged, this, [this](int index) {
+        if (index < 0 || index >= static_cast<int>(m_views.size())) return;
+        ViewState state = m_document->session().viewState;
+        state.view = m_views[static_cast<std::size_t>(index)]->viewId().toStdString();
+        if (state.view != m_document->session().viewState.view) m_document->setViewState(state);
+    });
+
+    m_inputs = new InputsPanel(m_document, this);
+    auto* dock = new QDockWidget(tr("Inputs"), this);
+    dock->setObjectName(QStringLiteral("InputsDock"));
+    dock->setWidget(m_inputs);
+    dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
+    addDockWidget(Qt::LeftDockWidgetArea, dock);
+
+    m_error = new QLabel(this);
+    m_error->setStyleSheet(QStringLiteral("QLabel { color: #c62828; font-weight: bold; }"));
+    m_error->setToolTip(tr("The current problem; the last good result stays on screen."));
+    m_timing = new QLabel(this);
+    m_timing->setToolTip(tr("Time the core took for the last result."));
+    m_busy = new QProgressBar(this);
+    m_busy->setRange(0, 0);
+    m_busy->setMaximumWidth(120);
+    m_busy->setToolTip(tr("Computing in the background; the previous result stays shown."));
+    m_busy->setVisible(false);
+    statusBar()->addWidget(m_error, 1);
+    statusBar()->addPermanentWidget(m_busy);
+    statusBar()->addPermanentWidget(m_timing);
+
+    createActions();
+    createToolBar();
+
+    connect(m_document, &Document::changed, this, [this](Document::What what) {
+        switch (what) {
+        case Document::What::ViewState:
+        case Document::What::Selection:
+        case Document::What::Session:
+            updateFromViewState();
+            break;
+        default:
+            break;
+        }
+        updateStatus();
+    });
+    connect(m_document, &Document::errorOccurred, this, [this](const QString& message) {
+        m_error->setText(message.section(QLatin1Char('\n'), 0, 0));
+        m_error->setToolTip(message);
+    });
+    connect(m_document->undoStack(), &QUndoStack::cleanChanged, this, &MainWindow::updateTitle);
+
+    resize(1400, 880);
+    updateFromViewState();
+    updateStatus();
+    updateTitle();
+}
+
+View* MainWindow::view(const QString& id) const {
+    for (View* view : m_views)
+        if (view->viewId() == id) return view;
+    return nullptr;
+}
+
+View* MainWindow::currentView() const {
+    return qobject_cast<View*>(m_tabs->currentWidget());
+}
+
+void MainWindow::showView(const QString& id) {
+    if (View* target = view(id)) m_tabs->setCurrentWidget(target);
+}
+
+QString MainWindow::statusMessage() const {
+    return m_error->text();
+}
+
+void MainWindow::createActions() {
+    QMenu* file = menuBar()->addMenu(tr("&File"));
+    QAction* newAction = file->addAction(tr("&New"), this, &MainWindow::newSession);
+    newAction->setShortcut(QKeySequence::New);
+    newAction->setToolTip(tr("Start again from the default session"));
+    QAction* openAction = file->addAction(tr("&Open\u2026"), this, &MainWindow::openDialog);
+    openAction->setShortcut(QKeySequence::Open);
+    m_recentMenu = file->addMenu(tr("Open &Recent"));
+    m_examplesMenu = file->addMenu(tr("E&xamples"));
+    for (const ExampleInfo& example : kExamples) {
+        const QString path = QStringLiteral(":/examples/%1.json").arg(QLatin1String(example.file));
+        QAction* action = m_examplesMenu->addAction(tr(example.title));
+        action->setToolTip(tr("Open the bundled lesson \u201c%1\u201d").arg(tr(example.title)));
+        connect(action, &QAction::triggered, this, [this, path] {
+            if (maybeSave()) openExample(path);
+        });
+    }
+    file->addSeparator();
+    QAction* saveAction = file->addAction(tr("&Save"), this, &MainWindow::saveSession);
+    saveAction->setShortcut(QKeySequence::Save);
+    QAction* saveAsAction = file->addAction(tr("Save &As\u2026"), this, &MainWindow::saveSessionAs);
+    saveAsAction->setShortcut(QKeySequence::SaveAs);
+    file->addSeparator();
+    QAction* exportAction =
+        file->addAction(tr("&Export Figure\u2026"), this, &MainWindow::exportFigure);
+    exportAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
+    QAction* copyAction = file->addAction(tr("&Copy Figure"), this, &MainWindow::copyFigure);
+    copyAction->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_C));
+    file->addSeparator();
+    QAction* quitAction = file->addAction(tr("&Quit"), this, &QWidget::close);
+    quitAction->setShortcut(QKeySequence::Quit);
+    updateRecentMenu();
+
+    QMenu* edit = menuBar()->addMenu(tr("&Edit"));
+    QAction* undo = m_document->undoStack()->createUndoAction(this, tr("&Undo"));
+    undo->setShortcut(QKeySequence::Undo);
+    QAction* redo = m_document->undoStack()->createRedoAction(this, tr("&Redo"));
+    redo->setShortcuts(
+        {QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Z), QKeySequence(Qt::CTRL | Qt::Key_Y)});
+    edit->addAction(undo);
+    edit->addAction(redo);
+
+    QMenu* viewMenu = menuBar()->addMenu(tr("&View"));
+    for (int i = 0; i < static_cast<int>(m_views.size()); ++i) {
+        View* target = m_views[static_cast<std::size_t>(i)];
+        QAction* action = viewMenu->addAction(target->title());
+        if (i < 9) action->setShortcut(QKeySequence(Qt::CTRL | (Qt::Key_1 + i)));
+        connect(action, &QAction::triggered, this,
+                [this, target] { m_tabs->setCurrentWidget(target); });
+    }
+    viewMenu->addSeparator();
+    QMenu* themes = viewMenu->addMenu(tr("&Theme"));
+    auto* themeGroup = new QActionGroup(this);
+    int key = 0;
+    for (const QString& name : themeNames()) {
+        QAction* action = themes->addAction(name == QLatin1String("light")  ? tr("Light")
+                                            : name == QLatin1String("dark") ? tr("Dark")
+                                                                            : tr("Projector"));
+        action->setCheckable(true);
+        action->setActionGroup(themeGroup);
+        action->setShortcut(QKeySequence(Qt::Key_F5 + key++));
+        action->setData(name);
+        connect(action, &QAction::triggered, this, [this, name] {
+            ViewState state = m_document->session().viewState;
+            state.theme = name.toStdString();
+            m_document->setViewState(state);
+        });
+    }
+
+    QMenu* help = menuBar()->addMenu(tr("&Help"));
+    help->addAction(tr("&About AttnLab"), this, [this] {
+        QMessageBox::about(this, tr("About AttnLab"),
+                           tr("<b>AttnLab</b> %1<br>A lab for attention mechanisms: type tokens, "
+                              "pick a variant and a mask, watch the weights.")
+                               .arg(QCoreApplication::applicationVersion()));
+    });
+}
+
+void MainWindow::createToolBar() {
+    QToolBar* bar = addToolBar(tr("Display"));
+    bar->setObjectName(QStringLiteral("DisplayToolBar"));
+    bar->addAction(m_document->undoStack()->createUndoAction(bar, tr("Undo")));
+    bar->addAction(m_document->undoStack()->createRedoAction(bar, tr("Redo")));
+    bar->addSeparator();
+    bar->addWidget(new QLabel(tr(" Show "), bar));
+    m_show = new QComboBox(bar);
+    for (const ShowOption& option : kShowOptions)
+        m_show->addItem(tr(option.label), option.id);
+    m_show->setToolTip(tr("What the heatmap shows: weights, raw or scaled scores, the mask, the "
+                          "output, or Q/K/V of the focused head."));
+    bar->addWidget(m_show);
+    bar->addWidget(new QLabel(tr(" Head "), bar));
+    m_head = new QSpinBox(bar);
+    m_head->setToolTip(tr("The focused head (heatmap, entropy, statistics)."));
+    bar->addWidget(m_head);
+    bar->addWidget(new QLabel(tr(" Colours "), bar));
+    m_colormap = new QComboBox(bar);
+    for (const QString& name : colormapNames())
+        m_colormap->addItem(name, name);
+    m_colormap->setToolTip(tr("Colormap of the weights; signed values always use the diverging "
+                              "map."));
+    bar->addWidget(m_colormap);
+    bar->addWidget(new QLabel(tr(" Theme "), bar));
+    m_theme = new QComboBox(bar);
+    m_theme->addItem(tr("light"), QStringLiteral("light"));
+    m_theme->addItem(tr("dark"), QStringLiteral("dark"));
+    m_theme->addItem(tr("projector"), QStringLiteral("projector"));
+    m_theme->setToolTip(tr("Light, dark, or projector (large fonts, thick lines)."));
+    bar->addWidget(m_theme);
+    m_values = new QCheckBox(tr("Values"), bar);
+    m_values->setToolTip(tr("Write each cell's value in it (sequences of at most 24 tokens)."));
+    bar->addWidget(m_values);
+
+    auto editState = [this](const std::function<void(ViewState&)>& change) {
+        ViewState state = m_document->session().viewState;
+        change(state);
+        m_document->setViewState(state);
+    };
+    connect(m_show, &QComboBox::activated, this, [this, editState](int) {
+        editState(
+            [this](ViewState& s) { s.show = m_show->currentData().toString().toStdString(); });
+    });
+    connect(m_colormap, &QComboBox::activated, this, [this, editState](int) {
+        editState([this](ViewState& s) {
+            s.colormap = m_colormap->currentData().toString().toStdString();
+        });
+    });
+    connect(m_theme, &QComboBox::activated, this, [this, editState](int) {
+        editState(
+            [this](ViewState& s) { s.theme = m_theme->currentData().toString().toStdString(); });
+    });
+    connect(m_values, &QCheckBox::toggled, this,
+            [editState](bool on) { editState([on](ViewState& s) { s.cellValues = on; }); });
+    connect(m_head, &QSpinBox::valueChanged, this,
+            [this](int head) { m_document->setFocusedHead(head); });
+}
+
+void MainWindow::updateFromViewState() {
+    const Session& session = m_document->session();
+    const ViewState& state = session.viewState;
+    {
+        const QSignalBlocker blocker(m_show);
+        m_show->setCurrentIndex(std::max(0, m_show->findData(QString::fromStdString(state.show))));
+    }
+    {
+        const QSignalBlocker blocker(m_colormap);
+        m_colormap->setCurrentIndex(
+            std::max(0, m_colormap->findData(QString::fromStdString(state.colormap))));
+    }
+    {
+        const QSignalBlocker blocker(m_theme);
+        m_theme->setCurrentIndex(
+            std::max(0, m_theme->findData(QString::fromStdString(state.theme))));
+    }
+    {
+        const QSignalBlocker blocker(m_values);
+        m_values->setChecked(state.cellValues);
+    }
+    {
+        const QSignalBlocker blocker(m_head);
+        m_head->setRange(0, static_cast<int>(std::max<Index>(1, session.heads) - 1));
+        m_head->setValue(static_cast<int>(state.head));
+    }
+    const QString viewId = QString::fromStdString(state.view);
+    if (View* target = view(viewId); target && target != currentView()) {
+        const QSignalBlocker blocker(m_tabs);
+        m_tabs->setCurrentWidget(target);
+    }
+    const QString themeName = QString::fromStdString(state.theme);
+    if (themeName != m_appliedTheme) {
+        m_appliedTheme = themeName;
+        if (auto* app = qobject_cast<QApplication*>(QCoreApplication::instance()))
+            applyTheme(*app, themeNamed(themeName));
+    }
+}
+
+void MainWindow::updateStatus() {
+    const QStringList& problems = m_document->problems();
+    if (problems.isEmpty()) {
+        m_error->clear();
+        m_error->setToolTip(tr("No problems."));
+    } else {
+        m_error->setText(problems.first());
+        m_error->setToolTip(problems.join(QLatin1Char('\n')));
+    }
+    m_busy->setVisible(m_document->busy());
+    if (const Experiment* experiment = m_document->experiment()) {
+        m_timing->setText(tr("S=%1\u00d7%2, H=%3 \u2014 %4 ms")
+                              .arg(experiment->sq())
+                              .arg(experiment->sk())
+                              .arg(experiment->headCount())
+                              .arg(experiment->milliseconds, 0, 'f', 1));
+    }
+}
+
+void MainWindow::updateTitle() {
+    const QString path = m_document->filePath();
+    const QString name = path.isEmpty() ? tr("untitled") : QFileInfo(path).fileName();
+    setWindowTitle(tr("%1[*] \u2014 AttnLab").arg(name));
+    setWindowModified(m_document->isModified());
+}
+
+bool MainWindow::openSession(const QString& path) {
+    if (!m_document->open(path)) return false;
+    addRecent(path);
+    updateTitle();
+    return true;
+}
+
+bool MainWindow::openExample(const QString& resourcePath) {
+    QFile file(resourcePath);
+    if (!file.open(QIODevice::ReadOnly)) {
+        m_error->setText(tr("Cannot open the example %1").arg(resourcePath));
+        return false;
+    }
+    const Result<Session> loaded = sessionFromJson(file.readAll().toStdString());
+    if (!loaded) {
+        m_error->setText(tr("%1: %2").arg(resourcePath, QString::fromStdString(loaded.error())));
+        return false;
+    }
+    m_document->reset(*loaded);
+    const QString base = QFileInfo(resourcePath).completeBaseName();
+    for (const ExampleInfo& example : kExamples) {
+        if (base != QLatin1String(example.file)) continue;
+        if (auto* compare = qobject_cast<CompareView*>(view(QStringLiteral("compare"))))
+            if (example.comparison != Comparison::None)
+                compare->comparisonCombo()->setCurrentIndex(
+                    std::max(0, compare->comparisonCombo()->findData(int(example.comparison))));
+    }
+    updateFromViewState();
+    updateTitle();
+    return true;
+}
+
+void MainWindow::newSession() {
+    if (!maybeSave()) return;
+    m_document->reset(Session{});
+    updateTitle();
+}
+
+void MainWindow::openDialog() {
+    if (!maybeSave()) return;
+    const QString path = QFileDialog::getOpenFileName(this, tr("Open session"), QString(),
+                                                      tr("AttnLab sessions (*.json)"));
+    if (!path.isEmpty()) openSession(path);
+}
+
+bool MainWindow::saveSession() {
+    if (m_document->filePath().isEmpty() || m_document->filePath().startsWith(QLatin1Char(':')))
+        return saveSessionAs();
+    return m_document->save(m_document->filePath());
+}
+
+bool MainWindow::saveSessionAs() {
+    QString path = QFileDialog::getSaveFileName(this, tr("Save session"), QString(),
+                                                tr("AttnLab sessions (*.json)"));
+    if (path.isEmpty()) return false;
+    if (QFileInfo(path).suffix().isEmpty()) path += QStringLiteral(".json");
+    if (!m_document->save(path)) return false;
+    addRecent(path);
+    updateTitle();
+    return true;
+}
+
+void MainWindow::exportFigure() {
+    View* target = currentView();
+    if (!target) return;
+    QString selectedFilter;
+    QString path = QFileDialog::getSaveFileName(this, tr("Export %1").arg(target->title()),
+                                                target->viewId() + QStringLiteral(".png"),
+                                                exportFilter(), &selectedFilter);
+    if (path.isEmpty()) return;
+    ExportFormat format;
+    if (!exportFormatFor(path, &format)) path += QStringLiteral(".png");
+    double scale = 1.0;
+    if (exportFormatFor(path, &format) && format == ExportFormat::Png) {
+        bool ok = false;
+        scale = QInputDialog::getDouble(this, tr("Export PNG"),
+                                        tr("Scale factor (2 = twice the pixels):"), 2.0, 0.25, 8.0,
+                                        2, &ok);
+        if (!ok) return;
+    }
+    const QString error = exportView(*target, path, target->size(), scale);
+    if (!error.isEmpty()) {
+        m_error->setText(error);
+        return;
+    }
+    statusBar()->showMessage(tr("Exported %1").arg(path), 4000);
+}
+
+void MainWindow::copyFigure() {
+    if (View* target = currentView()) {
+        copyFigureToClipboard(*target, target->size());
+        statusBar()->showMessage(tr("Figure copied to the clipboard"), 3000);
+    }
+}
+
+void MainWindow::addRecent(const QString& path) {
+    QSettings settings;
+    QStringList recent = settings.value(QLatin1String(kRecentKey)).toStringList();
+    const QString absolute = QFileInfo(path).absoluteFilePath();
+    recent.removeAll(absolute);
+    recent.prepend(absolute);
+    while (recent.size() > kMaxRecent)
+        recent.removeLast();
+    settings.setValue(QLatin1String(kRecentKey), recent);
+    updateRecentMenu();
+}
+
+void MainWindow::updateRecentMenu() {
+    m_recentMenu->clear();
+    const QStringList recent = QSettings().value(QLatin1String(kRecentKey)).toStringList();
+    for (const QString& path : recent) {
+        QAction* action = m_recentMenu->addAction(QFileInfo(path).fileName());
+        action->setToolTip(path);
+        connect(action, &QAction::triggered, this, [this, path] {
+            if (maybeSave()) openSession(path);
+        });
+    }
+    m_recentMenu->setEnabled(!recent.isEmpty());
+}
+
+bool MainWindow::maybeSave() {
+    if (!m_document->isModified() || QGuiApplication::platformName() == QLatin1String("offscreen"))
+        return true;
+    const auto answer = QMessageBox::question(
+        this, tr("Unsaved changes"), tr("Save the changes to this session first?"),
+        QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel);
+    if (answer == QMessageBox::Save) return saveSession();
+    return answer == QMessageBox::Discard;
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+    if (maybeSave())
+        event->accept();
+    else
+        event->ignore();
+}
+
+QStringList MainWindow::saveScreenshots(const QString& directory) {
+    QDir().mkpath(directory);
+    QStringList written;
+    for (View* target : m_views) {
+        m_tabs->setCurrentWidget(target);
+        for (int i = 0; i < 5; ++i) {
+            m_document->waitForIdle();
+            QCoreApplication::processEvents();
+        }
+        target->ensureFresh();
+        QCoreApplication::processEvents();
+        const QString path = QDir(directory).filePath(target->viewId() + QStringLiteral(".png"));
+        if (grab().save(path)) written << path;
+    }
+    return written;
+}
+
+} // namespace attnlab::ui

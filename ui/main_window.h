@@ -1,0 +1,82 @@
+#pragma once
+/// MainWindow: the inputs panel on the left, the views as tabs, menus for sessions, examples,
+/// export and themes, and a status bar with the inline error, the run time and a busy
+/// indicator. It owns the Document.
+
+#include <QMainWindow>
+#include <QStringList>
+
+#include <vector>
+
+class QAction;
+class QCheckBox;
+class QComboBox;
+class QLabel;
+class QMenu;
+class QProgressBar;
+class QSpinBox;
+class QTabWidget;
+
+namespace attnlab::ui {
+
+class Document;
+class InputsPanel;
+class View;
+
+class MainWindow : public QMainWindow {
+    Q_OBJECT
+public:
+    explicit MainWindow(QWidget* parent = nullptr);
+
+    Document* document() const { return m_document; }
+    InputsPanel* inputsPanel() const { return m_inputs; }
+    /// The view with this id (heatmap, heads, entropy, statistics, compare), or null.
+    View* view(const QString& id) const;
+    View* currentView() const;
+    void showView(const QString& id);
+    /// Opens a session file; errors go to the status bar. False on failure.
+    bool openSession(const QString& path);
+    /// Loads a bundled example (resource path ":/examples/NAME.json").
+    bool openExample(const QString& resourcePath);
+    /// Grabs the window with each view in front into dir/NAME.png (visual checks, docs).
+    QStringList saveScreenshots(const QString& directory);
+    /// The message shown inline in the status bar (empty when all is well).
+    QString statusMessage() const;
+
+protected:
+    void closeEvent(QCloseEvent* event) override;
+
+private:
+    void createActions();
+    void createToolBar();
+    void updateTitle();
+    void updateFromViewState();
+    void updateStatus();
+    void updateRecentMenu();
+    void addRecent(const QString& path);
+    bool maybeSave();
+    void newSession();
+    void openDialog();
+    bool saveSession();
+    bool saveSessionAs();
+    void exportFigure();
+    void copyFigure();
+
+    Document* m_document;
+    InputsPanel* m_inputs = nullptr;
+    QTabWidget* m_tabs = nullptr;
+    std::vector<View*> m_views;
+    QMenu* m_recentMenu = nullptr;
+    QMenu* m_examplesMenu = nullptr;
+    QComboBox* m_show = nullptr;
+    QComboBox* m_colormap = nullptr;
+    QComboBox* m_theme = nullptr;
+    QSpinBox* m_head = nullptr;
+    QCheckBox* m_values = nullptr;
+    QLabel* m_error = nullptr;
+    QLabel* m_timing = nullptr;
+    QProgressBar* m_busy = nullptr;
+    QString m_appliedTheme;
+};
+
+} // namespace attnlab::ui

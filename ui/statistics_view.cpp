@@ -1,0 +1,157 @@
+#include "ui/statistics_view.h"
+
+#include <QHeaderView>
+#include <QLabel>
+#include <QSplitter>
+#include <QTableWidget>
+#include <QVBoxLayout>
+#include <qcustomplot.h>
+
+#include "ui/experiment_data.h"
+
+namespace attnlab::ui {
+
+namespace {
+const HeadStats* focusedStats(const Document& document, Index* head) {
+    const Experiment* experiment = document.experiment();
+    if (!experiment || experiment->stats.empty()) return nullptr;
+    *head = std::min<Index>(clampedHead(*experiment, document.session().viewState.head),
+                            static_cast<Index>(experiment->stats.size()) - 1);
+    return &experiment->stats[static_cast<std::size_t>(*head)];
+}
+} // namespace
+
+StatisticsView::StatisticsView(Document* document, QWidget* parent) : View(document, parent) {
+    auto* layout = new QVBoxLayout(this);
+    m_summary = new QLabel(this);
+    m_summary->setWordWrap(true);
+    m_summary->setTextFormat(Qt::RichText);
+    m_summary->setToolTip(tr("Seed 002's pattern analysis of the focused head."));
+    layout->addWidget(m_summary);
+    auto* splitter = new QSplitter(Qt::Vertical, this);
+    layout->addWidget(splitter, 1);
+    m_table = new QTableWidget(splitter);
+    m_table->setColumnCount(6);
+    m_table->setHorizontalHeaderLabels({tr("query"), tr("most attended"), tr("weight"),
+                                        tr("entropy"), tr("mean distance"),
+                                        tr("first-token weight")});
+    m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+    m_table->verticalHeader()->setVisible(false);
+    m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_table->setSelectionMode(QAbstractItemView::SingleSelection);
+    m_table->setToolTip(tr("Per query: the key it attends to most (other than itself), how "
+                           "spread and how far its attention reaches. Click a row to select it."));
+    connect(m_table, &QTableWidget::cellClicked, this,
+            [this](int row, int) { this->document()->setSelectedQuery(row); });
+    m_plot = new QCustomPlot(splitter);
+    m_plot->plotLayout()->insertRow(0);
+    m_title = new QCPTextElement(m_plot, QString());
+    m_plot->plotLayout()->addElement(0, 0, m_title);
+    m_histogram = new QCPBars(m_plot->xAxis, m_plot->yAxis);
+    m_plot->xAxis->setLabel(tr("weight (allowed cells)"));
+    m_plot->yAxis->setLabel(tr("cells"));
+    m_plot->setToolTip(tr("Histogram of the allowed attention weights of the focused head."));
+    splitter->setStretchFactor(0, 1);
+    splitter->setStretchFactor(1, 1);
+}
+
+void StatisticsView::refresh() {
+    const Theme look = theme();
+    Index head = 0;
+    const HeadStats* stats = focusedStats(*document(), &head);
+    const Experiment* experiment = document()->experiment();
+    m_table->setRowCount(0);
+    if (!stats || !experiment) {
+        m_summary->setText(tr("No result yet."));
+        m_histogram->data()->clear();
+        m_plot->replot();
+        return;
+    }
+    const QStringList queries = displayTokens(experiment->queryTokens);
+    const QStringList keys = displayTokens(experiment->keyTokens);
+    m_summary->setText(
+        tr("<b>Head %1.</b> Diagonal mean <b>%2</b> vs off-diagonal mean <b>%3</b> "
+           "(ratio %4). Mean entropy %5 nats. %6 empty rows.")
+            .arg(head)
+            .arg(stats->diagonalMean, 0, 'f', 3)
+            .arg(stats->offDiagonalMean, 0, 'f', 3)
+            .arg(stats->offDiagonalMean > 0 ? stats->diagonalMean / stats->offDiagonalMean : 0.0, 0,
+                 'f', 2)
+            .arg(stats->meanEntropy, 0, 'f', 3)
+            .arg(std::count(stats->emptyRow.begin(), stats->emptyRow.end(), 1)));
+    const int rows = static_cast<int>(std::min<std::size_t>(stats->entropy.size(), 4096));
+    m_table->setRowCount(rows);
+    for (int i = 0; i < rows; ++i) {
+        const auto at = static_cast<std::size_t>(i);
+        const Index most = at < stats->mostAttended.size() ? stats->mostAttended[at] : -1;
+        auto set = [this, i](int column, const QString& text) {
+            m_table->setItem(i, column, new QTableWidgetItem(text));
+        };
+        set(0, QStringLiteral("%1 %2").arg(i).arg(queries.value(i)));
+        set(1, most >= 0 ? keys.value(static_cast<int>(most)) : tr("(none)"));
+        set(2, at < stats->mostAttendedWeight.size()
+                   ? QString::number(stats->mostAttendedWeight[at], 'f', 3)
+                   : QString());
+        set(3, QString::number(stats->entropy[at], 'f', 3));
+        set(4, at < stats->meanDistance.size() ? QString::number(stats->meanDistance[at], 'f', 2)
+                                               : QString());
+        set(5, at < stats->firstTokenWeight.size()
+                   ? QString::number(stats->firstTokenWeight[at], 'f', 3)
+                   : QString());
+    }
+    const Index selected = document()->session().viewState.query;
+    if (selected >= 0 && selected < rows) m_table->selectRow(static_cast<int>(selected));
+
+    QVector<double> centres, counts;
+    const int bins = static_cast<int>(stats->histogram.size());
+    double highest = 1;
+    for (int b = 0; b < bins; ++b) {
+        centres << (b + 0.5) / bins;
+        counts << static_cast<double>(stats->histogram[static_cast<std::size_t>(b)]);
+        highest = std::max(highest, counts.back());
+    }
+    m_histogram->setData(centres, counts, true);
+    m_histogram->setWidth(bins > 0 ? 0.9 / bins : 0.05);
+    m_histogram->setBrush(look.name == QLatin1String("dark") ? QColor(0x56, 0xb4, 0xe9)
+                                                             : QColor(0x00, 0x72, 0xb2));
+    m_histogram->setPen(Qt::NoPen);
+    m_plot->xAxis->setRange(0, 1);
+    m_plot->yAxis->setRange(0, highest * 1.1);
+    m_title->setText(tr("Head %1: diagonal mean %2, off-diagonal mean %3")
+                         .arg(head)
+                         .arg(stats->diagonalMean, 0, 'f', 3)
+                         .arg(stats->offDiagonalMean, 0, 'f', 3));
+    stylePlot(*m_plot, look);
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void StatisticsView::paintFigure(QCPPainter& painter, const QSize& size) {
+    m_plot->toPainter(&painter, size.width(), size.height());
+}
+
+DataTable StatisticsView::data() const {
+    DataTable table;
+    Index head = 0;
+    const HeadStats* stats = focusedStats(*document(), &head);
+    const Experiment* experiment = document()->experiment();
+    if (!stats || !experiment) return table;
+    table.columnLabels = {tr("most_attended"), tr("most_attended_weight"), tr("entropy"),
+                          tr("mean_distance"), tr("first_token_weight")};
+    table.rowLabels = displayTokens(experiment->queryTokens);
+    table.rows = static_cast<int>(stats->entropy.size());
+    table.cols = 5;
+    for (std::size_t i = 0; i < stats->entropy.size(); ++i) {
+        auto value = [](const auto& values, std::size_t at) {
+            return at < values.size() ? static_cast<double>(values[at]) : 0.0;
+        };
+        table.values.push_back(value(stats->mostAttended, i));
+        table.values.push_back(value(stats->mostAttendedWeight, i));
+        table.values.push_back(stats->entropy[i]);
+        table.values.push_back(value(stats->meanDistance, i));
+        table.values.push_back(value(stats->firstTokenWeight, i));
+    }
+    return table;
+}
+
+} // namespace attnlab::ui

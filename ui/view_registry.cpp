@@ -1,0 +1,42 @@
+#include "ui/view_registry.h"
+
+#include "ui/compare_view.h"
+#include "ui/entropy_view.h"
+#include "ui/heads_grid_view.h"
+#include "ui/heatmap_view.h"
+#include "ui/statistics_view.h"
+
+namespace attnlab::ui {
+
+const std::vector<ViewEntry>& viewRegistry() {
+    static const std::vector<ViewEntry> entries = {
+        {QStringLiteral("heatmap"),
+         [](Document* d, QWidget* p) -> View* {
+             return new HeatmapView(d, HeatmapSource::Primary, p);
+         }},
+        {QStringLiteral("heads"),
+         [](Document* d, QWidget* p) -> View* { return new HeadsGridView(d, p); }},
+        {QStringLiteral("entropy"),
+         [](Document* d, QWidget* p) -> View* { return new EntropyView(d, p); }},
+        {QStringLiteral("statistics"),
+         [](Document* d, QWidget* p) -> View* { return new StatisticsView(d, p); }},
+        {QStringLiteral("compare"),
+         [](Document* d, QWidget* p) -> View* { return new CompareView(d, p); }},
+    };
+    return entries;
+}
+
+QStringList viewIds() {
+    QStringList ids;
+    for (const ViewEntry& entry : viewRegistry())
+        ids << entry.id;
+    return ids;
+}
+
+View* createView(const QString& id, Document* document, QWidget* parent) {
+    for (const ViewEntry& entry : viewRegistry())
+        if (entry.id == id) return entry.create(document, parent);
+    return nullptr;
+}
+
+} // namespace attnlab::ui
