@@ -8,7 +8,9 @@
 #endif
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <vector>
 
@@ -268,13 +270,25 @@ FlashState flashStateAfter(const Qkv& qkv, const AttentionSpec& spec, Index batc
     return state;
 }
 
+namespace {
+/// The shortest decimal that reads back as x, as a double, so the JSON shows 0.1 and not
+/// 0.10000000149011612.
+double shortestDouble(float x) {
+    char text[32];
+    const auto [end, error] = std::to_chars(text, text + sizeof text, x);
+    if (error != std::errc()) return static_cast<double>(x);
+    *end = '\0';
+    return std::strtod(text, nullptr);
+}
+} // namespace
+
 std::string flashTraceJson(const FlashTrace& trace) {
     using nlohmann::json;
     auto numbers = [](const std::vector<float>& values) {
         json list = json::array();
         for (float x : values) {
             if (std::isfinite(x))
-                list.push_back(static_cast<double>(x));
+                list.push_back(shortestDouble(x));
             else
                 list.push_back(nullptr);
         }
