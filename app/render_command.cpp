@@ -1,11 +1,415 @@
-// Placeholder until the render command lands.
+// `attnlab render`: draws any view to PNG, SVG or PDF with no display, through the same view
+// classes and the same figure export code as the window (DESIGN.md, "attnlab render").
+// Every problem with the arguments or the session becomes one line on stderr and exit
+// status 2, found before anything is drawn; figures go to a temporary name and are renamed.
+
+#include <QApplication>
+#include <QDir>
+#include <QFileInfo>
+#include <QSize>
+#include <QString>
+#include <QtGlobal>
+
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
 #include <iostream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
 
 #include "commands.h"
+#include "ui/colormap.h"
+#include "ui/core.h"
+#include "ui/document.h"
+#include "ui/figure_export.h"
+#include "ui/step_export.h"
+#include "ui/theme.h"
+#include "ui/view.h"
+#include "ui/view_registry.h"
 
 namespace attnlab::app {
-int renderCommand(int, char**) {
-    std::cerr << "attnlab render: not available yet\n";
-    return 2;
+namespace {
+
+struct CommandError {
+    std::string message;
+};
+
+[[noreturn]] void fail(const std::string& message) {
+    throw CommandError{message};
 }
+
+constexpr const char* kUsage =
+    "usage: attnlab render (--session S.json | --tokens \"...\") [overrides] --view NAME\n"
+    "                      --out F.png|F.svg|F.pdf [figure options]\n"
+    "       attnlab render --list-views\n"
+    "\n"
+    "Session overrides (applied on top of --session, or of the defaults with --tokens):\n"
+    "  --tokens \"...\"             the query text (self-attention unless --source)\n"
+    "  --source \"...\"             cross-attention: keys and values come from this text\n"
+    "  --tokenizer whitespace|character\n"
+    "  --variant NAME             softmax, flash, linear, additive\n"
+    "  --mask KIND[,KIND...]      none, causal, padding, window, causal-window\n"
+    "  --valid-len N              padding: keys j < N allowed\n"
+    "  --window W                 window / causal-window width\n"
+    "  --heads H  --kv-heads G    query heads and key/value heads (H % G == 0)\n"
+    "  --d-model D                model width\n"
+    "  --positional NAME          none, sinusoidal, rope-interleaved, rope-half\n"
+    "  --seed N                   projection seed\n"
+    "  --identity                 Q = K = V = X (no projections)\n"
+    "  --block-size B             flash: key/value tile columns\n"
+    "  --q-block-size B           flash: query tile rows\n"
+    "  --kv-cache-prefill N       run as a KV-cache prefill of N rows, then decode\n"
+    "  --head N                   the head the figure shows\n"
+    "  --query N                  the selected query row\n"
+    "  --colormap NAME            viridis, magma, cividis, grayscale, diverging\n"
+    "  --show WHAT                weights, scores, scaled, mask, output, q, k, v\n"
+    "\n"
+    "Figure:\n"
+    "  --view NAME                see --list-views\n"
+    "  --out FILE                 .png, .svg or .pdf (with --all-steps: a directory or .pdf)\n"
+    "  --width W --height H       logical size (default 900 x 600; points for PDF)\n"
+    "  --scale-factor F           PNG pixels per unit (default 1)\n"
+    "  --theme light|dark|projector\n"
+    "  --step N                   flash: tiles done; kv-cache: step index\n"
+    "  --all-steps                every step: numbered PNG frames in the --out directory\n"
+    "                             (frame_0001.png, ...) or one page per step of a .pdf\n"
+    "\n"
+    "Options take their value as --opt VALUE or --opt=VALUE. Bad input exits with status 2\n"
+    "and one line on stderr; nothing is written then.\n";
+
+struct OptionSpec {
+    std::string_view name;
+    bool takesValue;
+};
+
+constexpr OptionSpec kOptions[] = {
+    {"session", true},      {"tokens", true},       {"source", true},
+    {"tokenizer", true},    {"variant", true},      {"mask", true},
+    {"valid-len", true},    {"window", true},       {"heads", true},
+    {"kv-heads", true},     {"d-model", true},      {"positional", true},
+    {"seed", true},         {"identity", false},    {"block-size", true},
+    {"q-block-size", true}, {"kv-cache-prefill", true}, {"head", true},
+    {"query", true},        {"colormap", true},     {"show", true},
+    {"view", true},         {"out", true},          {"width", true},
+    {"height", true},       {"scale-factor", true}, {"theme", true},
+    {"step", true},         {"all-steps", false},   {"list-views", false},
+    {"help", false},
+};
+
+const OptionSpec* findOption(std::string_view name) {
+    for (const OptionSpec& option : kOptions)
+        if (option.name == name) return &option;
+    return nullptr;
+}
+
+using Arguments = std::map<std::string, std::string, std::less<>>;
+
+Arguments parseArguments(int argc, char** argv) {
+    Arguments args;
+    for (int i = 0; i < argc; ++i) {
+        const std::string_view arg = argv[i];
+        if (arg == "-h") {
+            args["help"] = "";
+            continue;
+        }
+        if (arg.size() < 3 || arg.substr(0, 2) != "--")
+            fail("unexpected argument '" + std::string(arg) + "' (options start with --)");
+        std::string_view name = arg.substr(2);
+        std::optional<std::string> value;
+        if (const auto eq = name.find('='); eq != std::string_view::npos) {
+            value = std::string(name.substr(eq + 1));
+            name = name.substr(0, eq);
+        }
+        const OptionSpec* option = findOption(name);
+        const std::string flag = "--" + std::string(name);
+        if (!option) fail("unknown option " + flag + " (see attnlab render --help)");
+        if (args.count(name)) fail(flag + " is given more than once");
+        if (!option->takesValue) {
+            if (value) fail(flag + " takes no value");
+            args[std::string(name)] = "";
+            continue;
+        }
+        if (!value) {
+            const bool nextIsOption = i + 1 < argc && std::string_view(argv[i + 1]).size() > 2 &&
+                                      std::string_view(argv[i + 1]).substr(0, 2) == "--" &&
+                                      findOption(std::string_view(argv[i + 1]).substr(2));
+            if (i + 1 >= argc || nextIsOption) fail(flag + " needs a value");
+            value = argv[++i];
+        }
+        // Token text may legitimately be empty only for --tokens (an empty sequence).
+        if (value->empty() && name != "tokens" && name != "source") fail(flag + " needs a value");
+        args[std::string(name)] = *value;
+    }
+    return args;
+}
+
+std::optional<std::string> get(const Arguments& args, std::string_view name) {
+    const auto it = args.find(name);
+    if (it == args.end()) return std::nullopt;
+    return it->second;
+}
+
+Index parseInteger(const std::string& text, const std::string& what, Index minimum) {
+    long long value = 0;
+    const char* end = text.data() + text.size();
+    const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+    if (ec == std::errc::result_out_of_range) fail(what + ": '" + text + "' is out of range");
+    if (ec != std::errc() || ptr != end) fail(what + ": '" + text + "' is not an integer");
+    if (value < minimum) fail(what + " must be >= " + std::to_string(minimum) + ", got " + text);
+    return static_cast<Index>(value);
+}
+
+double parsePositiveReal(const std::string& text, const std::string& what) {
+    char* end = nullptr;
+    errno = 0;
+    const double value = std::strtod(text.c_str(), &end);
+    if (text.empty() || end != text.c_str() + text.size())
+        fail(what + ": '" + text + "' is not a number");
+    if (!std::isfinite(value) || errno == ERANGE) fail(what + ": '" + text + "' is not finite");
+    if (value <= 0) fail(what + " must be positive, got " + text);
+    return value;
+}
+
+/// What --view NAME draws: a registered view, possibly with a forced quantity.
+struct ViewChoice {
+    QString id;
+    std::string show; ///< non-empty: the heatmap quantity this name stands for
+};
+
+/// The names render accepts: the registry's, plus "mask" and "scores" (the heatmap showing
+/// the mask or the raw scores) when the registry has no view of that name.
+QStringList renderViewNames() {
+    QStringList names = ui::viewIds();
+    for (const QString& alias : {QStringLiteral("mask"), QStringLiteral("scores")})
+        if (!names.contains(alias)) names << alias;
+    return names;
+}
+
+ViewChoice chooseView(const std::string& name) {
+    const QString id = QString::fromStdString(name);
+    if (ui::viewIds().contains(id)) return {id, {}};
+    if (id == QLatin1String("mask") || id == QLatin1String("scores"))
+        return {QStringLiteral("heatmap"), name};
+    fail("--view: unknown view '" + name + "' (one of: " +
+         renderViewNames().join(QStringLiteral(", ")).toStdString() + ")");
+}
+
+/// The session to draw: --session or the defaults, with every override applied and checked.
+Session buildSession(const Arguments& args) {
+    const auto sessionPath = get(args, "session");
+    const auto tokens = get(args, "tokens");
+    if (!sessionPath && !tokens) fail("give --session S.json or --tokens \"...\"");
+    Session session;
+    if (sessionPath) {
+        auto loaded = loadSession(*sessionPath);
+        if (!loaded) fail(loaded.error());
+        session = std::move(loaded).value();
+    }
+    if (tokens) session.text = *tokens;
+    if (auto v = get(args, "source")) session.sourceText = *v;
+    if (auto v = get(args, "tokenizer")) {
+        const auto tokenizer = parseTokenizer(*v);
+        if (!tokenizer) fail("--tokenizer: unknown tokenizer '" + *v + "' (whitespace, character)");
+        session.tokenizer = *tokenizer;
+    }
+    if (auto v = get(args, "variant")) {
+        const auto variant = parseVariant(*v);
+        if (!variant)
+            fail("--variant: unknown variant '" + *v + "' (softmax, flash, linear, additive)");
+        session.variant = *variant;
+    }
+    if (auto maskText = get(args, "mask")) {
+        MaskSpec mask;
+        bool padding = false, window = false, causalWindow = false;
+        if (auto problem = parseMaskKinds(*maskText, mask, padding, window, causalWindow))
+            fail("--mask: " + *problem);
+        const auto validLen = get(args, "valid-len");
+        const auto width = get(args, "window");
+        if (padding && !validLen) fail("--mask padding needs --valid-len N");
+        if ((window || causalWindow) && !width) fail("--mask " + *maskText + " needs --window W");
+        session.mask.causal = mask.causal;
+        session.mask.window = -1;
+        session.mask.causalWindow = -1;
+        session.mask.validLen.clear();
+        if (padding) session.mask.validLen = {parseInteger(*validLen, "--valid-len", 0)};
+        if (window) session.mask.window = parseInteger(*width, "--window", 0);
+        if (causalWindow) session.mask.causalWindow = parseInteger(*width, "--window", 0);
+    } else {
+        if (auto v = get(args, "valid-len"))
+            session.mask.validLen = {parseInteger(*v, "--valid-len", 0)};
+        if (auto v = get(args, "window")) {
+            const Index width = parseInteger(*v, "--window", 0);
+            if (session.mask.causalWindow >= 0)
+                session.mask.causalWindow = width;
+            else
+                session.mask.window = width;
+        }
+    }
+    if (auto v = get(args, "heads")) session.heads = parseInteger(*v, "--heads", 1);
+    if (auto v = get(args, "kv-heads")) session.kvHeads = parseInteger(*v, "--kv-heads", 1);
+    if (auto v = get(args, "d-model")) session.dModel = parseInteger(*v, "--d-model", 1);
+    if (auto v = get(args, "positional")) {
+        const auto positional = parsePositional(*v);
+        if (!positional)
+            fail("--positional: unknown encoding '" + *v +
+                 "' (none, sinusoidal, rope-interleaved, rope-half)");
+        session.positional = *positional;
+    }
+    if (auto v = get(args, "seed"))
+        session.seed = static_cast<std::uint64_t>(parseInteger(*v, "--seed", 0));
+    if (get(args, "identity")) session.identityProjections = true;
+    if (auto v = get(args, "block-size")) session.kvBlock = parseInteger(*v, "--block-size", 1);
+    if (auto v = get(args, "q-block-size"))
+        session.qBlock = parseInteger(*v, "--q-block-size", 1);
+    if (auto v = get(args, "kv-cache-prefill"))
+        session.kvPrefill = parseInteger(*v, "--kv-cache-prefill", 0);
+    ViewState& state = session.viewState;
+    if (auto v = get(args, "head")) state.head = parseInteger(*v, "--head", 0);
+    if (auto v = get(args, "query")) state.query = parseInteger(*v, "--query", 0);
+    if (auto v = get(args, "colormap")) {
+        if (!ui::colormapNames().contains(QString::fromStdString(*v)))
+            fail("--colormap: unknown colormap '" + *v + "' (" +
+                 ui::colormapNames().join(QStringLiteral(", ")).toStdString() + ")");
+        state.colormap = *v;
+    }
+    if (auto v = get(args, "show")) {
+        static const QStringList kShow = {"weights", "scores", "scaled", "mask",
+                                          "output",  "q",      "k",      "v"};
+        if (!kShow.contains(QString::fromStdString(*v)))
+            fail("--show: unknown quantity '" + *v + "' (" +
+                 kShow.join(QStringLiteral(", ")).toStdString() + ")");
+        state.show = *v;
+    }
+    if (auto v = get(args, "theme")) {
+        if (!ui::themeNames().contains(QString::fromStdString(*v)))
+            fail("--theme: unknown theme '" + *v + "' (" +
+                 ui::themeNames().join(QStringLiteral(", ")).toStdString() + ")");
+        state.theme = *v;
+    }
+    const QStringList problems = ui::Document::problemsOf(session);
+    if (!problems.isEmpty()) {
+        const std::string where = sessionPath ? *sessionPath + ": " : std::string("session: ");
+        fail(where + problems.first().toStdString());
+    }
+    return session;
+}
+
+/// Qt's own chatter (font and platform notices) would break the one-line contract.
+void quietMessages(QtMsgType, const QMessageLogContext&, const QString&) {}
+
+int run(int argc, char** argv) {
+    const Arguments args = parseArguments(argc, argv);
+    if (get(args, "help")) {
+        std::cout << kUsage;
+        return 0;
+    }
+    if (get(args, "list-views")) {
+        for (const QString& name : renderViewNames())
+            std::cout << name.toStdString() << '\n';
+        return 0;
+    }
+    const auto viewName = get(args, "view");
+    if (!viewName) fail("missing required option --view (see --list-views)");
+    const ViewChoice choice = chooseView(*viewName);
+    const auto out = get(args, "out");
+    if (!out) fail("missing required option --out");
+    const bool allSteps = get(args, "all-steps").has_value();
+    const QString outPath = QString::fromStdString(*out);
+    ui::ExportFormat format;
+    const bool knownFormat = ui::exportFormatFor(outPath, &format);
+    if (allSteps) {
+        if (!ui::isStepView(choice.id))
+            fail("--all-steps: view '" + *viewName + "' has no steps (use flash or kv-cache)");
+        if (knownFormat && format != ui::ExportFormat::Pdf)
+            fail("--all-steps --out " + *out + ": give a directory or a .pdf file");
+        if (!knownFormat && QFileInfo(outPath).exists() && !QFileInfo(outPath).isDir())
+            fail("--all-steps --out " + *out + ": exists and is not a directory");
+    } else {
+        if (!knownFormat || format == ui::ExportFormat::Csv || format == ui::ExportFormat::Npy)
+            fail("--out " + *out + ": unknown figure type (use .png, .svg or .pdf)");
+    }
+    const int width = static_cast<int>(
+        parseInteger(get(args, "width").value_or("900"), "--width", 16));
+    const int height = static_cast<int>(
+        parseInteger(get(args, "height").value_or("600"), "--height", 16));
+    if (width > 20000 || height > 20000) fail("--width and --height must be at most 20000");
+    const double scale = parsePositiveReal(get(args, "scale-factor").value_or("1"),
+                                           "--scale-factor");
+    if (width * scale > 30000 || height * scale > 30000)
+        fail("--scale-factor: the image would be larger than 30000 pixels on a side");
+    std::optional<Index> step;
+    if (auto v = get(args, "step")) {
+        if (!ui::isStepView(choice.id))
+            fail("--step: view '" + *viewName + "' has no steps (use flash or kv-cache)");
+        if (allSteps) fail("--step and --all-steps do not go together");
+        step = parseInteger(*v, "--step", 0);
+    }
+    if (!allSteps && QFileInfo(outPath).isDir()) fail("--out " + *out + " is a directory");
+    const QFileInfo outInfo(outPath);
+    const QString parent = allSteps && !knownFormat ? QFileInfo(outInfo.absoluteFilePath()).path()
+                                                    : outInfo.absolutePath();
+    if (!QDir(parent).exists()) fail("--out " + *out + ": folder " + parent.toStdString() +
+                                     " does not exist");
+
+    Session session = buildSession(args);
+    if (!choice.show.empty()) session.viewState.show = choice.show;
+    session.viewState.view = choice.id.toStdString();
+
+    // Offscreen unless the caller chose a platform: render needs no display.
+    if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
+    qInstallMessageHandler(quietMessages);
+    int qtArgc = 1;
+    char programName[] = "attnlab";
+    char* qtArgv[] = {programName, nullptr};
+    QApplication app(qtArgc, qtArgv);
+    ui::applyTheme(app, ui::themeNamed(QString::fromStdString(session.viewState.theme)));
+
+    ui::Document document;
+    document.reset(session);
+    document.flush();
+    if (!document.experiment()) {
+        const QString problem = document.problems().isEmpty() ? QStringLiteral("cannot compute")
+                                                              : document.problems().first();
+        fail("session: " + problem.toStdString());
+    }
+    std::unique_ptr<ui::View> view(ui::createView(choice.id, &document));
+    if (!view) fail("--view: cannot create view '" + *viewName + "'");
+    const QSize size(width, height);
+    view->resize(size);
+    QString error;
+    if (allSteps) {
+        error = ui::exportSteps(*view, document, outPath, size, scale);
+    } else {
+        if (step) {
+            const auto [first, last] = ui::stepRange(*view);
+            if (*step < first || *step > last)
+                fail("--step " + std::to_string(*step) + ": this view has steps " +
+                     std::to_string(first) + ".." + std::to_string(last));
+            ui::setStep(*view, document, *step);
+        }
+        view->ensureFresh();
+        error = ui::exportView(*view, outPath, size, scale);
+    }
+    if (!error.isEmpty()) fail(error.toStdString());
+    return 0;
+}
+
+} // namespace
+
+int renderCommand(int argc, char** argv) {
+    try {
+        return run(argc, argv);
+    } catch (const CommandError& error) {
+        std::cerr << "attnlab render: " << error.message << '\n';
+        return 2;
+    } catch (const std::exception& error) {
+        std::cerr << "attnlab render: " << error.what() << '\n';
+        return 2;
+    }
+}
+
 } // namespace attnlab::app

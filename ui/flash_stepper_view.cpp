@@ -1,3 +1,9 @@
+// GCC 12 reports false "maybe uninitialized" warnings inside Eigen's AVX-512 intrinsics
+// (the _mm512_undefined_ps idiom) when they are inlined here with -march=native.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
 #include "ui/flash_stepper_view.h"
 
 #include <QHBoxLayout>
@@ -16,6 +22,7 @@
 
 #include "ui/colormap.h"
 #include "ui/experiment_data.h"
+#include "ui/teaching_plot.h"
 
 namespace attnlab::ui {
 
@@ -52,55 +59,6 @@ MatrixD normalizedOutput(const FlashState& state) {
         if (sum > 0) out.row(i) = state.accumulator.row(i).cast<double>() / sum;
     }
     return out;
-}
-
-void fillColorMap(QCPColorMap* map, const MatrixD& values, const BoolMatrix* hidden) {
-    const int rows = static_cast<int>(values.rows());
-    const int cols = static_cast<int>(values.cols());
-    map->data()->setSize(std::max(1, cols), std::max(1, rows));
-    map->data()->setRange(QCPRange(0, std::max(0, cols - 1)), QCPRange(0, std::max(0, rows - 1)));
-    if (rows == 0 || cols == 0) {
-        map->data()->fill(std::numeric_limits<double>::quiet_NaN());
-        return;
-    }
-    for (int r = 0; r < rows; ++r)
-        for (int c = 0; c < cols; ++c) {
-            const bool masked = hidden && hidden->rows() == rows && hidden->cols() == cols &&
-                                (*hidden)(r, c);
-            map->data()->setCell(c, r,
-                                 masked ? std::numeric_limits<double>::quiet_NaN() : values(r, c));
-        }
-}
-
-QCPAxisRect* makeRect(QCustomPlot* plot, const QString& xLabel, const QString& yLabel) {
-    auto* rect = new QCPAxisRect(plot);
-    rect->axis(QCPAxis::atBottom)->setLabel(xLabel);
-    rect->axis(QCPAxis::atLeft)->setLabel(yLabel);
-    rect->setAutoMargins(QCP::msAll);
-    return rect;
-}
-
-void setupMatrixAxes(QCPAxisRect* rect) {
-    rect->axis(QCPAxis::atLeft)->setRangeReversed(true);
-    rect->axis(QCPAxis::atBottom)->grid()->setVisible(false);
-    rect->axis(QCPAxis::atLeft)->grid()->setVisible(false);
-    rect->axis(QCPAxis::atBottom)->setSubTicks(false);
-    rect->axis(QCPAxis::atLeft)->setSubTicks(false);
-}
-
-QSharedPointer<QCPAxisTickerText> labelTicker(const QStringList& labels, int maxLabels) {
-    auto ticker = QSharedPointer<QCPAxisTickerText>::create();
-    const int count = static_cast<int>(labels.size());
-    const int step = std::max(1, (count + maxLabels - 1) / std::max(1, maxLabels));
-    for (int i = 0; i < count; i += step)
-        ticker->addTick(i, labels[i]);
-    return ticker;
-}
-
-QString bytesText(qint64 bytes) {
-    if (bytes < 10 * 1024) return QObject::tr("%1 B").arg(bytes);
-    if (bytes < 10 * 1024 * 1024) return QObject::tr("%1 KiB").arg(bytes / 1024);
-    return QObject::tr("%1 MiB").arg(bytes / (1024 * 1024));
 }
 
 } // namespace
@@ -160,9 +118,9 @@ FlashStepperView::FlashStepperView(Document* document, QWidget* parent) : View(d
     plot.plotLayout()->addElement(3, 0, m_counters);
     plot.plotLayout()->setRowStretchFactors({0.01, 3.0, 2.0, 0.01});
 
-    m_tileRect = makeRect(&plot, tr("key"), tr("query"));
-    m_accumulatorRect = makeRect(&plot, tr("O / l (dim)"), QString());
-    m_outputRect = makeRect(&plot, tr("standard output (dim)"), QString());
+    m_tileRect = makeAxisRect(&plot, tr("key"), tr("query"));
+    m_accumulatorRect = makeAxisRect(&plot, tr("O / l (dim)"), QString());
+    m_outputRect = makeAxisRect(&plot, tr("standard output (dim)"), QString());
     for (QCPAxisRect* rect : {m_tileRect, m_accumulatorRect, m_outputRect})
         setupMatrixAxes(rect);
     top->addElement(0, 0, m_tileRect);
@@ -170,10 +128,10 @@ FlashStepperView::FlashStepperView(Document* document, QWidget* parent) : View(d
     top->addElement(0, 2, m_outputRect);
     top->setColumnStretchFactors({2.0, 1.0, 1.0});
 
-    m_maxRect = makeRect(&plot, tr("step"), tr("running max m"));
-    m_sumRect = makeRect(&plot, tr("step"), tr("running sum l"));
-    m_rescaleRect = makeRect(&plot, tr("step"), tr("exp(m_old \u2212 m_new)"));
-    m_errorRect = makeRect(&plot, tr("step"), tr("max |O \u2212 O_std|"));
+    m_maxRect = makeAxisRect(&plot, tr("step"), tr("running max m"));
+    m_sumRect = makeAxisRect(&plot, tr("step"), tr("running sum l"));
+    m_rescaleRect = makeAxisRect(&plot, tr("step"), tr("exp(m_old \u2212 m_new)"));
+    m_errorRect = makeAxisRect(&plot, tr("step"), tr("max |O \u2212 O_std|"));
     bottom->addElement(0, 0, m_maxRect);
     bottom->addElement(0, 1, m_sumRect);
     bottom->addElement(0, 2, m_rescaleRect);
@@ -491,23 +449,10 @@ void FlashStepperView::refresh() {
         }
     }
     if (!m_trackedRows.empty()) {
-        auto* legend = qobject_cast<QCPLegend*>(m_maxRect->insetLayout()->elementCount() > 0
-                                                    ? m_maxRect->insetLayout()->elementAt(0)
-                                                    : nullptr);
-        if (!legend) {
-            legend = new QCPLegend;
-            m_maxRect->insetLayout()->addElement(legend, Qt::AlignBottom | Qt::AlignRight);
-            legend->setLayer(QStringLiteral("legend"));
-        }
+        QCPLegend* legend = insetLegend(m_maxRect, look, Qt::AlignBottom | Qt::AlignRight);
         legend->clearItems();
         for (std::size_t t = 0; t < m_trackedRows.size(); ++t)
             legend->addItem(new QCPPlottableLegendItem(legend, m_seriesGraphs[t * 3]));
-        legend->setBrush(look.background);
-        legend->setTextColor(look.foreground);
-        legend->setBorderPen(QPen(look.grid));
-        QFont font = legend->font();
-        font.setPointSize(std::max(7, look.fontPointSize - 2));
-        legend->setFont(font);
         legend->setVisible(true);
     } else if (m_maxRect->insetLayout()->elementCount() > 0) {
         m_maxRect->insetLayout()->elementAt(0)->setVisible(false);
@@ -588,11 +533,11 @@ void FlashStepperView::refresh() {
                "score matrix %7 \u00b7 tiles computed %8, skipped %9 \u00b7 max error now %10")
                 .arg(s.qBlock)
                 .arg(s.kvBlock)
-                .arg(bytesText(tileBytes()))
-                .arg(bytesText(tileWorking))
+                .arg(bytesText(static_cast<double>(tileBytes())))
+                .arg(bytesText(static_cast<double>(tileWorking)))
                 .arg(sq)
                 .arg(sk)
-                .arg(bytesText(fullScoreBytes()))
+                .arg(bytesText(static_cast<double>(fullScoreBytes())))
                 .arg(computed)
                 .arg(skipped)
                 .arg(QString::number(errorNow, 'g', 3));

@@ -63,6 +63,9 @@ public:
     qint64 tileBytes() const;
     qint64 fullScoreBytes() const;
     bool playing() const;
+    /// The live block-size editors (their edits go through the Document, undoably).
+    QSpinBox* queryBlockEditor() const { return m_qBlock; }
+    QSpinBox* keyBlockEditor() const { return m_kvBlock; }
 
     void stepForward();
     void stepBack();

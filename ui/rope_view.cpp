@@ -1,0 +1,283 @@
+// GCC 12 reports false "maybe uninitialized" warnings inside Eigen's AVX-512 intrinsics
+// (the _mm512_undefined_ps idiom) when they are inlined here with -march=native.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
+#include "ui/rope_view.h"
+
+#include <qcustomplot.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "ui/experiment_data.h"
+#include "ui/teaching_plot.h"
+
+namespace attnlab::ui {
+
+namespace {
+
+const QColor kQueryColor(0x00, 0x72, 0xb2);
+const QColor kKeyColor(0xd5, 0x5e, 0x00);
+
+/// The vector rotated as RoPE does at absolute position `position` (negative undoes it).
+std::vector<double> rotated(const std::vector<double>& x, RopeStyle style, double base,
+                            double position) {
+    const auto dim = static_cast<Index>(x.size());
+    std::vector<double> out = x;
+    // Row 1 of the angle table (position 1) holds each pair's frequency theta_t.
+    const Matrix angles = ropeAngles(2, dim, base, 0);
+    for (Index t = 0; t < dim / 2; ++t) {
+        const auto [a, b] = ropePair(style, t, dim);
+        const double angle = position * static_cast<double>(angles(1, t));
+        const double c = std::cos(angle), s = std::sin(angle);
+        const auto ua = static_cast<std::size_t>(a), ub = static_cast<std::size_t>(b);
+        out[ua] = x[ua] * c - x[ub] * s;
+        out[ub] = x[ua] * s + x[ub] * c;
+    }
+    return out;
+}
+
+double dot(const std::vector<double>& a, const std::vector<double>& b) {
+    double sum = 0;
+    for (std::size_t i = 0; i < a.size() && i < b.size(); ++i)
+        sum += a[i] * b[i];
+    return sum;
+}
+
+std::vector<double> rowOf(const Tensor4& tensor, Index head, Index row) {
+    std::vector<double> out;
+    if (tensor.batch < 1 || head >= tensor.heads || row < 0 || row >= tensor.seq) return out;
+    for (Index d = 0; d < tensor.dim; ++d)
+        out.push_back(tensor(0, head, row, d));
+    return out;
+}
+
+void addArrow(QCustomPlot* plot, QCPAxisRect* rect, double x, double y, const QPen& pen) {
+    auto* line = new QCPItemLine(plot);
+    line->setClipAxisRect(rect);
+    for (QCPItemPosition* position : {line->start, line->end}) {
+        position->setAxes(rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft));
+        position->setAxisRect(rect);
+    }
+    line->start->setCoords(0, 0);
+    line->end->setCoords(x, y);
+    line->setPen(pen);
+    line->setHead(QCPLineEnding(QCPLineEnding::esSpikeArrow, 8, 10));
+}
+
+} // namespace
+
+RopeView::RopeView(Document* document, QWidget* parent) : PlotView(document, parent) {
+    setToolTip(tr("RoPE rotates each pair of a query and of a key by an angle proportional to "
+                  "its position, with one frequency per pair. The dot product then depends only "
+                  "on the difference of the positions."));
+}
+
+void RopeView::refresh() {
+    const Theme look = theme();
+    QCustomPlot& plot = *m_plot;
+    plot.clearItems();
+    plot.clearPlottables();
+    plot.plotLayout()->clear();
+    for (QCPGraph*& curve : m_curves)
+        curve = nullptr;
+    m_panelCount = 0;
+    m_table = DataTable{};
+    m_title = new QCPTextElement(&plot, QString());
+    plot.plotLayout()->addElement(0, 0, m_title);
+
+    const Experiment* experiment = document()->experiment();
+    const ViewState& state = document()->session().viewState;
+    const Index dim = experiment ? experiment->qkv.q.dim : 0;
+    if (!experiment || experiment->sq() == 0 || experiment->sk() == 0 || dim < 2 || dim % 2) {
+        m_title->setText(experiment && dim % 2
+                             ? tr("RoPE needs an even head dimension (it is %1)").arg(dim)
+                             : tr("RoPE: no tokens to show"));
+        stylePlot(plot, look);
+        plot.replot(QCustomPlot::rpQueuedReplot);
+        return;
+    }
+    const Session& session = experiment->session;
+    const bool ropeOn = session.positional == Positional::RopeInterleaved ||
+                        session.positional == Positional::RopeHalf;
+    const RopeStyle style =
+        session.positional == Positional::RopeHalf ? RopeStyle::Half : RopeStyle::Interleaved;
+    const RopeStyle otherStyle = style == RopeStyle::Half ? RopeStyle::Interleaved : RopeStyle::Half;
+    const double base = session.ropeBase;
+    const Index head = clampedHead(*experiment, state.head);
+    const Index kvHead = kvHeadOf(*experiment, head);
+    const Index query = state.query >= 0 && state.query < experiment->sq() ? state.query
+                                                                           : experiment->sq() - 1;
+    const MatrixD weights = headWeights(*experiment, head);
+    Index key = 0;
+    if (query < weights.rows() && weights.cols() > 0) weights.row(query).maxCoeff(&key);
+    const double queryPosition = static_cast<double>(query + experiment->sk() - experiment->sq());
+    const double keyPosition = static_cast<double>(key);
+
+    // Vectors before rotation: undo the rotation when the session applied RoPE.
+    std::vector<double> q = rowOf(experiment->qkv.q, head, query);
+    std::vector<double> k = rowOf(experiment->qkv.k, kvHead, key);
+    if (ropeOn) {
+        q = rotated(q, style, base, -queryPosition);
+        k = rotated(k, style, base, -keyPosition);
+    }
+    const std::vector<double> qRot = rotated(q, style, base, queryPosition);
+    const std::vector<double> kRot = rotated(k, style, base, keyPosition);
+
+    const QStringList queryTokens = displayTokens(experiment->queryTokens);
+    const QStringList keyTokens = displayTokens(experiment->keyTokens);
+    m_title->setText(
+        tr("RoPE (%1 pairs%2), head %3: query %4 \u201c%5\u201d at position %6, key %7 "
+           "\u201c%8\u201d at position %9")
+            .arg(style == RopeStyle::Half ? tr("half: (i, i+D/2)") : tr("interleaved: (2i, 2i+1)"))
+            .arg(ropeOn ? QString() : tr("; RoPE is off, showing what it would do"))
+            .arg(head)
+            .arg(query)
+            .arg(query < queryTokens.size() ? queryTokens[static_cast<int>(query)] : QString())
+            .arg(queryPosition)
+            .arg(key)
+            .arg(key < keyTokens.size() ? keyTokens[static_cast<int>(key)] : QString())
+            .arg(keyPosition));
+
+    // One panel per (sampled) frequency pair.
+    const Index pairs = dim / 2;
+    std::vector<Index> shown;
+    const Index panels = std::min<Index>(pairs, kMaxPairPanels);
+    for (Index p = 0; p < panels; ++p)
+        shown.push_back(panels == 1 ? 0 : p * (pairs - 1) / (panels - 1));
+    auto* grid = new QCPLayoutGrid;
+    plot.plotLayout()->addElement(1, 0, grid);
+    const Index perRow = panels > 4 ? (panels + 1) / 2 : panels;
+    const Matrix theta = ropeAngles(2, dim, base, 0);
+    m_table.columnLabels = {QStringLiteral("theta"), QStringLiteral("q_x"), QStringLiteral("q_y"),
+                            QStringLiteral("q_rot_x"), QStringLiteral("q_rot_y"),
+                            QStringLiteral("k_x"), QStringLiteral("k_y"),
+                            QStringLiteral("k_rot_x"), QStringLiteral("k_rot_y")};
+    m_table.cols = static_cast<int>(m_table.columnLabels.size());
+    for (Index t = 0; t < pairs; ++t) {
+        const auto [a, b] = ropePair(style, t, dim);
+        const auto ua = static_cast<std::size_t>(a), ub = static_cast<std::size_t>(b);
+        m_table.rowLabels << QStringLiteral("pair %1 (%2,%3)").arg(t).arg(a).arg(b);
+        m_table.values.insert(m_table.values.end(),
+                              {double(theta(1, t)), q[ua], q[ub], qRot[ua], qRot[ub], k[ua], k[ub],
+                               kRot[ua], kRot[ub]});
+    }
+    m_table.rows = static_cast<int>(pairs);
+    for (std::size_t p = 0; p < shown.size(); ++p) {
+        const Index t = shown[p];
+        const auto [a, b] = ropePair(style, t, dim);
+        const auto ua = static_cast<std::size_t>(a), ub = static_cast<std::size_t>(b);
+        auto* rect = makeAxisRect(&plot,
+                                  tr("pair %1 (%2,%3), \u03b8 = %4")
+                                      .arg(t)
+                                      .arg(a)
+                                      .arg(b)
+                                      .arg(QString::number(theta(1, t), 'g', 3)),
+                                  QString());
+        grid->addElement(static_cast<int>(static_cast<Index>(p) / perRow),
+                         static_cast<int>(static_cast<Index>(p) % perRow), rect);
+        double radius = 1e-6;
+        for (double v : {q[ua], q[ub], k[ua], k[ub]})
+            radius = std::max(radius, std::abs(v));
+        radius = std::max(radius, std::hypot(q[ua], q[ub]));
+        radius = std::max(radius, std::hypot(k[ua], k[ub]));
+        rect->axis(QCPAxis::atBottom)->setRange(-1.15 * radius, 1.15 * radius);
+        rect->axis(QCPAxis::atLeft)->setRange(-1.15 * radius, 1.15 * radius);
+        rect->axis(QCPAxis::atBottom)->setTickLabels(false);
+        rect->axis(QCPAxis::atLeft)->setTickLabels(false);
+        const double width = 1.6 * look.lineWidth;
+        addArrow(&plot, rect, q[ua], q[ub], QPen(kQueryColor, width, Qt::DotLine));
+        addArrow(&plot, rect, k[ua], k[ub], QPen(kKeyColor, width, Qt::DotLine));
+        addArrow(&plot, rect, qRot[ua], qRot[ub], QPen(kQueryColor, 2 * width));
+        addArrow(&plot, rect, kRot[ua], kRot[ub], QPen(kKeyColor, 2 * width));
+        ++m_panelCount;
+    }
+
+    // Score against relative distance, at several absolute offsets and both pairings.
+    m_distanceRect = makeAxisRect(&plot, tr("relative distance m \u2212 n (query minus key position)"),
+                                  tr("q\u2098 \u00b7 k\u2099"));
+    plot.plotLayout()->addElement(2, 0, m_distanceRect);
+    plot.plotLayout()->setRowStretchFactors({0.01, 1.3, 1.0});
+    const int range = static_cast<int>(std::max<Index>(16, experiment->sk()));
+    const QString offsetNames[4] = {
+        tr("key at position %1").arg(kOffsets[0]), tr("key at position %1").arg(kOffsets[1]),
+        tr("key at position %1").arg(kOffsets[2]),
+        tr("other pairing (%1), key at 0")
+            .arg(otherStyle == RopeStyle::Half ? tr("half") : tr("interleaved"))};
+    const QCPScatterStyle::ScatterShape shapes[4] = {QCPScatterStyle::ssNone,
+                                                     QCPScatterStyle::ssCircle,
+                                                     QCPScatterStyle::ssCross,
+                                                     QCPScatterStyle::ssNone};
+    double low = 0, high = 0;
+    for (int c = 0; c < 4; ++c) {
+        const RopeStyle curveStyle = c == 3 ? otherStyle : style;
+        const double offset = c == 3 ? 0 : kOffsets[c];
+        QVector<double> xs, ys;
+        for (int delta = -range; delta <= range; ++delta) {
+            const double n = offset, m = offset + delta;
+            if (m < 0 && c > 0 && c < 3) continue; // positions are never negative
+            const double score =
+                dot(rotated(q, curveStyle, base, m), rotated(k, curveStyle, base, n));
+            xs << delta;
+            ys << score;
+            low = std::min(low, score);
+            high = std::max(high, score);
+        }
+        m_curves[c] = plot.addGraph(m_distanceRect->axis(QCPAxis::atBottom),
+                                    m_distanceRect->axis(QCPAxis::atLeft));
+        m_curves[c]->setData(xs, ys, true);
+        m_curves[c]->setName(offsetNames[c]);
+        const QColor color = c == 3 ? look.grid.darker(130) : c == 0 ? kQueryColor : kKeyColor;
+        m_curves[c]->setPen(c == 0   ? QPen(color, 2.5 * look.lineWidth)
+                            : c == 3 ? QPen(color, 1.5 * look.lineWidth, Qt::DashLine)
+                                     : QPen(Qt::NoPen));
+        if (c == 1 || c == 2) m_curves[c]->setLineStyle(QCPGraph::lsNone);
+        m_curves[c]->setScatterStyle(QCPScatterStyle(shapes[c], color, 6));
+    }
+    auto* marker = new QCPItemStraightLine(&plot);
+    marker->setClipAxisRect(m_distanceRect);
+    for (QCPItemPosition* position : {marker->point1, marker->point2}) {
+        position->setAxes(m_distanceRect->axis(QCPAxis::atBottom),
+                          m_distanceRect->axis(QCPAxis::atLeft));
+        position->setAxisRect(m_distanceRect);
+    }
+    marker->point1->setCoords(queryPosition - keyPosition, 0);
+    marker->point2->setCoords(queryPosition - keyPosition, 1);
+    marker->setPen(QPen(look.accent, 1.5 * look.lineWidth, Qt::DashDotLine));
+    m_distanceRect->axis(QCPAxis::atBottom)->setRange(-range - 0.5, range + 0.5);
+    const double pad = std::max(1e-6, 0.08 * (high - low));
+    m_distanceRect->axis(QCPAxis::atLeft)->setRange(low - pad, high + pad);
+    stylePlot(plot, look);
+    QCPLegend* legend = insetLegend(m_distanceRect, look, Qt::AlignTop | Qt::AlignRight);
+    legend->clearItems();
+    for (QCPGraph* curve : m_curves)
+        legend->addItem(new QCPPlottableLegendItem(legend, curve));
+    auto* key1 = new QCPTextElement(
+        &plot,
+        tr("arrows: dotted = before rotation, solid = after; blue = query, orange = key; "
+           "dash-dot line = this pair's distance"));
+    key1->setTextColor(look.foreground);
+    QFont font = key1->font();
+    font.setPointSize(std::max(7, look.fontPointSize - 1));
+    key1->setFont(font);
+    plot.plotLayout()->addElement(3, 0, key1);
+    plot.plotLayout()->setRowStretchFactors({0.01, 1.3, 1.0, 0.01});
+    plot.replot(QCustomPlot::rpQueuedReplot);
+}
+
+QVector<QPointF> RopeView::plottedScores(int offsetIndex) const {
+    QVector<QPointF> points;
+    if (offsetIndex < 0 || offsetIndex > 3 || !m_curves[offsetIndex]) return points;
+    const QCPGraph* curve = m_curves[offsetIndex];
+    for (auto it = curve->data()->constBegin(); it != curve->data()->constEnd(); ++it)
+        points << QPointF(it->key, it->value);
+    return points;
+}
+
+DataTable RopeView::data() const {
+    return m_table;
+}
+
+} // namespace attnlab::ui

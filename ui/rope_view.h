@@ -1,0 +1,47 @@
+#pragma once
+/// RopeView: rotary position embedding (Su et al. 2021) made visible. For the selected query
+/// and a key (the one it attends to most), each frequency pair of the focused head's q and k
+/// is drawn as 2-D arrows before and after rotation by pos * theta_i. Below, the score
+/// q_m . k_n against the relative distance m - n at several absolute offsets: the curves lie
+/// on top of each other because RoPE scores depend only on m - n. Both pairings are shown:
+/// interleaved (0,1),(2,3),... and half (i, i + D/2).
+
+#include <QVector>
+
+#include "ui/view.h"
+
+class QCPAxisRect;
+class QCPGraph;
+class QCPTextElement;
+
+namespace attnlab::ui {
+
+class RopeView : public PlotView {
+    Q_OBJECT
+public:
+    /// At most this many frequency pairs get their own arrow panel.
+    static constexpr int kMaxPairPanels = 8;
+    /// Absolute offsets of the key position at which the distance curve is evaluated.
+    static constexpr int kOffsets[3] = {0, 7, 50};
+
+    explicit RopeView(Document* document, QWidget* parent = nullptr);
+    QString viewId() const override { return QStringLiteral("rope"); }
+    QString title() const override { return tr("RoPE"); }
+    void refresh() override;
+    DataTable data() const override;
+
+    /// The score curve (relative distance, q.k) at kOffsets[offsetIndex] for the session's
+    /// pairing, as drawn; offsetIndex 3 is the other pairing at offset 0.
+    QVector<QPointF> plottedScores(int offsetIndex) const;
+    /// Number of pair panels drawn.
+    int pairPanelCount() const { return m_panelCount; }
+
+private:
+    QCPTextElement* m_title = nullptr;
+    QCPAxisRect* m_distanceRect = nullptr;
+    QCPGraph* m_curves[4] = {nullptr, nullptr, nullptr, nullptr};
+    int m_panelCount = 0;
+    DataTable m_table;
+};
+
+} // namespace attnlab::ui

@@ -1,0 +1,84 @@
+// GCC 12 reports false "maybe uninitialized" warnings inside Eigen's AVX-512 intrinsics
+// (the _mm512_undefined_ps idiom) when they are inlined here with -march=native.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
+#include "ui/teaching_plot.h"
+
+#include <qcustomplot.h>
+
+#include <algorithm>
+#include <limits>
+
+namespace attnlab::ui {
+
+void fillColorMap(QCPColorMap* map, const MatrixD& values, const BoolMatrix* hidden) {
+    const int rows = static_cast<int>(values.rows());
+    const int cols = static_cast<int>(values.cols());
+    map->data()->setSize(std::max(1, cols), std::max(1, rows));
+    map->data()->setRange(QCPRange(0, std::max(0, cols - 1)), QCPRange(0, std::max(0, rows - 1)));
+    if (rows == 0 || cols == 0) {
+        map->data()->fill(std::numeric_limits<double>::quiet_NaN());
+        return;
+    }
+    const bool useHidden = hidden && hidden->rows() == rows && hidden->cols() == cols;
+    for (int r = 0; r < rows; ++r)
+        for (int c = 0; c < cols; ++c)
+            map->data()->setCell(c, r,
+                                 useHidden && (*hidden)(r, c)
+                                     ? std::numeric_limits<double>::quiet_NaN()
+                                     : values(r, c));
+}
+
+QCPAxisRect* makeAxisRect(QCustomPlot* plot, const QString& xLabel, const QString& yLabel) {
+    auto* rect = new QCPAxisRect(plot);
+    rect->axis(QCPAxis::atBottom)->setLabel(xLabel);
+    rect->axis(QCPAxis::atLeft)->setLabel(yLabel);
+    return rect;
+}
+
+void setupMatrixAxes(QCPAxisRect* rect) {
+    rect->axis(QCPAxis::atLeft)->setRangeReversed(true);
+    for (QCPAxis* axis : {rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft)}) {
+        axis->grid()->setVisible(false);
+        axis->setSubTicks(false);
+    }
+}
+
+QSharedPointer<QCPAxisTickerText> labelTicker(const QStringList& labels, int maxLabels) {
+    auto ticker = QSharedPointer<QCPAxisTickerText>::create();
+    const int count = static_cast<int>(labels.size());
+    const int step = std::max(1, (count + maxLabels - 1) / std::max(1, maxLabels));
+    for (int i = 0; i < count; i += step)
+        ticker->addTick(i, labels[i]);
+    return ticker;
+}
+
+QCPLegend* insetLegend(QCPAxisRect* rect, const Theme& theme, Qt::Alignment alignment) {
+    QCPLegend* legend = nullptr;
+    if (rect->insetLayout()->elementCount() > 0)
+        legend = qobject_cast<QCPLegend*>(rect->insetLayout()->elementAt(0));
+    if (!legend) {
+        legend = new QCPLegend;
+        rect->insetLayout()->addElement(legend, alignment);
+        legend->setLayer(QStringLiteral("legend"));
+    }
+    legend->setBrush(theme.background);
+    legend->setTextColor(theme.foreground);
+    legend->setBorderPen(QPen(theme.grid));
+    QFont font = legend->font();
+    font.setPointSize(std::max(7, theme.fontPointSize - 2));
+    legend->setFont(font);
+    return legend;
+}
+
+QString bytesText(double bytes) {
+    if (bytes < 10 * 1024.0) return QObject::tr("%1 B").arg(bytes, 0, 'f', 0);
+    if (bytes < 10 * 1024.0 * 1024) return QObject::tr("%1 KiB").arg(bytes / 1024, 0, 'f', 0);
+    if (bytes < 10 * 1024.0 * 1024 * 1024)
+        return QObject::tr("%1 MiB").arg(bytes / (1024.0 * 1024), 0, 'f', 0);
+    return QObject::tr("%1 GiB").arg(bytes / (1024.0 * 1024 * 1024), 0, 'f', 1);
+}
+
+} // namespace attnlab::ui
