@@ -1,9 +1,14 @@
 #include "ui/view_registry.h"
 
 #include "ui/compare_view.h"
+#include "ui/complexity_view.h"
 #include "ui/entropy_view.h"
+#include "ui/flash_stepper_view.h"
 #include "ui/heads_grid_view.h"
 #include "ui/heatmap_view.h"
+#include "ui/kv_cache_view.h"
+#include "ui/lines_view.h"
+#include "ui/rope_view.h"
 #include "ui/statistics_view.h"
 
 namespace attnlab::ui {
@@ -22,6 +27,16 @@ const std::vector<ViewEntry>& viewRegistry() {
          [](Document* d, QWidget* p) -> View* { return new StatisticsView(d, p); }},
         {QStringLiteral("compare"),
          [](Document* d, QWidget* p) -> View* { return new CompareView(d, p); }},
+        {QStringLiteral("flash"),
+         [](Document* d, QWidget* p) -> View* { return new FlashStepperView(d, p); }},
+        {QStringLiteral("kv-cache"),
+         [](Document* d, QWidget* p) -> View* { return new KvCacheView(d, p); }},
+        {QStringLiteral("rope"),
+         [](Document* d, QWidget* p) -> View* { return new RopeView(d, p); }},
+        {QStringLiteral("complexity"),
+         [](Document* d, QWidget* p) -> View* { return new ComplexityView(d, p); }},
+        {QStringLiteral("lines"),
+         [](Document* d, QWidget* p) -> View* { return new LinesView(d, p); }},
     };
     return entries;
 }
