@@ -472,6 +472,50 @@ BoolMatrix customFromJson(const Json& value, const std::string& where) {
     return custom;
 }
 
+/// Puts every array of numbers (a mask row, valid_len) on one line of the pretty-printed
+/// document, so a custom mask reads as a matrix. Strings are copied untouched.
+std::string compactNumberArrays(const std::string& in) {
+    std::string out;
+    out.reserve(in.size());
+    std::size_t i = 0;
+    while (i < in.size()) {
+        const char c = in[i];
+        if (c == '"') {
+            std::size_t j = i + 1;
+            while (j < in.size() && in[j] != '"')
+                j += in[j] == '\\' ? 2 : 1;
+            out.append(in, i, j + 1 - i);
+            i = j + 1;
+            continue;
+        }
+        if (c == '[') {
+            std::size_t j = i + 1;
+            while (j < in.size() && in[j] != ']' && in[j] != '[' && in[j] != '{' && in[j] != '"')
+                ++j;
+            if (j < in.size() && in[j] == ']') {
+                out += '[';
+                bool space = false;
+                for (std::size_t k = i + 1; k < j; ++k) {
+                    const char e = in[k];
+                    if (e == ' ' || e == '\n') {
+                        space = true;
+                        continue;
+                    }
+                    if (space && out.back() == ',') out += ' ';
+                    space = false;
+                    out += e;
+                }
+                out += ']';
+                i = j + 1;
+                continue;
+            }
+        }
+        out += c;
+        ++i;
+    }
+    return out;
+}
+
 } // namespace
 
 std::string sessionToJson(const Session& s) {
@@ -512,7 +556,7 @@ std::string sessionToJson(const Session& s) {
                     {"cell_values", v.cellValues},
                     {"flash_step", v.flashStep},
                     {"kv_step", v.kvStep}};
-    return root.dump(2) + "\n";
+    return compactNumberArrays(root.dump(2)) + "\n";
 }
 
 Result<Session> sessionFromJson(const std::string& text) {
