@@ -31,6 +31,7 @@
 #include "ui/figure_export.h"
 #include "ui/heads_grid_view.h"
 #include "ui/inputs_panel.h"
+#include "ui/step_export.h"
 #include "ui/theme.h"
 #include "ui/view.h"
 #include "ui/view_registry.h"
@@ -114,6 +115,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), m_document(new Do
     auto* dock = new QDockWidget(tr("Inputs"), this);
     dock->setObjectName(QStringLiteral("InputsDock"));
     dock->setWidget(m_inputs);
+    m_inputs->setMinimumWidth(m_inputs->sizeHint().width() + 24);
     dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
     addDockWidget(Qt::LeftDockWidgetArea, dock);
 
@@ -204,6 +206,24 @@ void MainWindow::createActions() {
     exportAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
     QAction* copyAction = file->addAction(tr("&Copy Figure"), this, &MainWindow::copyFigure);
     copyAction->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_C));
+    file->addAction(tr("Export All &Steps\u2026"), this, [this] {
+        View* target = currentView();
+        if (!target || !isStepView(target->viewId())) {
+            m_error->setText(tr("Export all steps works on the FlashAttention and KV-cache views"));
+            return;
+        }
+        const QString path = QFileDialog::getSaveFileName(
+            this, tr("Export every step of %1").arg(target->title()),
+            target->viewId() + QStringLiteral("_steps.pdf"),
+            tr("PDF, one page per step (*.pdf);;PNG frames in a new folder (*)"));
+        if (path.isEmpty()) return;
+        const QString error = exportSteps(*target, *m_document, path, target->size(), 2.0);
+        if (!error.isEmpty()) {
+            m_error->setText(error);
+            return;
+        }
+        statusBar()->showMessage(tr("Exported every step to %1").arg(path), 4000);
+    });
     file->addSeparator();
     QAction* quitAction = file->addAction(tr("&Quit"), this, &QWidget::close);
     quitAction->setShortcut(QKeySequence::Quit);
