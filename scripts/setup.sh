@@ -9,6 +9,7 @@ PACKAGES=(
     libqcustomplot-dev libeigen3-dev nlohmann-json3-dev libzip-dev
     libgtest-dev libgmock-dev libbenchmark-dev
     xvfb xauth
+    poppler-utils  # pdftotext: the render tests read the text back out of PDF figures
 )
 
 missing=()
