@@ -432,7 +432,9 @@ void expectSameSession(const Session& a, const Session& b) {
     EXPECT_EQ(a.mask.causalWindow, b.mask.causalWindow);
     EXPECT_EQ(a.mask.validLen, b.mask.validLen);
     ASSERT_EQ(a.mask.custom.has_value(), b.mask.custom.has_value());
-    if (a.mask.custom) EXPECT_TRUE(*a.mask.custom == *b.mask.custom);
+    if (a.mask.custom) {
+        EXPECT_TRUE(*a.mask.custom == *b.mask.custom);
+    }
     EXPECT_EQ(a.scale, b.scale);
     EXPECT_EQ(a.temperature, b.temperature);
     EXPECT_EQ(a.qBlock, b.qBlock);
