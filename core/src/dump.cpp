@@ -1,0 +1,801 @@
+// Model dumps: reading attention and Q/K/V archives, aggregates, statistics, experiments.
+
+// GCC 12 reports false "maybe uninitialized" warnings inside Eigen's AVX-512 intrinsics
+// (the _mm512_undefined_ps idiom) when they are inlined here with -march=native.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
+#include "attnlab/dump.h"
+
+#include <zip.h>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <thread>
+#include <utility>
+
+namespace attnlab {
+
+namespace {
+
+constexpr std::string_view kNpyMagic = "\x93NUMPY";
+
+std::string shapeText(const std::vector<Index>& shape) {
+    std::ostringstream out;
+    out << '[';
+    for (std::size_t i = 0; i < shape.size(); ++i)
+        out << (i ? ", " : "") << shape[i];
+    out << ']';
+    return out.str();
+}
+
+std::string baseName(const std::string& path) {
+    const std::size_t slash = path.find_last_of('/');
+    return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+std::string lowerExtension(const std::string& path) {
+    const std::string base = baseName(path);
+    const std::size_t dot = base.find_last_of('.');
+    if (dot == std::string::npos) return {};
+    std::string ext = base.substr(dot + 1);
+    for (char& c : ext)
+        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return ext;
+}
+
+/// The first bytes of a file (to tell .npy from .npz by content, not by name).
+Result<std::string> filePrefix(const std::string& path, std::size_t count) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return Error{"cannot open " + path + ": " + std::strerror(errno)};
+    std::string bytes(count, '\0');
+    in.read(bytes.data(), static_cast<std::streamsize>(count));
+    bytes.resize(static_cast<std::size_t>(in.gcount()));
+    return bytes;
+}
+
+struct ZipCloser {
+    void operator()(zip_t* archive) const { zip_discard(archive); }
+};
+struct ZipFileCloser {
+    void operator()(zip_file_t* file) const { zip_fclose(file); }
+};
+
+/// Every ".npy" member of an .npz as raw bytes, keyed without ".npy". The archive is checked
+/// for consistency and every member's CRC is verified. (readNpz() cannot be used: it parses
+/// each member as a float array and so refuses the whole archive when "tokens" is a '<U'
+/// string array.)
+Result<std::map<std::string, std::string>> readNpzMembers(const std::string& path) {
+    int code = 0;
+    std::unique_ptr<zip_t, ZipCloser> archive(
+        zip_open(path.c_str(), ZIP_RDONLY | ZIP_CHECKCONS, &code));
+    if (!archive) {
+        zip_error_t error;
+        zip_error_init_with_code(&error, code);
+        std::string message = zip_error_strerror(&error);
+        zip_error_fini(&error);
+        return Error{path + ": not a valid .npz (zip) archive: " + message};
+    }
+    std::map<std::string, std::string> members;
+    const zip_int64_t entries = zip_get_num_entries(archive.get(), 0);
+    for (zip_int64_t i = 0; i < entries; ++i) {
+        zip_stat_t stat;
+        zip_stat_init(&stat);
+        if (zip_stat_index(archive.get(), static_cast<zip_uint64_t>(i), 0, &stat) != 0 ||
+            !(stat.valid & ZIP_STAT_NAME) || !(stat.valid & ZIP_STAT_SIZE))
+            return Error{path + ": corrupt archive entry " + std::to_string(i)};
+        const std::string member = stat.name;
+        if (member.size() <= 4 || member.compare(member.size() - 4, 4, ".npy") != 0) continue;
+        const std::string key = member.substr(0, member.size() - 4);
+        const std::string label = path + "[" + key + "]";
+        std::unique_ptr<zip_file_t, ZipFileCloser> file(
+            zip_fopen_index(archive.get(), static_cast<zip_uint64_t>(i), 0));
+        if (!file) return Error{label + ": cannot open the member: " + zip_strerror(archive.get())};
+        std::string contents;
+        if (stat.size > contents.max_size() / 2) return Error{label + ": member too large"};
+        contents.resize(static_cast<std::size_t>(stat.size));
+        zip_uint64_t done = 0;
+        while (done < stat.size) {
+            const zip_int64_t got = zip_fread(file.get(), contents.data() + done, stat.size - done);
+            if (got < 0) return Error{label + ": corrupt member: " + zip_file_strerror(file.get())};
+            if (got == 0) break;
+            done += static_cast<zip_uint64_t>(got);
+        }
+        if (done != stat.size) return Error{label + ": truncated member"};
+        char extra; // reading past the end makes libzip verify the CRC
+        if (zip_fread(file.get(), &extra, 1) != 0)
+            return Error{label + ": corrupt member: " + zip_file_strerror(file.get())};
+        members.emplace(key, std::move(contents));
+    }
+    return members;
+}
+
+void appendUtf8(std::string& out, std::uint32_t cp) {
+    if (cp < 0x80) {
+        out.push_back(static_cast<char>(cp));
+    } else if (cp < 0x800) {
+        out.push_back(static_cast<char>(0xc0 | (cp >> 6)));
+        out.push_back(static_cast<char>(0x80 | (cp & 0x3f)));
+    } else if (cp < 0x10000) {
+        out.push_back(static_cast<char>(0xe0 | (cp >> 12)));
+        out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3f)));
+        out.push_back(static_cast<char>(0x80 | (cp & 0x3f)));
+    } else {
+        out.push_back(static_cast<char>(0xf0 | (cp >> 18)));
+        out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3f)));
+        out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3f)));
+        out.push_back(static_cast<char>(0x80 | (cp & 0x3f)));
+    }
+}
+
+/// The value of 'key' in a .npy header dict: the text after "'key':" up to the matching
+/// end (a quoted string or a parenthesised tuple).
+std::optional<std::string> headerField(const std::string& header, const std::string& key) {
+    std::size_t at = header.find("'" + key + "'");
+    if (at == std::string::npos) at = header.find("\"" + key + "\"");
+    if (at == std::string::npos) return std::nullopt;
+    at = header.find(':', at);
+    if (at == std::string::npos) return std::nullopt;
+    ++at;
+    while (at < header.size() && header[at] == ' ')
+        ++at;
+    if (at >= header.size()) return std::nullopt;
+    const char open = header[at];
+    if (open == '\'' || open == '"') {
+        const std::size_t end = header.find(open, at + 1);
+        if (end == std::string::npos) return std::nullopt;
+        return header.substr(at + 1, end - at - 1);
+    }
+    if (open == '(') {
+        const std::size_t end = header.find(')', at);
+        if (end == std::string::npos) return std::nullopt;
+        return header.substr(at, end - at + 1);
+    }
+    std::size_t end = at;
+    while (end < header.size() && header[end] != ',' && header[end] != '}')
+        ++end;
+    return header.substr(at, end - at);
+}
+
+/// A numpy array of strings: '<U n' (UTF-32LE, NUL padded) or '|S n' (bytes), rank 1 or 2.
+struct StringArray {
+    std::vector<Index> shape;
+    std::vector<std::string> values;
+};
+
+Result<StringArray> parseStringArray(const std::string& bytes, const std::string& label) {
+    auto fail = [&](const std::string& what) { return Error{label + ": " + what}; };
+    if (bytes.size() < 10 || bytes.compare(0, kNpyMagic.size(), kNpyMagic) != 0)
+        return fail("not a .npy member (bad magic)");
+    const auto* raw = reinterpret_cast<const unsigned char*>(bytes.data());
+    const int major = raw[6];
+    if (major < 1 || major > 3) return fail("unsupported .npy format version");
+    const std::size_t prefix = major == 1 ? 10 : 12;
+    if (bytes.size() < prefix) return fail("truncated header");
+    const std::size_t headerLength =
+        major == 1 ? static_cast<std::size_t>(raw[8] | (raw[9] << 8))
+                   : static_cast<std::size_t>(raw[8] | (raw[9] << 8) | (raw[10] << 16) |
+                                              (static_cast<std::size_t>(raw[11]) << 24));
+    if (bytes.size() - prefix < headerLength) return fail("truncated header");
+    const std::string header = bytes.substr(prefix, headerLength);
+    const auto descr = headerField(header, "descr");
+    const auto order = headerField(header, "fortran_order");
+    const auto shapeField = headerField(header, "shape");
+    if (!descr || !order || !shapeField) return fail("malformed header");
+    if (descr->size() < 3) return fail("unknown dtype '" + *descr + "'");
+    const char kind = (*descr)[1];
+    if (kind == 'O')
+        return fail("tokens are a Python object array; save them with "
+                    "np.array(tokens, dtype=str)");
+    if (kind != 'U' && kind != 'S')
+        return fail("tokens must be a string array ('<U' or '|S'), not '" + *descr + "'");
+    if ((*descr)[0] == '>') return fail("big-endian strings are not supported");
+    Index width = 0;
+    for (std::size_t i = 2; i < descr->size(); ++i) {
+        if (!std::isdigit(static_cast<unsigned char>((*descr)[i])))
+            return fail("unknown dtype '" + *descr + "'");
+        width = width * 10 + ((*descr)[i] - '0');
+        if (width > (1 << 20)) return fail("string width too large");
+    }
+    StringArray array;
+    {
+        std::string text = shapeField->substr(1, shapeField->size() - 2);
+        std::stringstream in(text);
+        std::string part;
+        while (std::getline(in, part, ',')) {
+            part.erase(0, part.find_first_not_of(' '));
+            part.erase(part.find_last_not_of(" L") + 1);
+            if (part.empty()) continue;
+            if (!std::all_of(part.begin(), part.end(),
+                             [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }) ||
+                part.size() > 9)
+                return fail("malformed shape " + *shapeField);
+            array.shape.push_back(std::stoll(part));
+        }
+    }
+    if (array.shape.size() != 1 && array.shape.size() != 2)
+        return fail("tokens must have shape [S] or [B, S], got " + shapeText(array.shape));
+    if (array.shape.size() == 2 && *order == "True")
+        return fail("Fortran-order token arrays are not supported");
+    Index count = 1;
+    for (Index extent : array.shape)
+        count *= extent;
+    const Index itemBytes = kind == 'U' ? 4 * width : width;
+    const std::size_t dataOffset = prefix + headerLength;
+    if (static_cast<std::size_t>(count * itemBytes) != bytes.size() - dataOffset)
+        return fail("string data size does not match shape " + shapeText(array.shape));
+    array.values.reserve(static_cast<std::size_t>(count));
+    for (Index i = 0; i < count; ++i) {
+        const unsigned char* item = raw + dataOffset + i * itemBytes;
+        std::string value;
+        if (kind == 'U') {
+            for (Index c = 0; c < width; ++c) {
+                const unsigned char* p = item + 4 * c;
+                const std::uint32_t cp = static_cast<std::uint32_t>(p[0]) |
+                                         (static_cast<std::uint32_t>(p[1]) << 8) |
+                                         (static_cast<std::uint32_t>(p[2]) << 16) |
+                                         (static_cast<std::uint32_t>(p[3]) << 24);
+                if (cp == 0) break;
+                if (cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+                    return fail("invalid character in token " + std::to_string(i));
+                appendUtf8(value, cp);
+            }
+        } else {
+            const auto* chars = reinterpret_cast<const char*>(item);
+            value.assign(chars,
+                         static_cast<std::size_t>(std::find(chars, chars + width, '\0') - chars));
+        }
+        array.values.push_back(std::move(value));
+    }
+    return array;
+}
+
+NpyReadOptions floatOptions(Index minRank, Index maxRank) {
+    NpyReadOptions options;
+    options.allowHalf = true;
+    options.minRank = minRank;
+    options.maxRank = maxRank;
+    return options;
+}
+
+/// Promotes a rank-2..5 shape to [B, L, H, Sq, Sk].
+std::vector<Index> promote(const std::vector<Index>& shape, std::size_t rank) {
+    std::vector<Index> out(rank - shape.size(), 1);
+    out.insert(out.end(), shape.begin(), shape.end());
+    return out;
+}
+
+/// Tokens from the npz "tokens" member (already parsed) or a tokens file; checks the count.
+Status attachTokens(const std::string& label, const StringArray& tokens, Index batch, Index sk,
+                    std::vector<std::string>& out) {
+    const Index given = tokens.shape.back();
+    if (tokens.shape.size() == 2 && tokens.shape[0] != batch && tokens.shape[0] != 1)
+        return Error{label + ": tokens have " + std::to_string(tokens.shape[0]) +
+                     " batch rows but the dump has B = " + std::to_string(batch)};
+    if (given != sk)
+        return Error{label + ": " + std::to_string(given) +
+                     " tokens but the attention has S = " + std::to_string(sk) + " keys"};
+    out = tokens.values;
+    if (tokens.shape.size() == 2 && tokens.shape[0] == 1) out.resize(static_cast<std::size_t>(sk));
+    return std::nullopt;
+}
+
+/// Tokens from a file or the archive, as a StringArray; nothing when neither has any.
+Result<std::optional<StringArray>> findTokens(const std::string& path,
+                                              std::map<std::string, std::string>& members,
+                                              const std::string& tokensPath) {
+    if (!tokensPath.empty()) {
+        auto list = loadTokens(tokensPath);
+        if (!list) return Error{list.error()};
+        StringArray array;
+        array.shape = {static_cast<Index>(list->size())};
+        array.values = std::move(*list);
+        return std::optional<StringArray>(std::move(array));
+    }
+    auto it = members.find("tokens");
+    if (it == members.end()) return std::optional<StringArray>();
+    auto parsed = parseStringArray(it->second, path + "[tokens]");
+    members.erase(it);
+    if (!parsed) return Error{parsed.error()};
+    return std::optional<StringArray>(std::move(*parsed));
+}
+
+std::vector<std::string> positionTokens(Index count) {
+    std::vector<std::string> out;
+    out.reserve(static_cast<std::size_t>(count));
+    for (Index i = 0; i < count; ++i)
+        out.push_back(std::to_string(i));
+    return out;
+}
+
+Status checkFinite(const std::vector<float>& values, const std::string& label) {
+    const Eigen::Map<const Eigen::ArrayXf> all(values.data(), static_cast<Index>(values.size()));
+    if (all.allFinite()) return std::nullopt;
+    Index at = 0;
+    while (at < all.size() && std::isfinite(all[at]))
+        ++at;
+    return Error{label + ": value " + std::to_string(at) + " is " +
+                 (std::isnan(all[at]) ? "NaN" : "infinite") +
+                 "; the dump must hold finite numbers"};
+}
+
+} // namespace
+
+std::vector<std::string> AttentionDump::keyTokens(Index b) const {
+    if (tokens.empty()) return positionTokens(sk);
+    if (static_cast<Index>(tokens.size()) == sk) return tokens;
+    const auto begin = tokens.begin() + static_cast<std::ptrdiff_t>(b * sk);
+    return std::vector<std::string>(begin, begin + static_cast<std::ptrdiff_t>(sk));
+}
+
+std::vector<std::string> AttentionDump::queryTokens(Index b) const {
+    std::vector<std::string> keys = keyTokens(b);
+    if (sq >= sk) {
+        keys.resize(static_cast<std::size_t>(sq));
+        return keys;
+    }
+    return std::vector<std::string>(keys.end() - static_cast<std::ptrdiff_t>(sq), keys.end());
+}
+
+Result<std::vector<std::string>> loadTokens(const std::string& path) {
+    auto text = readFile(path);
+    if (!text) return Error{text.error()};
+    std::vector<std::string> tokens;
+    if (lowerExtension(path) == "json") {
+        nlohmann::json json;
+        try {
+            json = nlohmann::json::parse(*text);
+        } catch (const std::exception& error) {
+            return Error{path + ": not valid JSON: " + error.what()};
+        }
+        if (!json.is_array())
+            return Error{path + ": expected a JSON list of tokens, e.g. [\"The\", \" cat\"]"};
+        for (std::size_t i = 0; i < json.size(); ++i) {
+            const auto& item = json[i];
+            if (item.is_string())
+                tokens.push_back(item.get<std::string>());
+            else if (item.is_number_integer())
+                tokens.push_back(std::to_string(item.get<long long>()));
+            else
+                return Error{path + ": token " + std::to_string(i) +
+                             " is not a string or an integer"};
+        }
+        return tokens;
+    }
+    std::size_t start = 0;
+    while (start < text->size()) {
+        std::size_t end = text->find('\n', start);
+        if (end == std::string::npos) end = text->size();
+        std::string line = text->substr(start, end - start);
+        if (!line.empty() && line.back() == '\r') line.pop_back();
+        tokens.push_back(std::move(line));
+        start = end + 1;
+    }
+    return tokens;
+}
+
+std::string checkDistributions(const AttentionDump& dump, double tolerance) {
+    const Index rows = dump.batch * dump.layers * dump.heads * dump.sq;
+    if (rows == 0 || dump.sk == 0) return {};
+    Index bad = 0;
+    Index zero = 0;
+    Index worst = -1;
+    double worstError = -1;
+    // One pass per row: the sum in double, the smallest weight.
+    auto rowSum = [&](Index r) {
+        const float* row = dump.weights.data() + r * dump.sk;
+        double sum = 0;
+        for (Index j = 0; j < dump.sk; ++j)
+            sum += row[j];
+        return sum;
+    };
+    auto rowMin = [&](Index r) {
+        const float* row = dump.weights.data() + r * dump.sk;
+        float low = row[0];
+        for (Index j = 1; j < dump.sk; ++j)
+            low = std::min(low, row[j]);
+        return static_cast<double>(low);
+    };
+    for (Index r = 0; r < rows; ++r) {
+        const double sum = rowSum(r);
+        const double low = rowMin(r);
+        if (sum == 0 && low == 0) {
+            ++zero;
+            continue;
+        }
+        const double error = std::max(std::abs(sum - 1.0), -low);
+        if (low < 0 || std::abs(sum - 1.0) > tolerance) {
+            ++bad;
+            if (error > worstError) {
+                worstError = error;
+                worst = r;
+            }
+        }
+    }
+    std::ostringstream out;
+    if (bad > 0) {
+        const Index i = worst % dump.sq;
+        const Index h = (worst / dump.sq) % dump.heads;
+        const Index l = (worst / dump.sq / dump.heads) % dump.layers;
+        const Index b = worst / dump.sq / dump.heads / dump.layers;
+        out << bad << " of " << rows
+            << " rows are not distributions (a negative weight, or a sum off by more than "
+            << tolerance << "); worst: ";
+        if (dump.batch > 1) out << "batch " << b << ", ";
+        out << "layer " << l << ", head " << h << ", query " << i << " sums to " << rowSum(worst)
+            << " (smallest weight " << rowMin(worst) << ")";
+    }
+    if (zero > 0) {
+        if (bad > 0) out << "; ";
+        out << zero << " of " << rows << " rows are all zero (shown as rows with no key)";
+    }
+    return out.str();
+}
+
+Result<AttentionDump> loadAttentionDump(const std::string& path, const std::string& tokensPath) {
+    auto prefix = filePrefix(path, 6);
+    if (!prefix) return Error{prefix.error()};
+    AttentionDump dump;
+    dump.source = path;
+    NpyArray array;
+    std::string label = path;
+    std::optional<StringArray> tokens;
+    if (prefix->compare(0, 2, "PK") == 0 || lowerExtension(path) == "npz") {
+        auto members = readNpzMembers(path);
+        if (!members) return Error{members.error()};
+        auto found = findTokens(path, *members, tokensPath);
+        if (!found) return Error{found.error()};
+        tokens = std::move(*found);
+        std::string key;
+        for (const char* name : {"attentions", "attention"})
+            if (members->count(name)) {
+                key = name;
+                break;
+            }
+        if (key.empty()) {
+            // The only float array in the archive.
+            std::vector<std::string> floats;
+            std::string firstError;
+            for (auto& [name, bytes] : *members) {
+                auto parsed = parseNpy(bytes, path + "[" + name + "]", floatOptions(2, 5));
+                if (parsed) {
+                    floats.push_back(name);
+                    array = std::move(*parsed);
+                    key = name;
+                } else if (firstError.empty()) {
+                    firstError = parsed.error();
+                }
+            }
+            if (floats.size() > 1) {
+                std::string names;
+                for (const auto& n : floats)
+                    names += (names.empty() ? "" : ", ") + n;
+                return Error{path + ": several arrays (" + names +
+                             ") and none is named \"attentions\"; save the weights under "
+                             "\"attentions\""};
+            }
+            if (floats.empty()) {
+                if (members->size() == 1) return Error{firstError};
+                return Error{path + (members->empty()
+                                         ? std::string(": the archive holds no arrays")
+                                         : ": no float array of rank 2 to 5; save the weights "
+                                           "under \"attentions\"")};
+            }
+        } else {
+            auto parsed = parseNpy(members->at(key), path + "[" + key + "]", floatOptions(2, 5));
+            if (!parsed) return Error{parsed.error()};
+            array = std::move(*parsed);
+        }
+        label = path + "[" + key + "]";
+    } else {
+        auto parsed = readNpy(path, floatOptions(2, 5));
+        if (!parsed) return Error{parsed.error()};
+        array = std::move(*parsed);
+        if (!tokensPath.empty()) {
+            auto found = loadTokens(tokensPath);
+            if (!found) return Error{found.error()};
+            tokens = StringArray{{static_cast<Index>(found->size())}, std::move(*found)};
+        }
+    }
+
+    const std::vector<Index> shape = promote(array.shape, 5);
+    for (Index extent : shape)
+        if (extent <= 0)
+            return Error{label + ": shape " + shapeText(array.shape) + " has an empty dimension"};
+    dump.storedRank = array.rank();
+    dump.dtype = array.dtype;
+    dump.batch = shape[0];
+    dump.layers = shape[1];
+    dump.heads = shape[2];
+    dump.sq = shape[3];
+    dump.sk = shape[4];
+    if (dump.storedRank == 2 && dump.sq != dump.sk)
+        return Error{label + ": a rank-2 attention dump must be square [S, S], got " +
+                     shapeText(array.shape)};
+    dump.weights = std::move(array.data);
+    if (auto bad = checkFinite(dump.weights, label)) return Error{bad->message};
+    if (tokens) {
+        const std::string tokensLabel = tokensPath.empty() ? path + "[tokens]" : tokensPath;
+        if (auto bad = attachTokens(tokensLabel, *tokens, dump.batch, dump.sk, dump.tokens))
+            return Error{bad->message};
+    }
+    // bfloat16 keeps 8 significant bits: its rounding alone can move a row sum by 2^-8.
+    const double tolerance = dump.dtype == DType::BFloat16 ? std::ldexp(1.0, -8) : 1e-3;
+    std::string warning = checkDistributions(dump, tolerance);
+    if (!warning.empty()) dump.warnings.push_back(baseName(path) + ": " + warning);
+    return dump;
+}
+
+Matrix meanOverHeads(const AttentionDump& dump, Index b, Index l) {
+    Matrix mean = Matrix::Zero(dump.sq, dump.sk);
+    for (Index h = 0; h < dump.heads; ++h)
+        mean += dump.head(b, l, h);
+    if (dump.heads > 0) mean /= static_cast<Scalar>(dump.heads);
+    return mean;
+}
+
+Matrix meanOverLayers(const AttentionDump& dump, Index b, Index h) {
+    Matrix mean = Matrix::Zero(dump.sq, dump.sk);
+    for (Index l = 0; l < dump.layers; ++l)
+        mean += h < 0 ? meanOverHeads(dump, b, l) : Matrix(dump.head(b, l, h));
+    if (dump.layers > 0) mean /= static_cast<Scalar>(dump.layers);
+    return mean;
+}
+
+Matrix attentionRollout(const AttentionDump& dump, Index b, Index last) {
+    ATTN_CHECK(dump.sq == dump.sk, "attention rollout needs square weights (Sq == Sk), got "
+                                       << dump.sq << " x " << dump.sk);
+    if (last < 0) last = dump.layers - 1;
+    ATTN_CHECK(last < dump.layers, "rollout up to layer " << last << " of " << dump.layers);
+    const Index s = dump.sq;
+    Matrix rollout = Matrix::Identity(s, s);
+    Matrix product(s, s);
+    for (Index l = 0; l <= last; ++l) {
+        Matrix a = 0.5f * meanOverHeads(dump, b, l);
+        a.diagonal().array() += 0.5f;
+        for (Index i = 0; i < s; ++i) {
+            double sum = 0;
+            for (Index j = 0; j < s; ++j)
+                sum += a(i, j);
+            if (sum != 0) a.row(i) /= static_cast<Scalar>(sum);
+        }
+        product.noalias() = a * rollout;
+        rollout.swap(product);
+    }
+    return rollout;
+}
+
+HeadSummary summarizeHead(const HeadStats& stats, Index layer, Index head) {
+    HeadSummary out;
+    out.layer = layer;
+    out.head = head;
+    out.meanEntropy = stats.meanEntropy;
+    double distance = 0;
+    double first = 0;
+    Index rows = 0;
+    for (std::size_t i = 0; i < stats.emptyRow.size(); ++i) {
+        if (stats.emptyRow[i]) continue;
+        distance += stats.meanDistance[i];
+        first += stats.firstTokenWeight[i];
+        ++rows;
+    }
+    if (rows > 0) {
+        out.meanDistance = distance / static_cast<double>(rows);
+        out.firstTokenMass = first / static_cast<double>(rows);
+    }
+    return out;
+}
+
+std::vector<HeadSummary> headStatisticsTable(const AttentionDump& dump, Index b, int threads) {
+    const Index count = dump.layers * dump.heads;
+    std::vector<HeadSummary> table(static_cast<std::size_t>(count));
+    auto work = [&](Index begin, Index end) {
+        for (Index n = begin; n < end; ++n) {
+            const Index l = n / dump.heads;
+            const Index h = n % dump.heads;
+            table[static_cast<std::size_t>(n)] =
+                summarizeHead(headStats(dump.head(b, l, h), MaskSpec{}, 0), l, h);
+        }
+    };
+    if (threads == 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    threads = static_cast<int>(std::min<Index>(std::max(1, threads), std::max<Index>(1, count)));
+    if (threads <= 1) {
+        work(0, count);
+        return table;
+    }
+    std::vector<std::thread> pool;
+    const Index chunk = (count + threads - 1) / threads;
+    for (int t = 0; t < threads; ++t)
+        pool.emplace_back(work, std::min(count, t * chunk), std::min(count, (t + 1) * chunk));
+    for (std::thread& thread : pool)
+        thread.join();
+    return table;
+}
+
+Experiment dumpExperiment(const AttentionDump& dump, Index b, Index l) {
+    ATTN_CHECK(b >= 0 && b < dump.batch, "batch " << b << " outside [0, " << dump.batch << ")");
+    ATTN_CHECK(l >= 0 && l < dump.layers, "layer " << l << " outside [0, " << dump.layers << ")");
+    Experiment ex;
+    ex.keyTokens = dump.keyTokens(b);
+    ex.queryTokens = dump.queryTokens(b);
+    Session& session = ex.session;
+    session.title = baseName(dump.source) + ", layer " + std::to_string(l) +
+                    (dump.batch > 1 ? ", batch " + std::to_string(b) : std::string());
+    session.text.clear();
+    for (const std::string& token : ex.queryTokens)
+        session.text += (session.text.empty() ? "" : " ") + token;
+    session.heads = dump.heads;
+    session.kvHeads = dump.heads;
+    session.dModel = dump.heads;
+    // Shapes only: no Q/K/V were dumped, so there is no q.k to show or explain.
+    ex.qkv.q = Tensor4(1, dump.heads, dump.sq, 0);
+    ex.qkv.k = Tensor4(1, dump.heads, dump.sk, 0);
+    ex.qkv.v = Tensor4(1, dump.heads, dump.sk, 0);
+    ex.attention.weights = Tensor4(1, dump.heads, dump.sq, dump.sk);
+    const float* from = dump.head(b, l, 0).data();
+    std::copy(from, from + dump.heads * dump.headStride(), ex.attention.weights.data.begin());
+    ex.attention.emptyRows.assign(static_cast<std::size_t>(dump.sq), 0);
+    ex.stats.reserve(static_cast<std::size_t>(dump.heads));
+    for (Index h = 0; h < dump.heads; ++h)
+        ex.stats.push_back(
+            headStats(std::as_const(ex.attention.weights).head(0, h), MaskSpec{}, 0));
+    ex.warnings = dump.warnings;
+    return ex;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Q/K/V dumps
+
+Qkv QkvDump::layer(Index l) const {
+    ATTN_CHECK(l >= 0 && l < layers, "layer " << l << " outside [0, " << layers << ")");
+    Qkv out;
+    out.q = Tensor4(1, heads, sq, dim);
+    out.k = Tensor4(1, kvHeads, sk, dim);
+    out.v = Tensor4(1, kvHeads, sk, dimV);
+    auto copyLayer = [l](const std::vector<float>& from, Tensor4& to) {
+        const auto size = static_cast<std::ptrdiff_t>(to.data.size());
+        std::copy(from.begin() + l * size, from.begin() + (l + 1) * size, to.data.begin());
+    };
+    copyLayer(q, out.q);
+    copyLayer(k, out.k);
+    copyLayer(v, out.v);
+    return out;
+}
+
+std::vector<std::string> QkvDump::keyTokens() const {
+    return tokens.empty() ? positionTokens(sk) : tokens;
+}
+
+std::vector<std::string> QkvDump::queryTokens() const {
+    std::vector<std::string> keys = keyTokens();
+    if (sq >= sk) {
+        keys.resize(static_cast<std::size_t>(sq));
+        return keys;
+    }
+    return std::vector<std::string>(keys.end() - static_cast<std::ptrdiff_t>(sq), keys.end());
+}
+
+Result<QkvDump> loadQkvDump(const std::string& path, const std::string& tokensPath) {
+    auto members = readNpzMembers(path);
+    if (!members) return Error{members.error()};
+    auto found = findTokens(path, *members, tokensPath);
+    if (!found) return Error{found.error()};
+    QkvDump dump;
+    dump.source = path;
+    std::vector<Index> shapes[3];
+    std::vector<float>* targets[3] = {&dump.q, &dump.k, &dump.v};
+    const char* keys[3] = {"q", "k", "v"};
+    for (int i = 0; i < 3; ++i) {
+        const std::string label = path + "[" + keys[i] + "]";
+        auto it = members->find(keys[i]);
+        if (it == members->end())
+            return Error{path + ": no \"" + keys[i] + "\" array (a Q/K/V dump needs q, k and v)"};
+        auto parsed = parseNpy(it->second, label, floatOptions(2, 4));
+        members->erase(it);
+        if (!parsed) return Error{parsed.error()};
+        for (Index extent : parsed->shape)
+            if (extent <= 0)
+                return Error{label + ": shape " + shapeText(parsed->shape) +
+                             " has an empty dimension"};
+        if (auto bad = checkFinite(parsed->data, label)) return Error{bad->message};
+        shapes[i] = promote(parsed->shape, 4);
+        *targets[i] = std::move(parsed->data);
+    }
+    const auto& qs = shapes[0];
+    const auto& ks = shapes[1];
+    const auto& vs = shapes[2];
+    auto inconsistent = [&](const std::string& what) {
+        return Error{path + ": inconsistent shapes q " + shapeText(qs) + ", k " + shapeText(ks) +
+                     ", v " + shapeText(vs) + ": " + what};
+    };
+    if (qs[0] != ks[0] || qs[0] != vs[0]) return inconsistent("different numbers of layers");
+    if (ks[1] != vs[1]) return inconsistent("k and v have different numbers of heads");
+    if (qs[1] % ks[1] != 0)
+        return inconsistent("q heads (" + std::to_string(qs[1]) +
+                            ") must be a multiple of k/v heads (" + std::to_string(ks[1]) + ")");
+    if (ks[2] != vs[2]) return inconsistent("k and v have different sequence lengths");
+    if (qs[3] != ks[3]) return inconsistent("q and k have different head dimensions");
+    dump.layers = qs[0];
+    dump.heads = qs[1];
+    dump.kvHeads = ks[1];
+    dump.sq = qs[2];
+    dump.sk = ks[2];
+    dump.dim = qs[3];
+    dump.dimV = vs[3];
+    if (*found) {
+        const std::string tokensLabel = tokensPath.empty() ? path + "[tokens]" : tokensPath;
+        if (auto bad = attachTokens(tokensLabel, **found, 1, dump.sk, dump.tokens))
+            return Error{bad->message};
+    }
+    return dump;
+}
+
+Experiment applyToQkvLayer(const QkvDump& dump, Index l, const QkvApply& apply) {
+    Experiment ex;
+    ex.qkv = dump.layer(l);
+    Index kvHeads = dump.kvHeads;
+    if (apply.kvHeads > 0 && apply.kvHeads != dump.kvHeads) {
+        ATTN_CHECK(apply.kvHeads < dump.kvHeads && dump.kvHeads % apply.kvHeads == 0,
+                   "kv heads " << apply.kvHeads << " must divide the dump's " << dump.kvHeads
+                               << " kv heads");
+        // Mean-pool each group of kv heads into one (Ainslie et al. 2023, section 2.1).
+        kvHeads = apply.kvHeads;
+        const Index group = dump.kvHeads / kvHeads;
+        auto pool = [&](const Tensor4& from) {
+            Tensor4 to(1, kvHeads, from.seq, from.dim);
+            for (Index g = 0; g < kvHeads; ++g) {
+                for (Index m = 0; m < group; ++m)
+                    to.head(0, g) += from.head(0, g * group + m);
+                to.head(0, g) /= static_cast<Scalar>(group);
+            }
+            return to;
+        };
+        ex.qkv.k = pool(ex.qkv.k);
+        ex.qkv.v = pool(ex.qkv.v);
+    }
+    ATTN_CHECK(apply.temperature > 0, "temperature must be positive, got " << apply.temperature);
+    AttentionSpec spec = apply.spec;
+    const double base = spec.scale.value_or(1.0 / std::sqrt(static_cast<double>(dump.dim)));
+    ex.scale = base / apply.temperature;
+    spec.scale = ex.scale;
+    spec.wantWeights = true;
+    spec.wantScores = true;
+    ex.attention = attend(ex.qkv, spec);
+
+    Session& session = ex.session;
+    session.title = baseName(dump.source) + ", layer " + std::to_string(l);
+    session.heads = dump.heads;
+    session.kvHeads = kvHeads;
+    session.dModel = dump.heads * dump.dim;
+    session.variant = spec.variant;
+    session.mask = spec.mask;
+    session.scale = apply.spec.scale;
+    session.temperature = apply.temperature;
+    ex.keyTokens = dump.keyTokens();
+    ex.queryTokens = dump.queryTokens();
+    for (const std::string& token : ex.queryTokens)
+        session.text += (session.text.empty() ? "" : " ") + token;
+
+    // Merged heads [Sq, H * Dv] (the dump has no output projection).
+    const Tensor4& out = ex.attention.output;
+    ex.output.resize(out.seq, out.heads * out.dim);
+    for (Index h = 0; h < out.heads; ++h)
+        ex.output.middleCols(h * out.dim, out.dim) = out.head(0, h);
+    ex.stats.reserve(static_cast<std::size_t>(dump.heads));
+    for (Index h = 0; h < dump.heads; ++h)
+        ex.stats.push_back(headStats(std::as_const(ex.attention.weights).head(0, h), spec.mask, 0));
+    ex.warnings = dump.warnings;
+    return ex;
+}
+
+} // namespace attnlab
