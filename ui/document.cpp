@@ -134,12 +134,22 @@ void Document::reset(const Session& session, const QString& filePath) {
 
 void Document::applySession(const Session& session) {
     m_session = session;
+    m_external = false;
     const QStringList problems = problemsOf(m_session);
     const bool problemsChanged = problems != m_problems;
     m_problems = problems;
     emit changed(What::Session);
     if (problemsChanged) emit changed(What::Problems);
     scheduleRun();
+}
+
+void Document::setExternalExperiment(Experiment experiment) {
+    m_timer->stop();
+    m_external = true;
+    m_doneGeneration = ++m_generation; // a run still in flight is dropped when it finishes
+    m_experiment = std::move(experiment);
+    m_comparisonExperiment.reset();
+    emit changed(What::Experiment);
 }
 
 void Document::reportInputError(const QString& message) {
@@ -224,6 +234,7 @@ bool Document::save(const QString& path) {
 }
 
 void Document::scheduleRun() {
+    if (m_external) return; // a dump is shown; the next session edit clears m_external
     ++m_generation;
     if (!m_problems.isEmpty()) {
         m_timer->stop();

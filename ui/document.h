@@ -99,6 +99,12 @@ public:
     /// Applies a session without touching the undo stack (used by undo commands).
     void applySession(const Session& session);
 
+    /// Shows an experiment that was not computed from the session (one layer of a model dump,
+    /// attnlab/dump.h): the views draw it unchanged and nothing recomputes until the next
+    /// session edit, reset or open, which goes back to run(session).
+    void setExternalExperiment(Experiment experiment);
+    bool hasExternalExperiment() const { return m_external; }
+
 signals:
     void changed(attnlab::ui::Document::What what);
     void errorOccurred(const QString& message);
@@ -122,6 +128,7 @@ private:
     quint64 m_doneGeneration = 0; ///< generation of the last finished run
     bool m_running = false;
     bool m_busy = false;
+    bool m_external = false; ///< m_experiment came from setExternalExperiment()
     qint64 m_workerThreshold = 64 * 64 * 16;
 };
 
