@@ -100,6 +100,13 @@ void EntropyView::refresh() {
     }
     m_bars->setData(x, entropy, true);
     m_selectedBar->setData(selectedX, selectedY, true);
+    // The step line spans each bar's whole cell: pad half a cell at both ends.
+    if (!ceiling.isEmpty()) {
+        ceilingX.prepend(-0.5);
+        ceiling.prepend(ceiling.front());
+        ceilingX.append(static_cast<double>(ceiling.size() - 1) - 0.5);
+        ceiling.append(ceiling.back());
+    }
     m_ceiling->setData(ceilingX, ceiling, true);
     m_headBars->setData(hx, hy, true);
     m_focusedHeadBar->setData(fx, fy, true);

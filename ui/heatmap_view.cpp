@@ -271,7 +271,8 @@ void HeatmapView::refresh() {
                 label->setClipToAxisRect(true);
                 label->position->setType(QCPItemPosition::ptPlotCoords);
                 label->position->setCoords(static_cast<double>(j), static_cast<double>(i));
-                label->setText(QString::number(value, 'f', 2));
+                // No "-0.00": tiny values print as zero.
+                label->setText(QString::number(std::abs(value) < 0.005 ? 0.0 : value, 'f', 2));
                 label->setFont(font);
                 QColor cellColor = colormapColor(name, (value - range.lower) / range.size());
                 label->setColor(contrastingText(cellColor));

@@ -138,6 +138,7 @@ InputsPanel::InputsPanel(Document* document, QWidget* parent)
     auto* scroll = new QScrollArea(this);
     scroll->setWidgetResizable(true);
     scroll->setFrameShape(QFrame::NoFrame);
+    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     outer->addWidget(scroll);
     auto* content = new QWidget(scroll);
     scroll->setWidget(content);
@@ -168,7 +169,13 @@ InputsPanel::InputsPanel(Document* document, QWidget* parent)
     m_chips->setResizeMode(QListView::Adjust);
     m_chips->setMovement(QListView::Static);
     m_chips->setSpacing(3);
-    m_chips->setMaximumHeight(90);
+    m_chips->setMaximumHeight(72);
+    m_chips->setStyleSheet(
+        QStringLiteral("QListWidget { background: transparent; border: none; }"
+                       "QListWidget::item { border: 1px solid palette(mid); border-radius: 9px;"
+                       " padding: 1px 7px; margin: 1px; }"
+                       "QListWidget::item:selected { background: palette(highlight);"
+                       " color: palette(highlighted-text); border-color: palette(highlight); }"));
     m_chips->setToolTip(tr("The query tokens; click one to select it in every view."));
     tokensForm->addRow(m_chips);
     layout->addWidget(tokens);
@@ -228,8 +235,10 @@ InputsPanel::InputsPanel(Document* document, QWidget* parent)
     m_scaleLabel = new QLabel(scale);
     scaleLayout->addWidget(m_scaleLabel);
     auto* temperatureRow = new QHBoxLayout;
-    temperatureRow->addWidget(new QLabel(tr("&Temperature"), scale));
+    auto* temperatureLabel = new QLabel(tr("&Temperature"), scale);
+    temperatureRow->addWidget(temperatureLabel);
     m_temperature = new QDoubleSpinBox(scale);
+    temperatureLabel->setBuddy(m_temperature);
     m_temperature->setRange(0.01, 100);
     m_temperature->setDecimals(2);
     m_temperature->setSingleStep(0.1);

@@ -89,7 +89,8 @@ void StatisticsView::refresh() {
             m_table->setItem(i, column, new QTableWidgetItem(text));
         };
         set(0, QStringLiteral("%1 %2").arg(i).arg(queries.value(i)));
-        set(1, most >= 0 ? keys.value(static_cast<int>(most)) : tr("(none)"));
+        set(1, most >= 0 ? QStringLiteral("%1 %2").arg(most).arg(keys.value(static_cast<int>(most)))
+                         : tr("(none)"));
         set(2, at < stats->mostAttendedWeight.size()
                    ? QString::number(stats->mostAttendedWeight[at], 'f', 3)
                    : QString());
@@ -116,6 +117,10 @@ void StatisticsView::refresh() {
     m_histogram->setBrush(look.name == QLatin1String("dark") ? QColor(0x56, 0xb4, 0xe9)
                                                              : QColor(0x00, 0x72, 0xb2));
     m_histogram->setPen(Qt::NoPen);
+    auto counter = QSharedPointer<QCPAxisTickerFixed>::create();
+    counter->setTickStep(1);
+    counter->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);
+    m_plot->yAxis->setTicker(counter);
     m_plot->xAxis->setRange(0, 1);
     m_plot->yAxis->setRange(0, highest * 1.1);
     m_title->setText(tr("Head %1: diagonal mean %2, off-diagonal mean %3")

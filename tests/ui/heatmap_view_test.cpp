@@ -1,0 +1,185 @@
+// HeatmapView: the plot's cells are the experiment's weights; edits from the inputs panel
+// (tokens, variant, mask) reach it; masked cells are NaN (drawn grey with an 'x'); undo restores.
+#include "ui/heatmap_view.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QLabel>
+#include <QLineEdit>
+#include <QSpinBox>
+#include <QTest>
+#include <QUndoStack>
+#include <qcustomplot.h>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "ui/inputs_panel.h"
+
+namespace attnlab::ui {
+namespace {
+
+/// Compares every cell of the color map with the experiment's weights tensor (head h).
+void expectCellsEqualWeights(const HeatmapView& view, const Experiment& experiment, Index head) {
+    const Tensor4& weights = experiment.attention.weights;
+    QCPColorMapData* cells = view.colorMap()->data();
+    ASSERT_EQ(cells->keySize(), weights.dim);
+    ASSERT_EQ(cells->valueSize(), weights.seq);
+    const BoolMatrix allowedCells =
+        denseMask(experiment.session.mask, 0, experiment.sq(), experiment.sk());
+    for (Index i = 0; i < weights.seq; ++i) {
+        for (Index j = 0; j < weights.dim; ++j) {
+            const double cell = cells->cell(static_cast<int>(j), static_cast<int>(i));
+            if (!allowedCells(i, j)) {
+                EXPECT_TRUE(std::isnan(cell)) << i << "," << j;
+                EXPECT_EQ(weights(0, head, i, j), 0.0f);
+            } else {
+                EXPECT_FLOAT_EQ(static_cast<float>(cell), weights(0, head, i, j)) << i << "," << j;
+            }
+        }
+    }
+}
+
+struct Fixture {
+    Document document;
+    InputsPanel panel{&document};
+    HeatmapView view{&document};
+    Fixture() {
+        document.flush();
+        view.resize(600, 500);
+        view.ensureFresh();
+    }
+    void settle() {
+        document.flush();
+        view.ensureFresh();
+    }
+};
+
+TEST(HeatmapView, CellsEqualTheExperimentWeights) {
+    Fixture f;
+    ASSERT_NE(f.document.experiment(), nullptr);
+    expectCellsEqualWeights(f.view, *f.document.experiment(), 0);
+    // Token labels on both axes.
+    auto* ticker = dynamic_cast<QCPAxisTickerText*>(
+        f.view.plot()->axisRect()->axis(QCPAxis::atBottom)->ticker().data());
+    ASSERT_NE(ticker, nullptr);
+    EXPECT_EQ(ticker->ticks().value(1), QStringLiteral("cat"));
+}
+
+TEST(HeatmapView, TypedTokensReachTheHeatmap) {
+    Fixture f;
+    f.panel.textEdit()->setFocus();
+    f.panel.textEdit()->end(false);
+    QTest::keyClicks(f.panel.textEdit(), QStringLiteral(" today"));
+    f.settle();
+    EXPECT_EQ(f.document.session().text, "the cat sat on the mat today");
+    EXPECT_EQ(f.view.colorMap()->data()->keySize(), 7);
+    expectCellsEqualWeights(f.view, *f.document.experiment(), 0);
+    // One undo step for the whole word, and it restores the previous heatmap.
+    f.document.undoStack()->undo();
+    f.settle();
+    EXPECT_EQ(f.view.colorMap()->data()->keySize(), 6);
+    EXPECT_EQ(f.panel.textEdit()->text(), QStringLiteral("the cat sat on the mat"));
+}
+
+TEST(HeatmapView, CausalMaskFromThePanelDrawsMaskedCellsAsNaN) {
+    Fixture f;
+    f.panel.causalCheck()->setChecked(true);
+    f.settle();
+    ASSERT_TRUE(f.document.session().mask.causal);
+    EXPECT_TRUE(std::isnan(f.view.colorMap()->data()->cell(3, 0))); // key 3 after query 0
+    EXPECT_FALSE(std::isnan(f.view.colorMap()->data()->cell(0, 3)));
+    expectCellsEqualWeights(f.view, *f.document.experiment(), 0);
+    f.document.undoStack()->undo();
+    f.settle();
+    EXPECT_FALSE(f.panel.causalCheck()->isChecked());
+    EXPECT_FALSE(std::isnan(f.view.colorMap()->data()->cell(3, 0)));
+}
+
+TEST(HeatmapView, VariantPickerReachesTheDocumentAndTheHeatmap) {
+    Fixture f;
+    QComboBox* variant = f.panel.variantCombo();
+    const int linear = variant->findData(int(VariantPreset::Linear));
+    ASSERT_GE(linear, 0);
+    variant->setCurrentIndex(linear);
+    emit variant->activated(linear);
+    f.settle();
+    EXPECT_EQ(f.document.session().variant, Variant::Linear);
+    EXPECT_EQ(f.document.experiment()->session.variant, Variant::Linear);
+    expectCellsEqualWeights(f.view, *f.document.experiment(), 0);
+
+    const int gqa = variant->findData(int(VariantPreset::Gqa));
+    variant->setCurrentIndex(gqa);
+    emit variant->activated(gqa);
+    f.settle();
+    EXPECT_EQ(f.document.experiment()->headCount(), 4);
+    EXPECT_EQ(f.document.experiment()->kvHeadCount(), 2);
+    f.document.setFocusedHead(3);
+    f.view.ensureFresh();
+    expectCellsEqualWeights(f.view, *f.document.experiment(), 3);
+}
+
+TEST(HeatmapView, NegativeWindowInThePanelShowsAMessage) {
+    Fixture f;
+    const std::vector<float> before = f.document.experiment()->attention.weights.data;
+    f.panel.windowCheck()->setChecked(true);
+    f.panel.windowSpin()->setValue(-2);
+    f.settle();
+    EXPECT_FALSE(f.panel.problemLabel()->isHidden());
+    EXPECT_TRUE(f.panel.problemLabel()->text().contains(QStringLiteral("window")));
+    EXPECT_FALSE(f.document.problems().isEmpty());
+}
+
+TEST(HeatmapView, ValueLabelsOnlyForShortSequences) {
+    Fixture f;
+    EXPECT_EQ(f.view.valueLabelCount(), 36);
+    std::string text;
+    for (int i = 0; i < HeatmapView::kMaxLabelledTokens + 1; ++i)
+        text += "w ";
+    f.document.modify([&](Session& s) { s.text = text; }, QStringLiteral("long"));
+    f.settle();
+    EXPECT_EQ(f.view.valueLabelCount(), 0);
+}
+
+TEST(HeatmapView, TooltipSpellsOutTheSoftmax) {
+    Fixture f;
+    f.document.modify([](Session& s) { s.mask.causal = true; }, QStringLiteral("causal"));
+    f.settle();
+    const Experiment& experiment = *f.document.experiment();
+    const QString allowed = f.view.explainCell(2, 1);
+    EXPECT_TRUE(allowed.contains(QStringLiteral("q\u00b7k"))) << allowed.toStdString();
+    EXPECT_TRUE(allowed.contains(QStringLiteral("masked: no")));
+    EXPECT_TRUE(allowed.contains(QStringLiteral("exp(s")));
+    EXPECT_TRUE(allowed.contains(QStringLiteral("row sum")));
+    EXPECT_TRUE(
+        allowed.contains(QString::number(experiment.attention.weights(0, 0, 2, 1), 'g', 4)));
+    EXPECT_TRUE(f.view.explainCell(1, 4).contains(QStringLiteral("masked: yes")));
+    EXPECT_TRUE(f.view.explainCell(99, 0).isEmpty());
+}
+
+TEST(HeatmapView, ShowsScoresMaskOutputAndQkv) {
+    Fixture f;
+    for (const char* show : {"scores", "scaled", "mask", "output", "q", "k", "v"}) {
+        ViewState state = f.document.session().viewState;
+        state.show = show;
+        f.document.setViewState(state);
+        f.view.ensureFresh();
+        const HeatmapData heat = f.view.heatmapData();
+        EXPECT_GT(heat.values.size(), 0) << show;
+        EXPECT_EQ(f.view.colorMap()->data()->keySize(), heat.values.cols()) << show;
+    }
+    // Raw scores are q.k: check one cell against Q and K directly.
+    ViewState state = f.document.session().viewState;
+    state.show = "scores";
+    f.document.setViewState(state);
+    f.view.ensureFresh();
+    const Experiment& e = *f.document.experiment();
+    double dot = 0;
+    for (Index d = 0; d < e.qkv.q.dim; ++d)
+        dot += double(e.qkv.q(0, 0, 1, d)) * e.qkv.k(0, 0, 2, d);
+    EXPECT_NEAR(f.view.colorMap()->data()->cell(2, 1), dot, 1e-4);
+}
+
+} // namespace
+} // namespace attnlab::ui
