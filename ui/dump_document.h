@@ -1,0 +1,98 @@
+#pragma once
+/// DumpDocument: the model dump the window is showing (attnlab/dump.h), beside the Document.
+/// It owns the dump (attention weights, or Q/K/V re-run under a chosen spec), the chosen
+/// batch entry and layer, a second dump for the difference view, and the cached head
+/// statistics table. It hands the chosen (batch, layer) to Document::setExternalExperiment,
+/// so the heatmap, heads, entropy and statistics views draw a real model unchanged; the head
+/// is the Document's focused head. One DumpDocument per Document: DumpDocument::of().
+
+#include <QObject>
+#include <QString>
+
+#include <optional>
+#include <vector>
+
+#include "ui/core.h"
+
+#pragma push_macro("QT_CORE_LIB")
+#undef QT_CORE_LIB
+#include "attnlab/dump.h"
+#pragma pop_macro("QT_CORE_LIB")
+
+class QMainWindow;
+class QMenu;
+
+namespace attnlab::ui {
+
+class Document;
+
+class DumpDocument : public QObject {
+    Q_OBJECT
+public:
+    /// The DumpDocument of `document` (created as its child on first use).
+    static DumpDocument* of(Document* document);
+
+    Document* document() const { return m_document; }
+    /// The attention weights shown (for a Q/K/V dump: every layer re-run under qkvApply()).
+    /// Null when no dump is open.
+    const AttentionDump* dump() const { return m_dump ? &*m_dump : nullptr; }
+    /// The Q/K/V dump, when the open dump is one.
+    const QkvDump* qkvDump() const { return m_qkv ? &*m_qkv : nullptr; }
+    /// True while the document shows this dump (a session edit or open ends it).
+    bool active() const;
+    Index batch() const { return m_batch; }
+    Index layer() const { return m_layer; }
+    /// The file name shown in titles.
+    QString displayName() const;
+
+    /// Opens an attention dump (.npy / .npz) with optional tokens file. On failure the
+    /// previous state is kept, errorOccurred (and the Document's) carries the message.
+    bool openAttention(const QString& path, const QString& tokensPath = {}, Index batch = 0);
+    /// Opens a Q/K/V dump (.npz with q, k, v) and runs every layer under qkvApply().
+    bool openQkv(const QString& path, const QString& tokensPath = {});
+    /// A second attention dump for the difference view; it must have the same shape.
+    bool openComparison(const QString& path);
+    const AttentionDump* comparison() const { return m_comparison ? &*m_comparison : nullptr; }
+
+    /// The spec the Q/K/V dump is re-run under (variant, mask, scale, GQA sharing).
+    const QkvApply& qkvApply() const { return m_apply; }
+    /// Re-runs the Q/K/V dump under `apply`; false (state kept) when the spec is invalid.
+    bool setQkvApply(const QkvApply& apply);
+
+    void setBatch(Index batch);
+    void setLayer(Index layer);
+    /// Shows (layer, head): the layer's experiment in the Document, the head focused.
+    void focus(Index layer, Index head);
+    /// Per (layer, head) statistics of the current batch, computed on first use.
+    const std::vector<HeadSummary>& headTable();
+
+signals:
+    /// A new dump, batch, Q/K/V spec or comparison: everything derived is stale.
+    void dumpChanged();
+    /// The layer changed (same dump).
+    void layerChanged();
+    void errorOccurred(const QString& message);
+
+private:
+    explicit DumpDocument(Document* document);
+    void fail(const QString& message);
+    void showLayer();
+    /// Runs every layer of the Q/K/V dump under m_apply into an AttentionDump.
+    static AttentionDump runAllLayers(const QkvDump& qkv, const QkvApply& apply);
+
+    Document* m_document;
+    std::optional<AttentionDump> m_dump;
+    std::optional<QkvDump> m_qkv;
+    std::optional<AttentionDump> m_comparison;
+    QkvApply m_apply;
+    Index m_batch = 0;
+    Index m_layer = 0;
+    std::vector<HeadSummary> m_table;
+    bool m_tableValid = false;
+};
+
+/// Adds File > Open Attention Dump…, Open Q/K/V Dump…, Open Second Dump… to `fileMenu` and a
+/// "Model" tool bar (batch, layer, and the Q/K/V spec) to `window`.
+void installDumpControls(QMainWindow* window, QMenu* fileMenu, Document* document);
+
+} // namespace attnlab::ui
