@@ -1,13 +1,17 @@
 #include "ui/view_registry.h"
 
+#include "ui/aggregate_view.h"
 #include "ui/compare_view.h"
 #include "ui/complexity_view.h"
+#include "ui/difference_view.h"
 #include "ui/entropy_view.h"
 #include "ui/flash_stepper_view.h"
+#include "ui/head_stats_view.h"
 #include "ui/heads_grid_view.h"
 #include "ui/heatmap_view.h"
 #include "ui/kv_cache_view.h"
 #include "ui/lines_view.h"
+#include "ui/model_view.h"
 #include "ui/rope_view.h"
 #include "ui/statistics_view.h"
 
@@ -37,6 +41,15 @@ const std::vector<ViewEntry>& viewRegistry() {
          [](Document* d, QWidget* p) -> View* { return new ComplexityView(d, p); }},
         {QStringLiteral("lines"),
          [](Document* d, QWidget* p) -> View* { return new LinesView(d, p); }},
+        // Model dumps (File > Open Attention Dump...): every layer and head of a real model.
+        {QStringLiteral("model"),
+         [](Document* d, QWidget* p) -> View* { return new ModelView(d, p); }},
+        {QStringLiteral("aggregate"),
+         [](Document* d, QWidget* p) -> View* { return new AggregateView(d, p); }},
+        {QStringLiteral("head-stats"),
+         [](Document* d, QWidget* p) -> View* { return new HeadStatsView(d, p); }},
+        {QStringLiteral("dump-difference"),
+         [](Document* d, QWidget* p) -> View* { return new DifferenceView(d, p); }},
     };
     return entries;
 }
