@@ -353,6 +353,11 @@ QString HeatmapView::explainCell(Index row, Index column) const {
         lines << tr("q\u00b7k = %1").arg(number(raw(row, column)));
     const double temperature =
         experiment->session.temperature > 0 ? experiment->session.temperature : 1.0;
+    if (scaled.rows() <= row || scaled.cols() <= column) {
+        // No Q/K in the experiment (an attention dump of a real model): only the weight.
+        lines << tr("weight = %1").arg(number(weights(row, column)));
+        return lines.join(QLatin1Char('\n'));
+    }
     const double s = scaled(row, column);
     if (temperature != 1.0)
         lines << tr("\u00d7 scale %1 \u00f7 temperature %2 = s = %3")
