@@ -3,6 +3,7 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
+#include <QEvent>
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
@@ -13,6 +14,7 @@
 #include <QSignalBlocker>
 #include <QSlider>
 #include <QSpinBox>
+#include <QStyle>
 #include <QVBoxLayout>
 
 #include <cmath>
@@ -141,6 +143,7 @@ InputsPanel::InputsPanel(Document* document, QWidget* parent)
     scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     outer->addWidget(scroll);
     auto* content = new QWidget(scroll);
+    m_content = content;
     scroll->setWidget(content);
     auto* layout = new QVBoxLayout(content);
 
@@ -373,6 +376,18 @@ InputsPanel::InputsPanel(Document* document, QWidget* parent)
     });
     updateFromSession();
     updateProblems();
+    fitWidth();
+}
+
+void InputsPanel::changeEvent(QEvent* event) {
+    QWidget::changeEvent(event);
+    if (event->type() == QEvent::FontChange || event->type() == QEvent::StyleChange) fitWidth();
+}
+
+void InputsPanel::fitWidth() {
+    if (!m_content) return;
+    const int scrollBar = style()->pixelMetric(QStyle::PM_ScrollBarExtent);
+    setMinimumWidth(m_content->minimumSizeHint().width() + scrollBar + 8);
 }
 
 double InputsPanel::sliderFactor(int position) {

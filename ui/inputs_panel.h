@@ -52,7 +52,12 @@ public:
     QListWidget* chips() const { return m_chips; }
     QLabel* problemLabel() const { return m_problemLabel; }
 
+protected:
+    /// Keeps the whole form visible when the theme changes the font size.
+    void changeEvent(QEvent* event) override;
+
 private:
+    void fitWidth();
     void updateFromSession();
     void updateChips();
     void updateProblems();
@@ -62,6 +67,7 @@ private:
     static double sliderFactor(int position);
 
     Document* m_document;
+    QWidget* m_content = nullptr;
     QLineEdit* m_text = nullptr;
     QCheckBox* m_cross = nullptr;
     QLineEdit* m_source = nullptr;

@@ -115,7 +115,6 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), m_document(new Do
     auto* dock = new QDockWidget(tr("Inputs"), this);
     dock->setObjectName(QStringLiteral("InputsDock"));
     dock->setWidget(m_inputs);
-    m_inputs->setMinimumWidth(m_inputs->sizeHint().width() + 24);
     dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
     addDockWidget(Qt::LeftDockWidgetArea, dock);
 

@@ -4,6 +4,8 @@
 #include <QPalette>
 #include <qcustomplot.h>
 
+#include <cmath>
+
 namespace attnlab::ui {
 
 QStringList themeNames() {
@@ -67,25 +69,32 @@ void stylePlot(QCustomPlot& plot, const Theme& theme) {
     font.setPointSize(theme.fontPointSize);
     const QPen axisPen(theme.foreground, theme.lineWidth);
     const QPen gridPen(theme.grid, 1, Qt::DotLine);
+    auto styleAxis = [&](QCPAxis* axis) {
+        axis->setBasePen(axisPen);
+        axis->setTickPen(axisPen);
+        axis->setSubTickPen(axisPen);
+        axis->setTickLabelColor(theme.foreground);
+        axis->setLabelColor(theme.foreground);
+        axis->setTickLabelFont(font);
+        axis->setLabelFont(font);
+        axis->grid()->setPen(gridPen);
+        axis->grid()->setZeroLinePen(Qt::NoPen);
+    };
     for (QCPAxisRect* rect : plot.axisRects()) {
         rect->setBackground(theme.background);
-        for (QCPAxis* axis : rect->axes()) {
-            axis->setBasePen(axisPen);
-            axis->setTickPen(axisPen);
-            axis->setSubTickPen(axisPen);
-            axis->setTickLabelColor(theme.foreground);
-            axis->setLabelColor(theme.foreground);
-            axis->setTickLabelFont(font);
-            axis->setLabelFont(font);
-            axis->grid()->setPen(gridPen);
-        }
+        for (QCPAxis* axis : rect->axes())
+            styleAxis(axis);
     }
-    for (int i = 0; i < plot.plotLayout()->elementCount(); ++i) {
-        if (auto* text = qobject_cast<QCPTextElement*>(plot.plotLayout()->elementAt(i))) {
+    // Titles and colour scales anywhere in the layout (nested grids included).
+    for (QCPLayoutElement* element : plot.plotLayout()->elements(true)) {
+        if (auto* text = qobject_cast<QCPTextElement*>(element)) {
             text->setTextColor(theme.foreground);
             QFont titleFont = font;
             titleFont.setBold(true);
             text->setFont(titleFont);
+        } else if (auto* scale = qobject_cast<QCPColorScale*>(element)) {
+            styleAxis(scale->axis());
+            scale->setBarWidth(static_cast<int>(std::lround(theme.fontPointSize * 1.4)));
         }
     }
 }
