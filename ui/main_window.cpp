@@ -28,6 +28,7 @@
 #include "ui/colormap.h"
 #include "ui/compare_view.h"
 #include "ui/document.h"
+#include "ui/dump_document.h"
 #include "ui/figure_export.h"
 #include "ui/heads_grid_view.h"
 #include "ui/inputs_panel.h"
@@ -140,6 +141,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), m_document(new Do
         case Document::What::ViewState:
         case Document::What::Selection:
         case Document::What::Session:
+        case Document::What::Experiment: // a model dump brings its own head count
             updateFromViewState();
             break;
         default:
@@ -194,6 +196,8 @@ void MainWindow::createActions() {
             if (maybeSave()) openExample(path);
         });
     }
+    file->addSeparator();
+    installDumpControls(this, file, m_document); // model dumps: menu entries + tool bar
     file->addSeparator();
     QAction* saveAction = file->addAction(tr("&Save"), this, &MainWindow::saveSession);
     saveAction->setShortcut(QKeySequence::Save);
@@ -355,7 +359,11 @@ void MainWindow::updateFromViewState() {
     }
     {
         const QSignalBlocker blocker(m_head);
-        m_head->setRange(0, static_cast<int>(std::max<Index>(1, session.heads) - 1));
+        // A model dump shown in the document has its own head count.
+        const Experiment* shown = m_document->experiment();
+        const Index heads =
+            m_document->hasExternalExperiment() && shown ? shown->headCount() : session.heads;
+        m_head->setRange(0, static_cast<int>(std::max<Index>(1, heads) - 1));
         m_head->setValue(static_cast<int>(state.head));
     }
     const QString viewId = QString::fromStdString(state.view);
