@@ -5,6 +5,7 @@
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QDir>
+#include <QIcon>
 #include <QTimer>
 
 #include <iostream>
@@ -19,6 +20,7 @@ int guiMain(int argc, char** argv) {
     QApplication app(argc, argv);
     QCoreApplication::setOrganizationName(QStringLiteral("AttnLab"));
     QCoreApplication::setApplicationName(QStringLiteral("AttnLab"));
+    QApplication::setWindowIcon(QIcon(QStringLiteral(":/icons/attnlab.svg")));
 
     QCommandLineParser parser;
     parser.setApplicationDescription(QCoreApplication::translate("main", "A lab for attention"));

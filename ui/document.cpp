@@ -245,8 +245,9 @@ void Document::scheduleRun() {
     const Index sk =
         m_session.sourceText.empty() ? sq : tokenCount(m_session.sourceText, m_session.tokenizer);
     const qint64 work = static_cast<qint64>(sq) * sk * std::max<Index>(1, m_session.heads);
-    // Small work runs at the next event-loop turn; large work waits for a typing pause.
-    m_timer->start(work > m_workerThreshold ? 60 : 0);
+    // Small work runs at the next event-loop turn; large work waits 10 ms for more keystrokes.
+    // Edits made while the worker runs are coalesced: only the latest runs next.
+    m_timer->start(work > m_workerThreshold ? 10 : 0);
 }
 
 RunOutput Document::compute(const Session& session, Comparison comparison, quint64 generation) {
