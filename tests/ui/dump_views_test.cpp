@@ -1,0 +1,262 @@
+// Model dump views: opening a dump reaches the model view (an L x H grid), clicking a
+// thumbnail opens that layer and head in the heatmap, a bad dump leaves a message and the
+// previous state, and the aggregate, statistics and difference views draw the dump's numbers.
+
+// GCC 12 reports false "maybe uninitialized" warnings inside Eigen's AVX-512 intrinsics
+// (the _mm512_undefined_ps idiom) when they are inlined here with -march=native.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#include <QDir>
+#include <QImage>
+#include <QStandardItemModel>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <random>
+
+#include "ui/aggregate_view.h"
+#include "ui/difference_view.h"
+#include "ui/document.h"
+#include "ui/dump_document.h"
+#include "ui/figure_export.h"
+#include "ui/head_stats_view.h"
+#include "ui/heatmap_view.h"
+#include "ui/main_window.h"
+#include "ui/model_view.h"
+
+namespace attnlab::ui {
+namespace {
+
+constexpr Index kLayers = 3, kHeads = 4, kS = 6;
+
+/// [L, H, S, S] random distributions (each row positive, summing to 1).
+NpyArray randomDump(std::uint32_t seed) {
+    NpyArray array;
+    array.shape = {kLayers, kHeads, kS, kS};
+    array.data.resize(static_cast<std::size_t>(kLayers * kHeads * kS * kS));
+    std::mt19937 gen(seed);
+    std::uniform_real_distribution<double> dist(0.05, 1.0);
+    for (std::size_t r = 0; r < array.data.size() / kS; ++r) {
+        double row[kS], sum = 0;
+        for (double& x : row)
+            sum += (x = dist(gen));
+        for (Index j = 0; j < kS; ++j)
+            array.data[r * kS + static_cast<std::size_t>(j)] = static_cast<float>(row[j] / sum);
+    }
+    return array;
+}
+
+float weightAt(const NpyArray& a, Index l, Index h, Index i, Index j) {
+    return a.data[static_cast<std::size_t>(((l * kHeads + h) * kS + i) * kS + j)];
+}
+
+struct Fixture {
+    QTemporaryDir dir;
+    NpyArray weights = randomDump(1);
+    QString path = dir.filePath(QStringLiteral("model.npz"));
+    QString tokens = dir.filePath(QStringLiteral("tokens.txt"));
+    Fixture() {
+        EXPECT_FALSE(writeNpz(path.toStdString(), {{"attentions", weights}}, DType::Float32));
+        std::ofstream(tokens.toStdString()) << "The\ncat\nsat\non\nthe\nmat\n";
+    }
+};
+
+TEST(DumpViews, OpeningADumpReachesTheModelViewGrid) {
+    Fixture files;
+    MainWindow window;
+    window.resize(1200, 800);
+    window.show();
+    window.document()->flush();
+    DumpDocument* dumps = DumpDocument::of(window.document());
+    ASSERT_TRUE(dumps->openAttention(files.path, files.tokens));
+    EXPECT_TRUE(dumps->active());
+    window.showView(QStringLiteral("model"));
+    auto* model = qobject_cast<ModelView*>(window.view(QStringLiteral("model")));
+    ASSERT_NE(model, nullptr);
+    model->ensureFresh();
+    EXPECT_EQ(model->layers(), kLayers);
+    EXPECT_EQ(model->heads(), kHeads);
+    EXPECT_FALSE(model->thumbnail(kLayers - 1, kHeads - 1).isNull());
+    EXPECT_EQ(model->thumbnail(0, 0).width(), kS); // one pixel per token below 64
+    // The document now shows layer 0 of the dump, with its tokens.
+    const Experiment* experiment = window.document()->experiment();
+    ASSERT_NE(experiment, nullptr);
+    EXPECT_EQ(experiment->headCount(), kHeads);
+    EXPECT_EQ(experiment->keyTokens[1], "cat");
+    const QImage figure = renderFigure(*model, QSize(600, 400));
+    EXPECT_EQ(figure.size(), QSize(600, 400));
+}
+
+TEST(DumpViews, ClickingAThumbnailFocusesThatLayerAndHeadInTheHeatmap) {
+    Fixture files;
+    MainWindow window;
+    window.resize(1200, 800);
+    window.show();
+    window.document()->flush();
+    DumpDocument* dumps = DumpDocument::of(window.document());
+    ASSERT_TRUE(dumps->openAttention(files.path));
+    window.showView(QStringLiteral("model"));
+    auto* model = qobject_cast<ModelView*>(window.view(QStringLiteral("model")));
+    model->ensureFresh();
+    const QRect target = model->thumbnailRect(2, 3);
+    ASSERT_FALSE(target.isEmpty());
+    QTest::mouseClick(model, Qt::LeftButton, Qt::NoModifier, target.center());
+    EXPECT_EQ(dumps->layer(), 2);
+    EXPECT_EQ(window.document()->session().viewState.head, 3);
+    ASSERT_NE(window.currentView(), nullptr);
+    EXPECT_EQ(window.currentView()->viewId(), QStringLiteral("heatmap"));
+    auto* heatmap = qobject_cast<HeatmapView*>(window.view(QStringLiteral("heatmap")));
+    const HeatmapData data = heatmap->heatmapData();
+    ASSERT_EQ(data.values.rows(), kS);
+    for (Index i = 0; i < kS; ++i)
+        for (Index j = 0; j < kS; ++j)
+            EXPECT_FLOAT_EQ(static_cast<float>(data.values(i, j)),
+                            weightAt(files.weights, 2, 3, i, j));
+    // No Q/K in an attention dump: the tooltip explains the weight without a q.k line.
+    const QString tip = heatmap->explainCell(1, 2);
+    EXPECT_TRUE(tip.contains(QStringLiteral("weight"))) << tip.toStdString();
+    EXPECT_FALSE(tip.contains(QStringLiteral("q\u00b7k"))) << tip.toStdString();
+}
+
+TEST(DumpViews, ABadDumpShowsAMessageAndKeepsThePreviousState) {
+    Fixture files;
+    MainWindow window;
+    window.show();
+    window.document()->flush();
+    DumpDocument* dumps = DumpDocument::of(window.document());
+    ASSERT_TRUE(dumps->openAttention(files.path));
+    dumps->setLayer(1);
+    const Matrix before =
+        Matrix(std::as_const(window.document()->experiment()->attention.weights).head(0, 0));
+
+    const QString bad = files.dir.filePath(QStringLiteral("broken.npz"));
+    std::ofstream(bad.toStdString()) << "PK not really an archive";
+    EXPECT_FALSE(dumps->openAttention(bad));
+    EXPECT_TRUE(window.statusMessage().contains(QStringLiteral("broken.npz")))
+        << window.statusMessage().toStdString();
+    ASSERT_NE(dumps->dump(), nullptr);
+    EXPECT_EQ(dumps->dump()->layers, kLayers);
+    EXPECT_EQ(dumps->layer(), 1);
+    EXPECT_TRUE(dumps->active());
+    const Matrix after =
+        Matrix(std::as_const(window.document()->experiment()->attention.weights).head(0, 0));
+    EXPECT_TRUE(before.isApprox(after, 0.0f) || before == after);
+
+    // A token count that does not match S is refused the same way.
+    const QString shortTokens = files.dir.filePath(QStringLiteral("short.txt"));
+    std::ofstream(shortTokens.toStdString()) << "a\nb\n";
+    EXPECT_FALSE(dumps->openAttention(files.path, shortTokens));
+    EXPECT_TRUE(window.statusMessage().contains(QStringLiteral("short.txt")))
+        << window.statusMessage().toStdString();
+    EXPECT_EQ(dumps->layer(), 1);
+}
+
+TEST(DumpViews, AggregatesStatisticsAndDifferencesDrawTheDump) {
+    Fixture files;
+    Document document;
+    document.flush();
+    DumpDocument* dumps = DumpDocument::of(&document);
+    ASSERT_TRUE(dumps->openAttention(files.path));
+    dumps->focus(1, 2);
+
+    AggregateView aggregate(&document);
+    aggregate.resize(600, 400);
+    aggregate.ensureFresh();
+    MatrixFigure mean = aggregate.figure();
+    ASSERT_EQ(mean.values.rows(), kS);
+    double expected = 0;
+    for (Index h = 0; h < kHeads; ++h)
+        expected += weightAt(files.weights, 1, h, 3, 4);
+    EXPECT_NEAR(mean.values(3, 4), expected / kHeads, 1e-6);
+    aggregate.setKind(AggregateView::Kind::Rollout);
+    const MatrixFigure rollout = aggregate.figure();
+    ASSERT_EQ(rollout.values.rows(), kS);
+    for (Index i = 0; i < kS; ++i)
+        EXPECT_NEAR(rollout.values.row(i).sum(), 1.0, 1e-5);
+
+    HeadStatsView stats(&document);
+    stats.ensureFresh();
+    EXPECT_EQ(stats.model()->rowCount(), kLayers * kHeads);
+    stats.model()->sort(2, Qt::DescendingOrder); // by entropy
+    for (int r = 1; r < stats.model()->rowCount(); ++r)
+        EXPECT_GE(stats.model()->item(r - 1, 2)->data(Qt::DisplayRole).toDouble(),
+                  stats.model()->item(r, 2)->data(Qt::DisplayRole).toDouble());
+
+    DifferenceView difference(&document);
+    difference.resize(600, 400);
+    difference.setComparison(DifferenceView::Mode::Heads, 0, 3);
+    difference.ensureFresh();
+    const MatrixFigure diff = difference.figure();
+    ASSERT_EQ(diff.values.rows(), kS);
+    EXPECT_NEAR(diff.values(2, 5),
+                weightAt(files.weights, 1, 3, 2, 5) - weightAt(files.weights, 1, 0, 2, 5), 1e-6);
+
+    // Two dumps: the second minus the first at the current layer and head.
+    const QString second = files.dir.filePath(QStringLiteral("other.npz"));
+    const NpyArray other = randomDump(2);
+    ASSERT_FALSE(writeNpz(second.toStdString(), {{"attentions", other}}, DType::Float32));
+    ASSERT_TRUE(dumps->openComparison(second));
+    difference.setComparison(DifferenceView::Mode::Dumps, 0, 0);
+    difference.ensureFresh();
+    const MatrixFigure between = difference.figure();
+    ASSERT_EQ(between.values.rows(), kS);
+    EXPECT_NEAR(between.values(0, 1),
+                weightAt(other, 1, 2, 0, 1) - weightAt(files.weights, 1, 2, 0, 1), 1e-6);
+
+    // A session edit goes back to the lab: the document recomputes from the session.
+    document.modify([](Session& s) { s.text = "a b c"; }, QStringLiteral("edit"));
+    document.flush();
+    EXPECT_FALSE(dumps->active());
+    ASSERT_NE(document.experiment(), nullptr);
+    EXPECT_EQ(document.experiment()->sq(), 3);
+
+    if (const QByteArray out = qgetenv("ATTNLAB_DUMP_FIGURES"); !out.isEmpty()) {
+        // Visual check on request: ATTNLAB_DUMP_FIGURES=/some/dir.
+        dumps->focus(1, 2);
+        aggregate.setKind(AggregateView::Kind::MeanOverHeads);
+        aggregate.ensureFresh();
+        renderFigure(aggregate, QSize(700, 500)).save(QDir(out).filePath("aggregate.png"));
+        stats.ensureFresh();
+        renderFigure(stats, QSize(700, 500)).save(QDir(out).filePath("head_stats.png"));
+        difference.ensureFresh();
+        renderFigure(difference, QSize(700, 500)).save(QDir(out).filePath("difference.png"));
+    }
+}
+
+TEST(DumpViews, QkvDumpReRunsUnderAnotherMask) {
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("qkv.npz"));
+    NpyArray q, k, v;
+    q.shape = {2, 2, kS, 4};
+    k.shape = v.shape = {2, 1, kS, 4};
+    std::mt19937 gen(3);
+    std::normal_distribution<float> normal;
+    for (NpyArray* a : {&q, &k, &v}) {
+        a->data.resize(static_cast<std::size_t>(a->elementCount()));
+        for (float& x : a->data)
+            x = normal(gen);
+    }
+    ASSERT_FALSE(writeNpz(path.toStdString(), {{"q", q}, {"k", k}, {"v", v}}, DType::Float32));
+    Document document;
+    DumpDocument* dumps = DumpDocument::of(&document);
+    ASSERT_TRUE(dumps->openQkv(path));
+    EXPECT_EQ(dumps->dump()->layers, 2);
+    EXPECT_EQ(document.experiment()->kvHeadCount(), 1);
+    QkvApply apply;
+    apply.spec.mask.causal = true;
+    ASSERT_TRUE(dumps->setQkvApply(apply));
+    // Causal: everything above the diagonal is exactly zero, in every layer and head.
+    for (Index l = 0; l < 2; ++l)
+        for (Index h = 0; h < 2; ++h)
+            for (Index i = 0; i < kS; ++i)
+                for (Index j = i + 1; j < kS; ++j)
+                    EXPECT_EQ(dumps->dump()->head(0, l, h)(i, j), 0.0f);
+    EXPECT_TRUE(document.experiment()->session.mask.causal);
+}
+
+} // namespace
+} // namespace attnlab::ui
