@@ -25,10 +25,11 @@ HeadStatsView::HeadStatsView(Document* document, QWidget* parent)
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(m_table);
-    m_model->setHorizontalHeaderLabels({tr("layer"), tr("head"), tr("mean entropy (nats)"),
-                                        tr("mean distance (tokens)"), tr("first-token mass")});
+    m_model->setHorizontalHeaderLabels({tr("layer"), tr("head"), tr("entropy (nats)"),
+                                        tr("distance (tokens)"), tr("first-token mass")});
     m_table->setModel(m_model);
     m_table->setSortingEnabled(true);
+    m_table->sortByColumn(0, Qt::AscendingOrder); // layer 0 first until a header is clicked
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
     m_table->verticalHeader()->setVisible(false);

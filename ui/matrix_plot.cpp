@@ -82,8 +82,9 @@ void MatrixPlot::show(const MatrixFigure& figure, const Theme& theme, const QStr
         return out;
     };
     const int font = std::max(6, theme.fontPointSize);
-    x->setTicker(ticker(figure.columnLabels, std::max(4, m_plot->width() / (font * 3))));
-    y->setTicker(ticker(figure.rowLabels, std::max(4, m_plot->height() / (font * 2 + 2))));
+    // Up to 16 labels always fit a figure; more only when the plot is large enough.
+    x->setTicker(ticker(figure.columnLabels, std::max(16, m_plot->width() / (font * 3))));
+    y->setTicker(ticker(figure.rowLabels, std::max(16, m_plot->height() / (font * 2 + 2))));
     x->setTickLabelRotation(cols > 6 ? -45 : 0);
     x->setLabel(QObject::tr("keys"));
     y->setLabel(QObject::tr("queries"));
