@@ -52,7 +52,16 @@ bool DumpDocument::openAttention(const QString& path, const QString& tokensPath,
         fail(tr("%1: batch %2 is outside 0..%3").arg(path).arg(batch).arg(loaded->batch - 1));
         return false;
     }
-    m_dump = std::move(*loaded);
+    showAttention(std::move(*loaded), batch);
+    for (const std::string& warning : m_dump->warnings)
+        emit m_document->errorOccurred(QString::fromStdString(warning));
+    return true;
+}
+
+void DumpDocument::showAttention(AttentionDump dump, Index batch) {
+    ATTN_CHECK(batch >= 0 && batch < dump.batch,
+               "batch " << batch << " outside [0, " << dump.batch << ")");
+    m_dump = std::move(dump);
     m_qkv.reset();
     m_comparison.reset();
     m_batch = batch;
@@ -60,9 +69,6 @@ bool DumpDocument::openAttention(const QString& path, const QString& tokensPath,
     m_tableValid = false;
     showLayer();
     emit dumpChanged();
-    for (const std::string& warning : m_dump->warnings)
-        emit m_document->errorOccurred(QString::fromStdString(warning));
-    return true;
 }
 
 AttentionDump DumpDocument::runAllLayers(const QkvDump& qkv, const QkvApply& apply) {

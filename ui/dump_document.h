@@ -48,6 +48,8 @@ public:
     /// Opens an attention dump (.npy / .npz) with optional tokens file. On failure the
     /// previous state is kept, errorOccurred (and the Document's) carries the message.
     bool openAttention(const QString& path, const QString& tokensPath = {}, Index batch = 0);
+    /// Shows an attention dump already read (attnlab render checks it before drawing).
+    void showAttention(AttentionDump dump, Index batch = 0);
     /// Opens a Q/K/V dump (.npz with q, k, v) and runs every layer under qkvApply().
     bool openQkv(const QString& path, const QString& tokensPath = {});
     /// A second attention dump for the difference view; it must have the same shape.
