@@ -20,10 +20,11 @@ namespace {
 
 constexpr double kLinearEps = 1e-6; // added to the denominator, as in seed 001
 
-/// elu(x) + 1: x + 1 for x > 0, exp(x) otherwise (always > 0).
+/// elu(x) + 1: x + 1 for x > 0, exp(x) otherwise (always > 0), written branch-free as
+/// max(x, 0) + exp(min(x, 0)) so that Eigen vectorises the exp.
 Matrix featureMap(ConstMatrixMap x) {
     Matrix phi(x.rows(), x.cols());
-    phi = x.unaryExpr([](Scalar value) { return value > 0 ? value + 1 : std::exp(value); });
+    phi.array() = x.array().max(Scalar(0)) + x.array().min(Scalar(0)).exp();
     return phi;
 }
 
@@ -35,8 +36,8 @@ Matrix featureMap(ConstMatrixMap x) {
 class IntervalState {
 public:
     IntervalState(const Matrix& phiK, ConstMatrixMap v)
-        : m_phiK(phiK), m_v(v), m_kv(Eigen::MatrixXd::Zero(phiK.cols(), v.cols())),
-          m_z(Eigen::VectorXd::Zero(phiK.cols())) {}
+        : m_phiK(phiK.cast<double>()), m_v(v.cast<double>()),
+          m_kv(MatrixD::Zero(phiK.cols(), v.cols())), m_z(Eigen::RowVectorXd::Zero(phiK.cols())) {}
 
     void moveTo(KeyRange range) {
         while (m_end < range.end)
@@ -49,20 +50,21 @@ public:
             accumulate(--m_begin, 1.0);
     }
 
-    const Eigen::MatrixXd& kv() const { return m_kv; }
-    const Eigen::VectorXd& z() const { return m_z; }
+    const MatrixD& kv() const { return m_kv; }
+    const Eigen::RowVectorXd& z() const { return m_z; }
 
 private:
     void accumulate(Index j, double sign) {
-        const Eigen::VectorXd phi = m_phiK.row(j).transpose().cast<double>();
-        m_kv.noalias() += sign * phi * m_v.row(j).cast<double>();
-        m_z += sign * phi;
+        // Row-major [D, Dv]: row c gains phi(k_j)_c v_j, no temporaries.
+        for (Index c = 0; c < m_kv.rows(); ++c)
+            m_kv.row(c) += (sign * m_phiK(j, c)) * m_v.row(j);
+        m_z += sign * m_phiK.row(j);
     }
 
-    const Matrix& m_phiK;
-    ConstMatrixMap m_v;
-    Eigen::MatrixXd m_kv; // [D, Dv]
-    Eigen::VectorXd m_z;  // [D]
+    const MatrixD m_phiK;   // [Sk, D] in double, converted once
+    const MatrixD m_v;      // [Sk, Dv]
+    MatrixD m_kv;           // [D, Dv]
+    Eigen::RowVectorXd m_z; // [D]
     Index m_begin = 0;
     Index m_end = 0;
 };
@@ -148,6 +150,8 @@ void linearHead(const HeadJob& job) {
 
     // Interval masks (causal, window, causal window, padding): running interval sums.
     IntervalState state(phiK, job.v);
+    Eigen::RowVectorXd phiRow(phiQ.cols());
+    Eigen::RowVectorXd outRow(job.v.cols());
     for (Index i = 0; i < sq; ++i) {
         const KeyRange range = keyRange(job.mask, job.batch, i, sq, sk);
         if (range.empty()) {
@@ -155,9 +159,10 @@ void linearHead(const HeadJob& job) {
             continue;
         }
         state.moveTo(range);
-        const Eigen::RowVectorXd phiRow = phiQ.row(i).cast<double>();
+        phiRow = phiQ.row(i).cast<double>();
         const double denominator = phiRow.dot(state.z()) + kLinearEps;
-        out.row(i) = ((phiRow * state.kv()) / denominator).cast<Scalar>();
+        outRow.noalias() = phiRow * state.kv();
+        out.row(i) = (outRow / denominator).cast<Scalar>();
         if (job.weights) {
             MatrixMap weights(job.weights, sq, sk);
             weights.row(i).segment(range.begin, range.size()) =
