@@ -87,8 +87,8 @@ std::vector<std::string> validate(const Session& session);
 /// Computes an Experiment. Throws InvalidArgument when validate() is not empty.
 Experiment run(const Session& session);
 
-/// Versioned JSON (docs/session-format.md documents the schema). Unknown keys are ignored; a missing key
-/// keeps its default; a newer version or a wrong type is an error.
+/// Versioned JSON (docs/session-format.md documents the schema). Unknown keys are ignored;
+/// a missing key keeps its default; a newer version or a wrong type is an error.
 std::string sessionToJson(const Session& session);
 Result<Session> sessionFromJson(const std::string& json);
 Result<Session> loadSession(const std::string& path);
