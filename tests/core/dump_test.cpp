@@ -257,6 +257,28 @@ TEST(Dump, WidensFloat16WrittenByHand) {
     EXPECT_TRUE(dump->warnings.empty());
 }
 
+TEST(Dump, WidensBFloat16AndAllowsItsRounding) {
+    TempDir dir;
+    // ml_dtypes saves bfloat16 as '<V2'. [[0.5, 0.5], [0.25, 0.75]]: 0x3f00, 0x3f00, 0x3e80,
+    // 0x3f40. A row [0.333984375, 0.66796875] (bfloat16 neighbours of 1/3 and 2/3: 0x3eab and
+    // 0x3f2b) sums to 1.00195: off by more than 1e-3, but within bfloat16's rounding (2^-8).
+    const std::string data("\x00\x3f\x00\x3f\x80\x3e\x40\x3f\xab\x3e\x2b\x3f", 12);
+    const std::string path = dir.file("bf16.npy");
+    // Rank 2 must be square: give it as [B, L, H, Sq, Sk] = [1, 1, 1, 3, 2].
+    writeBytes(path, handNpy("<V2", "(1, 1, 1, 3, 2)", data));
+    auto dump = loadAttentionDump(path);
+    ASSERT_TRUE(dump.ok()) << dump.error();
+    EXPECT_EQ(dump->dtype, DType::BFloat16);
+    EXPECT_EQ(dump->head(0, 0, 0)(1, 0), 0.25f);
+    EXPECT_EQ(dump->head(0, 0, 0)(1, 1), 0.75f);
+    EXPECT_TRUE(dump->warnings.empty()) << dump->warnings[0];
+    // The same sums in float32 are reported.
+    ASSERT_FALSE(writeNpy(path, arrayOf({1, 1, 1, 3, 2}, dump->weights), DType::Float32));
+    auto wide = loadAttentionDump(path);
+    ASSERT_TRUE(wide.ok());
+    EXPECT_EQ(wide->warnings.size(), 1u);
+}
+
 TEST(Dump, FindsTheOnlyFloatArrayWhenNotNamedAttentions) {
     TempDir dir;
     const std::string path = dir.file("other.npz");
