@@ -1,9 +1,8 @@
 // attnlab bench: times each attention variant and, in the same run, the machine's own
 // references (Eigen GEMM on the same shapes, an FMA peak loop), and prints both.
 
+// GCC 12 reports a false -Wuninitialized inside Eigen's AVX-512 intrinsics here.
 #if defined(__GNUC__) && !defined(__clang__)
-// GCC 12 false positives inside Eigen's AVX-512 intrinsics (see core/src/softmax.cpp).
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
 

@@ -4,12 +4,6 @@
 // keys; DESIGN.md's formula (and seed 003's own text) is followed here. Scores are not
 // divided by sqrt(d): the learned v sets their scale.
 
-// GCC 12 reports false "maybe uninitialized" warnings inside Eigen's AVX-512 intrinsics
-// (the _mm512_undefined_ps idiom) when they are inlined here with -march=native.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-
 #include <cmath>
 
 #include "attnlab/embedding.h"

@@ -1,22 +1,13 @@
 // attend(): validation, per-(batch, head) dispatch to the kernels, GQA wiring and threads.
 
-// GCC 12 reports false "maybe uninitialized" warnings inside Eigen's AVX-512 intrinsics
-// (the _mm512_undefined_ps idiom) when they are inlined here with -march=native.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-
 #include "attnlab/attention.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
-#include <exception>
-#include <mutex>
 #include <sstream>
-#include <thread>
 
 #include "kernels.h"
+#include "parallel.h"
 
 namespace attnlab {
 
@@ -106,43 +97,6 @@ std::optional<std::string> validate(const Qkv& qkv, const AttentionSpec& spec) {
     return std::nullopt;
 }
 
-namespace {
-
-/// Runs task(0 .. count-1) over up to `threads` threads (0 = hardware), the caller's included.
-template <typename Task> void parallelFor(Index count, int threads, const Task& task) {
-    unsigned wanted = threads > 0 ? static_cast<unsigned>(threads)
-                                  : std::max(1u, std::thread::hardware_concurrency());
-    const auto workers = static_cast<unsigned>(std::min<Index>(wanted, count));
-    if (workers <= 1) {
-        for (Index i = 0; i < count; ++i)
-            task(i);
-        return;
-    }
-    std::atomic<Index> next{0};
-    std::exception_ptr failure;
-    std::mutex failureMutex;
-    auto work = [&] {
-        try {
-            for (Index i = next++; i < count; i = next++)
-                task(i);
-        } catch (...) {
-            std::lock_guard lock(failureMutex);
-            if (!failure) failure = std::current_exception();
-            next = count;
-        }
-    };
-    std::vector<std::thread> pool;
-    pool.reserve(workers - 1);
-    for (unsigned t = 1; t < workers; ++t)
-        pool.emplace_back(work);
-    work();
-    for (auto& thread : pool)
-        thread.join();
-    if (failure) std::rethrow_exception(failure);
-}
-
-} // namespace
-
 Attention attend(const Qkv& qkv, const AttentionSpec& spec) {
     if (auto problem = validate(qkv, spec)) ATTN_CHECK(false, *problem);
     const Index batch = qkv.q.batch;
@@ -180,7 +134,7 @@ Attention attend(const Qkv& qkv, const AttentionSpec& spec) {
                        : makeAdditiveParams(spec.additiveUnits, dim, qkv.k.dim, spec.additiveSeed);
 
     const auto cells = static_cast<std::size_t>(sq * sk);
-    parallelFor(batch * heads, spec.threads, [&](Index pair) {
+    detail::parallelFor(batch * heads, spec.threads, [&](Index pair) {
         const Index b = pair / heads;
         const Index h = pair % heads;
         const Index kvHead = h / group;

@@ -1,12 +1,6 @@
 // FlashAttention (Dao et al. 2022, Alg. 1) for one head: q tiles outer, kv tiles inner,
 // online softmax, fully masked tiles skipped, optional trace and partial-state read-out.
 
-// GCC 12 reports false "maybe uninitialized" warnings inside Eigen's AVX-512 intrinsics
-// (the _mm512_undefined_ps idiom) when they are inlined here with -march=native.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-
 #include <algorithm>
 #include <charconv>
 #include <cmath>

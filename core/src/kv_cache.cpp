@@ -1,24 +1,15 @@
 // KV-cache decoding: prefill N rows, then one row at a time against the growing cache, each
 // step a kernel call on sub-views of Q, K and V (bottom-right alignment places the rows).
 
-// GCC 12 reports false "maybe uninitialized" warnings inside Eigen's AVX-512 intrinsics
-// (the _mm512_undefined_ps idiom) when they are inlined here with -march=native.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-
 #include "attnlab/kv_cache.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
-#include <exception>
-#include <mutex>
-#include <thread>
 
 #include <nlohmann/json.hpp>
 
 #include "kernels.h"
+#include "parallel.h"
 
 namespace attnlab {
 
@@ -28,39 +19,6 @@ std::int64_t kvCacheBytes(Index batch, Index kvHeads, Index cacheLen, Index dk, 
 }
 
 namespace {
-
-/// Runs task(0 .. count-1) over up to `threads` threads (0 = hardware), the caller's included.
-template <typename Task> void parallelFor(Index count, int threads, const Task& task) {
-    unsigned wanted = threads > 0 ? static_cast<unsigned>(threads)
-                                  : std::max(1u, std::thread::hardware_concurrency());
-    const auto workers = static_cast<unsigned>(std::min<Index>(wanted, count));
-    if (workers <= 1) {
-        for (Index i = 0; i < count; ++i)
-            task(i);
-        return;
-    }
-    std::atomic<Index> next{0};
-    std::exception_ptr failure;
-    std::mutex failureMutex;
-    auto work = [&] {
-        try {
-            for (Index i = next++; i < count; i = next++)
-                task(i);
-        } catch (...) {
-            std::lock_guard lock(failureMutex);
-            if (!failure) failure = std::current_exception();
-            next = count;
-        }
-    };
-    std::vector<std::thread> pool;
-    pool.reserve(workers - 1);
-    for (unsigned t = 1; t < workers; ++t)
-        pool.emplace_back(work);
-    work();
-    for (auto& thread : pool)
-        thread.join();
-    if (failure) std::rethrow_exception(failure);
-}
 
 /// The mask of the sub-problem rows [r0, r0 + rows) x keys [0, keys): the same rules (they
 /// only depend on absolute positions, which bottom-right alignment keeps) and the matching
@@ -121,7 +79,7 @@ Attention attendKvCache(const Qkv& qkv, const AttentionSpec& spec, Index prefill
     for (Index t = prefill; t < seq; ++t)
         steps.push_back({t, 1, subMask(mask, t, 1, t + 1)});
 
-    parallelFor(batch * heads, spec.threads, [&](Index pair) {
+    detail::parallelFor(batch * heads, spec.threads, [&](Index pair) {
         const Index b = pair / heads;
         const Index h = pair % heads;
         const Index kvHead = h / group;

@@ -1,11 +1,5 @@
 // Dense softmax attention of one head, and the masked row softmax it is built on.
 
-// GCC 12 reports false "maybe uninitialized" warnings inside Eigen's AVX-512 intrinsics
-// (the _mm512_undefined_ps idiom) when they are inlined here with -march=native.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-
 #include <algorithm>
 #include <cmath>
 #include <limits>

@@ -1,12 +1,6 @@
 // attend(): seed 003's worked example, analytic cases, GQA against explicitly repeated K/V,
 // threads (identical up to summation order), validation, and properties swept over every variant.
 
-// GCC 12 reports false "maybe uninitialized" warnings inside Eigen (AVX-512 intrinsics,
-// copies of optional<BoolMatrix>) when inlined here with -march=native -O3.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-
 #include <gtest/gtest.h>
 
 #include <cmath>

@@ -1,12 +1,6 @@
 // FlashAttention: equal to softmax attention for every tile size, the trace's invariants
 // (skips, running max and sum, rescale), the partial state, and the trace JSON.
 
-// GCC 12 reports false "maybe uninitialized" warnings inside Eigen (AVX-512 intrinsics,
-// copies of optional<BoolMatrix>) when inlined here with -march=native -O3.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-
 #include <gtest/gtest.h>
 
 #include <cmath>

@@ -1,12 +1,6 @@
 // KV-cache decoding: equal to full causal attention for every prefill size, the cache's byte
 // counts for MHA, GQA and MQA, and the trace JSON.
 
-// GCC 12 reports false "maybe uninitialized" warnings inside Eigen (AVX-512 intrinsics,
-// copies of optional<BoolMatrix>) when inlined here with -march=native -O3.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-
 #include <gtest/gtest.h>
 
 #include <string>

@@ -2,12 +2,6 @@
 // double precision: w_ij = phi(q_i).phi(k_j) over the allowed keys,
 // out_i = sum_j w_ij v_j / (sum_j w_ij + 1e-6), as seed 001's linear_attention.
 
-// GCC 12 reports false "maybe uninitialized" warnings inside Eigen's AVX-512 intrinsics
-// (the _mm512_undefined_ps idiom) when they are inlined here with -march=native.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-
 #include <gtest/gtest.h>
 
 #include <cmath>

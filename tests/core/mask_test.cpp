@@ -1,12 +1,6 @@
 // Masks: keyRange / allowed / denseMask / allowedCount against the cell-by-cell rules of
 // DESIGN.md (tests/support/reference.h), validation messages and the CLI parser.
 
-// GCC 12 reports false "maybe uninitialized" warnings inside Eigen (AVX-512 intrinsics,
-// copies of optional<BoolMatrix>) when inlined here with -march=native -O3.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-
 #include <gtest/gtest.h>
 
 #include <string>

@@ -1,12 +1,6 @@
 // RoPE against seed 001's apply_rope and LLaMA's rotate_half, written out here, plus its
 // two defining properties: rotations keep norms, and q.k depends only on i - j.
 
-// GCC 12 reports false "maybe uninitialized" warnings inside Eigen's AVX-512 intrinsics
-// (the _mm512_undefined_ps idiom) when they are inlined here with -march=native.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-
 #include <gtest/gtest.h>
 
 #include <cmath>

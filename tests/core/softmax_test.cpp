@@ -1,12 +1,6 @@
 // softmaxRow and the dense softmax kernel: analytic rows, masks by range and custom row,
 // empty rows, huge logits, and whole heads against the double-precision reference.
 
-// GCC 12 reports false "maybe uninitialized" warnings inside Eigen (AVX-512 intrinsics,
-// copies of optional<BoolMatrix>) when inlined here with -march=native -O3.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-
 #include <gtest/gtest.h>
 
 #include <cmath>

@@ -2,11 +2,6 @@
 // thumbnail opens that layer and head in the heatmap, a bad dump leaves a message and the
 // previous state, and the aggregate, statistics and difference views draw the dump's numbers.
 
-// GCC 12 reports false "maybe uninitialized" warnings inside Eigen's AVX-512 intrinsics
-// (the _mm512_undefined_ps idiom) when they are inlined here with -march=native.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
 #include <QDir>
 #include <QImage>
 #include <QStandardItemModel>
