@@ -4,7 +4,6 @@
 // everything is computed before anything is written, every file goes to a temporary name
 // first, and the renames happen only when all writes succeeded.
 
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -16,7 +15,6 @@
 #include <map>
 #include <new>
 #include <optional>
-#include <random>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -311,32 +309,9 @@ public:
 
     /// Writes contents to "<path>.tmp-XXXXXX" in path's folder.
     void stage(const std::string& path, const std::string& contents) {
-        std::random_device device;
-        std::string temp;
-        int fd = -1;
-        for (int attempt = 0; attempt < 100 && fd < 0; ++attempt) {
-            char suffix[16];
-            std::snprintf(suffix, sizeof suffix, ".tmp-%06x", device() & 0xffffffu);
-            temp = path + suffix;
-            fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-            if (fd < 0 && errno != EEXIST) break;
-        }
-        if (fd < 0) fail("cannot write " + path + ": " + std::strerror(errno));
-        m_files.push_back({path, temp, false});
-        const char* data = contents.data();
-        std::size_t left = contents.size();
-        while (left > 0) {
-            const ssize_t written = ::write(fd, data, left);
-            if (written < 0 && errno == EINTR) continue;
-            if (written < 0) {
-                const int error = errno;
-                ::close(fd);
-                fail("cannot write " + path + ": " + std::strerror(error));
-            }
-            data += written;
-            left -= static_cast<std::size_t>(written);
-        }
-        if (::close(fd) != 0) fail("cannot write " + path + ": " + std::strerror(errno));
+        Result<std::string> temp = writeTempBeside(path, contents);
+        if (!temp) fail(temp.error());
+        m_files.push_back({path, std::move(*temp), false});
     }
 
     /// Moves every staged file to its final name.

@@ -477,7 +477,7 @@ std::string encodeNpy(const NpyArray& array, DType dtype) {
     return out;
 }
 
-Status writeFileAtomic(const std::string& path, const std::string& contents) {
+Result<std::string> writeTempBeside(const std::string& path, const std::string& contents) {
     std::random_device device;
     std::string temp;
     int fd = -1;
@@ -504,10 +504,20 @@ Status writeFileAtomic(const std::string& path, const std::string& contents) {
         left -= static_cast<std::size_t>(written);
     }
     if (::close(fd) != 0 && writeError == 0) writeError = errno;
-    if (writeError == 0 && std::rename(temp.c_str(), path.c_str()) != 0) writeError = errno;
     if (writeError != 0) {
         ::unlink(temp.c_str());
         return Error{"cannot write " + path + ": " + std::strerror(writeError)};
+    }
+    return temp;
+}
+
+Status writeFileAtomic(const std::string& path, const std::string& contents) {
+    Result<std::string> temp = writeTempBeside(path, contents);
+    if (!temp) return Error{temp.error()};
+    if (std::rename(temp->c_str(), path.c_str()) != 0) {
+        const int renameError = errno;
+        ::unlink(temp->c_str());
+        return Error{"cannot write " + path + ": " + std::strerror(renameError)};
     }
     return std::nullopt;
 }
