@@ -21,14 +21,30 @@ QStringList dimensionLabels(Index count) {
     return labels;
 }
 
-/// Text ticker with one tick per cell; thinned so labels do not collide on long sequences.
-QSharedPointer<QCPAxisTickerText> tokenTicker(const QStringList& labels, int maxLabels) {
+/// Text ticker with one tick per visible cell, thinned so labels do not collide: at most
+/// `maxLabels` over the visible `range` (zooming in brings every label back).
+QSharedPointer<QCPAxisTickerText> tokenTicker(const QStringList& labels, const QCPRange& range,
+                                              int maxLabels) {
     auto ticker = QSharedPointer<QCPAxisTickerText>::create();
     const int count = static_cast<int>(labels.size());
-    const int step = std::max(1, (count + maxLabels - 1) / std::max(1, maxLabels));
-    for (int i = 0; i < count; i += step)
+    if (count == 0) return ticker;
+    const int first = std::clamp(static_cast<int>(std::floor(range.lower)), 0, count - 1);
+    const int last = std::clamp(static_cast<int>(std::ceil(range.upper)), 0, count - 1);
+    const int visible = std::max(1, last - first + 1);
+    const int step = std::max(1, (visible + maxLabels - 1) / std::max(1, maxLabels));
+    for (int i = (first / step) * step; i <= last; i += step)
         ticker->addTick(i, labels[i]);
     return ticker;
+}
+
+/// Keeps a zoomed or panned range inside [-0.5, count - 0.5].
+QCPRange boundedRange(const QCPRange& range, Index count) {
+    const double lowest = -0.5;
+    const double highest = static_cast<double>(std::max<Index>(count, 1)) - 0.5;
+    double size = std::min(range.size(), highest - lowest);
+    size = std::max(size, std::min(1.0, highest - lowest));
+    const double lower = std::clamp(range.lower, lowest, highest - size);
+    return QCPRange(lower, lower + size);
 }
 
 QString number(double value) {
@@ -72,6 +88,18 @@ HeatmapView::HeatmapView(Document* document, HeatmapSource source, QWidget* pare
     m_selection->setVisible(false);
 
     plot.setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+    for (QCPAxis* axis : {rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft)}) {
+        connect(axis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this,
+                [this, axis](const QCPRange& range) {
+                    const bool horizontal = axis->orientation() == Qt::Horizontal;
+                    const QCPRange bounded = boundedRange(range, horizontal ? m_cols : m_rows);
+                    if (bounded != range) {
+                        axis->setRange(bounded); // re-enters once with the bounded range
+                        return;
+                    }
+                    updateTickers();
+                });
+    }
     plot.setMouseTracking(true);
     connect(m_plot, &QCustomPlot::mouseMove, this, &HeatmapView::onMouseMove);
     connect(m_plot, &QCustomPlot::mousePress, this, &HeatmapView::onMousePress);
@@ -247,16 +275,21 @@ void HeatmapView::refresh() {
                                                  Qt::NoBrush, markSize));
     m_maskMarks->setData(markX, markY, true);
 
-    const int maxLabels = std::max(8, width() / (look.fontPointSize * 2 + 4));
-    xAxis->setTicker(tokenTicker(heat.columnLabels, maxLabels));
-    yAxis->setTicker(tokenTicker(heat.rowLabels, std::max(8, height() / (look.fontPointSize * 2))));
+    m_rowLabels = heat.rowLabels;
+    m_columnLabels = heat.columnLabels;
     xAxis->setTickLabelRotation(m_cols > 6 ? -45 : 0);
     xAxis->setLabel(heat.columnLabels.isEmpty() || heat.columnLabels.first() == QLatin1String("d0")
                         ? tr("dimension")
                         : tr("keys"));
     yAxis->setLabel(tr("queries"));
-    xAxis->setRange(-0.5, std::max<Index>(m_cols, 1) - 0.5);
-    yAxis->setRange(-0.5, std::max<Index>(m_rows, 1) - 0.5);
+    if (m_rows != m_shownRows || m_cols != m_shownCols) {
+        // A new shape resets zoom; the same shape keeps the person's zoom and pan.
+        m_shownRows = m_rows;
+        m_shownCols = m_cols;
+        xAxis->setRange(-0.5, std::max<Index>(m_cols, 1) - 0.5);
+        yAxis->setRange(-0.5, std::max<Index>(m_rows, 1) - 0.5);
+    }
+    updateTickers();
 
     // Value labels in the cells, in a colour that reads on the cell.
     if (state.cellValues && m_rows <= kMaxLabelledTokens && m_cols <= kMaxLabelledTokens) {
@@ -307,6 +340,18 @@ void HeatmapView::refresh() {
     stylePlot(*m_plot, look);
     m_colorScale->axis()->setLabelColor(look.foreground);
     m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void HeatmapView::updateTickers() {
+    const Theme look = theme();
+    QCPAxis* xAxis = m_plot->axisRect()->axis(QCPAxis::atBottom);
+    QCPAxis* yAxis = m_plot->axisRect()->axis(QCPAxis::atLeft);
+    const int across = std::max(200, m_plot->axisRect()->width());
+    const int down = std::max(200, m_plot->axisRect()->height());
+    xAxis->setTicker(tokenTicker(m_columnLabels, xAxis->range(),
+                                 std::max(4, across / (look.fontPointSize * 3))));
+    yAxis->setTicker(
+        tokenTicker(m_rowLabels, yAxis->range(), std::max(4, down / (look.fontPointSize * 2))));
 }
 
 DataTable HeatmapView::data() const {

@@ -68,6 +68,8 @@ private:
     void onMouseMove(QMouseEvent* event);
     void onMousePress(QMouseEvent* event);
     void clearItems();
+    /// Token labels for the visible range, thinned to fit.
+    void updateTickers();
 
     HeatmapSource m_source;
     QString m_caption;
@@ -79,6 +81,10 @@ private:
     std::vector<QCPAbstractItem*> m_valueLabels;
     Index m_rows = 0;
     Index m_cols = 0;
+    Index m_shownRows = -1; ///< shape the zoom was set for
+    Index m_shownCols = -1;
+    QStringList m_rowLabels;
+    QStringList m_columnLabels;
 };
 
 } // namespace attnlab::ui

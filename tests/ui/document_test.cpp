@@ -95,8 +95,11 @@ TEST_P(DocumentBadInput, ShowsAMessageAndKeepsTheLastGoodResult) {
 
 std::string manyTokens(int count) {
     std::string text;
-    for (int i = 0; i < count; ++i)
-        text += "t" + std::to_string(i % 97) + " ";
+    for (int i = 0; i < count; ++i) {
+        text += 't';
+        text += std::to_string(i % 97);
+        text += ' ';
+    }
     return text;
 }
 
@@ -118,7 +121,9 @@ INSTANTIATE_TEST_SUITE_P(
                       BadInput{
                           "too_many_tokens",
                           [](Session& s) { s.text = manyTokens(int(Session::kMaxTokens) + 1); }}),
-    [](const ::testing::TestParamInfo<BadInput>& info) { return std::string(info.param.name); });
+    [](const ::testing::TestParamInfo<BadInput>& caseInfo) {
+        return std::string(caseInfo.param.name);
+    });
 
 TEST(Document, LargeWorkRunsOnTheWorkerAndReportsBusy) {
     Document document;

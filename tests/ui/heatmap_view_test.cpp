@@ -183,3 +183,35 @@ TEST(HeatmapView, ShowsScoresMaskOutputAndQkv) {
 
 } // namespace
 } // namespace attnlab::ui
+
+namespace attnlab::ui {
+namespace {
+
+TEST(HeatmapView, LongSequencesThinLabelsAndZoomBringsThemBack) {
+    Document document;
+    std::string text;
+    for (int i = 0; i < 200; ++i) {
+        text += 't';
+        text += std::to_string(i);
+        text += ' ';
+    }
+    document.modify([&](Session& s) { s.text = text; }, QStringLiteral("long"));
+    document.flush();
+    HeatmapView view(&document);
+    view.resize(600, 500);
+    view.ensureFresh();
+    view.plot()->replot();
+    QCPAxis* x = view.plot()->axisRect()->axis(QCPAxis::atBottom);
+    auto ticks = [x] { return dynamic_cast<QCPAxisTickerText*>(x->ticker().data())->ticks(); };
+    EXPECT_LT(ticks().size(), 60); // thinned: 200 labels do not fit in 600 px
+    EXPECT_GT(ticks().size(), 3);
+    x->setRange(10, 14); // zoom in: every visible token is labelled
+    EXPECT_EQ(ticks().value(11), QStringLiteral("t11"));
+    EXPECT_EQ(ticks().value(12), QStringLiteral("t12"));
+    x->setRange(-50, 400); // zooming out stops at the matrix
+    EXPECT_DOUBLE_EQ(x->range().lower, -0.5);
+    EXPECT_DOUBLE_EQ(x->range().upper, 199.5);
+}
+
+} // namespace
+} // namespace attnlab::ui

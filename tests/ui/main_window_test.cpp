@@ -78,8 +78,9 @@ TEST(MainWindow, ScreenshotsOfEveryViewAreNotBlank) {
     window.show();
     const QString theme = qEnvironmentVariable("ATTNLAB_SCREENSHOT_THEME", QStringLiteral("light"));
     const QString example = qEnvironmentVariable("ATTNLAB_SCREENSHOT_EXAMPLE");
-    if (!example.isEmpty())
+    if (!example.isEmpty()) {
         ASSERT_TRUE(window.openExample(QStringLiteral(":/examples/%1.json").arg(example)));
+    }
     ViewState state = window.document()->session().viewState;
     state.theme = theme.toStdString();
     window.document()->setViewState(state);
