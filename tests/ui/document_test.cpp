@@ -57,9 +57,9 @@ TEST(Document, EditReachesTheExperimentAndUndoRestoresIt) {
 
 TEST(Document, TypingInOneFieldIsOneUndoStep) {
     Document document;
-    document.modify([](Session& s) { s.text = "a"; }, QStringLiteral("type"), 1);
-    document.modify([](Session& s) { s.text = "a b"; }, QStringLiteral("type"), 1);
-    document.modify([](Session& s) { s.text = "a b c"; }, QStringLiteral("type"), 1);
+    // Three keystrokes' worth of text, as the inputs panel sends them.
+    for (const std::string typed : {"alpha", "alpha beta", "alpha beta gamma"})
+        document.modify([&typed](Session& s) { s.text = typed; }, QStringLiteral("type"), 1);
     EXPECT_EQ(document.undoStack()->count(), 1);
     document.undoStack()->undo();
     EXPECT_EQ(document.session().text, Session{}.text);
