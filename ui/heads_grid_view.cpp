@@ -60,8 +60,8 @@ void HeadsGridView::refresh() {
     const int kvHeads = static_cast<int>(experiment->kvHeadCount());
     const int columns = columnsFor(heads, kvHeads);
     const QString gradientName = QString::fromStdString(state.colormap);
-    const QCPColorGradient gradient = makeGradient(
-        isDiverging(gradientName) ? QStringLiteral("viridis") : gradientName, look.masked);
+    const QString mapName = isDiverging(gradientName) ? QStringLiteral("viridis") : gradientName;
+    const QCPColorGradient gradient = makeGradient(mapName, maskedColor(look, mapName));
     const BoolMatrix masked = maskedCells(*experiment);
     const Index focused = clampedHead(*experiment, state.head);
     auto* title = new QCPTextElement(m_plot, tr("%1 heads, %2 kv heads (%3)")

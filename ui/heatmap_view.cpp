@@ -225,7 +225,7 @@ void HeatmapView::refresh() {
 
     QString name = QString::fromStdString(state.colormap);
     if (heat.signedValues) name = QStringLiteral("diverging");
-    m_colorMap->setGradient(makeGradient(name, look.masked));
+    m_colorMap->setGradient(makeGradient(name, maskedColor(look, name)));
 
     QCPColorMapData* cells = m_colorMap->data();
     cells->setSize(static_cast<int>(std::max<Index>(m_cols, 1)),

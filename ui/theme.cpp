@@ -12,6 +12,13 @@ QStringList themeNames() {
     return {QStringLiteral("light"), QStringLiteral("dark"), QStringLiteral("projector")};
 }
 
+QColor maskedColor(const Theme& theme, const QString& colormap) {
+    if (colormap != QLatin1String("cividis") && colormap != QLatin1String("grayscale"))
+        return theme.masked;
+    return theme.name == QLatin1String("dark") ? QColor(0x6b, 0x3a, 0x3a)
+                                               : QColor(0xf2, 0xd7, 0xd5);
+}
+
 Theme themeNamed(const QString& name) {
     Theme theme;
     if (name == QLatin1String("dark")) {

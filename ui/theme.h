@@ -23,6 +23,9 @@ struct Theme {
     double lineWidth = 1.0;
 };
 
+/// The colour of masked cells under a colormap: the theme's neutral grey, or a pale rose where
+/// the map itself has greys (cividis, grayscale) so masked never reads as a value.
+QColor maskedColor(const Theme& theme, const QString& colormap);
 /// "light", "dark" or "projector"; unknown names give light.
 Theme themeNamed(const QString& name);
 QStringList themeNames();
