@@ -2,7 +2,10 @@
 /// Tensor types shared by the whole core. Everything is float32 and row-major:
 /// a head is an [S, D] row-major matrix, a Tensor4 is [B, H, S, D] contiguous.
 
-#ifdef QT_CORE_LIB
+// attnlab_core never links Qt, so Qt's headers are not on its include path and a
+// `#include <Q...>` in core/ fails to compile; this also stops a Qt define leaking into the
+// core's own flags. Qt code may include these headers freely.
+#if defined(ATTNLAB_BUILDING_CORE) && defined(QT_CORE_LIB)
 #error "attnlab_core must not depend on Qt"
 #endif
 
