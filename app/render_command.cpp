@@ -10,6 +10,7 @@
 #include <QString>
 #include <QtGlobal>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -87,16 +88,36 @@ struct OptionSpec {
 };
 
 constexpr OptionSpec kOptions[] = {
-    {"session", true},      {"tokens", true},       {"source", true},
-    {"tokenizer", true},    {"variant", true},      {"mask", true},
-    {"valid-len", true},    {"window", true},       {"heads", true},
-    {"kv-heads", true},     {"d-model", true},      {"positional", true},
-    {"seed", true},         {"identity", false},    {"block-size", true},
-    {"q-block-size", true}, {"kv-cache-prefill", true}, {"head", true},
-    {"query", true},        {"colormap", true},     {"show", true},
-    {"view", true},         {"out", true},          {"width", true},
-    {"height", true},       {"scale-factor", true}, {"theme", true},
-    {"step", true},         {"all-steps", false},   {"list-views", false},
+    {"session", true},
+    {"tokens", true},
+    {"source", true},
+    {"tokenizer", true},
+    {"variant", true},
+    {"mask", true},
+    {"valid-len", true},
+    {"window", true},
+    {"heads", true},
+    {"kv-heads", true},
+    {"d-model", true},
+    {"positional", true},
+    {"seed", true},
+    {"identity", false},
+    {"block-size", true},
+    {"q-block-size", true},
+    {"kv-cache-prefill", true},
+    {"head", true},
+    {"query", true},
+    {"colormap", true},
+    {"show", true},
+    {"view", true},
+    {"out", true},
+    {"width", true},
+    {"height", true},
+    {"scale-factor", true},
+    {"theme", true},
+    {"step", true},
+    {"all-steps", false},
+    {"list-views", false},
     {"help", false},
 };
 
@@ -194,12 +215,12 @@ ViewChoice chooseView(const std::string& name) {
     if (ui::viewIds().contains(id)) return {id, {}};
     if (id == QLatin1String("mask") || id == QLatin1String("scores"))
         return {QStringLiteral("heatmap"), name};
-    fail("--view: unknown view '" + name + "' (one of: " +
-         renderViewNames().join(QStringLiteral(", ")).toStdString() + ")");
+    fail("--view: unknown view '" + name +
+         "' (one of: " + renderViewNames().join(QStringLiteral(", ")).toStdString() + ")");
 }
 
 /// The session to draw: --session or the defaults, with every override applied and checked.
-Session buildSession(const Arguments& args) {
+Session buildSession(const Arguments& args, const ViewChoice& choice) {
     const auto sessionPath = get(args, "session");
     const auto tokens = get(args, "tokens");
     if (!sessionPath && !tokens) fail("give --session S.json or --tokens \"...\"");
@@ -263,8 +284,7 @@ Session buildSession(const Arguments& args) {
         session.seed = static_cast<std::uint64_t>(parseInteger(*v, "--seed", 0));
     if (get(args, "identity")) session.identityProjections = true;
     if (auto v = get(args, "block-size")) session.kvBlock = parseInteger(*v, "--block-size", 1);
-    if (auto v = get(args, "q-block-size"))
-        session.qBlock = parseInteger(*v, "--q-block-size", 1);
+    if (auto v = get(args, "q-block-size")) session.qBlock = parseInteger(*v, "--q-block-size", 1);
     if (auto v = get(args, "kv-cache-prefill"))
         session.kvPrefill = parseInteger(*v, "--kv-cache-prefill", 0);
     ViewState& state = session.viewState;
@@ -290,6 +310,14 @@ Session buildSession(const Arguments& args) {
                  ui::themeNames().join(QStringLiteral(", ")).toStdString() + ")");
         state.theme = *v;
     }
+    if (!choice.show.empty()) state.show = choice.show;
+    state.view = choice.id.toStdString();
+    // The KV-cache view steps through decoding: without a prefill it would have nothing to
+    // show, so it decodes the second half of the tokens (as the window's "Use a KV cache").
+    if (choice.id == QLatin1String("kv-cache") && session.kvPrefill < 0 &&
+        session.sourceText.empty())
+        session.kvPrefill = std::max<Index>(
+            1, static_cast<Index>(tokenize(session.text, session.tokenizer).size()) / 2);
     const QStringList problems = ui::Document::problemsOf(session);
     if (!problems.isEmpty()) {
         const std::string where = sessionPath ? *sessionPath + ": " : std::string("session: ");
@@ -332,13 +360,13 @@ int run(int argc, char** argv) {
         if (!knownFormat || format == ui::ExportFormat::Csv || format == ui::ExportFormat::Npy)
             fail("--out " + *out + ": unknown figure type (use .png, .svg or .pdf)");
     }
-    const int width = static_cast<int>(
-        parseInteger(get(args, "width").value_or("900"), "--width", 16));
-    const int height = static_cast<int>(
-        parseInteger(get(args, "height").value_or("600"), "--height", 16));
+    const int width =
+        static_cast<int>(parseInteger(get(args, "width").value_or("900"), "--width", 16));
+    const int height =
+        static_cast<int>(parseInteger(get(args, "height").value_or("600"), "--height", 16));
     if (width > 20000 || height > 20000) fail("--width and --height must be at most 20000");
-    const double scale = parsePositiveReal(get(args, "scale-factor").value_or("1"),
-                                           "--scale-factor");
+    const double scale =
+        parsePositiveReal(get(args, "scale-factor").value_or("1"), "--scale-factor");
     if (width * scale > 30000 || height * scale > 30000)
         fail("--scale-factor: the image would be larger than 30000 pixels on a side");
     std::optional<Index> step;
@@ -352,12 +380,10 @@ int run(int argc, char** argv) {
     const QFileInfo outInfo(outPath);
     const QString parent = allSteps && !knownFormat ? QFileInfo(outInfo.absoluteFilePath()).path()
                                                     : outInfo.absolutePath();
-    if (!QDir(parent).exists()) fail("--out " + *out + ": folder " + parent.toStdString() +
-                                     " does not exist");
+    if (!QDir(parent).exists())
+        fail("--out " + *out + ": folder " + parent.toStdString() + " does not exist");
 
-    Session session = buildSession(args);
-    if (!choice.show.empty()) session.viewState.show = choice.show;
-    session.viewState.view = choice.id.toStdString();
+    const Session session = buildSession(args, choice);
 
     // Offscreen unless the caller chose a platform: render needs no display.
     if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");

@@ -94,8 +94,8 @@ ComplexityView::ComplexityView(Document* document, QWidget* parent) : PlotView(d
             graph->setName(itemLabel(curve.item));
             m_flops.emplace_back(curve.item, graph);
         }
-        auto* graph = new QCPGraph(m_bytesRect->axis(QCPAxis::atBottom),
-                                   m_bytesRect->axis(QCPAxis::atLeft));
+        auto* graph =
+            new QCPGraph(m_bytesRect->axis(QCPAxis::atBottom), m_bytesRect->axis(QCPAxis::atLeft));
         graph->setName(itemLabel(curve.item));
         m_bytes.emplace_back(curve.item, graph);
     }
@@ -222,8 +222,9 @@ DataTable ComplexityView::data() const {
     DataTable table;
     const CostParams current = costParams();
     for (const Curve& curve : kCurves) {
-        table.columnLabels << QStringLiteral("%1_flops").arg(QString::fromLatin1(costItemName(curve.item)))
-                           << QStringLiteral("%1_bytes").arg(QString::fromLatin1(costItemName(curve.item)));
+        table.columnLabels
+            << QStringLiteral("%1_flops").arg(QString::fromLatin1(costItemName(curve.item)))
+            << QStringLiteral("%1_bytes").arg(QString::fromLatin1(costItemName(curve.item)));
     }
     table.cols = static_cast<int>(table.columnLabels.size());
     for (Index s = kMinSeq; s <= kMaxSeq; s *= 2) {

@@ -137,19 +137,20 @@ FlashStepperView::FlashStepperView(Document* document, QWidget* parent) : View(d
     bottom->addElement(0, 2, m_rescaleRect);
     bottom->addElement(0, 3, m_errorRect);
 
-    m_scores = new QCPColorMap(m_tileRect->axis(QCPAxis::atBottom), m_tileRect->axis(QCPAxis::atLeft));
+    m_scores =
+        new QCPColorMap(m_tileRect->axis(QCPAxis::atBottom), m_tileRect->axis(QCPAxis::atLeft));
     m_accumulator = new QCPColorMap(m_accumulatorRect->axis(QCPAxis::atBottom),
                                     m_accumulatorRect->axis(QCPAxis::atLeft));
-    m_output = new QCPColorMap(m_outputRect->axis(QCPAxis::atBottom),
-                               m_outputRect->axis(QCPAxis::atLeft));
+    m_output =
+        new QCPColorMap(m_outputRect->axis(QCPAxis::atBottom), m_outputRect->axis(QCPAxis::atLeft));
     for (QCPColorMap* map : {m_scores, m_accumulator, m_output}) {
         map->setInterpolate(false);
         map->setTightBoundary(false);
     }
-    m_errorGraph = new QCPGraph(m_errorRect->axis(QCPAxis::atBottom),
-                                m_errorRect->axis(QCPAxis::atLeft));
-    m_errorNow = new QCPGraph(m_errorRect->axis(QCPAxis::atBottom),
-                              m_errorRect->axis(QCPAxis::atLeft));
+    m_errorGraph =
+        new QCPGraph(m_errorRect->axis(QCPAxis::atBottom), m_errorRect->axis(QCPAxis::atLeft));
+    m_errorNow =
+        new QCPGraph(m_errorRect->axis(QCPAxis::atBottom), m_errorRect->axis(QCPAxis::atLeft));
     m_errorNow->setLineStyle(QCPGraph::lsNone);
 
     setToolTip(tr("FlashAttention never holds the whole score matrix: it visits one tile at a "
@@ -193,8 +194,8 @@ bool FlashStepperView::dependsOn(Document::What what) const {
 
 void FlashStepperView::ensureTrace() {
     const Experiment* experiment = document()->experiment();
-    const Index head = experiment ? clampedHead(*experiment, document()->session().viewState.head)
-                                  : 0;
+    const Index head =
+        experiment ? clampedHead(*experiment, document()->session().viewState.head) : 0;
     if (!m_traceDirty && head == m_traceHead) return;
     m_traceDirty = false;
     m_traceHead = head;
@@ -350,7 +351,8 @@ void FlashStepperView::refresh() {
     m_scores->setGradient(makeGradient(colormap, look.masked));
     m_scores->rescaleDataRange(true);
     const Index sq = scores.rows(), sk = scores.cols();
-    const QStringList queryTokens = experiment ? displayTokens(experiment->queryTokens) : QStringList();
+    const QStringList queryTokens =
+        experiment ? displayTokens(experiment->queryTokens) : QStringList();
     const QStringList keyTokens = experiment ? displayTokens(experiment->keyTokens) : QStringList();
     QCPAxis* keyAxis = m_tileRect->axis(QCPAxis::atBottom);
     QCPAxis* queryAxis = m_tileRect->axis(QCPAxis::atLeft);
@@ -365,7 +367,8 @@ void FlashStepperView::refresh() {
         rect->setClipAxisRect(m_tileRect);
         rect->setClipToAxisRect(true);
         for (QCPItemPosition* position : {rect->topLeft, rect->bottomRight}) {
-            position->setAxes(m_tileRect->axis(QCPAxis::atBottom), m_tileRect->axis(QCPAxis::atLeft));
+            position->setAxes(m_tileRect->axis(QCPAxis::atBottom),
+                              m_tileRect->axis(QCPAxis::atLeft));
             position->setAxisRect(m_tileRect);
         }
         rect->topLeft->setCoords(tile.kvStart - 0.5, tile.qStart - 0.5);
@@ -382,14 +385,13 @@ void FlashStepperView::refresh() {
         for (Index k = 0; k < total && drawAll; ++k) {
             const FlashStep& tile = m_steps[static_cast<std::size_t>(k)];
             QBrush brush = Qt::NoBrush;
-            if (tile.skipped)
-                brush = QBrush(look.foreground, Qt::BDiagPattern);
+            if (tile.skipped) brush = QBrush(look.foreground, Qt::BDiagPattern);
             addTile(tile, gridPen, brush);
             if (k >= step) addTile(tile, Qt::NoPen, veil);
         }
         if (step > 0)
-            addTile(m_steps[static_cast<std::size_t>(step - 1)], QPen(look.accent, 3 * look.lineWidth),
-                    Qt::NoBrush);
+            addTile(m_steps[static_cast<std::size_t>(step - 1)],
+                    QPen(look.accent, 3 * look.lineWidth), Qt::NoBrush);
     }
 
     // The rows whose curves are drawn.
@@ -440,7 +442,8 @@ void FlashStepperView::refresh() {
     }
     for (int s = 0; s < 3; ++s) {
         QCPAxisRect* rect = seriesRects[s];
-        rect->axis(QCPAxis::atBottom)->setRange(0, std::max<double>(1, static_cast<double>(total)) + 0.5);
+        rect->axis(QCPAxis::atBottom)
+            ->setRange(0, std::max<double>(1, static_cast<double>(total)) + 0.5);
         if (s < 2) {
             const double pad = std::max(0.05, 0.08 * (high[s] - low[s]));
             rect->axis(QCPAxis::atLeft)->setRange(low[s] - pad, high[s] + pad);
@@ -467,7 +470,8 @@ void FlashStepperView::refresh() {
             unvisited.row(i).setConstant(true);
     fillColorMap(m_accumulator, partial, &unvisited);
     fillColorMap(m_output, ready ? m_reference : MatrixD(0, 0), nullptr);
-    const double bound = std::max(1e-9, m_reference.size() > 0 ? m_reference.cwiseAbs().maxCoeff() : 1.0);
+    const double bound =
+        std::max(1e-9, m_reference.size() > 0 ? m_reference.cwiseAbs().maxCoeff() : 1.0);
     for (QCPColorMap* map : {m_accumulator, m_output}) {
         map->setGradient(makeGradient(QStringLiteral("diverging"), look.masked));
         map->setDataRange(QCPRange(-bound, bound));
@@ -475,9 +479,10 @@ void FlashStepperView::refresh() {
     for (QCPAxisRect* rect : {m_accumulatorRect, m_outputRect}) {
         rect->axis(QCPAxis::atLeft)->setTicker(labelTicker(queryTokens, 24));
         rect->axis(QCPAxis::atLeft)->setTickLabels(rect == m_accumulatorRect);
-        rect->axis(QCPAxis::atLeft)->setRange(-0.5, std::max<double>(1, static_cast<double>(sq)) - 0.5);
-        rect->axis(QCPAxis::atBottom)->setRange(
-            -0.5, std::max<double>(1, static_cast<double>(m_reference.cols())) - 0.5);
+        rect->axis(QCPAxis::atLeft)
+            ->setRange(-0.5, std::max<double>(1, static_cast<double>(sq)) - 0.5);
+        rect->axis(QCPAxis::atBottom)
+            ->setRange(-0.5, std::max<double>(1, static_cast<double>(m_reference.cols())) - 0.5);
     }
 
     // Error against standard attention.
@@ -493,9 +498,12 @@ void FlashStepperView::refresh() {
     }
     m_errorGraph->setData(ex, ey, true);
     m_errorGraph->setPen(QPen(look.foreground, 2 * look.lineWidth));
-    m_errorNow->setData(QVector<double>{static_cast<double>(step)}, QVector<double>{errorNow}, true);
-    m_errorNow->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, look.accent, look.accent, 9));
-    m_errorRect->axis(QCPAxis::atBottom)->setRange(0, std::max<double>(1, static_cast<double>(total)) + 0.5);
+    m_errorNow->setData(QVector<double>{static_cast<double>(step)}, QVector<double>{errorNow},
+                        true);
+    m_errorNow->setScatterStyle(
+        QCPScatterStyle(QCPScatterStyle::ssDisc, look.accent, look.accent, 9));
+    m_errorRect->axis(QCPAxis::atBottom)
+        ->setRange(0, std::max<double>(1, static_cast<double>(total)) + 0.5);
     m_errorRect->axis(QCPAxis::atLeft)->setRange(0, errorTop * 1.1);
 
     // Title and counters.
@@ -503,7 +511,8 @@ void FlashStepperView::refresh() {
         m_title->setText(tr("FlashAttention steps: no experiment yet"));
         m_counters->setText(QString());
     } else if (!ready) {
-        m_title->setText(tr("FlashAttention steps: %1").arg(m_note.isEmpty() ? tr("nothing to step") : m_note));
+        m_title->setText(
+            tr("FlashAttention steps: %1").arg(m_note.isEmpty() ? tr("nothing to step") : m_note));
         m_counters->setText(QString());
     } else {
         QString where = tr("before the first tile");
@@ -526,8 +535,8 @@ void FlashStepperView::refresh() {
             (m_steps[static_cast<std::size_t>(k)].skipped ? skipped : computed) += 1;
         const Index dk = m_headQkv->q.dim, dv = m_headQkv->v.dim;
         const Session& s = document()->session();
-        const qint64 tileWorking = tileBytes() +
-                                   static_cast<qint64>(s.qBlock * dk + s.kvBlock * (dk + dv)) * 4;
+        const qint64 tileWorking =
+            tileBytes() + static_cast<qint64>(s.qBlock * dk + s.kvBlock * (dk + dv)) * 4;
         QString counters =
             tr("score tile %1\u00d7%2 = %3 (with its Q, K, V tiles %4) vs the full %5\u00d7%6 "
                "score matrix %7 \u00b7 tiles computed %8, skipped %9 \u00b7 max error now %10")

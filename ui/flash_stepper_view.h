@@ -89,8 +89,8 @@ private:
     std::optional<Qkv> m_headQkv;
     AttentionSpec m_spec;
     std::vector<FlashStep> m_steps;
-    MatrixD m_reference;              ///< [Sq, Dv] standard softmax attention of the head
-    QVector<QPointF> m_errorPoints;   ///< (step, max error)
+    MatrixD m_reference;            ///< [Sq, Dv] standard softmax attention of the head
+    QVector<QPointF> m_errorPoints; ///< (step, max error)
     FlashState m_state;
     std::vector<Index> m_trackedRows;
     QString m_note;

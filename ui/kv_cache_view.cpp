@@ -26,12 +26,13 @@ namespace attnlab::ui {
 namespace {
 
 /// The grouped-query head count drawn beside MHA and MQA: the session's when it is strictly
-/// between 1 and H, else the largest proper divisor of H above 1 (H itself when none).
+/// between 1 and H, else the largest proper divisor of H above 1; 0 when H has none (H <= 3
+/// prime or 1), so there is no grouped-query configuration to draw.
 Index gqaHeads(Index heads, Index kvHeads) {
     if (kvHeads > 1 && kvHeads < heads) return kvHeads;
     for (Index g = heads / 2; g > 1; --g)
         if (heads % g == 0) return g;
-    return heads;
+    return 0;
 }
 
 QCPItemRect* makeOutline(QCustomPlot* plot, QCPAxisRect* rect) {
@@ -97,8 +98,8 @@ KvCacheView::KvCacheView(Document* document, QWidget* parent) : View(document, p
 
     m_weights = new QCPColorMap(m_weightsRect->axis(QCPAxis::atBottom),
                                 m_weightsRect->axis(QCPAxis::atLeft));
-    m_cache = new QCPColorMap(m_cacheRect->axis(QCPAxis::atBottom),
-                              m_cacheRect->axis(QCPAxis::atLeft));
+    m_cache =
+        new QCPColorMap(m_cacheRect->axis(QCPAxis::atBottom), m_cacheRect->axis(QCPAxis::atLeft));
     for (QCPColorMap* map : {m_weights, m_cache}) {
         map->setInterpolate(false);
         map->setTightBoundary(false);
@@ -107,12 +108,12 @@ KvCacheView::KvCacheView(Document* document, QWidget* parent) : View(document, p
     m_rowBars->setWidth(0.7);
     const QString names[3] = {tr("MHA"), tr("GQA"), tr("MQA")};
     for (int i = 0; i < 3; ++i) {
-        m_bytes[i] = new QCPGraph(m_bytesRect->axis(QCPAxis::atBottom),
-                                  m_bytesRect->axis(QCPAxis::atLeft));
+        m_bytes[i] =
+            new QCPGraph(m_bytesRect->axis(QCPAxis::atBottom), m_bytesRect->axis(QCPAxis::atLeft));
         m_bytes[i]->setName(names[i]);
     }
-    m_bytesNow = new QCPGraph(m_bytesRect->axis(QCPAxis::atBottom),
-                              m_bytesRect->axis(QCPAxis::atLeft));
+    m_bytesNow =
+        new QCPGraph(m_bytesRect->axis(QCPAxis::atBottom), m_bytesRect->axis(QCPAxis::atLeft));
     m_bytesNow->setLineStyle(QCPGraph::lsNone);
     m_newRowsItem = makeOutline(m_plot, m_weightsRect);
     m_newCacheItem = makeOutline(m_plot, m_cacheRect);
@@ -260,7 +261,7 @@ void KvCacheView::refresh() {
     double top = 1;
     for (int i = 0; i < 3; ++i) {
         QVector<double> xs, ys;
-        for (Index k = 0; k < steps; ++k) {
+        for (Index k = 0; k < steps && counts[i] > 0; ++k) {
             const KvCacheStep& s = experiment->kvTrace->steps[static_cast<std::size_t>(k)];
             xs << static_cast<double>(k);
             ys << static_cast<double>(kvCacheBytes(1, counts[i], s.cacheLen, dk, dv, 4));
@@ -286,11 +287,18 @@ void KvCacheView::refresh() {
     m_bytesNow->setScatterStyle(
         QCPScatterStyle(QCPScatterStyle::ssDisc, look.foreground, look.foreground, 9));
     m_bytesRect->axis(QCPAxis::atBottom)->setRange(-0.3, std::max<Index>(1, steps - 1) + 0.3);
-    m_bytesRect->axis(QCPAxis::atLeft)->setRange(0, top * 1.1);
+    // Head room above the curves for the legend.
+    m_bytesRect->axis(QCPAxis::atLeft)->setRange(0, top * 1.6);
+    auto stepTicker = QSharedPointer<QCPAxisTickerFixed>::create();
+    stepTicker->setTickStep(1);
+    stepTicker->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);
+    m_bytesRect->axis(QCPAxis::atBottom)->setTicker(stepTicker);
+    m_bytesRect->axis(QCPAxis::atBottom)->setSubTicks(false);
     QCPLegend* legend = insetLegend(m_bytesRect, look, Qt::AlignTop | Qt::AlignLeft);
     legend->clearItems();
-    for (QCPGraph* graph : m_bytes)
-        legend->addItem(new QCPPlottableLegendItem(legend, graph));
+    for (int i = 0; i < 3; ++i)
+        if (counts[i] > 0 && (i < 2 || counts[i] != counts[0]))
+            legend->addItem(new QCPPlottableLegendItem(legend, m_bytes[i]));
 
     if (!experiment) {
         m_title->setText(tr("KV cache: no experiment yet"));
@@ -347,8 +355,8 @@ DataTable KvCacheView::data() const {
     for (std::size_t k = 0; k < experiment->kvTrace->steps.size(); ++k) {
         const KvCacheStep& s = experiment->kvTrace->steps[k];
         table.rowLabels << (k == 0 ? tr("prefill") : tr("decode %1").arg(k));
-        table.values.insert(table.values.end(), {double(s.newRows), double(s.cacheLen),
-                                                 double(s.cacheBytes)});
+        table.values.insert(table.values.end(),
+                            {double(s.newRows), double(s.cacheLen), double(s.cacheBytes)});
     }
     table.rows = static_cast<int>(experiment->kvTrace->steps.size());
     return table;

@@ -71,7 +71,8 @@ LinesView::Layout LinesView::layoutFor(const QSizeF& size) const {
 }
 
 bool LinesView::lineShown(Index query, Index key) const {
-    if (m_hover.index >= 0) return m_hover.side == 0 ? query == m_hover.index : key == m_hover.index;
+    if (m_hover.index >= 0)
+        return m_hover.side == 0 ? query == m_hover.index : key == m_hover.index;
     if (m_selectedQuery >= 0) return query == m_selectedQuery;
     return true;
 }
@@ -138,14 +139,15 @@ void LinesView::draw(QPainter& painter, const QSizeF& size) const {
                 if (!(w >= kMinWeight) || !lineShown(i, j) || (w >= 0.5) != (pass == 1)) continue;
                 QColor color = base;
                 color.setAlphaF(std::clamp(0.15 + 0.85 * w, 0.0, 1.0));
-                painter.setPen(QPen(color, std::max(0.5, w * maxWidth), Qt::SolidLine, Qt::RoundCap));
+                painter.setPen(
+                    QPen(color, std::max(0.5, w * maxWidth), Qt::SolidLine, Qt::RoundCap));
                 painter.drawLine(QPointF(layout.leftX, yOf(i, m_weights.rows())),
                                  QPointF(layout.rightX, yOf(j, m_weights.cols())));
             }
 
     QFont labelFont = font();
-    labelFont.setPointSizeF(std::clamp(layout.rowHeight * 0.45, 5.0,
-                                       static_cast<double>(look.fontPointSize)));
+    labelFont.setPointSizeF(
+        std::clamp(layout.rowHeight * 0.45, 5.0, static_cast<double>(look.fontPointSize)));
     painter.setFont(labelFont);
     auto drawLabels = [&](const QStringList& tokens, Index count, int side) {
         for (Index i = 0; i < count; ++i) {
@@ -156,10 +158,10 @@ void LinesView::draw(QPainter& painter, const QSizeF& size) const {
             f.setBold(active || selected);
             painter.setFont(f);
             painter.setPen(active || selected ? look.accent : look.foreground);
-            const QRectF box = side == 0 ? QRectF(4, y - layout.rowHeight / 2, layout.labelWidth,
-                                                  layout.rowHeight)
-                                         : QRectF(layout.rightX + 12, y - layout.rowHeight / 2,
-                                                  layout.labelWidth, layout.rowHeight);
+            const QRectF box =
+                side == 0 ? QRectF(4, y - layout.rowHeight / 2, layout.labelWidth, layout.rowHeight)
+                          : QRectF(layout.rightX + 12, y - layout.rowHeight / 2, layout.labelWidth,
+                                   layout.rowHeight);
             const QString text = i < tokens.size() ? tokens[static_cast<int>(i)] : QString();
             painter.drawText(box, (side == 0 ? Qt::AlignRight : Qt::AlignLeft) | Qt::AlignVCenter,
                              text);

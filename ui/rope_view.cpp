@@ -104,12 +104,13 @@ void RopeView::refresh() {
                         session.positional == Positional::RopeHalf;
     const RopeStyle style =
         session.positional == Positional::RopeHalf ? RopeStyle::Half : RopeStyle::Interleaved;
-    const RopeStyle otherStyle = style == RopeStyle::Half ? RopeStyle::Interleaved : RopeStyle::Half;
+    const RopeStyle otherStyle =
+        style == RopeStyle::Half ? RopeStyle::Interleaved : RopeStyle::Half;
     const double base = session.ropeBase;
     const Index head = clampedHead(*experiment, state.head);
     const Index kvHead = kvHeadOf(*experiment, head);
-    const Index query = state.query >= 0 && state.query < experiment->sq() ? state.query
-                                                                           : experiment->sq() - 1;
+    const Index query =
+        state.query >= 0 && state.query < experiment->sq() ? state.query : experiment->sq() - 1;
     const MatrixD weights = headWeights(*experiment, head);
     Index key = 0;
     if (query < weights.rows() && weights.cols() > 0) weights.row(query).maxCoeff(&key);
@@ -129,17 +130,19 @@ void RopeView::refresh() {
     const QStringList queryTokens = displayTokens(experiment->queryTokens);
     const QStringList keyTokens = displayTokens(experiment->keyTokens);
     m_title->setText(
-        tr("RoPE (%1 pairs%2), head %3: query %4 \u201c%5\u201d at position %6, key %7 "
-           "\u201c%8\u201d at position %9")
-            .arg(style == RopeStyle::Half ? tr("half: (i, i+D/2)") : tr("interleaved: (2i, 2i+1)"))
-            .arg(ropeOn ? QString() : tr("; RoPE is off, showing what it would do"))
+        tr("RoPE, head %1: query %2 \u201c%3\u201d at position %4, key %5 \u201c%6\u201d at "
+           "position %7\n%8%9")
             .arg(head)
             .arg(query)
             .arg(query < queryTokens.size() ? queryTokens[static_cast<int>(query)] : QString())
             .arg(queryPosition)
             .arg(key)
             .arg(key < keyTokens.size() ? keyTokens[static_cast<int>(key)] : QString())
-            .arg(keyPosition));
+            .arg(keyPosition)
+            .arg(style == RopeStyle::Half ? tr("half pairing (i, i + D/2)")
+                                          : tr("interleaved pairing (2i, 2i + 1)"))
+            .arg(ropeOn ? QString()
+                        : tr("; RoPE is off in this session: showing what it would do")));
 
     // One panel per (sampled) frequency pair.
     const Index pairs = dim / 2;
@@ -151,18 +154,17 @@ void RopeView::refresh() {
     plot.plotLayout()->addElement(1, 0, grid);
     const Index perRow = panels > 4 ? (panels + 1) / 2 : panels;
     const Matrix theta = ropeAngles(2, dim, base, 0);
-    m_table.columnLabels = {QStringLiteral("theta"), QStringLiteral("q_x"), QStringLiteral("q_y"),
-                            QStringLiteral("q_rot_x"), QStringLiteral("q_rot_y"),
-                            QStringLiteral("k_x"), QStringLiteral("k_y"),
-                            QStringLiteral("k_rot_x"), QStringLiteral("k_rot_y")};
+    m_table.columnLabels = {
+        QStringLiteral("theta"),   QStringLiteral("q_x"),     QStringLiteral("q_y"),
+        QStringLiteral("q_rot_x"), QStringLiteral("q_rot_y"), QStringLiteral("k_x"),
+        QStringLiteral("k_y"),     QStringLiteral("k_rot_x"), QStringLiteral("k_rot_y")};
     m_table.cols = static_cast<int>(m_table.columnLabels.size());
     for (Index t = 0; t < pairs; ++t) {
         const auto [a, b] = ropePair(style, t, dim);
         const auto ua = static_cast<std::size_t>(a), ub = static_cast<std::size_t>(b);
         m_table.rowLabels << QStringLiteral("pair %1 (%2,%3)").arg(t).arg(a).arg(b);
-        m_table.values.insert(m_table.values.end(),
-                              {double(theta(1, t)), q[ua], q[ub], qRot[ua], qRot[ub], k[ua], k[ub],
-                               kRot[ua], kRot[ub]});
+        m_table.values.insert(m_table.values.end(), {double(theta(1, t)), q[ua], q[ub], qRot[ua],
+                                                     qRot[ub], k[ua], k[ub], kRot[ua], kRot[ub]});
     }
     m_table.rows = static_cast<int>(pairs);
     for (std::size_t p = 0; p < shown.size(); ++p) {
@@ -196,9 +198,12 @@ void RopeView::refresh() {
     }
 
     // Score against relative distance, at several absolute offsets and both pairings.
-    m_distanceRect = makeAxisRect(&plot, tr("relative distance m \u2212 n (query minus key position)"),
-                                  tr("q\u2098 \u00b7 k\u2099"));
-    plot.plotLayout()->addElement(2, 0, m_distanceRect);
+    m_distanceRect =
+        makeAxisRect(&plot, tr("relative distance m \u2212 n (query minus key position)"),
+                     tr("q\u2098 \u00b7 k\u2099"));
+    auto* distanceRow = new QCPLayoutGrid;
+    plot.plotLayout()->addElement(2, 0, distanceRow);
+    distanceRow->addElement(0, 0, m_distanceRect);
     plot.plotLayout()->setRowStretchFactors({0.01, 1.3, 1.0});
     const int range = static_cast<int>(std::max<Index>(16, experiment->sk()));
     const QString offsetNames[4] = {
@@ -206,10 +211,9 @@ void RopeView::refresh() {
         tr("key at position %1").arg(kOffsets[2]),
         tr("other pairing (%1), key at 0")
             .arg(otherStyle == RopeStyle::Half ? tr("half") : tr("interleaved"))};
-    const QCPScatterStyle::ScatterShape shapes[4] = {QCPScatterStyle::ssNone,
-                                                     QCPScatterStyle::ssCircle,
-                                                     QCPScatterStyle::ssCross,
-                                                     QCPScatterStyle::ssNone};
+    const QCPScatterStyle::ScatterShape shapes[4] = {
+        QCPScatterStyle::ssNone, QCPScatterStyle::ssCircle, QCPScatterStyle::ssCross,
+        QCPScatterStyle::ssNone};
     double low = 0, high = 0;
     for (int c = 0; c < 4; ++c) {
         const RopeStyle curveStyle = c == 3 ? otherStyle : style;
@@ -250,14 +254,23 @@ void RopeView::refresh() {
     const double pad = std::max(1e-6, 0.08 * (high - low));
     m_distanceRect->axis(QCPAxis::atLeft)->setRange(low - pad, high + pad);
     stylePlot(plot, look);
-    QCPLegend* legend = insetLegend(m_distanceRect, look, Qt::AlignTop | Qt::AlignRight);
+    // The legend sits beside the curves, never on them.
+    auto* legend = new QCPLegend;
+    distanceRow->addElement(0, 1, legend);
+    distanceRow->setColumnStretchFactors({4.0, 1.0});
+    legend->setLayer(QStringLiteral("legend"));
+    legend->setBrush(look.background);
+    legend->setTextColor(look.foreground);
+    legend->setBorderPen(QPen(look.grid));
+    QFont legendFont = legend->font();
+    legendFont.setPointSize(std::max(7, look.fontPointSize - 2));
+    legend->setFont(legendFont);
     legend->clearItems();
     for (QCPGraph* curve : m_curves)
         legend->addItem(new QCPPlottableLegendItem(legend, curve));
     auto* key1 = new QCPTextElement(
-        &plot,
-        tr("arrows: dotted = before rotation, solid = after; blue = query, orange = key; "
-           "dash-dot line = this pair's distance"));
+        &plot, tr("arrows: dotted = before rotation, solid = after; blue = query, orange = key; "
+                  "dash-dot line = this pair's distance"));
     key1->setTextColor(look.foreground);
     QFont font = key1->font();
     font.setPointSize(std::max(7, look.fontPointSize - 1));
