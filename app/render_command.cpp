@@ -26,6 +26,7 @@
 #include "ui/colormap.h"
 #include "ui/core.h"
 #include "ui/document.h"
+#include "ui/dump_document.h"
 #include "ui/figure_export.h"
 #include "ui/step_export.h"
 #include "ui/theme.h"
@@ -44,7 +45,8 @@ struct CommandError {
 }
 
 constexpr const char* kUsage =
-    "usage: attnlab render (--session S.json | --tokens \"...\") [overrides] --view NAME\n"
+    "usage: attnlab render (--session S.json | --tokens \"...\" | --dump F.npz) [overrides]\n"
+    "                      --view NAME"
     "                      --out F.png|F.svg|F.pdf [figure options]\n"
     "       attnlab render --list-views\n"
     "\n"
@@ -68,6 +70,12 @@ constexpr const char* kUsage =
     "  --query N                  the selected query row\n"
     "  --colormap NAME            viridis, magma, cividis, grayscale, diverging\n"
     "  --show WHAT                weights, scores, scaled, mask, output, q, k, v\n"
+    "\n"
+    "Model dumps (docs/dumps.md):\n"
+    "  --dump FILE                attention weights .npy/.npz of a real model ([S,S], [H,S,S],\n"
+    "                             [L,H,S,S] or [B,L,H,S,S]); --head picks the head\n"
+    "  --tokens-file FILE         tokens, .json list or .txt one per line\n"
+    "  --batch N  --layer N       batch entry and layer of the dump (default 0)\n"
     "\n"
     "Figure:\n"
     "  --view NAME                see --list-views\n"
@@ -119,6 +127,10 @@ constexpr OptionSpec kOptions[] = {
     {"all-steps", false},
     {"list-views", false},
     {"help", false},
+    {"dump", true},
+    {"tokens-file", true},
+    {"batch", true},
+    {"layer", true},
 };
 
 const OptionSpec* findOption(std::string_view name) {
@@ -223,7 +235,8 @@ ViewChoice chooseView(const std::string& name) {
 Session buildSession(const Arguments& args, const ViewChoice& choice) {
     const auto sessionPath = get(args, "session");
     const auto tokens = get(args, "tokens");
-    if (!sessionPath && !tokens) fail("give --session S.json or --tokens \"...\"");
+    if (!sessionPath && !tokens && !get(args, "dump"))
+        fail("give --session S.json, --tokens \"...\" or --dump F.npz");
     Session session;
     if (sessionPath) {
         auto loaded = loadSession(*sessionPath);
@@ -385,6 +398,29 @@ int run(int argc, char** argv) {
 
     const Session session = buildSession(args, choice);
 
+    // A model dump: read and checked before anything is drawn.
+    std::optional<AttentionDump> dump;
+    Index dumpBatch = 0, dumpLayer = 0;
+    if (auto path = get(args, "dump")) {
+        auto loaded = loadAttentionDump(*path, get(args, "tokens-file").value_or(""));
+        if (!loaded) fail(loaded.error());
+        dump = std::move(loaded).value();
+        if (auto v = get(args, "batch")) dumpBatch = parseInteger(*v, "--batch", 0);
+        if (auto v = get(args, "layer")) dumpLayer = parseInteger(*v, "--layer", 0);
+        if (dumpBatch >= dump->batch)
+            fail("--batch " + std::to_string(dumpBatch) + ": " + *path + " has " +
+                 std::to_string(dump->batch) + " batch entries");
+        if (dumpLayer >= dump->layers)
+            fail("--layer " + std::to_string(dumpLayer) + ": " + *path + " has " +
+                 std::to_string(dump->layers) + " layers");
+        if (session.viewState.head >= dump->heads)
+            fail("--head " + std::to_string(session.viewState.head) + ": " + *path + " has " +
+                 std::to_string(dump->heads) + " heads");
+    } else {
+        for (const char* option : {"tokens-file", "batch", "layer"})
+            if (get(args, option)) fail(std::string("--") + option + " needs --dump");
+    }
+
     // Offscreen unless the caller chose a platform: render needs no display.
     if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
     qInstallMessageHandler(quietMessages);
@@ -401,6 +437,11 @@ int run(int argc, char** argv) {
         const QString problem = document.problems().isEmpty() ? QStringLiteral("cannot compute")
                                                               : document.problems().first();
         fail("session: " + problem.toStdString());
+    }
+    if (dump) {
+        ui::DumpDocument* dumps = ui::DumpDocument::of(&document);
+        dumps->showAttention(std::move(*dump), dumpBatch);
+        dumps->focus(dumpLayer, session.viewState.head);
     }
     std::unique_ptr<ui::View> view(ui::createView(choice.id, &document));
     if (!view) fail("--view: cannot create view '" + *viewName + "'");
