@@ -1,0 +1,359 @@
+// `attnlab render` end to end: every view in every figure format comes out at the requested
+// size (PNG pixels from the IHDR chunk, SVG width/height, PDF MediaBox), SVG and PDF keep
+// the token labels as text, steps render and export, and every bad argument exits with
+// status 2, one line on stderr and no file.
+
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct RunResult {
+    int status = -1;
+    std::string out;
+    std::string err;
+};
+
+std::string quote(const std::string& text) {
+    std::string quoted = "'";
+    for (char c : text) {
+        if (c == '\'')
+            quoted += "'\\''";
+        else
+            quoted += c;
+    }
+    return quoted + "'";
+}
+
+std::string readFile(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream buffer;
+    buffer << in.rdbuf();
+    return buffer.str();
+}
+
+class Render : public ::testing::Test {
+protected:
+    void SetUp() override {
+        m_dir = fs::temp_directory_path() /
+                ("attnlab_render_test_" + std::to_string(::getpid()) + "_" +
+                 ::testing::UnitTest::GetInstance()->current_test_info()->name());
+        fs::remove_all(m_dir);
+        fs::create_directories(m_dir);
+    }
+    void TearDown() override { fs::remove_all(m_dir); }
+
+    RunResult run(const std::vector<std::string>& args) const {
+        std::string command = "QT_QPA_PLATFORM=offscreen " + quote(ATTNLAB_BINARY) + " render";
+        for (const std::string& arg : args) {
+            command += ' ';
+            command += quote(arg);
+        }
+        const fs::path out = m_dir / "stdout.txt", err = m_dir / "stderr.txt";
+        command += " >";
+        command += quote(out.string());
+        command += " 2>";
+        command += quote(err.string());
+        RunResult result;
+        const int raw = std::system(command.c_str());
+        result.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+        result.out = readFile(out);
+        result.err = readFile(err);
+        fs::remove(out);
+        fs::remove(err);
+        return result;
+    }
+
+    /// Files in the test folder (the runner's own stdout/stderr files are removed by run()).
+    std::vector<fs::path> files() const {
+        std::vector<fs::path> list;
+        for (const auto& entry : fs::recursive_directory_iterator(m_dir))
+            list.push_back(entry.path());
+        return list;
+    }
+
+    fs::path m_dir;
+};
+
+const std::vector<std::string> kRequiredViews = {"heatmap", "heads",      "entropy", "mask",
+                                                 "scores",  "compare",    "flash",   "kv-cache",
+                                                 "rope",    "complexity", "lines"};
+
+const std::vector<std::string> kTokenViews = {"heatmap", "mask",  "scores",   "entropy",
+                                              "compare", "flash", "kv-cache", "lines"};
+
+std::vector<std::string> listViews(const RunResult& result) {
+    std::vector<std::string> names;
+    std::istringstream in(result.out);
+    for (std::string line; std::getline(in, line);)
+        if (!line.empty()) names.push_back(line);
+    return names;
+}
+
+std::uint32_t bigEndian32(const std::string& bytes, std::size_t at) {
+    return (std::uint32_t(std::uint8_t(bytes[at])) << 24) |
+           (std::uint32_t(std::uint8_t(bytes[at + 1])) << 16) |
+           (std::uint32_t(std::uint8_t(bytes[at + 2])) << 8) |
+           std::uint32_t(std::uint8_t(bytes[at + 3]));
+}
+
+/// Sum of the IDAT chunk lengths of a PNG (its compressed pixels).
+std::size_t idatBytes(const std::string& png) {
+    std::size_t total = 0;
+    for (std::size_t at = 8; at + 8 <= png.size();) {
+        const std::uint32_t length = bigEndian32(png, at);
+        if (png.compare(at + 4, 4, "IDAT") == 0) total += length;
+        at += 12 + length;
+    }
+    return total;
+}
+
+/// A minimal XML well-formedness check: every element opened is closed in order.
+bool xmlBalanced(const std::string& xml, std::string* problem) {
+    std::vector<std::string> open;
+    for (std::size_t at = xml.find('<'); at != std::string::npos; at = xml.find('<', at + 1)) {
+        if (xml.compare(at, 4, "<!--") == 0) {
+            at = xml.find("-->", at);
+            if (at == std::string::npos) return *problem = "unclosed comment", false;
+            continue;
+        }
+        if (xml.compare(at, 2, "<?") == 0 || xml.compare(at, 2, "<!") == 0) continue;
+        const std::size_t end = xml.find('>', at);
+        if (end == std::string::npos) return *problem = "unclosed tag", false;
+        std::string tag = xml.substr(at + 1, end - at - 1);
+        if (tag.empty()) return *problem = "empty tag", false;
+        if (tag[0] == '/') {
+            const std::string name = tag.substr(1, tag.find_first_of(" \t\n") - 1);
+            if (open.empty() || open.back() != name)
+                return *problem =
+                           "</" + name + "> closes " + (open.empty() ? "nothing" : open.back()),
+                       false;
+            open.pop_back();
+        } else if (tag.back() != '/') {
+            open.push_back(tag.substr(0, tag.find_first_of(" \t\n")));
+        }
+    }
+    if (!open.empty()) return *problem = "<" + open.back() + "> never closed", false;
+    return true;
+}
+
+bool haveTool(const std::string& name) {
+    std::string command = "command -v ";
+    command += name;
+    command += " >/dev/null 2>&1";
+    return std::system(command.c_str()) == 0;
+}
+
+TEST_F(Render, ListViewsHasEveryRequiredView) {
+    const RunResult result = run({"--list-views"});
+    ASSERT_EQ(result.status, 0) << result.err;
+    const std::vector<std::string> names = listViews(result);
+    for (const std::string& view : kRequiredViews)
+        EXPECT_NE(std::find(names.begin(), names.end(), view), names.end()) << view;
+}
+
+TEST_F(Render, EveryViewInEveryFormatHasTheRequestedSize) {
+    const std::vector<std::string> views = listViews(run({"--list-views"}));
+    ASSERT_FALSE(views.empty());
+    const bool pdftotext = haveTool("pdftotext");
+    for (const std::string& view : views) {
+        SCOPED_TRACE(view);
+        // PNG: width * scale x height * scale pixels, and not one flat colour.
+        const fs::path png = m_dir / (view + ".png");
+        RunResult result =
+            run({"--tokens", "the cat sat on the mat", "--heads", "2", "--view", view, "--out",
+                 png.string(), "--width", "500", "--height", "320", "--scale-factor", "1.5"});
+        ASSERT_EQ(result.status, 0) << result.err;
+        EXPECT_EQ(result.err, "");
+        const std::string bytes = readFile(png);
+        ASSERT_GT(bytes.size(), 24u);
+        EXPECT_EQ(bytes.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8));
+        EXPECT_EQ(bytes.substr(12, 4), "IHDR");
+        EXPECT_EQ(bigEndian32(bytes, 16), 750u);
+        EXPECT_EQ(bigEndian32(bytes, 20), 480u);
+        // A flat 750 x 480 image deflates to well under 2 KB; a figure with text and plots
+        // does not.
+        EXPECT_GT(idatBytes(bytes), 4000u);
+
+        // SVG: well formed, the requested size, token labels as text.
+        const fs::path svg = m_dir / (view + ".svg");
+        result = run({"--tokens", "the cat sat on the mat", "--heads", "2", "--view", view, "--out",
+                      svg.string(), "--width", "640", "--height", "400"});
+        ASSERT_EQ(result.status, 0) << result.err;
+        const std::string xml = readFile(svg);
+        std::string problem;
+        EXPECT_TRUE(xmlBalanced(xml, &problem)) << problem;
+        EXPECT_NE(xml.find("<svg"), std::string::npos);
+        std::smatch match;
+        ASSERT_TRUE(std::regex_search(xml, match, std::regex(R"(viewBox="0 0 640 400")")))
+            << xml.substr(0, 600);
+        // Views that label every token (the cost model, tables and model dumps do not).
+        const bool labelsTokens =
+            std::find(kTokenViews.begin(), kTokenViews.end(), view) != kTokenViews.end();
+        if (labelsTokens) {
+            EXPECT_TRUE(std::regex_search(xml, std::regex(R"(<text[^>]*>[^<]*\bcat\b)")))
+                << "no 'cat' text element";
+        }
+
+        // PDF: a PDF whose page is the requested size in points, with the tokens as text.
+        const fs::path pdf = m_dir / (view + ".pdf");
+        result = run({"--tokens", "the cat sat on the mat", "--heads", "2", "--view", view, "--out",
+                      pdf.string(), "--width", "600", "--height", "380"});
+        ASSERT_EQ(result.status, 0) << result.err;
+        const std::string document = readFile(pdf);
+        EXPECT_EQ(document.substr(0, 5), "%PDF-");
+        EXPECT_TRUE(std::regex_search(
+            document, std::regex(R"(/MediaBox\s*\[\s*0\s+0\s+600(\.0+)?\s+380(\.0+)?\s*\])")));
+        if (pdftotext && labelsTokens) {
+            const fs::path text = m_dir / (view + ".txt");
+            std::string command = "pdftotext ";
+            command += quote(pdf.string());
+            command += ' ';
+            command += quote(text.string());
+            ASSERT_EQ(std::system(command.c_str()), 0);
+            EXPECT_NE(readFile(text).find("cat"), std::string::npos);
+        }
+    }
+    if (!pdftotext)
+        GTEST_SKIP() << "pdftotext (poppler-utils) is not installed: PDF text unchecked";
+}
+
+TEST_F(Render, SessionFileAndOverridesAreUsed) {
+    const fs::path session =
+        fs::path(ATTNLAB_SOURCE_DIR) / "resources/examples/cat_full_vs_causal.json";
+    ASSERT_TRUE(fs::exists(session));
+    const fs::path svg = m_dir / "session.svg";
+    RunResult result = run({"--session", session.string(), "--tokens", "alpha beta gamma", "--mask",
+                            "causal", "--view", "heatmap", "--out", svg.string()});
+    ASSERT_EQ(result.status, 0) << result.err;
+    const std::string xml = readFile(svg);
+    EXPECT_NE(xml.find("gamma"), std::string::npos);
+    EXPECT_EQ(xml.find(">cat<"), std::string::npos);
+}
+
+TEST_F(Render, FlashStepsDifferAndAllStepsExport) {
+    const std::vector<std::string> common = {"--tokens",       "a b c d e", "--variant",    "flash",
+                                             "--mask",         "causal",    "--block-size", "2",
+                                             "--q-block-size", "2",         "--view",       "flash",
+                                             "--width",        "400",       "--height",     "300"};
+    auto with = [&](std::vector<std::string> more) {
+        std::vector<std::string> args = common;
+        args.insert(args.end(), more.begin(), more.end());
+        return args;
+    };
+    ASSERT_EQ(run(with({"--step", "1", "--out", (m_dir / "s1.png").string()})).status, 0);
+    ASSERT_EQ(run(with({"--step", "9", "--out", (m_dir / "s9.png").string()})).status, 0);
+    EXPECT_NE(readFile(m_dir / "s1.png"), readFile(m_dir / "s9.png"));
+    // 5 tokens in tiles of 2: 3 x 3 = 9 tiles, so steps 0..9.
+    RunResult bad = run(with({"--step", "10", "--out", (m_dir / "s10.png").string()}));
+    EXPECT_EQ(bad.status, 2);
+    EXPECT_FALSE(fs::exists(m_dir / "s10.png"));
+
+    const fs::path frames = m_dir / "frames";
+    ASSERT_EQ(run(with({"--all-steps", "--out", frames.string()})).status, 0);
+    int count = 0;
+    for (const auto& entry : fs::directory_iterator(frames)) {
+        (void)entry;
+        ++count;
+    }
+    EXPECT_EQ(count, 10);
+    EXPECT_TRUE(fs::exists(frames / "frame_0001.png"));
+    EXPECT_TRUE(fs::exists(frames / "frame_0010.png"));
+
+    const fs::path pdf = m_dir / "steps.pdf";
+    ASSERT_EQ(run(with({"--all-steps", "--out", pdf.string()})).status, 0);
+    const std::string document = readFile(pdf);
+    const std::regex page(R"(/Type\s*/Page[^s])");
+    const auto pages = std::distance(std::sregex_iterator(document.begin(), document.end(), page),
+                                     std::sregex_iterator());
+    EXPECT_EQ(pages, 10);
+}
+
+TEST_F(Render, KvCacheStepsFollowThePrefill) {
+    const fs::path png = m_dir / "kv.png";
+    RunResult result = run({"--tokens", "a b c d e f", "--kv-cache-prefill", "2", "--view",
+                            "kv-cache", "--step", "4", "--out", png.string()});
+    ASSERT_EQ(result.status, 0) << result.err;
+    // Prefill 2 of 6 tokens: the prefill step and 4 decode steps, so 0..4.
+    result = run({"--tokens", "a b c d e f", "--kv-cache-prefill", "2", "--view", "kv-cache",
+                  "--step", "5", "--out", (m_dir / "kv5.png").string()});
+    EXPECT_EQ(result.status, 2);
+    EXPECT_FALSE(fs::exists(m_dir / "kv5.png"));
+}
+
+struct BadCase {
+    std::string name;
+    std::vector<std::string> args;
+};
+
+TEST_F(Render, BadArgumentsExitTwoWithOneLineAndNoFile) {
+    const std::string out = (m_dir / "figure.png").string();
+    const std::string badSession = (m_dir / "bad.json").string();
+    { std::ofstream(badSession) << "{ not json"; }
+    const std::string invalidSession = (m_dir / "invalid.json").string();
+    {
+        std::ofstream(invalidSession)
+            << R"({"attnlab_session":1,"model":{"heads":3,"kv_heads":2}})";
+    }
+    const std::vector<BadCase> cases = {
+        {"unknown view", {"--tokens", "a b", "--view", "nosuch", "--out", out}},
+        {"unknown option", {"--tokens", "a b", "--view", "heatmap", "--out", out, "--frobnicate"}},
+        {"bad number", {"--tokens", "a b", "--view", "heatmap", "--out", out, "--width", "wide"}},
+        {"negative size", {"--tokens", "a b", "--view", "heatmap", "--out", out, "--height", "-3"}},
+        {"bad scale",
+         {"--tokens", "a b", "--view", "heatmap", "--out", out, "--scale-factor", "0"}},
+        {"unreadable session",
+         {"--session", (m_dir / "missing.json").string(), "--view", "heatmap", "--out", out}},
+        {"malformed session", {"--session", badSession, "--view", "heatmap", "--out", out}},
+        {"invalid session", {"--session", invalidSession, "--view", "heatmap", "--out", out}},
+        {"invalid override",
+         {"--tokens", "a b c", "--heads", "3", "--view", "heatmap", "--out", out}},
+        {"unknown extension",
+         {"--tokens", "a b", "--view", "heatmap", "--out", (m_dir / "figure.bmp").string()}},
+        {"data extension",
+         {"--tokens", "a b", "--view", "heatmap", "--out", (m_dir / "figure.csv").string()}},
+        {"no input", {"--view", "heatmap", "--out", out}},
+        {"no view", {"--tokens", "a b", "--out", out}},
+        {"no out", {"--tokens", "a b", "--view", "heatmap"}},
+        {"unknown theme",
+         {"--tokens", "a b", "--view", "heatmap", "--out", out, "--theme", "neon"}},
+        {"unknown colormap",
+         {"--tokens", "a b", "--view", "heatmap", "--out", out, "--colormap", "jet"}},
+        {"unknown variant",
+         {"--tokens", "a b", "--view", "heatmap", "--out", out, "--variant", "fast"}},
+        {"step on a still view",
+         {"--tokens", "a b", "--view", "heatmap", "--out", out, "--step", "1"}},
+        {"missing folder",
+         {"--tokens", "a b", "--view", "heatmap", "--out", (m_dir / "no/such/dir/f.png").string()}},
+        {"padding without length",
+         {"--tokens", "a b", "--view", "heatmap", "--out", out, "--mask", "padding"}},
+    };
+    for (const BadCase& bad : cases) {
+        SCOPED_TRACE(bad.name);
+        const RunResult result = run(bad.args);
+        EXPECT_EQ(result.status, 2);
+        ASSERT_FALSE(result.err.empty());
+        EXPECT_EQ(std::count(result.err.begin(), result.err.end(), '\n'), 1) << result.err;
+        EXPECT_EQ(result.err.back(), '\n');
+        EXPECT_EQ(result.out, "");
+        for (const fs::path& file : files())
+            EXPECT_TRUE(file == badSession || file == invalidSession) << "left " << file;
+    }
+}
+
+} // namespace

@@ -1,0 +1,245 @@
+// FlashStepperView: after N steps the drawn state is the core's FlashTrace and
+// flashStateAfter (computed by run() on the whole tensor, not by the view's one-head copy),
+// the last step's O / l is the double-precision reference, and block edits are undoable.
+
+#pragma push_macro("QT_CORE_LIB")
+#undef QT_CORE_LIB
+#include "reference.h"
+#pragma pop_macro("QT_CORE_LIB")
+
+#include <QCoreApplication>
+#include <QDir>
+#include <QImage>
+#include <QSpinBox>
+#include <QUndoStack>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "ui/document.h"
+#include "ui/flash_stepper_view.h"
+#include "ui/step_export.h"
+
+namespace attnlab::ui {
+namespace {
+
+Session flashSession(bool causal, Index qBlock, Index kvBlock, Index heads = 2, Index kvHeads = 1) {
+    Session session;
+    session.text = "the cat sat on the mat today";
+    session.variant = Variant::Flash;
+    session.mask.causal = causal;
+    session.heads = heads;
+    session.kvHeads = kvHeads;
+    session.qBlock = qBlock;
+    session.kvBlock = kvBlock;
+    session.seed = 7;
+    return session;
+}
+
+AttentionSpec specOf(const Experiment& experiment) {
+    AttentionSpec spec;
+    spec.variant = Variant::Flash;
+    spec.mask = experiment.session.mask;
+    spec.scale = experiment.scale;
+    spec.qBlock = experiment.session.qBlock;
+    spec.kvBlock = experiment.session.kvBlock;
+    return spec;
+}
+
+void setStep(Document& document, Index step) {
+    ViewState state = document.session().viewState;
+    state.flashStep = step;
+    document.setViewState(state);
+}
+
+class FlashStepper : public ::testing::TestWithParam<std::tuple<bool, int, int>> {};
+
+TEST_P(FlashStepper, StateAfterEachStepIsTheCoresTrace) {
+    const auto [causal, qBlock, kvBlock] = GetParam();
+    Document document;
+    Session session = flashSession(causal, qBlock, kvBlock);
+    session.viewState.head = 1;
+    document.reset(session);
+    document.flush();
+    const Experiment* experiment = document.experiment();
+    ASSERT_NE(experiment, nullptr);
+    ASSERT_TRUE(experiment->attention.flashTrace.has_value());
+    const FlashHeadTrace& trace = experiment->attention.flashTrace->heads.at(1);
+    ASSERT_EQ(trace.head, 1);
+
+    FlashStepperView view(&document);
+    const Index sq = experiment->sq(), sk = experiment->sk();
+    const Index tilesQ = (sq + qBlock - 1) / qBlock, tilesK = (sk + kvBlock - 1) / kvBlock;
+    ASSERT_EQ(view.totalSteps(), tilesQ * tilesK);
+    ASSERT_EQ(view.totalSteps(), static_cast<Index>(trace.steps.size()));
+
+    for (Index n = 0; n <= view.totalSteps(); ++n) {
+        setStep(document, n);
+        view.ensureFresh();
+        ASSERT_EQ(view.currentStep(), n);
+        // The drawn state is flashStateAfter on the experiment's full Q, K, V.
+        const FlashState expected = flashStateAfter(experiment->qkv, specOf(*experiment), 0, 1, n);
+        const FlashState& shown = view.shownState();
+        EXPECT_EQ(shown.stepsDone, n);
+        ASSERT_EQ(shown.rowMax.size(), expected.rowMax.size());
+        for (std::size_t i = 0; i < expected.rowMax.size(); ++i) {
+            EXPECT_EQ(std::isinf(shown.rowMax[i]), std::isinf(expected.rowMax[i])) << i;
+            if (std::isfinite(expected.rowMax[i])) {
+                EXPECT_NEAR(shown.rowMax[i], expected.rowMax[i], 1e-6) << "row " << i;
+            }
+            EXPECT_NEAR(shown.rowSum[i], expected.rowSum[i], 1e-5) << "row " << i;
+        }
+        EXPECT_MATRIX_NEAR(shown.accumulator, expected.accumulator, 1e-5);
+
+        // Every tracked row's curves are the trace's row max, row sum and rescale, one point
+        // per computed tile containing the row, up to step n.
+        ASSERT_FALSE(view.trackedRows().empty());
+        for (Index row : view.trackedRows()) {
+            QVector<QPointF> want[3];
+            for (Index k = 0; k < n; ++k) {
+                const FlashStep& tile = trace.steps[static_cast<std::size_t>(k)];
+                if (tile.skipped || row < tile.qStart || row >= tile.qEnd) continue;
+                const auto local = static_cast<std::size_t>(row - tile.qStart);
+                const float values[3] = {tile.rowMax[local], tile.rowSum[local],
+                                         tile.rescale[local]};
+                for (int s = 0; s < 3; ++s)
+                    if (std::isfinite(values[s])) want[s] << QPointF(double(k + 1), values[s]);
+            }
+            const FlashStepperView::Series series[3] = {FlashStepperView::Series::RowMax,
+                                                        FlashStepperView::Series::RowSum,
+                                                        FlashStepperView::Series::Rescale};
+            for (int s = 0; s < 3; ++s) {
+                const QVector<QPointF> got = view.plottedSeries(series[s], row);
+                ASSERT_EQ(got.size(), want[s].size()) << "row " << row << " series " << s;
+                for (int p = 0; p < got.size(); ++p) {
+                    EXPECT_DOUBLE_EQ(got[p].x(), want[s][p].x());
+                    EXPECT_NEAR(got[p].y(), want[s][p].y(), 1e-5);
+                }
+            }
+        }
+        // Rescale factors are exp(m_old - m_new) <= 1.
+        for (Index row : view.trackedRows())
+            for (const QPointF& p : view.plottedSeries(FlashStepperView::Series::Rescale, row))
+                EXPECT_LE(p.y(), 1.0 + 1e-6);
+    }
+
+    // After the last tile O / l is standard attention (double-precision reference).
+    const Index kvHead = 0; // Hkv == 1
+    const ref::Result reference = ref::attention(
+        experiment->qkv.q.head(0, 1), experiment->qkv.k.head(0, kvHead),
+        experiment->qkv.v.head(0, kvHead), experiment->session.mask, 0, experiment->scale);
+    const FlashState& last = view.shownState();
+    ref::MatD normalized = ref::MatD::Zero(sq, reference.output.cols());
+    for (Index i = 0; i < sq; ++i)
+        if (last.rowSum[static_cast<std::size_t>(i)] > 0)
+            normalized.row(i) = last.accumulator.row(i).cast<double>() / last.rowSum[i];
+    EXPECT_MATRIX_NEAR(normalized, reference.output, 1e-5);
+    const QVector<QPointF> error = view.plottedError();
+    ASSERT_FALSE(error.isEmpty());
+    EXPECT_DOUBLE_EQ(error.back().x(), static_cast<double>(view.totalSteps()));
+    EXPECT_LT(error.back().y(), 1e-5);
+    EXPECT_GT(error.front().y(), error.back().y()); // nothing computed at step 0
+}
+
+INSTANTIATE_TEST_SUITE_P(BlocksAndMasks, FlashStepper,
+                         ::testing::Values(std::make_tuple(false, 2, 2),
+                                           std::make_tuple(true, 2, 2), std::make_tuple(true, 3, 2),
+                                           std::make_tuple(true, 1, 4),
+                                           std::make_tuple(false, 7, 7),
+                                           std::make_tuple(true, 8, 1)));
+
+TEST(FlashStepper, CausalTilesAboveTheDiagonalAreSkipped) {
+    Document document;
+    document.reset(flashSession(true, 2, 2, 1, 1));
+    document.flush();
+    FlashStepperView view(&document);
+    view.ensureFresh(); // export does this before reading data()
+    const DataTable table = view.data();
+    ASSERT_EQ(table.rows, view.totalSteps());
+    int skipped = 0;
+    for (int r = 0; r < table.rows; ++r) {
+        const double qEnd = table.at(r, 1), kvStart = table.at(r, 2);
+        // Causal: the tile has an allowed cell iff its first key is <= its last query.
+        EXPECT_EQ(table.at(r, 4) == 1.0, kvStart > qEnd - 1) << "tile " << r;
+        skipped += table.at(r, 4) == 1.0 ? 1 : 0;
+    }
+    EXPECT_EQ(skipped, 6); // 7 tokens in 4 x 4 tiles of 2: 3 + 2 + 1 above the diagonal
+}
+
+TEST(FlashStepper, ButtonsMoveTheStepThroughTheDocument) {
+    Document document;
+    document.reset(flashSession(false, 2, 3, 1, 1));
+    document.flush();
+    FlashStepperView view(&document);
+    view.ensureFresh();
+    EXPECT_EQ(document.session().viewState.flashStep, 0);
+    view.stepForward();
+    view.stepForward();
+    EXPECT_EQ(document.session().viewState.flashStep, 2);
+    view.stepBack();
+    EXPECT_EQ(document.session().viewState.flashStep, 1);
+    view.stepBack();
+    view.stepBack(); // stays at 0
+    EXPECT_EQ(document.session().viewState.flashStep, 0);
+    for (Index i = 0; i < view.totalSteps() + 3; ++i)
+        view.stepForward(); // stops at the last tile
+    EXPECT_EQ(document.session().viewState.flashStep, view.totalSteps());
+    view.play(); // restarts from 0 when at the end
+    EXPECT_TRUE(view.playing());
+    EXPECT_EQ(document.session().viewState.flashStep, 0);
+    view.pause();
+    EXPECT_FALSE(view.playing());
+}
+
+TEST(FlashStepper, BlockEditsAreUndoableSessionEdits) {
+    Document document;
+    document.reset(flashSession(true, 2, 2, 1, 1));
+    document.flush();
+    FlashStepperView view(&document);
+    view.ensureFresh();
+    EXPECT_EQ(view.totalSteps(), 16);
+    view.keyBlockEditor()->setValue(4);
+    document.flush();
+    EXPECT_EQ(document.session().kvBlock, 4);
+    EXPECT_EQ(view.totalSteps(), 4 * 2);
+    EXPECT_EQ(view.tileBytes(), 2 * 4 * 4);
+    EXPECT_EQ(view.fullScoreBytes(), 7 * 7 * 4);
+    view.queryBlockEditor()->setValue(7);
+    document.flush();
+    EXPECT_EQ(view.totalSteps(), 1 * 2);
+    ASSERT_TRUE(document.undoStack()->canUndo());
+    document.undoStack()->undo();
+    document.flush();
+    EXPECT_EQ(document.session().qBlock, 2);
+    EXPECT_EQ(view.queryBlockEditor()->value(), 2);
+    EXPECT_EQ(view.totalSteps(), 4 * 2);
+}
+
+TEST(FlashStepper, StepExportWritesOneFramePerStep) {
+    Document document;
+    document.reset(flashSession(true, 4, 4, 1, 1));
+    document.flush();
+    FlashStepperView view(&document);
+    const auto [first, last] = stepRange(view);
+    EXPECT_EQ(first, 0);
+    EXPECT_EQ(last, 4);
+    const QString folder = QDir::temp().filePath(
+        QStringLiteral("attnlab_flash_frames_%1").arg(QCoreApplication::applicationPid()));
+    QDir(folder).removeRecursively();
+    setStep(document, 2);
+    ASSERT_EQ(exportSteps(view, document, folder, QSize(320, 240), 1.0), QString());
+    const QStringList frames =
+        QDir(folder).entryList({QStringLiteral("*.png")}, QDir::Files, QDir::Name);
+    ASSERT_EQ(frames.size(), 5);
+    EXPECT_EQ(frames.first(), QStringLiteral("frame_0001.png"));
+    EXPECT_EQ(frames.last(), QStringLiteral("frame_0005.png"));
+    const QImage first1(QDir(folder).filePath(frames[0])), last1(QDir(folder).filePath(frames[4]));
+    EXPECT_EQ(first1.size(), QSize(320, 240));
+    EXPECT_NE(first1, last1);                             // the steps differ
+    EXPECT_EQ(document.session().viewState.flashStep, 2); // restored
+    QDir(folder).removeRecursively();
+}
+
+} // namespace
+} // namespace attnlab::ui
