@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "attnlab/attention.h"
+#include "cli_options.h"
 #include "commands.h"
 
 namespace attnlab::app {
@@ -35,6 +36,7 @@ struct BenchOptions {
     int threads = 1;
     Index qBlock = 64;
     Index kvBlock = 64;
+    bool help = false;
 };
 
 void printHelp() {
@@ -47,57 +49,37 @@ void printHelp() {
                  "Times are medians over the repeats after one warm-up run.\n";
 }
 
-bool parseIndex(const std::string& text, Index& value, Index minimum) {
-    try {
-        std::size_t used = 0;
-        const long long parsed = std::stoll(text, &used);
-        if (used != text.size() || parsed < minimum) return false;
-        value = static_cast<Index>(parsed);
-        return true;
-    } catch (...) {
-        return false;
-    }
-}
+constexpr OptionSpec kOptions[] = {
+    {"sizes", true},   {"dim", true},        {"heads", true},        {"repeats", true},
+    {"threads", true}, {"block-size", true}, {"q-block-size", true}, {"help", false},
+};
 
-/// Parses the options; returns a one-line message naming the problem, or an empty string.
-std::string parseOptions(int argc, char** argv, BenchOptions& options, bool& help) {
-    for (int i = 0; i < argc; ++i) {
-        const std::string name = argv[i];
-        if (name == "--help" || name == "-h") {
-            help = true;
-            return {};
-        }
-        if (i + 1 >= argc) return name + " needs a value";
-        const std::string value = argv[++i];
-        Index number = 0;
-        if (name == "--sizes") {
-            options.sizes.clear();
-            std::stringstream stream(value);
-            std::string item;
-            while (std::getline(stream, item, ',')) {
-                if (!parseIndex(item, number, 1))
-                    return "--sizes: '" + item + "' is not a positive integer";
-                options.sizes.push_back(number);
-            }
-            if (options.sizes.empty()) return "--sizes needs at least one size";
-        } else if (name == "--dim" || name == "--heads" || name == "--repeats" ||
-                   name == "--threads" || name == "--block-size" || name == "--q-block-size") {
-            const Index minimum = name == "--threads" ? 0 : 1;
-            if (!parseIndex(value, number, minimum))
-                return name + ": '" + value + "' is not an integer >= " + std::to_string(minimum);
-            if (name == "--dim") options.dim = number;
-            if (name == "--heads") options.heads = number;
-            if (name == "--repeats")
-                options.repeats = static_cast<int>(std::min<Index>(number, 1000));
-            if (name == "--threads")
-                options.threads = static_cast<int>(std::min<Index>(number, 1024));
-            if (name == "--block-size") options.kvBlock = number;
-            if (name == "--q-block-size") options.qBlock = number;
-        } else {
-            return "unknown option '" + name + "'";
-        }
+/// The options of the command line over the defaults; throws CommandError on bad input.
+BenchOptions parseOptions(int argc, char** argv) {
+    const Arguments args = parseArguments(argc, argv, kOptions, "bench");
+    BenchOptions options;
+    if (auto text = get(args, "sizes")) {
+        options.sizes.clear();
+        std::stringstream stream(*text);
+        std::string item;
+        while (std::getline(stream, item, ','))
+            options.sizes.push_back(parseAtLeast(item, "--sizes", 1));
+        if (options.sizes.empty()) fail("--sizes needs at least one size");
     }
-    return {};
+    if (auto text = get(args, "dim")) options.dim = parseAtLeast(*text, "--dim", 1);
+    if (auto text = get(args, "heads")) options.heads = parseAtLeast(*text, "--heads", 1);
+    if (auto text = get(args, "repeats"))
+        options.repeats =
+            static_cast<int>(std::min<Index>(parseAtLeast(*text, "--repeats", 1), 1000));
+    if (auto text = get(args, "threads"))
+        options.threads =
+            static_cast<int>(std::min<Index>(parseAtLeast(*text, "--threads", 0), 1024));
+    if (auto text = get(args, "block-size"))
+        options.kvBlock = parseAtLeast(*text, "--block-size", 1);
+    if (auto text = get(args, "q-block-size"))
+        options.qBlock = parseAtLeast(*text, "--q-block-size", 1);
+    options.help = args.count("help") > 0;
+    return options;
 }
 
 /// Median wall time in seconds of `repeats` runs of `work`, after one warm-up run.
@@ -212,12 +194,13 @@ struct Row {
 
 int benchCommand(int argc, char** argv) {
     BenchOptions options;
-    bool help = false;
-    if (const std::string problem = parseOptions(argc, argv, options, help); !problem.empty()) {
-        std::cerr << "attnlab bench: " << problem << "\n";
+    try {
+        options = parseOptions(argc, argv);
+    } catch (const CommandError& error) {
+        std::cerr << "attnlab bench: " << error.message << "\n";
         return 2;
     }
-    if (help) {
+    if (options.help) {
         printHelp();
         return 0;
     }

@@ -28,19 +28,11 @@
 #include "attnlab/mask.h"
 #include "attnlab/npy.h"
 #include "attnlab/rope.h"
+#include "cli_options.h"
 #include "commands.h"
 
 namespace attnlab::app {
 namespace {
-
-/// A problem with what the person asked for; becomes the one line on stderr.
-struct CommandError {
-    std::string message;
-};
-
-[[noreturn]] void fail(const std::string& message) {
-    throw CommandError{message};
-}
 
 constexpr const char* kUsage =
     "usage: attnlab compute --q Q.npy --k K.npy --v V.npy --out O.npy [options]\n"
@@ -76,11 +68,6 @@ constexpr Index kMaxThreads = 4096;
 
 // ---- the command line ---------------------------------------------------------------------
 
-struct OptionSpec {
-    std::string_view name;
-    bool takesValue;
-};
-
 constexpr OptionSpec kOptions[] = {
     {"q", true},
     {"k", true},
@@ -102,92 +89,6 @@ constexpr OptionSpec kOptions[] = {
     {"additive-params", true},
     {"help", false},
 };
-
-const OptionSpec* findOption(std::string_view name) {
-    for (const OptionSpec& option : kOptions)
-        if (option.name == name) return &option;
-    return nullptr;
-}
-
-/// The options as given: name -> value ("" for flags).
-using Arguments = std::map<std::string, std::string, std::less<>>;
-
-Arguments parseArguments(int argc, char** argv) {
-    Arguments args;
-    for (int i = 0; i < argc; ++i) {
-        const std::string_view arg = argv[i];
-        if (arg == "-h") {
-            args["help"] = "";
-            continue;
-        }
-        if (arg.size() < 3 || arg.substr(0, 2) != "--")
-            fail("unexpected argument '" + std::string(arg) + "' (options start with --)");
-        std::string_view name = arg.substr(2);
-        std::optional<std::string> value;
-        if (const auto eq = name.find('='); eq != std::string_view::npos) {
-            value = std::string(name.substr(eq + 1));
-            name = name.substr(0, eq);
-        }
-        const OptionSpec* option = findOption(name);
-        const std::string flag = "--" + std::string(name);
-        if (!option) fail("unknown option " + flag + " (see attnlab compute --help)");
-        if (args.count(name)) fail(flag + " is given more than once");
-        if (!option->takesValue) {
-            if (value) fail(flag + " takes no value");
-            args[std::string(name)] = "";
-            continue;
-        }
-        if (!value) {
-            // The next word is the value, unless it is another option.
-            const bool nextIsOption = i + 1 < argc && std::string_view(argv[i + 1]).size() > 2 &&
-                                      std::string_view(argv[i + 1]).substr(0, 2) == "--" &&
-                                      findOption(std::string_view(argv[i + 1]).substr(2));
-            if (i + 1 >= argc || nextIsOption) fail(flag + " needs a value");
-            value = argv[++i];
-        }
-        if (value->empty()) fail(flag + " needs a value");
-        args[std::string(name)] = *value;
-    }
-    return args;
-}
-
-std::optional<std::string> get(const Arguments& args, std::string_view name) {
-    const auto it = args.find(name);
-    if (it == args.end()) return std::nullopt;
-    return it->second;
-}
-
-std::string require(const Arguments& args, std::string_view name) {
-    auto value = get(args, name);
-    if (!value) fail("missing required option --" + std::string(name));
-    return *value;
-}
-
-/// A whole-word integer; `what` names the option in the message.
-Index parseInteger(const std::string& text, const std::string& what) {
-    long long value = 0;
-    const char* end = text.data() + text.size();
-    const auto [ptr, ec] = std::from_chars(text.data(), end, value);
-    if (ec == std::errc::result_out_of_range) fail(what + ": '" + text + "' is out of range");
-    if (ec != std::errc() || ptr != end) fail(what + ": '" + text + "' is not an integer");
-    return static_cast<Index>(value);
-}
-
-Index parseAtLeast(const std::string& text, const std::string& what, Index minimum) {
-    const Index value = parseInteger(text, what);
-    if (value < minimum) fail(what + " must be >= " + std::to_string(minimum) + ", got " + text);
-    return value;
-}
-
-double parseReal(const std::string& text, const std::string& what) {
-    char* end = nullptr;
-    errno = 0;
-    const double value = std::strtod(text.c_str(), &end);
-    if (end != text.c_str() + text.size() || text.empty())
-        fail(what + ": '" + text + "' is not a number");
-    if (!std::isfinite(value) || errno == ERANGE) fail(what + ": '" + text + "' is not finite");
-    return value;
-}
 
 // ---- reading ------------------------------------------------------------------------------
 
@@ -349,7 +250,7 @@ std::string encodeTensor(Tensor4&& t, Index rank, DType dtype) {
 // ---- the command --------------------------------------------------------------------------
 
 int run(int argc, char** argv) {
-    const Arguments args = parseArguments(argc, argv);
+    const Arguments args = parseArguments(argc, argv, kOptions, "compute");
     if (args.count("help")) {
         std::cout << kUsage;
         return 0;

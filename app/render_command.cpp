@@ -22,6 +22,7 @@
 #include <string>
 #include <string_view>
 
+#include "cli_options.h"
 #include "commands.h"
 #include "ui/colormap.h"
 #include "ui/core.h"
@@ -35,14 +36,6 @@
 
 namespace attnlab::app {
 namespace {
-
-struct CommandError {
-    std::string message;
-};
-
-[[noreturn]] void fail(const std::string& message) {
-    throw CommandError{message};
-}
 
 constexpr const char* kUsage =
     "usage: attnlab render (--session S.json | --tokens \"...\" | --dump F.npz) [overrides]\n"
@@ -90,11 +83,6 @@ constexpr const char* kUsage =
     "Options take their value as --opt VALUE or --opt=VALUE. Bad input exits with status 2\n"
     "and one line on stderr; nothing is written then.\n";
 
-struct OptionSpec {
-    std::string_view name;
-    bool takesValue;
-};
-
 constexpr OptionSpec kOptions[] = {
     {"session", true},
     {"tokens", true},
@@ -133,76 +121,12 @@ constexpr OptionSpec kOptions[] = {
     {"layer", true},
 };
 
-const OptionSpec* findOption(std::string_view name) {
-    for (const OptionSpec& option : kOptions)
-        if (option.name == name) return &option;
-    return nullptr;
-}
+/// Token text may legitimately be empty (an empty sequence); other values may not.
+constexpr std::string_view kMayBeEmpty[] = {"tokens", "source"};
 
-using Arguments = std::map<std::string, std::string, std::less<>>;
-
-Arguments parseArguments(int argc, char** argv) {
-    Arguments args;
-    for (int i = 0; i < argc; ++i) {
-        const std::string_view arg = argv[i];
-        if (arg == "-h") {
-            args["help"] = "";
-            continue;
-        }
-        if (arg.size() < 3 || arg.substr(0, 2) != "--")
-            fail("unexpected argument '" + std::string(arg) + "' (options start with --)");
-        std::string_view name = arg.substr(2);
-        std::optional<std::string> value;
-        if (const auto eq = name.find('='); eq != std::string_view::npos) {
-            value = std::string(name.substr(eq + 1));
-            name = name.substr(0, eq);
-        }
-        const OptionSpec* option = findOption(name);
-        const std::string flag = "--" + std::string(name);
-        if (!option) fail("unknown option " + flag + " (see attnlab render --help)");
-        if (args.count(name)) fail(flag + " is given more than once");
-        if (!option->takesValue) {
-            if (value) fail(flag + " takes no value");
-            args[std::string(name)] = "";
-            continue;
-        }
-        if (!value) {
-            const bool nextIsOption = i + 1 < argc && std::string_view(argv[i + 1]).size() > 2 &&
-                                      std::string_view(argv[i + 1]).substr(0, 2) == "--" &&
-                                      findOption(std::string_view(argv[i + 1]).substr(2));
-            if (i + 1 >= argc || nextIsOption) fail(flag + " needs a value");
-            value = argv[++i];
-        }
-        // Token text may legitimately be empty only for --tokens (an empty sequence).
-        if (value->empty() && name != "tokens" && name != "source") fail(flag + " needs a value");
-        args[std::string(name)] = *value;
-    }
-    return args;
-}
-
-std::optional<std::string> get(const Arguments& args, std::string_view name) {
-    const auto it = args.find(name);
-    if (it == args.end()) return std::nullopt;
-    return it->second;
-}
-
-Index parseInteger(const std::string& text, const std::string& what, Index minimum) {
-    long long value = 0;
-    const char* end = text.data() + text.size();
-    const auto [ptr, ec] = std::from_chars(text.data(), end, value);
-    if (ec == std::errc::result_out_of_range) fail(what + ": '" + text + "' is out of range");
-    if (ec != std::errc() || ptr != end) fail(what + ": '" + text + "' is not an integer");
-    if (value < minimum) fail(what + " must be >= " + std::to_string(minimum) + ", got " + text);
-    return static_cast<Index>(value);
-}
-
+/// A real number > 0.
 double parsePositiveReal(const std::string& text, const std::string& what) {
-    char* end = nullptr;
-    errno = 0;
-    const double value = std::strtod(text.c_str(), &end);
-    if (text.empty() || end != text.c_str() + text.size())
-        fail(what + ": '" + text + "' is not a number");
-    if (!std::isfinite(value) || errno == ERANGE) fail(what + ": '" + text + "' is not finite");
+    const double value = parseReal(text, what);
     if (value <= 0) fail(what + " must be positive, got " + text);
     return value;
 }
@@ -269,23 +193,23 @@ Session buildSession(const Arguments& args, const ViewChoice& choice) {
         session.mask.window = -1;
         session.mask.causalWindow = -1;
         session.mask.validLen.clear();
-        if (padding) session.mask.validLen = {parseInteger(*validLen, "--valid-len", 0)};
-        if (window) session.mask.window = parseInteger(*width, "--window", 0);
-        if (causalWindow) session.mask.causalWindow = parseInteger(*width, "--window", 0);
+        if (padding) session.mask.validLen = {parseAtLeast(*validLen, "--valid-len", 0)};
+        if (window) session.mask.window = parseAtLeast(*width, "--window", 0);
+        if (causalWindow) session.mask.causalWindow = parseAtLeast(*width, "--window", 0);
     } else {
         if (auto v = get(args, "valid-len"))
-            session.mask.validLen = {parseInteger(*v, "--valid-len", 0)};
+            session.mask.validLen = {parseAtLeast(*v, "--valid-len", 0)};
         if (auto v = get(args, "window")) {
-            const Index width = parseInteger(*v, "--window", 0);
+            const Index width = parseAtLeast(*v, "--window", 0);
             if (session.mask.causalWindow >= 0)
                 session.mask.causalWindow = width;
             else
                 session.mask.window = width;
         }
     }
-    if (auto v = get(args, "heads")) session.heads = parseInteger(*v, "--heads", 1);
-    if (auto v = get(args, "kv-heads")) session.kvHeads = parseInteger(*v, "--kv-heads", 1);
-    if (auto v = get(args, "d-model")) session.dModel = parseInteger(*v, "--d-model", 1);
+    if (auto v = get(args, "heads")) session.heads = parseAtLeast(*v, "--heads", 1);
+    if (auto v = get(args, "kv-heads")) session.kvHeads = parseAtLeast(*v, "--kv-heads", 1);
+    if (auto v = get(args, "d-model")) session.dModel = parseAtLeast(*v, "--d-model", 1);
     if (auto v = get(args, "positional")) {
         const auto positional = parsePositional(*v);
         if (!positional)
@@ -294,15 +218,15 @@ Session buildSession(const Arguments& args, const ViewChoice& choice) {
         session.positional = *positional;
     }
     if (auto v = get(args, "seed"))
-        session.seed = static_cast<std::uint64_t>(parseInteger(*v, "--seed", 0));
+        session.seed = static_cast<std::uint64_t>(parseAtLeast(*v, "--seed", 0));
     if (get(args, "identity")) session.identityProjections = true;
-    if (auto v = get(args, "block-size")) session.kvBlock = parseInteger(*v, "--block-size", 1);
-    if (auto v = get(args, "q-block-size")) session.qBlock = parseInteger(*v, "--q-block-size", 1);
+    if (auto v = get(args, "block-size")) session.kvBlock = parseAtLeast(*v, "--block-size", 1);
+    if (auto v = get(args, "q-block-size")) session.qBlock = parseAtLeast(*v, "--q-block-size", 1);
     if (auto v = get(args, "kv-cache-prefill"))
-        session.kvPrefill = parseInteger(*v, "--kv-cache-prefill", 0);
+        session.kvPrefill = parseAtLeast(*v, "--kv-cache-prefill", 0);
     ViewState& state = session.viewState;
-    if (auto v = get(args, "head")) state.head = parseInteger(*v, "--head", 0);
-    if (auto v = get(args, "query")) state.query = parseInteger(*v, "--query", 0);
+    if (auto v = get(args, "head")) state.head = parseAtLeast(*v, "--head", 0);
+    if (auto v = get(args, "query")) state.query = parseAtLeast(*v, "--query", 0);
     if (auto v = get(args, "colormap")) {
         if (!ui::colormapNames().contains(QString::fromStdString(*v)))
             fail("--colormap: unknown colormap '" + *v + "' (" +
@@ -343,7 +267,7 @@ Session buildSession(const Arguments& args, const ViewChoice& choice) {
 void quietMessages(QtMsgType, const QMessageLogContext&, const QString&) {}
 
 int run(int argc, char** argv) {
-    const Arguments args = parseArguments(argc, argv);
+    const Arguments args = parseArguments(argc, argv, kOptions, "render", kMayBeEmpty);
     if (get(args, "help")) {
         std::cout << kUsage;
         return 0;
@@ -374,9 +298,9 @@ int run(int argc, char** argv) {
             fail("--out " + *out + ": unknown figure type (use .png, .svg or .pdf)");
     }
     const int width =
-        static_cast<int>(parseInteger(get(args, "width").value_or("900"), "--width", 16));
+        static_cast<int>(parseAtLeast(get(args, "width").value_or("900"), "--width", 16));
     const int height =
-        static_cast<int>(parseInteger(get(args, "height").value_or("600"), "--height", 16));
+        static_cast<int>(parseAtLeast(get(args, "height").value_or("600"), "--height", 16));
     if (width > 20000 || height > 20000) fail("--width and --height must be at most 20000");
     const double scale =
         parsePositiveReal(get(args, "scale-factor").value_or("1"), "--scale-factor");
@@ -387,7 +311,7 @@ int run(int argc, char** argv) {
         if (!ui::isStepView(choice.id))
             fail("--step: view '" + *viewName + "' has no steps (use flash or kv-cache)");
         if (allSteps) fail("--step and --all-steps do not go together");
-        step = parseInteger(*v, "--step", 0);
+        step = parseAtLeast(*v, "--step", 0);
     }
     if (!allSteps && QFileInfo(outPath).isDir()) fail("--out " + *out + " is a directory");
     const QFileInfo outInfo(outPath);
@@ -405,8 +329,8 @@ int run(int argc, char** argv) {
         auto loaded = loadAttentionDump(*path, get(args, "tokens-file").value_or(""));
         if (!loaded) fail(loaded.error());
         dump = std::move(loaded).value();
-        if (auto v = get(args, "batch")) dumpBatch = parseInteger(*v, "--batch", 0);
-        if (auto v = get(args, "layer")) dumpLayer = parseInteger(*v, "--layer", 0);
+        if (auto v = get(args, "batch")) dumpBatch = parseAtLeast(*v, "--batch", 0);
+        if (auto v = get(args, "layer")) dumpLayer = parseAtLeast(*v, "--layer", 0);
         if (dumpBatch >= dump->batch)
             fail("--batch " + std::to_string(dumpBatch) + ": " + *path + " has " +
                  std::to_string(dump->batch) + " batch entries");
