@@ -16,6 +16,7 @@
 
 #include "attnlab/dump.h"
 #include "attnlab/npy.h"
+#include "temp_dir.h"
 #include "reference.h"
 
 namespace attnlab {
@@ -23,24 +24,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class TempDir {
-public:
-    TempDir() {
-        const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-        std::random_device device;
-        m_path = fs::temp_directory_path() /
-                 ("attnlab_dump_" + std::string(info->name()) + "_" + std::to_string(device()));
-        fs::create_directories(m_path);
-    }
-    ~TempDir() {
-        std::error_code ignored;
-        fs::remove_all(m_path, ignored);
-    }
-    std::string file(const std::string& name) const { return (m_path / name).string(); }
-
-private:
-    fs::path m_path;
-};
+using test::TempDir;
 
 void writeBytes(const std::string& path, const std::string& bytes) {
     std::ofstream out(path, std::ios::binary);
@@ -200,7 +184,7 @@ Index product(const std::vector<Index>& shape) {
 // ---- accepted shapes ----------------------------------------------------------------------
 
 TEST(Dump, ReadsEveryRankFromNpyAndNpz) {
-    TempDir dir;
+    TempDir dir{"attnlab_dump"};
     const std::vector<std::vector<Index>> shapes = {
         {5, 5}, {3, 5, 5}, {2, 3, 5, 5}, {2, 2, 3, 5, 5}};
     for (const auto& shape : shapes) {
@@ -243,7 +227,7 @@ TEST(Dump, ReadsEveryRankFromNpyAndNpz) {
 }
 
 TEST(Dump, WidensFloat16WrittenByHand) {
-    TempDir dir;
+    TempDir dir{"attnlab_dump"};
     // [[0.5, 0.5], [0.25, 0.75]] as IEEE binary16: 0x3800, 0x3800, 0x3400, 0x3a00.
     const std::string data("\x00\x38\x00\x38\x00\x34\x00\x3a", 8);
     const std::string path = dir.file("half.npy");
@@ -258,7 +242,7 @@ TEST(Dump, WidensFloat16WrittenByHand) {
 }
 
 TEST(Dump, WidensBFloat16AndAllowsItsRounding) {
-    TempDir dir;
+    TempDir dir{"attnlab_dump"};
     // ml_dtypes saves bfloat16 as '<V2'. [[0.5, 0.5], [0.25, 0.75]]: 0x3f00, 0x3f00, 0x3e80,
     // 0x3f40. A row [0.333984375, 0.66796875] (bfloat16 neighbours of 1/3 and 2/3: 0x3eab and
     // 0x3f2b) sums to 1.00195: off by more than 1e-3, but within bfloat16's rounding (2^-8).
@@ -280,7 +264,7 @@ TEST(Dump, WidensBFloat16AndAllowsItsRounding) {
 }
 
 TEST(Dump, FindsTheOnlyFloatArrayWhenNotNamedAttentions) {
-    TempDir dir;
+    TempDir dir{"attnlab_dump"};
     const std::string path = dir.file("other.npz");
     ASSERT_FALSE(
         writeNpz(path, {{"weights", arrayOf({2, 3, 3}, randomRows(6, 3, 1))}}, DType::Float32));
@@ -301,7 +285,7 @@ TEST(Dump, FindsTheOnlyFloatArrayWhenNotNamedAttentions) {
 // ---- tokens -------------------------------------------------------------------------------
 
 TEST(Dump, TokensFromAUnicodeArrayInTheArchive) {
-    TempDir dir;
+    TempDir dir{"attnlab_dump"};
     const std::string path = dir.file("tok.npz");
     const NpyArray weights = arrayOf({3, 3}, randomRows(3, 3, 4));
     // "le", "chat" with an accented and a CJK token: U+00E9 and U+732B.
@@ -314,7 +298,7 @@ TEST(Dump, TokensFromAUnicodeArrayInTheArchive) {
 }
 
 TEST(Dump, TokensFromJsonAndTextFiles) {
-    TempDir dir;
+    TempDir dir{"attnlab_dump"};
     const std::string path = dir.file("w.npy");
     ASSERT_FALSE(writeNpy(path, arrayOf({3, 3}, randomRows(3, 3, 5)), DType::Float32));
     writeBytes(dir.file("t.json"), R"(["The", " cat", 42])");
@@ -337,7 +321,7 @@ TEST(Dump, TokensFromJsonAndTextFiles) {
 }
 
 TEST(Dump, TokenCountMismatchNamesTheFileAndBothCounts) {
-    TempDir dir;
+    TempDir dir{"attnlab_dump"};
     const std::string path = dir.file("w.npy");
     ASSERT_FALSE(writeNpy(path, arrayOf({4, 4}, randomRows(4, 4, 6)), DType::Float32));
     writeBytes(dir.file("t.txt"), "a\nb\nc\n");
@@ -357,7 +341,7 @@ TEST(Dump, TokenCountMismatchNamesTheFileAndBothCounts) {
 }
 
 TEST(Dump, BadTokenFilesAreErrors) {
-    TempDir dir;
+    TempDir dir{"attnlab_dump"};
     writeBytes(dir.file("t.json"), R"({"tokens": ["a"]})");
     EXPECT_FALSE(loadTokens(dir.file("t.json")).ok());
     writeBytes(dir.file("u.json"), R"(["a", [1]])");
@@ -368,7 +352,7 @@ TEST(Dump, BadTokenFilesAreErrors) {
 // ---- distributions ------------------------------------------------------------------------
 
 TEST(Dump, RowsThatAreNotDistributionsWarnWithCountAndWorstRow) {
-    TempDir dir;
+    TempDir dir{"attnlab_dump"};
     // [L=2, H=1, S=3, S=3]: layer 0 row 1 sums to 1.01, layer 1 row 2 has a negative weight
     // and sums to 0.5 (the worst), everything else is a distribution.
     std::vector<float> w = randomRows(6, 3, 8);
@@ -398,7 +382,7 @@ TEST(Dump, RowsThatAreNotDistributionsWarnWithCountAndWorstRow) {
 // ---- errors -------------------------------------------------------------------------------
 
 TEST(Dump, CorruptArchiveIsAnErrorNamingTheFile) {
-    TempDir dir;
+    TempDir dir{"attnlab_dump"};
     const std::string path = dir.file("w.npz");
     ASSERT_FALSE(
         writeNpz(path, {{"attentions", arrayOf({4, 4}, randomRows(4, 4, 10))}}, DType::Float32));
@@ -420,7 +404,7 @@ TEST(Dump, CorruptArchiveIsAnErrorNamingTheFile) {
 }
 
 TEST(Dump, InconsistentShapesAreErrors) {
-    TempDir dir;
+    TempDir dir{"attnlab_dump"};
     const std::string path = dir.file("w.npy");
     ASSERT_FALSE(writeNpy(path, arrayOf({3, 4}, randomRows(3, 4, 11)), DType::Float32));
     auto nonSquare = loadAttentionDump(path);
@@ -447,7 +431,7 @@ TEST(Dump, InconsistentShapesAreErrors) {
 }
 
 TEST(Dump, IntegerDtypeAndNaNAreRefused) {
-    TempDir dir;
+    TempDir dir{"attnlab_dump"};
     const std::string path = dir.file("int.npy");
     writeBytes(path, handNpy("<i4", "(2, 2)", std::string(16, '\0')));
     auto integer = loadAttentionDump(path);
@@ -609,7 +593,7 @@ NpyArray tensorArray(const Tensor4& t, std::vector<Index> shape) {
 }
 
 TEST(Dump, QkvLayerUnderAnySpecMatchesTheReference) {
-    TempDir dir;
+    TempDir dir{"attnlab_dump"};
     const Index layers = 2, heads = 4, kvHeads = 2, s = 6, d = 4;
     // Tensor4 (b = layer) has the same memory layout as [L, H, S, D].
     const Tensor4 q = ref::randomTensor(layers, heads, s, d, 30);
@@ -666,7 +650,7 @@ TEST(Dump, QkvLayerUnderAnySpecMatchesTheReference) {
 }
 
 TEST(Dump, QkvInconsistentShapesAndMissingKeysAreErrors) {
-    TempDir dir;
+    TempDir dir{"attnlab_dump"};
     const std::string path = dir.file("qkv.npz");
     auto write = [&](std::vector<Index> qs, std::vector<Index> ks, std::vector<Index> vs,
                      bool withV = true) {

@@ -19,38 +19,14 @@
 #include <vector>
 
 #include "attnlab/npy.h"
+#include "temp_dir.h"
 
 namespace attnlab {
 namespace {
 
 namespace fs = std::filesystem;
 
-/// A fresh empty directory per test, removed afterwards.
-class TempDir {
-public:
-    TempDir() {
-        const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-        std::random_device device;
-        m_path = fs::temp_directory_path() /
-                 ("attnlab_npy_" + std::string(info->name()) + "_" + std::to_string(device()));
-        fs::create_directories(m_path);
-    }
-    ~TempDir() {
-        std::error_code ignored;
-        fs::remove_all(m_path, ignored);
-    }
-    std::string file(const std::string& name) const { return (m_path / name).string(); }
-    std::vector<std::string> listing() const {
-        std::vector<std::string> names;
-        for (const auto& entry : fs::directory_iterator(m_path))
-            names.push_back(entry.path().filename().string());
-        std::sort(names.begin(), names.end());
-        return names;
-    }
-
-private:
-    fs::path m_path;
-};
+using test::TempDir;
 
 void writeBytes(const std::string& path, const std::string& bytes) {
     std::ofstream out(path, std::ios::binary);
@@ -94,7 +70,7 @@ NpyReadOptions halfOptions() {
 // ---- round trips --------------------------------------------------------------------------
 
 TEST(Npy, RoundTripsFloat32AndFloat64AtEveryRank) {
-    TempDir dir;
+    TempDir dir{"attnlab_npy"};
     const std::vector<std::vector<Index>> shapes = {{5}, {2, 3}, {2, 3, 4}, {2, 1, 3, 2}, {0, 3}};
     std::mt19937 gen(7);
     std::normal_distribution<float> dist;
@@ -336,7 +312,7 @@ TEST(Npy, RejectsMalformedHeaderDicts) {
 }
 
 TEST(Npy, ReadNpyNamesAMissingFile) {
-    TempDir dir;
+    TempDir dir{"attnlab_npy"};
     auto result = readNpy(dir.file("missing.npy"));
     ASSERT_FALSE(result.ok());
     EXPECT_NE(result.error().find("missing.npy"), std::string::npos) << result.error();
@@ -363,7 +339,7 @@ void writeZip(const std::string& path,
 }
 
 TEST(Npy, ReadsNpzWithStoredAndDeflatedMembersAndIgnoresOthers) {
-    TempDir dir;
+    TempDir dir{"attnlab_npy"};
     std::vector<float> big(1000);
     for (std::size_t i = 0; i < big.size(); ++i)
         big[i] = static_cast<float>(i % 7); // compressible, so deflate really deflates
@@ -381,7 +357,7 @@ TEST(Npy, ReadsNpzWithStoredAndDeflatedMembersAndIgnoresOthers) {
 }
 
 TEST(Npy, NpzMemberErrorsNameTheArchiveAndMember) {
-    TempDir dir;
+    TempDir dir{"attnlab_npy"};
     const std::string path = dir.file("p.npz");
     writeZip(path, {{"wq.npy", handNpy(floatDict("<i8", "(1,)"), std::string(8, '\0')), true}});
     auto arrays = readNpz(path);
@@ -391,7 +367,7 @@ TEST(Npy, NpzMemberErrorsNameTheArchiveAndMember) {
 }
 
 TEST(Npy, RejectsCorruptAndTruncatedNpz) {
-    TempDir dir;
+    TempDir dir{"attnlab_npy"};
     const std::string good = dir.file("good.npz");
     std::vector<float> values(256, 3.0f);
     writeZip(good, {{"a.npy", handNpy(floatDict("<f4", "(256,)"), rawBytes(values)), true}});
@@ -422,7 +398,7 @@ TEST(Npy, RejectsCorruptAndTruncatedNpz) {
 }
 
 TEST(Npy, RejectsStoredNpzMemberWithBadCrc) {
-    TempDir dir;
+    TempDir dir{"attnlab_npy"};
     std::vector<float> values(16, 2.0f);
     const std::string member = handNpy(floatDict("<f4", "(16,)"), rawBytes(values));
     const std::string good = dir.file("good.npz");
@@ -443,7 +419,7 @@ TEST(Npy, RejectsStoredNpzMemberWithBadCrc) {
 }
 
 TEST(Npy, WritesNpzThatReadsBack) {
-    TempDir dir;
+    TempDir dir{"attnlab_npy"};
     NpyArray a;
     a.shape = {2, 2};
     a.data = {1, 2, 3, 4};
@@ -463,7 +439,7 @@ TEST(Npy, WritesNpzThatReadsBack) {
 // ---- atomic writes ------------------------------------------------------------------------
 
 TEST(Npy, FailedWriteLeavesNothingBehind) {
-    TempDir dir;
+    TempDir dir{"attnlab_npy"};
     const auto status = writeFileAtomic(dir.file("no_such_dir/out.npy"), "data");
     ASSERT_TRUE(status.has_value());
     EXPECT_NE(status->message.find("out.npy"), std::string::npos) << status->message;
@@ -471,7 +447,7 @@ TEST(Npy, FailedWriteLeavesNothingBehind) {
 }
 
 TEST(Npy, AtomicWriteReplacesAnExistingFile) {
-    TempDir dir;
+    TempDir dir{"attnlab_npy"};
     const std::string path = dir.file("f.txt");
     writeBytes(path, "old contents that are longer");
     ASSERT_FALSE(writeFileAtomic(path, "new").has_value());
