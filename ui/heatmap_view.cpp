@@ -1,6 +1,7 @@
 #include "ui/heatmap_view.h"
 
 #include <QMouseEvent>
+#include <QPicture>
 #include <QToolTip>
 #include <qcustomplot.h>
 
@@ -100,6 +101,16 @@ HeatmapView::HeatmapView(Document* document, HeatmapSource source, QWidget* pare
                     updateTickers();
                 });
     }
+    // How many labels fit depends on the axis rect's size, which is only known once the plot
+    // has been laid out at its real size. Tick vectors are built during layout, so a changed
+    // budget takes effect on the next replot.
+    connect(m_plot, &QCustomPlot::afterLayout, this, [this] {
+        const QSize budget = labelBudget();
+        if (budget == m_labelBudget) return;
+        m_labelBudget = budget;
+        updateTickers();
+        m_plot->replot(QCustomPlot::rpQueuedReplot);
+    });
     plot.setMouseTracking(true);
     connect(m_plot, &QCustomPlot::mouseMove, this, &HeatmapView::onMouseMove);
     connect(m_plot, &QCustomPlot::mousePress, this, &HeatmapView::onMousePress);
@@ -342,16 +353,30 @@ void HeatmapView::refresh() {
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 
-void HeatmapView::updateTickers() {
+QSize HeatmapView::labelBudget() const {
     const Theme look = theme();
-    QCPAxis* xAxis = m_plot->axisRect()->axis(QCPAxis::atBottom);
-    QCPAxis* yAxis = m_plot->axisRect()->axis(QCPAxis::atLeft);
     const int across = std::max(200, m_plot->axisRect()->width());
     const int down = std::max(200, m_plot->axisRect()->height());
-    xAxis->setTicker(tokenTicker(m_columnLabels, xAxis->range(),
-                                 std::max(4, across / (look.fontPointSize * 3))));
-    yAxis->setTicker(
-        tokenTicker(m_rowLabels, yAxis->range(), std::max(4, down / (look.fontPointSize * 2))));
+    return {std::max(4, across / (look.fontPointSize * 3)),
+            std::max(4, down / (look.fontPointSize * 2))};
+}
+
+void HeatmapView::updateTickers() {
+    QCPAxis* xAxis = m_plot->axisRect()->axis(QCPAxis::atBottom);
+    QCPAxis* yAxis = m_plot->axisRect()->axis(QCPAxis::atLeft);
+    const QSize budget = labelBudget();
+    xAxis->setTicker(tokenTicker(m_columnLabels, xAxis->range(), budget.width()));
+    yAxis->setTicker(tokenTicker(m_rowLabels, yAxis->range(), budget.height()));
+}
+
+void HeatmapView::paintFigure(QCPPainter& painter, const QSize& size) {
+    // A dry pass lays the plot out at the figure's size, so the token labels are thinned for
+    // that size (afterLayout) before the pass that is kept.
+    QPicture scratch;
+    QCPPainter dry(&scratch);
+    m_plot->toPainter(&dry, size.width(), size.height());
+    dry.end();
+    PlotView::paintFigure(painter, size);
 }
 
 DataTable HeatmapView::data() const {

@@ -47,6 +47,7 @@ public:
     QString title() const override;
     void refresh() override;
     DataTable data() const override;
+    void paintFigure(QCPPainter& painter, const QSize& size) override;
 
     /// The matrix for the session's view state (show, head); empty when nothing to show.
     HeatmapData heatmapData() const;
@@ -69,6 +70,8 @@ private:
     void onMousePress(QMouseEvent* event);
     void clearItems();
     /// Token labels for the visible range, thinned to fit.
+    /// How many token labels fit across and down the axis rect as laid out now.
+    QSize labelBudget() const;
     void updateTickers();
 
     HeatmapSource m_source;
@@ -84,6 +87,7 @@ private:
     Index m_shownRows = -1; ///< shape the zoom was set for
     Index m_shownCols = -1;
     QStringList m_rowLabels;
+    QSize m_labelBudget;
     QStringList m_columnLabels;
 };
 
