@@ -15,8 +15,9 @@ namespace attnlab {
 namespace {
 
 /// Most weights (heads x Sq x Sk) a session may ask for: run() keeps the weights and the
-/// scores, 2 x 4 bytes each, so this is 512 MiB at most.
-constexpr Index kMaxWeightCells = Index(1) << 26;
+/// scores, 2 x 4 bytes each, so this is 1 GiB at most -- enough for the longest session
+/// (Session::kMaxTokens = 4096) with 8 heads.
+constexpr Index kMaxWeightCells = Index(1) << 27;
 constexpr Index kMaxDModel = 8192;
 constexpr Index kMaxHeads = 256;
 
