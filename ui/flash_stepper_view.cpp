@@ -483,6 +483,11 @@ void FlashStepperView::refresh() {
             ->setRange(-0.5, std::max<double>(1, static_cast<double>(sq)) - 0.5);
         rect->axis(QCPAxis::atBottom)
             ->setRange(-0.5, std::max<double>(1, static_cast<double>(m_reference.cols())) - 0.5);
+        // Dimensions are whole numbers: ticks at multiples of 1, 2, 5 ... never at 2.5.
+        auto dimensionTicker = QSharedPointer<QCPAxisTickerFixed>::create();
+        dimensionTicker->setTickStep(1.0);
+        dimensionTicker->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);
+        rect->axis(QCPAxis::atBottom)->setTicker(dimensionTicker);
     }
 
     // Error against standard attention.
