@@ -2,7 +2,6 @@
 
 #include "attnlab/dump.h"
 
-#include <zip.h>
 
 #include <nlohmann/json.hpp>
 
@@ -58,61 +57,6 @@ Result<std::string> filePrefix(const std::string& path, std::size_t count) {
     return bytes;
 }
 
-struct ZipCloser {
-    void operator()(zip_t* archive) const { zip_discard(archive); }
-};
-struct ZipFileCloser {
-    void operator()(zip_file_t* file) const { zip_fclose(file); }
-};
-
-/// Every ".npy" member of an .npz as raw bytes, keyed without ".npy". The archive is checked
-/// for consistency and every member's CRC is verified. (readNpz() cannot be used: it parses
-/// each member as a float array and so refuses the whole archive when "tokens" is a '<U'
-/// string array.)
-Result<std::map<std::string, std::string>> readNpzMembers(const std::string& path) {
-    int code = 0;
-    std::unique_ptr<zip_t, ZipCloser> archive(
-        zip_open(path.c_str(), ZIP_RDONLY | ZIP_CHECKCONS, &code));
-    if (!archive) {
-        zip_error_t error;
-        zip_error_init_with_code(&error, code);
-        std::string message = zip_error_strerror(&error);
-        zip_error_fini(&error);
-        return Error{path + ": not a valid .npz (zip) archive: " + message};
-    }
-    std::map<std::string, std::string> members;
-    const zip_int64_t entries = zip_get_num_entries(archive.get(), 0);
-    for (zip_int64_t i = 0; i < entries; ++i) {
-        zip_stat_t stat;
-        zip_stat_init(&stat);
-        if (zip_stat_index(archive.get(), static_cast<zip_uint64_t>(i), 0, &stat) != 0 ||
-            !(stat.valid & ZIP_STAT_NAME) || !(stat.valid & ZIP_STAT_SIZE))
-            return Error{path + ": corrupt archive entry " + std::to_string(i)};
-        const std::string member = stat.name;
-        if (member.size() <= 4 || member.compare(member.size() - 4, 4, ".npy") != 0) continue;
-        const std::string key = member.substr(0, member.size() - 4);
-        const std::string label = path + "[" + key + "]";
-        std::unique_ptr<zip_file_t, ZipFileCloser> file(
-            zip_fopen_index(archive.get(), static_cast<zip_uint64_t>(i), 0));
-        if (!file) return Error{label + ": cannot open the member: " + zip_strerror(archive.get())};
-        std::string contents;
-        if (stat.size > contents.max_size() / 2) return Error{label + ": member too large"};
-        contents.resize(static_cast<std::size_t>(stat.size));
-        zip_uint64_t done = 0;
-        while (done < stat.size) {
-            const zip_int64_t got = zip_fread(file.get(), contents.data() + done, stat.size - done);
-            if (got < 0) return Error{label + ": corrupt member: " + zip_file_strerror(file.get())};
-            if (got == 0) break;
-            done += static_cast<zip_uint64_t>(got);
-        }
-        if (done != stat.size) return Error{label + ": truncated member"};
-        char extra; // reading past the end makes libzip verify the CRC
-        if (zip_fread(file.get(), &extra, 1) != 0)
-            return Error{label + ": corrupt member: " + zip_file_strerror(file.get())};
-        members.emplace(key, std::move(contents));
-    }
-    return members;
-}
 
 void appendUtf8(std::string& out, std::uint32_t cp) {
     if (cp < 0x80) {

@@ -545,29 +545,21 @@ using ZipFile = std::unique_ptr<zip_file_t, ZipFileCloser>;
 
 } // namespace
 
-Result<std::map<std::string, NpyArray>> readNpz(const std::string& path,
-                                                const NpyReadOptions& options) {
-    auto bytes = readFile(path);
-    if (!bytes) return Error{bytes.error()};
-
-    zip_error_t error;
-    zip_error_init(&error);
-    zip_source_t* source = zip_source_buffer_create(bytes->data(), bytes->size(), 0, &error);
-    if (!source) {
-        const std::string message = zipMessage(&error);
-        zip_error_fini(&error);
-        return Error{path + ": cannot read the archive: " + message};
-    }
-    ZipArchive archive(zip_open_from_source(source, ZIP_RDONLY | ZIP_CHECKCONS, &error));
+Result<std::map<std::string, std::string>> readNpzMembers(const std::string& path) {
+    int code = 0;
+    // Opened from the path, not from a copy in memory: a model dump can be hundreds of MB.
+    ZipArchive archive(zip_open(path.c_str(), ZIP_RDONLY | ZIP_CHECKCONS, &code));
     if (!archive) {
-        zip_source_free(source);
+        zip_error_t error;
+        zip_error_init_with_code(&error, code);
         const std::string message = zipMessage(&error);
         zip_error_fini(&error);
+        if (code == ZIP_ER_NOENT || code == ZIP_ER_OPEN || code == ZIP_ER_READ)
+            return Error{"cannot read " + path + ": " + message};
         return Error{path + ": not a valid .npz (zip) archive: " + message};
     }
-    zip_error_fini(&error);
 
-    std::map<std::string, NpyArray> arrays;
+    std::map<std::string, std::string> members;
     const zip_int64_t entries = zip_get_num_entries(archive.get(), 0);
     for (zip_int64_t i = 0; i < entries; ++i) {
         zip_stat_t stat;
@@ -600,8 +592,18 @@ Result<std::map<std::string, NpyArray>> readNpz(const std::string& path,
         char extra;
         if (zip_fread(file.get(), &extra, 1) != 0)
             return Error{label + ": corrupt member: " + zip_file_strerror(file.get())};
+        members.emplace(key, std::move(contents));
+    }
+    return members;
+}
 
-        auto array = parseNpy(contents, label, options);
+Result<std::map<std::string, NpyArray>> readNpz(const std::string& path,
+                                                const NpyReadOptions& options) {
+    auto members = readNpzMembers(path);
+    if (!members) return Error{members.error()};
+    std::map<std::string, NpyArray> arrays;
+    for (const auto& [key, bytes] : *members) {
+        auto array = parseNpy(bytes, path + "[" + key + "]", options);
         if (!array) return Error{array.error()};
         arrays[key] = std::move(*array);
     }

@@ -43,6 +43,10 @@ std::string encodeNpy(const NpyArray& array, DType dtype);
 /// Writes atomically: to "<path>.tmp-XXXX" then rename; nothing is left behind on failure.
 Status writeNpy(const std::string& path, const NpyArray& array, DType dtype);
 
+/// Every ".npy" member of an .npz archive (stored or deflated) as raw bytes, keyed without
+/// ".npy", each member's CRC verified; for archives that also hold non-float arrays (a
+/// model dump's '<U' tokens). A corrupt archive is an error naming the file.
+Result<std::map<std::string, std::string>> readNpzMembers(const std::string& path);
 /// Reads every .npy member of an .npz archive (stored or deflated), keyed by name without
 /// ".npy". Non-npy members are ignored; a corrupt archive is an error naming the file.
 Result<std::map<std::string, NpyArray>> readNpz(const std::string& path,
