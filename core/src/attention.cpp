@@ -97,23 +97,41 @@ std::optional<std::string> validate(const Qkv& qkv, const AttentionSpec& spec) {
     return std::nullopt;
 }
 
+namespace kernels {
+
+Attention prepareResult(const Qkv& qkv, const AttentionSpec& spec) {
+    const Index batch = qkv.q.batch;
+    const Index heads = qkv.q.heads;
+    const Index sq = qkv.q.seq;
+    const Index sk = qkv.k.seq;
+    const Index dim = qkv.q.dim;
+    Attention result;
+    result.scale =
+        spec.scale ? *spec.scale : (dim > 0 ? 1.0 / std::sqrt(static_cast<double>(dim)) : 1.0);
+    result.output = Tensor4(batch, heads, sq, qkv.v.dim);
+    if (spec.wantWeights) result.weights = Tensor4(batch, heads, sq, sk);
+    if (spec.wantScores) result.scores = Tensor4(batch, heads, sq, sk);
+    result.emptyRows.assign(static_cast<std::size_t>(batch * sq), 0);
+    return result;
+}
+
+std::optional<AdditiveParams> additiveParamsFor(const Qkv& qkv, const AttentionSpec& spec) {
+    if (spec.variant != Variant::Additive) return std::nullopt;
+    if (spec.additive) return *spec.additive;
+    return makeAdditiveParams(spec.additiveUnits, qkv.q.dim, qkv.k.dim, spec.additiveSeed);
+}
+
+} // namespace kernels
+
 Attention attend(const Qkv& qkv, const AttentionSpec& spec) {
     if (auto problem = validate(qkv, spec)) ATTN_CHECK(false, *problem);
     const Index batch = qkv.q.batch;
     const Index heads = qkv.q.heads;
     const Index sq = qkv.q.seq;
     const Index sk = qkv.k.seq;
-    const Index dim = qkv.q.dim;
-    const Index dv = qkv.v.dim;
     const Index group = qkv.k.heads > 0 ? heads / qkv.k.heads : 1;
 
-    Attention result;
-    result.scale =
-        spec.scale ? *spec.scale : (dim > 0 ? 1.0 / std::sqrt(static_cast<double>(dim)) : 1.0);
-    result.output = Tensor4(batch, heads, sq, dv);
-    if (spec.wantWeights) result.weights = Tensor4(batch, heads, sq, sk);
-    if (spec.wantScores) result.scores = Tensor4(batch, heads, sq, sk);
-    result.emptyRows.assign(static_cast<std::size_t>(batch * sq), 0);
+    Attention result = kernels::prepareResult(qkv, spec);
     const bool tracing = spec.wantFlashTrace && spec.variant == Variant::Flash;
     if (tracing) {
         FlashTrace trace;
@@ -127,11 +145,7 @@ Attention attend(const Qkv& qkv, const AttentionSpec& spec) {
             }
         result.flashTrace = std::move(trace);
     }
-    std::optional<AdditiveParams> additive;
-    if (spec.variant == Variant::Additive)
-        additive = spec.additive
-                       ? *spec.additive
-                       : makeAdditiveParams(spec.additiveUnits, dim, qkv.k.dim, spec.additiveSeed);
+    const std::optional<AdditiveParams> additive = kernels::additiveParamsFor(qkv, spec);
 
     const auto cells = static_cast<std::size_t>(sq * sk);
     detail::parallelFor(batch * heads, spec.threads, [&](Index pair) {

@@ -20,6 +20,13 @@ struct HeadJob {
     unsigned char* emptyRows; // [Sq] or nullptr: set to 1 where a row has no allowed key
 };
 
+/// The Attention a run over qkv fills: the scale in use, a zeroed output [B, H, Sq, Dv],
+/// weights and scores [B, H, Sq, Sk] only when the spec asks, and the empty-row flags.
+Attention prepareResult(const Qkv& qkv, const AttentionSpec& spec);
+
+/// The additive parameters a run uses (the spec's, or seeded ones); none for other variants.
+std::optional<AdditiveParams> additiveParamsFor(const Qkv& qkv, const AttentionSpec& spec);
+
 /// Dense O(S^2) softmax attention for one head.
 void softmaxHead(const HeadJob& job);
 

@@ -56,18 +56,8 @@ Attention attendKvCache(const Qkv& qkv, const AttentionSpec& spec, Index prefill
     const Index group = qkv.k.heads > 0 ? heads / qkv.k.heads : 1;
     const MaskSpec& mask = causalSpec.mask;
 
-    Attention result;
-    result.scale =
-        spec.scale ? *spec.scale : (dim > 0 ? 1.0 / std::sqrt(static_cast<double>(dim)) : 1.0);
-    result.output = Tensor4(batch, heads, seq, dv);
-    if (spec.wantWeights) result.weights = Tensor4(batch, heads, seq, seq);
-    if (spec.wantScores) result.scores = Tensor4(batch, heads, seq, seq);
-    result.emptyRows.assign(static_cast<std::size_t>(batch * seq), 0);
-    std::optional<AdditiveParams> additive;
-    if (spec.variant == Variant::Additive)
-        additive = spec.additive
-                       ? *spec.additive
-                       : makeAdditiveParams(spec.additiveUnits, dim, qkv.k.dim, spec.additiveSeed);
+    Attention result = kernels::prepareResult(qkv, spec);
+    const std::optional<AdditiveParams> additive = kernels::additiveParamsFor(qkv, spec);
 
     // The steps are the same for every head; their masks are built once.
     struct Step {
