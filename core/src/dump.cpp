@@ -2,7 +2,6 @@
 
 #include "attnlab/dump.h"
 
-
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -56,7 +55,6 @@ Result<std::string> filePrefix(const std::string& path, std::size_t count) {
     bytes.resize(static_cast<std::size_t>(in.gcount()));
     return bytes;
 }
-
 
 void appendUtf8(std::string& out, std::uint32_t cp) {
     if (cp < 0x80) {

@@ -8,14 +8,14 @@
 namespace attnlab::kernels {
 
 struct HeadJob {
-    ConstMatrixMap q;       // [Sq, D]
-    ConstMatrixMap k;       // [Sk, D]
-    ConstMatrixMap v;       // [Sk, Dv]
-    MatrixMap out;          // [Sq, Dv], written fully
-    Scalar* weights;        // [Sq, Sk] row-major or nullptr
-    Scalar* scores;         // [Sq, Sk] row-major or nullptr (scaled logits, unmasked)
+    ConstMatrixMap q; // [Sq, D]
+    ConstMatrixMap k; // [Sk, D]
+    ConstMatrixMap v; // [Sk, Dv]
+    MatrixMap out;    // [Sq, Dv], written fully
+    Scalar* weights;  // [Sq, Sk] row-major or nullptr
+    Scalar* scores;   // [Sq, Sk] row-major or nullptr (scaled logits, unmasked)
     const MaskSpec& mask;
-    Index batch;            // batch entry, for validLen
+    Index batch; // batch entry, for validLen
     Scalar scale;
     unsigned char* emptyRows; // [Sq] or nullptr: set to 1 where a row has no allowed key
 };

@@ -84,10 +84,14 @@ std::optional<std::string> parseMaskKinds(const std::string& text, MaskSpec& mas
     while (std::getline(stream, word, ',')) {
         any = true;
         if (word == "none") continue;
-        if (word == "causal") mask.causal = true;
-        else if (word == "padding") wantsPadding = true;
-        else if (word == "window") wantsWindow = true;
-        else if (word == "causal-window") wantsCausalWindow = true;
+        if (word == "causal")
+            mask.causal = true;
+        else if (word == "padding")
+            wantsPadding = true;
+        else if (word == "window")
+            wantsWindow = true;
+        else if (word == "causal-window")
+            wantsCausalWindow = true;
         else
             return "unknown mask '" + word +
                    "' (expected none, causal, padding, window or causal-window)";

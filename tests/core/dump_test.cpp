@@ -16,8 +16,8 @@
 
 #include "attnlab/dump.h"
 #include "attnlab/npy.h"
-#include "temp_dir.h"
 #include "reference.h"
+#include "temp_dir.h"
 
 namespace attnlab {
 namespace {

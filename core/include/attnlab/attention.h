@@ -39,22 +39,22 @@ struct Qkv {
 struct AttentionSpec {
     Variant variant = Variant::Softmax;
     MaskSpec mask;
-    std::optional<double> scale;   ///< replaces the default 1/sqrt(D)
-    Index qBlock = 64;             ///< flash: query tile rows
-    Index kvBlock = 64;            ///< flash: key/value tile columns
-    bool wantWeights = true;       ///< fill Attention::weights [B, H, Sq, Sk]
-    bool wantScores = false;       ///< fill Attention::scores (scaled, before mask)
-    bool wantFlashTrace = false;   ///< flash only: fill Attention::flashTrace
+    std::optional<double> scale;            ///< replaces the default 1/sqrt(D)
+    Index qBlock = 64;                      ///< flash: query tile rows
+    Index kvBlock = 64;                     ///< flash: key/value tile columns
+    bool wantWeights = true;                ///< fill Attention::weights [B, H, Sq, Sk]
+    bool wantScores = false;                ///< fill Attention::scores (scaled, before mask)
+    bool wantFlashTrace = false;            ///< flash only: fill Attention::flashTrace
     std::optional<AdditiveParams> additive; ///< additive only; seeded default when empty
     std::uint64_t additiveSeed = 0;
     Index additiveUnits = 8;
-    int threads = 1;               ///< worker threads over (batch, head) pairs; 0 = hardware
+    int threads = 1; ///< worker threads over (batch, head) pairs; 0 = hardware
 };
 
 struct Attention {
-    Tensor4 output;   ///< [B, H, Sq, Dv]
-    Tensor4 weights;  ///< [B, H, Sq, Sk] when asked; masked cells exactly 0
-    Tensor4 scores;   ///< [B, H, Sq, Sk] when asked: scaled logits, mask not applied
+    Tensor4 output;  ///< [B, H, Sq, Dv]
+    Tensor4 weights; ///< [B, H, Sq, Sk] when asked; masked cells exactly 0
+    Tensor4 scores;  ///< [B, H, Sq, Sk] when asked: scaled logits, mask not applied
     /// [B * Sq] flags, row b * Sq + i: true where the row has no allowed key (its weights
     /// and output are zero). The mask does not depend on the head.
     std::vector<unsigned char> emptyRows;

@@ -17,7 +17,9 @@ public:
 };
 
 namespace detail {
-[[noreturn]] inline void throwInvalid(const std::string& message) { throw InvalidArgument(message); }
+[[noreturn]] inline void throwInvalid(const std::string& message) {
+    throw InvalidArgument(message);
+}
 } // namespace detail
 
 } // namespace attnlab

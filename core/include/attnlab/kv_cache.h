@@ -11,8 +11,8 @@
 namespace attnlab {
 
 struct KvCacheStep {
-    Index newRows = 0;          ///< rows computed in this step (prefill N, then 1)
-    Index cacheLen = 0;         ///< keys held after the step
+    Index newRows = 0;           ///< rows computed in this step (prefill N, then 1)
+    Index cacheLen = 0;          ///< keys held after the step
     std::int64_t cacheBytes = 0; ///< K and V held, all batch entries and kv heads
 };
 

@@ -13,10 +13,10 @@
 namespace attnlab {
 
 struct MaskSpec {
-    bool causal = false;          ///< key j allowed iff j <= p
-    Index window = -1;            ///< >= 0: |p - j| <= window
-    Index causalWindow = -1;      ///< >= 0: 0 <= p - j <= causalWindow
-    std::vector<Index> validLen;  ///< per batch entry (one value broadcasts): j < validLen[b]
+    bool causal = false;              ///< key j allowed iff j <= p
+    Index window = -1;                ///< >= 0: |p - j| <= window
+    Index causalWindow = -1;          ///< >= 0: 0 <= p - j <= causalWindow
+    std::vector<Index> validLen;      ///< per batch entry (one value broadcasts): j < validLen[b]
     std::optional<BoolMatrix> custom; ///< [Sq, Sk], true = allowed
 
     /// True when no mask is set at all (every key allowed).

@@ -22,12 +22,12 @@ std::optional<Positional> parsePositional(const std::string& name);
 
 /// Settings of the views that are worth saving with a session.
 struct ViewState {
-    std::string view = "heatmap";   ///< the active view
+    std::string view = "heatmap"; ///< the active view
     std::string colormap = "viridis";
     std::string theme = "light";
-    std::string show = "weights";   ///< weights|scores|scaled|mask|output|q|k|v
-    Index head = 0;                 ///< focused head
-    Index query = -1;               ///< selected query row, -1 none
+    std::string show = "weights"; ///< weights|scores|scaled|mask|output|q|k|v
+    Index head = 0;               ///< focused head
+    Index query = -1;             ///< selected query row, -1 none
     bool cellValues = true;
     Index flashStep = 0;
     Index kvStep = 0;
@@ -40,22 +40,22 @@ struct Session {
 
     std::string title;
     std::string text = "the cat sat on the mat";
-    std::string sourceText;        ///< non-empty: cross-attention, keys/values from this text
+    std::string sourceText; ///< non-empty: cross-attention, keys/values from this text
     Tokenizer tokenizer = Tokenizer::Whitespace;
     Index dModel = 16;
     Index heads = 1;
-    Index kvHeads = 1;             ///< GQA when < heads, MQA when 1
+    Index kvHeads = 1; ///< GQA when < heads, MQA when 1
     Positional positional = Positional::None;
     double ropeBase = 10000.0;
     std::uint64_t seed = 0;
     bool identityProjections = false; ///< Q = K = V = X (split into heads), as in the seeds
     Variant variant = Variant::Softmax;
-    MaskSpec mask;                 ///< validLen has one entry (the session has one batch)
-    std::optional<double> scale;   ///< replaces 1/sqrt(d_head)
-    double temperature = 1.0;      ///< logits are divided by it
+    MaskSpec mask;               ///< validLen has one entry (the session has one batch)
+    std::optional<double> scale; ///< replaces 1/sqrt(d_head)
+    double temperature = 1.0;    ///< logits are divided by it
     Index qBlock = 2;
     Index kvBlock = 2;
-    Index kvPrefill = -1;          ///< >= 0: run as KV-cache prefill + decode
+    Index kvPrefill = -1; ///< >= 0: run as KV-cache prefill + decode
     ViewState viewState;
 };
 
@@ -64,15 +64,15 @@ struct Experiment {
     Session session;
     std::vector<std::string> queryTokens;
     std::vector<std::string> keyTokens;
-    Matrix xq;              ///< [Sq, dModel] embeddings (+ sinusoidal positions)
-    Matrix xkv;             ///< [Sk, dModel]
-    Qkv qkv;                ///< per head, after RoPE
-    Attention attention;    ///< weights and scores always filled
-    Matrix output;          ///< [Sq, dModel]: merged heads @ Wo (merged heads when identity)
+    Matrix xq;                    ///< [Sq, dModel] embeddings (+ sinusoidal positions)
+    Matrix xkv;                   ///< [Sk, dModel]
+    Qkv qkv;                      ///< per head, after RoPE
+    Attention attention;          ///< weights and scores always filled
+    Matrix output;                ///< [Sq, dModel]: merged heads @ Wo (merged heads when identity)
     std::vector<HeadStats> stats; ///< per query head
     std::optional<KvCacheTrace> kvTrace;
     std::vector<std::string> warnings;
-    double scale = 0;       ///< the scale used
+    double scale = 0;        ///< the scale used
     double milliseconds = 0; ///< wall time of run()
 
     Index headCount() const { return qkv.q.heads; }

@@ -15,12 +15,12 @@ struct HeadStats {
     std::vector<unsigned char> emptyRow;   ///< 1 where no key is allowed
     std::vector<Index> mostAttended;       ///< argmax_j w_ij over j != p; -1 when none
     std::vector<double> mostAttendedWeight;
-    std::vector<double> meanDistance;      ///< sum_j w_ij |p - j|
-    std::vector<double> firstTokenWeight;  ///< w_i0
-    double meanEntropy = 0;                ///< over non-empty rows
-    double diagonalMean = 0;               ///< mean of w_{i,p} over rows whose p is a key
-    double offDiagonalMean = 0;            ///< mean of the other Sq*Sk - #diagonal cells
-    std::vector<Index> histogram;          ///< counts of allowed weights in [0, 1], equal bins
+    std::vector<double> meanDistance;     ///< sum_j w_ij |p - j|
+    std::vector<double> firstTokenWeight; ///< w_i0
+    double meanEntropy = 0;               ///< over non-empty rows
+    double diagonalMean = 0;              ///< mean of w_{i,p} over rows whose p is a key
+    double offDiagonalMean = 0;           ///< mean of the other Sq*Sk - #diagonal cells
+    std::vector<Index> histogram;         ///< counts of allowed weights in [0, 1], equal bins
 };
 
 /// Statistics of one [Sq, Sk] weight matrix under the mask it was computed with (batch b).

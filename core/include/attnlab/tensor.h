@@ -69,8 +69,7 @@ struct Tensor4 {
     }
 
     bool sameShape(const Tensor4& other) const {
-        return batch == other.batch && heads == other.heads && seq == other.seq &&
-               dim == other.dim;
+        return batch == other.batch && heads == other.heads && seq == other.seq && dim == other.dim;
     }
 };
 
