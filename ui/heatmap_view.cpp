@@ -381,16 +381,7 @@ void HeatmapView::paintFigure(QCPPainter& painter, const QSize& size) {
 
 DataTable HeatmapView::data() const {
     const HeatmapData heat = heatmapData();
-    DataTable table;
-    table.rows = static_cast<int>(heat.values.rows());
-    table.cols = static_cast<int>(heat.values.cols());
-    table.rowLabels = heat.rowLabels;
-    table.columnLabels = heat.columnLabels;
-    table.values.resize(static_cast<std::size_t>(table.rows) * table.cols);
-    for (int i = 0; i < table.rows; ++i)
-        for (int j = 0; j < table.cols; ++j)
-            table.values[static_cast<std::size_t>(i) * table.cols + j] = heat.values(i, j);
-    return table;
+    return DataTable::fromMatrix(heat.values, heat.rowLabels, heat.columnLabels);
 }
 
 QString HeatmapView::explainCell(Index row, Index column) const {

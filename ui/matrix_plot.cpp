@@ -10,16 +10,7 @@
 namespace attnlab::ui {
 
 DataTable tableOf(const MatrixFigure& figure) {
-    DataTable table;
-    table.rows = static_cast<int>(figure.values.rows());
-    table.cols = static_cast<int>(figure.values.cols());
-    table.rowLabels = figure.rowLabels;
-    table.columnLabels = figure.columnLabels;
-    table.values.resize(static_cast<std::size_t>(table.rows) * table.cols);
-    for (int i = 0; i < table.rows; ++i)
-        for (int j = 0; j < table.cols; ++j)
-            table.values[static_cast<std::size_t>(i) * table.cols + j] = figure.values(i, j);
-    return table;
+    return DataTable::fromMatrix(figure.values, figure.rowLabels, figure.columnLabels);
 }
 
 MatrixPlot::MatrixPlot(QCustomPlot* plot) : m_plot(plot) {

@@ -6,6 +6,20 @@
 
 namespace attnlab::ui {
 
+DataTable DataTable::fromMatrix(const MatrixD& matrix, const QStringList& rowLabels,
+                                const QStringList& columnLabels) {
+    DataTable table;
+    table.rows = static_cast<int>(matrix.rows());
+    table.cols = static_cast<int>(matrix.cols());
+    table.rowLabels = rowLabels;
+    table.columnLabels = columnLabels;
+    table.values.resize(static_cast<std::size_t>(table.rows) * table.cols);
+    for (int i = 0; i < table.rows; ++i)
+        for (int j = 0; j < table.cols; ++j)
+            table.values[static_cast<std::size_t>(i) * table.cols + j] = matrix(i, j);
+    return table;
+}
+
 View::View(Document* document, QWidget* parent) : QWidget(parent), m_document(document) {
     connect(document, &Document::changed, this, [this](Document::What what) {
         if (dependsOn(what)) markStale();

@@ -30,6 +30,10 @@ struct DataTable {
     int cols = 0;
     std::vector<double> values; ///< row-major rows * cols; NaN where a cell has no value
     double at(int r, int c) const { return values[static_cast<std::size_t>(r) * cols + c]; }
+
+    /// The table of a labelled matrix (a heatmap's cells).
+    static DataTable fromMatrix(const MatrixD& matrix, const QStringList& rowLabels,
+                                const QStringList& columnLabels);
 };
 
 class View : public QWidget {
