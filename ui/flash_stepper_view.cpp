@@ -274,11 +274,7 @@ bool FlashStepperView::playing() const {
 }
 
 void FlashStepperView::goToStep(Index step) {
-    const Index clamped = std::clamp<Index>(step, 0, totalSteps());
-    if (document()->session().viewState.flashStep == clamped) return;
-    ViewState state = document()->session().viewState;
-    state.flashStep = clamped;
-    document()->setViewState(state);
+    setViewStep(*document(), &ViewState::flashStep, step, totalSteps());
 }
 
 void FlashStepperView::stepForward() {
@@ -483,11 +479,7 @@ void FlashStepperView::refresh() {
             ->setRange(-0.5, std::max<double>(1, static_cast<double>(sq)) - 0.5);
         rect->axis(QCPAxis::atBottom)
             ->setRange(-0.5, std::max<double>(1, static_cast<double>(m_reference.cols())) - 0.5);
-        // Dimensions are whole numbers: ticks at multiples of 1, 2, 5 ... never at 2.5.
-        auto dimensionTicker = QSharedPointer<QCPAxisTickerFixed>::create();
-        dimensionTicker->setTickStep(1.0);
-        dimensionTicker->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);
-        rect->axis(QCPAxis::atBottom)->setTicker(dimensionTicker);
+        rect->axis(QCPAxis::atBottom)->setTicker(integerTicker());
     }
 
     // Error against standard attention.

@@ -152,11 +152,7 @@ std::pair<Index, Index> KvCacheView::newRows() const {
 }
 
 void KvCacheView::goToStep(Index step) {
-    const Index clamped = std::clamp<Index>(step, 0, std::max<Index>(0, stepCount() - 1));
-    if (document()->session().viewState.kvStep == clamped) return;
-    ViewState state = document()->session().viewState;
-    state.kvStep = clamped;
-    document()->setViewState(state);
+    setViewStep(*document(), &ViewState::kvStep, step, stepCount() - 1);
 }
 
 void KvCacheView::stepForward() {
@@ -228,6 +224,7 @@ void KvCacheView::refresh() {
     m_cacheRect->axis(QCPAxis::atLeft)->setTicker(labelTicker(keyTokens, 24));
     m_cacheRect->axis(QCPAxis::atLeft)->setRange(-0.5, std::max<Index>(1, keys.rows()) - 0.5);
     m_cacheRect->axis(QCPAxis::atBottom)->setRange(-0.5, std::max<Index>(1, keys.cols()) - 0.5);
+    m_cacheRect->axis(QCPAxis::atBottom)->setTicker(integerTicker());
     m_newCacheItem->setVisible(steps > 0);
     m_newCacheItem->topLeft->setCoords(-0.5, firstNew - 0.5);
     m_newCacheItem->bottomRight->setCoords(keys.cols() - 0.5, endNew - 0.5);

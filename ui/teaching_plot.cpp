@@ -40,6 +40,13 @@ void setupMatrixAxes(QCPAxisRect* rect) {
     }
 }
 
+QSharedPointer<QCPAxisTicker> integerTicker() {
+    auto ticker = QSharedPointer<QCPAxisTickerFixed>::create();
+    ticker->setTickStep(1.0);
+    ticker->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);
+    return ticker;
+}
+
 QSharedPointer<QCPAxisTickerText> labelTicker(const QStringList& labels, int maxLabels) {
     auto ticker = QSharedPointer<QCPAxisTickerText>::create();
     const int count = static_cast<int>(labels.size());
@@ -73,6 +80,14 @@ QString bytesText(double bytes) {
     if (bytes < 10 * 1024.0 * 1024 * 1024)
         return QObject::tr("%1 MiB").arg(bytes / (1024.0 * 1024), 0, 'f', 0);
     return QObject::tr("%1 GiB").arg(bytes / (1024.0 * 1024 * 1024), 0, 'f', 1);
+}
+
+void setViewStep(Document& document, Index ViewState::*field, Index step, Index last) {
+    const Index clamped = std::clamp<Index>(step, 0, std::max<Index>(0, last));
+    if (document.session().viewState.*field == clamped) return;
+    ViewState state = document.session().viewState;
+    state.*field = clamped;
+    document.setViewState(state);
 }
 
 } // namespace attnlab::ui

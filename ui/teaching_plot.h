@@ -7,9 +7,11 @@
 #include <QStringList>
 
 #include "ui/core.h"
+#include "ui/document.h"
 #include "ui/theme.h"
 
 class QCPAxisRect;
+class QCPAxisTicker;
 class QCPAxisTickerText;
 class QCPColorMap;
 class QCPLegend;
@@ -25,10 +27,16 @@ QCPAxisRect* makeAxisRect(QCustomPlot* plot, const QString& xLabel, const QStrin
 /// Matrix axes: row 0 at the top, no grid, no sub-ticks.
 void setupMatrixAxes(QCPAxisRect* rect);
 /// One text tick per label, thinned to at most `maxLabels`.
+/// Ticks at whole numbers only (multiples of 1, 2, 5 ...), for axes of indices such as head
+/// dimensions: never 2.5.
+QSharedPointer<QCPAxisTicker> integerTicker();
 QSharedPointer<QCPAxisTickerText> labelTicker(const QStringList& labels, int maxLabels);
 /// A legend inside `rect` (created once, at `alignment`), styled for the theme.
 QCPLegend* insetLegend(QCPAxisRect* rect, const Theme& theme, Qt::Alignment alignment);
 /// "12 B", "34 KiB", "5 MiB", "2 GiB".
 QString bytesText(double bytes);
+/// Moves a stepper to `step` clamped to [0, last]: writes the view-state field (flashStep,
+/// kvStep) through the document, so the window, render and saved sessions agree.
+void setViewStep(Document& document, Index ViewState::*field, Index step, Index last);
 
 } // namespace attnlab::ui
