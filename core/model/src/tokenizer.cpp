@@ -1,0 +1,1 @@
+// tokenizer.json: placeholder until the tokenizer pipeline lands.
