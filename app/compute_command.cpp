@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "attnlab/attention.h"
+#include "attnlab/file_io.h"
 #include "attnlab/flash_trace.h"
 #include "attnlab/kv_cache.h"
 #include "attnlab/mask.h"
@@ -196,42 +197,6 @@ AdditiveParams readAdditiveParams(const std::string& path, Index dq, Index dk) {
 }
 
 // ---- writing ------------------------------------------------------------------------------
-
-/// Files written under temporary names and renamed only when every one of them was written.
-class StagedFiles {
-public:
-    StagedFiles() = default;
-    StagedFiles(const StagedFiles&) = delete;
-    StagedFiles& operator=(const StagedFiles&) = delete;
-    ~StagedFiles() {
-        for (const auto& file : m_files)
-            if (!file.renamed) ::unlink(file.temp.c_str());
-    }
-
-    /// Writes contents to "<path>.tmp-XXXXXX" in path's folder.
-    void stage(const std::string& path, const std::string& contents) {
-        Result<std::string> temp = writeTempBeside(path, contents);
-        if (!temp) fail(temp.error());
-        m_files.push_back({path, std::move(*temp), false});
-    }
-
-    /// Moves every staged file to its final name.
-    void commit() {
-        for (auto& file : m_files) {
-            if (std::rename(file.temp.c_str(), file.path.c_str()) != 0)
-                fail("cannot write " + file.path + ": " + std::strerror(errno));
-            file.renamed = true;
-        }
-    }
-
-private:
-    struct File {
-        std::string path;
-        std::string temp;
-        bool renamed;
-    };
-    std::vector<File> m_files;
-};
 
 /// The .npy image of t viewed at `rank`; consumes t so that at most one extra copy of a
 /// large weights tensor exists at a time.
@@ -408,8 +373,8 @@ int run(int argc, char** argv) {
     }
     StagedFiles staged;
     for (const auto& [path, contents] : files)
-        staged.stage(path, contents);
-    staged.commit();
+        if (auto error = staged.stage(path, contents)) fail(error->message);
+    if (auto error = staged.commit()) fail(error->message);
     return 0;
 }
 

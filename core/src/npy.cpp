@@ -1,5 +1,7 @@
 #include "attnlab/npy.h"
 
+#include "attnlab/file_io.h"
+
 #include <zip.h>
 
 #include <fcntl.h>
@@ -405,23 +407,6 @@ Result<NpyArray> parseNpy(const std::string& bytes, const std::string& name,
     return array;
 }
 
-Result<std::string> readFile(const std::string& path) {
-    std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"),
-                                                         &std::fclose);
-    if (!file) return Error{"cannot open " + path + ": " + std::strerror(errno)};
-    struct stat info {};
-    if (::fstat(::fileno(file.get()), &info) == 0 && S_ISDIR(info.st_mode))
-        return Error{"cannot read " + path + ": it is a directory"};
-    std::string contents;
-    if (info.st_size > 0) contents.reserve(static_cast<std::size_t>(info.st_size));
-    char buffer[1 << 16];
-    std::size_t got;
-    while ((got = std::fread(buffer, 1, sizeof buffer, file.get())) > 0)
-        contents.append(buffer, got);
-    if (std::ferror(file.get())) return Error{"cannot read " + path + ": " + std::strerror(errno)};
-    return contents;
-}
-
 Result<NpyArray> readNpy(const std::string& path, const NpyReadOptions& options) {
     auto bytes = readFile(path);
     if (!bytes) return Error{bytes.error()};
@@ -475,51 +460,6 @@ std::string encodeNpy(const NpyArray& array, DType dtype) {
         }
     }
     return out;
-}
-
-Result<std::string> writeTempBeside(const std::string& path, const std::string& contents) {
-    std::random_device device;
-    std::string temp;
-    int fd = -1;
-    for (int attempt = 0; attempt < 100 && fd < 0; ++attempt) {
-        char suffix[16];
-        std::snprintf(suffix, sizeof suffix, ".tmp-%06x", device() & 0xffffffu);
-        temp = path + suffix;
-        fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-        if (fd < 0 && errno != EEXIST) break;
-    }
-    if (fd < 0) return Error{"cannot write " + path + ": " + std::strerror(errno)};
-
-    const char* data = contents.data();
-    std::size_t left = contents.size();
-    int writeError = 0;
-    while (left > 0) {
-        const ssize_t written = ::write(fd, data, left);
-        if (written < 0) {
-            if (errno == EINTR) continue;
-            writeError = errno;
-            break;
-        }
-        data += written;
-        left -= static_cast<std::size_t>(written);
-    }
-    if (::close(fd) != 0 && writeError == 0) writeError = errno;
-    if (writeError != 0) {
-        ::unlink(temp.c_str());
-        return Error{"cannot write " + path + ": " + std::strerror(writeError)};
-    }
-    return temp;
-}
-
-Status writeFileAtomic(const std::string& path, const std::string& contents) {
-    Result<std::string> temp = writeTempBeside(path, contents);
-    if (!temp) return Error{temp.error()};
-    if (std::rename(temp->c_str(), path.c_str()) != 0) {
-        const int renameError = errno;
-        ::unlink(temp->c_str());
-        return Error{"cannot write " + path + ": " + std::strerror(renameError)};
-    }
-    return std::nullopt;
 }
 
 Status writeNpy(const std::string& path, const NpyArray& array, DType dtype) {

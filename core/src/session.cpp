@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "attnlab/npy.h"
+#include "attnlab/file_io.h"
 
 namespace attnlab {
 
@@ -28,6 +28,13 @@ bool isRope(Positional p) {
 /// Tokens of the source text; empty when the session is self-attention.
 std::vector<std::string> sourceTokens(const Session& session) {
     return tokenize(session.sourceText, session.tokenizer);
+}
+
+/// A double as a person writes it: 1e-06, 0.5, 1e+308.
+std::string number(double value) {
+    std::ostringstream out;
+    out << value;
+    return out.str();
 }
 
 std::string plural(Index count, const char* one, const char* many) {
@@ -63,6 +70,20 @@ std::optional<Positional> parsePositional(const std::string& name) {
 std::vector<std::string> validate(const Session& session) {
     std::vector<std::string> problems;
     auto say = [&problems](const std::string& sentence) { problems.push_back(sentence); };
+
+    // The raw length first: tokenizing a huge text only to count its tokens costs far more
+    // memory than the text (a 30 MB text is 30 M one-character tokens).
+    bool textTooLong = false;
+    for (const bool source : {false, true}) {
+        const std::string& text = source ? session.sourceText : session.text;
+        if (text.size() > Session::kMaxTextBytes) {
+            say(std::string(source ? "The source text" : "The text") + " is " +
+                std::to_string(text.size()) + " bytes long; at most " +
+                std::to_string(Session::kMaxTextBytes) + " are allowed.");
+            textTooLong = true;
+        }
+    }
+    if (textTooLong) return problems;
 
     const auto queries = tokenize(session.text, session.tokenizer);
     const auto sources = sourceTokens(session);
@@ -139,9 +160,21 @@ std::vector<std::string> validate(const Session& session) {
     if (session.kvBlock < 1)
         say("The key/value block size must be at least 1 (it is " +
             std::to_string(session.kvBlock) + ").");
+    // Bounded so that scale / temperature is a normal float: 1e308 or a temperature of
+    // 5e-324 would give infinite logits and NaN weights.
     if (!(session.temperature > 0) || !std::isfinite(session.temperature))
         say("The temperature must be a number greater than 0.");
-    if (session.scale && !std::isfinite(*session.scale)) say("The scale must be a finite number.");
+    else if (session.temperature < Session::kMinTemperature ||
+             session.temperature > Session::kMaxTemperature)
+        say("The temperature must be between " + number(Session::kMinTemperature) + " and " +
+            number(Session::kMaxTemperature) + " (it is " + number(session.temperature) + ").");
+    if (session.scale && !std::isfinite(*session.scale))
+        say("The scale must be a finite number.");
+    else if (session.scale && *session.scale != 0 &&
+             !(std::abs(*session.scale) >= Session::kMinScale &&
+               std::abs(*session.scale) <= Session::kMaxScale))
+        say("The scale must be 0 or between " + number(Session::kMinScale) + " and " +
+            number(Session::kMaxScale) + " in magnitude (it is " + number(*session.scale) + ").");
 
     if (session.kvPrefill < -1)
         say("The KV-cache prefill must be 0 or more, or -1 for no KV cache (it is " +
@@ -228,8 +261,16 @@ Experiment run(const Session& session) {
         applyRope(ex.qkv.k, style, session.ropeBase, 0);
     }
 
-    ex.scale =
-        session.scale.value_or(1.0 / std::sqrt(static_cast<double>(dh))) / session.temperature;
+    ex.source.kind = ExperimentSource::Kind::Session;
+    ex.source.name = session.title;
+    ex.variant = session.variant;
+    ex.mask = effectiveMask(session);
+    ex.positional = session.positional;
+    ex.ropeBase = session.ropeBase;
+    ex.kvPrefill = session.kvPrefill;
+    ex.baseScale = session.scale.value_or(1.0 / std::sqrt(static_cast<double>(dh)));
+    ex.temperature = session.temperature;
+    ex.scale = ex.baseScale / ex.temperature;
 
     AttentionSpec spec;
     spec.variant = session.variant;
@@ -239,16 +280,16 @@ Experiment run(const Session& session) {
     spec.kvBlock = session.kvBlock;
     spec.wantWeights = true;
     spec.wantScores = true;
-    spec.wantFlashTrace = session.variant == Variant::Flash;
+    // No FlashTrace: nobody in the window reads all heads' tiles. The stepper walks the
+    // focused head (flash_walk.h); `attnlab compute --trace` asks attend() itself.
+    spec.wantFlashTrace = false;
     spec.additiveSeed = session.seed;
     spec.threads = 0;
 
-    MaskSpec statsMask = session.mask;
     if (session.kvPrefill >= 0) {
         KvCacheTrace trace;
         ex.attention = attendKvCache(ex.qkv, spec, session.kvPrefill, 4, &trace);
         ex.kvTrace = std::move(trace);
-        statsMask.causal = true;
         if (!session.mask.causal)
             ex.warnings.push_back("The KV cache decodes one token at a time, so attention is "
                                   "causal here even though the causal mask is off.");
@@ -266,7 +307,7 @@ Experiment run(const Session& session) {
 
     ex.stats.reserve(static_cast<std::size_t>(heads));
     for (Index h = 0; h < heads; ++h)
-        ex.stats.push_back(headStats(std::as_const(ex.attention.weights).head(0, h), statsMask, 0));
+        ex.stats.push_back(headStats(std::as_const(ex.attention.weights).head(0, h), ex.mask, 0));
 
     // Things a person should know about what they are looking at.
     if ((session.variant == Variant::Linear || session.variant == Variant::Additive) &&
@@ -366,6 +407,11 @@ public:
             target = v->get<double>();
         }
     }
+    /// A number that must lie in [low, high]; `what` names it in the message.
+    void get(const char* key, double& target, double low, double high, const char* what) const {
+        get(key, target);
+        if (find(key)) inRange(target, low, high, path(key), what);
+    }
     void get(const char* key, Index& target) const {
         if (const Json* v = find(key)) target = wholeNumber(*v, path(key));
     }
@@ -391,19 +437,38 @@ public:
                 fail(path(key), "expected a number or null, got " + typeOf(*v));
         }
     }
+    void get(const char* key, std::optional<double>& target, double low, double high,
+             const char* what) const {
+        get(key, target);
+        if (find(key) && target) inRange(*target, low, high, path(key), what);
+    }
+
+    static void inRange(double value, double low, double high, const std::string& where,
+                        const char* what) {
+        if (!(value >= low && value <= high)) {
+            std::ostringstream out;
+            out << value << " is out of range: " << what << " must be between " << low << " and "
+                << high;
+            fail(where, out.str());
+        }
+    }
 
     static Index wholeNumber(const Json& v, const std::string& where) {
         if (v.is_number_integer()) {
             if (v.is_number_unsigned() &&
                 v.get<std::uint64_t>() >
                     static_cast<std::uint64_t>(std::numeric_limits<Index>::max()))
-                fail(where, "number too large");
+                fail(where, v.dump() + " is too large (at most " +
+                                std::to_string(std::numeric_limits<Index>::max()) + ")");
             return v.get<Index>();
         }
         if (v.is_number_float()) {
+            // Integers beyond 64 bits arrive as floats: say they are too large, not fractional.
             const double value = v.get<double>();
             if (std::isfinite(value) && value == std::floor(value) && std::abs(value) < 9.0e15)
                 return static_cast<Index>(value);
+            if (std::isfinite(value) && value == std::floor(value))
+                fail(where, v.dump() + " is too large for a whole number here");
             fail(where, "expected a whole number, got " + v.dump());
         }
         fail(where, "expected a whole number, got " + typeOf(v));
@@ -554,13 +619,56 @@ std::string sessionToJson(const Session& s) {
     return compactNumberArrays(root.dump(2)) + "\n";
 }
 
-Result<Session> sessionFromJson(const std::string& text) {
-    Json root;
+namespace {
+
+/// Parses JSON text. A number nlohmann cannot hold (1e400 overflows a double) is an error
+/// naming the key it belongs to, found by following the keys as the parser reports them.
+Result<Json> parseJson(const std::string& text) {
+    std::vector<std::string> keys; // keys[d] is the key being read at nesting depth d + 1
+    const Json::parser_callback_t track = [&keys](int depth, Json::parse_event_t event,
+                                                  Json& parsed) {
+        if (event == Json::parse_event_t::key && depth >= 1 && parsed.is_string()) {
+            keys.resize(static_cast<std::size_t>(depth - 1));
+            keys.push_back(parsed.get<std::string>());
+        }
+        return true;
+    };
     try {
-        root = Json::parse(text);
-    } catch (const Json::parse_error& e) {
-        return Error{std::string("not valid JSON: ") + e.what()};
+        return Json::parse(text, track);
+    } catch (const Json::out_of_range& e) {
+        std::string where;
+        for (const auto& key : keys)
+            if (!key.empty()) where += (where.empty() ? "" : ".") + key;
+        // nlohmann says "number overflow parsing '1e400'": keep only the number.
+        std::string number;
+        const std::string what = e.what();
+        const auto open = what.find('\'');
+        const auto close = what.rfind('\'');
+        if (open != std::string::npos && close != std::string::npos && close > open)
+            number = what.substr(open + 1, close - open - 1);
+        return Error{(where.empty() ? std::string("a value") : where) + ": the number " +
+                     (number.empty() ? std::string("given") : number) +
+                     " is too large to be read (beyond the range of a double)"};
+    } catch (const Json::exception& e) {
+        // parse_error; type_error cannot occur while parsing text, but never let one escape.
+        std::string message = e.what();
+        // Drop nlohmann's "[json.exception.parse_error.101] " prefix: the rest is readable.
+        if (const auto bracket = message.find("] ");
+            message.rfind("[json.exception.", 0) == 0 && bracket != std::string::npos)
+            message.erase(0, bracket + 2);
+        return Error{"not valid JSON: " + message};
     }
+}
+
+} // namespace
+
+Result<Session> sessionFromJson(const std::string& text) {
+    if (text.size() > Session::kMaxFileBytes)
+        return Error{"the file is " + std::to_string(text.size()) +
+                     " bytes; a session is at most " + std::to_string(Session::kMaxFileBytes)};
+    auto parsed = parseJson(text);
+    if (!parsed) return Error{parsed.error()};
+    const Json root = std::move(*parsed);
     if (!root.is_object()) return Error{"a session is a JSON object, got " + typeOf(root)};
 
     Session s;
@@ -586,6 +694,15 @@ Result<Session> sessionFromJson(const std::string& text) {
         const Section tokens = Section::child(root, "tokens");
         tokens.get("text", s.text);
         tokens.get("source", s.sourceText);
+        // Bounded here, before anything tokenizes it (a character-tokenized 30 MB text would
+        // take ~1 GB as tokens before the token count could be checked).
+        for (const char* key : {"text", "source"}) {
+            const std::string& value = key[0] == 't' ? s.text : s.sourceText;
+            if (value.size() > Session::kMaxTextBytes)
+                fail(tokens.path(key), "the text is " + std::to_string(value.size()) +
+                                           " bytes long; at most " +
+                                           std::to_string(Session::kMaxTextBytes) + " are allowed");
+        }
         getEnum(tokens, "tokenizer", s.tokenizer, parseTokenizer, "whitespace or character");
 
         const Section model = Section::child(root, "model");
@@ -601,8 +718,15 @@ Result<Session> sessionFromJson(const std::string& text) {
         const Section attention = Section::child(root, "attention");
         getEnum(attention, "variant", s.variant, parseVariant,
                 "softmax, flash, linear or additive");
-        attention.get("scale", s.scale);
-        attention.get("temperature", s.temperature);
+        attention.get("scale", s.scale, -Session::kMaxScale, Session::kMaxScale, "the scale");
+        if (s.scale && *s.scale != 0 && std::abs(*s.scale) < Session::kMinScale) {
+            std::ostringstream out;
+            out << *s.scale << " is out of range: the scale must be 0 or at least "
+                << Session::kMinScale << " in magnitude";
+            fail(attention.path("scale"), out.str());
+        }
+        attention.get("temperature", s.temperature, Session::kMinTemperature,
+                      Session::kMaxTemperature, "the temperature");
         attention.get("q_block", s.qBlock);
         attention.get("kv_block", s.kvBlock);
         attention.get("kv_prefill", s.kvPrefill);
@@ -649,7 +773,7 @@ Result<Session> sessionFromJson(const std::string& text) {
 }
 
 Result<Session> loadSession(const std::string& path) {
-    auto text = readFile(path);
+    auto text = readFile(path, Session::kMaxFileBytes);
     if (!text) return Error{text.error()};
     auto session = sessionFromJson(*text);
     if (!session) return Error{path + ": " + session.error()};

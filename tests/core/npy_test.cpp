@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "attnlab/npy.h"
+#include "attnlab/file_io.h"
 #include "temp_dir.h"
 
 namespace attnlab {

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <utility>
 
 #include <unistd.h>
 
@@ -14,6 +15,7 @@
 
 #include "attnlab/session.h"
 #include "reference.h"
+#include "temp_dir.h"
 
 namespace attnlab {
 namespace {
@@ -310,8 +312,8 @@ TEST(SessionRun, VariantsAndKvCacheMatchSoftmaxReference) {
     s.kvBlock = 4;
     const Experiment flash = run(s);
     EXPECT_MATRIX_NEAR(toD(flash.attention.weights.head(0, 0)), r.weights, 1e-5);
-    ASSERT_TRUE(flash.attention.flashTrace.has_value());
-    EXPECT_FALSE(flash.attention.flashTrace->heads.front().steps.empty());
+    // #9: run() records no FlashTrace of every head (the stepper walks one head itself).
+    EXPECT_FALSE(flash.attention.flashTrace.has_value());
 
     s.variant = Variant::Softmax;
     s.kvPrefill = 2;
@@ -507,6 +509,109 @@ TEST(SessionJson, ErrorsNameTheKey) {
     expectError(R"({"attnlab_session": 1, "title": 5})", "title");
     expectError(R"({"attnlab_session": 1, )", "JSON");
     expectError(R"([1, 2])", "object");
+}
+
+TEST(SessionJson, NumberBeyondDoubleRangeIsRefusedNamingTheKey) {
+    // 1e400 overflows a double: nlohmann throws out_of_range while parsing, which used to
+    // escape sessionFromJson (the window aborted) or print nlohmann's own text.
+    const auto s =
+        sessionFromJson(R"({"attnlab_session": 1, "attention": {"scale": 1e400, "q_block": 2}})");
+    ASSERT_FALSE(s.ok());
+    EXPECT_TRUE(contains(s.error(), "attention.scale")) << s.error();
+    EXPECT_TRUE(contains(s.error(), "1e400")) << s.error();
+    EXPECT_FALSE(contains(s.error(), "json.exception")) << s.error();
+
+    const auto nested = sessionFromJson(
+        R"({"attnlab_session": 1, "model": {"heads": 1}, "mask": {"valid_len": [-1e999]}})");
+    ASSERT_FALSE(nested.ok());
+    EXPECT_TRUE(contains(nested.error(), "mask.valid_len")) << nested.error();
+}
+
+TEST(SessionJson, IntegerBeyond64BitsIsRefusedNamingTheKey) {
+    for (const char* number :
+         {"99999999999999999999999", "9223372036854775808", "-99999999999999999999999"}) {
+        const auto s = sessionFromJson(
+            std::string(R"({"attnlab_session": 1, "mask": {"window": )") + number + "}}");
+        ASSERT_FALSE(s.ok()) << number;
+        EXPECT_TRUE(contains(s.error(), "mask.window")) << s.error();
+        EXPECT_TRUE(contains(s.error(), "too large")) << s.error();
+    }
+}
+
+TEST(SessionJson, ScaleAndTemperatureOutsideFloatRangeAreRefusedNamingTheKey) {
+    auto expectRange = [](const std::string& attention, const std::string& key) {
+        const auto s =
+            sessionFromJson(R"({"attnlab_session": 1, "attention": {)" + attention + "}}");
+        ASSERT_FALSE(s.ok()) << attention;
+        EXPECT_TRUE(contains(s.error(), key)) << s.error();
+        EXPECT_TRUE(contains(s.error(), "out of range")) << s.error();
+    };
+    expectRange(R"("scale": 1e308)", "attention.scale");
+    expectRange(R"("scale": -1e300)", "attention.scale");
+    expectRange(R"("scale": 1e-300)", "attention.scale");
+    expectRange(R"("temperature": 5e-324)", "attention.temperature");
+    expectRange(R"("temperature": 1e300)", "attention.temperature");
+    // The ends of the ranges and a zero scale are fine.
+    const auto edge = sessionFromJson(
+        R"({"attnlab_session": 1, "attention": {"scale": 1e6, "temperature": 1e-6}})");
+    ASSERT_TRUE(edge.ok()) << edge.error();
+    EXPECT_TRUE(validate(*edge).empty());
+    const auto zero = sessionFromJson(R"({"attnlab_session": 1, "attention": {"scale": 0}})");
+    ASSERT_TRUE(zero.ok()) << zero.error();
+}
+
+TEST(SessionValidate, ScaleOverTemperatureStaysAFiniteFloat) {
+    Session s;
+    s.scale = 1e308;
+    EXPECT_TRUE(contains(onlyProblem(s), "scale must be 0 or between")) << onlyProblem(s);
+    s = Session{};
+    s.temperature = 5e-324;
+    EXPECT_TRUE(contains(onlyProblem(s), "temperature must be between")) << onlyProblem(s);
+    // At the extremes that validate accepts, run() gives finite weights whose rows sum to 1.
+    s = Session{};
+    s.scale = Session::kMaxScale;
+    s.temperature = Session::kMinTemperature;
+    ASSERT_TRUE(validate(s).empty());
+    const Experiment ex = run(s);
+    const auto weights = std::as_const(ex.attention.weights).head(0, 0);
+    for (Index i = 0; i < weights.rows(); ++i) {
+        EXPECT_TRUE(weights.row(i).allFinite()) << "row " << i;
+        EXPECT_NEAR(weights.row(i).cast<double>().sum(), 1.0, 1e-5) << "row " << i;
+    }
+}
+
+TEST(SessionValidate, HugeTextIsRefusedByItsLengthBeforeTokenizing) {
+    Session s;
+    s.tokenizer = Tokenizer::Character;
+    s.text = std::string(Session::kMaxTextBytes + 1, 'a');
+    const std::string problem = onlyProblem(s);
+    // The length message, not a token count: the text was not tokenized.
+    EXPECT_TRUE(contains(problem, "bytes long")) << problem;
+    EXPECT_FALSE(contains(problem, "tokens")) << problem;
+    s = Session{};
+    s.sourceText = std::string(Session::kMaxTextBytes + 1, 'b');
+    EXPECT_TRUE(contains(onlyProblem(s), "source text")) << onlyProblem(s);
+}
+
+TEST(SessionJson, HugeTextIsRefusedNamingTheKey) {
+    const std::string text(Session::kMaxTextBytes + 1, 'x');
+    const auto s = sessionFromJson(R"({"attnlab_session": 1, "tokens": {"tokenizer": "character",
+        "text": ")" + text + R"("}})");
+    ASSERT_FALSE(s.ok());
+    EXPECT_TRUE(contains(s.error(), "tokens.text")) << s.error();
+    EXPECT_TRUE(contains(s.error(), "bytes long")) << s.error();
+}
+
+TEST(SessionJson, FileLargerThanTheLimitIsRefusedBeforeReading) {
+    test::TempDir dir("attnlab_session");
+    const std::string path = dir.file("huge.json");
+    // A sparse file: its size is claimed by the file system, no bytes are written.
+    { std::ofstream(path) << "{"; }
+    std::filesystem::resize_file(path, Session::kMaxFileBytes + 1);
+    const auto s = loadSession(path);
+    ASSERT_FALSE(s.ok());
+    EXPECT_TRUE(contains(s.error(), "huge.json")) << s.error();
+    EXPECT_TRUE(contains(s.error(), "at most")) << s.error();
 }
 
 TEST(SessionJson, WholeNumbersWrittenAsFloatsAreAccepted) {

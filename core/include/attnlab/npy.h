@@ -60,13 +60,4 @@ Tensor4 toTensor4(const NpyArray& array);
 /// The inverse for a given output rank (2, 3 or 4); rank 2/3 need B (and H) == 1 accordingly.
 NpyArray fromTensor4(const Tensor4& t, Index rank, DType dtype);
 
-/// Writes `contents` to a new file "<path>.tmp-XXXXXX" beside path and returns its name, for
-/// callers that publish several files together (rename each when all are written). On
-/// failure nothing is left behind.
-Result<std::string> writeTempBeside(const std::string& path, const std::string& contents);
-/// Writes `contents` to path atomically (temp file in the same folder, then rename).
-Status writeFileAtomic(const std::string& path, const std::string& contents);
-/// Reads a whole file; error names the file.
-Result<std::string> readFile(const std::string& path);
-
 } // namespace attnlab
