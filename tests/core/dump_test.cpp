@@ -582,7 +582,13 @@ TEST(Dump, ExperimentOfOneLayerCarriesWeightsStatsAndShapesOnly) {
         EXPECT_DOUBLE_EQ(ex.stats[static_cast<std::size_t>(h)].meanEntropy,
                          headStats(dump.head(1, 2, h), MaskSpec{}, 0).meanEntropy);
     }
-    EXPECT_NE(ex.session.title.find("model.npz"), std::string::npos);
+    // The dump is its own source: named by the file, layer and batch, no invented Session.
+    EXPECT_EQ(ex.source.kind, ExperimentSource::Kind::AttentionDump);
+    EXPECT_NE(ex.source.name.find("model.npz"), std::string::npos);
+    EXPECT_EQ(ex.source.layer, 2);
+    EXPECT_EQ(ex.source.batch, 1);
+    EXPECT_NE(ex.source.describe().find("layer 2"), std::string::npos);
+    EXPECT_TRUE(ex.session.text == Session{}.text); // nothing written into a session
     EXPECT_THROW(dumpExperiment(dump, 2, 0), InvalidArgument);
 }
 
