@@ -566,15 +566,12 @@ Experiment dumpExperiment(const AttentionDump& dump, Index b, Index l) {
     Experiment ex;
     ex.keyTokens = dump.keyTokens(b);
     ex.queryTokens = dump.queryTokens(b);
-    Session& session = ex.session;
-    session.title = baseName(dump.source) + ", layer " + std::to_string(l) +
-                    (dump.batch > 1 ? ", batch " + std::to_string(b) : std::string());
-    session.text.clear();
-    for (const std::string& token : ex.queryTokens)
-        session.text += (session.text.empty() ? "" : " ") + token;
-    session.heads = dump.heads;
-    session.kvHeads = dump.heads;
-    session.dModel = dump.heads;
+    // The dump is its own source: no Session is invented for it.
+    ex.source.kind = ExperimentSource::Kind::AttentionDump;
+    ex.source.name = baseName(dump.source);
+    ex.source.layer = l;
+    ex.source.batch = dump.batch > 1 ? b : -1;
+    ex.variant = Variant::Softmax; // the model's own weights, shown as they are
     // Shapes only: no Q/K/V were dumped, so there is no q.k to show or explain.
     ex.qkv.q = Tensor4(1, dump.heads, dump.sq, 0);
     ex.qkv.k = Tensor4(1, dump.heads, dump.sk, 0);
@@ -703,26 +700,21 @@ Experiment applyToQkvLayer(const QkvDump& dump, Index l, const QkvApply& apply) 
     }
     ATTN_CHECK(apply.temperature > 0, "temperature must be positive, got " << apply.temperature);
     AttentionSpec spec = apply.spec;
-    const double base = spec.scale.value_or(1.0 / std::sqrt(static_cast<double>(dump.dim)));
-    ex.scale = base / apply.temperature;
+    ex.baseScale = spec.scale.value_or(1.0 / std::sqrt(static_cast<double>(dump.dim)));
+    ex.temperature = apply.temperature;
+    ex.scale = ex.baseScale / ex.temperature;
     spec.scale = ex.scale;
     spec.wantWeights = true;
     spec.wantScores = true;
     ex.attention = attend(ex.qkv, spec);
 
-    Session& session = ex.session;
-    session.title = baseName(dump.source) + ", layer " + std::to_string(l);
-    session.heads = dump.heads;
-    session.kvHeads = kvHeads;
-    session.dModel = dump.heads * dump.dim;
-    session.variant = spec.variant;
-    session.mask = spec.mask;
-    session.scale = apply.spec.scale;
-    session.temperature = apply.temperature;
+    ex.source.kind = ExperimentSource::Kind::QkvDump;
+    ex.source.name = baseName(dump.source);
+    ex.source.layer = l;
+    ex.variant = spec.variant;
+    ex.mask = spec.mask;
     ex.keyTokens = dump.keyTokens();
     ex.queryTokens = dump.queryTokens();
-    for (const std::string& token : ex.queryTokens)
-        session.text += (session.text.empty() ? "" : " ") + token;
 
     // Merged heads [Sq, H * Dv] (the dump has no output projection).
     const Tensor4& out = ex.attention.output;

@@ -261,8 +261,16 @@ Experiment run(const Session& session) {
         applyRope(ex.qkv.k, style, session.ropeBase, 0);
     }
 
-    ex.scale =
-        session.scale.value_or(1.0 / std::sqrt(static_cast<double>(dh))) / session.temperature;
+    ex.source.kind = ExperimentSource::Kind::Session;
+    ex.source.name = session.title;
+    ex.variant = session.variant;
+    ex.mask = effectiveMask(session);
+    ex.positional = session.positional;
+    ex.ropeBase = session.ropeBase;
+    ex.kvPrefill = session.kvPrefill;
+    ex.baseScale = session.scale.value_or(1.0 / std::sqrt(static_cast<double>(dh)));
+    ex.temperature = session.temperature;
+    ex.scale = ex.baseScale / ex.temperature;
 
     AttentionSpec spec;
     spec.variant = session.variant;
@@ -272,16 +280,16 @@ Experiment run(const Session& session) {
     spec.kvBlock = session.kvBlock;
     spec.wantWeights = true;
     spec.wantScores = true;
-    spec.wantFlashTrace = session.variant == Variant::Flash;
+    // No FlashTrace: nobody in the window reads all heads' tiles. The stepper walks the
+    // focused head (flash_walk.h); `attnlab compute --trace` asks attend() itself.
+    spec.wantFlashTrace = false;
     spec.additiveSeed = session.seed;
     spec.threads = 0;
 
-    MaskSpec statsMask = session.mask;
     if (session.kvPrefill >= 0) {
         KvCacheTrace trace;
         ex.attention = attendKvCache(ex.qkv, spec, session.kvPrefill, 4, &trace);
         ex.kvTrace = std::move(trace);
-        statsMask.causal = true;
         if (!session.mask.causal)
             ex.warnings.push_back("The KV cache decodes one token at a time, so attention is "
                                   "causal here even though the causal mask is off.");
@@ -299,7 +307,7 @@ Experiment run(const Session& session) {
 
     ex.stats.reserve(static_cast<std::size_t>(heads));
     for (Index h = 0; h < heads; ++h)
-        ex.stats.push_back(headStats(std::as_const(ex.attention.weights).head(0, h), statsMask, 0));
+        ex.stats.push_back(headStats(std::as_const(ex.attention.weights).head(0, h), ex.mask, 0));
 
     // Things a person should know about what they are looking at.
     if ((session.variant == Variant::Linear || session.variant == Variant::Additive) &&

@@ -312,8 +312,8 @@ TEST(SessionRun, VariantsAndKvCacheMatchSoftmaxReference) {
     s.kvBlock = 4;
     const Experiment flash = run(s);
     EXPECT_MATRIX_NEAR(toD(flash.attention.weights.head(0, 0)), r.weights, 1e-5);
-    ASSERT_TRUE(flash.attention.flashTrace.has_value());
-    EXPECT_FALSE(flash.attention.flashTrace->heads.front().steps.empty());
+    // #9: run() records no FlashTrace of every head (the stepper walks one head itself).
+    EXPECT_FALSE(flash.attention.flashTrace.has_value());
 
     s.variant = Variant::Softmax;
     s.kvPrefill = 2;

@@ -68,9 +68,47 @@ struct Session {
     ViewState viewState;
 };
 
-/// Everything the views draw. Batch is always 1 for a session.
+/// Token counts of a session: queries (the text) and keys (the source text, or the text).
+struct SequenceLengths {
+    Index queries = 0;
+    Index keys = 0;
+};
+SequenceLengths sequenceLengths(const Session& session);
+/// The mask run() applies: the session's masks, plus causal when a KV cache decodes (one
+/// token at a time, each seeing only the cache before it).
+MaskSpec effectiveMask(const Session& session);
+/// The prefill "Use a KV cache" picks when none is set: half the tokens, at least 1.
+Index defaultKvPrefill(const Session& session);
+
+/// Where an Experiment came from. A lab session; one layer of an attention or Q/K/V dump; or
+/// (the model layer) one layer of a real model run on a text. Views and tooltips name it from
+/// here and never from an invented Session.
+struct ExperimentSource {
+    enum class Kind { Session, AttentionDump, QkvDump, Model };
+    Kind kind = Kind::Session;
+    std::string name; ///< the session's title, or the dump file's / model's name
+    Index layer = -1; ///< dumps and models: the layer shown (-1 for a session)
+    Index batch = -1; ///< dumps: the batch entry when the file holds several (-1 otherwise)
+    Index head = -1;  ///< a source of a single head (-1: every head of the layer)
+
+    /// "session", "gpt2.npz, layer 5", "gpt2.npz, layer 5, batch 1".
+    std::string describe() const;
+    bool isSession() const { return kind == Kind::Session; }
+};
+
+/// Everything the views draw. Batch is always 1. It describes itself: the variant, the mask
+/// in force, the scale and temperature and where it came from, so no view re-derives them.
 struct Experiment {
+    ExperimentSource source;
+    /// The settings a lab session ran with (kind Session only; default for other sources).
     Session session;
+    Variant variant = Variant::Softmax; ///< the variant that produced the weights
+    MaskSpec mask;                      ///< the mask in force (a KV cache's causal included)
+    double baseScale = 0;               ///< 1/sqrt(d_head) or the user's scale
+    double temperature = 1.0;           ///< the logits are divided by it
+    Positional positional = Positional::None;
+    double ropeBase = 10000.0;
+    Index kvPrefill = -1; ///< >= 0: decoded through a KV cache after this many rows
     std::vector<std::string> queryTokens;
     std::vector<std::string> keyTokens;
     Matrix xq;                    ///< [Sq, dModel] embeddings (+ sinusoidal positions)
@@ -81,13 +119,17 @@ struct Experiment {
     std::vector<HeadStats> stats; ///< per query head
     std::optional<KvCacheTrace> kvTrace;
     std::vector<std::string> warnings;
-    double scale = 0;        ///< the scale used
+    double scale = 0;        ///< baseScale / temperature: what multiplies q.k
     double milliseconds = 0; ///< wall time of run()
 
     Index headCount() const { return qkv.q.heads; }
     Index kvHeadCount() const { return qkv.k.heads; }
     Index sq() const { return qkv.q.seq; }
     Index sk() const { return qkv.k.seq; }
+    /// Whether Q and K are held (a dump of weights holds none: no q.k to show or explain).
+    bool hasQk() const { return qkv.q.dim > 0 && !qkv.q.empty() && !qkv.k.empty(); }
+    /// Whether the weights are a softmax of the scaled scores (softmax and flash).
+    bool usesSoftmax() const { return variant == Variant::Softmax || variant == Variant::Flash; }
 };
 
 /// Every problem with a session, each a sentence for the person who made it; empty when fine.
