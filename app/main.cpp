@@ -12,6 +12,7 @@ void printUsage(std::ostream& out) {
            "       attnlab compute --q Q.npy --k K.npy --v V.npy --out O.npy [options]\n"
            "       attnlab render  (--session S.json | --tokens \"...\") --view NAME --out F\n"
            "       attnlab bench   [--sizes 1024,4096] [--dim 64] [--heads 8]\n"
+           "       attnlab model   --model DIR (--text \"...\" | --ids N,...) --out F.npz\n"
            "run a command with --help for its options\n";
 }
 
@@ -23,6 +24,7 @@ int main(int argc, char** argv) {
         const char* command = argv[1];
         if (std::strcmp(command, "compute") == 0) return computeCommand(argc - 2, argv + 2);
         if (std::strcmp(command, "bench") == 0) return benchCommand(argc - 2, argv + 2);
+        if (std::strcmp(command, "model") == 0) return modelCommand(argc - 2, argv + 2);
 #ifdef ATTNLAB_HAS_UI
         if (std::strcmp(command, "render") == 0) return renderCommand(argc - 2, argv + 2);
 #endif

@@ -552,11 +552,13 @@ Result<std::map<std::string, NpyArray>> readNpz(const std::string& path,
 
 Status writeNpz(const std::string& path, const std::map<std::string, NpyArray>& arrays,
                 DType dtype) {
-    std::vector<std::string> members;
-    members.reserve(arrays.size());
+    std::map<std::string, std::string> members;
     for (const auto& [key, array] : arrays)
-        members.push_back(encodeNpy(array, dtype));
+        members[key] = encodeNpy(array, dtype);
+    return writeNpzMembers(path, members);
+}
 
+Status writeNpzMembers(const std::string& path, const std::map<std::string, std::string>& members) {
     zip_error_t error;
     zip_error_init(&error);
     zip_source_t* buffer = zip_source_buffer_create(nullptr, 0, 0, &error);
@@ -580,9 +582,8 @@ Status writeNpz(const std::string& path, const std::map<std::string, NpyArray>& 
         zip_source_free(buffer);
         return Error{"cannot write " + path + ": " + message};
     };
-    std::size_t index = 0;
-    for (const auto& entry : arrays) {
-        const std::string& member = members[index++];
+    for (const auto& entry : members) {
+        const std::string& member = entry.second;
         zip_source_t* data = zip_source_buffer(archive, member.data(), member.size(), 0);
         if (!data) return failWith(zip_strerror(archive));
         const zip_int64_t at =

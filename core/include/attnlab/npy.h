@@ -54,6 +54,9 @@ Result<std::map<std::string, NpyArray>> readNpz(const std::string& path,
 /// Writes an .npz (stored) archive atomically.
 Status writeNpz(const std::string& path, const std::map<std::string, NpyArray>& arrays,
                 DType dtype);
+/// Writes an .npz (stored) archive of ready .npy images (name without ".npy" -> bytes)
+/// atomically, for members writeNpz cannot encode (int64 ids, '<U' tokens).
+Status writeNpzMembers(const std::string& path, const std::map<std::string, std::string>& members);
 
 /// Views rank 2 [S, D], 3 [B, S, D] or 4 [B, H, S, D] data as a Tensor4.
 Tensor4 toTensor4(const NpyArray& array);

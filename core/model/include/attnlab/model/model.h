@@ -1,0 +1,141 @@
+#pragma once
+/// A Hugging Face checkpoint loaded for inference (config + mmap'd weights, every tensor checked
+/// present with the shape the config implies) and its float32 forward pass, which records per
+/// layer the attention weights and, on request, q and k (after q/k norm and RoPE) and v.
+///
+///   auto model = loadModel("gpt2/");                  // Result<Model>
+///   auto run = runModel(*model, ids, {.logits = LogitRows::Last});
+///   run->attentions[layer]                             // [1, H, S, S]
+///   auto longer = runModel(*model, moreIds, options, &*run);  // KV cache reused when moreIds
+///                                                             // extends ids
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <set>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "attnlab/model/config.h"
+#include "attnlab/model/safetensors.h"
+#include "attnlab/result.h"
+#include "attnlab/tensor.h"
+
+namespace attnlab::model {
+
+/// A weight as float32 values with its shape: a view into the mapping (F32) or into a widened
+/// copy owned by the Model (F16/BF16). Empty when the architecture has no such weight.
+struct Weight {
+    std::span<const float> values;
+    Index rows = 0; ///< first extent (1 for a vector)
+    Index cols = 0; ///< second extent (the length for a vector)
+
+    bool empty() const { return values.empty(); }
+    /// The weight as a row-major [rows, cols] matrix, in place.
+    Eigen::Map<const Matrix> matrix() const {
+        return Eigen::Map<const Matrix>(values.data(), rows, cols);
+    }
+    Eigen::Map<const Vector> vector() const {
+        return Eigen::Map<const Vector>(values.data(), static_cast<Index>(values.size()));
+    }
+};
+
+/// One decoder block. GPT-2 uses attnQkv ([D, 3D], Conv1D [in, out]), attnOut, mlpIn, mlpOut
+/// in [in, out] layout and both norm weights and biases; the llama family uses q/k/v/o and
+/// gate/up/down in nn.Linear's [out, in] layout and RMSNorm weights only.
+struct LayerWeights {
+    Weight norm1, norm1Bias, norm2, norm2Bias;
+    Weight attnQkv, attnQkvBias; // gpt2
+    Weight q, k, v, qBias, kBias, vBias;
+    Weight o, oBias;           // gpt2: c_proj [D, D]; llama: o_proj [D, H*hd]
+    Weight qNorm, kNorm;       // qwen3: [hd]
+    Weight mlpIn, mlpInBias;   // gpt2 c_fc [D, I]
+    Weight mlpOut, mlpOutBias; // gpt2 c_proj [I, D]
+    Weight gate, up, down;     // llama family
+};
+
+struct LoadOptions {
+    /// Called with the fraction of the checkpoint processed (0..1), from the loading thread.
+    std::function<void(double fraction)> progress;
+    /// When set and true, loading stops and returns the error "cancelled".
+    const std::atomic<bool>* cancel = nullptr;
+    /// Read every mapped page during loading (so the first run does not stall on the disk,
+    /// and progress means something); the command line leaves pages to be read on first use.
+    bool touchPages = false;
+};
+
+class Model {
+public:
+    ModelConfig config;
+    std::string directory;
+    std::string name; ///< the folder's name, for titles
+
+    Weight tokenEmbedding;    ///< [V, D]
+    Weight positionEmbedding; ///< gpt2: [P, D]
+    std::vector<LayerWeights> layers;
+    Weight finalNorm, finalNormBias;
+    Weight lmHead; ///< [V, D]; the embedding when tied
+
+    /// Bytes of the mapped checkpoint files.
+    std::size_t checkpointBytes() const { return m_tensors ? m_tensors->mappedBytes() : 0; }
+
+private:
+    friend Result<Model> loadModel(const std::string&, const LoadOptions&);
+    std::shared_ptr<SafeTensors> m_tensors;
+    std::vector<std::unique_ptr<std::vector<float>>> m_widened;
+};
+
+/// Loads DIR/config.json and DIR's safetensors (single or sharded), checking every tensor the
+/// config needs is present with the right shape and a float dtype. Errors name the file and
+/// the problem (the tensor's name when a tensor is at fault).
+Result<Model> loadModel(const std::string& directory, const LoadOptions& options = {});
+
+enum class LogitRows { None, Last, All };
+
+struct RunOptions {
+    LogitRows logits = LogitRows::None;
+    bool recordQkv = false; ///< fill ModelRun::q (k and v are always kept: they are the cache)
+    int threads = 0;        ///< GEMM and attention workers; 0 = hardware concurrency
+    /// Heads switched off: (layer, head) pairs whose attention output is zeroed before the
+    /// output projection.
+    std::set<std::pair<Index, Index>> ablatedHeads;
+    /// When set and true between layers, the run stops and returns the error "cancelled".
+    const std::atomic<bool>* cancel = nullptr;
+};
+
+/// The recorded forward of ids. Every per-layer tensor has batch 1.
+struct ModelRun {
+    std::vector<std::int64_t> ids;
+    std::vector<Tensor4> attentions; ///< per layer [1, H, S, S]; rows sum to 1 over j <= i
+    std::vector<Tensor4> q;          ///< per layer [1, H, S, hd] after q-norm and RoPE (asked)
+    std::vector<Tensor4> k;          ///< per layer [1, Hkv, S, hd] after k-norm and RoPE
+    std::vector<Tensor4> v;          ///< per layer [1, Hkv, S, hd]
+    Matrix finalHidden;              ///< [S, D] after the final norm
+    Matrix logits;                   ///< [S, V] (All), [1, V] (Last) or empty
+    LogitRows logitRows = LogitRows::None;
+    std::set<std::pair<Index, Index>> ablatedHeads;
+    bool extended = false;     ///< this run reused a previous run's cache
+    Index reusedPositions = 0; ///< how many positions came from that cache
+};
+
+/// Checks ids against the model (non-empty, every id < vocab, at most max positions, the
+/// recorded attention of a sane size) and the ablated heads against its shape.
+std::optional<std::string> validateRun(const ModelConfig& config, std::span<const std::int64_t> ids,
+                                       const RunOptions& options);
+
+/// Runs the model on ids. When `previous` is a run of the same model with the same ablated
+/// heads (and q recorded if asked) whose ids are a proper prefix of ids, only the new
+/// positions are computed, reading K/V from previous; the result equals a full run.
+/// Errors: validateRun's messages, or "cancelled".
+Result<ModelRun> runModel(const Model& model, std::span<const std::int64_t> ids,
+                          const RunOptions& options = {}, const ModelRun* previous = nullptr);
+
+/// The inverse frequencies of the llama family's rotate-half RoPE under the config's
+/// rope_theta and rope_scaling (linear, llama3): hd / 2 values.
+std::vector<double> ropeInverseFrequencies(const ModelConfig& config);
+
+} // namespace attnlab::model

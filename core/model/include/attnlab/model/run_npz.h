@@ -1,0 +1,37 @@
+#pragma once
+/// A model run as an .npz: `attentions` float32 [L, H, S, S] (the attention-dump layout, so
+/// File > Open Attention Dump and `render --dump` read it unchanged), `ids` int64 [S], `tokens`
+/// '<U' [S]; on request `logits` float32 [S, V] and `q` [L, H, S, hd], `k`/`v` [L, Hkv, S, hd]
+/// (the Q/K/V-dump layout).
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "attnlab/model/model.h"
+#include "attnlab/result.h"
+
+namespace attnlab::model {
+
+/// A .npy image of int64 values of the given shape.
+std::string encodeNpyInt64(const std::vector<Index>& shape,
+                           const std::vector<std::int64_t>& values);
+/// A .npy image of a 1-D '<U' array (UTF-32, width of the longest); strings are UTF-8 and an
+/// invalid byte becomes U+FFFD.
+std::string encodeNpyUnicode(const std::vector<std::string>& strings);
+
+struct RunNpzContents {
+    bool logits = false; ///< run.logits must then hold every row
+    bool qkv = false;    ///< run.q must then be recorded
+};
+
+/// The members (name without ".npy" -> .npy image) of a run's .npz.
+std::map<std::string, std::string> runNpzMembers(const ModelRun& run,
+                                                 const std::vector<std::string>& tokens,
+                                                 const RunNpzContents& contents);
+
+/// Writes the run's .npz atomically (nothing is left at `path` on failure).
+Status writeRunNpz(const std::string& path, const ModelRun& run,
+                   const std::vector<std::string>& tokens, const RunNpzContents& contents);
+
+} // namespace attnlab::model

@@ -1,0 +1,239 @@
+// End-to-end tests of `attnlab model`: the built binary runs the committed tiny checkpoints
+// (tests/model/fixtures, made by scripts/make_model_fixtures.py) and its .npz is compared with
+// the float64 torch reference stored beside them, read back as an attention dump, and checked
+// for its ids and tokens. Bad input exits 2 with one line and writes nothing.
+
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "attnlab/dump.h"
+#include "attnlab/npy.h"
+
+extern char** environ;
+
+namespace attnlab {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kIds = "3,17,5,39,0,22,8"; // the ids the fixtures' references ran on
+
+std::string fixture(const std::string& name) {
+    return std::string(ATTNLAB_SOURCE_DIR) + "/tests/model/fixtures/" + name;
+}
+
+std::string slurp(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+struct RunResult {
+    int status = -1;
+    std::string out;
+    std::string err;
+};
+
+class ModelCommand : public ::testing::Test {
+protected:
+    void SetUp() override {
+        const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+        std::random_device device;
+        m_root = fs::temp_directory_path() / ("attnlab_cli_model_" + std::string(info->name()) +
+                                              "_" + std::to_string(device()));
+        fs::create_directories(m_root / "work");
+        fs::create_directories(m_root / "capture");
+    }
+    void TearDown() override {
+        std::error_code ignored;
+        fs::remove_all(m_root, ignored);
+    }
+
+    std::string file(const std::string& name) const { return (m_root / "work" / name).string(); }
+
+    std::set<std::string> listing() const {
+        std::set<std::string> names;
+        for (const auto& entry : fs::directory_iterator(m_root / "work"))
+            names.insert(entry.path().filename().string());
+        return names;
+    }
+
+    RunResult model(const std::vector<std::string>& args) const {
+        std::vector<std::string> all = {ATTNLAB_BINARY, "model"};
+        all.insert(all.end(), args.begin(), args.end());
+        std::vector<char*> argv;
+        for (auto& a : all)
+            argv.push_back(a.data());
+        argv.push_back(nullptr);
+        const std::string outPath = (m_root / "capture" / "stdout").string();
+        const std::string errPath = (m_root / "capture" / "stderr").string();
+        posix_spawn_file_actions_t actions;
+        posix_spawn_file_actions_init(&actions);
+        posix_spawn_file_actions_addopen(&actions, 1, outPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                         0644);
+        posix_spawn_file_actions_addopen(&actions, 2, errPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                         0644);
+        pid_t pid = 0;
+        RunResult result;
+        const int spawned = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+        posix_spawn_file_actions_destroy(&actions);
+        if (spawned != 0) {
+            ADD_FAILURE() << "cannot run " << ATTNLAB_BINARY;
+            return result;
+        }
+        int status = 0;
+        waitpid(pid, &status, 0);
+        result.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+        result.out = slurp(outPath);
+        result.err = slurp(errPath);
+        return result;
+    }
+
+    /// Status 2, one line on stderr naming `culprit` (and `what`), the work folder unchanged.
+    void expectRejected(const std::vector<std::string>& args, const std::string& culprit,
+                        const std::string& what = "") const {
+        const auto before = listing();
+        const RunResult run = model(args);
+        EXPECT_EQ(run.status, 2) << run.err;
+        EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
+        EXPECT_NE(run.err.find(culprit), std::string::npos) << run.err;
+        if (!what.empty()) {
+            EXPECT_NE(run.err.find(what), std::string::npos) << run.err;
+        }
+        EXPECT_EQ(listing(), before);
+    }
+
+    /// A copy of a fixture inside the work folder, to spoil.
+    std::string copyFixture(const std::string& name) const {
+        const fs::path target = m_root / "work" / name;
+        fs::create_directories(target);
+        for (const auto& entry : fs::directory_iterator(fixture(name)))
+            fs::copy_file(entry.path(), target / entry.path().filename());
+        return target.string();
+    }
+
+    fs::path m_root;
+};
+
+std::map<std::string, std::string> members(const std::string& path) {
+    auto read = readNpzMembers(path);
+    EXPECT_TRUE(read.ok()) << (read.ok() ? "" : read.error());
+    return read.ok() ? *read : std::map<std::string, std::string>{};
+}
+
+NpyArray floats(const std::string& bytes, const std::string& name) {
+    auto array = parseNpy(bytes, name);
+    EXPECT_TRUE(array.ok()) << (array.ok() ? "" : array.error());
+    return array.ok() ? *array : NpyArray{};
+}
+
+double maxDifference(const NpyArray& a, const NpyArray& b) {
+    if (a.shape != b.shape) return INFINITY;
+    double worst = 0;
+    for (std::size_t i = 0; i < a.data.size(); ++i)
+        worst = std::max(worst, std::abs(static_cast<double>(a.data[i]) - b.data[i]));
+    return worst;
+}
+
+TEST_F(ModelCommand, WritesTheReferenceAttentionsLogitsAndQkv) {
+    for (const std::string name :
+         {"gpt2_lmhead_f32", "llama_gqa_llama3_bf16_sharded", "qwen3_qknorm", "mistral_window3"}) {
+        const std::string out = file(name + ".npz");
+        const RunResult run = model({"--model", fixture(name), "--ids", kIds, "--out", out,
+                                     "--logits", "--qkv", "--threads", "2"});
+        ASSERT_EQ(run.status, 0) << run.err;
+        EXPECT_TRUE(run.err.empty()) << run.err;
+        auto got = members(out);
+        auto expected = members(fixture(name) + "/expected.npz");
+        for (const std::string key : {"attentions", "logits", "q", "k", "v"}) {
+            ASSERT_TRUE(got.count(key)) << name << " lacks " << key;
+            EXPECT_LT(maxDifference(floats(got[key], key), floats(expected[key], key)), 2e-4)
+                << name << " " << key;
+        }
+        // ids: int64, little-endian, the ids asked for (the same bytes numpy wrote).
+        ASSERT_TRUE(got.count("ids"));
+        EXPECT_NE(got["ids"].find("'descr': '<i8'"), std::string::npos);
+        EXPECT_EQ(got["ids"].substr(got["ids"].size() - 56),
+                  expected["ids"].substr(expected["ids"].size() - 56));
+    }
+}
+
+TEST_F(ModelCommand, OutputIsAnAttentionDumpWithTokens) {
+    const std::string out = file("dump.npz");
+    ASSERT_EQ(model({"--model", fixture("qwen2_bias_tied"), "--ids", kIds, "--out", out}).status,
+              0);
+    auto got = members(out);
+    EXPECT_EQ(got.count("logits"), 0u) << "logits only with --logits";
+    EXPECT_EQ(got.count("q"), 0u) << "q/k/v only with --qkv";
+    auto dump = loadAttentionDump(out);
+    ASSERT_TRUE(dump.ok()) << dump.error();
+    EXPECT_EQ(dump->layers, 2);
+    EXPECT_EQ(dump->heads, 4);
+    EXPECT_EQ(dump->sq, 7);
+    EXPECT_TRUE(dump->warnings.empty()) << "every row is a distribution";
+    // No tokenizer in the folder: the tokens are the ids as text.
+    EXPECT_EQ(dump->tokens, (std::vector<std::string>{"3", "17", "5", "39", "0", "22", "8"}));
+}
+
+TEST_F(ModelCommand, RejectsBadIdsWithoutWriting) {
+    const std::string dir = fixture("gpt2_base_f16"); // vocab 40, 12 positions
+    const std::string out = file("o.npz");
+    expectRejected({"--model", dir, "--ids", "", "--out", out}, "--ids", "no token ids");
+    expectRejected({"--model", dir, "--ids", "1,40", "--out", out}, "--ids", "token id 40");
+    expectRejected({"--model", dir, "--ids", "1,x", "--out", out}, "--ids", "'x'");
+    expectRejected({"--model", dir, "--ids", "1,1,1,1,1,1,1,1,1,1,1,1,1", "--out", out}, "--ids",
+                   "13 tokens are more than the model's 12 positions");
+    expectRejected({"--model", dir, "--text", "the cat", "--out", out}, "tokenizer.json",
+                   "missing");
+    expectRejected({"--model", dir, "--text", "a", "--ids", "1", "--out", out}, "--text");
+    expectRejected({"--model", dir, "--ids", "1"}, "--out");
+}
+
+TEST_F(ModelCommand, RejectsBadCheckpointsWithoutWriting) {
+    const std::string out = file("o.npz");
+    expectRejected({"--model", file("absent"), "--ids", "1", "--out", out}, "absent",
+                   "not a folder");
+
+    const std::string truncated = copyFixture("gpt2_lmhead_f32");
+    const std::string bytes = slurp(truncated + "/model.safetensors");
+    std::ofstream(truncated + "/model.safetensors", std::ios::binary | std::ios::trunc)
+        << bytes.substr(0, bytes.size() / 2);
+    expectRejected({"--model", truncated, "--ids", "1", "--out", out}, "model.safetensors",
+                   "past the end");
+
+    const std::string header = copyFixture("qwen3_qknorm");
+    std::string spoiled = slurp(header + "/model.safetensors");
+    const std::uint64_t huge = spoiled.size();
+    std::memcpy(spoiled.data(), &huge, 8);
+    std::ofstream(header + "/model.safetensors", std::ios::binary | std::ios::trunc) << spoiled;
+    expectRejected({"--model", header, "--ids", "1", "--out", out}, "model.safetensors",
+                   "header length");
+
+    const std::string arch = copyFixture("mistral_window3");
+    std::ofstream(arch + "/config.json", std::ios::trunc)
+        << R"({"model_type": "t5", "vocab_size": 40})";
+    expectRejected({"--model", arch, "--ids", "1", "--out", out}, "config.json",
+                   "model_type 't5' is not supported");
+
+    const std::string tokenizer = copyFixture("llama_mqa_linear_tied");
+    std::ofstream(tokenizer + "/tokenizer.json") << "{\"model\": ";
+    expectRejected({"--model", tokenizer, "--text", "hi", "--out", out}, "tokenizer.json");
+}
+
+} // namespace
+} // namespace attnlab

@@ -1,0 +1,352 @@
+// The forward pass against float64 plain-torch re-implementations of each architecture
+// (scripts/make_model_fixtures.py), the KV-cache extension against a full run, head ablation
+// against a checkpoint whose output projection lost that head, and every refusal of loadModel
+// and runModel.
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <atomic>
+#include <cmath>
+#include <filesystem>
+
+#include "attnlab/model/model.h"
+#include "checkpoint_builder.h"
+#include "temp_dir.h"
+
+namespace attnlab::model {
+namespace {
+
+using test::allFixtures;
+using test::fixtureDir;
+using test::fixtureIds;
+using test::TempDir;
+
+/// Largest |a - b| between a recorded per-layer tensor list and an expected [L, ...] array.
+double maxDifference(const std::vector<Tensor4>& layers, const NpyArray& expected) {
+    std::size_t at = 0;
+    double worst = 0;
+    for (const auto& layer : layers)
+        for (float value : layer.data) {
+            if (at >= expected.data.size()) return INFINITY;
+            worst = std::max(worst, std::abs(static_cast<double>(value) - expected.data[at++]));
+        }
+    return at == expected.data.size() ? worst : INFINITY;
+}
+
+double maxDifference(const Matrix& a, const Matrix& b) {
+    if (a.rows() != b.rows() || a.cols() != b.cols()) return INFINITY;
+    return (a - b).cwiseAbs().maxCoeff();
+}
+
+double maxDifference(const std::vector<Tensor4>& a, const std::vector<Tensor4>& b) {
+    if (a.size() != b.size()) return INFINITY;
+    double worst = 0;
+    for (std::size_t l = 0; l < a.size(); ++l) {
+        if (!a[l].sameShape(b[l])) return INFINITY;
+        for (std::size_t i = 0; i < a[l].data.size(); ++i)
+            worst = std::max(worst, static_cast<double>(std::abs(a[l].data[i] - b[l].data[i])));
+    }
+    return worst;
+}
+
+Model load(const std::string& dir) {
+    auto model = loadModel(dir);
+    if (!model.ok()) throw std::runtime_error(model.error());
+    return std::move(*model);
+}
+
+class EveryArchitecture : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(EveryArchitecture, MatchesTheTorchReference) {
+    const Model model = load(fixtureDir(GetParam()));
+    const auto expected = test::readExpected(GetParam());
+    RunOptions options;
+    options.logits = LogitRows::All;
+    options.recordQkv = true;
+    options.threads = 2;
+    auto run = runModel(model, fixtureIds(), options);
+    ASSERT_TRUE(run.ok()) << run.error();
+    EXPECT_LT(maxDifference(run->attentions, expected.at("attentions")), 2e-5);
+    EXPECT_LT(maxDifference(run->q, expected.at("q")), 1e-4);
+    EXPECT_LT(maxDifference(run->k, expected.at("k")), 1e-4);
+    EXPECT_LT(maxDifference(run->v, expected.at("v")), 1e-4);
+    const auto& logits = expected.at("logits");
+    ASSERT_EQ(logits.shape, (std::vector<Index>{7, model.config.vocab}));
+    Matrix reference = Eigen::Map<const Matrix>(logits.data.data(), 7, model.config.vocab);
+    EXPECT_LT(maxDifference(run->logits, reference), 2e-4);
+
+    // Only the last row when only the last is asked for, and the same values.
+    options.logits = LogitRows::Last;
+    auto last = runModel(model, fixtureIds(), options);
+    ASSERT_TRUE(last.ok());
+    EXPECT_LT(maxDifference(last->logits, run->logits.bottomRows(1)), 1e-5);
+}
+
+TEST_P(EveryArchitecture, ExtendingTheCacheEqualsAFullRun) {
+    const Model model = load(fixtureDir(GetParam()));
+    RunOptions options;
+    options.logits = LogitRows::All;
+    options.recordQkv = true;
+    const auto& ids = fixtureIds();
+    auto full = runModel(model, ids, options);
+    ASSERT_TRUE(full.ok()) << full.error();
+    auto prefix = runModel(model, std::span(ids).first(3), options);
+    ASSERT_TRUE(prefix.ok());
+    auto middle = runModel(model, std::span(ids).first(5), options, &*prefix);
+    ASSERT_TRUE(middle.ok());
+    EXPECT_TRUE(middle->extended);
+    auto extended = runModel(model, ids, options, &*middle);
+    ASSERT_TRUE(extended.ok());
+    EXPECT_TRUE(extended->extended);
+    EXPECT_EQ(extended->reusedPositions, 5);
+    EXPECT_LT(maxDifference(extended->attentions, full->attentions), 1e-6);
+    EXPECT_LT(maxDifference(extended->q, full->q), 1e-5);
+    EXPECT_LT(maxDifference(extended->k, full->k), 1e-5);
+    EXPECT_LT(maxDifference(extended->v, full->v), 1e-5);
+    EXPECT_LT(maxDifference(extended->logits, full->logits), 1e-4);
+
+    // Not an extension: different ids, or other ablated heads, run from scratch.
+    std::vector<std::int64_t> other(ids.begin(), ids.end());
+    other[1] = 4;
+    auto changed = runModel(model, other, options, &*middle);
+    ASSERT_TRUE(changed.ok());
+    EXPECT_FALSE(changed->extended);
+    RunOptions ablated = options;
+    ablated.ablatedHeads = {{0, 1}};
+    auto differentHeads = runModel(model, ids, ablated, &*middle);
+    ASSERT_TRUE(differentHeads.ok());
+    EXPECT_FALSE(differentHeads->extended);
+}
+
+TEST_P(EveryArchitecture, AttentionRowsAreCausalDistributions) {
+    const Model model = load(fixtureDir(GetParam()));
+    auto run = runModel(model, fixtureIds());
+    ASSERT_TRUE(run.ok());
+    const Index window = model.config.slidingWindow;
+    for (const auto& layer : run->attentions)
+        for (Index h = 0; h < layer.heads; ++h)
+            for (Index i = 0; i < layer.seq; ++i) {
+                double sum = 0;
+                for (Index j = 0; j < layer.seq; ++j) {
+                    const bool allowed = j <= i && (window < 0 || j > i - window);
+                    if (!allowed) {
+                        EXPECT_EQ(layer(0, h, i, j), 0.0f) << i << "," << j;
+                    }
+                    sum += layer(0, h, i, j);
+                }
+                EXPECT_NEAR(sum, 1.0, 1e-5);
+            }
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, EveryArchitecture, ::testing::ValuesIn(allFixtures()));
+
+/// Ablating head h of layer l equals zeroing the output projection's inputs from that head in
+/// the checkpoint itself (rows of GPT-2's Conv1D c_proj, columns of llama's o_proj).
+TEST(Ablation, EqualsZeroingTheHeadsSliceOfTheOutputProjection) {
+    for (const std::string name : {"gpt2_lmhead_f32", "qwen3_qknorm"}) {
+        TempDir dir("attnlab_model");
+        const std::string copy = test::copyFixture(name, dir.path());
+        const Model original = load(fixtureDir(name)); // not the copy: it is rewritten below
+        const Index layer = 0;
+        const Index head = 2;
+        const Index hd = original.config.headDim;
+        auto tensors = test::splitImage(test::readBytes(copy + "/model.safetensors"));
+        const bool gpt2 = name.rfind("gpt2", 0) == 0;
+        const std::string target =
+            gpt2 ? "transformer.h.0.attn.c_proj.weight" : "model.layers.0.self_attn.o_proj.weight";
+        for (auto& t : tensors) {
+            if (t.name != target) continue;
+            auto* values = reinterpret_cast<float*>(t.bytes.data());
+            const auto rows = t.shape[0];
+            const auto cols = t.shape[1];
+            for (std::int64_t r = 0; r < rows; ++r)
+                for (std::int64_t c = 0; c < cols; ++c) {
+                    const std::int64_t input = gpt2 ? r : c; // the index that runs over heads
+                    if (input >= head * hd && input < (head + 1) * hd) values[r * cols + c] = 0;
+                }
+        }
+        test::writeBytes(copy + "/model.safetensors", test::safetensorsImage(tensors));
+        const Model zeroed = load(copy);
+
+        RunOptions ablate;
+        ablate.logits = LogitRows::All;
+        ablate.ablatedHeads = {{layer, head}};
+        auto ablated = runModel(original, fixtureIds(), ablate);
+        RunOptions plain;
+        plain.logits = LogitRows::All;
+        auto reference = runModel(zeroed, fixtureIds(), plain);
+        auto unablated = runModel(original, fixtureIds(), plain);
+        ASSERT_TRUE(ablated.ok() && reference.ok() && unablated.ok());
+        EXPECT_LT(maxDifference(ablated->logits, reference->logits), 1e-5) << name;
+        EXPECT_LT(maxDifference(ablated->attentions, reference->attentions), 1e-6) << name;
+        // ... and it changed something: later layers and the logits.
+        EXPECT_GT(maxDifference(ablated->logits, unablated->logits), 1e-3) << name;
+        EXPECT_GT(maxDifference(std::vector<Tensor4>{ablated->attentions[1]},
+                                std::vector<Tensor4>{unablated->attentions[1]}),
+                  1e-4)
+            << name;
+    }
+}
+
+TEST(RunModel, RefusesBadIdsAndHeads) {
+    const Model model = load(fixtureDir("gpt2_lmhead_f32")); // vocab 40, 12 positions
+    auto error = [&](std::vector<std::int64_t> ids, RunOptions options = {}) {
+        auto run = runModel(model, ids, options);
+        EXPECT_FALSE(run.ok());
+        return run.ok() ? std::string() : run.error();
+    };
+    EXPECT_NE(error({}).find("no token ids"), std::string::npos);
+    EXPECT_NE(error({1, 40}).find("token id 40 at position 1"), std::string::npos);
+    EXPECT_NE(error({-1}).find("outside the vocabulary"), std::string::npos);
+    EXPECT_NE(
+        error(std::vector<std::int64_t>(13, 1)).find("13 tokens are more than the model's 12"),
+        std::string::npos);
+    RunOptions badHead;
+    badHead.ablatedHeads = {{0, 4}};
+    EXPECT_NE(error({1, 2}, badHead).find("ablated head (0, 4)"), std::string::npos);
+    auto full = runModel(model, std::vector<std::int64_t>(12, 1));
+    EXPECT_TRUE(full.ok()) << "exactly max positions is fine";
+}
+
+TEST(RunModel, StopsWhenCancelled) {
+    const Model model = load(fixtureDir("llama_mqa_linear_tied"));
+    std::atomic<bool> cancel{true};
+    RunOptions options;
+    options.cancel = &cancel;
+    auto run = runModel(model, fixtureIds(), options);
+    ASSERT_FALSE(run.ok());
+    EXPECT_EQ(run.error(), "cancelled");
+}
+
+TEST(LoadModel, ReportsProgressAndHonoursCancel) {
+    std::vector<double> seen;
+    LoadOptions options;
+    options.touchPages = true;
+    options.progress = [&](double fraction) { seen.push_back(fraction); };
+    auto model = loadModel(fixtureDir("qwen2_bias_tied"), options);
+    ASSERT_TRUE(model.ok()) << model.error();
+    ASSERT_FALSE(seen.empty());
+    EXPECT_TRUE(std::is_sorted(seen.begin(), seen.end()));
+    EXPECT_EQ(seen.back(), 1.0);
+    std::atomic<bool> cancel{true};
+    options.cancel = &cancel;
+    auto cancelled = loadModel(fixtureDir("qwen2_bias_tied"), options);
+    ASSERT_FALSE(cancelled.ok());
+    EXPECT_EQ(cancelled.error(), "cancelled");
+}
+
+TEST(LoadModel, ReadsTheConfigsShapes) {
+    const Model gqa = load(fixtureDir("llama_gqa_llama3_bf16_sharded"));
+    EXPECT_EQ(gqa.config.heads, 4);
+    EXPECT_EQ(gqa.config.kvHeads, 2);
+    EXPECT_FALSE(gqa.config.tiedEmbeddings);
+    EXPECT_NE(gqa.lmHead.values.data(), gqa.tokenEmbedding.values.data());
+    const Model qwen3 = load(fixtureDir("qwen3_qknorm"));
+    EXPECT_EQ(qwen3.config.headDim, 8);
+    EXPECT_EQ(qwen3.config.hidden, 24);
+    EXPECT_TRUE(qwen3.config.qkNorm);
+    const Model tied = load(fixtureDir("llama_mqa_linear_tied"));
+    EXPECT_EQ(tied.lmHead.values.data(), tied.tokenEmbedding.values.data());
+    EXPECT_EQ(load(fixtureDir("mistral_window3")).config.slidingWindow, 3);
+}
+
+// ---- refusals -------------------------------------------------------------------------------
+
+std::string loadError(const std::string& dir) {
+    auto model = loadModel(dir);
+    EXPECT_FALSE(model.ok());
+    return model.ok() ? std::string() : model.error();
+}
+
+void editConfig(const std::string& dir, const std::function<void(nlohmann::json&)>& edit) {
+    auto config = nlohmann::json::parse(test::readBytes(dir + "/config.json"));
+    edit(config);
+    test::writeBytes(dir + "/config.json", config.dump());
+}
+
+TEST(LoadModel, RefusesAMissingTensor) {
+    TempDir dir("attnlab_model");
+    const std::string copy = test::copyFixture("qwen2_bias_tied", dir.path());
+    auto tensors = test::splitImage(test::readBytes(copy + "/model.safetensors"));
+    std::erase_if(tensors,
+                  [](const auto& t) { return t.name == "model.layers.1.self_attn.k_proj.bias"; });
+    test::writeBytes(copy + "/model.safetensors", test::safetensorsImage(tensors));
+    const std::string error = loadError(copy);
+    EXPECT_NE(error.find("'model.layers.1.self_attn.k_proj.bias' is missing"), std::string::npos)
+        << error;
+    EXPECT_NE(error.find("model.safetensors"), std::string::npos) << error;
+}
+
+TEST(LoadModel, RefusesAWrongShapeForTheConfig) {
+    TempDir dir("attnlab_model");
+    const std::string copy = test::copyFixture("mistral_window3", dir.path());
+    editConfig(copy, [](auto& c) { c["intermediate_size"] = 48; });
+    const std::string error = loadError(copy);
+    EXPECT_NE(error.find("'model.layers.0.mlp.gate_proj.weight' has shape [32, 16] but the config "
+                         "needs [48, 16]"),
+              std::string::npos)
+        << error;
+}
+
+TEST(LoadModel, RefusesUnsupportedArchitecturesAndSettings) {
+    TempDir dir("attnlab_model");
+    const std::string copy = test::copyFixture("llama_mqa_linear_tied", dir.path());
+    editConfig(copy, [](auto& c) { c["model_type"] = "bert"; });
+    EXPECT_NE(loadError(copy).find("model_type 'bert' is not supported"), std::string::npos);
+    editConfig(copy, [](auto& c) {
+        c["model_type"] = "llama";
+        c["rope_scaling"] = {{"rope_type", "yarn"}, {"factor", 4.0}};
+    });
+    EXPECT_NE(loadError(copy).find("rope_scaling type 'yarn'"), std::string::npos);
+    editConfig(copy, [](auto& c) {
+        c.erase("rope_scaling");
+        c["num_key_value_heads"] = 3;
+    });
+    EXPECT_NE(loadError(copy).find("not a multiple of num_key_value_heads"), std::string::npos);
+    editConfig(copy, [](auto& c) {
+        c["num_key_value_heads"] = 1;
+        c["hidden_act"] = "gelu";
+    });
+    EXPECT_NE(loadError(copy).find("hidden_act 'gelu'"), std::string::npos);
+    editConfig(copy, [](auto& c) { c.erase("vocab_size"); });
+    EXPECT_NE(loadError(copy).find("config.json: missing 'vocab_size'"), std::string::npos);
+    test::writeBytes(copy + "/config.json", "{\"model_type\": ");
+    EXPECT_NE(loadError(copy).find("config.json: not valid JSON"), std::string::npos);
+}
+
+TEST(LoadModel, RefusesAnUnsupportedDtype) {
+    TempDir dir("attnlab_model");
+    const std::string copy = test::copyFixture("gpt2_lmhead_f32", dir.path());
+    auto tensors = test::splitImage(test::readBytes(copy + "/model.safetensors"));
+    for (auto& t : tensors)
+        if (t.name == "transformer.ln_f.bias") {
+            t.dtype = "I32"; // same byte length, integer dtype
+        }
+    test::writeBytes(copy + "/model.safetensors", test::safetensorsImage(tensors));
+    const std::string error = loadError(copy);
+    EXPECT_NE(error.find("'transformer.ln_f.bias' has dtype I32"), std::string::npos) << error;
+}
+
+TEST(LoadModel, RefusesAMissingFolderConfigOrCheckpoint) {
+    TempDir dir("attnlab_model");
+    EXPECT_NE(loadError(dir.file("nothing")).find("not a folder"), std::string::npos);
+    EXPECT_NE(loadError(dir.path().string()).find("config.json: cannot open"), std::string::npos);
+    const std::string copy = test::copyFixture("gpt2_base_f16", dir.path());
+    std::filesystem::remove(copy + "/model.safetensors");
+    EXPECT_NE(loadError(copy).find("neither model.safetensors"), std::string::npos);
+}
+
+TEST(LoadModel, RefusesATruncatedCheckpoint) {
+    TempDir dir("attnlab_model");
+    const std::string copy = test::copyFixture("gpt2_base_f16", dir.path());
+    const std::string bytes = test::readBytes(copy + "/model.safetensors");
+    test::writeBytes(copy + "/model.safetensors", bytes.substr(0, bytes.size() - 100));
+    const std::string error = loadError(copy);
+    EXPECT_NE(error.find("past the end of the data"), std::string::npos) << error;
+    EXPECT_NE(error.find("model.safetensors"), std::string::npos) << error;
+}
+
+} // namespace
+} // namespace attnlab::model
