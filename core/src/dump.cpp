@@ -22,8 +22,6 @@ namespace attnlab {
 
 namespace {
 
-constexpr std::string_view kNpyMagic = "\x93NUMPY";
-
 std::string shapeText(const std::vector<Index>& shape) {
     std::ostringstream out;
     out << '[';
@@ -58,145 +56,19 @@ Result<std::string> filePrefix(const std::string& path, std::size_t count) {
     return bytes;
 }
 
-void appendUtf8(std::string& out, std::uint32_t cp) {
-    if (cp < 0x80) {
-        out.push_back(static_cast<char>(cp));
-    } else if (cp < 0x800) {
-        out.push_back(static_cast<char>(0xc0 | (cp >> 6)));
-        out.push_back(static_cast<char>(0x80 | (cp & 0x3f)));
-    } else if (cp < 0x10000) {
-        out.push_back(static_cast<char>(0xe0 | (cp >> 12)));
-        out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3f)));
-        out.push_back(static_cast<char>(0x80 | (cp & 0x3f)));
-    } else {
-        out.push_back(static_cast<char>(0xf0 | (cp >> 18)));
-        out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3f)));
-        out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3f)));
-        out.push_back(static_cast<char>(0x80 | (cp & 0x3f)));
-    }
-}
+/// Most tokens read from a tokens file or member: far beyond any S whose S x S weights fit
+/// in memory, and a bound on what a hostile file of empty lines can cost.
+constexpr Index kMaxTokenCount = Index(1) << 20;
+/// A tokens file larger than this is refused before it is read.
+constexpr std::size_t kMaxTokensFileBytes = std::size_t(16) << 20;
+/// Most heads in one layer, and most layers, a dump may have: real models have at most a
+/// few hundred of either. More one-cell heads make a file of a few KB that every view would
+/// have to draw head by head.
+constexpr Index kMaxDumpHeads = 1024;
+constexpr Index kMaxDumpLayers = 1024;
 
-/// The value of 'key' in a .npy header dict: the text after "'key':" up to the matching
-/// end (a quoted string or a parenthesised tuple).
-std::optional<std::string> headerField(const std::string& header, const std::string& key) {
-    std::size_t at = header.find("'" + key + "'");
-    if (at == std::string::npos) at = header.find("\"" + key + "\"");
-    if (at == std::string::npos) return std::nullopt;
-    at = header.find(':', at);
-    if (at == std::string::npos) return std::nullopt;
-    ++at;
-    while (at < header.size() && header[at] == ' ')
-        ++at;
-    if (at >= header.size()) return std::nullopt;
-    const char open = header[at];
-    if (open == '\'' || open == '"') {
-        const std::size_t end = header.find(open, at + 1);
-        if (end == std::string::npos) return std::nullopt;
-        return header.substr(at + 1, end - at - 1);
-    }
-    if (open == '(') {
-        const std::size_t end = header.find(')', at);
-        if (end == std::string::npos) return std::nullopt;
-        return header.substr(at, end - at + 1);
-    }
-    std::size_t end = at;
-    while (end < header.size() && header[end] != ',' && header[end] != '}')
-        ++end;
-    return header.substr(at, end - at);
-}
-
-/// A numpy array of strings: '<U n' (UTF-32LE, NUL padded) or '|S n' (bytes), rank 1 or 2.
-struct StringArray {
-    std::vector<Index> shape;
-    std::vector<std::string> values;
-};
-
-Result<StringArray> parseStringArray(const std::string& bytes, const std::string& label) {
-    auto fail = [&](const std::string& what) { return Error{label + ": " + what}; };
-    if (bytes.size() < 10 || bytes.compare(0, kNpyMagic.size(), kNpyMagic) != 0)
-        return fail("not a .npy member (bad magic)");
-    const auto* raw = reinterpret_cast<const unsigned char*>(bytes.data());
-    const int major = raw[6];
-    if (major < 1 || major > 3) return fail("unsupported .npy format version");
-    const std::size_t prefix = major == 1 ? 10 : 12;
-    if (bytes.size() < prefix) return fail("truncated header");
-    const std::size_t headerLength =
-        major == 1 ? static_cast<std::size_t>(raw[8] | (raw[9] << 8))
-                   : static_cast<std::size_t>(raw[8] | (raw[9] << 8) | (raw[10] << 16) |
-                                              (static_cast<std::size_t>(raw[11]) << 24));
-    if (bytes.size() - prefix < headerLength) return fail("truncated header");
-    const std::string header = bytes.substr(prefix, headerLength);
-    const auto descr = headerField(header, "descr");
-    const auto order = headerField(header, "fortran_order");
-    const auto shapeField = headerField(header, "shape");
-    if (!descr || !order || !shapeField) return fail("malformed header");
-    if (descr->size() < 3) return fail("unknown dtype '" + *descr + "'");
-    const char kind = (*descr)[1];
-    if (kind == 'O')
-        return fail("tokens are a Python object array; save them with "
-                    "np.array(tokens, dtype=str)");
-    if (kind != 'U' && kind != 'S')
-        return fail("tokens must be a string array ('<U' or '|S'), not '" + *descr + "'");
-    if ((*descr)[0] == '>') return fail("big-endian strings are not supported");
-    Index width = 0;
-    for (std::size_t i = 2; i < descr->size(); ++i) {
-        if (!std::isdigit(static_cast<unsigned char>((*descr)[i])))
-            return fail("unknown dtype '" + *descr + "'");
-        width = width * 10 + ((*descr)[i] - '0');
-        if (width > (1 << 20)) return fail("string width too large");
-    }
-    StringArray array;
-    {
-        std::string text = shapeField->substr(1, shapeField->size() - 2);
-        std::stringstream in(text);
-        std::string part;
-        while (std::getline(in, part, ',')) {
-            part.erase(0, part.find_first_not_of(' '));
-            part.erase(part.find_last_not_of(" L") + 1);
-            if (part.empty()) continue;
-            if (!std::all_of(part.begin(), part.end(),
-                             [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }) ||
-                part.size() > 9)
-                return fail("malformed shape " + *shapeField);
-            array.shape.push_back(std::stoll(part));
-        }
-    }
-    if (array.shape.size() != 1 && array.shape.size() != 2)
-        return fail("tokens must have shape [S] or [B, S], got " + shapeText(array.shape));
-    if (array.shape.size() == 2 && *order == "True")
-        return fail("Fortran-order token arrays are not supported");
-    Index count = 1;
-    for (Index extent : array.shape)
-        count *= extent;
-    const Index itemBytes = kind == 'U' ? 4 * width : width;
-    const std::size_t dataOffset = prefix + headerLength;
-    if (static_cast<std::size_t>(count * itemBytes) != bytes.size() - dataOffset)
-        return fail("string data size does not match shape " + shapeText(array.shape));
-    array.values.reserve(static_cast<std::size_t>(count));
-    for (Index i = 0; i < count; ++i) {
-        const unsigned char* item = raw + dataOffset + i * itemBytes;
-        std::string value;
-        if (kind == 'U') {
-            for (Index c = 0; c < width; ++c) {
-                const unsigned char* p = item + 4 * c;
-                const std::uint32_t cp = static_cast<std::uint32_t>(p[0]) |
-                                         (static_cast<std::uint32_t>(p[1]) << 8) |
-                                         (static_cast<std::uint32_t>(p[2]) << 16) |
-                                         (static_cast<std::uint32_t>(p[3]) << 24);
-                if (cp == 0) break;
-                if (cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-                    return fail("invalid character in token " + std::to_string(i));
-                appendUtf8(value, cp);
-            }
-        } else {
-            const auto* chars = reinterpret_cast<const char*>(item);
-            value.assign(chars,
-                         static_cast<std::size_t>(std::find(chars, chars + width, '\0') - chars));
-        }
-        array.values.push_back(std::move(value));
-    }
-    return array;
-}
+/// A string array of tokens, as a numpy archive holds them.
+using StringArray = NpyStrings;
 
 NpyReadOptions floatOptions(Index minRank, Index maxRank) {
     NpyReadOptions options;
@@ -228,23 +100,41 @@ Status attachTokens(const std::string& label, const StringArray& tokens, Index b
     return std::nullopt;
 }
 
-/// Tokens from a file or the archive, as a StringArray; nothing when neither has any.
-Result<std::optional<StringArray>> findTokens(const std::string& path,
-                                              std::map<std::string, std::string>& members,
-                                              const std::string& tokensPath) {
+/// Takes the "tokens" member out of an archive's members (it is never the weights).
+std::optional<std::string> takeTokensMember(std::map<std::string, std::string>& members) {
+    auto it = members.find("tokens");
+    if (it == members.end()) return std::nullopt;
+    std::string bytes = std::move(it->second);
+    members.erase(it);
+    return bytes;
+}
+
+/// Tokens from a file (when tokensPath is given) or the archive's member; nothing when
+/// neither has any. At most maxCount are read: the count is checked before decoding.
+Result<std::optional<StringArray>> readTokens(const std::string& path,
+                                              const std::optional<std::string>& member,
+                                              const std::string& tokensPath, Index maxCount) {
     if (!tokensPath.empty()) {
-        auto list = loadTokens(tokensPath);
+        auto list = loadTokens(tokensPath, maxCount);
         if (!list) return Error{list.error()};
         StringArray array;
         array.shape = {static_cast<Index>(list->size())};
         array.values = std::move(*list);
         return std::optional<StringArray>(std::move(array));
     }
-    auto it = members.find("tokens");
-    if (it == members.end()) return std::optional<StringArray>();
-    auto parsed = parseStringArray(it->second, path + "[tokens]");
-    members.erase(it);
-    if (!parsed) return Error{parsed.error()};
+    if (!member) return std::optional<StringArray>();
+    NpyStringOptions options;
+    options.minRank = 1;
+    options.maxRank = 2;
+    options.maxCount = maxCount;
+    auto parsed = parseNpyStrings(*member, path + "[tokens]", options);
+    if (!parsed) {
+        // The common mistake gets its fix.
+        if (parsed.error().find("object array") != std::string::npos)
+            return Error{path + "[tokens]: tokens are a Python object array; save them with "
+                                "np.array(tokens, dtype=str)"};
+        return Error{parsed.error()};
+    }
     return std::optional<StringArray>(std::move(*parsed));
 }
 
@@ -285,25 +175,30 @@ std::vector<std::string> AttentionDump::queryTokens(Index b) const {
     return std::vector<std::string>(keys.end() - static_cast<std::ptrdiff_t>(sq), keys.end());
 }
 
-Result<std::vector<std::string>> loadTokens(const std::string& path) {
-    auto text = readFile(path);
+Result<std::vector<std::string>> loadTokens(const std::string& path, Index maxCount) {
+    auto text = readFile(path, kMaxTokensFileBytes);
     if (!text) return Error{text.error()};
+    maxCount = std::min(maxCount, kMaxTokenCount);
+    auto tooMany = [&] {
+        return Error{path + ": more than " + std::to_string(maxCount) + " tokens"};
+    };
     std::vector<std::string> tokens;
     if (lowerExtension(path) == "json") {
         nlohmann::json json;
         try {
             json = nlohmann::json::parse(*text);
-        } catch (const std::exception& error) {
+        } catch (const nlohmann::json::exception& error) {
             return Error{path + ": not valid JSON: " + error.what()};
         }
         if (!json.is_array())
             return Error{path + ": expected a JSON list of tokens, e.g. [\"The\", \" cat\"]"};
+        if (static_cast<Index>(json.size()) > maxCount) return tooMany();
         for (std::size_t i = 0; i < json.size(); ++i) {
             const auto& item = json[i];
             if (item.is_string())
                 tokens.push_back(item.get<std::string>());
             else if (item.is_number_integer())
-                tokens.push_back(std::to_string(item.get<long long>()));
+                tokens.push_back(item.dump()); // unsigned or signed, as written
             else
                 return Error{path + ": token " + std::to_string(i) +
                              " is not a string or an integer"};
@@ -312,6 +207,7 @@ Result<std::vector<std::string>> loadTokens(const std::string& path) {
     }
     std::size_t start = 0;
     while (start < text->size()) {
+        if (static_cast<Index>(tokens.size()) >= maxCount) return tooMany();
         std::size_t end = text->find('\n', start);
         if (end == std::string::npos) end = text->size();
         std::string line = text->substr(start, end - start);
@@ -387,13 +283,11 @@ Result<AttentionDump> loadAttentionDump(const std::string& path, const std::stri
     dump.source = path;
     NpyArray array;
     std::string label = path;
-    std::optional<StringArray> tokens;
+    std::optional<std::string> tokensMember;
     if (prefix->compare(0, 2, "PK") == 0 || lowerExtension(path) == "npz") {
         auto members = readNpzMembers(path);
         if (!members) return Error{members.error()};
-        auto found = findTokens(path, *members, tokensPath);
-        if (!found) return Error{found.error()};
-        tokens = std::move(*found);
+        tokensMember = takeTokensMember(*members);
         std::string key;
         for (const char* name : {"attentions", "attention"})
             if (members->count(name)) {
@@ -439,11 +333,6 @@ Result<AttentionDump> loadAttentionDump(const std::string& path, const std::stri
         auto parsed = readNpy(path, floatOptions(2, 5));
         if (!parsed) return Error{parsed.error()};
         array = std::move(*parsed);
-        if (!tokensPath.empty()) {
-            auto found = loadTokens(tokensPath);
-            if (!found) return Error{found.error()};
-            tokens = StringArray{{static_cast<Index>(found->size())}, std::move(*found)};
-        }
     }
 
     const std::vector<Index> shape = promote(array.shape, 5);
@@ -457,14 +346,23 @@ Result<AttentionDump> loadAttentionDump(const std::string& path, const std::stri
     dump.heads = shape[2];
     dump.sq = shape[3];
     dump.sk = shape[4];
+    if (dump.heads > kMaxDumpHeads || dump.layers > kMaxDumpLayers)
+        return Error{label + ": shape " + shapeText(array.shape) + " has " +
+                     std::to_string(dump.layers) + " layers of " + std::to_string(dump.heads) +
+                     " heads; at most " + std::to_string(kMaxDumpLayers) + " layers of " +
+                     std::to_string(kMaxDumpHeads) + " heads are shown"};
     if (dump.storedRank == 2 && dump.sq != dump.sk)
         return Error{label + ": a rank-2 attention dump must be square [S, S], got " +
                      shapeText(array.shape)};
     dump.weights = std::move(array.data);
     if (auto bad = checkFinite(dump.weights, label)) return Error{bad->message};
-    if (tokens) {
+    // At most kMaxTokenCount tokens are decoded (the count is checked first); a count that
+    // does not match the weights is then refused naming both.
+    auto tokens = readTokens(path, tokensMember, tokensPath, kMaxTokenCount);
+    if (!tokens) return Error{tokens.error()};
+    if (*tokens) {
         const std::string tokensLabel = tokensPath.empty() ? path + "[tokens]" : tokensPath;
-        if (auto bad = attachTokens(tokensLabel, *tokens, dump.batch, dump.sk, dump.tokens))
+        if (auto bad = attachTokens(tokensLabel, **tokens, dump.batch, dump.sk, dump.tokens))
             return Error{bad->message};
     }
     // bfloat16 keeps 8 significant bits: its rounding alone can move a row sum by 2^-8.
@@ -623,8 +521,7 @@ std::vector<std::string> QkvDump::queryTokens() const {
 Result<QkvDump> loadQkvDump(const std::string& path, const std::string& tokensPath) {
     auto members = readNpzMembers(path);
     if (!members) return Error{members.error()};
-    auto found = findTokens(path, *members, tokensPath);
-    if (!found) return Error{found.error()};
+    const std::optional<std::string> tokensMember = takeTokensMember(*members);
     QkvDump dump;
     dump.source = path;
     std::vector<Index> shapes[3];
@@ -667,6 +564,13 @@ Result<QkvDump> loadQkvDump(const std::string& path, const std::string& tokensPa
     dump.sk = ks[2];
     dump.dim = qs[3];
     dump.dimV = vs[3];
+    if (dump.heads > kMaxDumpHeads || dump.layers > kMaxDumpLayers)
+        return Error{path + ": q has " + std::to_string(dump.layers) + " layers of " +
+                     std::to_string(dump.heads) + " heads; at most " +
+                     std::to_string(kMaxDumpLayers) + " layers of " +
+                     std::to_string(kMaxDumpHeads) + " heads are shown"};
+    auto found = readTokens(path, tokensMember, tokensPath, kMaxTokenCount);
+    if (!found) return Error{found.error()};
     if (*found) {
         const std::string tokensLabel = tokensPath.empty() ? path + "[tokens]" : tokensPath;
         if (auto bad = attachTokens(tokensLabel, **found, 1, dump.sk, dump.tokens))

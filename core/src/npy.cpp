@@ -33,6 +33,10 @@ constexpr char kMagic[] = "\x93NUMPY";
 constexpr std::size_t kMagicSize = 6;
 /// numpy pads the header so the data starts on a 64-byte boundary.
 constexpr std::size_t kHeaderAlignment = 64;
+/// numpy's own headers are far smaller; a longer one is refused before it is read.
+constexpr std::size_t kMaxHeaderBytes = std::size_t(1) << 20;
+/// The widest string element read (characters).
+constexpr Index kMaxStringWidth = Index(1) << 20;
 
 Error fail(const std::string& name, const std::string& what) {
     return Error{name + ": " + what};
@@ -281,6 +285,39 @@ std::optional<std::string> interpretDescr(const std::string& descr, const NpyRea
     return std::nullopt;
 }
 
+/// Bytes per element of a descr, -1 when the dtype has no fixed size here (objects, a
+/// malformed descr): the readers that accept the dtype check it themselves.
+Index itemBytesOf(const std::string& descr) {
+    if (descr.size() < 3 || descr.size() > 9) return -1;
+    const char kind = descr[1];
+    if (std::string_view("fiucbVSaUMm").find(kind) == std::string_view::npos) return -1;
+    std::size_t end = 2;
+    Index size = 0;
+    while (end < descr.size() && std::isdigit(static_cast<unsigned char>(descr[end])))
+        size = size * 10 + (descr[end++] - '0');
+    if (end == 2) return -1;
+    if (end != descr.size() && !((kind == 'M' || kind == 'm') && descr[end] == '[')) return -1;
+    return kind == 'U' ? 4 * size : size;
+}
+
+void appendUtf8(std::string& out, std::uint32_t cp) {
+    if (cp < 0x80) {
+        out.push_back(static_cast<char>(cp));
+    } else if (cp < 0x800) {
+        out.push_back(static_cast<char>(0xc0 | (cp >> 6)));
+        out.push_back(static_cast<char>(0x80 | (cp & 0x3f)));
+    } else if (cp < 0x10000) {
+        out.push_back(static_cast<char>(0xe0 | (cp >> 12)));
+        out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3f)));
+        out.push_back(static_cast<char>(0x80 | (cp & 0x3f)));
+    } else {
+        out.push_back(static_cast<char>(0xf0 | (cp >> 18)));
+        out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3f)));
+        out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3f)));
+        out.push_back(static_cast<char>(0x80 | (cp & 0x3f)));
+    }
+}
+
 } // namespace
 
 const char* dtypeName(DType t) {
@@ -317,77 +354,123 @@ Index NpyArray::elementCount() const {
     return count;
 }
 
-Result<NpyArray> parseNpy(const std::string& bytes, const std::string& name,
-                          const NpyReadOptions& options) {
-    const auto* raw = reinterpret_cast<const unsigned char*>(bytes.data());
-    if (bytes.size() < kMagicSize || std::memcmp(bytes.data(), kMagic, kMagicSize) != 0)
+Result<std::size_t> npyHeaderSize(std::string_view prefix, const std::string& name) {
+    if (prefix.size() < kMagicSize || prefix.substr(0, kMagicSize) != kMagic)
         return fail(name, "not a .npy file (bad magic; expected \\x93NUMPY)");
-    if (bytes.size() < kMagicSize + 2) return fail(name, "truncated header");
+    if (prefix.size() < kMagicSize + 2) return fail(name, "truncated header");
+    const auto* raw = reinterpret_cast<const unsigned char*>(prefix.data());
     const int major = raw[6];
     const int minor = raw[7];
     if ((major != 1 && major != 2 && major != 3) || minor != 0)
         return fail(name, "unsupported .npy format version " + std::to_string(major) + "." +
                               std::to_string(minor) + " (expected 1.0, 2.0 or 3.0)");
     const std::size_t lengthBytes = major == 1 ? 2 : 4;
-    const std::size_t prefix = kMagicSize + 2 + lengthBytes;
-    if (bytes.size() < prefix) return fail(name, "truncated header");
+    const std::size_t prefixBytes = kMagicSize + 2 + lengthBytes;
+    if (prefix.size() < prefixBytes) return fail(name, "truncated header");
     const std::size_t headerLength =
         major == 1 ? static_cast<std::size_t>(raw[8] | (raw[9] << 8)) : loadLe32(raw + 8);
-    if (bytes.size() - prefix < headerLength)
-        return fail(name, "truncated header (it says " + std::to_string(headerLength) +
-                              " bytes, the file has " + std::to_string(bytes.size() - prefix) +
+    if (headerLength > kMaxHeaderBytes)
+        return fail(name, "the header says it is " + std::to_string(headerLength) +
+                              " bytes long; at most " + std::to_string(kMaxHeaderBytes) +
+                              " are read");
+    return prefixBytes + headerLength;
+}
+
+Result<NpyHeader> parseNpyHeader(std::string_view bytes, const std::string& name) {
+    auto size = npyHeaderSize(bytes, name);
+    if (!size) return Error{size.error()};
+    const std::size_t prefixBytes = bytes[6] == 1 ? kMagicSize + 4 : kMagicSize + 6;
+    if (bytes.size() < *size)
+        return fail(name, "truncated header (it says " + std::to_string(*size - prefixBytes) +
+                              " bytes, the file has " + std::to_string(bytes.size() - prefixBytes) +
                               ")");
 
-    HeaderParser::Header header;
-    HeaderParser parser(std::string_view(bytes).substr(prefix, headerLength));
-    if (auto message = parser.parse(header)) return fail(name, *message);
+    HeaderParser::Header dict;
+    HeaderParser parser(bytes.substr(prefixBytes, *size - prefixBytes));
+    if (auto message = parser.parse(dict)) return fail(name, *message);
+
+    NpyHeader header;
+    header.descr = std::move(dict.descr);
+    header.fortranOrder = dict.fortranOrder;
+    header.shape = std::move(dict.shape);
+    header.dataOffset = *size;
+    // The element count, overflow-checked: a product that wraps around would let a tiny file
+    // claim a small count for an enormous shape.
+    header.count = 1;
+    for (Index extent : header.shape)
+        if (__builtin_mul_overflow(header.count, extent, &header.count))
+            return fail(name, "shape " + shapeText(header.shape) + " is too large");
+    header.itemBytes = itemBytesOf(header.descr);
+    if (header.itemBytes >= 0 &&
+        __builtin_mul_overflow(header.count, header.itemBytes, &header.dataBytes))
+        return fail(name, "shape " + shapeText(header.shape) + " is too large");
+    return header;
+}
+
+namespace {
+
+/// The data of a header that has a size, checked against the bytes present: nothing is
+/// allocated for a shape the file does not hold.
+std::optional<std::string> checkDataBytes(const NpyHeader& header, std::size_t present,
+                                          const std::string& what) {
+    const std::size_t available = present - header.dataOffset;
+    if (static_cast<std::uint64_t>(header.dataBytes) == available) return std::nullopt;
+    std::ostringstream out;
+    out << (available < static_cast<std::uint64_t>(header.dataBytes) ? "truncated data: "
+                                                                     : "unexpected trailing data: ")
+        << "shape " << shapeText(header.shape) << " of " << what << " needs " << header.dataBytes
+        << " bytes, the file has " << available;
+    return out.str();
+}
+
+std::optional<std::string> checkRank(const std::vector<Index>& shape, Index minRank,
+                                     Index maxRank) {
+    const auto rank = static_cast<Index>(shape.size());
+    if (rank >= minRank && rank <= maxRank) return std::nullopt;
+    std::ostringstream out;
+    out << "expected ";
+    if (minRank == maxRank)
+        out << minRank;
+    else
+        out << minRank << " to " << maxRank;
+    out << " dimensions, got " << rank << " (shape " << shapeText(shape) << ")";
+    return out.str();
+}
+
+} // namespace
+
+Result<NpyArray> parseNpy(const std::string& bytes, const std::string& name,
+                          const NpyReadOptions& options) {
+    auto header = parseNpyHeader(bytes, name);
+    if (!header) return Error{header.error()};
 
     NpyArray array;
-    if (auto message = interpretDescr(header.descr, options, array.dtype))
+    if (auto message = interpretDescr(header->descr, options, array.dtype))
         return fail(name, *message);
-    array.shape = header.shape;
+    array.shape = header->shape;
     const Index rank = array.rank();
-    if (header.fortranOrder && rank >= 2)
+    if (header->fortranOrder && rank >= 2)
         return fail(name, "Fortran-order arrays are not supported; save a C-order array "
                           "(np.ascontiguousarray)");
-    if (rank < options.minRank || rank > options.maxRank) {
-        std::ostringstream out;
-        out << "expected ";
-        if (options.minRank == options.maxRank)
-            out << options.minRank;
-        else
-            out << options.minRank << " to " << options.maxRank;
-        out << " dimensions, got " << rank << " (shape " << shapeText(array.shape) << ")";
-        return fail(name, out.str());
-    }
-
-    const Index itemBytes = dtypeBytes(array.dtype);
-    Index count = 1;
-    Index dataBytes = 0;
-    for (Index extent : array.shape)
-        if (__builtin_mul_overflow(count, extent, &count))
-            return fail(name, "shape " + shapeText(array.shape) + " is too large");
-    if (__builtin_mul_overflow(count, itemBytes, &dataBytes) ||
-        count > static_cast<Index>(std::vector<float>().max_size()))
+    if (auto message = checkRank(array.shape, options.minRank, options.maxRank))
+        return fail(name, *message);
+    // Degenerate shapes are refused, not computed: (2^20, 0) holds no value but would ask
+    // for 2^20 x 2^20 attention weights.
+    if (!options.allowEmpty && header->count == 0)
+        return fail(name, "shape " + shapeText(array.shape) +
+                              " has an empty dimension; every dimension must be at least 1");
+    const Index count = header->count;
+    if (count > static_cast<Index>(std::vector<float>().max_size()))
         return fail(name, "shape " + shapeText(array.shape) + " is too large");
-
-    const std::size_t dataOffset = prefix + headerLength;
-    const std::size_t available = bytes.size() - dataOffset;
-    if (static_cast<std::size_t>(dataBytes) != available) {
-        std::ostringstream out;
-        out << (available < static_cast<std::size_t>(dataBytes) ? "truncated data: "
-                                                                : "unexpected trailing data: ")
-            << "shape " << shapeText(array.shape) << " of " << dtypeName(array.dtype) << " needs "
-            << dataBytes << " bytes, the file has " << available;
-        return fail(name, out.str());
-    }
+    if (auto message = checkDataBytes(*header, bytes.size(), dtypeName(array.dtype)))
+        return fail(name, *message);
 
     array.data.resize(static_cast<std::size_t>(count));
-    const unsigned char* src = raw + dataOffset;
+    const auto* src = reinterpret_cast<const unsigned char*>(bytes.data()) + header->dataOffset;
     float* dst = array.data.data();
     switch (array.dtype) {
     case DType::Float32:
-        if (dataBytes > 0) std::memcpy(dst, src, static_cast<std::size_t>(dataBytes));
+        if (count > 0) std::memcpy(dst, src, static_cast<std::size_t>(header->dataBytes));
         break;
     case DType::Float64:
         for (Index i = 0; i < count; ++i) {
@@ -403,6 +486,61 @@ Result<NpyArray> parseNpy(const std::string& bytes, const std::string& name,
             dst[i] = array.dtype == DType::Float16 ? halfToFloat(bits) : bfloat16ToFloat(bits);
         }
         break;
+    }
+    return array;
+}
+
+Result<NpyStrings> parseNpyStrings(const std::string& bytes, const std::string& name,
+                                   const NpyStringOptions& options) {
+    auto header = parseNpyHeader(bytes, name);
+    if (!header) return Error{header.error()};
+    const std::string& descr = header->descr;
+    const char kind = descr.size() >= 2 ? descr[1] : '?';
+    if (kind == 'O')
+        return fail(name, "a Python object array; save strings with np.array(values, dtype=str)");
+    if ((kind != 'U' && kind != 'S' && kind != 'a') || header->itemBytes < 0)
+        return fail(name, "expected a string array ('<U' or '|S'), not '" + descr + "'");
+    if (descr[0] == '>' && kind == 'U') return fail(name, "big-endian strings are not supported");
+    const Index width = kind == 'U' ? header->itemBytes / 4 : header->itemBytes;
+    if (width > kMaxStringWidth)
+        return fail(name, "string width " + std::to_string(width) + " is too large (at most " +
+                              std::to_string(kMaxStringWidth) + ")");
+    NpyStrings array;
+    array.shape = header->shape;
+    if (auto message = checkRank(array.shape, options.minRank, options.maxRank))
+        return fail(name, *message);
+    if (header->fortranOrder && array.shape.size() >= 2)
+        return fail(name, "Fortran-order string arrays are not supported");
+    const Index count = header->count;
+    // Width 0 would let a few bytes claim any number of strings.
+    if (width == 0 && count > 0)
+        return fail(name, "string width 0 ('" + descr + "') holds nothing");
+    if (count > options.maxCount)
+        return fail(name, "shape " + shapeText(array.shape) + " holds " + std::to_string(count) +
+                              " strings; at most " + std::to_string(options.maxCount) +
+                              " are read here");
+    if (auto message = checkDataBytes(*header, bytes.size(), "strings"))
+        return fail(name, *message);
+
+    const auto* raw = reinterpret_cast<const unsigned char*>(bytes.data()) + header->dataOffset;
+    array.values.reserve(static_cast<std::size_t>(count));
+    for (Index i = 0; i < count; ++i) {
+        const unsigned char* item = raw + i * header->itemBytes;
+        std::string value;
+        if (kind == 'U') {
+            for (Index c = 0; c < width; ++c) {
+                const std::uint32_t cp = loadLe32(item + 4 * c);
+                if (cp == 0) break;
+                if (cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+                    return fail(name, "invalid character in string " + std::to_string(i));
+                appendUtf8(value, cp);
+            }
+        } else {
+            const auto* chars = reinterpret_cast<const char*>(item);
+            value.assign(chars,
+                         static_cast<std::size_t>(std::find(chars, chars + width, '\0') - chars));
+        }
+        array.values.push_back(std::move(value));
     }
     return array;
 }
@@ -483,6 +621,10 @@ struct ZipFileCloser {
 };
 using ZipFile = std::unique_ptr<zip_file_t, ZipFileCloser>;
 
+/// Deflate's largest expansion is about 1032:1 (RFC 1951: 258 bytes from a 2-bit code at
+/// best); a member claiming more than this over its compressed size is lying.
+constexpr zip_uint64_t kMaxDeflateRatio = 1100;
+
 } // namespace
 
 Result<std::map<std::string, std::string>> readNpzMembers(const std::string& path) {
@@ -498,14 +640,20 @@ Result<std::map<std::string, std::string>> readNpzMembers(const std::string& pat
             return Error{"cannot read " + path + ": " + message};
         return Error{path + ": not a valid .npz (zip) archive: " + message};
     }
+    struct stat info {};
+    if (::stat(path.c_str(), &info) != 0)
+        return Error{"cannot read " + path + ": " + std::strerror(errno)};
+    const auto archiveBytes = static_cast<zip_uint64_t>(info.st_size);
 
     std::map<std::string, std::string> members;
     const zip_int64_t entries = zip_get_num_entries(archive.get(), 0);
     for (zip_int64_t i = 0; i < entries; ++i) {
         zip_stat_t stat;
         zip_stat_init(&stat);
+        constexpr zip_uint64_t kNeeded =
+            ZIP_STAT_NAME | ZIP_STAT_SIZE | ZIP_STAT_COMP_SIZE | ZIP_STAT_COMP_METHOD;
         if (zip_stat_index(archive.get(), static_cast<zip_uint64_t>(i), 0, &stat) != 0 ||
-            !(stat.valid & ZIP_STAT_NAME) || !(stat.valid & ZIP_STAT_SIZE))
+            (stat.valid & kNeeded) != kNeeded)
             return Error{path + ": corrupt archive entry " + std::to_string(i)};
         const std::string member = stat.name;
         constexpr std::string_view kSuffix = ".npy";
@@ -515,19 +663,75 @@ Result<std::map<std::string, std::string>> readNpzMembers(const std::string& pat
         const std::string key = member.substr(0, member.size() - kSuffix.size());
         const std::string label = path + "[" + key + "]";
 
+        // The sizes the archive claims, checked against the archive itself before anything
+        // is read: a stored member is its own bytes, and deflate expands at most ~1032:1.
+        if (stat.comp_size > archiveBytes)
+            return Error{label + ": the member claims " + std::to_string(stat.comp_size) +
+                         " compressed bytes but the archive has " + std::to_string(archiveBytes)};
+        if (stat.comp_method == ZIP_CM_STORE) {
+            if (stat.size != stat.comp_size)
+                return Error{label + ": a stored member of " + std::to_string(stat.comp_size) +
+                             " bytes claims to hold " + std::to_string(stat.size)};
+        } else if (stat.comp_method == ZIP_CM_DEFLATE) {
+            if (stat.size / kMaxDeflateRatio > stat.comp_size)
+                return Error{label + ": the member claims " + std::to_string(stat.size) +
+                             " bytes from " + std::to_string(stat.comp_size) +
+                             " compressed bytes, more than deflate can expand to"};
+        } else {
+            return Error{label + ": compression method " + std::to_string(stat.comp_method) +
+                         " is not supported (numpy writes stored or deflated members)"};
+        }
+        if (stat.size > std::string().max_size()) return Error{label + ": member too large"};
+
         ZipFile file(zip_fopen_index(archive.get(), static_cast<zip_uint64_t>(i), 0));
         if (!file) return Error{label + ": cannot open the member: " + zip_strerror(archive.get())};
+        // Memory grows with the bytes actually decompressed, never with a claim alone.
         std::string contents;
-        if (stat.size > contents.max_size()) return Error{label + ": member too large"};
-        contents.resize(static_cast<std::size_t>(stat.size));
-        zip_uint64_t done = 0;
-        while (done < stat.size) {
-            const zip_int64_t got = zip_fread(file.get(), contents.data() + done, stat.size - done);
-            if (got < 0) return Error{label + ": corrupt member: " + zip_file_strerror(file.get())};
-            if (got == 0) break;
-            done += static_cast<zip_uint64_t>(got);
+        auto readUpTo = [&](zip_uint64_t want) -> Status {
+            constexpr std::size_t kChunk = std::size_t(1) << 20;
+            while (contents.size() < want) {
+                const std::size_t old = contents.size();
+                const auto chunk =
+                    static_cast<std::size_t>(std::min<zip_uint64_t>(want - old, kChunk));
+                contents.resize(old + chunk);
+                const zip_int64_t got = zip_fread(file.get(), contents.data() + old, chunk);
+                if (got < 0) {
+                    contents.resize(old);
+                    return Error{label + ": corrupt member: " + zip_file_strerror(file.get())};
+                }
+                contents.resize(old + static_cast<std::size_t>(got));
+                if (got == 0) break;
+            }
+            return std::nullopt;
+        };
+
+        // The .npy header first: a member that is not a .npy, or whose shape does not match
+        // its size, is refused after its first bytes.
+        if (auto error = readUpTo(std::min<zip_uint64_t>(stat.size, 12))) return *error;
+        auto headerSize = npyHeaderSize(contents, label);
+        if (!headerSize) return Error{headerSize.error()};
+        if (auto error = readUpTo(std::min<zip_uint64_t>(stat.size, *headerSize))) return *error;
+        auto header = parseNpyHeader(contents, label);
+        if (!header) return Error{header.error()};
+        if (header->dataBytes < 0) {
+            // A dtype without a fixed size (a pickled object array): the header is all a
+            // reader needs to refuse it by name.
+            members.emplace(key, std::move(contents));
+            continue;
         }
-        if (done != stat.size) return Error{label + ": truncated member"};
+        const std::uint64_t dataPresent = stat.size - header->dataOffset;
+        if (static_cast<std::uint64_t>(header->dataBytes) != dataPresent)
+            return Error{label + ": " +
+                         (dataPresent < static_cast<std::uint64_t>(header->dataBytes)
+                              ? "truncated data: "
+                              : "unexpected trailing data: ") +
+                         "shape " + shapeText(header->shape) + " of '" + header->descr +
+                         "' needs " + std::to_string(header->dataBytes) +
+                         " bytes, the member has " + std::to_string(dataPresent)};
+        if (stat.comp_method == ZIP_CM_STORE)
+            contents.reserve(static_cast<std::size_t>(stat.size)); // its bytes are on disk
+        if (auto error = readUpTo(stat.size)) return *error;
+        if (contents.size() != stat.size) return Error{label + ": truncated member"};
         // Reading past the end makes libzip verify the CRC.
         char extra;
         if (zip_fread(file.get(), &extra, 1) != 0)

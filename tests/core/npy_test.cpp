@@ -13,13 +13,15 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <map>
+#include <optional>
 #include <random>
 #include <string>
 #include <tuple>
 #include <vector>
 
-#include "attnlab/npy.h"
 #include "attnlab/file_io.h"
+#include "attnlab/npy.h"
 #include "temp_dir.h"
 
 namespace attnlab {
@@ -84,7 +86,9 @@ TEST(Npy, RoundTripsFloat32AndFloat64AtEveryRank) {
                 x = dist(gen);
             const std::string path = dir.file("a.npy");
             ASSERT_FALSE(writeNpy(path, array, dtype).has_value());
-            auto back = readNpy(path);
+            NpyReadOptions options;
+            options.allowEmpty = true; // the (0, 3) case
+            auto back = readNpy(path, options);
             ASSERT_TRUE(back.ok()) << back.error();
             EXPECT_EQ(back->shape, shape);
             EXPECT_EQ(back->dtype, dtype);
@@ -154,7 +158,9 @@ TEST(Npy, ParsesScalarAndEmptyShapes) {
     ASSERT_TRUE(scalar.ok()) << scalar.error();
     EXPECT_TRUE(scalar->shape.empty());
     EXPECT_EQ(scalar->data, one);
-    auto empty = parseNpy(handNpy(floatDict("<f4", "(0, 4)"), ""), "e.npy");
+    NpyReadOptions allowEmpty;
+    allowEmpty.allowEmpty = true;
+    auto empty = parseNpy(handNpy(floatDict("<f4", "(0, 4)"), ""), "e.npy", allowEmpty);
     ASSERT_TRUE(empty.ok()) << empty.error();
     EXPECT_EQ(empty->elementCount(), 0);
 }
@@ -319,6 +325,94 @@ TEST(Npy, ReadNpyNamesAMissingFile) {
     EXPECT_NE(result.error().find("missing.npy"), std::string::npos) << result.error();
 }
 
+TEST(Npy, DegenerateShapesAreRefusedUnlessAskedFor) {
+    // A 128-byte file claiming D = 0 and S = 2^20 holds no value but would be 2^40 weights.
+    expectRejected(handNpy(floatDict("<f4", "(1048576, 0)"), ""), "empty dimension");
+    expectRejected(handNpy(floatDict("<f4", "(0, 4611686018427387904, 4611686018427387904)"), ""),
+                   "empty dimension");
+}
+
+TEST(Npy, ShapeProductThatWouldWrapAroundIsRefused) {
+    // Each product wraps to a small number (0 or the few bytes present) in 64 bits.
+    expectRejected(handNpy(floatDict("<f4", "(65536, 65536, 65536, 65536)"), ""), "too large");
+    expectRejected(handNpy(floatDict("<f4", "(4294967297, 4294967295)"), ""), "too large");
+    // The count fits, the byte count (x 8) does not.
+    expectRejected(handNpy(floatDict("<f8", "(2305843009213693952,)"), ""), "too large");
+    // Fits in 64 bits but far beyond the bytes present: refused before allocating.
+    expectRejected(handNpy(floatDict("<f4", "(1073741824, 1024)"), rawBytes(kSix)),
+                   "truncated data");
+}
+
+TEST(Npy, HeaderClaimingMoreThanAMegabyteIsRefusedBeforeReadingIt) {
+    std::string image = handNpy(floatDict("<f4", "(2, 3)"), rawBytes(kSix), 2);
+    image[8] = image[9] = image[10] = '\xff';
+    image[11] = '\x7f'; // header length 2^31 - 1
+    expectRejected(image, "at most");
+}
+
+// ---- string arrays ------------------------------------------------------------------------
+
+std::string utf32(const std::u32string& text, std::size_t width) {
+    std::string out;
+    for (std::size_t i = 0; i < width; ++i) {
+        const char32_t c = i < text.size() ? text[i] : U'\0';
+        for (int b = 0; b < 4; ++b)
+            out.push_back(static_cast<char>((static_cast<std::uint32_t>(c) >> (8 * b)) & 0xff));
+    }
+    return out;
+}
+
+TEST(NpyStrings, DecodesUnicodeAndByteStringsToUtf8) {
+    const std::string u = handNpy(floatDict("<U3", "(3,)"),
+                                  utf32(U"cat", 3) + utf32(U"h\u00e9", 3) + utf32(U"\u732b", 3));
+    auto parsed = parseNpyStrings(u, "t.npy");
+    ASSERT_TRUE(parsed.ok()) << parsed.error();
+    EXPECT_EQ(parsed->values, (std::vector<std::string>{"cat", "h\xc3\xa9", "\xe7\x8c\xab"}));
+    const std::string b =
+        handNpy(floatDict("|S2", "(2, 1)"), std::string("ab") + std::string("c\0", 2));
+    auto bytes = parseNpyStrings(b, "b.npy");
+    ASSERT_TRUE(bytes.ok()) << bytes.error();
+    EXPECT_EQ(bytes->shape, (std::vector<Index>{2, 1}));
+    EXPECT_EQ(bytes->values, (std::vector<std::string>{"ab", "c"}));
+}
+
+TEST(NpyStrings, WidthZeroCannotClaimAnyNumberOfStrings) {
+    // 10^8 strings of width 0 need 0 bytes: the 494-byte npz that asked for 3 GB.
+    auto parsed = parseNpyStrings(handNpy(floatDict("<U0", "(100000000,)"), ""), "t.npy");
+    ASSERT_FALSE(parsed.ok());
+    EXPECT_NE(parsed.error().find("width 0"), std::string::npos) << parsed.error();
+}
+
+TEST(NpyStrings, CountIsCheckedAgainstBytesAndTheLimitBeforeDecoding) {
+    auto truncated =
+        parseNpyStrings(handNpy(floatDict("<U5", "(1000000,)"), utf32(U"a", 5)), "t.npy");
+    ASSERT_FALSE(truncated.ok());
+    EXPECT_NE(truncated.error().find("truncated data"), std::string::npos) << truncated.error();
+    auto wraps = parseNpyStrings(handNpy(floatDict("<U4", "(1152921504606846976,)"), ""), "t.npy");
+    ASSERT_FALSE(wraps.ok()); // 2^60 x 16 bytes wraps to 0 in 64 bits
+    EXPECT_NE(wraps.error().find("too large"), std::string::npos) << wraps.error();
+    NpyStringOptions options;
+    options.maxCount = 2;
+    auto many = parseNpyStrings(
+        handNpy(floatDict("<U1", "(3,)"), utf32(U"a", 1) + utf32(U"b", 1) + utf32(U"c", 1)),
+        "t.npy", options);
+    ASSERT_FALSE(many.ok());
+    EXPECT_NE(many.error().find("at most 2"), std::string::npos) << many.error();
+}
+
+TEST(NpyStrings, RefusesNonStringsObjectsAndBadCharacters) {
+    auto floats = parseNpyStrings(handNpy(floatDict("<f4", "(6,)"), rawBytes(kSix)), "t.npy");
+    ASSERT_FALSE(floats.ok());
+    EXPECT_NE(floats.error().find("string array"), std::string::npos) << floats.error();
+    auto objects = parseNpyStrings(handNpy(floatDict("|O", "(2,)"), "pickle"), "t.npy");
+    ASSERT_FALSE(objects.ok());
+    EXPECT_NE(objects.error().find("object array"), std::string::npos) << objects.error();
+    auto surrogate =
+        parseNpyStrings(handNpy(floatDict("<U1", "(1,)"), utf32(U"\xd800", 1)), "t.npy");
+    ASSERT_FALSE(surrogate.ok());
+    EXPECT_NE(surrogate.error().find("invalid character"), std::string::npos) << surrogate.error();
+}
+
 // ---- npz ----------------------------------------------------------------------------------
 
 /// Writes a zip with libzip directly: each member stored or deflated as asked.
@@ -417,6 +511,107 @@ TEST(Npy, RejectsStoredNpzMemberWithBadCrc) {
     auto c = readNpz(corrupt);
     ASSERT_FALSE(c.ok()) << "a CRC mismatch must not pass as data";
     EXPECT_NE(c.error().find("crc.npz"), std::string::npos) << c.error();
+}
+
+/// Sets a 32-bit little-endian field of a zip image.
+void putLe32(std::string& image, std::size_t at, std::uint32_t value) {
+    for (int b = 0; b < 4; ++b)
+        image[at + static_cast<std::size_t>(b)] = static_cast<char>((value >> (8 * b)) & 0xff);
+}
+
+/// Rewrites what the (only) member of a zip image claims, in its local header and its
+/// central directory entry alike, so that libzip's consistency check sees no difference.
+std::string claimSizes(std::string image, std::optional<std::uint32_t> compressed,
+                       std::optional<std::uint32_t> uncompressed) {
+    const std::size_t central = image.find(std::string("PK\x01\x02", 4));
+    EXPECT_NE(central, std::string::npos);
+    if (compressed) {
+        putLe32(image, 18, *compressed);
+        putLe32(image, central + 20, *compressed);
+    }
+    if (uncompressed) {
+        putLe32(image, 22, *uncompressed);
+        putLe32(image, central + 24, *uncompressed);
+    }
+    return image;
+}
+
+Result<std::map<std::string, std::string>> membersOf(const TempDir& dir, const std::string& name,
+                                                     const std::string& image) {
+    const std::string path = dir.file(name);
+    writeBytes(path, image);
+    return readNpzMembers(path);
+}
+
+void expectNpzRejected(const Result<std::map<std::string, std::string>>& members,
+                       const std::string& name, const std::string& what) {
+    ASSERT_FALSE(members.ok()) << "accepted; expected: " << what;
+    EXPECT_NE(members.error().find(name), std::string::npos) << members.error();
+    EXPECT_NE(members.error().find(what), std::string::npos) << members.error();
+}
+
+TEST(Npz, MemberClaimingGigabytesIsRefusedBeforeAllocating) {
+    TempDir dir{"attnlab_npz"};
+    const std::string member = handNpy(floatDict("<f4", "(2, 3)"), rawBytes(kSix));
+    writeZip(dir.file("d.npz"), {{"a.npy", member, true}});
+    writeZip(dir.file("s.npz"), {{"a.npy", member, false}});
+    const std::string deflated = *readFile(dir.file("d.npz"));
+    const std::string stored = *readFile(dir.file("s.npz"));
+    const std::uint32_t claim = 0xf0000000u; // 3.75 GB
+    // Deflate cannot expand ~100 bytes into 3.75 GB.
+    expectNpzRejected(membersOf(dir, "deflate.npz", claimSizes(deflated, std::nullopt, claim)),
+                      "deflate.npz[a]", "more than deflate can expand");
+    // A stored member is its own bytes.
+    expectNpzRejected(membersOf(dir, "stored.npz", claimSizes(stored, std::nullopt, claim)),
+                      "stored.npz[a]", "claims to hold");
+    // Compressed bytes beyond the end of the archive (libzip itself refuses this one).
+    expectNpzRejected(membersOf(dir, "both.npz", claimSizes(stored, claim, claim)), "both.npz",
+                      "both.npz");
+}
+
+TEST(Npz, MemberSizeMustMatchItsNpyHeader) {
+    TempDir dir{"attnlab_npz"};
+    // Header says (1000000,) float32 = 4 MB; the member holds 24 bytes of data.
+    writeZip(dir.file("m.npz"),
+             {{"a.npy", handNpy(floatDict("<f4", "(1000000,)"), rawBytes(kSix)), true}});
+    auto members = readNpzMembers(dir.file("m.npz"));
+    expectNpzRejected(members, "m.npz[a]", "truncated data");
+}
+
+/// A deflated member whose compressed stream is damaged at its very end: only a reader
+/// that decompresses all of it can notice (inflate error or CRC mismatch).
+std::string damagedAtTheEnd(const TempDir& dir, const std::string& contents) {
+    writeZip(dir.file("whole.npz"), {{"a.npy", contents, true}});
+    std::string image = *readFile(dir.file("whole.npz"));
+    const std::size_t data = 30 + 5; // local header + "a.npy"
+    std::uint32_t compressed = 0;
+    for (int b = 0; b < 4; ++b)
+        compressed |= static_cast<std::uint32_t>(static_cast<unsigned char>(image[18 + b]))
+                      << (8 * b);
+    EXPECT_GT(compressed, 16u);
+    for (std::size_t i = data + compressed - 4; i < data + compressed; ++i)
+        image[i] = static_cast<char>(image[i] ^ 0xa5);
+    return image;
+}
+
+TEST(Npz, MemberThatIsNotNpyIsRefusedAfterItsFirstBytes) {
+    TempDir dir{"attnlab_npz"};
+    // 4 MB that compress to a few KB; damaged at the end of the stream. A reader that
+    // inflated all of it before looking at the magic would report the damage instead.
+    const std::string notNpy(std::size_t(4) << 20, 'A');
+    auto members = membersOf(dir, "big.npz", damagedAtTheEnd(dir, notNpy));
+    expectNpzRejected(members, "big.npz[a]", "bad magic");
+    // The same for a .npy whose header does not match the member's size.
+    std::string lying = handNpy(floatDict("<f4", "(3,)"), std::string(std::size_t(4) << 20, 'B'));
+    auto sized = membersOf(dir, "lying.npz", damagedAtTheEnd(dir, lying));
+    expectNpzRejected(sized, "lying.npz[a]", "unexpected trailing data");
+    // Control: undamaged, both are refused for the same reasons; and a damaged well-formed
+    // member is caught by the CRC.
+    const std::string good =
+        handNpy(floatDict("<f4", "(1048576,)"), std::string(std::size_t(4) << 20, '\0'));
+    auto damaged = membersOf(dir, "damaged.npz", damagedAtTheEnd(dir, good));
+    ASSERT_FALSE(damaged.ok());
+    EXPECT_EQ(damaged.error().find("bad magic"), std::string::npos) << damaged.error();
 }
 
 TEST(Npy, WritesNpzThatReadsBack) {

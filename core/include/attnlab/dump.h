@@ -58,8 +58,10 @@ Result<AttentionDump> loadAttentionDump(const std::string& path,
                                         const std::string& tokensPath = {});
 
 /// Tokens from a .json list of strings (numbers are written as text) or a text file with one
-/// token per line (a final newline does not add a token; "\r\n" is accepted).
-Result<std::vector<std::string>> loadTokens(const std::string& path);
+/// token per line (a final newline does not add a token; "\r\n" is accepted). A file over
+/// 16 MiB, or with more than maxCount (at most 2^20) tokens, is refused.
+Result<std::vector<std::string>> loadTokens(const std::string& path, Index maxCount = Index(1)
+                                                                                      << 20);
 
 /// Checks that every row of the dump is a distribution; returns a warning (count and worst
 /// row) or an empty string. All-zero rows count as rows with no allowed key, not as errors.

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "attnlab/result.h"
@@ -30,13 +31,47 @@ struct NpyReadOptions {
     bool allowHalf = false; ///< accept float16 / bfloat16 (converted to float)
     Index minRank = 1;
     Index maxRank = 4;
+    bool allowEmpty = false; ///< accept a dimension of 0 (refused by default: degenerate)
 };
+
+/// What a .npy header says: its dict, where the data starts, and the sizes it implies,
+/// overflow-checked. The one .npy header parser; the float and string readers use it.
+struct NpyHeader {
+    std::string descr;
+    bool fortranOrder = false;
+    std::vector<Index> shape;
+    std::size_t dataOffset = 0; ///< bytes before the data (magic, version, length, dict)
+    Index count = 0;            ///< elements: the product of the shape
+    Index itemBytes = -1;       ///< bytes per element; -1 when the dtype has no fixed size
+    Index dataBytes = -1;       ///< count * itemBytes; -1 when itemBytes is unknown
+};
+
+/// The size of the header (magic to the end of the dict) from the first 10 (version 1) or 12
+/// bytes of a .npy; an error for a bad magic, an unknown version or a header over 1 MiB.
+Result<std::size_t> npyHeaderSize(std::string_view prefix, const std::string& name);
+/// Parses the header at the start of `bytes`, which may end anywhere after it.
+Result<NpyHeader> parseNpyHeader(std::string_view bytes, const std::string& name);
 
 /// Parses a whole .npy file image; `name` is used in messages.
 Result<NpyArray> parseNpy(const std::string& bytes, const std::string& name,
                           const NpyReadOptions& options = {});
 /// Reads and parses a .npy file. Messages name the file and what is wrong.
 Result<NpyArray> readNpy(const std::string& path, const NpyReadOptions& options = {});
+
+/// A numpy string array ('<U n' UTF-32LE or '|S n' bytes, NUL padded) as UTF-8 strings.
+struct NpyStrings {
+    std::vector<Index> shape;
+    std::vector<std::string> values; ///< C order
+};
+struct NpyStringOptions {
+    Index minRank = 1;
+    Index maxRank = 2;
+    Index maxCount = Index(1) << 24; ///< more strings are refused before any is decoded
+};
+/// Parses a string .npy; the count and width are checked against the bytes present (and
+/// maxCount) before anything is allocated.
+Result<NpyStrings> parseNpyStrings(const std::string& bytes, const std::string& name,
+                                   const NpyStringOptions& options = {});
 
 /// Serialises to a .npy image in `dtype` (Float32 or Float64), little-endian, C order.
 std::string encodeNpy(const NpyArray& array, DType dtype);
