@@ -7,6 +7,7 @@ namespace attnlab::app {
 int computeCommand(int argc, char** argv);
 int benchCommand(int argc, char** argv);
 int modelCommand(int argc, char** argv);
+int tokenizeCommand(int argc, char** argv);
 #ifdef ATTNLAB_HAS_UI
 int renderCommand(int argc, char** argv);
 int guiMain(int argc, char** argv);

@@ -13,6 +13,7 @@ void printUsage(std::ostream& out) {
            "       attnlab render  (--session S.json | --tokens \"...\") --view NAME --out F\n"
            "       attnlab bench   [--sizes 1024,4096] [--dim 64] [--heads 8]\n"
            "       attnlab model   --model DIR (--text \"...\" | --ids N,...) --out F.npz\n"
+           "       attnlab tokenize --tokenizer FILE|DIR --text \"...\" [--text ...] [--no-special]\n"
            "run a command with --help for its options\n";
 }
 
@@ -25,6 +26,7 @@ int main(int argc, char** argv) {
         if (std::strcmp(command, "compute") == 0) return computeCommand(argc - 2, argv + 2);
         if (std::strcmp(command, "bench") == 0) return benchCommand(argc - 2, argv + 2);
         if (std::strcmp(command, "model") == 0) return modelCommand(argc - 2, argv + 2);
+        if (std::strcmp(command, "tokenize") == 0) return tokenizeCommand(argc - 2, argv + 2);
 #ifdef ATTNLAB_HAS_UI
         if (std::strcmp(command, "render") == 0) return renderCommand(argc - 2, argv + 2);
 #endif

@@ -6,7 +6,7 @@ set -euo pipefail
 PACKAGES=(
     build-essential cmake ninja-build pkg-config
     qt6-base-dev qt6-svg-dev qt6-tools-dev libgl1-mesa-dev
-    libqcustomplot-dev libeigen3-dev nlohmann-json3-dev libzip-dev libpcre2-dev
+    libqcustomplot-dev libeigen3-dev nlohmann-json3-dev libzip-dev libpcre2-dev libicu-dev
     libgtest-dev libgmock-dev libbenchmark-dev
     xvfb xauth
     poppler-utils  # pdftotext: the render tests read the text back out of PDF figures

@@ -1,0 +1,64 @@
+#pragma once
+// The BPE model of tokenizer.json (internal): Hugging Face tokenizers' models/bpe, word by
+// word. A word's characters become vocabulary ids (unknown characters through byte fallback
+// or the unk token), then the pair of adjacent symbols with the lowest merge rank is merged
+// until no pair has a rank (ties go to the leftmost pair). O(n log n) per word.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace attnlab::model::detail {
+
+struct StringHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view text) const noexcept {
+        return std::hash<std::string_view>{}(text);
+    }
+};
+using Vocabulary = std::unordered_map<std::string, int32_t, StringHash, std::equal_to<>>;
+
+struct BpeOptions {
+    std::optional<std::string> unkToken;
+    std::string continuingSubwordPrefix;
+    std::string endOfWordSuffix;
+    bool fuseUnk = false;
+    bool byteFallback = false;
+    bool ignoreMerges = false;
+};
+
+/// Results of words already seen, for one encode() call.
+using BpeCache = std::unordered_map<std::string, std::vector<int32_t>, StringHash, std::equal_to<>>;
+
+class Bpe {
+public:
+    /// `merges` are (left, right) pieces in rank order; throws std::invalid_argument naming the
+    /// index of a merge whose pieces or result are not in the vocabulary.
+    Bpe(Vocabulary vocab, const std::vector<std::pair<std::string, std::string>>& merges,
+        BpeOptions options);
+
+    /// Appends the ids of one pre-tokenized word.
+    void tokenize(std::string_view word, std::vector<int32_t>& ids, BpeCache& cache) const;
+
+    const Vocabulary& vocabulary() const { return m_vocab; }
+    const BpeOptions& options() const { return m_options; }
+
+private:
+    struct Merge {
+        uint32_t rank;
+        int32_t result;
+    };
+    void mergeWord(std::string_view word, std::vector<int32_t>& ids) const;
+    const Merge* findMerge(int32_t left, int32_t right) const;
+
+    Vocabulary m_vocab;
+    std::unordered_map<uint64_t, Merge> m_merges;
+    BpeOptions m_options;
+    std::optional<int32_t> m_unkId;
+    int32_t m_byteIds[256]; // "<0x41>" ... when byte fallback is on; -1 where absent
+};
+
+} // namespace attnlab::model::detail

