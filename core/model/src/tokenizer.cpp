@@ -319,7 +319,8 @@ Result<Tokenizer> Tokenizer::fromJson(std::string_view jsonText, const std::stri
 
         const Json& mergesJson = requireMember(model, "model", "merges");
         if (!mergesJson.is_array()) formatError("model.merges", "must be an array");
-        std::vector<std::pair<std::string, std::string>> merges;
+        // Views into the parsed JSON, which outlives the BPE's construction.
+        std::vector<std::pair<std::string_view, std::string_view>> merges;
         merges.reserve(mergesJson.size());
         for (std::size_t i = 0; i < mergesJson.size(); ++i) {
             const Json& entry = mergesJson[i];
@@ -331,10 +332,12 @@ Result<Tokenizer> Tokenizer::fromJson(std::string_view jsonText, const std::stri
                 if (space == std::string::npos || line.find(' ', space + 1) != std::string::npos)
                     formatError(where(),
                                 "must be \"left right\" with one space, got '" + line + "'");
-                merges.emplace_back(line.substr(0, space), line.substr(space + 1));
+                const std::string_view view = line;
+                merges.emplace_back(view.substr(0, space), view.substr(space + 1));
             } else if (entry.is_array() && entry.size() == 2 && entry[0].is_string() &&
                        entry[1].is_string()) {
-                merges.emplace_back(entry[0].get<std::string>(), entry[1].get<std::string>());
+                merges.emplace_back(entry[0].get_ref<const std::string&>(),
+                                    entry[1].get_ref<const std::string&>());
             } else {
                 formatError(where(), "must be \"left right\" or [left, right]");
             }

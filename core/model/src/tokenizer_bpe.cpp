@@ -20,7 +20,7 @@ constexpr std::size_t kMaxCachedWordBytes = 256;
 
 } // namespace
 
-Bpe::Bpe(Vocabulary vocab, const std::vector<std::pair<std::string, std::string>>& merges,
+Bpe::Bpe(Vocabulary vocab, const std::vector<std::pair<std::string_view, std::string_view>>& merges,
          BpeOptions options)
     : m_vocab(std::move(vocab)), m_options(std::move(options)) {
     if (m_options.unkToken) {
@@ -37,21 +37,24 @@ Bpe::Bpe(Vocabulary vocab, const std::vector<std::pair<std::string, std::string>
         m_byteIds[b] = it == m_vocab.end() ? -1 : it->second;
     }
     m_merges.reserve(merges.size());
-    const std::size_t prefixLength = m_options.continuingSubwordPrefix.size();
+    const std::string_view prefix = m_options.continuingSubwordPrefix;
+    std::string merged;
     for (std::size_t rank = 0; rank < merges.size(); ++rank) {
         const auto& [left, right] = merges[rank];
         const auto where = [&] { return "merges[" + std::to_string(rank) + "]: "; };
         const auto leftId = m_vocab.find(left);
         if (leftId == m_vocab.end())
-            throw std::invalid_argument(where() + "'" + left + "' is not in the vocabulary");
+            throw std::invalid_argument(where() + "'" + std::string(left) +
+                                        "' is not in the vocabulary");
         const auto rightId = m_vocab.find(right);
         if (rightId == m_vocab.end())
-            throw std::invalid_argument(where() + "'" + right + "' is not in the vocabulary");
-        if (prefixLength > 0 &&
-            right.compare(0, prefixLength, m_options.continuingSubwordPrefix) != 0)
-            throw std::invalid_argument(where() + "'" + right +
+            throw std::invalid_argument(where() + "'" + std::string(right) +
+                                        "' is not in the vocabulary");
+        if (!prefix.empty() && right.substr(0, prefix.size()) != prefix)
+            throw std::invalid_argument(where() + "'" + std::string(right) +
                                         "' does not start with continuing_subword_prefix");
-        const std::string merged = left + right.substr(prefixLength);
+        merged.assign(left);
+        merged.append(right.substr(prefix.size()));
         const auto mergedId = m_vocab.find(merged);
         if (mergedId == m_vocab.end())
             throw std::invalid_argument(where() + "the merge result '" + merged +

@@ -35,9 +35,10 @@ using BpeCache = std::unordered_map<std::string, std::vector<int32_t>, StringHas
 
 class Bpe {
 public:
-    /// `merges` are (left, right) pieces in rank order; throws std::invalid_argument naming the
-    /// index of a merge whose pieces or result are not in the vocabulary.
-    Bpe(Vocabulary vocab, const std::vector<std::pair<std::string, std::string>>& merges,
+    /// `merges` are (left, right) pieces in rank order (views that need to live only during
+    /// the call); throws std::invalid_argument naming the index of a merge whose pieces or
+    /// result are not in the vocabulary.
+    Bpe(Vocabulary vocab, const std::vector<std::pair<std::string_view, std::string_view>>& merges,
         BpeOptions options);
 
     /// Appends the ids of one pre-tokenized word.
