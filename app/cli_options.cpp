@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 
 namespace attnlab::app {
 
@@ -89,6 +90,26 @@ Index parseInteger(const std::string& text, const std::string& what) {
 Index parseAtLeast(const std::string& text, const std::string& what, Index minimum) {
     const Index value = parseInteger(text, what);
     if (value < minimum) fail(what + " must be >= " + std::to_string(minimum) + ", got " + text);
+    return value;
+}
+
+Index parseInRange(const std::string& text, const std::string& what, Index minimum, Index maximum) {
+    const Index value = parseInteger(text, what);
+    if (value < minimum || value > maximum)
+        fail(what + " must be between " + std::to_string(minimum) + " and " +
+             std::to_string(maximum) + ", got " + text);
+    return value;
+}
+
+double parseFloat32(const std::string& text, const std::string& what) {
+    const double value = parseReal(text, what);
+    const double magnitude = std::abs(value);
+    if (magnitude > std::numeric_limits<float>::max())
+        fail(what + ": " + text + " is beyond the float32 range (at most " +
+             std::to_string(std::numeric_limits<float>::max()) + ")");
+    if (value != 0 && magnitude < std::numeric_limits<float>::min())
+        fail(what + ": " + text + " is too small for float32 (it would be 0); use 0 or at least " +
+             "1.2e-38 in magnitude");
     return value;
 }
 

@@ -42,7 +42,17 @@ std::string require(const Arguments& args, std::string_view name);
 Index parseInteger(const std::string& text, const std::string& what);
 /// An integer >= minimum.
 Index parseAtLeast(const std::string& text, const std::string& what, Index minimum);
+/// An integer in [minimum, maximum]; the message names both ends.
+Index parseInRange(const std::string& text, const std::string& what, Index minimum, Index maximum);
 /// A finite real number.
 double parseReal(const std::string& text, const std::string& what);
+/// A real number the float32 kernels can use as it is: finite, at most FLT_MAX in magnitude,
+/// and 0 or at least FLT_MIN (a smaller one would become 0 or a denormal as a float).
+double parseFloat32(const std::string& text, const std::string& what);
+
+/// The largest sequence position, window, length or block size an option takes: no
+/// attention over more keys than this fits in memory, and larger values would overflow
+/// the position arithmetic.
+constexpr Index kMaxExtentOption = (Index(1) << 31) - 1;
 
 } // namespace attnlab::app

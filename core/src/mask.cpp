@@ -1,6 +1,7 @@
 #include "attnlab/mask.h"
 
 #include <algorithm>
+#include <limits>
 #include <sstream>
 
 namespace attnlab {
@@ -29,18 +30,37 @@ std::optional<std::string> validateMask(const MaskSpec& mask, Index batch, Index
     return std::nullopt;
 }
 
+namespace {
+
+/// a + b, clamped to Index's range instead of overflowing: a window of 2^63 - 1 reaches
+/// every key, it does not wrap around to mask them all.
+Index addSaturating(Index a, Index b) {
+    Index sum;
+    if (!__builtin_add_overflow(a, b, &sum)) return sum;
+    return b > 0 ? std::numeric_limits<Index>::max() : std::numeric_limits<Index>::min();
+}
+
+Index subtractSaturating(Index a, Index b) {
+    Index difference;
+    if (!__builtin_sub_overflow(a, b, &difference)) return difference;
+    return b > 0 ? std::numeric_limits<Index>::min() : std::numeric_limits<Index>::max();
+}
+
+} // namespace
+
 KeyRange keyRange(const MaskSpec& mask, Index b, Index i, Index sq, Index sk) {
-    const Index p = i + (sk - sq);
+    const Index p = addSaturating(i, subtractSaturating(sk, sq));
+    const Index next = addSaturating(p, 1);
     Index begin = 0;
     Index end = sk;
-    if (mask.causal) end = std::min(end, p + 1);
+    if (mask.causal) end = std::min(end, next);
     if (mask.window >= 0) {
-        begin = std::max(begin, p - mask.window);
-        end = std::min(end, p + mask.window + 1);
+        begin = std::max(begin, subtractSaturating(p, mask.window));
+        end = std::min(end, addSaturating(next, mask.window));
     }
     if (mask.causalWindow >= 0) {
-        begin = std::max(begin, p - mask.causalWindow);
-        end = std::min(end, p + 1);
+        begin = std::max(begin, subtractSaturating(p, mask.causalWindow));
+        end = std::min(end, next);
     }
     if (!mask.validLen.empty()) {
         const Index len = mask.validLen.size() == 1 ? mask.validLen.front()

@@ -49,6 +49,8 @@ HeadStats headStats(ConstMatrixMap weights, const MaskSpec& mask, Index batch, I
                 best = j;
                 bestWeight = w;
             }
+            // A NaN weight falls in no bin: casting it to an integer is undefined.
+            if (std::isnan(w)) continue;
             const double clamped = std::clamp(w, 0.0, 1.0);
             const Index bin = std::min<Index>(bins - 1, static_cast<Index>(clamped * bins));
             ++stats.histogram[static_cast<std::size_t>(bin)];

@@ -3,7 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "attnlab/mask.h"
@@ -73,6 +75,30 @@ TEST(Mask, BottomRightAlignment) {
     const KeyRange r = keyRange(window, 0, 0, 2, 5);
     EXPECT_EQ(r.begin, 2);
     EXPECT_EQ(r.end, 5);
+}
+
+TEST(Mask, HugeWindowsReachEveryKeyInsteadOfWrappingAround) {
+    // --window 9223372036854775807 used to overflow p + window + 1 and mask every key.
+    constexpr Index kHuge = std::numeric_limits<Index>::max();
+    for (const auto& [sq, sk] : {std::pair<Index, Index>{4, 4}, {2, 5}, {5, 2}}) {
+        MaskSpec window;
+        window.window = kHuge;
+        EXPECT_TRUE(denseMask(window, 0, sq, sk).all()) << sq << " x " << sk;
+        MaskSpec causal;
+        causal.causal = true;
+        MaskSpec causalWindow;
+        causalWindow.causalWindow = kHuge;
+        EXPECT_EQ(denseMask(causalWindow, 0, sq, sk), denseMask(causal, 0, sq, sk));
+        for (Index i = 0; i < sq; ++i)
+            EXPECT_EQ(allowedCount(window, 0, i, sq, sk), sk);
+    }
+    MaskSpec both;
+    both.window = kHuge;
+    both.causalWindow = kHuge - 1;
+    both.causal = true;
+    const KeyRange r = keyRange(both, 0, 2, 3, 3);
+    EXPECT_EQ(r.begin, 0);
+    EXPECT_EQ(r.end, 3);
 }
 
 TEST(Mask, NoneMeansEverything) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 
 #include "attnlab/stats.h"
 
@@ -125,6 +126,16 @@ TEST(Stats, HistogramBins) {
     const HeadStats one = statsOf(w, {}, 1);
     EXPECT_EQ(one.histogram, (std::vector<Index>{6}));
     EXPECT_THROW(statsOf(w, {}, 0), InvalidArgument);
+}
+
+TEST(Stats, NaNWeightsFallInNoHistogramBin) {
+    // A NaN weight used to be cast to an integer (undefined behaviour; UBSan stops here).
+    Matrix w(1, 4);
+    w << 0.1f, std::numeric_limits<float>::quiet_NaN(), 0.6f,
+        std::numeric_limits<float>::quiet_NaN();
+    const HeadStats s = statsOf(w, {}, 2);
+    EXPECT_EQ(s.histogram, (std::vector<Index>{1, 1})); // the two finite weights only
+    EXPECT_EQ(s.allowed[0], 4);
 }
 
 TEST(Stats, EmptyMatrix) {

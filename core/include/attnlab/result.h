@@ -1,6 +1,12 @@
 #pragma once
 /// Result<T>: a value or an error message, for parsers and readers whose failures are
 /// ordinary user input (a truncated .npy, a malformed session) rather than misuse.
+///
+/// The core's one error convention: whatever comes from a file or a person (npy/npz,
+/// sessions, dumps, tokens) is checked by a reader that returns Result<T> / Status whose
+/// message names the file (and the key or member) and the problem, and throws nothing for
+/// bad input; ATTN_CHECK (check.h) throws InvalidArgument only for misuse by the calling
+/// code (a shape mismatch handed to a kernel, a layer index out of range).
 
 #include <optional>
 #include <string>
