@@ -213,13 +213,19 @@ Session Document::comparisonSession(const Session& session, Comparison compariso
 }
 
 bool Document::open(const QString& path) {
-    const Result<Session> loaded = loadSession(path.toStdString());
-    if (!loaded) {
-        const QString message = QString::fromStdString(loaded.error());
-        emit errorOccurred(message);
+    // A file from anyone: whatever it holds is reported through errorOccurred, never an
+    // abort, and a refused file leaves the session as it was.
+    try {
+        const Result<Session> loaded = loadSession(path.toStdString());
+        if (!loaded) {
+            emit errorOccurred(QString::fromStdString(loaded.error()));
+            return false;
+        }
+        reset(*loaded, path);
+    } catch (const std::exception& error) {
+        emit errorOccurred(QStringLiteral("%1: %2").arg(path, QString::fromUtf8(error.what())));
         return false;
     }
-    reset(*loaded, path);
     return true;
 }
 

@@ -43,16 +43,23 @@ void DumpDocument::fail(const QString& message) {
 }
 
 bool DumpDocument::openAttention(const QString& path, const QString& tokensPath, Index batch) {
-    Result<AttentionDump> loaded = loadAttentionDump(path.toStdString(), tokensPath.toStdString());
-    if (!loaded) {
-        fail(QString::fromStdString(loaded.error()));
+    // Whatever the file holds is one message, never an abort; a refused file changes nothing.
+    try {
+        Result<AttentionDump> loaded =
+            loadAttentionDump(path.toStdString(), tokensPath.toStdString());
+        if (!loaded) {
+            fail(QString::fromStdString(loaded.error()));
+            return false;
+        }
+        if (batch < 0 || batch >= loaded->batch) {
+            fail(tr("%1: batch %2 is outside 0..%3").arg(path).arg(batch).arg(loaded->batch - 1));
+            return false;
+        }
+        showAttention(std::move(*loaded), batch);
+    } catch (const std::exception& error) {
+        fail(QStringLiteral("%1: %2").arg(path, QString::fromUtf8(error.what())));
         return false;
     }
-    if (batch < 0 || batch >= loaded->batch) {
-        fail(tr("%1: batch %2 is outside 0..%3").arg(path).arg(batch).arg(loaded->batch - 1));
-        return false;
-    }
-    showAttention(std::move(*loaded), batch);
     for (const std::string& warning : m_dump->warnings)
         emit m_document->errorOccurred(QString::fromStdString(warning));
     return true;
@@ -92,27 +99,28 @@ AttentionDump DumpDocument::runAllLayers(const QkvDump& qkv, const QkvApply& app
 }
 
 bool DumpDocument::openQkv(const QString& path, const QString& tokensPath) {
-    Result<QkvDump> loaded = loadQkvDump(path.toStdString(), tokensPath.toStdString());
-    if (!loaded) {
-        fail(QString::fromStdString(loaded.error()));
-        return false;
-    }
+    // Whatever the file holds is one message, never an abort; a refused file changes nothing.
     QkvApply apply = m_apply;
-    if (apply.kvHeads > 0 && loaded->kvHeads % apply.kvHeads != 0) apply.kvHeads = 0;
     try {
+        Result<QkvDump> loaded = loadQkvDump(path.toStdString(), tokensPath.toStdString());
+        if (!loaded) {
+            fail(QString::fromStdString(loaded.error()));
+            return false;
+        }
+        if (apply.kvHeads > 0 && loaded->kvHeads % apply.kvHeads != 0) apply.kvHeads = 0;
         AttentionDump weights = runAllLayers(*loaded, apply);
         m_qkv = std::move(*loaded);
         m_dump = std::move(weights);
+        m_apply = apply;
+        m_comparison.reset();
+        m_batch = 0;
+        m_layer = 0;
+        m_tableValid = false;
+        showLayer();
     } catch (const std::exception& error) {
         fail(QStringLiteral("%1: %2").arg(path, QString::fromUtf8(error.what())));
         return false;
     }
-    m_apply = apply;
-    m_comparison.reset();
-    m_batch = 0;
-    m_layer = 0;
-    m_tableValid = false;
-    showLayer();
     emit dumpChanged();
     return true;
 }
