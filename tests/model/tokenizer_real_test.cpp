@@ -230,6 +230,15 @@ TEST(RealTokenizer, KnownIds) {
         EXPECT_EQ(load("gpt2").encode("Hello world").ids, (std::vector<int64_t>{15496, 995}));
         EXPECT_EQ(load("llama3").encode("Hello world").ids, (std::vector<int64_t>{9906, 1917}));
         EXPECT_EQ(load("qwen3").encode("Hello world").ids, (std::vector<int64_t>{9707, 1879}));
+        // Their pre-tokenizer regexes: Llama 3 takes digits in groups of up to three
+        // (\p{N}{1,3}), Qwen one at a time (\p{N}), GPT-2 whole runs (?\p{N}+, then BPE).
+        using Pieces = std::vector<std::string>;
+        EXPECT_EQ(load("llama3").encode("1234567").tokens, (Pieces{"123", "456", "7"}));
+        EXPECT_EQ(load("qwen3").encode("1234567").tokens,
+                  (Pieces{"1", "2", "3", "4", "5", "6", "7"}));
+        // Qwen normalizes to NFC: a decomposed é gives the ids of the composed one.
+        EXPECT_EQ(load("qwen3").encode("cafe\u0301").ids, load("qwen3").encode("caf\u00e9").ids);
+        EXPECT_NE(load("llama3").encode("cafe\u0301").ids, load("llama3").encode("caf\u00e9").ids);
     } catch (const std::exception& error) {
         FAIL() << error.what();
     }
