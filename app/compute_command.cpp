@@ -19,6 +19,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -40,7 +41,8 @@ constexpr const char* kUsage =
     "\n"
     "Q, K, V: float32 or float64 .npy, all of rank 2 [S, D], 3 [B, S, D] or 4 [B, H, S, D].\n"
     "K and V may have fewer heads than Q (grouped-query attention, H % Hkv == 0).\n"
-    "The output has Q's rank and dtype, with last dimension Dv.\n"
+    "The output has Q's rank and dtype, with last dimension Dv. float32 inputs are computed\n"
+    "in float32; if any input is float64, everything is computed in float64.\n"
     "\n"
     "  --weights W.npy            also write the attention weights [..., Sq, Sk]\n"
     "  --trace T.json             write the FlashAttention tile trace (--variant flash)\n"
@@ -97,12 +99,14 @@ struct Input {
     std::string path;
     Index rank = 0;
     DType dtype = DType::Float32;
-    Tensor4 tensor;
+    NpyArray array; ///< float32 values in data, float64 values unrounded in data64
+    Index batch = 1, heads = 1, seq = 0, dim = 0; ///< the array seen as [B, H, S, D]
 };
 
 Input readInput(const std::string& path) {
     NpyReadOptions options;
     options.allowHalf = false;
+    options.keepFloat64 = true; // float64 inputs are computed in double from their own values
     options.minRank = 2;
     options.maxRank = 4;
     auto array = readNpy(path, options);
@@ -111,8 +115,24 @@ Input readInput(const std::string& path) {
     input.path = path;
     input.rank = array->rank();
     input.dtype = array->dtype;
-    input.tensor = toTensor4(*array);
+    const std::vector<Index>& shape = array->shape;
+    if (input.rank >= 3) input.batch = shape[0];
+    if (input.rank == 4) input.heads = shape[1];
+    input.seq = shape[static_cast<std::size_t>(input.rank - 2)];
+    input.dim = shape[static_cast<std::size_t>(input.rank - 1)];
+    input.array = std::move(*array);
     return input;
+}
+
+/// The input's values as a [B, H, S, D] tensor of T; the array is released.
+template <typename T> Tensor4T<T> takeTensor(Input& input) {
+    Tensor4T<T> tensor;
+    if constexpr (std::is_same_v<T, double>)
+        tensor = toTensor4d(input.array);
+    else
+        tensor = toTensor4(input.array);
+    input.array = NpyArray{};
+    return tensor;
 }
 
 /// The shape checks of DESIGN.md, each naming the files involved.
@@ -122,13 +142,13 @@ void checkShapes(const Input& q, const Input& k, const Input& v) {
             fail(other->path + " has " + std::to_string(other->rank) + " dimensions but " + q.path +
                  " has " + std::to_string(q.rank) + "; Q, K and V need the same rank");
     std::ostringstream out;
-    const Tensor4& tq = q.tensor;
-    const Tensor4& tk = k.tensor;
-    const Tensor4& tv = v.tensor;
+    const Input& tq = q;
+    const Input& tk = k;
+    const Input& tv = v;
     for (const Input* other : {&k, &v})
-        if (other->tensor.batch != tq.batch) {
+        if (other->batch != tq.batch) {
             out << "batch sizes differ: " << q.path << " has B = " << tq.batch << ", "
-                << other->path << " has B = " << other->tensor.batch;
+                << other->path << " has B = " << other->batch;
             fail(out.str());
         }
     if (tk.heads != tv.heads) {
@@ -153,8 +173,9 @@ void checkShapes(const Input& q, const Input& k, const Input& v) {
     }
 }
 
-AdditiveParams readAdditiveParams(const std::string& path, Index dq, Index dk) {
+AdditiveParamsD readAdditiveParams(const std::string& path, Index dq, Index dk) {
     NpyReadOptions options;
+    options.keepFloat64 = true;
     options.minRank = 1;
     options.maxRank = 2;
     auto arrays = readNpz(path, options);
@@ -189,10 +210,19 @@ AdditiveParams readAdditiveParams(const std::string& path, Index dq, Index dk) {
         fail(out.str());
     }
     if (units < 1) fail(path + ": the parameters have no units");
-    AdditiveParams params;
-    params.wq = ConstMatrixMap(wq.data.data(), units, dq);
-    params.wk = ConstMatrixMap(wk.data.data(), units, dk);
-    params.v = Eigen::Map<const Vector>(v.data.data(), units);
+    // Every value as a double: float64 members unrounded, float32 ones widened exactly.
+    auto values = [](const NpyArray& array) {
+        return array.data64.empty()
+                   ? VectorD(Eigen::Map<const Vector>(array.data.data(),
+                                                      static_cast<Index>(array.data.size()))
+                                 .cast<double>())
+                   : VectorD(Eigen::Map<const VectorD>(array.data64.data(),
+                                                       static_cast<Index>(array.data64.size())));
+    };
+    AdditiveParamsD params;
+    params.wq = ConstMatrixMapD(values(wq).data(), units, dq);
+    params.wk = ConstMatrixMapD(values(wk).data(), units, dk);
+    params.v = values(v);
     return params;
 }
 
@@ -200,16 +230,67 @@ AdditiveParams readAdditiveParams(const std::string& path, Index dq, Index dk) {
 
 /// The .npy image of t viewed at `rank`; consumes t so that at most one extra copy of a
 /// large weights tensor exists at a time.
-std::string encodeTensor(Tensor4&& t, Index rank, DType dtype) {
-    Tensor4 shapeOnly;
+template <typename T> std::string encodeTensor(Tensor4T<T>&& t, Index rank, DType dtype) {
+    Tensor4T<T> shapeOnly;
     shapeOnly.batch = t.batch;
     shapeOnly.heads = t.heads;
     shapeOnly.seq = t.seq;
     shapeOnly.dim = t.dim;
     NpyArray array = fromTensor4(shapeOnly, rank, dtype); // checks the rank fits
-    array.data = std::move(t.data);
-    t = Tensor4{};
+    if constexpr (std::is_same_v<T, double>)
+        array.data64 = std::move(t.data);
+    else
+        array.data = std::move(t.data);
+    t = Tensor4T<T>{};
     return encodeNpy(array, dtype);
+}
+
+/// What to do with Q, K and V once the options and shapes are checked.
+struct Plan {
+    std::string outPath;
+    std::optional<std::string> weightsPath, tracePath;
+    std::optional<RopeStyle> rope;
+    double ropeBase = 10000.0;
+    std::optional<Index> prefill;
+};
+
+/// Runs the attention in T (float or double) over the inputs, releasing them on the way, and
+/// encodes every output file (in Q's dtype) as (path, contents).
+template <typename T>
+std::vector<std::pair<std::string, std::string>>
+computeAs(Input& q, Input& k, Input& v, const AttentionSpec& spec, const Plan& plan) {
+    const Index sq = q.seq;
+    const Index sk = k.seq;
+    QkvT<T> qkv{takeTensor<T>(q), takeTensor<T>(k), takeTensor<T>(v)};
+    if (plan.rope) {
+        applyRope(qkv.k, *plan.rope, plan.ropeBase, 0);
+        applyRope(qkv.q, *plan.rope, plan.ropeBase, sk - sq);
+    }
+    if (auto problem = validate(qkv, spec)) fail(*problem);
+
+    AttentionT<T> attention;
+    KvCacheTrace kvTrace;
+    if (plan.prefill)
+        attention = attendKvCache(qkv, spec, *plan.prefill, dtypeBytes(k.dtype),
+                                  plan.tracePath ? &kvTrace : nullptr);
+    else
+        attention = attend(qkv, spec);
+    qkv = QkvT<T>{}; // release the inputs before the outputs are encoded
+
+    std::vector<std::pair<std::string, std::string>> files;
+    files.emplace_back(plan.outPath, encodeTensor(std::move(attention.output), q.rank, q.dtype));
+    if (plan.weightsPath)
+        files.emplace_back(*plan.weightsPath,
+                           encodeTensor(std::move(attention.weights), q.rank, q.dtype));
+    if (plan.tracePath) {
+        if (plan.prefill) {
+            files.emplace_back(*plan.tracePath, kvCacheTraceJson(kvTrace));
+        } else {
+            if (!attention.flashTrace) fail("the flash kernel recorded no trace");
+            files.emplace_back(*plan.tracePath, flashTraceJson(*attention.flashTrace));
+        }
+    }
+    return files;
 }
 
 // ---- the command --------------------------------------------------------------------------
@@ -310,10 +391,10 @@ int run(int argc, char** argv) {
     Input k = readInput(kPath);
     Input v = readInput(vPath);
     checkShapes(q, k, v);
-    const Index batch = q.tensor.batch;
-    const Index sq = q.tensor.seq;
-    const Index sk = k.tensor.seq;
-    const Index dim = q.tensor.dim;
+    const Index batch = q.batch;
+    const Index sq = q.seq;
+    const Index sk = k.seq;
+    const Index dim = q.dim;
 
     if (wantsPadding) {
         const auto count = static_cast<Index>(validLen.size());
@@ -334,43 +415,21 @@ int run(int argc, char** argv) {
                  " is beyond S = " + std::to_string(sq));
         spec.mask.causal = true;
     }
-    if (additivePath) spec.additive = readAdditiveParams(*additivePath, dim, k.tensor.dim);
-
-    Qkv qkv{std::move(q.tensor), std::move(k.tensor), std::move(v.tensor)};
-    if (rope) {
-        applyRope(qkv.k, *rope, ropeBase, 0);
-        applyRope(qkv.q, *rope, ropeBase, sk - sq);
-    }
+    if (additivePath) spec.additive = readAdditiveParams(*additivePath, dim, k.dim);
 
     // The S x S weights are allocated only when they are to be written.
     spec.wantWeights = weightsPath.has_value();
     spec.wantScores = false;
     spec.wantFlashTrace = tracePath && spec.variant == Variant::Flash && !prefill;
-    if (auto problem = validate(qkv, spec)) fail(*problem);
 
-    Attention attention;
-    KvCacheTrace kvTrace;
-    if (prefill)
-        attention =
-            attendKvCache(qkv, spec, *prefill, dtypeBytes(k.dtype), tracePath ? &kvTrace : nullptr);
-    else
-        attention = attend(qkv, spec);
-    qkv = Qkv{}; // release the inputs before the outputs are encoded
-
+    // float32 inputs are computed in float; if any input is float64, all of them are computed
+    // in double from their unrounded values. The outputs have Q's dtype either way.
+    const Plan plan{outPath, weightsPath, tracePath, rope, ropeBase, prefill};
+    const bool inDouble =
+        q.dtype == DType::Float64 || k.dtype == DType::Float64 || v.dtype == DType::Float64;
     // Encode everything, then stage every file, then rename.
-    std::vector<std::pair<std::string, std::string>> files;
-    files.emplace_back(outPath, encodeTensor(std::move(attention.output), q.rank, q.dtype));
-    if (weightsPath)
-        files.emplace_back(*weightsPath,
-                           encodeTensor(std::move(attention.weights), q.rank, q.dtype));
-    if (tracePath) {
-        if (prefill) {
-            files.emplace_back(*tracePath, kvCacheTraceJson(kvTrace));
-        } else {
-            if (!attention.flashTrace) fail("the flash kernel recorded no trace");
-            files.emplace_back(*tracePath, flashTraceJson(*attention.flashTrace));
-        }
-    }
+    const std::vector<std::pair<std::string, std::string>> files =
+        inDouble ? computeAs<double>(q, k, v, spec, plan) : computeAs<float>(q, k, v, spec, plan);
     StagedFiles staged;
     for (const auto& [path, contents] : files)
         if (auto error = staged.stage(path, contents)) fail(error->message);

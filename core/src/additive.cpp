@@ -31,7 +31,8 @@ AdditiveParams makeAdditiveParams(Index units, Index dq, Index dk, std::uint64_t
 
 namespace kernels {
 
-void additiveHead(const HeadJob& job, const AdditiveParams& params) {
+template <typename T>
+void additiveHead(const HeadJobT<T>& job, const std::type_identity_t<AdditiveParamsT<T>>& params) {
     const Index sq = job.q.rows();
     const Index sk = job.k.rows();
     const Index units = params.v.size();
@@ -47,19 +48,19 @@ void additiveHead(const HeadJob& job, const AdditiveParams& params) {
     ATTN_CHECK(job.v.rows() == sk,
                "additive attention: k has " << sk << " rows but v has " << job.v.rows());
     if (sq == 0) return;
-    MatrixMap out = job.out; // a writable view (job is const, the memory it names is not)
+    MatrixMapT<T> out = job.out; // a writable view (job is const, the memory it names is not)
 
     // Projections once per head: hq = Q Wq^T [Sq, units], hk = K Wk^T [Sk, units].
-    Matrix hq(sq, units);
+    MatrixT<T> hq(sq, units);
     hq.noalias() = job.q * params.wq.transpose();
-    Matrix hk(sk, units);
+    MatrixT<T> hk(sk, units);
     hk.noalias() = job.k * params.wk.transpose();
 
     const BoolMatrix* custom = job.mask.custom ? &*job.mask.custom : nullptr;
-    RowVector scratch(sk);
-    Array hidden(units);
+    RowVectorT<T> scratch(sk);
+    ArrayT<T> hidden(units);
     for (Index i = 0; i < sq; ++i) {
-        Eigen::Map<RowVector> row(job.weights ? job.weights + i * sk : scratch.data(), sk);
+        Eigen::Map<RowVectorT<T>> row(job.weights ? job.weights + i * sk : scratch.data(), sk);
         const KeyRange range = keyRange(job.mask, job.batch, i, sq, sk);
         // Scores are wanted unmasked; otherwise only the allowed interval is evaluated.
         const Index first = job.scores ? 0 : range.begin;
@@ -68,7 +69,7 @@ void additiveHead(const HeadJob& job, const AdditiveParams& params) {
             hidden = (hq.row(i) + hk.row(j)).transpose().array().tanh();
             row(j) = (hidden * params.v.array()).sum();
         }
-        if (job.scores) Eigen::Map<RowVector>(job.scores + i * sk, sk) = row;
+        if (job.scores) Eigen::Map<RowVectorT<T>>(job.scores + i * sk, sk) = row;
         const bool any = softmaxRow(row, range, custom ? &(*custom)(i, 0) : nullptr);
         if (!any) {
             out.row(i).setZero();
@@ -79,6 +80,9 @@ void additiveHead(const HeadJob& job, const AdditiveParams& params) {
             row.segment(range.begin, range.size()) * job.v.middleRows(range.begin, range.size());
     }
 }
+
+template void additiveHead(const HeadJobT<float>&, const AdditiveParamsT<float>&);
+template void additiveHead(const HeadJobT<double>&, const AdditiveParamsT<double>&);
 
 } // namespace kernels
 } // namespace attnlab

@@ -31,18 +31,21 @@ std::optional<Variant> parseVariant(const std::string& name) {
     return std::nullopt;
 }
 
-std::optional<std::string> validate(const Qkv& qkv, const AttentionSpec& spec) {
-    const Tensor4& q = qkv.q;
-    const Tensor4& k = qkv.k;
-    const Tensor4& v = qkv.v;
+namespace {
+
+template <typename T>
+std::optional<std::string> validateT(const QkvT<T>& qkv, const AttentionSpec& spec) {
+    const Tensor4T<T>& q = qkv.q;
+    const Tensor4T<T>& k = qkv.k;
+    const Tensor4T<T>& v = qkv.v;
     std::ostringstream out;
-    auto shape = [](const Tensor4& t) {
+    auto shape = [](const Tensor4T<T>& t) {
         std::ostringstream s;
         s << "[" << t.batch << ", " << t.heads << ", " << t.seq << ", " << t.dim << "]";
         return s.str();
     };
     for (const auto& [name, t] :
-         {std::pair<const char*, const Tensor4*>{"Q", &q}, {"K", &k}, {"V", &v}}) {
+         {std::pair<const char*, const Tensor4T<T>*>{"Q", &q}, {"K", &k}, {"V", &v}}) {
         if (t->data.size() != static_cast<std::size_t>(t->batch * t->heads * t->seq * t->dim))
             return std::string(name) + " holds " + std::to_string(t->data.size()) +
                    " values but its shape " + shape(*t) + " needs " +
@@ -82,7 +85,7 @@ std::optional<std::string> validate(const Qkv& qkv, const AttentionSpec& spec) {
     if (spec.threads < 0) return "threads must be >= 0 (got " + std::to_string(spec.threads) + ")";
     if (spec.variant == Variant::Additive) {
         if (spec.additive) {
-            const AdditiveParams& p = *spec.additive;
+            const AdditiveParamsD& p = *spec.additive;
             if (p.wq.cols() != q.dim || p.wk.cols() != k.dim || p.wq.rows() != p.wk.rows() ||
                 p.v.size() != p.wq.rows()) {
                 out << "additive parameters do not fit: wq " << p.wq.rows() << "x" << p.wq.cols()
@@ -97,33 +100,53 @@ std::optional<std::string> validate(const Qkv& qkv, const AttentionSpec& spec) {
     return std::nullopt;
 }
 
+} // namespace
+
+std::optional<std::string> validate(const Qkv& qkv, const AttentionSpec& spec) {
+    return validateT(qkv, spec);
+}
+std::optional<std::string> validate(const QkvD& qkv, const AttentionSpec& spec) {
+    return validateT(qkv, spec);
+}
+
 namespace kernels {
 
-Attention prepareResult(const Qkv& qkv, const AttentionSpec& spec) {
+template <typename T> AttentionT<T> prepareResult(const QkvT<T>& qkv, const AttentionSpec& spec) {
     const Index batch = qkv.q.batch;
     const Index heads = qkv.q.heads;
     const Index sq = qkv.q.seq;
     const Index sk = qkv.k.seq;
     const Index dim = qkv.q.dim;
-    Attention result;
+    AttentionT<T> result;
     result.scale =
         spec.scale ? *spec.scale : (dim > 0 ? 1.0 / std::sqrt(static_cast<double>(dim)) : 1.0);
-    result.output = Tensor4(batch, heads, sq, qkv.v.dim);
-    if (spec.wantWeights) result.weights = Tensor4(batch, heads, sq, sk);
-    if (spec.wantScores) result.scores = Tensor4(batch, heads, sq, sk);
+    result.output = Tensor4T<T>(batch, heads, sq, qkv.v.dim);
+    if (spec.wantWeights) result.weights = Tensor4T<T>(batch, heads, sq, sk);
+    if (spec.wantScores) result.scores = Tensor4T<T>(batch, heads, sq, sk);
     result.emptyRows.assign(static_cast<std::size_t>(batch * sq), 0);
     return result;
 }
 
-std::optional<AdditiveParams> additiveParamsFor(const Qkv& qkv, const AttentionSpec& spec) {
+template <typename T>
+std::optional<AdditiveParamsT<T>> additiveParamsFor(const QkvT<T>& qkv, const AttentionSpec& spec) {
     if (spec.variant != Variant::Additive) return std::nullopt;
-    if (spec.additive) return *spec.additive;
-    return makeAdditiveParams(spec.additiveUnits, qkv.q.dim, qkv.k.dim, spec.additiveSeed);
+    if (spec.additive) return spec.additive->template cast<T>();
+    return makeAdditiveParams(spec.additiveUnits, qkv.q.dim, qkv.k.dim, spec.additiveSeed)
+        .template cast<T>();
 }
+
+template AttentionT<float> prepareResult(const QkvT<float>&, const AttentionSpec&);
+template AttentionT<double> prepareResult(const QkvT<double>&, const AttentionSpec&);
+template std::optional<AdditiveParamsT<float>> additiveParamsFor(const QkvT<float>&,
+                                                                 const AttentionSpec&);
+template std::optional<AdditiveParamsT<double>> additiveParamsFor(const QkvT<double>&,
+                                                                  const AttentionSpec&);
 
 } // namespace kernels
 
-Attention attend(const Qkv& qkv, const AttentionSpec& spec) {
+namespace {
+
+template <typename T> AttentionT<T> attendT(const QkvT<T>& qkv, const AttentionSpec& spec) {
     if (auto problem = validate(qkv, spec)) ATTN_CHECK(false, *problem);
     const Index batch = qkv.q.batch;
     const Index heads = qkv.q.heads;
@@ -131,10 +154,10 @@ Attention attend(const Qkv& qkv, const AttentionSpec& spec) {
     const Index sk = qkv.k.seq;
     const Index group = qkv.k.heads > 0 ? heads / qkv.k.heads : 1;
 
-    Attention result = kernels::prepareResult(qkv, spec);
+    AttentionT<T> result = kernels::prepareResult(qkv, spec);
     const bool tracing = spec.wantFlashTrace && spec.variant == Variant::Flash;
     if (tracing) {
-        FlashTrace trace;
+        FlashTraceT<T> trace;
         trace.qBlock = spec.qBlock;
         trace.kvBlock = spec.kvBlock;
         trace.heads.resize(static_cast<std::size_t>(batch * heads));
@@ -145,7 +168,7 @@ Attention attend(const Qkv& qkv, const AttentionSpec& spec) {
             }
         result.flashTrace = std::move(trace);
     }
-    const std::optional<AdditiveParams> additive = kernels::additiveParamsFor(qkv, spec);
+    const std::optional<AdditiveParamsT<T>> additive = kernels::additiveParamsFor(qkv, spec);
 
     const auto cells = static_cast<std::size_t>(sq * sk);
     detail::parallelFor(batch * heads, spec.threads, [&](Index pair) {
@@ -153,12 +176,12 @@ Attention attend(const Qkv& qkv, const AttentionSpec& spec) {
         const Index h = pair % heads;
         const Index kvHead = h / group;
         const auto slot = static_cast<std::size_t>(pair);
-        const kernels::HeadJob job{
+        const kernels::HeadJobT<T> job{
             qkv.q.head(b, h), qkv.k.head(b, kvHead), qkv.v.head(b, kvHead),
             result.output.head(b, h),
             spec.wantWeights ? result.weights.data.data() + slot * cells : nullptr,
             spec.wantScores ? result.scores.data.data() + slot * cells : nullptr, spec.mask, b,
-            static_cast<Scalar>(result.scale),
+            static_cast<T>(result.scale),
             // The mask does not depend on the head: head 0 reports the empty rows.
             h == 0 ? result.emptyRows.data() + b * sq : nullptr};
         switch (spec.variant) {
@@ -178,6 +201,15 @@ Attention attend(const Qkv& qkv, const AttentionSpec& spec) {
         }
     });
     return result;
+}
+
+} // namespace
+
+Attention attend(const Qkv& qkv, const AttentionSpec& spec) {
+    return attendT(qkv, spec);
+}
+AttentionD attend(const QkvD& qkv, const AttentionSpec& spec) {
+    return attendT(qkv, spec);
 }
 
 } // namespace attnlab

@@ -17,18 +17,16 @@ namespace attnlab {
 
 namespace {
 
-constexpr Scalar kMinusInf = -std::numeric_limits<Scalar>::infinity();
-using ArrayR = Eigen::Array<Scalar, Eigen::Dynamic, 1>;
-using ArrayMatrix = Eigen::Array<Scalar, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+template <typename T> constexpr T kMinusInf = -std::numeric_limits<T>::infinity();
 
 /// Per-thread buffers of one q tile, sized once per head and reused for every tile.
-struct TileBuffers {
-    Matrix scores;           // [Br, Bc] logits, then probabilities
-    Matrix accumulator;      // [Br, Dv] un-normalised output
-    ArrayR rowMax, rowSum;   // [Br] running m and l
-    ArrayR tileMax, rescale; // [Br]
-    ArrayR shift;            // [Br] the m_new subtracted before exp (0 while m_new is -inf)
-    ArrayR inverse;          // [Br] 1 / l, or 0 for a row with no allowed key
+template <typename T> struct TileBuffers {
+    MatrixT<T> scores;          // [Br, Bc] logits, then probabilities
+    MatrixT<T> accumulator;     // [Br, Dv] un-normalised output
+    ArrayT<T> rowMax, rowSum;   // [Br] running m and l
+    ArrayT<T> tileMax, rescale; // [Br]
+    ArrayT<T> shift;            // [Br] the m_new subtracted before exp (0 while m_new is -inf)
+    ArrayT<T> inverse;          // [Br] 1 / l, or 0 for a row with no allowed key
     std::vector<KeyRange> ranges;
 
     void reserve(Index br, Index bc, Index dv) {
@@ -45,13 +43,14 @@ struct TileBuffers {
 };
 
 /// Where a partial run leaves its state (flashStateAfter), or nothing for a normal run.
-struct StateSink {
-    FlashState* state = nullptr;
+template <typename T> struct StateSink {
+    FlashStateT<T>* state = nullptr;
     Index stepLimit = std::numeric_limits<Index>::max();
 };
 
 /// Writes the rows [q0, q0 + br) of the tile state into the sink.
-void sinkTile(const TileBuffers& buf, Index q0, Index br, FlashState& state) {
+template <typename T>
+void sinkTile(const TileBuffers<T>& buf, Index q0, Index br, FlashStateT<T>& state) {
     state.accumulator.middleRows(q0, br) = buf.accumulator.topRows(br);
     for (Index i = 0; i < br; ++i) {
         state.rowMax[static_cast<std::size_t>(q0 + i)] = buf.rowMax(i);
@@ -73,19 +72,20 @@ bool tileHasAllowed(const std::vector<KeyRange>& ranges, Index br, Index q0, Ind
 }
 
 /// Sets the cells of the [br, bc] tile at (q0, k0) that the mask forbids to -inf.
-void maskTile(Eigen::Ref<Matrix, 0, Eigen::OuterStride<>> tile, const std::vector<KeyRange>& ranges,
-              Index q0, Index k0, const BoolMatrix* custom) {
+template <typename T>
+void maskTile(Eigen::Ref<MatrixT<T>, 0, Eigen::OuterStride<>> tile,
+              const std::vector<KeyRange>& ranges, Index q0, Index k0, const BoolMatrix* custom) {
     const Index br = tile.rows();
     const Index bc = tile.cols();
     for (Index i = 0; i < br; ++i) {
         const KeyRange& r = ranges[static_cast<std::size_t>(i)];
         const Index b = std::clamp<Index>(r.begin - k0, 0, bc);
         const Index e = std::clamp<Index>(r.end - k0, b, bc);
-        if (b > 0) tile.row(i).head(b).setConstant(kMinusInf);
-        if (e < bc) tile.row(i).tail(bc - e).setConstant(kMinusInf);
+        if (b > 0) tile.row(i).head(b).setConstant(kMinusInf<T>);
+        if (e < bc) tile.row(i).tail(bc - e).setConstant(kMinusInf<T>);
         if (custom) {
             const auto allow = custom->row(q0 + i).segment(k0, bc).array();
-            tile.row(i) = allow.select(tile.row(i).array(), kMinusInf).matrix();
+            tile.row(i) = allow.select(tile.row(i).array(), kMinusInf<T>).matrix();
         }
     }
 }
@@ -94,9 +94,9 @@ void maskTile(Eigen::Ref<Matrix, 0, Eigen::OuterStride<>> tile, const std::vecto
 ///   S = scale Q_i K_j^T,  m_new = max(m, rowmax S),  P = exp(S - m_new),
 ///   l = exp(m - m_new) l + rowsum P,  O = diag(exp(m - m_new)) O + P V_j,
 /// and O / l at the end of the q tile. kRecord appends the state after every tile to trace.
-template <bool kRecord>
-void flashRun(const kernels::HeadJob& job, Index qBlock, Index kvBlock, FlashHeadTrace* trace,
-              const StateSink& sink) {
+template <typename T, bool kRecord>
+void flashRun(const kernels::HeadJobT<T>& job, Index qBlock, Index kvBlock,
+              FlashHeadTraceT<T>* trace, const StateSink<T>& sink) {
     const Index sq = job.q.rows();
     const Index sk = job.k.rows();
     const Index dv = job.v.cols();
@@ -104,13 +104,13 @@ void flashRun(const kernels::HeadJob& job, Index qBlock, Index kvBlock, FlashHea
     qBlock = std::max<Index>(1, std::min(qBlock, sq));
     kvBlock = std::max<Index>(1, kvBlock);
     const BoolMatrix* custom = job.mask.custom ? &*job.mask.custom : nullptr;
-    MatrixMap output = job.out; // writable: job is const, the memory it names is not
+    MatrixMapT<T> output = job.out; // writable: job is const, the memory it names is not
 
-    thread_local TileBuffers buf;
+    thread_local TileBuffers<T> buf;
     buf.reserve(qBlock, std::min(kvBlock, std::max<Index>(sk, 1)), dv);
 
     if (job.scores)
-        MatrixMap(job.scores, sq, sk).noalias() = job.scale * (job.q * job.k.transpose());
+        MatrixMapT<T>(job.scores, sq, sk).noalias() = job.scale * (job.q * job.k.transpose());
 
     Index step = 0;
     for (Index q0 = 0; q0 < sq; q0 += qBlock) {
@@ -120,7 +120,7 @@ void flashRun(const kernels::HeadJob& job, Index qBlock, Index kvBlock, FlashHea
         auto rowMax = buf.rowMax.head(br);
         auto rowSum = buf.rowSum.head(br);
         acc.setZero();
-        rowMax.setConstant(kMinusInf);
+        rowMax.setConstant(kMinusInf<T>);
         rowSum.setZero();
         for (Index i = 0; i < br; ++i)
             buf.ranges[static_cast<std::size_t>(i)] = keyRange(job.mask, job.batch, q0 + i, sq, sk);
@@ -137,14 +137,14 @@ void flashRun(const kernels::HeadJob& job, Index qBlock, Index kvBlock, FlashHea
             if (!skip) {
                 auto s = buf.scores.topLeftCorner(br, bc);
                 s.noalias() = job.scale * (qTile * job.k.middleRows(k0, bc).transpose());
-                maskTile(s, buf.ranges, q0, k0, custom);
+                maskTile<T>(s, buf.ranges, q0, k0, custom);
                 auto tileMax = buf.tileMax.head(br);
                 auto shift = buf.shift.head(br);
                 tileMax = s.rowwise().maxCoeff().array();
                 auto& newMax = tileMax;
                 newMax = rowMax.max(tileMax);
                 // A row that has seen no allowed key keeps m = -inf: shift by 0 so exp gives 0.
-                shift = (newMax > kMinusInf).select(newMax, Scalar(0));
+                shift = (newMax > kMinusInf<T>).select(newMax, T(0));
                 // exp(m_old - m_new); 0 for a row that had seen no key (its state is zero).
                 rescale = (rowMax - shift).exp();
                 s.array().colwise() -= shift;
@@ -157,7 +157,7 @@ void flashRun(const kernels::HeadJob& job, Index qBlock, Index kvBlock, FlashHea
                 rescale.setOnes();
             }
             if constexpr (kRecord) {
-                FlashStep rec;
+                FlashStepT<T> rec;
                 rec.qStart = q0;
                 rec.qEnd = q0 + br;
                 rec.kvStart = k0;
@@ -179,7 +179,7 @@ void flashRun(const kernels::HeadJob& job, Index qBlock, Index kvBlock, FlashHea
         // O_i = diag(l)^-1 O_i; a row with l == 0 saw no allowed key: zero and flagged.
         auto out = output.middleRows(q0, br);
         auto inverse = buf.inverse.head(br);
-        inverse = (rowSum > Scalar(0)).select(rowSum.inverse(), Scalar(0));
+        inverse = (rowSum > T(0)).select(rowSum.inverse(), T(0));
         out.array() = acc.array().colwise() * inverse;
         if (job.emptyRows)
             for (Index i = 0; i < br; ++i)
@@ -187,7 +187,7 @@ void flashRun(const kernels::HeadJob& job, Index qBlock, Index kvBlock, FlashHea
 
         if (job.weights) {
             // Exact weights by a second pass: w = exp(s - m_final) / l_final, tile by tile.
-            MatrixMap weights(job.weights + q0 * sk, br, sk);
+            MatrixMapT<T> weights(job.weights + q0 * sk, br, sk);
             for (Index k0 = 0; k0 < sk; k0 += kvBlock) {
                 const Index bc = std::min(kvBlock, sk - k0);
                 auto w = weights.middleCols(k0, bc);
@@ -196,9 +196,9 @@ void flashRun(const kernels::HeadJob& job, Index qBlock, Index kvBlock, FlashHea
                     continue;
                 }
                 w.noalias() = job.scale * (qTile * job.k.middleRows(k0, bc).transpose());
-                maskTile(w, buf.ranges, q0, k0, custom);
+                maskTile<T>(w, buf.ranges, q0, k0, custom);
                 auto shift = buf.shift.head(br);
-                shift = (rowMax > kMinusInf).select(rowMax, Scalar(0));
+                shift = (rowMax > kMinusInf<T>).select(rowMax, T(0));
                 w.array().colwise() -= shift;
                 w = (w.array().exp().colwise() * inverse).matrix();
             }
@@ -211,19 +211,24 @@ void flashRun(const kernels::HeadJob& job, Index qBlock, Index kvBlock, FlashHea
 
 namespace kernels {
 
-void flashHead(const HeadJob& job, Index qBlock, Index kvBlock, FlashHeadTrace* trace) {
+template <typename T>
+void flashHead(const HeadJobT<T>& job, Index qBlock, Index kvBlock,
+               std::type_identity_t<FlashHeadTraceT<T>>* trace) {
     const Index sq = job.q.rows();
     if (sq > 0 && job.k.rows() == 0) {
-        MatrixMap out = job.out;
+        MatrixMapT<T> out = job.out;
         out.setZero();
         if (job.emptyRows) std::fill(job.emptyRows, job.emptyRows + sq, 1);
         return;
     }
     if (trace)
-        flashRun<true>(job, qBlock, kvBlock, trace, StateSink{});
+        flashRun<T, true>(job, qBlock, kvBlock, trace, StateSink<T>{});
     else
-        flashRun<false>(job, qBlock, kvBlock, nullptr, StateSink{});
+        flashRun<T, false>(job, qBlock, kvBlock, nullptr, StateSink<T>{});
 }
+
+template void flashHead(const HeadJobT<float>&, Index, Index, FlashHeadTraceT<float>*);
+template void flashHead(const HeadJobT<double>&, Index, Index, FlashHeadTraceT<double>*);
 
 } // namespace kernels
 
@@ -238,7 +243,7 @@ FlashState flashStateAfter(const Qkv& qkv, const AttentionSpec& spec, Index batc
     const Index dv = qkv.v.dim;
     FlashState state;
     state.accumulator = Matrix::Zero(sq, dv);
-    state.rowMax.assign(static_cast<std::size_t>(sq), kMinusInf);
+    state.rowMax.assign(static_cast<std::size_t>(sq), kMinusInf<float>);
     state.rowSum.assign(static_cast<std::size_t>(sq), 0.0f);
     if (steps <= 0 || sq == 0) return state;
 
@@ -257,10 +262,10 @@ FlashState flashStateAfter(const Qkv& qkv, const AttentionSpec& spec, Index batc
                                batch,
                                scale,
                                nullptr};
-    StateSink sink;
+    StateSink<float> sink;
     sink.state = &state;
     sink.stepLimit = steps;
-    flashRun<false>(job, spec.qBlock, spec.kvBlock, nullptr, sink);
+    flashRun<float, false>(job, spec.qBlock, spec.kvBlock, nullptr, sink);
     return state;
 }
 
@@ -274,13 +279,16 @@ double shortestDouble(float x) {
     *end = '\0';
     return std::strtod(text, nullptr);
 }
-} // namespace
+/// A double is written by the JSON library as the shortest decimal that reads back as it.
+double shortestDouble(double x) {
+    return x;
+}
 
-std::string flashTraceJson(const FlashTrace& trace) {
+template <typename T> std::string traceJson(const FlashTraceT<T>& trace) {
     using nlohmann::json;
-    auto numbers = [](const std::vector<float>& values) {
+    auto numbers = [](const std::vector<T>& values) {
         json list = json::array();
-        for (float x : values) {
+        for (T x : values) {
             if (std::isfinite(x))
                 list.push_back(shortestDouble(x));
             else
@@ -289,9 +297,9 @@ std::string flashTraceJson(const FlashTrace& trace) {
         return list;
     };
     json heads = json::array();
-    for (const FlashHeadTrace& head : trace.heads) {
+    for (const FlashHeadTraceT<T>& head : trace.heads) {
         json steps = json::array();
-        for (const FlashStep& step : head.steps) {
+        for (const FlashStepT<T>& step : head.steps) {
             json s = json::object();
             s["q_start"] = step.qStart;
             s["q_end"] = step.qEnd;
@@ -311,6 +319,15 @@ std::string flashTraceJson(const FlashTrace& trace) {
     root["kv_block"] = trace.kvBlock;
     root["heads"] = std::move(heads);
     return root.dump();
+}
+
+} // namespace
+
+std::string flashTraceJson(const FlashTrace& trace) {
+    return traceJson(trace);
+}
+std::string flashTraceJson(const FlashTraceD& trace) {
+    return traceJson(trace);
 }
 
 } // namespace attnlab

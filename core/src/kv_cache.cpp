@@ -33,10 +33,9 @@ MaskSpec subMask(const MaskSpec& mask, Index r0, Index rows, Index keys) {
     return sub;
 }
 
-} // namespace
-
-Attention attendKvCache(const Qkv& qkv, const AttentionSpec& spec, Index prefill,
-                        Index bytesPerElement, KvCacheTrace* trace) {
+template <typename T>
+AttentionT<T> attendKvCacheT(const QkvT<T>& qkv, const AttentionSpec& spec, Index prefill,
+                             Index bytesPerElement, KvCacheTrace* trace) {
     ATTN_CHECK(qkv.q.seq == qkv.k.seq,
                "KV-cache decoding needs self-attention (Sq == Sk), got Sq = "
                    << qkv.q.seq << " and Sk = " << qkv.k.seq);
@@ -56,8 +55,8 @@ Attention attendKvCache(const Qkv& qkv, const AttentionSpec& spec, Index prefill
     const Index group = qkv.k.heads > 0 ? heads / qkv.k.heads : 1;
     const MaskSpec& mask = causalSpec.mask;
 
-    Attention result = kernels::prepareResult(qkv, spec);
-    const std::optional<AdditiveParams> additive = kernels::additiveParamsFor(qkv, spec);
+    AttentionT<T> result = kernels::prepareResult(qkv, spec);
+    const std::optional<AdditiveParamsT<T>> additive = kernels::additiveParamsFor(qkv, spec);
 
     // The steps are the same for every head; their masks are built once.
     struct Step {
@@ -77,13 +76,12 @@ Attention attendKvCache(const Qkv& qkv, const AttentionSpec& spec, Index prefill
         const auto k = qkv.k.head(b, kvHead);
         const auto v = qkv.v.head(b, kvHead);
         auto out = result.output.head(b, h);
-        Scalar* weights =
-            spec.wantWeights ? result.weights.data.data() + pair * seq * seq : nullptr;
-        Matrix prefillWeights; // the prefill writes [N, N]; copied into the [S, S] rows
+        T* weights = spec.wantWeights ? result.weights.data.data() + pair * seq * seq : nullptr;
+        MatrixT<T> prefillWeights; // the prefill writes [N, N]; copied into the [S, S] rows
         for (const Step& step : steps) {
             if (step.rows == 0) continue;
             const Index keys = step.r0 + step.rows; // the cache after this step
-            Scalar* stepWeights = nullptr;
+            T* stepWeights = nullptr;
             if (weights) {
                 if (step.rows == 1) {
                     stepWeights = weights + step.r0 * seq; // one row: contiguous
@@ -92,17 +90,17 @@ Attention attendKvCache(const Qkv& qkv, const AttentionSpec& spec, Index prefill
                     stepWeights = prefillWeights.data();
                 }
             }
-            const kernels::HeadJob job{ConstMatrixMap(q.data() + step.r0 * dim, step.rows, dim),
-                                       ConstMatrixMap(k.data(), keys, dim),
-                                       ConstMatrixMap(v.data(), keys, dv),
-                                       MatrixMap(out.data() + step.r0 * dv, step.rows, dv),
-                                       stepWeights,
-                                       nullptr,
-                                       step.mask,
-                                       b,
-                                       static_cast<Scalar>(result.scale),
-                                       h == 0 ? result.emptyRows.data() + b * seq + step.r0
-                                              : nullptr};
+            const kernels::HeadJobT<T> job{
+                ConstMatrixMapT<T>(q.data() + step.r0 * dim, step.rows, dim),
+                ConstMatrixMapT<T>(k.data(), keys, dim),
+                ConstMatrixMapT<T>(v.data(), keys, dv),
+                MatrixMapT<T>(out.data() + step.r0 * dv, step.rows, dv),
+                stepWeights,
+                nullptr,
+                step.mask,
+                b,
+                static_cast<T>(result.scale),
+                h == 0 ? result.emptyRows.data() + b * seq + step.r0 : nullptr};
             switch (spec.variant) {
             case Variant::Softmax:
                 kernels::softmaxHead(job);
@@ -118,11 +116,11 @@ Attention attendKvCache(const Qkv& qkv, const AttentionSpec& spec, Index prefill
                 break;
             }
             if (weights && step.rows > 1)
-                MatrixMap(weights, seq, seq).topLeftCorner(step.rows, keys) = prefillWeights;
+                MatrixMapT<T>(weights, seq, seq).topLeftCorner(step.rows, keys) = prefillWeights;
         }
         if (spec.wantScores)
-            MatrixMap(result.scores.data.data() + pair * seq * seq, seq, seq).noalias() =
-                static_cast<Scalar>(result.scale) * (q * k.transpose());
+            MatrixMapT<T>(result.scores.data.data() + pair * seq * seq, seq, seq).noalias() =
+                static_cast<T>(result.scale) * (q * k.transpose());
     });
 
     if (trace) {
@@ -136,6 +134,17 @@ Attention attendKvCache(const Qkv& qkv, const AttentionSpec& spec, Index prefill
         }
     }
     return result;
+}
+
+} // namespace
+
+Attention attendKvCache(const Qkv& qkv, const AttentionSpec& spec, Index prefill,
+                        Index bytesPerElement, KvCacheTrace* trace) {
+    return attendKvCacheT(qkv, spec, prefill, bytesPerElement, trace);
+}
+AttentionD attendKvCache(const QkvD& qkv, const AttentionSpec& spec, Index prefill,
+                         Index bytesPerElement, KvCacheTrace* trace) {
+    return attendKvCacheT(qkv, spec, prefill, bytesPerElement, trace);
 }
 
 std::string kvCacheTraceJson(const KvCacheTrace& trace) {

@@ -16,9 +16,9 @@ constexpr double kLinearEps = 1e-6; // added to the denominator, as in seed 001
 
 /// elu(x) + 1: x + 1 for x > 0, exp(x) otherwise (always > 0), written branch-free as
 /// max(x, 0) + exp(min(x, 0)) so that Eigen vectorises the exp.
-Matrix featureMap(ConstMatrixMap x) {
-    Matrix phi(x.rows(), x.cols());
-    phi.array() = x.array().max(Scalar(0)) + x.array().min(Scalar(0)).exp();
+template <typename T> MatrixT<T> featureMap(ConstMatrixMapT<T> x) {
+    MatrixT<T> phi(x.rows(), x.cols());
+    phi.array() = x.array().max(T(0)) + x.array().min(T(0)).exp();
     return phi;
 }
 
@@ -29,8 +29,9 @@ Matrix featureMap(ConstMatrixMap x) {
 /// Double precision keeps the subtraction of a sliding window exact enough.
 class IntervalState {
 public:
-    IntervalState(const Matrix& phiK, ConstMatrixMap v)
-        : m_phiK(phiK.cast<double>()), m_v(v.cast<double>()),
+    template <typename T>
+    IntervalState(const MatrixT<T>& phiK, ConstMatrixMapT<T> v)
+        : m_phiK(phiK.template cast<double>()), m_v(v.template cast<double>()),
           m_kv(MatrixD::Zero(phiK.cols(), v.cols())), m_z(Eigen::RowVectorXd::Zero(phiK.cols())) {}
 
     void moveTo(KeyRange range) {
@@ -63,14 +64,14 @@ private:
     Index m_end = 0;
 };
 
-void markEmpty(const HeadJob& job, MatrixMap& out, Index i) {
+template <typename T> void markEmpty(const HeadJobT<T>& job, MatrixMapT<T>& out, Index i) {
     out.row(i).setZero();
     if (job.emptyRows) job.emptyRows[i] = 1;
 }
 
 } // namespace
 
-void linearHead(const HeadJob& job) {
+template <typename T> void linearHead(const HeadJobT<T>& job) {
     const Index sq = job.q.rows();
     const Index sk = job.k.rows();
     ATTN_CHECK(job.k.cols() == job.q.cols(),
@@ -78,24 +79,24 @@ void linearHead(const HeadJob& job) {
     ATTN_CHECK(job.v.rows() == sk,
                "linear attention: k has " << sk << " rows but v has " << job.v.rows());
     if (sq == 0) return;
-    MatrixMap out = job.out; // a writable view (job is const, the memory it names is not)
+    MatrixMapT<T> out = job.out; // a writable view (job is const, the memory it names is not)
 
-    const Matrix phiQ = featureMap(job.q);
-    const Matrix phiK = featureMap(job.k);
+    const MatrixT<T> phiQ = featureMap<T>(job.q);
+    const MatrixT<T> phiK = featureMap<T>(job.k);
 
     // The raw kernel values phi(q).phi(k), wanted for the scores and/or the implied weights.
-    Matrix kernel;
+    MatrixT<T> kernel;
     if (job.scores || job.weights) {
         kernel.resize(sq, sk);
         kernel.noalias() = phiQ * phiK.transpose();
-        if (job.scores) MatrixMap(job.scores, sq, sk) = kernel;
-        if (job.weights) MatrixMap(job.weights, sq, sk).setZero();
+        if (job.scores) MatrixMapT<T>(job.scores, sq, sk) = kernel;
+        if (job.weights) MatrixMapT<T>(job.weights, sq, sk).setZero();
     }
 
     if (job.mask.custom) {
         // Explicit O(Sq Sk D) form: the allowed set is an interval AND an arbitrary matrix.
         const BoolMatrix& custom = *job.mask.custom;
-        RowVector rowKernel(sk);
+        RowVectorT<T> rowKernel(sk);
         for (Index i = 0; i < sq; ++i) {
             const KeyRange range = keyRange(job.mask, job.batch, i, sq, sk);
             double denominator = 0;
@@ -112,9 +113,9 @@ void linearHead(const HeadJob& job) {
                 continue;
             }
             denominator += kLinearEps;
-            const auto inv = static_cast<Scalar>(1.0 / denominator);
+            const auto inv = static_cast<T>(1.0 / denominator);
             out.row(i).noalias() = (rowKernel * inv) * job.v;
-            if (job.weights) MatrixMap(job.weights, sq, sk).row(i) = rowKernel * inv;
+            if (job.weights) MatrixMapT<T>(job.weights, sq, sk).row(i) = rowKernel * inv;
         }
         return;
     }
@@ -126,16 +127,16 @@ void linearHead(const HeadJob& job) {
                 markEmpty(job, out, i);
             return;
         }
-        Matrix kv(phiK.cols(), job.v.cols());
+        MatrixT<T> kv(phiK.cols(), job.v.cols());
         kv.noalias() = phiK.transpose() * job.v;
-        const Vector keySum = phiK.colwise().sum().transpose();
-        Vector denominator(sq);
+        const VectorT<T> keySum = phiK.colwise().sum().transpose();
+        VectorT<T> denominator(sq);
         denominator.noalias() = phiQ * keySum;
-        denominator.array() += static_cast<Scalar>(kLinearEps);
+        denominator.array() += static_cast<T>(kLinearEps);
         out.noalias() = phiQ * kv;
         out.array().colwise() /= denominator.array();
         if (job.weights) {
-            MatrixMap weights(job.weights, sq, sk);
+            MatrixMapT<T> weights(job.weights, sq, sk);
             weights = kernel;
             weights.array().colwise() /= denominator.array();
         }
@@ -153,17 +154,21 @@ void linearHead(const HeadJob& job) {
             continue;
         }
         state.moveTo(range);
-        phiRow = phiQ.row(i).cast<double>();
+        phiRow = phiQ.row(i).template cast<double>();
         const double denominator = phiRow.dot(state.z()) + kLinearEps;
         outRow.noalias() = phiRow * state.kv();
-        out.row(i) = (outRow / denominator).cast<Scalar>();
+        out.row(i) = (outRow / denominator).template cast<T>();
         if (job.weights) {
-            MatrixMap weights(job.weights, sq, sk);
+            MatrixMapT<T> weights(job.weights, sq, sk);
             weights.row(i).segment(range.begin, range.size()) =
-                (kernel.row(i).segment(range.begin, range.size()).cast<double>() / denominator)
-                    .cast<Scalar>();
+                (kernel.row(i).segment(range.begin, range.size()).template cast<double>() /
+                 denominator)
+                    .template cast<T>();
         }
     }
 }
+
+template void linearHead(const HeadJobT<float>&);
+template void linearHead(const HeadJobT<double>&);
 
 } // namespace attnlab::kernels

@@ -21,6 +21,7 @@
 #include <random>
 #include <sstream>
 #include <string_view>
+#include <type_traits>
 
 namespace attnlab {
 
@@ -465,8 +466,14 @@ Result<NpyArray> parseNpy(const std::string& bytes, const std::string& name,
     if (auto message = checkDataBytes(*header, bytes.size(), dtypeName(array.dtype)))
         return fail(name, *message);
 
-    array.data.resize(static_cast<std::size_t>(count));
     const auto* src = reinterpret_cast<const unsigned char*>(bytes.data()) + header->dataOffset;
+    if (array.dtype == DType::Float64 && options.keepFloat64) {
+        array.data64.resize(static_cast<std::size_t>(count));
+        if (count > 0)
+            std::memcpy(array.data64.data(), src, static_cast<std::size_t>(header->dataBytes));
+        return array;
+    }
+    array.data.resize(static_cast<std::size_t>(count));
     float* dst = array.data.data();
     switch (array.dtype) {
     case DType::Float32:
@@ -556,9 +563,11 @@ std::string encodeNpy(const NpyArray& array, DType dtype) {
                "encodeNpy writes float32 or float64, not " << dtypeName(dtype));
     for (Index extent : array.shape)
         ATTN_CHECK(extent >= 0, "encodeNpy: negative extent in shape " << shapeText(array.shape));
-    ATTN_CHECK(array.elementCount() == static_cast<Index>(array.data.size()),
+    const bool doubles = !array.data64.empty();
+    const std::size_t values = doubles ? array.data64.size() : array.data.size();
+    ATTN_CHECK(array.elementCount() == static_cast<Index>(values),
                "encodeNpy: shape " << shapeText(array.shape) << " holds " << array.elementCount()
-                                   << " values but the array has " << array.data.size());
+                                   << " values but the array has " << values);
 
     std::string dict = std::string("{'descr': '") + (dtype == DType::Float32 ? "<f4" : "<f8") +
                        "', 'fortran_order': False, 'shape': " + shapeText(array.shape) + ", }";
@@ -578,7 +587,7 @@ std::string encodeNpy(const NpyArray& array, DType dtype) {
 
     const std::size_t itemBytes = static_cast<std::size_t>(dtypeBytes(dtype));
     std::string out;
-    out.reserve(padded + array.data.size() * itemBytes);
+    out.reserve(padded + values * itemBytes);
     out.append(kMagic, kMagicSize);
     out.push_back(static_cast<char>(major));
     out.push_back('\0');
@@ -586,9 +595,18 @@ std::string encodeNpy(const NpyArray& array, DType dtype) {
         out.push_back(static_cast<char>((headerLength >> (8 * i)) & 0xff));
     out += dict;
     const std::size_t dataOffset = out.size();
-    out.resize(dataOffset + array.data.size() * itemBytes);
+    out.resize(dataOffset + values * itemBytes);
     char* dst = out.data() + dataOffset;
-    if (dtype == DType::Float32) {
+    if (doubles) {
+        if (dtype == DType::Float64) {
+            std::memcpy(dst, array.data64.data(), values * sizeof(double));
+        } else {
+            for (std::size_t i = 0; i < values; ++i) {
+                const auto value = static_cast<float>(array.data64[i]);
+                std::memcpy(dst + i * 4, &value, 4);
+            }
+        }
+    } else if (dtype == DType::Float32) {
         if (!array.data.empty())
             std::memcpy(dst, array.data.data(), array.data.size() * sizeof(float));
     } else {
@@ -816,24 +834,32 @@ Status writeNpzMembers(const std::string& path, const std::map<std::string, std:
     return writeFileAtomic(path, image);
 }
 
-Tensor4 toTensor4(const NpyArray& array) {
+namespace {
+
+/// The array's values as a Tensor4T<T>, from whichever of data / data64 holds them.
+template <typename T> Tensor4T<T> toTensor(const NpyArray& array) {
     const Index rank = array.rank();
     ATTN_CHECK(rank >= 2 && rank <= 4,
                "toTensor4 needs rank 2, 3 or 4, got shape " << shapeText(array.shape));
-    ATTN_CHECK(array.elementCount() == static_cast<Index>(array.data.size()),
-               "toTensor4: shape " << shapeText(array.shape) << " does not match "
-                                   << array.data.size() << " values");
+    const bool doubles = !array.data64.empty();
+    const std::size_t values = doubles ? array.data64.size() : array.data.size();
+    ATTN_CHECK(array.elementCount() == static_cast<Index>(values),
+               "toTensor4: shape " << shapeText(array.shape) << " does not match " << values
+                                   << " values");
     const auto& s = array.shape;
-    Tensor4 t;
+    Tensor4T<T> t;
     t.batch = rank >= 3 ? s[0] : 1;
     t.heads = rank == 4 ? s[1] : 1;
     t.seq = s[static_cast<std::size_t>(rank - 2)];
     t.dim = s[static_cast<std::size_t>(rank - 1)];
-    t.data = array.data;
+    if (doubles)
+        t.data.assign(array.data64.begin(), array.data64.end());
+    else
+        t.data.assign(array.data.begin(), array.data.end());
     return t;
 }
 
-NpyArray fromTensor4(const Tensor4& t, Index rank, DType dtype) {
+template <typename T> NpyArray fromTensor(const Tensor4T<T>& t, Index rank, DType dtype) {
     ATTN_CHECK(rank >= 2 && rank <= 4, "fromTensor4 needs rank 2, 3 or 4, got " << rank);
     ATTN_CHECK(rank == 4 || t.heads == 1,
                "a rank-" << rank << " array needs H == 1, the tensor has " << t.heads);
@@ -847,8 +873,26 @@ NpyArray fromTensor4(const Tensor4& t, Index rank, DType dtype) {
         array.shape = {t.batch, t.seq, t.dim};
     else
         array.shape = {t.seq, t.dim};
-    array.data = t.data;
+    if constexpr (std::is_same_v<T, double>)
+        array.data64 = t.data;
+    else
+        array.data = t.data;
     return array;
+}
+
+} // namespace
+
+Tensor4 toTensor4(const NpyArray& array) {
+    return toTensor<float>(array);
+}
+Tensor4d toTensor4d(const NpyArray& array) {
+    return toTensor<double>(array);
+}
+NpyArray fromTensor4(const Tensor4& t, Index rank, DType dtype) {
+    return fromTensor(t, rank, dtype);
+}
+NpyArray fromTensor4(const Tensor4d& t, Index rank, DType dtype) {
+    return fromTensor(t, rank, dtype);
 }
 
 } // namespace attnlab

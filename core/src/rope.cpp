@@ -43,7 +43,10 @@ std::pair<Index, Index> ropePair(RopeStyle style, Index pairIndex, Index dim) {
     return {pairIndex, pairIndex + dim / 2};
 }
 
-void applyRope(Tensor4& x, RopeStyle style, double base, Index positionOffset) {
+namespace {
+
+template <typename T>
+void applyRopeT(Tensor4T<T>& x, RopeStyle style, double base, Index positionOffset) {
     ATTN_CHECK(x.dim % 2 == 0, "RoPE needs an even head dimension (got " << x.dim << ")");
     ATTN_CHECK(base > 0 && std::isfinite(base), "RoPE base must be > 0 (got " << base << ")");
     if (x.seq == 0 || x.dim == 0 || x.batch == 0 || x.heads == 0) return;
@@ -62,16 +65,25 @@ void applyRope(Tensor4& x, RopeStyle style, double base, Index positionOffset) {
     }
     for (Index b = 0; b < x.batch; ++b)
         for (Index h = 0; h < x.heads; ++h) {
-            MatrixMap head = x.head(b, h);
+            MatrixMapT<T> head = x.head(b, h);
             for (Index s = 0; s < x.seq; ++s)
                 for (Index i = 0; i < pairs; ++i) {
                     const auto [ix, iy] = ropePair(style, i, x.dim);
                     const double px = head(s, ix);
                     const double py = head(s, iy);
-                    head(s, ix) = static_cast<Scalar>(px * cosines(s, i) - py * sines(s, i));
-                    head(s, iy) = static_cast<Scalar>(px * sines(s, i) + py * cosines(s, i));
+                    head(s, ix) = static_cast<T>(px * cosines(s, i) - py * sines(s, i));
+                    head(s, iy) = static_cast<T>(px * sines(s, i) + py * cosines(s, i));
                 }
         }
+}
+
+} // namespace
+
+void applyRope(Tensor4& x, RopeStyle style, double base, Index positionOffset) {
+    applyRopeT(x, style, base, positionOffset);
+}
+void applyRope(Tensor4d& x, RopeStyle style, double base, Index positionOffset) {
+    applyRopeT(x, style, base, positionOffset);
 }
 
 } // namespace attnlab

@@ -10,13 +10,13 @@
 namespace attnlab {
 
 namespace {
-constexpr Scalar kMinusInf = -std::numeric_limits<Scalar>::infinity();
+template <typename T> constexpr T kMinusInf = -std::numeric_limits<T>::infinity();
 /// Scores are computed in row chunks of about this many cells, so a chunk stays in cache
 /// between its GEMM, its softmax and its P V product.
 constexpr Index kChunkCells = Index(1) << 18;
-} // namespace
 
-bool softmaxRow(Eigen::Ref<RowVector> row, KeyRange range, const bool* customRow) {
+template <typename T>
+bool softmaxRowT(Eigen::Ref<RowVectorT<T>> row, KeyRange range, const bool* customRow) {
     const Index n = row.size();
     const Index begin = std::clamp<Index>(range.begin, 0, n);
     const Index end = std::clamp<Index>(range.end, begin, n);
@@ -27,25 +27,34 @@ bool softmaxRow(Eigen::Ref<RowVector> row, KeyRange range, const bool* customRow
     if (customRow) {
         const Eigen::Map<const Eigen::Array<bool, 1, Eigen::Dynamic>> custom(customRow + begin,
                                                                              end - begin);
-        allowed = custom.select(allowed, kMinusInf);
+        allowed = custom.select(allowed, kMinusInf<T>);
     }
-    const Scalar rowMax = allowed.maxCoeff();
-    if (!(rowMax > kMinusInf)) {
+    const T rowMax = allowed.maxCoeff();
+    if (!(rowMax > kMinusInf<T>)) {
         allowed.setZero();
         return false;
     }
     allowed = (allowed - rowMax).exp();
-    allowed *= Scalar(1) / allowed.sum();
+    allowed *= T(1) / allowed.sum();
     return true;
+}
+
+} // namespace
+
+bool softmaxRow(Eigen::Ref<RowVector> row, KeyRange range, const bool* customRow) {
+    return softmaxRowT<float>(row, range, customRow);
+}
+bool softmaxRow(Eigen::Ref<RowVectorD> row, KeyRange range, const bool* customRow) {
+    return softmaxRowT<double>(row, range, customRow);
 }
 
 namespace kernels {
 
-void softmaxHead(const HeadJob& job) {
+template <typename T> void softmaxHead(const HeadJobT<T>& job) {
     const Index sq = job.q.rows();
     const Index sk = job.k.rows();
     if (sq == 0) return;
-    MatrixMap out = job.out;
+    MatrixMapT<T> out = job.out;
     if (sk == 0) {
         out.setZero();
         if (job.emptyRows) std::fill(job.emptyRows, job.emptyRows + sq, 1);
@@ -55,14 +64,14 @@ void softmaxHead(const HeadJob& job) {
     const Index chunkRows = std::clamp<Index>(kChunkCells / sk, 1, sq);
     // Weights go straight into the caller's buffer; otherwise into a scratch chunk that the
     // thread keeps between heads.
-    thread_local Matrix scratch;
+    thread_local MatrixT<T> scratch;
     thread_local std::vector<KeyRange> ranges;
     if (!job.weights) scratch.resize(chunkRows, sk);
     ranges.resize(static_cast<std::size_t>(chunkRows));
 
     for (Index r0 = 0; r0 < sq; r0 += chunkRows) {
         const Index rows = std::min(chunkRows, sq - r0);
-        MatrixMap probs(job.weights ? job.weights + r0 * sk : scratch.data(), rows, sk);
+        MatrixMapT<T> probs(job.weights ? job.weights + r0 * sk : scratch.data(), rows, sk);
         // Only the key columns [lo, hi) that some row of the chunk may see are computed
         // (half the work under a causal mask); the scores, when asked for, need them all.
         Index lo = job.scores ? 0 : sk;
@@ -85,7 +94,7 @@ void softmaxHead(const HeadJob& job) {
         /// s = scale * Q K^T (the scale folds into the GEMM's alpha).
         logits.noalias() =
             job.scale * (job.q.middleRows(r0, rows) * job.k.middleRows(lo, width).transpose());
-        if (job.scores) MatrixMap(job.scores + r0 * sk, rows, sk) = probs;
+        if (job.scores) MatrixMapT<T>(job.scores + r0 * sk, rows, sk) = probs;
         if (job.weights) {
             probs.leftCols(lo).setZero();
             probs.rightCols(sk - hi).setZero();
@@ -93,13 +102,16 @@ void softmaxHead(const HeadJob& job) {
         for (Index i = 0; i < rows; ++i) {
             const Index row = r0 + i;
             const KeyRange range = ranges[static_cast<std::size_t>(i)];
-            const bool any = softmaxRow(logits.row(i), {range.begin - lo, range.end - lo},
-                                        custom ? &(*custom)(row, lo) : nullptr);
+            const bool any = softmaxRowT<T>(logits.row(i), {range.begin - lo, range.end - lo},
+                                            custom ? &(*custom)(row, lo) : nullptr);
             if (!any && job.emptyRows) job.emptyRows[row] = 1;
         }
         out.middleRows(r0, rows).noalias() = logits * job.v.middleRows(lo, width);
     }
 }
+
+template void softmaxHead(const HeadJobT<float>&);
+template void softmaxHead(const HeadJobT<double>&);
 
 } // namespace kernels
 } // namespace attnlab

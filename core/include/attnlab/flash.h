@@ -10,11 +10,12 @@ namespace attnlab {
 
 /// State of one head after some tiles. Rows of tiles not yet visited hold accumulator 0,
 /// rowMax -inf and rowSum 0; a visited row's output is accumulator.row(i) / rowSum[i].
-struct FlashState {
-    Matrix accumulator;                ///< [Sq, Dv], un-normalised sum_j exp(s_ij - rowMax_i) v_j
-    std::vector<float> rowMax, rowSum; ///< [Sq] running max m (-inf until a key is seen), sum l
-    Index stepsDone = 0;               ///< tiles visited (skipped tiles count), <= total tiles
+template <typename T> struct FlashStateT {
+    MatrixT<T> accumulator;        ///< [Sq, Dv], un-normalised sum_j exp(s_ij - rowMax_i) v_j
+    std::vector<T> rowMax, rowSum; ///< [Sq] running max m (-inf until a key is seen), sum l
+    Index stepsDone = 0;           ///< tiles visited (skipped tiles count), <= total tiles
 };
+using FlashState = FlashStateT<float>;
 
 /// The state of head (batch, head) of qkv after its first `steps` tiles in visiting order
 /// (q tile outer, kv tile inner; skipped tiles count as steps), with spec's mask, scale and

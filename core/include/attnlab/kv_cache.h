@@ -30,6 +30,8 @@ std::int64_t kvCacheBytes(Index batch, Index kvHeads, Index cacheLen, Index dk, 
 /// `trace` when it is non-null.
 Attention attendKvCache(const Qkv& qkv, const AttentionSpec& spec, Index prefill,
                         Index bytesPerElement, KvCacheTrace* trace);
+AttentionD attendKvCache(const QkvD& qkv, const AttentionSpec& spec, Index prefill,
+                         Index bytesPerElement, KvCacheTrace* trace);
 
 /// DESIGN.md's trace JSON: {"prefill":N,"steps":[{"new_rows","cache_len","cache_bytes"}]}.
 std::string kvCacheTraceJson(const KvCacheTrace& trace);

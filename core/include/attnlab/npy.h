@@ -17,18 +17,22 @@ enum class DType { Float32, Float64, Float16, BFloat16 };
 const char* dtypeName(DType t);
 Index dtypeBytes(DType t);
 
-/// A numeric array as read: its shape, the dtype it was stored in, and its values as float.
+/// A numeric array as read: its shape, the dtype it was stored in, and its values as float
+/// in `data` -- or, for a float64 file read with NpyReadOptions::keepFloat64 (or an array
+/// built from doubles), at full precision in `data64`, with `data` empty.
 struct NpyArray {
     std::vector<Index> shape;
     DType dtype = DType::Float32;
     std::vector<float> data;
+    std::vector<double> data64;
 
     Index rank() const { return static_cast<Index>(shape.size()); }
     Index elementCount() const;
 };
 
 struct NpyReadOptions {
-    bool allowHalf = false; ///< accept float16 / bfloat16 (converted to float)
+    bool allowHalf = false;   ///< accept float16 / bfloat16 (converted to float)
+    bool keepFloat64 = false; ///< float64 values go to NpyArray::data64 unrounded
     Index minRank = 1;
     Index maxRank = 4;
     bool allowEmpty = false; ///< accept a dimension of 0 (refused by default: degenerate)
@@ -93,9 +97,14 @@ Status writeNpz(const std::string& path, const std::map<std::string, NpyArray>& 
 /// atomically, for members writeNpz cannot encode (int64 ids, '<U' tokens).
 Status writeNpzMembers(const std::string& path, const std::map<std::string, std::string>& members);
 
-/// Views rank 2 [S, D], 3 [B, S, D] or 4 [B, H, S, D] data as a Tensor4.
+/// Views rank 2 [S, D], 3 [B, S, D] or 4 [B, H, S, D] data as a Tensor4 (data64 rounded to
+/// float when that is where the values are).
 Tensor4 toTensor4(const NpyArray& array);
+/// The same as a Tensor4d: data64 as it is, or float data widened (exactly).
+Tensor4d toTensor4d(const NpyArray& array);
 /// The inverse for a given output rank (2, 3 or 4); rank 2/3 need B (and H) == 1 accordingly.
 NpyArray fromTensor4(const Tensor4& t, Index rank, DType dtype);
+/// The same from doubles: the values go to data64.
+NpyArray fromTensor4(const Tensor4d& t, Index rank, DType dtype);
 
 } // namespace attnlab

@@ -21,6 +21,8 @@ Matrix ropeAngles(Index seq, Index dim, double base = 10000.0, Index positionOff
 /// Rotates every [S, D] head of x in place; row s sits at position offset + s.
 /// Throws InvalidArgument when D is odd. S == 0 is a no-op.
 void applyRope(Tensor4& x, RopeStyle style, double base = 10000.0, Index positionOffset = 0);
+/// The same for float64 tensors, computed and stored in double.
+void applyRope(Tensor4d& x, RopeStyle style, double base = 10000.0, Index positionOffset = 0);
 
 /// The (x, y) coordinates that pair i of a D-vector uses under a style: indices of the pair.
 std::pair<Index, Index> ropePair(RopeStyle style, Index pairIndex, Index dim);

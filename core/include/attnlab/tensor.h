@@ -1,6 +1,9 @@
 #pragma once
-/// Tensor types shared by the whole core. Everything is float32 and row-major:
-/// a head is an [S, D] row-major matrix, a Tensor4 is [B, H, S, D] contiguous.
+/// Tensor types shared by the whole core, row-major: a head is an [S, D] row-major matrix, a
+/// Tensor4 is [B, H, S, D] contiguous. The plain names (Matrix, Tensor4, ...) are float32, the
+/// precision of the window, the model layer and float32 files; the attention kernels also come
+/// in float64 (Tensor4d, MatrixD, ...) for float64 inputs, through the templates below
+/// (instantiated for exactly float and double in the .cpp files).
 
 // attnlab_core never links Qt, so Qt's headers are not on its include path and a
 // `#include <Q...>` in core/ fails to compile; this also stops a Qt define leaking into the
@@ -20,29 +23,42 @@
 namespace attnlab {
 
 using Index = Eigen::Index;
+/// The scalar of the float32 path.
 using Scalar = float;
 
-using Matrix = Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-using Vector = Eigen::Matrix<Scalar, Eigen::Dynamic, 1>;
-using RowVector = Eigen::Matrix<Scalar, 1, Eigen::Dynamic>;
-using Array = Eigen::Array<Scalar, Eigen::Dynamic, 1>;
-using MatrixMap = Eigen::Map<Matrix>;
-using ConstMatrixMap = Eigen::Map<const Matrix>;
-using BoolMatrix = Eigen::Matrix<bool, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-using MatrixD = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+template <typename T>
+using MatrixT = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+template <typename T> using VectorT = Eigen::Matrix<T, Eigen::Dynamic, 1>;
+template <typename T> using RowVectorT = Eigen::Matrix<T, 1, Eigen::Dynamic>;
+template <typename T> using ArrayT = Eigen::Array<T, Eigen::Dynamic, 1>;
+template <typename T> using MatrixMapT = Eigen::Map<MatrixT<T>>;
+template <typename T> using ConstMatrixMapT = Eigen::Map<const MatrixT<T>>;
 
-/// A dense [B, H, S, D] float tensor, contiguous and row-major (D fastest).
+using Matrix = MatrixT<float>;
+using Vector = VectorT<float>;
+using RowVector = RowVectorT<float>;
+using Array = ArrayT<float>;
+using MatrixMap = MatrixMapT<float>;
+using ConstMatrixMap = ConstMatrixMapT<float>;
+using BoolMatrix = Eigen::Matrix<bool, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+using MatrixD = MatrixT<double>;
+using VectorD = VectorT<double>;
+using RowVectorD = RowVectorT<double>;
+using MatrixMapD = MatrixMapT<double>;
+using ConstMatrixMapD = ConstMatrixMapT<double>;
+
+/// A dense [B, H, S, D] tensor of T (float or double), contiguous and row-major (D fastest).
 /// Rank-2 [S, D] data is B = H = 1; rank-3 [B, S, D] data is H = 1.
-struct Tensor4 {
+template <typename T> struct Tensor4T {
     Index batch = 0;
     Index heads = 0;
     Index seq = 0;
     Index dim = 0;
-    std::vector<Scalar> data;
+    std::vector<T> data;
 
-    Tensor4() = default;
+    Tensor4T() = default;
     /// Zero-filled tensor of the given shape; every extent must be >= 0.
-    Tensor4(Index b, Index h, Index s, Index d)
+    Tensor4T(Index b, Index h, Index s, Index d)
         : batch(b), heads(h), seq(s), dim(d), data(static_cast<std::size_t>(b * h * s * d), 0) {
         ATTN_CHECK(b >= 0 && h >= 0 && s >= 0 && d >= 0, "tensor extents must be non-negative");
     }
@@ -52,25 +68,39 @@ struct Tensor4 {
     Index headStride() const { return seq * dim; }
 
     /// The [S, D] matrix of batch b, head h, viewed in place.
-    MatrixMap head(Index b, Index h) {
+    MatrixMapT<T> head(Index b, Index h) {
         ATTN_ASSERT(b >= 0 && b < batch && h >= 0 && h < heads);
-        return MatrixMap(data.data() + (b * heads + h) * headStride(), seq, dim);
+        return MatrixMapT<T>(data.data() + (b * heads + h) * headStride(), seq, dim);
     }
-    ConstMatrixMap head(Index b, Index h) const {
+    ConstMatrixMapT<T> head(Index b, Index h) const {
         ATTN_ASSERT(b >= 0 && b < batch && h >= 0 && h < heads);
-        return ConstMatrixMap(data.data() + (b * heads + h) * headStride(), seq, dim);
+        return ConstMatrixMapT<T>(data.data() + (b * heads + h) * headStride(), seq, dim);
     }
 
-    Scalar& operator()(Index b, Index h, Index s, Index d) {
+    T& operator()(Index b, Index h, Index s, Index d) {
         return data[static_cast<std::size_t>(((b * heads + h) * seq + s) * dim + d)];
     }
-    Scalar operator()(Index b, Index h, Index s, Index d) const {
+    T operator()(Index b, Index h, Index s, Index d) const {
         return data[static_cast<std::size_t>(((b * heads + h) * seq + s) * dim + d)];
     }
 
-    bool sameShape(const Tensor4& other) const {
+    template <typename U> bool sameShape(const Tensor4T<U>& other) const {
         return batch == other.batch && heads == other.heads && seq == other.seq && dim == other.dim;
     }
+
+    /// The same shape with every value converted to U (exact from float to double).
+    template <typename U> Tensor4T<U> cast() const {
+        Tensor4T<U> out;
+        out.batch = batch;
+        out.heads = heads;
+        out.seq = seq;
+        out.dim = dim;
+        out.data.assign(data.begin(), data.end());
+        return out;
+    }
 };
+
+using Tensor4 = Tensor4T<float>;
+using Tensor4d = Tensor4T<double>;
 
 } // namespace attnlab
