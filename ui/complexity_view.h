@@ -8,10 +8,7 @@
 
 #include "ui/view.h"
 
-#pragma push_macro("QT_CORE_LIB")
-#undef QT_CORE_LIB
 #include "attnlab/complexity.h"
-#pragma pop_macro("QT_CORE_LIB")
 
 class QCPAxisRect;
 class QCPGraph;

@@ -4,10 +4,7 @@
 // log-log slopes, the line view's isolation, and every registered view drawing a non-blank
 // figure of the requested size.
 
-#pragma push_macro("QT_CORE_LIB")
-#undef QT_CORE_LIB
 #include "reference.h"
-#pragma pop_macro("QT_CORE_LIB")
 
 #include <QCoreApplication>
 #include <QDir>
