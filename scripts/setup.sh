@@ -5,9 +5,9 @@ set -euo pipefail
 
 PACKAGES=(
     build-essential cmake ninja-build pkg-config
-    qt6-base-dev qt6-svg-dev qt6-tools-dev libgl1-mesa-dev
+    qt6-base-dev qt6-svg-dev libgl1-mesa-dev
     libqcustomplot-dev libeigen3-dev nlohmann-json3-dev libzip-dev libpcre2-dev libicu-dev
-    libgtest-dev libgmock-dev libbenchmark-dev
+    libgtest-dev
     xvfb xauth
     poppler-utils  # pdftotext: the render tests read the text back out of PDF figures
 )
