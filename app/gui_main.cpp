@@ -1,6 +1,7 @@
 // The window entry point: `attnlab [SESSION.json]`. `--screenshots DIR` (with
 // QT_QPA_PLATFORM=offscreen or under Xvfb) grabs the window with each view in front into
-// DIR/<view>.png and exits; `--theme NAME` and `--example NAME` pick what to show first.
+// DIR/<view>.png and exits (`--size WxH` sets the window size); `--theme NAME` and
+// `--example NAME` pick what to show first.
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -39,7 +40,12 @@ int guiMain(int argc, char** argv) {
         QStringLiteral("example"),
         QCoreApplication::translate("main", "Open a bundled example by file name."),
         QStringLiteral("NAME"));
+    const QCommandLineOption size(
+        QStringLiteral("size"),
+        QCoreApplication::translate("main", "Window size for --screenshots, WxH."),
+        QStringLiteral("WxH"));
     parser.addOption(screenshots);
+    parser.addOption(size);
     parser.addOption(theme);
     parser.addOption(example);
     parser.process(app);
@@ -54,6 +60,11 @@ int guiMain(int argc, char** argv) {
         ViewState state = window.document()->session().viewState;
         state.theme = parser.value(theme).toStdString();
         window.document()->setViewState(state);
+    }
+    if (parser.isSet(size)) {
+        const QStringList parts = parser.value(size).split(QLatin1Char('x'));
+        if (parts.size() == 2 && parts[0].toInt() > 0 && parts[1].toInt() > 0)
+            window.resize(parts[0].toInt(), parts[1].toInt());
     }
     window.show();
     if (parser.isSet(screenshots)) {

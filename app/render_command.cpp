@@ -253,8 +253,7 @@ Session buildSession(const Arguments& args, const ViewChoice& choice) {
     // show, so it decodes the second half of the tokens (as the window's "Use a KV cache").
     if (choice.id == QLatin1String("kv-cache") && session.kvPrefill < 0 &&
         session.sourceText.empty())
-        session.kvPrefill = std::max<Index>(
-            1, static_cast<Index>(tokenize(session.text, session.tokenizer).size()) / 2);
+        session.kvPrefill = defaultKvPrefill(session);
     const QStringList problems = ui::Document::problemsOf(session);
     if (!problems.isEmpty()) {
         const std::string where = sessionPath ? *sessionPath + ": " : std::string("session: ");
@@ -369,8 +368,15 @@ int run(int argc, char** argv) {
     }
     std::unique_ptr<ui::View> view(ui::createView(choice.id, &document));
     if (!view) fail("--view: cannot create view '" + *viewName + "'");
+    // A view that does not apply (the flash stepper on a dump of weights) is refused, not
+    // drawn as an empty figure.
+    if (const QString why = view->notApplicable(); !why.isEmpty())
+        fail("--view " + *viewName + ": " + why.toStdString());
     const QSize size(width, height);
     view->resize(size);
+    // Work a view asks the document for (the flash walk of the focused head) is done now.
+    view->ensureFresh();
+    document.flush();
     QString error;
     if (allSteps) {
         error = ui::exportSteps(*view, document, outPath, size, scale);

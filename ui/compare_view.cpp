@@ -16,11 +16,9 @@ CompareView::CompareView(Document* document, QWidget* parent) : View(document, p
     auto* top = new QHBoxLayout;
     top->addWidget(new QLabel(tr("Compare A (the session) with B ="), this));
     m_combo = new QComboBox(this);
-    m_combo->addItem(tr("causal mask"), int(Comparison::FullVsCausal));
-    m_combo->addItem(tr("linear attention"), int(Comparison::SoftmaxVsLinear));
-    m_combo->addItem(tr("GQA (half the kv heads)"), int(Comparison::MhaVsGqa));
-    m_combo->addItem(tr("MQA (one kv head)"), int(Comparison::MhaVsMqa));
-    m_combo->addItem(tr("RoPE positions"), int(Comparison::NoneVsRope));
+    for (Comparison c : {Comparison::FullVsCausal, Comparison::SoftmaxVsLinear,
+                         Comparison::MhaVsGqa, Comparison::MhaVsMqa, Comparison::NoneVsRope})
+        m_combo->addItem(comparisonName(c), int(c));
     m_combo->setToolTip(tr("The one change that turns configuration A into B."));
     top->addWidget(m_combo);
     top->addStretch();
@@ -42,8 +40,17 @@ Comparison CompareView::selected() const {
 
 void CompareView::setComparison(Comparison comparison) {
     m_combo->setCurrentIndex(std::max(0, m_combo->findData(int(comparison))));
-    document()->setComparison(comparison);
+    // The document computes B only while this view is shown (showEvent asks then).
+    if (isVisible()) document()->setComparison(comparison);
     refresh();
+}
+
+QString CompareView::notApplicable() const {
+    const Experiment* experiment = document()->experiment();
+    if (experiment && !experiment->source.isSession())
+        return tr("%1 is not a lab session: B is the session with one change.")
+            .arg(QString::fromStdString(experiment->source.describe()));
+    return {};
 }
 
 void CompareView::showEvent(QShowEvent* event) {
@@ -58,7 +65,12 @@ void CompareView::hideEvent(QHideEvent* event) {
 
 void CompareView::refresh() {
     m_a->setCaption(tr("A: %1").arg(tr("session")));
-    m_b->setCaption(tr("B: %1").arg(m_combo->currentText()));
+    // B is named after what the document computed it for, never after the combo alone: the
+    // caption and the figure cannot disagree.
+    const Comparison shown = document()->shownComparison();
+    m_b->setCaption(shown == Comparison::None
+                        ? tr("B: %1 (not computed yet)").arg(m_combo->currentText())
+                        : tr("B: %1").arg(comparisonName(shown)));
     m_difference->setCaption(tr("B \u2212 A"));
     for (HeatmapView* view : {m_a, m_b, m_difference})
         view->refresh();

@@ -20,6 +20,7 @@ public:
     void refresh() override;
     void paintFigure(QCPPainter& painter, const QSize& size) override;
     DataTable data() const override;
+    QString notApplicable() const override;
     /// Selects the comparison (also used by examples and `attnlab render`).
     void setComparison(Comparison comparison);
     QComboBox* comparisonCombo() const { return m_combo; }

@@ -8,8 +8,12 @@
 #include <QUndoStack>
 #include <QtConcurrent/QtConcurrentRun>
 
+#include <algorithm>
 #include <exception>
+#include <memory>
 #include <utility>
+
+#include "attnlab/flash_walk.h"
 
 namespace attnlab::ui {
 
@@ -19,9 +23,9 @@ namespace {
 class SessionCommand : public QUndoCommand {
 public:
     SessionCommand(Document* document, Session before, Session after, const QString& text,
-                   int mergeKey)
+                   EditMerge merge)
         : QUndoCommand(text), m_document(document), m_before(std::move(before)),
-          m_after(std::move(after)), m_mergeKey(mergeKey) {}
+          m_after(std::move(after)), m_mergeKey(static_cast<int>(merge)) {}
 
     void undo() override { m_document->applySession(m_before); }
     void redo() override { m_document->applySession(m_after); }
@@ -39,16 +43,18 @@ private:
     int m_mergeKey;
 };
 
-Index tokenCount(const std::string& text, Tokenizer tokenizer) {
-    return static_cast<Index>(tokenize(text, tokenizer).size());
+/// Cells of a session's attention (S_q * S_k * H): what decides worker or GUI thread.
+qint64 workOf(const Session& session) {
+    const SequenceLengths lengths = sequenceLengths(session);
+    return static_cast<qint64>(lengths.queries) * lengths.keys * std::max<Index>(1, session.heads);
 }
 
 /// Keeps a custom mask the shape of the tokens: overlapping cells are kept, new ones allowed.
 void fitCustomMask(Session& session) {
     if (!session.mask.custom) return;
-    const Index sq = tokenCount(session.text, session.tokenizer);
-    const Index sk =
-        session.sourceText.empty() ? sq : tokenCount(session.sourceText, session.tokenizer);
+    const SequenceLengths lengths = sequenceLengths(session);
+    const Index sq = lengths.queries;
+    const Index sk = lengths.keys;
     BoolMatrix& old = *session.mask.custom;
     if (old.rows() == sq && old.cols() == sk) return;
     BoolMatrix fitted = BoolMatrix::Constant(sq, sk, true);
@@ -67,6 +73,9 @@ Document::Document(QObject* parent)
     connect(m_timer, &QTimer::timeout, this, &Document::startRun);
     connect(m_watcher, &QFutureWatcher<RunOutput>::finished, this,
             [this] { finishRun(m_watcher->result()); });
+    m_walkWatcher = new QFutureWatcher<std::shared_ptr<const attnlab::FlashWalk>>(this);
+    connect(m_walkWatcher, &QFutureWatcher<std::shared_ptr<const attnlab::FlashWalk>>::finished, this,
+            &Document::finishWalk);
     m_problems = problemsOf(m_session);
     scheduleRun();
 }
@@ -74,6 +83,7 @@ Document::Document(QObject* parent)
 Document::~Document() {
     m_timer->stop();
     if (m_running) m_watcher->waitForFinished();
+    if (m_walkRunning) m_walkWatcher->waitForFinished();
 }
 
 bool Document::isModified() const {
@@ -81,6 +91,7 @@ bool Document::isModified() const {
 }
 
 QStringList Document::problemsOf(const Session& session) {
+    // validate() is the one checker: token limits, shapes, windows ... are its sentences.
     QStringList problems;
     try {
         for (const std::string& problem : validate(session))
@@ -88,39 +99,25 @@ QStringList Document::problemsOf(const Session& session) {
     } catch (const std::exception& error) {
         problems << QString::fromUtf8(error.what());
     }
-    if (!problems.isEmpty()) return problems;
-    // Window-level limits, in case the core accepts something the window cannot show.
-    const Index sq = tokenCount(session.text, session.tokenizer);
-    const Index sk =
-        session.sourceText.empty() ? sq : tokenCount(session.sourceText, session.tokenizer);
-    if (sq == 0) problems << tr("The text has no tokens: type at least one word.");
-    if (!session.sourceText.empty() && sk == 0) problems << tr("The source text has no tokens.");
-    if (std::max(sq, sk) > Session::kMaxTokens)
-        problems << tr("%1 tokens is more than the limit of %2.")
-                        .arg(std::max(sq, sk))
-                        .arg(Session::kMaxTokens);
-    if (session.heads <= 0 || session.dModel <= 0 || session.dModel % session.heads != 0)
-        problems
-            << tr("heads (%1) must divide d_model (%2).").arg(session.heads).arg(session.dModel);
-    if (session.kvHeads <= 0 || (session.heads > 0 && session.heads % session.kvHeads != 0))
-        problems
-            << tr("kv heads (%1) must divide heads (%2).").arg(session.kvHeads).arg(session.heads);
-    if (session.mask.window < -1 || session.mask.causalWindow < -1)
-        problems << tr("The window must be 0 or more.");
     return problems;
 }
 
-void Document::edit(const Session& next, const QString& description, int mergeKey) {
+bool Document::experimentOutOfDate() const {
+    if (!m_experiment || m_external) return false;
+    return !m_problems.isEmpty() || m_doneGeneration != m_generation;
+}
+
+void Document::edit(const Session& next, const QString& description, EditMerge merge) {
     Session fitted = next;
     fitCustomMask(fitted);
-    m_undo->push(new SessionCommand(this, m_session, std::move(fitted), description, mergeKey));
+    m_undo->push(new SessionCommand(this, m_session, std::move(fitted), description, merge));
 }
 
 void Document::modify(const std::function<void(Session&)>& change, const QString& description,
-                      int mergeKey) {
+                      EditMerge merge) {
     Session next = m_session;
     change(next);
-    edit(next, description, mergeKey);
+    edit(next, description, merge);
 }
 
 void Document::reset(const Session& session, const QString& filePath) {
@@ -147,7 +144,7 @@ void Document::setExternalExperiment(Experiment experiment) {
     m_timer->stop();
     m_external = true;
     m_doneGeneration = ++m_generation; // a run still in flight is dropped when it finishes
-    m_experiment = std::move(experiment);
+    setExperiment(std::move(experiment));
     m_comparisonExperiment.reset();
     emit changed(What::Experiment);
 }
@@ -247,10 +244,7 @@ void Document::scheduleRun() {
         emit errorOccurred(m_problems.join(QLatin1Char('\n')));
         return;
     }
-    const Index sq = tokenCount(m_session.text, m_session.tokenizer);
-    const Index sk =
-        m_session.sourceText.empty() ? sq : tokenCount(m_session.sourceText, m_session.tokenizer);
-    const qint64 work = static_cast<qint64>(sq) * sk * std::max<Index>(1, m_session.heads);
+    const qint64 work = workOf(m_session);
     // Small work runs at the next event-loop turn; large work waits 10 ms for more keystrokes.
     // Edits made while the worker runs are coalesced: only the latest runs next.
     m_timer->start(work > m_workerThreshold ? 10 : 0);
@@ -263,7 +257,10 @@ RunOutput Document::compute(const Session& session, Comparison comparison, quint
         output.experiment = run(session);
         if (comparison != Comparison::None) {
             const Session other = comparisonSession(session, comparison);
-            if (validate(other).empty()) output.comparison = run(other);
+            if (validate(other).empty()) {
+                output.comparison = run(other);
+                output.comparisonKind = comparison;
+            }
         }
     } catch (const std::exception& error) {
         output.error = QString::fromUtf8(error.what());
@@ -275,11 +272,7 @@ RunOutput Document::compute(const Session& session, Comparison comparison, quint
 
 void Document::startRun() {
     if (m_running || !m_problems.isEmpty() || m_doneGeneration == m_generation) return;
-    const Index sq = tokenCount(m_session.text, m_session.tokenizer);
-    const Index sk =
-        m_session.sourceText.empty() ? sq : tokenCount(m_session.sourceText, m_session.tokenizer);
-    const qint64 work = static_cast<qint64>(sq) * sk * std::max<Index>(1, m_session.heads);
-    if (work <= m_workerThreshold) {
+    if (workOf(m_session) <= m_workerThreshold) {
         finishRun(compute(m_session, m_comparison, m_generation));
         return;
     }
@@ -297,8 +290,9 @@ void Document::finishRun(RunOutput output) {
     if (output.generation > m_doneGeneration) {
         m_doneGeneration = output.generation;
         if (output.experiment) {
-            m_experiment = std::move(output.experiment);
+            setExperiment(std::move(output.experiment));
             m_comparisonExperiment = std::move(output.comparison);
+            m_shownComparison = output.comparisonKind;
             emit changed(What::Experiment);
         } else if (!output.error.isEmpty()) {
             emit errorOccurred(output.error);
@@ -308,13 +302,132 @@ void Document::finishRun(RunOutput output) {
         startRun(); // edits arrived while the worker ran: compute the latest one
         return;
     }
-    if (m_busy) {
+    if (m_busy && !m_walkRunning) {
         m_busy = false;
         emit changed(What::Busy);
     }
 }
 
+namespace {
+
+/// The focused head's walk: its Q, K, V copied out of the experiment (one head, small).
+struct WalkJob {
+    Matrix q, k, v;
+    MaskSpec mask;
+    double scale = 1;
+    Index qBlock = 1, kvBlock = 1;
+};
+
+std::optional<WalkJob> walkJobOf(const Experiment& experiment, Index head) {
+    if (!experiment.hasQk() || experiment.headCount() == 0) return std::nullopt;
+    head = std::clamp<Index>(head, 0, experiment.headCount() - 1);
+    const Index kvHead =
+        head /
+        std::max<Index>(1, experiment.headCount() / std::max<Index>(1, experiment.kvHeadCount()));
+    WalkJob job;
+    job.q = experiment.qkv.q.head(0, head);
+    job.k = experiment.qkv.k.head(0, kvHead);
+    job.v = experiment.qkv.v.head(0, kvHead);
+    job.mask = experiment.mask;
+    if (job.mask.custom &&
+        (job.mask.custom->rows() != job.q.rows() || job.mask.custom->cols() != job.k.rows()))
+        job.mask.custom.reset();
+    job.scale = experiment.scale;
+    // Blocks: the session's (the stepper edits them); a dump re-run uses the defaults.
+    job.qBlock = std::max<Index>(1, experiment.session.qBlock);
+    job.kvBlock = std::max<Index>(1, experiment.session.kvBlock);
+    return job;
+}
+
+std::shared_ptr<const FlashWalk> runWalk(const WalkJob& job) {
+    try {
+        return std::make_shared<const FlashWalk>(job.q, job.k, job.v, job.mask, 0, job.scale,
+                                                 job.qBlock, job.kvBlock);
+    } catch (const std::exception&) {
+        return nullptr; // the view says there is nothing to step
+    }
+}
+
+} // namespace
+
+QString comparisonName(Comparison comparison) {
+    switch (comparison) {
+    case Comparison::None:
+        return Document::tr("nothing");
+    case Comparison::FullVsCausal:
+        return Document::tr("causal mask");
+    case Comparison::SoftmaxVsLinear:
+        return Document::tr("linear attention");
+    case Comparison::MhaVsGqa:
+        return Document::tr("GQA (half the kv heads)");
+    case Comparison::MhaVsMqa:
+        return Document::tr("MQA (one kv head)");
+    case Comparison::NoneVsRope:
+        return Document::tr("RoPE positions");
+    }
+    return {};
+}
+
+void Document::setExperiment(std::optional<Experiment> experiment) {
+    m_experiment = std::move(experiment);
+    ++m_experimentSerial;
+    m_walk.reset();
+}
+
+const FlashWalk* Document::flashWalk() const {
+    if (!m_walk || !m_experiment || m_walkSerial != m_experimentSerial) return nullptr;
+    const Index head = std::clamp<Index>(m_session.viewState.head, 0,
+                                         std::max<Index>(1, m_experiment->headCount()) - 1);
+    return head == m_walkHead ? m_walk.get() : nullptr;
+}
+
+void Document::requestFlashWalk() {
+    if (flashWalk() || !m_experiment) return;
+    const Index head = std::clamp<Index>(m_session.viewState.head, 0,
+                                         std::max<Index>(1, m_experiment->headCount()) - 1);
+    if (m_walkRunning) {
+        if (m_walkRunningSerial == m_experimentSerial && m_walkRunningHead == head) return;
+        return; // finishWalk() asks again for the head wanted then
+    }
+    const std::optional<WalkJob> job = walkJobOf(*m_experiment, head);
+    if (!job) return;
+    const qint64 work = static_cast<qint64>(job->q.rows()) * job->k.rows();
+    if (work <= m_workerThreshold) {
+        m_walk = runWalk(*job);
+        m_walkSerial = m_experimentSerial;
+        m_walkHead = head;
+        return; // the caller reads flashWalk() now; nothing else changed
+    }
+    m_walkRunning = true;
+    m_walkRunningSerial = m_experimentSerial;
+    m_walkRunningHead = head;
+    if (!m_busy) {
+        m_busy = true;
+        emit changed(What::Busy);
+    }
+    m_walkWatcher->setFuture(QtConcurrent::run(&runWalk, *job));
+}
+
+void Document::finishWalk() {
+    if (!m_walkRunning) return; // flush() took the result already
+    m_walkRunning = false;
+    if (m_walkRunningSerial == m_experimentSerial) {
+        m_walk = m_walkWatcher->result();
+        m_walkSerial = m_walkRunningSerial;
+        m_walkHead = m_walkRunningHead;
+    }
+    if (m_busy && !m_running) {
+        m_busy = false;
+        emit changed(What::Busy);
+    }
+    emit changed(What::FlashWalk); // the view asks again if it now wants another head
+}
+
 void Document::flush() {
+    if (m_walkRunning) {
+        m_walkWatcher->waitForFinished();
+        finishWalk();
+    }
     if (m_running) m_watcher->waitForFinished();
     QCoreApplication::processEvents();
     if (m_timer->isActive() || (m_doneGeneration != m_generation && m_problems.isEmpty())) {
@@ -327,7 +440,7 @@ void Document::flush() {
 bool Document::waitForIdle(int timeoutMs) {
     QElapsedTimer clock;
     clock.start();
-    while (m_running || m_timer->isActive()) {
+    while (m_running || m_walkRunning || m_timer->isActive()) {
         if (clock.elapsed() > timeoutMs) return false;
         QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
     }

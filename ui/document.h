@@ -17,15 +17,41 @@ class QTimer;
 class QUndoStack;
 template <typename T> class QFutureWatcher;
 
+namespace attnlab {
+class FlashWalk;
+}
+
 namespace attnlab::ui {
+
+/// Undo merge ids: consecutive edits with the same id (typing in one field, dragging one
+/// slider) become one undo step. None never merges.
+enum class EditMerge {
+    None = -1,
+    Text = 1,
+    Source,
+    DModel,
+    Heads,
+    KvHeads,
+    Seed,
+    Scale,
+    Temperature,
+    ValidLen,
+    Window,
+    CausalWindow,
+    QueryBlock,
+    KeyValueBlock,
+};
 
 /// A second configuration derived from the current session, shown by the compare view.
 enum class Comparison { None, FullVsCausal, SoftmaxVsLinear, MhaVsGqa, MhaVsMqa, NoneVsRope };
+/// The B side of the compare view, in words ("causal mask", "linear attention" ...).
+QString comparisonName(Comparison comparison);
 
 /// What a recompute produced (on the worker or on the GUI thread).
 struct RunOutput {
     std::optional<Experiment> experiment;
     std::optional<Experiment> comparison;
+    Comparison comparisonKind = Comparison::None; ///< what `comparison` was computed for
     QString error;
     quint64 generation = 0;
 };
@@ -41,6 +67,7 @@ public:
         ViewState,  ///< colormap, theme, shown quantity, active view
         Busy,       ///< the worker started or finished
         Problems,   ///< the list of validation problems changed
+        FlashWalk,  ///< the focused head's FlashAttention walk is ready (flashWalk())
     };
     Q_ENUM(What)
 
@@ -56,6 +83,10 @@ public:
         return m_comparisonExperiment ? &*m_comparisonExperiment : nullptr;
     }
     Comparison comparison() const { return m_comparison; }
+    /// What comparisonExperiment() was computed for (None when there is none): its caption.
+    Comparison shownComparison() const {
+        return m_comparisonExperiment ? m_shownComparison : Comparison::None;
+    }
     /// The session the compare view shows on its B side.
     static Session comparisonSession(const Session& session, Comparison comparison);
     /// Validation problems of session(); empty when it is fine.
@@ -65,15 +96,25 @@ public:
     QString filePath() const { return m_filePath; }
     bool isModified() const;
 
-    /// Every problem of a session: the core's validate() plus window-level limits.
+    /// Every problem of a session: the core's validate(), as sentences (the one checker).
     static QStringList problemsOf(const Session& session);
+    /// True when the experiment on screen is not the session's: the session has problems (the
+    /// last good figure stays, marked out of date) or a run is pending.
+    bool experimentOutOfDate() const;
 
-    /// An undoable edit: replaces the session. `mergeKey` >= 0 merges consecutive edits with
-    /// the same key into one undo step (typing in one field).
-    void edit(const Session& next, const QString& description, int mergeKey = -1);
+    /// The FlashAttention walk (attnlab/flash_walk.h) of the focused head of experiment(),
+    /// null until computed or when the experiment holds no Q/K (a dump of weights).
+    const attnlab::FlashWalk* flashWalk() const;
+    /// Asks for flashWalk(): computed at once when the head is small, else on the worker
+    /// (changed(FlashWalk) when it is ready). Nothing happens when the walk is current.
+    void requestFlashWalk();
+
+    /// An undoable edit: replaces the session. Consecutive edits with the same `merge` id
+    /// become one undo step (typing in one field).
+    void edit(const Session& next, const QString& description, EditMerge merge = EditMerge::None);
     /// Convenience: applies `change` to a copy of the session and edits with the result.
     void modify(const std::function<void(Session&)>& change, const QString& description,
-                int mergeKey = -1);
+                EditMerge merge = EditMerge::None);
     /// Replaces the session without undo history (New, Open, Examples); clears the stack.
     void reset(const Session& session, const QString& filePath = {});
     /// Reports a problem found by a widget before it reached the session (e.g. W < 0).
@@ -114,11 +155,15 @@ private:
     void startRun();
     void finishRun(RunOutput output);
     static RunOutput compute(const Session& session, Comparison comparison, quint64 generation);
+    /// Stores a new experiment on screen (the walk of the old one is dropped).
+    void setExperiment(std::optional<Experiment> experiment);
+    void finishWalk();
 
     Session m_session;
     std::optional<Experiment> m_experiment;
     std::optional<Experiment> m_comparisonExperiment;
     Comparison m_comparison = Comparison::None;
+    Comparison m_shownComparison = Comparison::None;
     QStringList m_problems;
     QUndoStack* m_undo = nullptr;
     QTimer* m_timer = nullptr;
@@ -130,6 +175,16 @@ private:
     bool m_busy = false;
     bool m_external = false; ///< m_experiment came from setExternalExperiment()
     qint64 m_workerThreshold = 64 * 64 * 16;
+
+    // The flash walk of one head of the experiment with serial m_walkSerial.
+    quint64 m_experimentSerial = 0; ///< bumped whenever m_experiment is replaced
+    std::shared_ptr<const attnlab::FlashWalk> m_walk;
+    quint64 m_walkSerial = 0;
+    Index m_walkHead = -1;
+    bool m_walkRunning = false;
+    quint64 m_walkRunningSerial = 0;
+    Index m_walkRunningHead = -1;
+    QFutureWatcher<std::shared_ptr<const attnlab::FlashWalk>>* m_walkWatcher = nullptr;
 };
 
 } // namespace attnlab::ui

@@ -93,8 +93,4 @@ private:
     bool m_tableValid = false;
 };
 
-/// Adds File > Open Attention Dump…, Open Q/K/V Dump…, Open Second Dump… to `fileMenu` and a
-/// "Model" tool bar (batch, layer, and the Q/K/V spec) to `window`.
-void installDumpControls(QMainWindow* window, QMenu* fileMenu, Document* document);
-
 } // namespace attnlab::ui

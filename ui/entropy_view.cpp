@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "ui/experiment_data.h"
+#include "ui/teaching_plot.h"
 
 namespace attnlab::ui {
 
@@ -18,7 +19,8 @@ EntropyView::EntropyView(Document* document, QWidget* parent) : PlotView(documen
     plot.plotLayout()->addElement(1, 0, row);
     m_queryRect = new QCPAxisRect(&plot);
     m_headRect = new QCPAxisRect(&plot);
-    row->addElement(0, 0, m_queryRect);
+    // The legend gets its own row above the bars: an inset legend covered the tallest ones.
+    QCPLegend* legend = legendAbove(row, 0, 0, m_queryRect);
     row->addElement(0, 1, m_headRect);
     row->setColumnStretchFactors({3.0, 1.0});
 
@@ -44,9 +46,7 @@ EntropyView::EntropyView(Document* document, QWidget* parent) : PlotView(documen
     m_focusedHeadBar = new QCPBars(hx, hy);
     m_focusedHeadBar->setWidth(0.7);
 
-    auto* legend = new QCPLegend;
-    m_queryRect->insetLayout()->addElement(legend, Qt::AlignTop | Qt::AlignRight);
-    legend->setLayer(QStringLiteral("legend"));
+    m_legend = legend;
     legend->addItem(new QCPPlottableLegendItem(legend, m_bars));
     legend->addItem(new QCPPlottableLegendItem(legend, m_ceiling));
 
@@ -152,15 +152,7 @@ void EntropyView::refresh() {
     if (auto* title = qobject_cast<QCPTextElement*>(m_plot->plotLayout()->element(0, 0)))
         title->setText(tr("Entropy per query, head %1 (nats)").arg(head));
     stylePlot(*m_plot, look);
-    for (QCPLegend* legend : {qobject_cast<QCPLegend*>(m_queryRect->insetLayout()->elementAt(0))}) {
-        if (!legend) continue;
-        legend->setBrush(look.background);
-        legend->setTextColor(look.foreground);
-        legend->setBorderPen(QPen(look.grid));
-        QFont font = legend->font();
-        font.setPointSize(look.fontPointSize);
-        legend->setFont(font);
-    }
+    styleLegend(m_legend, look);
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 

@@ -8,6 +8,7 @@
 class QCPAxisRect;
 class QCPBars;
 class QCPGraph;
+class QCPLegend;
 
 namespace attnlab::ui {
 
@@ -24,6 +25,7 @@ public:
 
 private:
     QCPAxisRect* m_queryRect = nullptr;
+    QCPLegend* m_legend = nullptr; ///< in its own row above the bars
     QCPAxisRect* m_headRect = nullptr;
     QCPBars* m_bars = nullptr;
     QCPBars* m_selectedBar = nullptr;

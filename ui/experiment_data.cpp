@@ -48,26 +48,18 @@ MatrixD scaledScores(const Experiment& experiment, Index head) {
     const Index h = clampedHead(experiment, head);
     const Tensor4& scores = experiment.attention.scores;
     if (!scores.empty() && h < scores.heads) return headSlice(scores, h);
-    MatrixD raw = rawScores(experiment, h);
-    const double temperature =
-        experiment.session.temperature > 0 ? experiment.session.temperature : 1.0;
-    return raw * (experiment.scale / temperature);
+    // experiment.scale is baseScale / temperature already: divide by T once, there.
+    return rawScores(experiment, h) * experiment.scale;
 }
 
 BoolMatrix maskedCells(const Experiment& experiment) {
     const Index sq = experiment.sq();
     const Index sk = experiment.sk();
-    MaskSpec mask = experiment.session.mask;
-    if (experiment.session.kvPrefill >= 0) mask.causal = true;
+    MaskSpec mask = experiment.mask;
     if (mask.custom && (mask.custom->rows() != sq || mask.custom->cols() != sk))
         mask.custom.reset();
     BoolMatrix allowedCells = denseMask(mask, 0, sq, sk);
     return allowedCells.array() == false;
-}
-
-bool usesSoftmax(const Experiment& experiment) {
-    const Variant variant = experiment.session.variant;
-    return variant == Variant::Softmax || variant == Variant::Flash;
 }
 
 } // namespace attnlab::ui

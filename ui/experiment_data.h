@@ -23,11 +23,9 @@ MatrixD headWeights(const Experiment& experiment, Index head);
 MatrixD rawScores(const Experiment& experiment, Index head);
 /// [Sq, Sk] scaled logits of head h (what the softmax sees before the mask).
 MatrixD scaledScores(const Experiment& experiment, Index head);
-/// [Sq, Sk] true where the cell is masked out (the session's masks, plus causal for KV cache).
+/// [Sq, Sk] true where the cell is masked out: the experiment's mask in force.
 BoolMatrix maskedCells(const Experiment& experiment);
 /// A [S, D] head slice of a tensor (batch 0) as double.
 MatrixD headSlice(const Tensor4& tensor, Index head);
-/// Whether the variant's weights come from a softmax of the scaled scores.
-bool usesSoftmax(const Experiment& experiment);
 
 } // namespace attnlab::ui

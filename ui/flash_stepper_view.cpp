@@ -9,10 +9,7 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QSignalBlocker>
-#include <QSlider>
 #include <QSpinBox>
-#include <QTimer>
-#include <QToolButton>
 #include <QVBoxLayout>
 #include <qcustomplot.h>
 
@@ -22,6 +19,7 @@
 
 #include "ui/colormap.h"
 #include "ui/experiment_data.h"
+#include "ui/step_controls.h"
 #include "ui/teaching_plot.h"
 
 namespace attnlab::ui {
@@ -30,26 +28,11 @@ namespace {
 
 constexpr int kMaxTrackedRows = 4;
 constexpr int kMaxDrawnTiles = 2500;
-constexpr Index kMaxErrorSamples = 400;
-constexpr int kBlockMergeKey = 0x464c; // consecutive block-size edits are one undo step
+/// The score matrix is drawn with at most this many cells a side (pooled beyond).
+constexpr Index kMaxDrawnCells = 512;
 
 const QColor kRowColors[kMaxTrackedRows] = {QColor(0x00, 0x72, 0xb2), QColor(0xd5, 0x5e, 0x00),
                                             QColor(0x00, 0x9e, 0x73), QColor(0xcc, 0x79, 0xa7)};
-
-/// A one-head copy of Q, K, V: query head `head` and the kv head it reads.
-Qkv headQkv(const Experiment& experiment, Index head) {
-    Qkv qkv;
-    const Index kvHead = kvHeadOf(experiment, head);
-    auto copy = [](const Tensor4& source, Index h) {
-        Tensor4 out(1, 1, source.seq, source.dim);
-        if (source.batch > 0 && h < source.heads) out.head(0, 0) = source.head(0, h);
-        return out;
-    };
-    qkv.q = copy(experiment.qkv.q, head);
-    qkv.k = copy(experiment.qkv.k, kvHead);
-    qkv.v = copy(experiment.qkv.v, kvHead);
-    return qkv;
-}
 
 /// O = accumulator / l for visited rows; rows with l == 0 (not visited or empty) are 0.
 MatrixD normalizedOutput(const FlashState& state) {
@@ -61,35 +44,55 @@ MatrixD normalizedOutput(const FlashState& state) {
     return out;
 }
 
+/// The scaled scores of a head as drawn: every cell when the matrix is small, else the mean
+/// of each `factor` x `factor` block of allowed cells (a block with none is masked), so a
+/// 4096 x 4096 head costs a 512 x 512 picture, not a double copy of 16 M cells.
+struct ScorePicture {
+    MatrixD values;
+    BoolMatrix masked;
+    Index factor = 1;
+};
+
+ScorePicture scorePicture(const Experiment& experiment, Index head) {
+    ScorePicture picture;
+    const Index sq = experiment.sq(), sk = experiment.sk();
+    const BoolMatrix masked = maskedCells(experiment);
+    picture.factor = std::max<Index>(1, (std::max(sq, sk) + kMaxDrawnCells - 1) / kMaxDrawnCells);
+    if (picture.factor == 1) {
+        picture.values = scaledScores(experiment, head);
+        picture.masked = masked;
+        return picture;
+    }
+    const Tensor4& scores = experiment.attention.scores;
+    if (scores.empty() || head >= scores.heads) return picture;
+    const ConstMatrixMap cells = scores.head(0, head);
+    const Index f = picture.factor;
+    const Index rows = (sq + f - 1) / f, cols = (sk + f - 1) / f;
+    picture.values = MatrixD::Zero(rows, cols);
+    picture.masked = BoolMatrix::Constant(rows, cols, true);
+    MatrixD counts = MatrixD::Zero(rows, cols);
+    for (Index i = 0; i < sq; ++i)
+        for (Index j = 0; j < sk; ++j) {
+            if (masked(i, j)) continue;
+            picture.values(i / f, j / f) += cells(i, j);
+            counts(i / f, j / f) += 1;
+        }
+    for (Index r = 0; r < rows; ++r)
+        for (Index c = 0; c < cols; ++c)
+            if (counts(r, c) > 0) {
+                picture.values(r, c) /= counts(r, c);
+                picture.masked(r, c) = false;
+            }
+    return picture;
+}
+
 } // namespace
 
 FlashStepperView::FlashStepperView(Document* document, QWidget* parent) : View(document, parent) {
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
-    auto* bar = new QHBoxLayout;
-    bar->setContentsMargins(6, 4, 6, 0);
-    auto button = [this, bar](const QString& text, const QString& tip) {
-        auto* b = new QToolButton(this);
-        b->setText(text);
-        b->setToolTip(tip);
-        bar->addWidget(b);
-        return b;
-    };
-    m_backButton = button(tr("\u25c2 Back"), tr("Undo the last tile"));
-    m_stepButton = button(tr("Step \u25b8"), tr("Process the next tile"));
-    m_playButton = button(tr("Play"), tr("Step through the tiles automatically"));
-    m_pauseButton = button(tr("Pause"), tr("Stop playing"));
-    m_speed = new QSpinBox(this);
-    m_speed->setRange(1, 60);
-    m_speed->setValue(2);
-    m_speed->setSuffix(tr(" steps/s"));
-    m_speed->setToolTip(tr("Playing speed"));
-    bar->addWidget(m_speed);
-    m_slider = new QSlider(Qt::Horizontal, this);
-    m_slider->setToolTip(tr("Tiles done"));
-    bar->addWidget(m_slider, 1);
-    m_stepLabel = new QLabel(this);
-    bar->addWidget(m_stepLabel);
+    m_controls = new StepControls(tr("Process the next tile"), true, this);
+    QHBoxLayout* bar = m_controls->bar();
     bar->addWidget(new QLabel(tr("q block"), this));
     m_qBlock = new QSpinBox(this);
     m_qBlock->setRange(1, 4096);
@@ -100,11 +103,10 @@ FlashStepperView::FlashStepperView(Document* document, QWidget* parent) : View(d
     m_kvBlock->setRange(1, 4096);
     m_kvBlock->setToolTip(tr("Key/value columns per tile (Bc)"));
     bar->addWidget(m_kvBlock);
-    layout->addLayout(bar);
+    layout->addWidget(m_controls);
 
     m_plot = new QCustomPlot(this);
     layout->addWidget(m_plot, 1);
-    m_timer = new QTimer(this);
 
     QCustomPlot& plot = *m_plot;
     plot.plotLayout()->clear();
@@ -158,99 +160,44 @@ FlashStepperView::FlashStepperView(Document* document, QWidget* parent) : View(d
                   "un-normalised output, rescaling them by exp(m_old \u2212 m_new) whenever "
                   "the max grows."));
 
-    connect(m_backButton, &QToolButton::clicked, this, &FlashStepperView::stepBack);
-    connect(m_stepButton, &QToolButton::clicked, this, &FlashStepperView::stepForward);
-    connect(m_playButton, &QToolButton::clicked, this, &FlashStepperView::play);
-    connect(m_pauseButton, &QToolButton::clicked, this, &FlashStepperView::pause);
-    connect(m_speed, &QSpinBox::valueChanged, this, &FlashStepperView::setSpeed);
-    connect(m_slider, &QSlider::valueChanged, this, [this](int value) { goToStep(value); });
-    connect(m_timer, &QTimer::timeout, this, [this] {
-        if (currentStep() >= totalSteps())
-            pause();
-        else
-            stepForward();
-    });
+    connect(m_controls, &StepControls::stepRequested, this, [this](Index step) { goToStep(step); });
     connect(m_qBlock, &QSpinBox::valueChanged, this, [this](int value) {
         if (this->document()->session().qBlock == value) return;
         this->document()->modify([value](Session& s) { s.qBlock = value; },
-                                 tr("Change the query block size"), kBlockMergeKey);
+                                 tr("Change the query block size"), EditMerge::QueryBlock);
     });
     connect(m_kvBlock, &QSpinBox::valueChanged, this, [this](int value) {
         if (this->document()->session().kvBlock == value) return;
         this->document()->modify([value](Session& s) { s.kvBlock = value; },
-                                 tr("Change the key/value block size"), kBlockMergeKey + 1);
+                                 tr("Change the key/value block size"), EditMerge::KeyValueBlock);
     });
     connect(document, &Document::changed, this, [this](Document::What what) {
-        if (what == Document::What::Experiment) m_traceDirty = true;
-        if (what == Document::What::Session) updateControls();
+        if (what == Document::What::Session || what == Document::What::ViewState) updateControls();
     });
-    setSpeed(m_speed->value());
     updateControls();
 }
 
 bool FlashStepperView::dependsOn(Document::What what) const {
-    return View::dependsOn(what) || what == Document::What::Session;
+    return View::dependsOn(what) || what == Document::What::Session ||
+           what == Document::What::FlashWalk;
 }
 
-void FlashStepperView::ensureTrace() {
+QString FlashStepperView::notApplicable() const {
     const Experiment* experiment = document()->experiment();
-    const Index head =
-        experiment ? clampedHead(*experiment, document()->session().viewState.head) : 0;
-    if (!m_traceDirty && head == m_traceHead) return;
-    m_traceDirty = false;
-    m_traceHead = head;
-    m_headQkv.reset();
-    m_steps.clear();
-    m_reference = MatrixD(0, 0);
-    m_errorPoints.clear();
-    m_note.clear();
-    if (!experiment || experiment->headCount() == 0) return;
-    const Session& session = experiment->session;
+    if (experiment && !experiment->hasQk())
+        return tr("%1 holds attention weights only: there are no Q and K to cut into tiles.")
+            .arg(QString::fromStdString(experiment->source.describe()));
+    return {};
+}
 
-    m_spec = AttentionSpec{};
-    m_spec.variant = Variant::Flash;
-    m_spec.mask = session.mask;
-    if (session.kvPrefill >= 0) m_spec.mask.causal = true; // the KV cache decodes causally
-    m_spec.scale = experiment->scale;
-    m_spec.qBlock = session.qBlock;
-    m_spec.kvBlock = session.kvBlock;
-    m_spec.wantWeights = false;
-    m_spec.wantFlashTrace = true;
-    m_headQkv = headQkv(*experiment, head);
-    try {
-        Attention flash = attend(*m_headQkv, m_spec);
-        if (flash.flashTrace && !flash.flashTrace->heads.empty())
-            m_steps = flash.flashTrace->heads.front().steps;
-        AttentionSpec standard = m_spec;
-        standard.variant = Variant::Softmax;
-        standard.wantFlashTrace = false;
-        m_reference = headSlice(attend(*m_headQkv, standard).output, 0);
-    } catch (const std::exception& error) {
-        m_note = QString::fromUtf8(error.what());
-        m_steps.clear();
-        return;
-    }
-    if (session.variant != Variant::Flash && session.variant != Variant::Softmax)
-        m_note = tr("The session's variant is %1; the stepper shows softmax FlashAttention on "
-                    "the same Q, K, V.")
-                     .arg(QString::fromLatin1(variantName(session.variant)));
-
-    // The error curve: every step when there are few, else evenly spaced samples and the last.
-    const auto total = static_cast<Index>(m_steps.size());
-    const Index stride = std::max<Index>(1, (total + kMaxErrorSamples - 1) / kMaxErrorSamples);
-    for (Index s = 0; s <= total; s = (s == total ? total + 1 : std::min(total, s + stride))) {
-        const FlashState state = flashStateAfter(*m_headQkv, m_spec, 0, 0, s);
-        const MatrixD output = normalizedOutput(state);
-        const double error = output.size() == m_reference.size() && output.size() > 0
-                                 ? (output - m_reference).cwiseAbs().maxCoeff()
-                                 : 0.0;
-        m_errorPoints << QPointF(static_cast<double>(s), error);
-    }
+const FlashWalk* FlashStepperView::walk() {
+    document()->requestFlashWalk();
+    return document()->flashWalk();
 }
 
 Index FlashStepperView::totalSteps() {
-    ensureTrace();
-    return static_cast<Index>(m_steps.size());
+    const FlashWalk* flash = walk();
+    return flash ? flash->totalSteps() : 0;
 }
 
 Index FlashStepperView::currentStep() {
@@ -258,8 +205,9 @@ Index FlashStepperView::currentStep() {
 }
 
 qint64 FlashStepperView::tileBytes() const {
-    const Session& s = document()->session();
-    return static_cast<qint64>(s.qBlock) * s.kvBlock * static_cast<qint64>(sizeof(float));
+    const Session& session = document()->session();
+    return static_cast<qint64>(session.qBlock) * session.kvBlock *
+           static_cast<qint64>(sizeof(float));
 }
 
 qint64 FlashStepperView::fullScoreBytes() const {
@@ -270,7 +218,7 @@ qint64 FlashStepperView::fullScoreBytes() const {
 }
 
 bool FlashStepperView::playing() const {
-    return m_timer->isActive();
+    return m_controls->playing();
 }
 
 void FlashStepperView::goToStep(Index step) {
@@ -286,45 +234,37 @@ void FlashStepperView::stepBack() {
 }
 
 void FlashStepperView::play() {
-    if (currentStep() >= totalSteps()) goToStep(0);
-    m_timer->start();
     updateControls();
+    m_controls->play();
 }
 
 void FlashStepperView::pause() {
-    m_timer->stop();
-    updateControls();
+    m_controls->pause();
 }
 
 void FlashStepperView::setSpeed(int stepsPerSecond) {
-    m_timer->setInterval(1000 / std::max(1, stepsPerSecond));
+    m_controls->setSpeed(stepsPerSecond);
 }
 
 void FlashStepperView::updateControls() {
     const Session& session = document()->session();
-    const Index total = static_cast<Index>(m_steps.size());
-    const Index step = std::clamp<Index>(session.viewState.flashStep, 0, total);
+    const FlashWalk* flash = document()->flashWalk();
+    const Index total = flash ? flash->totalSteps() : 0;
     {
-        const QSignalBlocker b1(m_qBlock), b2(m_kvBlock), b3(m_slider);
+        const QSignalBlocker b1(m_qBlock), b2(m_kvBlock);
         m_qBlock->setValue(static_cast<int>(session.qBlock));
         m_kvBlock->setValue(static_cast<int>(session.kvBlock));
-        m_slider->setRange(0, static_cast<int>(total));
-        m_slider->setValue(static_cast<int>(step));
     }
-    m_stepLabel->setText(tr("%1 / %2").arg(step).arg(total));
-    m_backButton->setEnabled(step > 0);
-    m_stepButton->setEnabled(step < total);
-    m_playButton->setEnabled(!m_timer->isActive() && total > 0);
-    m_pauseButton->setEnabled(m_timer->isActive());
+    m_controls->setPosition(session.viewState.flashStep, flash ? total : -1);
 }
 
 void FlashStepperView::refresh() {
-    ensureTrace();
     const Theme look = theme();
     const Experiment* experiment = document()->experiment();
     const ViewState& viewState = document()->session().viewState;
-    const Index total = static_cast<Index>(m_steps.size());
-    const Index step = currentStep();
+    const FlashWalk* flash = notApplicable().isEmpty() ? walk() : nullptr;
+    const Index total = flash ? flash->totalSteps() : 0;
+    const Index step = std::clamp<Index>(viewState.flashStep, 0, total);
     updateControls();
 
     for (QCPItemRect* item : m_tileItems)
@@ -334,19 +274,29 @@ void FlashStepperView::refresh() {
         m_plot->removeGraph(graph);
     m_seriesGraphs.clear();
     m_trackedRows.clear();
+    m_tableTiles.clear();
 
-    const bool ready = experiment && m_headQkv && total > 0;
-    const Index head = m_traceHead;
-    m_state = ready ? flashStateAfter(*m_headQkv, m_spec, 0, 0, step) : FlashState{};
+    const bool ready = experiment && flash && total > 0;
+    const Index head = experiment ? clampedHead(*experiment, viewState.head) : 0;
+    m_state = ready ? flash->stateAfter(step) : FlashState{};
+    if (ready)
+        for (Index k = 0; k < std::min(total, kMaxTableTiles); ++k)
+            m_tableTiles.push_back(flash->tile(k));
 
-    // Score matrix with tiles.
+    // Score matrix with tiles (pooled when large: the picture, not the tiles, is coarser).
     const QString colormap = QString::fromStdString(viewState.colormap);
-    MatrixD scores = experiment ? scaledScores(*experiment, head) : MatrixD(0, 0);
-    const BoolMatrix masked = experiment ? maskedCells(*experiment) : BoolMatrix();
-    fillColorMap(m_scores, scores, &masked);
+    const ScorePicture picture = ready ? scorePicture(*experiment, head) : ScorePicture{};
+    fillColorMap(m_scores, picture.values, &picture.masked);
+    if (picture.factor > 1) {
+        const double f = static_cast<double>(picture.factor);
+        const auto span = [f](Index cells) {
+            return QCPRange((f - 1) / 2, static_cast<double>(cells - 1) * f + (f - 1) / 2);
+        };
+        m_scores->data()->setRange(span(picture.values.cols()), span(picture.values.rows()));
+    }
     m_scores->setGradient(makeGradient(colormap, look.masked));
     m_scores->rescaleDataRange(true);
-    const Index sq = scores.rows(), sk = scores.cols();
+    const Index sq = experiment ? experiment->sq() : 0, sk = experiment ? experiment->sk() : 0;
     const QStringList queryTokens =
         experiment ? displayTokens(experiment->queryTokens) : QStringList();
     const QStringList keyTokens = experiment ? displayTokens(experiment->keyTokens) : QStringList();
@@ -358,7 +308,7 @@ void FlashStepperView::refresh() {
     keyAxis->setRange(-0.5, std::max<double>(1, static_cast<double>(sk)) - 0.5);
     queryAxis->setRange(-0.5, std::max<double>(1, static_cast<double>(sq)) - 0.5);
 
-    auto addTile = [this](const FlashStep& tile, const QPen& pen, const QBrush& brush) {
+    auto addTile = [this](const FlashTile& tile, const QPen& pen, const QBrush& brush) {
         auto* rect = new QCPItemRect(m_plot);
         rect->setClipAxisRect(m_tileRect);
         rect->setClipToAxisRect(true);
@@ -377,17 +327,23 @@ void FlashStepperView::refresh() {
         QColor veil = look.background;
         veil.setAlpha(185);
         const QPen gridPen(look.grid, 1);
-        const bool drawAll = total <= kMaxDrawnTiles;
-        for (Index k = 0; k < total && drawAll; ++k) {
-            const FlashStep& tile = m_steps[static_cast<std::size_t>(k)];
-            QBrush brush = Qt::NoBrush;
-            if (tile.skipped) brush = QBrush(look.foreground, Qt::BDiagPattern);
-            addTile(tile, gridPen, brush);
-            if (k >= step) addTile(tile, Qt::NoPen, veil);
+        if (total <= kMaxDrawnTiles) {
+            for (Index k = 0; k < total; ++k) {
+                const FlashTile tile = flash->tile(k);
+                QBrush brush = Qt::NoBrush;
+                if (tile.skipped) brush = QBrush(look.foreground, Qt::BDiagPattern);
+                addTile(tile, gridPen, brush);
+                if (k >= step) addTile(tile, Qt::NoPen, veil);
+            }
+        } else if (step < total) {
+            // Too many tiles to draw one by one: veil what is still to come in two rectangles
+            // (the rest of the current q tile's row of tiles, and every later q tile).
+            const FlashTile next = flash->tile(step);
+            addTile(FlashTile{next.qStart, next.qEnd, next.kvStart, sk, false}, Qt::NoPen, veil);
+            if (next.qEnd < sq) addTile(FlashTile{next.qEnd, sq, 0, sk, false}, Qt::NoPen, veil);
         }
         if (step > 0)
-            addTile(m_steps[static_cast<std::size_t>(step - 1)],
-                    QPen(look.accent, 3 * look.lineWidth), Qt::NoBrush);
+            addTile(flash->tile(step - 1), QPen(look.accent, 3 * look.lineWidth), Qt::NoBrush);
     }
 
     // The rows whose curves are drawn.
@@ -395,7 +351,7 @@ void FlashStepperView::refresh() {
         if (viewState.query >= 0 && viewState.query < sq) {
             m_trackedRows.push_back(viewState.query);
         } else {
-            const FlashStep& tile = m_steps[static_cast<std::size_t>(std::max<Index>(0, step - 1))];
+            const FlashTile tile = flash->tile(std::max<Index>(0, step - 1));
             for (Index r = tile.qStart; r < tile.qEnd && r - tile.qStart < kMaxTrackedRows; ++r)
                 m_trackedRows.push_back(r);
         }
@@ -406,14 +362,11 @@ void FlashStepperView::refresh() {
     for (std::size_t t = 0; t < m_trackedRows.size(); ++t) {
         const Index row = m_trackedRows[t];
         QVector<double> xs[3], ys[3];
-        for (Index k = 0; k < step; ++k) {
-            const FlashStep& tile = m_steps[static_cast<std::size_t>(k)];
-            if (tile.skipped || row < tile.qStart || row >= tile.qEnd) continue;
-            const auto local = static_cast<std::size_t>(row - tile.qStart);
-            const float values[3] = {tile.rowMax[local], tile.rowSum[local], tile.rescale[local]};
+        for (const FlashRowPoint& point : flash->rowHistory(row, step)) {
+            const float values[3] = {point.rowMax, point.rowSum, point.rescale};
             for (int s = 0; s < 3; ++s) {
                 if (!std::isfinite(values[s])) continue;
-                xs[s] << static_cast<double>(k + 1);
+                xs[s] << static_cast<double>(point.stepsDone);
                 ys[s] << values[s];
                 if (s < 2) {
                     low[s] = seen[s] ? std::min(low[s], double(values[s])) : values[s];
@@ -458,6 +411,8 @@ void FlashStepperView::refresh() {
     }
 
     // Accumulator O / l beside the standard output, on one symmetric range.
+    const MatrixD empty(0, 0);
+    const MatrixD& reference = ready ? flash->reference() : empty;
     MatrixD partial = ready ? normalizedOutput(m_state) : MatrixD(0, 0);
     BoolMatrix unvisited(partial.rows(), partial.cols());
     unvisited.setConstant(false);
@@ -465,9 +420,9 @@ void FlashStepperView::refresh() {
         if (!(static_cast<std::size_t>(i) < m_state.rowSum.size() && m_state.rowSum[i] > 0))
             unvisited.row(i).setConstant(true);
     fillColorMap(m_accumulator, partial, &unvisited);
-    fillColorMap(m_output, ready ? m_reference : MatrixD(0, 0), nullptr);
+    fillColorMap(m_output, reference, nullptr);
     const double bound =
-        std::max(1e-9, m_reference.size() > 0 ? m_reference.cwiseAbs().maxCoeff() : 1.0);
+        std::max(1e-9, reference.size() > 0 ? reference.cwiseAbs().maxCoeff() : 1.0);
     for (QCPColorMap* map : {m_accumulator, m_output}) {
         map->setGradient(makeGradient(QStringLiteral("diverging"), look.masked));
         map->setDataRange(QCPRange(-bound, bound));
@@ -478,21 +433,22 @@ void FlashStepperView::refresh() {
         rect->axis(QCPAxis::atLeft)
             ->setRange(-0.5, std::max<double>(1, static_cast<double>(sq)) - 0.5);
         rect->axis(QCPAxis::atBottom)
-            ->setRange(-0.5, std::max<double>(1, static_cast<double>(m_reference.cols())) - 0.5);
+            ->setRange(-0.5, std::max<double>(1, static_cast<double>(reference.cols())) - 0.5);
         rect->axis(QCPAxis::atBottom)->setTicker(integerTicker());
     }
 
-    // Error against standard attention.
+    // Error against standard attention (the walk's samples up to this step).
     QVector<double> ex, ey;
     double errorTop = 1e-9, errorNow = 0;
-    for (const QPointF& p : m_errorPoints) {
-        errorTop = std::max(errorTop, p.y());
-        if (p.x() <= static_cast<double>(step) + 0.5) {
-            ex << p.x();
-            ey << p.y();
-            errorNow = p.y();
+    if (ready)
+        for (const FlashErrorPoint& p : flash->errors()) {
+            errorTop = std::max(errorTop, p.maxError);
+            if (p.stepsDone <= step) {
+                ex << static_cast<double>(p.stepsDone);
+                ey << p.maxError;
+                errorNow = p.maxError;
+            }
         }
-    }
     m_errorGraph->setData(ex, ey, true);
     m_errorGraph->setPen(QPen(look.foreground, 2 * look.lineWidth));
     m_errorNow->setData(QVector<double>{static_cast<double>(step)}, QVector<double>{errorNow},
@@ -504,17 +460,27 @@ void FlashStepperView::refresh() {
     m_errorRect->axis(QCPAxis::atLeft)->setRange(0, errorTop * 1.1);
 
     // Title and counters.
+    QString note;
+    if (experiment && !experiment->usesSoftmax())
+        note = tr("The variant is %1; the stepper shows softmax FlashAttention on the same Q, "
+                  "K, V.")
+                   .arg(QString::fromLatin1(variantName(experiment->variant)));
     if (!experiment) {
         m_title->setText(tr("FlashAttention steps: no experiment yet"));
         m_counters->setText(QString());
     } else if (!ready) {
-        m_title->setText(
-            tr("FlashAttention steps: %1").arg(m_note.isEmpty() ? tr("nothing to step") : m_note));
+        const QString why = notApplicable();
+        m_title->setText(tr("FlashAttention steps: %1")
+                             .arg(!why.isEmpty() ? why
+                                  : !document()->flashWalk() && total == 0 &&
+                                          experiment->sq() * experiment->sk() > 0
+                                      ? tr("computing the walk\u2026")
+                                      : tr("nothing to step")));
         m_counters->setText(QString());
     } else {
         QString where = tr("before the first tile");
         if (step > 0) {
-            const FlashStep& tile = m_steps[static_cast<std::size_t>(step - 1)];
+            const FlashTile tile = flash->tile(step - 1);
             where = tr("tile q[%1, %2) \u00d7 kv[%3, %4)%5")
                         .arg(tile.qStart)
                         .arg(tile.qEnd)
@@ -527,10 +493,9 @@ void FlashStepperView::refresh() {
                              .arg(step)
                              .arg(total)
                              .arg(where));
-        Index computed = 0, skipped = 0;
-        for (Index k = 0; k < step; ++k)
-            (m_steps[static_cast<std::size_t>(k)].skipped ? skipped : computed) += 1;
-        const Index dk = m_headQkv->q.dim, dv = m_headQkv->v.dim;
+        const Index skipped = flash->skippedAmong(step);
+        const Index computed = step - skipped;
+        const Index dk = flash->dim(), dv = flash->dimV();
         const Session& s = document()->session();
         const qint64 tileWorking =
             tileBytes() + static_cast<qint64>(s.qBlock * dk + s.kvBlock * (dk + dv)) * 4;
@@ -547,7 +512,7 @@ void FlashStepperView::refresh() {
                 .arg(computed)
                 .arg(skipped)
                 .arg(QString::number(errorNow, 'g', 3));
-        if (!m_note.isEmpty()) counters += QStringLiteral("\n") + m_note;
+        if (!note.isEmpty()) counters += QStringLiteral("\n") + note;
         m_counters->setText(counters);
     }
     stylePlot(*m_plot, look);
@@ -586,14 +551,14 @@ DataTable FlashStepperView::data() const {
                           QStringLiteral("kv_start"), QStringLiteral("kv_end"),
                           QStringLiteral("skipped")};
     table.cols = static_cast<int>(table.columnLabels.size());
-    for (std::size_t k = 0; k < m_steps.size(); ++k) {
-        const FlashStep& tile = m_steps[k];
+    for (std::size_t k = 0; k < m_tableTiles.size(); ++k) {
+        const FlashTile& tile = m_tableTiles[k];
         table.rowLabels << tr("step %1").arg(k + 1);
         table.values.insert(table.values.end(),
                             {double(tile.qStart), double(tile.qEnd), double(tile.kvStart),
                              double(tile.kvEnd), tile.skipped ? 1.0 : 0.0});
     }
-    table.rows = static_cast<int>(m_steps.size());
+    table.rows = static_cast<int>(m_tableTiles.size());
     return table;
 }
 

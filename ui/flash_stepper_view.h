@@ -4,35 +4,32 @@
 /// current tile is outlined, tiles with no allowed cell are hatched as skipped and tiles still
 /// to come are veiled. For the selected query rows (the selected query, else the current
 /// tile's rows) it plots per step the running max m, the running sum l and the rescale factor
-/// exp(m_old - m_new) from the core's FlashTrace; it shows the accumulator O / l
-/// (flashStateAfter) beside the final output, the max error against standard attention per
-/// step, and how many bytes a tile touches against the S_q x S_k score matrix.
-/// The step lives in the session's ViewState::flashStep (tiles done, 0..totalSteps()).
+/// exp(m_old - m_new); it shows the accumulator O / l beside the standard output, the max
+/// error against standard attention per step, and how many bytes a tile touches against the
+/// S_q x S_k score matrix.
+///
+/// It computes nothing itself: the Document's FlashWalk (attnlab/flash_walk.h) of the focused
+/// head, made on the worker when large, holds the tiles, the reference, the error curve and
+/// the state after any step. The step lives in the session's ViewState::flashStep.
 
 #include <QVector>
 
-#include <optional>
 #include <vector>
 
 #include "ui/view.h"
 
-#pragma push_macro("QT_CORE_LIB")
-#undef QT_CORE_LIB
-#include "attnlab/flash.h"
-#pragma pop_macro("QT_CORE_LIB")
+#include "attnlab/flash_walk.h"
 
 class QCPAxisRect;
 class QCPColorMap;
 class QCPGraph;
 class QCPItemRect;
 class QCPTextElement;
-class QLabel;
-class QSlider;
 class QSpinBox;
-class QTimer;
-class QToolButton;
 
 namespace attnlab::ui {
+
+class StepControls;
 
 class FlashStepperView : public View {
     Q_OBJECT
@@ -45,7 +42,11 @@ public:
     QString title() const override { return tr("FlashAttention steps"); }
     void refresh() override;
     void paintFigure(QCPPainter& painter, const QSize& size) override;
+    /// One row per tile (q_start, q_end, kv_start, kv_end, skipped), at most kMaxTableTiles.
     DataTable data() const override;
+    QString notApplicable() const override;
+
+    static constexpr Index kMaxTableTiles = 1 << 16;
 
     /// Tiles in visiting order (q tile outer, kv tile inner), skipped ones included.
     Index totalSteps();
@@ -57,12 +58,13 @@ public:
     QVector<QPointF> plottedSeries(Series series, Index row) const;
     /// The online-softmax state drawn (after currentStep() tiles).
     const FlashState& shownState() const { return m_state; }
-    /// Max |O_step - O_standard| over the head after each step 0..totalSteps(), as drawn.
+    /// Max |O_step - O_standard| over the head after each sampled step, as drawn.
     QVector<QPointF> plottedError() const;
     /// Bytes of the score tile (Br x Bc) and of the whole S_q x S_k score matrix (float32).
     qint64 tileBytes() const;
     qint64 fullScoreBytes() const;
     bool playing() const;
+    StepControls* stepControls() const { return m_controls; }
     /// The live block-size editors (their edits go through the Document, undoably).
     QSpinBox* queryBlockEditor() const { return m_qBlock; }
     QSpinBox* keyBlockEditor() const { return m_kvBlock; }
@@ -78,33 +80,18 @@ protected:
     bool dependsOn(Document::What what) const override;
 
 private:
-    /// Recomputes the head's trace, reference and error curve when the experiment changed.
-    void ensureTrace();
+    /// The document's walk of the focused head (asked for when missing), or null.
+    const FlashWalk* walk();
     void goToStep(Index step);
     void updateControls();
 
-    // The trace and references of the focused head (a one-head copy of Q, K, V).
-    bool m_traceDirty = true;
-    Index m_traceHead = -1;
-    std::optional<Qkv> m_headQkv;
-    AttentionSpec m_spec;
-    std::vector<FlashStep> m_steps;
-    MatrixD m_reference;            ///< [Sq, Dv] standard softmax attention of the head
-    QVector<QPointF> m_errorPoints; ///< (step, max error)
     FlashState m_state;
     std::vector<Index> m_trackedRows;
-    QString m_note;
+    std::vector<FlashTile> m_tableTiles; ///< data(): the tiles as last drawn (bounded)
 
-    QToolButton* m_backButton = nullptr;
-    QToolButton* m_stepButton = nullptr;
-    QToolButton* m_playButton = nullptr;
-    QToolButton* m_pauseButton = nullptr;
-    QSpinBox* m_speed = nullptr;
-    QSlider* m_slider = nullptr;
+    StepControls* m_controls = nullptr;
     QSpinBox* m_qBlock = nullptr;
     QSpinBox* m_kvBlock = nullptr;
-    QLabel* m_stepLabel = nullptr;
-    QTimer* m_timer = nullptr;
 
     QCustomPlot* m_plot = nullptr;
     QCPTextElement* m_title = nullptr;

@@ -7,6 +7,7 @@
 
 #include "ui/colormap.h"
 #include "ui/experiment_data.h"
+#include "ui/teaching_plot.h"
 
 namespace attnlab::ui {
 
@@ -64,12 +65,21 @@ void HeadsGridView::refresh() {
     const QCPColorGradient gradient = makeGradient(mapName, maskedColor(look, mapName));
     const BoolMatrix masked = maskedCells(*experiment);
     const Index focused = clampedHead(*experiment, state.head);
-    auto* title = new QCPTextElement(m_plot, tr("%1 heads, %2 kv heads (%3)")
-                                                 .arg(heads)
-                                                 .arg(kvHeads)
-                                                 .arg(kvHeads == heads ? tr("MHA")
-                                                      : kvHeads == 1   ? tr("MQA")
-                                                                       : tr("GQA")));
+    // An attention dump holds weights only: how its heads shared K and V is not recorded, so
+    // it is not called MHA (it may well be GQA).
+    const bool sharingKnown = experiment->source.kind != ExperimentSource::Kind::AttentionDump;
+    const QString heading = sharingKnown
+                                ? tr("%1 heads, %2 kv heads (%3)")
+                                      .arg(heads)
+                                      .arg(kvHeads)
+                                      .arg(kvHeads == heads ? tr("MHA")
+                                           : kvHeads == 1   ? tr("MQA")
+                                                            : tr("GQA"))
+                                : tr("%1 heads of %2 (key/value sharing not recorded in the dump)")
+                                      .arg(heads)
+                                      .arg(QString::fromStdString(experiment->source.describe()));
+    m_heading = heading;
+    auto* title = new QCPTextElement(m_plot, heading);
     m_plot->plotLayout()->addElement(0, 0, title);
     auto* grid = new QCPLayoutGrid;
     m_plot->plotLayout()->addElement(1, 0, grid);
@@ -89,8 +99,9 @@ void HeadsGridView::refresh() {
         QCPAxis* y = rect->axis(QCPAxis::atLeft);
         y->setRangeReversed(true);
         rect->axis(QCPAxis::atTop)
-            ->setLabel(kvHeads == heads ? tr("head %1").arg(h)
-                                        : tr("head %1 \u00b7 kv %2").arg(h).arg(group));
+            ->setLabel(kvHeads == heads || !sharingKnown
+                           ? tr("head %1").arg(h)
+                           : tr("head %1 \u00b7 kv %2").arg(h).arg(group));
         auto* map = new QCPColorMap(x, y);
         map->setInterpolate(false);
         map->setGradient(gradient);
@@ -98,13 +109,7 @@ void HeadsGridView::refresh() {
         const MatrixD weights = headWeights(*experiment, h);
         const int rows = static_cast<int>(weights.rows());
         const int cols = static_cast<int>(weights.cols());
-        map->data()->setSize(std::max(cols, 1), std::max(rows, 1));
-        map->data()->setRange(QCPRange(0, std::max(cols - 1, 0)),
-                              QCPRange(0, std::max(rows - 1, 0)));
-        for (int i = 0; i < rows; ++i)
-            for (int j = 0; j < cols; ++j)
-                map->data()->setCell(
-                    j, i, masked(i, j) ? std::numeric_limits<double>::quiet_NaN() : weights(i, j));
+        fillColorMap(map, weights, &masked);
         x->setRange(-0.5, std::max(cols, 1) - 0.5);
         y->setRange(-0.5, std::max(rows, 1) - 0.5);
         if (state.query >= 0 && state.query < rows) {

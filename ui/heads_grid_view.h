@@ -13,6 +13,8 @@ public:
     explicit HeadsGridView(Document* document, QWidget* parent = nullptr);
     QString viewId() const override { return QStringLiteral("heads"); }
     QString title() const override { return tr("Heads"); }
+    /// The figure's title as last drawn ("8 heads, 2 kv heads (GQA)").
+    QString heading() const { return m_heading; }
     void refresh() override;
     DataTable data() const override;
     /// Head drawn in each axis rect, in layout order.
@@ -24,6 +26,7 @@ signals:
     void headActivated(int head);
 
 private:
+    QString m_heading;
     int headAt(const QPoint& position) const;
     int m_heads = 0;
 };

@@ -1,5 +1,6 @@
 #include "ui/heatmap_view.h"
 
+#include <QHelpEvent>
 #include <QMouseEvent>
 #include <QPicture>
 #include <QToolTip>
@@ -10,6 +11,7 @@
 
 #include "ui/colormap.h"
 #include "ui/experiment_data.h"
+#include "ui/teaching_plot.h"
 
 namespace attnlab::ui {
 
@@ -112,6 +114,9 @@ HeatmapView::HeatmapView(Document* document, HeatmapSource source, QWidget* pare
         m_plot->replot(QCustomPlot::rpQueuedReplot);
     });
     plot.setMouseTracking(true);
+    // Qt's delayed tool-tip event would otherwise reach this widget's generic tip and replace
+    // the cell's breakdown after ~0.7 s: the plot answers it itself while over a cell.
+    m_plot->installEventFilter(this);
     connect(m_plot, &QCustomPlot::mouseMove, this, &HeatmapView::onMouseMove);
     connect(m_plot, &QCustomPlot::mousePress, this, &HeatmapView::onMousePress);
     setToolTip(tr("Hover a cell to see its computation; click a row to select its query; "
@@ -238,37 +243,19 @@ void HeatmapView::refresh() {
     if (heat.signedValues) name = QStringLiteral("diverging");
     m_colorMap->setGradient(makeGradient(name, maskedColor(look, name)));
 
-    QCPColorMapData* cells = m_colorMap->data();
-    cells->setSize(static_cast<int>(std::max<Index>(m_cols, 1)),
-                   static_cast<int>(std::max<Index>(m_rows, 1)));
-    cells->setRange(QCPRange(0, std::max<Index>(m_cols - 1, 0)),
-                    QCPRange(0, std::max<Index>(m_rows - 1, 0)));
-    double lowest = std::numeric_limits<double>::infinity();
-    double highest = -lowest;
+    const bool hasMask = heat.masked.size() != 0;
+    const QCPRange drawn = fillColorMap(m_colorMap, heat.values, hasMask ? &heat.masked : nullptr);
+    const double lowest = drawn.lower;
+    const double highest = drawn.upper;
     QVector<double> markX;
     QVector<double> markY;
-    const bool hasMask = heat.masked.size() != 0;
-    const bool drawMarks = m_rows * m_cols <= kMaxMarkedCells;
-    for (Index i = 0; i < m_rows; ++i) {
-        for (Index j = 0; j < m_cols; ++j) {
-            const bool masked = hasMask && heat.masked(i, j);
-            const double value = heat.values(i, j);
-            if (masked) {
-                cells->setCell(static_cast<int>(j), static_cast<int>(i),
-                               std::numeric_limits<double>::quiet_NaN());
-                if (drawMarks) {
+    if (hasMask && m_rows * m_cols <= kMaxMarkedCells)
+        for (Index i = 0; i < m_rows; ++i)
+            for (Index j = 0; j < m_cols; ++j)
+                if (heat.masked(i, j)) {
                     markX << static_cast<double>(j);
                     markY << static_cast<double>(i);
                 }
-                continue;
-            }
-            cells->setCell(static_cast<int>(j), static_cast<int>(i), value);
-            lowest = std::min(lowest, value);
-            highest = std::max(highest, value);
-        }
-    }
-    if (m_rows == 0 || m_cols == 0) cells->fill(std::numeric_limits<double>::quiet_NaN());
-    if (!std::isfinite(lowest)) lowest = highest = 0;
     QCPRange range(lowest, highest);
     if (heat.unitRange) range = QCPRange(0, 1);
     if (heat.signedValues) {
@@ -412,17 +399,17 @@ QString HeatmapView::explainCell(Index row, Index column) const {
                  .arg(head);
     if (raw.rows() > row && raw.cols() > column)
         lines << tr("q\u00b7k = %1").arg(number(raw(row, column)));
-    const double temperature =
-        experiment->session.temperature > 0 ? experiment->session.temperature : 1.0;
     if (scaled.rows() <= row || scaled.cols() <= column) {
         // No Q/K in the experiment (an attention dump of a real model): only the weight.
         lines << tr("weight = %1").arg(number(weights(row, column)));
         return lines.join(QLatin1Char('\n'));
     }
     const double s = scaled(row, column);
-    if (temperature != 1.0)
+    // s = q.k x baseScale / T: the experiment says which part is which (scale = base / T).
+    if (experiment->temperature != 1.0)
         lines << tr("\u00d7 scale %1 \u00f7 temperature %2 = s = %3")
-                     .arg(number(experiment->scale), number(temperature), number(s));
+                     .arg(number(experiment->baseScale), number(experiment->temperature),
+                          number(s));
     else
         lines << tr("\u00d7 scale %1 = s = %2").arg(number(experiment->scale), number(s));
     const bool isMasked = masked.rows() > row && masked.cols() > column && masked(row, column);
@@ -431,9 +418,9 @@ QString HeatmapView::explainCell(Index row, Index column) const {
         return lines.join(QLatin1Char('\n'));
     }
     lines << tr("masked: no");
-    if (!usesSoftmax(*experiment)) {
+    if (!experiment->usesSoftmax()) {
         lines << tr("%1 attention: weight = %2 (not a softmax of s)")
-                     .arg(QString::fromUtf8(variantName(experiment->session.variant)),
+                     .arg(QString::fromUtf8(variantName(experiment->variant)),
                           number(weights(row, column)));
         return lines.join(QLatin1Char('\n'));
     }
@@ -462,6 +449,19 @@ bool HeatmapView::cellAt(const QPoint& position, Index* row, Index* column) cons
     *row = i;
     *column = j;
     return true;
+}
+
+bool HeatmapView::eventFilter(QObject* watched, QEvent* event) {
+    if (watched == m_plot && event->type() == QEvent::ToolTip) {
+        const auto* help = static_cast<QHelpEvent*>(event);
+        Index row = 0;
+        Index column = 0;
+        if (cellAt(help->pos(), &row, &column)) {
+            QToolTip::showText(help->globalPos(), explainCell(row, column), m_plot);
+            return true;
+        }
+    }
+    return PlotView::eventFilter(watched, event);
 }
 
 void HeatmapView::onMouseMove(QMouseEvent* event) {

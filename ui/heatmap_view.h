@@ -62,6 +62,10 @@ public:
     /// Replaces the title (the compare view names its sides); empty restores the default.
     void setCaption(const QString& caption);
 
+protected:
+    /// Answers the plot's tool-tip event with the hovered cell's breakdown.
+    bool eventFilter(QObject* watched, QEvent* event) override;
+
 private:
     const Experiment* experimentFor(HeatmapSource source) const;
     /// The cell under a widget position; false outside.

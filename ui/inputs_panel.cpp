@@ -25,26 +25,7 @@ namespace attnlab::ui {
 
 namespace {
 
-// Merge keys: consecutive edits of one field become one undo step.
-enum MergeKey {
-    kMergeText = 1,
-    kMergeSource,
-    kMergeDModel,
-    kMergeHeads,
-    kMergeKvHeads,
-    kMergeSeed,
-    kMergeScale,
-    kMergeTemperature,
-    kMergeValidLen,
-    kMergeWindow,
-    kMergeCausalWindow,
-};
-
 constexpr const char* kDefaultSource = "le chat est assis sur le tapis";
-
-Index tokenCountOf(const Session& session) {
-    return static_cast<Index>(tokenize(session.text, session.tokenizer).size());
-}
 
 void setTextKeepingCursor(QLineEdit* edit, const QString& text) {
     if (edit->text() == text) return;
@@ -128,7 +109,7 @@ void applyPreset(Session& session, VariantPreset preset) {
         session.variant = Variant::Softmax;
         session.sourceText.clear();
         session.mask.causal = true;
-        session.kvPrefill = std::max<Index>(1, tokenCountOf(session) / 2);
+        session.kvPrefill = defaultKvPrefill(session);
         break;
     }
 }
@@ -148,6 +129,14 @@ InputsPanel::InputsPanel(Document* document, QWidget* parent)
     auto* layout = new QVBoxLayout(content);
 
     // Tokens
+    // While a model dump is shown the inputs below are still the lab session's: say so, and
+    // keep the session's problems out of the way (they are not about what is on screen).
+    m_sourceNote = new QLabel(content);
+    m_sourceNote->setWordWrap(true);
+    m_sourceNote->setStyleSheet(QStringLiteral("QLabel { font-weight: bold; }"));
+    m_sourceNote->setVisible(false);
+    layout->addWidget(m_sourceNote);
+
     auto* tokens = new QGroupBox(tr("Tokens"), content);
     auto* tokensForm = new QFormLayout(tokens);
     m_text = new QLineEdit(tokens);
@@ -310,11 +299,12 @@ InputsPanel::InputsPanel(Document* document, QWidget* parent)
     // Edits -> document
     Document* doc = m_document;
     connect(m_text, &QLineEdit::textEdited, this, [doc](const QString& text) {
-        doc->modify([&](Session& s) { s.text = text.toStdString(); }, tr("Edit text"), kMergeText);
+        doc->modify([&](Session& s) { s.text = text.toStdString(); }, tr("Edit text"),
+                    EditMerge::Text);
     });
     connect(m_source, &QLineEdit::textEdited, this, [doc](const QString& text) {
         doc->modify([&](Session& s) { s.sourceText = text.toStdString(); }, tr("Edit source"),
-                    kMergeSource);
+                    EditMerge::Source);
     });
     connect(m_cross, &QCheckBox::toggled, this, [doc, this](bool on) {
         doc->modify(
@@ -334,17 +324,18 @@ InputsPanel::InputsPanel(Document* document, QWidget* parent)
         const Index row = m_chips->row(item);
         doc->setSelectedQuery(doc->session().viewState.query == row ? -1 : row);
     });
-    auto spinEdit = [doc](QSpinBox* spin, Index Session::*field, const QString& what, int key) {
+    auto spinEdit = [doc](QSpinBox* spin, Index Session::*field, const QString& what,
+                          EditMerge key) {
         connect(spin, &QSpinBox::valueChanged, spin, [doc, field, what, key](int value) {
             doc->modify([&](Session& s) { s.*field = value; }, what, key);
         });
     };
-    spinEdit(m_dModel, &Session::dModel, tr("Change d_model"), kMergeDModel);
-    spinEdit(m_heads, &Session::heads, tr("Change heads"), kMergeHeads);
-    spinEdit(m_kvHeads, &Session::kvHeads, tr("Change KV heads"), kMergeKvHeads);
+    spinEdit(m_dModel, &Session::dModel, tr("Change d_model"), EditMerge::DModel);
+    spinEdit(m_heads, &Session::heads, tr("Change heads"), EditMerge::Heads);
+    spinEdit(m_kvHeads, &Session::kvHeads, tr("Change KV heads"), EditMerge::KvHeads);
     connect(m_seed, &QSpinBox::valueChanged, this, [doc](int value) {
         doc->modify([&](Session& s) { s.seed = static_cast<std::uint64_t>(value); },
-                    tr("Change seed"), kMergeSeed);
+                    tr("Change seed"), EditMerge::Seed);
     });
     connect(m_positional, &QComboBox::activated, this, [doc, this](int) {
         const auto positional = static_cast<Positional>(m_positional->currentData().toInt());
@@ -356,7 +347,7 @@ InputsPanel::InputsPanel(Document* document, QWidget* parent)
     connect(m_scale, &QSlider::valueChanged, this, &InputsPanel::editScale);
     connect(m_temperature, &QDoubleSpinBox::valueChanged, this, [doc](double value) {
         doc->modify([&](Session& s) { s.temperature = value; }, tr("Change temperature"),
-                    kMergeTemperature);
+                    EditMerge::Temperature);
     });
     connect(m_variant, &QComboBox::activated, this, [doc, this](int) {
         const auto preset = static_cast<VariantPreset>(m_variant->currentData().toInt());
@@ -371,7 +362,8 @@ InputsPanel::InputsPanel(Document* document, QWidget* parent)
     // Document -> widgets
     connect(doc, &Document::changed, this, [this](Document::What what) {
         if (what == Document::What::Session) updateFromSession();
-        if (what == Document::What::Problems) updateProblems();
+        if (what == Document::What::Problems || what == Document::What::Experiment)
+            updateProblems();
         if (what == Document::What::Selection) updateChips();
     });
     updateFromSession();
@@ -400,7 +392,7 @@ void InputsPanel::editScale(int position) {
     const double base = 1.0 / std::sqrt(static_cast<double>(headDim));
     std::optional<double> scale;
     if (position != 0) scale = base * sliderFactor(position);
-    m_document->modify([&](Session& s) { s.scale = scale; }, tr("Change scale"), kMergeScale);
+    m_document->modify([&](Session& s) { s.scale = scale; }, tr("Change scale"), EditMerge::Scale);
 }
 
 void InputsPanel::editMask() {
@@ -413,10 +405,10 @@ void InputsPanel::editMask() {
         return;
     }
     const QObject* origin = sender();
-    int key = -1;
-    if (origin == m_validLen) key = kMergeValidLen;
-    if (origin == m_windowSize) key = kMergeWindow;
-    if (origin == m_causalWindowSize) key = kMergeCausalWindow;
+    EditMerge key = EditMerge::None;
+    if (origin == m_validLen) key = EditMerge::ValidLen;
+    if (origin == m_windowSize) key = EditMerge::Window;
+    if (origin == m_causalWindowSize) key = EditMerge::CausalWindow;
     m_document->modify(
         [this](Session& s) {
             s.mask.causal = m_causal->isChecked();
@@ -427,12 +419,8 @@ void InputsPanel::editMask() {
             if (!m_custom->isChecked()) {
                 s.mask.custom.reset();
             } else if (!s.mask.custom) {
-                const Index sq = tokenCountOf(s);
-                const Index sk =
-                    s.sourceText.empty()
-                        ? sq
-                        : static_cast<Index>(tokenize(s.sourceText, s.tokenizer).size());
-                s.mask.custom = BoolMatrix::Constant(sq, sk, true);
+                const SequenceLengths lengths = sequenceLengths(s);
+                s.mask.custom = BoolMatrix::Constant(lengths.queries, lengths.keys, true);
                 s.viewState.show = "mask";
             }
         },
@@ -474,7 +462,7 @@ void InputsPanel::updateFromSession() {
     if (!s.mask.validLen.empty())
         setSpin(m_validLen, static_cast<int>(s.mask.validLen.front()));
     else
-        setSpin(m_validLen, static_cast<int>(tokenCountOf(s)));
+        setSpin(m_validLen, static_cast<int>(sequenceLengths(s).queries));
     m_validLen->setEnabled(!s.mask.validLen.empty());
     setCheck(m_window, s.mask.window >= 0);
     if (s.mask.window >= 0) setSpin(m_windowSize, static_cast<int>(s.mask.window));
@@ -512,9 +500,15 @@ void InputsPanel::updateChips() {
 }
 
 void InputsPanel::updateProblems() {
+    const bool external = m_document->hasExternalExperiment() && m_document->experiment();
+    if (external)
+        m_sourceNote->setText(
+            tr("Showing %1. The inputs below are the lab session's: editing one goes back to it.")
+                .arg(QString::fromStdString(m_document->experiment()->source.describe())));
+    m_sourceNote->setVisible(external);
     const QStringList& problems = m_document->problems();
     m_problemLabel->setText(problems.join(QLatin1Char('\n')));
-    m_problemLabel->setVisible(!problems.isEmpty());
+    m_problemLabel->setVisible(!external && !problems.isEmpty());
 }
 
 } // namespace attnlab::ui

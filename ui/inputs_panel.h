@@ -51,6 +51,8 @@ public:
     QSpinBox* headsSpin() const { return m_heads; }
     QListWidget* chips() const { return m_chips; }
     QLabel* problemLabel() const { return m_problemLabel; }
+    /// "Showing gpt2.npz, layer 3 ..." while a model dump is on screen; hidden otherwise.
+    QLabel* sourceNote() const { return m_sourceNote; }
 
 protected:
     /// Keeps the whole form visible when the theme changes the font size.
@@ -92,6 +94,7 @@ private:
     QSpinBox* m_causalWindowSize = nullptr;
     QCheckBox* m_custom = nullptr;
     QLabel* m_problemLabel = nullptr;
+    QLabel* m_sourceNote = nullptr;
 };
 
 } // namespace attnlab::ui

@@ -19,6 +19,7 @@
 
 #include "ui/colormap.h"
 #include "ui/experiment_data.h"
+#include "ui/step_controls.h"
 #include "ui/teaching_plot.h"
 
 namespace attnlab::ui {
@@ -52,25 +53,13 @@ QCPItemRect* makeOutline(QCustomPlot* plot, QCPAxisRect* rect) {
 KvCacheView::KvCacheView(Document* document, QWidget* parent) : View(document, parent) {
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
-    auto* bar = new QHBoxLayout;
-    bar->setContentsMargins(6, 4, 6, 0);
-    m_backButton = new QToolButton(this);
-    m_backButton->setText(tr("\u25c2 Back"));
-    m_stepButton = new QToolButton(this);
-    m_stepButton->setText(tr("Step \u25b8"));
-    m_stepButton->setToolTip(tr("Decode the next token"));
-    m_slider = new QSlider(Qt::Horizontal, this);
-    m_stepLabel = new QLabel(this);
+    m_controls = new StepControls(tr("Decode the next token"), false, this);
     m_enableButton = new QToolButton(this);
     m_enableButton->setText(tr("Use a KV cache"));
     m_enableButton->setToolTip(tr("Run the session as a prefill of half the tokens, then "
                                   "decode the rest one at a time"));
-    bar->addWidget(m_backButton);
-    bar->addWidget(m_stepButton);
-    bar->addWidget(m_slider, 1);
-    bar->addWidget(m_stepLabel);
-    bar->addWidget(m_enableButton);
-    layout->addLayout(bar);
+    m_controls->bar()->addWidget(m_enableButton);
+    layout->addWidget(m_controls);
     m_plot = new QCustomPlot(this);
     layout->addWidget(m_plot, 1);
 
@@ -94,7 +83,8 @@ KvCacheView::KvCacheView(Document* document, QWidget* parent) : View(document, p
     m_rowRect = makeAxisRect(&plot, tr("key"), tr("weight of the new row"));
     m_bytesRect = makeAxisRect(&plot, tr("step (0 = prefill)"), tr("cache bytes"));
     bottom->addElement(0, 0, m_rowRect);
-    bottom->addElement(0, 1, m_bytesRect);
+    // The legend gets its own row above the curves: inset, it covered the first steps.
+    m_bytesLegend = legendAbove(bottom, 0, 1, m_bytesRect);
 
     m_weights = new QCPColorMap(m_weightsRect->axis(QCPAxis::atBottom),
                                 m_weightsRect->axis(QCPAxis::atLeft));
@@ -122,15 +112,19 @@ KvCacheView::KvCacheView(Document* document, QWidget* parent) : View(document, p
                   "values of earlier tokens are read from the cache, which grows by one row per "
                   "step. Grouped-query and multi-query attention shrink the cache by sharing "
                   "key/value heads."));
-    connect(m_backButton, &QToolButton::clicked, this, &KvCacheView::stepBack);
-    connect(m_stepButton, &QToolButton::clicked, this, &KvCacheView::stepForward);
-    connect(m_slider, &QSlider::valueChanged, this, [this](int value) { goToStep(value); });
+    connect(m_controls, &StepControls::stepRequested, this, [this](Index step) { goToStep(step); });
     connect(m_enableButton, &QToolButton::clicked, this, [this] {
-        const Experiment* experiment = this->document()->experiment();
-        const Index rows = experiment ? experiment->sq() : 0;
-        this->document()->modify([rows](Session& s) { s.kvPrefill = std::max<Index>(1, rows / 2); },
+        this->document()->modify([](Session& s) { s.kvPrefill = defaultKvPrefill(s); },
                                  tr("Use a KV cache"));
     });
+}
+
+QString KvCacheView::notApplicable() const {
+    const Experiment* experiment = document()->experiment();
+    if (experiment && !experiment->source.isSession())
+        return tr("%1 was not decoded token by token: the KV-cache steps need a lab session.")
+            .arg(QString::fromStdString(experiment->source.describe()));
+    return {};
 }
 
 Index KvCacheView::stepCount() const {
@@ -170,16 +164,8 @@ void KvCacheView::refresh() {
     const Index steps = stepCount();
     const Index step = currentStep();
     const auto [firstNew, endNew] = newRows();
-    {
-        const QSignalBlocker blocker(m_slider);
-        m_slider->setRange(0, static_cast<int>(std::max<Index>(0, steps - 1)));
-        m_slider->setValue(static_cast<int>(step));
-    }
-    m_slider->setEnabled(steps > 0);
-    m_backButton->setEnabled(step > 0);
-    m_stepButton->setEnabled(step + 1 < steps);
-    m_enableButton->setVisible(steps == 0);
-    m_stepLabel->setText(steps > 0 ? tr("%1 / %2").arg(step).arg(steps - 1) : QString());
+    m_controls->setPosition(step, steps - 1);
+    m_enableButton->setVisible(steps == 0 && experiment && experiment->source.isSession());
 
     const Index head = experiment ? clampedHead(*experiment, viewState.head) : 0;
     const Index sk = experiment ? experiment->sk() : 0;
@@ -284,14 +270,14 @@ void KvCacheView::refresh() {
     m_bytesNow->setScatterStyle(
         QCPScatterStyle(QCPScatterStyle::ssDisc, look.foreground, look.foreground, 9));
     m_bytesRect->axis(QCPAxis::atBottom)->setRange(-0.3, std::max<Index>(1, steps - 1) + 0.3);
-    // Head room above the curves for the legend.
-    m_bytesRect->axis(QCPAxis::atLeft)->setRange(0, top * 1.6);
+    m_bytesRect->axis(QCPAxis::atLeft)->setRange(0, top * 1.08);
     auto stepTicker = QSharedPointer<QCPAxisTickerFixed>::create();
     stepTicker->setTickStep(1);
     stepTicker->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);
     m_bytesRect->axis(QCPAxis::atBottom)->setTicker(stepTicker);
     m_bytesRect->axis(QCPAxis::atBottom)->setSubTicks(false);
-    QCPLegend* legend = insetLegend(m_bytesRect, look, Qt::AlignTop | Qt::AlignLeft);
+    QCPLegend* legend = m_bytesLegend;
+    styleLegend(legend, look);
     legend->clearItems();
     for (int i = 0; i < 3; ++i)
         if (counts[i] > 0 && (i < 2 || counts[i] != counts[0]))

@@ -15,12 +15,13 @@ class QCPBars;
 class QCPColorMap;
 class QCPGraph;
 class QCPItemRect;
+class QCPLegend;
 class QCPTextElement;
-class QLabel;
-class QSlider;
 class QToolButton;
 
 namespace attnlab::ui {
+
+class StepControls;
 
 class KvCacheView : public View {
     Q_OBJECT
@@ -31,6 +32,7 @@ public:
     void refresh() override;
     void paintFigure(QCPPainter& painter, const QSize& size) override;
     DataTable data() const override;
+    QString notApplicable() const override;
 
     /// Prefill plus decode steps; 0 when the session runs without a KV cache.
     Index stepCount() const;
@@ -45,15 +47,13 @@ public:
 
     void stepForward();
     void stepBack();
+    QCustomPlot* plot() const { return m_plot; }
 
 private:
     void goToStep(Index step);
 
-    QToolButton* m_backButton = nullptr;
-    QToolButton* m_stepButton = nullptr;
+    StepControls* m_controls = nullptr;
     QToolButton* m_enableButton = nullptr;
-    QSlider* m_slider = nullptr;
-    QLabel* m_stepLabel = nullptr;
 
     QCustomPlot* m_plot = nullptr;
     QCPTextElement* m_title = nullptr;
@@ -61,6 +61,7 @@ private:
     QCPAxisRect* m_cacheRect = nullptr;
     QCPAxisRect* m_rowRect = nullptr;
     QCPAxisRect* m_bytesRect = nullptr;
+    QCPLegend* m_bytesLegend = nullptr; ///< in its own row above the bytes plot
     QCPColorMap* m_weights = nullptr;
     QCPColorMap* m_cache = nullptr;
     QCPBars* m_rowBars = nullptr;

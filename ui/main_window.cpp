@@ -24,11 +24,13 @@
 #include <QTabWidget>
 #include <QToolBar>
 #include <QUndoStack>
+#include <QVBoxLayout>
 
 #include "ui/colormap.h"
 #include "ui/compare_view.h"
 #include "ui/document.h"
 #include "ui/dump_document.h"
+#include "ui/dump_tool_bar.h"
 #include "ui/figure_export.h"
 #include "ui/heads_grid_view.h"
 #include "ui/inputs_panel.h"
@@ -104,12 +106,26 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), m_document(new Do
             });
         }
     }
-    setCentralWidget(m_tabs);
+    // A line above the views says when the figure is out of date (the settings have a problem:
+    // the last good result stays) or when the view in front does not apply to what is shown.
+    m_banner = new QLabel(this);
+    m_banner->setWordWrap(true);
+    m_banner->setStyleSheet(QStringLiteral(
+        "QLabel { background: #fff3cd; color: #5c4400; padding: 4px 8px; font-weight: bold; }"));
+    m_banner->setVisible(false);
+    auto* central = new QWidget(this);
+    auto* centralLayout = new QVBoxLayout(central);
+    centralLayout->setContentsMargins(0, 0, 0, 0);
+    centralLayout->setSpacing(0);
+    centralLayout->addWidget(m_banner);
+    centralLayout->addWidget(m_tabs, 1);
+    setCentralWidget(central);
     connect(m_tabs, &QTabWidget::currentChanged, this, [this](int index) {
         if (index < 0 || index >= static_cast<int>(m_views.size())) return;
         ViewState state = m_document->session().viewState;
         state.view = m_views[static_cast<std::size_t>(index)]->viewId().toStdString();
         if (state.view != m_document->session().viewState.view) m_document->setViewState(state);
+        updateStatus();
     });
 
     m_inputs = new InputsPanel(m_document, this);
@@ -269,19 +285,29 @@ void MainWindow::createActions() {
     }
 
     QMenu* help = menuBar()->addMenu(tr("&Help"));
-    help->addAction(tr("&About AttnLab"), this, [this] {
-        QMessageBox::about(this, tr("About AttnLab"),
-                           tr("<b>AttnLab</b> %1<br>A lab for attention mechanisms: type tokens, "
-                              "pick a variant and a mask, watch the weights.")
-                               .arg(QCoreApplication::applicationVersion()));
-    });
+    help->addAction(tr("&About AttnLab"), this,
+                    [this] { QMessageBox::about(this, tr("About AttnLab"), aboutText()); });
 }
 
 void MainWindow::createToolBar() {
     QToolBar* bar = addToolBar(tr("Display"));
     bar->setObjectName(QStringLiteral("DisplayToolBar"));
-    bar->addAction(m_document->undoStack()->createUndoAction(bar, tr("Undo")));
-    bar->addAction(m_document->undoStack()->createRedoAction(bar, tr("Redo")));
+    // Fixed texts: QUndoStack's own actions read "Undo Change heads" and the tool bar jumped
+    // as the text changed length. What would be undone goes to the tool tip instead.
+    QUndoStack* stack = m_document->undoStack();
+    m_undoButton = bar->addAction(tr("Undo"), stack, &QUndoStack::undo);
+    m_redoButton = bar->addAction(tr("Redo"), stack, &QUndoStack::redo);
+    auto tipUndo = [this, stack] {
+        m_undoButton->setEnabled(stack->canUndo());
+        m_undoButton->setToolTip(stack->canUndo() ? tr("Undo: %1").arg(stack->undoText())
+                                                  : tr("Nothing to undo"));
+        m_redoButton->setEnabled(stack->canRedo());
+        m_redoButton->setToolTip(stack->canRedo() ? tr("Redo: %1").arg(stack->redoText())
+                                                  : tr("Nothing to redo"));
+    };
+    connect(stack, &QUndoStack::indexChanged, this, tipUndo);
+    connect(stack, &QUndoStack::cleanChanged, this, tipUndo);
+    tipUndo();
     bar->addSeparator();
     bar->addWidget(new QLabel(tr(" Show "), bar));
     m_show = new QComboBox(bar);
@@ -379,8 +405,35 @@ void MainWindow::updateFromViewState() {
     }
 }
 
+QString MainWindow::aboutText() {
+    return tr("<b>AttnLab</b> %1<br>A lab for attention mechanisms: type tokens, pick a variant "
+              "and a mask, watch the weights.")
+        .arg(QStringLiteral(ATTNLAB_VERSION));
+}
+
+QString MainWindow::bannerText() const {
+    return m_banner->isVisible() ? m_banner->text() : QString();
+}
+
 void MainWindow::updateStatus() {
-    const QStringList& problems = m_document->problems();
+    // Views that do not apply to what is shown (a dump has no Q/K to tile ...) are refused.
+    for (int i = 0; i < static_cast<int>(m_views.size()); ++i) {
+        const QString why = m_views[static_cast<std::size_t>(i)]->notApplicable();
+        m_tabs->setTabEnabled(i, why.isEmpty());
+        m_tabs->setTabToolTip(i,
+                              why.isEmpty() ? m_views[static_cast<std::size_t>(i)]->title() : why);
+    }
+    // A dump on screen: the lab session's problems are not about it.
+    const bool external = m_document->hasExternalExperiment();
+    const QStringList problems = external ? QStringList() : m_document->problems();
+    QString banner;
+    if (View* front = currentView(); front && !front->notApplicable().isEmpty())
+        banner = tr("This view does not apply: %1").arg(front->notApplicable());
+    else if (m_document->experimentOutOfDate() && !problems.isEmpty())
+        banner = tr("Out of date: the figure shows the last settings that worked. %1")
+                     .arg(problems.first());
+    m_banner->setText(banner);
+    m_banner->setVisible(!banner.isEmpty());
     if (problems.isEmpty()) {
         m_error->clear();
         m_error->setToolTip(tr("No problems."));
@@ -427,10 +480,10 @@ bool MainWindow::openExample(const QString& resourcePath) {
     const QString base = QFileInfo(resourcePath).completeBaseName();
     for (const ExampleInfo& example : kExamples) {
         if (base != QLatin1String(example.file)) continue;
+        // Through the view, so the document computes B for this example's comparison even
+        // while Compare is in front (setting the combo alone kept the previous example's B).
         if (auto* compare = qobject_cast<CompareView*>(view(QStringLiteral("compare"))))
-            if (example.comparison != Comparison::None)
-                compare->comparisonCombo()->setCurrentIndex(
-                    std::max(0, compare->comparisonCombo()->findData(int(example.comparison))));
+            if (example.comparison != Comparison::None) compare->setComparison(example.comparison);
     }
     updateFromViewState();
     updateTitle();

@@ -42,6 +42,12 @@ public:
     QStringList saveScreenshots(const QString& directory);
     /// The message shown inline in the status bar (empty when all is well).
     QString statusMessage() const;
+    /// The line above the views: "Out of date: ..." or "This view does not apply: ...";
+    /// empty when hidden.
+    QString bannerText() const;
+    /// Help > About's text, with the version CMake's project() gives.
+    static QString aboutText();
+    QAction* undoButton() const { return m_undoButton; }
 
 protected:
     void closeEvent(QCloseEvent* event) override;
@@ -74,6 +80,9 @@ private:
     QSpinBox* m_head = nullptr;
     QCheckBox* m_values = nullptr;
     QLabel* m_error = nullptr;
+    QLabel* m_banner = nullptr;
+    QAction* m_undoButton = nullptr;
+    QAction* m_redoButton = nullptr;
     QLabel* m_timing = nullptr;
     QProgressBar* m_busy = nullptr;
     QString m_appliedTheme;

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "ui/colormap.h"
+#include "ui/teaching_plot.h"
 
 namespace attnlab::ui {
 
@@ -41,18 +42,9 @@ void MatrixPlot::show(const MatrixFigure& figure, const Theme& theme, const QStr
     const int cols = static_cast<int>(figure.values.cols());
     m_map->setGradient(
         makeGradient(figure.signedValues ? QStringLiteral("diverging") : colormap, theme.masked));
-    QCPColorMapData* cells = m_map->data();
-    cells->setSize(std::max(cols, 1), std::max(rows, 1));
-    cells->setRange(QCPRange(0, std::max(cols - 1, 0)), QCPRange(0, std::max(rows - 1, 0)));
-    double lowest = 0, highest = 0;
-    for (int i = 0; i < rows; ++i)
-        for (int j = 0; j < cols; ++j) {
-            const double v = figure.values(i, j);
-            cells->setCell(j, i, v);
-            lowest = std::min(lowest, v);
-            highest = std::max(highest, v);
-        }
-    if (rows == 0 || cols == 0) cells->fill(std::nan(""));
+    const QCPRange drawn = fillColorMap(m_map, figure.values, nullptr);
+    const double lowest = std::min(0.0, drawn.lower); // the scale always shows 0
+    const double highest = std::max(0.0, drawn.upper);
     QCPRange range(lowest, highest);
     if (figure.signedValues) {
         const double reach = std::max({std::abs(lowest), std::abs(highest), 1e-12});

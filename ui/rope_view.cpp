@@ -75,6 +75,14 @@ RopeView::RopeView(Document* document, QWidget* parent) : PlotView(document, par
                   "on the difference of the positions."));
 }
 
+QString RopeView::notApplicable() const {
+    const Experiment* experiment = document()->experiment();
+    if (experiment && !experiment->hasQk())
+        return tr("%1 holds attention weights only: there are no q and k vectors to rotate.")
+            .arg(QString::fromStdString(experiment->source.describe()));
+    return {};
+}
+
 void RopeView::refresh() {
     const Theme look = theme();
     QCustomPlot& plot = *m_plot;
@@ -99,14 +107,13 @@ void RopeView::refresh() {
         plot.replot(QCustomPlot::rpQueuedReplot);
         return;
     }
-    const Session& session = experiment->session;
-    const bool ropeOn = session.positional == Positional::RopeInterleaved ||
-                        session.positional == Positional::RopeHalf;
+    const bool ropeOn = experiment->positional == Positional::RopeInterleaved ||
+                        experiment->positional == Positional::RopeHalf;
     const RopeStyle style =
-        session.positional == Positional::RopeHalf ? RopeStyle::Half : RopeStyle::Interleaved;
+        experiment->positional == Positional::RopeHalf ? RopeStyle::Half : RopeStyle::Interleaved;
     const RopeStyle otherStyle =
         style == RopeStyle::Half ? RopeStyle::Interleaved : RopeStyle::Half;
-    const double base = session.ropeBase;
+    const double base = experiment->ropeBase;
     const Index head = clampedHead(*experiment, state.head);
     const Index kvHead = kvHeadOf(*experiment, head);
     const Index query =

@@ -28,6 +28,7 @@ public:
     QString viewId() const override { return QStringLiteral("rope"); }
     QString title() const override { return tr("RoPE"); }
     void refresh() override;
+    QString notApplicable() const override;
     DataTable data() const override;
 
     /// The score curve (relative distance, q.k) at kOffsets[offsetIndex] for the session's

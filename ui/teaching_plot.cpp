@@ -3,26 +3,42 @@
 #include <qcustomplot.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 namespace attnlab::ui {
 
-void fillColorMap(QCPColorMap* map, const MatrixD& values, const BoolMatrix* hidden) {
+QCPRange fillColorMap(QCPColorMap* map, const MatrixD& values, const BoolMatrix* hidden) {
     const int rows = static_cast<int>(values.rows());
     const int cols = static_cast<int>(values.cols());
-    map->data()->setSize(std::max(1, cols), std::max(1, rows));
-    map->data()->setRange(QCPRange(0, std::max(0, cols - 1)), QCPRange(0, std::max(0, rows - 1)));
+    QCPColorMapData* cells = map->data();
+    cells->setSize(std::max(1, cols), std::max(1, rows));
+    // Cell i sits at coordinate i. QCustomPlot spreads a side of n > 1 cells over the range of
+    // their centres plus half a cell each way, but draws a side of one cell with zero width:
+    // give that side the cell's own extent.
+    auto span = [](int count) { return count <= 1 ? QCPRange(-0.5, 0.5) : QCPRange(0, count - 1); };
+    cells->setRange(span(cols), span(rows));
     if (rows == 0 || cols == 0) {
-        map->data()->fill(std::numeric_limits<double>::quiet_NaN());
-        return;
+        cells->fill(std::numeric_limits<double>::quiet_NaN());
+        return QCPRange(0, 0);
     }
     const bool useHidden = hidden && hidden->rows() == rows && hidden->cols() == cols;
+    double lowest = std::numeric_limits<double>::infinity();
+    double highest = -lowest;
     for (int r = 0; r < rows; ++r)
-        for (int c = 0; c < cols; ++c)
-            map->data()->setCell(c, r,
-                                 useHidden && (*hidden)(r, c)
-                                     ? std::numeric_limits<double>::quiet_NaN()
-                                     : values(r, c));
+        for (int c = 0; c < cols; ++c) {
+            if (useHidden && (*hidden)(r, c)) {
+                cells->setCell(c, r, std::numeric_limits<double>::quiet_NaN());
+                continue;
+            }
+            const double value = values(r, c);
+            cells->setCell(c, r, value);
+            if (!std::isfinite(value)) continue;
+            lowest = std::min(lowest, value);
+            highest = std::max(highest, value);
+        }
+    if (!std::isfinite(lowest)) return QCPRange(0, 0);
+    return QCPRange(lowest, highest);
 }
 
 QCPAxisRect* makeAxisRect(QCustomPlot* plot, const QString& xLabel, const QString& yLabel) {
@@ -56,6 +72,15 @@ QSharedPointer<QCPAxisTickerText> labelTicker(const QStringList& labels, int max
     return ticker;
 }
 
+void styleLegend(QCPLegend* legend, const Theme& theme) {
+    legend->setBrush(theme.background);
+    legend->setTextColor(theme.foreground);
+    legend->setBorderPen(QPen(theme.grid));
+    QFont font = legend->font();
+    font.setPointSize(std::max(7, theme.fontPointSize - 2));
+    legend->setFont(font);
+}
+
 QCPLegend* insetLegend(QCPAxisRect* rect, const Theme& theme, Qt::Alignment alignment) {
     QCPLegend* legend = nullptr;
     if (rect->insetLayout()->elementCount() > 0)
@@ -65,12 +90,21 @@ QCPLegend* insetLegend(QCPAxisRect* rect, const Theme& theme, Qt::Alignment alig
         rect->insetLayout()->addElement(legend, alignment);
         legend->setLayer(QStringLiteral("legend"));
     }
-    legend->setBrush(theme.background);
-    legend->setTextColor(theme.foreground);
-    legend->setBorderPen(QPen(theme.grid));
-    QFont font = legend->font();
-    font.setPointSize(std::max(7, theme.fontPointSize - 2));
-    legend->setFont(font);
+    styleLegend(legend, theme);
+    return legend;
+}
+
+QCPLegend* legendAbove(QCPLayoutGrid* grid, int row, int column, QCPAxisRect* rect) {
+    auto* cell = new QCPLayoutGrid;
+    grid->addElement(row, column, cell);
+    auto* legend = new QCPLegend;
+    cell->addElement(0, 0, legend);
+    cell->addElement(1, 0, rect);
+    cell->setRowStretchFactors({0.001, 1.0});
+    cell->setRowSpacing(2);
+    legend->setLayer(QStringLiteral("legend"));
+    legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
+    legend->setMargins(QMargins(0, 0, 0, 0));
     return legend;
 }
 

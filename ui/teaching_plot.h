@@ -1,6 +1,6 @@
 #pragma once
-/// Small plotting helpers shared by the teaching views (flash, kv-cache, rope, complexity):
-/// matrix colour maps with hidden cells, token tick labels, and titled axis rects.
+/// Small plotting helpers shared by the views: the one colour-map fill with hidden (masked)
+/// cells, token tick labels, titled axis rects, inset legends.
 
 #include <QSharedPointer>
 #include <QString>
@@ -14,14 +14,18 @@ class QCPAxisRect;
 class QCPAxisTicker;
 class QCPAxisTickerText;
 class QCPColorMap;
+class QCPLayoutGrid;
 class QCPLegend;
+class QCPRange;
 class QCustomPlot;
 
 namespace attnlab::ui {
 
-/// Fills a colour map cell by cell from a [rows, cols] matrix (x = column, y = row); cells
-/// where `hidden` is true (same shape, may be null or empty) become NaN (drawn as "masked").
-void fillColorMap(QCPColorMap* map, const MatrixD& values, const BoolMatrix* hidden);
+/// Fills a colour map cell by cell from a [rows, cols] matrix (x = column, y = row, cell i at
+/// coordinate i); cells where `hidden` is true (same shape, may be null or empty) become NaN
+/// (drawn in the gradient's NaN colour, "masked"). The one fill every matrix view uses: a 1 x 1
+/// or 1 x n matrix draws too. Returns the range of the finite values drawn, (0, 0) if none.
+QCPRange fillColorMap(QCPColorMap* map, const MatrixD& values, const BoolMatrix* hidden);
 /// A new axis rect with axis labels.
 QCPAxisRect* makeAxisRect(QCustomPlot* plot, const QString& xLabel, const QString& yLabel);
 /// Matrix axes: row 0 at the top, no grid, no sub-ticks.
@@ -31,8 +35,14 @@ void setupMatrixAxes(QCPAxisRect* rect);
 /// dimensions: never 2.5.
 QSharedPointer<QCPAxisTicker> integerTicker();
 QSharedPointer<QCPAxisTickerText> labelTicker(const QStringList& labels, int maxLabels);
-/// A legend inside `rect` (created once, at `alignment`), styled for the theme.
+/// A legend inside `rect` (created once, at `alignment`), styled for the theme. It sits on the
+/// data: use it only where the corner is known to be empty.
 QCPLegend* insetLegend(QCPAxisRect* rect, const Theme& theme, Qt::Alignment alignment);
+/// A legend in its own row above `rect`, outside the data, so it never covers a bar or a curve;
+/// items run left to right. `rect` goes into a new sub-grid placed at (row, column) of `grid`.
+QCPLegend* legendAbove(QCPLayoutGrid* grid, int row, int column, QCPAxisRect* rect);
+/// Background, text and border of a legend for the theme.
+void styleLegend(QCPLegend* legend, const Theme& theme);
 /// "12 B", "34 KiB", "5 MiB", "2 GiB".
 QString bytesText(double bytes);
 /// Moves a stepper to `step` clamped to [0, last]: writes the view-state field (flashStep,

@@ -52,6 +52,10 @@ public:
     virtual void paintFigure(QCPPainter& painter, const QSize& size);
     /// The data behind the figure; empty when there is none.
     virtual DataTable data() const { return {}; }
+    /// Why this view cannot show the document's experiment (a dump of weights holds no Q/K to
+    /// tile, no session to decode or compare ...), as a sentence; empty when it applies. The
+    /// window disables such a tab and `attnlab render` refuses the view with this message.
+    virtual QString notApplicable() const { return {}; }
 
     Document* document() const { return m_document; }
     /// The theme of the session's view state.

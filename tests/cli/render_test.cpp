@@ -19,6 +19,8 @@
 #include <string>
 #include <vector>
 
+#include "attnlab/npy.h"
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -294,6 +296,29 @@ TEST_F(Render, KvCacheStepsFollowThePrefill) {
                   "--step", "5", "--out", (m_dir / "kv5.png").string()});
     EXPECT_EQ(result.status, 2);
     EXPECT_FALSE(fs::exists(m_dir / "kv5.png"));
+}
+
+TEST_F(Render, DumpRefusesViewsThatCannotDrawIt) {
+    // #9: `render --dump --view flash` drew a 0 x 0 figure. A dump of weights has no Q and K
+    // to tile or rotate and no session to decode or compare: those views are refused.
+    attnlab::NpyArray weights;
+    weights.shape = {2, 3, 3}; // [H, S, S], rows that are distributions
+    weights.data.assign(18, 1.0f / 3.0f);
+    const std::string dump = (m_dir / "attn.npy").string();
+    ASSERT_FALSE(attnlab::writeNpy(dump, weights, attnlab::DType::Float32));
+    const std::string out = (m_dir / "figure.png").string();
+    for (const std::string view : {"flash", "kv-cache", "rope", "compare"}) {
+        SCOPED_TRACE(view);
+        const RunResult result = run({"--dump", dump, "--view", view, "--out", out});
+        EXPECT_EQ(result.status, 2);
+        EXPECT_EQ(std::count(result.err.begin(), result.err.end(), '\n'), 1) << result.err;
+        EXPECT_NE(result.err.find("--view " + view), std::string::npos) << result.err;
+        EXPECT_NE(result.err.find("attn.npy"), std::string::npos) << result.err;
+        EXPECT_FALSE(fs::exists(out));
+    }
+    const RunResult heatmap = run({"--dump", dump, "--view", "heatmap", "--out", out});
+    EXPECT_EQ(heatmap.status, 0) << heatmap.err;
+    EXPECT_TRUE(fs::exists(out));
 }
 
 struct BadCase {

@@ -59,7 +59,8 @@ TEST(Document, TypingInOneFieldIsOneUndoStep) {
     Document document;
     // Three keystrokes' worth of text, as the inputs panel sends them.
     for (const std::string typed : {"alpha", "alpha beta", "alpha beta gamma"})
-        document.modify([&typed](Session& s) { s.text = typed; }, QStringLiteral("type"), 1);
+        document.modify([&typed](Session& s) { s.text = typed; }, QStringLiteral("type"),
+                        EditMerge::Text);
     EXPECT_EQ(document.undoStack()->count(), 1);
     document.undoStack()->undo();
     EXPECT_EQ(document.session().text, Session{}.text);
@@ -145,7 +146,8 @@ TEST(Document, BurstOfEditsEndsOnTheLastOne) {
     Document document;
     document.setWorkerThreshold(0);
     for (int n = 1; n <= 12; ++n)
-        document.modify([n](Session& s) { s.text = manyTokens(n); }, QStringLiteral("type"), 1);
+        document.modify([n](Session& s) { s.text = manyTokens(n); }, QStringLiteral("type"),
+                        EditMerge::Text);
     ASSERT_TRUE(document.waitForIdle(60000));
     EXPECT_EQ(tokensOf(document).size(), 12u);
 }

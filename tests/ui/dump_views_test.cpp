@@ -250,7 +250,8 @@ TEST(DumpViews, QkvDumpReRunsUnderAnotherMask) {
             for (Index i = 0; i < kS; ++i)
                 for (Index j = i + 1; j < kS; ++j)
                     EXPECT_EQ(dumps->dump()->head(0, l, h)(i, j), 0.0f);
-    EXPECT_TRUE(document.experiment()->session.mask.causal);
+    EXPECT_TRUE(document.experiment()->mask.causal);
+    EXPECT_EQ(document.experiment()->source.kind, ExperimentSource::Kind::QkvDump);
 }
 
 } // namespace

@@ -1,0 +1,356 @@
+// Window bugs a person met (#9, item 5), each checked on the state the window shows: the
+// hover breakdown stays on its cell and divides by the temperature once; Compare never shows
+// the previous example's B; invalid settings mark the figure out of date with the problem; a
+// dump on screen is named as such and the views that cannot draw it are refused; a 1 x 1
+// heatmap has a cell to draw; the tool bar's Undo keeps its text; legends sit outside the
+// data; About names the version; the steppers share one step bar; the flash walk of the
+// focused head is made on the worker.
+
+#include <QApplication>
+#include <QHelpEvent>
+#include <QLabel>
+#include <QSpinBox>
+#include <QTabWidget>
+#include <QToolTip>
+#include <QUndoStack>
+#include <qcustomplot.h>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "attnlab/flash_walk.h"
+#include "ui/compare_view.h"
+#include "ui/document.h"
+#include "ui/dump_document.h"
+#include "ui/entropy_view.h"
+#include "ui/experiment_data.h"
+#include "ui/flash_stepper_view.h"
+#include "ui/heads_grid_view.h"
+#include "ui/heatmap_view.h"
+#include "ui/inputs_panel.h"
+#include "ui/kv_cache_view.h"
+#include "ui/main_window.h"
+#include "ui/step_controls.h"
+
+namespace attnlab::ui {
+namespace {
+
+/// A [L=1, H=2, 3, 3] dump of rows that are distributions.
+AttentionDump smallDump() {
+    AttentionDump dump;
+    dump.source = "/tmp/model_dump.npz";
+    dump.storedRank = 4;
+    dump.batch = 1;
+    dump.layers = 1;
+    dump.heads = 2;
+    dump.sq = 3;
+    dump.sk = 3;
+    dump.weights.assign(2 * 3 * 3, 1.0f / 3.0f);
+    return dump;
+}
+
+/// The pixel at the centre of heatmap cell (row, column), in the plot's coordinates.
+QPoint cellCentre(HeatmapView& view, Index row, Index column) {
+    QCPAxisRect* rect = view.plot()->axisRect();
+    return QPoint(static_cast<int>(rect->axis(QCPAxis::atBottom)->coordToPixel(double(column))),
+                  static_cast<int>(rect->axis(QCPAxis::atLeft)->coordToPixel(double(row))));
+}
+
+TEST(WindowBugs, HoverBreakdownStaysWhileThePointerIsOnTheCell) {
+    Document document;
+    document.flush();
+    HeatmapView view(&document);
+    view.resize(700, 500);
+    view.show();
+    view.ensureFresh();
+    view.plot()->replot();
+    QCoreApplication::processEvents();
+    const QPoint local = cellCentre(view, 1, 2);
+    // Qt's delayed tool-tip event (~0.7 s after the pointer stops) reaches the plot: it must
+    // answer with the cell's breakdown, not let the view's generic tip replace it.
+    QHelpEvent help(QEvent::ToolTip, local, view.plot()->mapToGlobal(local));
+    QCoreApplication::sendEvent(view.plot(), &help);
+    EXPECT_EQ(QToolTip::text(), view.explainCell(1, 2));
+    EXPECT_NE(QToolTip::text(), view.toolTip());
+    EXPECT_TRUE(QToolTip::text().contains(QStringLiteral("q\u00b7k")));
+    QToolTip::hideText();
+}
+
+TEST(WindowBugs, HoverBreakdownDividesByTheTemperatureOnce) {
+    Session session;
+    session.dModel = 16;
+    session.heads = 4; // d_head 4: base scale 1/2
+    session.temperature = 2.0;
+    Document document;
+    document.reset(session);
+    document.flush();
+    const Experiment* experiment = document.experiment();
+    ASSERT_NE(experiment, nullptr);
+    EXPECT_DOUBLE_EQ(experiment->baseScale, 0.5);
+    EXPECT_DOUBLE_EQ(experiment->temperature, 2.0);
+    EXPECT_DOUBLE_EQ(experiment->scale, 0.25);
+    // s = q.k * 1/2 / 2, whether the scores were stored or are rebuilt from Q and K.
+    const MatrixD raw = rawScores(*experiment, 1);
+    EXPECT_TRUE(scaledScores(*experiment, 1).isApprox(raw * 0.25, 1e-6));
+    Experiment withoutScores = *experiment;
+    withoutScores.attention.scores = Tensor4();
+    EXPECT_TRUE(scaledScores(withoutScores, 1).isApprox(raw * 0.25, 1e-12));
+
+    ViewState state = document.session().viewState;
+    state.head = 1;
+    document.setViewState(state);
+    HeatmapView view(&document);
+    const QString text = view.explainCell(2, 1);
+    EXPECT_TRUE(text.contains(QStringLiteral("\u00d7 scale 0.5 \u00f7 temperature 2 = s = %1")
+                                  .arg(QString::number(raw(2, 1) * 0.25, 'g', 4))))
+        << text.toStdString();
+}
+
+TEST(WindowBugs, CompareShowsTheOpenedExamplesB) {
+    MainWindow window;
+    window.resize(1280, 720);
+    window.show();
+    ASSERT_TRUE(window.openExample(QStringLiteral(":/examples/cat_full_vs_causal.json")));
+    window.document()->flush();
+    ASSERT_EQ(window.currentView()->viewId(), QStringLiteral("compare"));
+    EXPECT_EQ(window.document()->shownComparison(), Comparison::FullVsCausal);
+    // A second example while Compare is in front: B must be this example's, not the last one's.
+    ASSERT_TRUE(window.openExample(QStringLiteral(":/examples/linear_vs_softmax.json")));
+    window.document()->flush();
+    window.document()->flush();
+    EXPECT_EQ(window.document()->shownComparison(), Comparison::SoftmaxVsLinear);
+    const Experiment* b = window.document()->comparisonExperiment();
+    ASSERT_NE(b, nullptr);
+    EXPECT_EQ(b->variant, Variant::Linear);
+    ASSERT_TRUE(window.openExample(QStringLiteral(":/examples/rope_relative_positions.json")));
+    window.document()->flush();
+    window.document()->flush();
+    ASSERT_NE(window.document()->comparisonExperiment(), nullptr);
+    EXPECT_EQ(window.document()->comparisonExperiment()->positional, Positional::RopeHalf);
+    EXPECT_NE(window.document()->experiment()->positional, Positional::RopeHalf);
+}
+
+TEST(WindowBugs, InvalidSettingsMarkTheFigureOutOfDateWithTheProblem) {
+    MainWindow window;
+    window.resize(1280, 720);
+    window.show();
+    Document* document = window.document();
+    document->flush();
+    EXPECT_TRUE(window.bannerText().isEmpty());
+    document->modify([](Session& s) { s.heads = 3; }, QStringLiteral("heads"));
+    document->flush();
+    QCoreApplication::processEvents();
+    const QStringList problems = Document::problemsOf(document->session());
+    ASSERT_FALSE(problems.isEmpty());
+    EXPECT_TRUE(document->experimentOutOfDate());
+    EXPECT_TRUE(window.bannerText().contains(QStringLiteral("Out of date")));
+    EXPECT_TRUE(window.bannerText().contains(problems.first()))
+        << window.bannerText().toStdString();
+    ASSERT_NE(document->experiment(), nullptr);
+    EXPECT_EQ(document->experiment()->headCount(), 1); // the last good figure stays
+    document->modify([](Session& s) { s.heads = 2; }, QStringLiteral("heads"));
+    document->flush();
+    QCoreApplication::processEvents();
+    EXPECT_FALSE(document->experimentOutOfDate());
+    EXPECT_TRUE(window.bannerText().isEmpty());
+    EXPECT_EQ(document->experiment()->headCount(), 2);
+}
+
+TEST(WindowBugs, ProblemsComeFromValidateAlone) {
+    Session session;
+    session.heads = 3;
+    session.mask.window = -5;
+    QStringList expected;
+    for (const std::string& problem : validate(session))
+        expected << QString::fromStdString(problem);
+    EXPECT_EQ(Document::problemsOf(session), expected);
+}
+
+TEST(WindowBugs, ADumpIsNamedAndViewsThatCannotDrawItAreRefused) {
+    MainWindow window;
+    window.resize(1280, 720);
+    window.show();
+    Document* document = window.document();
+    document->modify([](Session& s) { s.heads = 3; }, QStringLiteral("bad heads"));
+    document->flush();
+    DumpDocument::of(document)->showAttention(smallDump());
+    QCoreApplication::processEvents();
+    const Experiment* shown = document->experiment();
+    ASSERT_NE(shown, nullptr);
+    EXPECT_EQ(shown->source.kind, ExperimentSource::Kind::AttentionDump);
+    // The inputs panel says what is shown and keeps the lab session's problems out of sight.
+    InputsPanel* inputs = window.inputsPanel();
+    EXPECT_FALSE(inputs->sourceNote()->isHidden());
+    EXPECT_TRUE(inputs->sourceNote()->text().contains(QStringLiteral("model_dump.npz")));
+    EXPECT_TRUE(inputs->problemLabel()->isHidden());
+    EXPECT_TRUE(window.statusMessage().isEmpty()) << window.statusMessage().toStdString();
+    // The heads grid does not call a dump of weights "MHA".
+    auto* heads = qobject_cast<HeadsGridView*>(window.view(QStringLiteral("heads")));
+    ASSERT_NE(heads, nullptr);
+    heads->ensureFresh();
+    EXPECT_FALSE(heads->heading().contains(QStringLiteral("MHA")))
+        << heads->heading().toStdString();
+    EXPECT_TRUE(heads->heading().contains(QStringLiteral("model_dump.npz")));
+    // Flash, KV cache, RoPE and Compare need Q/K or a session: refused, tabs disabled.
+    auto* tabs = window.findChild<QTabWidget*>();
+    ASSERT_NE(tabs, nullptr);
+    for (const char* id : {"flash", "kv-cache", "rope", "compare"}) {
+        View* view = window.view(QString::fromLatin1(id));
+        ASSERT_NE(view, nullptr) << id;
+        EXPECT_FALSE(view->notApplicable().isEmpty()) << id;
+        EXPECT_FALSE(tabs->isTabEnabled(tabs->indexOf(view))) << id;
+    }
+    EXPECT_TRUE(window.view(QStringLiteral("heatmap"))->notApplicable().isEmpty());
+    EXPECT_TRUE(tabs->isTabEnabled(tabs->indexOf(window.view(QStringLiteral("heatmap")))));
+    // Editing the session goes back to the lab: the views apply again.
+    document->modify([](Session& s) { s.heads = 2; }, QStringLiteral("heads"));
+    document->flush();
+    QCoreApplication::processEvents();
+    EXPECT_TRUE(inputs->sourceNote()->isHidden());
+    EXPECT_TRUE(window.view(QStringLiteral("flash"))->notApplicable().isEmpty());
+}
+
+TEST(WindowBugs, OneByOneHeatmapHasACellToDraw) {
+    Session session;
+    session.text = "cat";
+    Document document;
+    document.reset(session);
+    document.flush();
+    HeatmapView view(&document);
+    view.ensureFresh();
+    QCPColorMapData* cells = view.colorMap()->data();
+    EXPECT_EQ(cells->keySize(), 1);
+    EXPECT_EQ(cells->valueSize(), 1);
+    // QCustomPlot draws a side of one cell with the width of its key range: it must be the
+    // cell's own extent, not zero.
+    EXPECT_DOUBLE_EQ(cells->keyRange().size(), 1.0);
+    EXPECT_DOUBLE_EQ(cells->valueRange().size(), 1.0);
+    EXPECT_DOUBLE_EQ(cells->cell(0, 0), 1.0); // one key: weight 1
+}
+
+TEST(WindowBugs, ToolBarUndoKeepsItsTextAndTellsWhatInItsTip) {
+    MainWindow window;
+    QAction* undo = window.undoButton();
+    ASSERT_NE(undo, nullptr);
+    const QString before = undo->text();
+    EXPECT_FALSE(undo->isEnabled());
+    window.document()->modify([](Session& s) { s.seed = 3; }, QStringLiteral("Change seed"));
+    EXPECT_EQ(undo->text(), before);
+    EXPECT_TRUE(undo->isEnabled());
+    EXPECT_TRUE(undo->toolTip().contains(QStringLiteral("Change seed")));
+    window.document()->undoStack()->undo();
+    EXPECT_EQ(undo->text(), before);
+    EXPECT_FALSE(undo->isEnabled());
+}
+
+/// True when no legend of `plot` overlaps the data area of an axis rect.
+bool legendsClearOfData(QCustomPlot* plot) {
+    plot->toPixmap(900, 600); // lays the plot out at a figure's size
+    const QList<QCPLayoutElement*> elements = plot->plotLayout()->elements(true);
+    int legends = 0;
+    for (QCPLayoutElement* element : elements) {
+        auto* legend = qobject_cast<QCPLegend*>(element);
+        if (!legend || !legend->visible() || legend->itemCount() == 0) continue;
+        ++legends;
+        for (QCPAxisRect* rect : plot->axisRects())
+            if (legend->outerRect().intersects(rect->rect())) return false;
+    }
+    return legends > 0;
+}
+
+TEST(WindowBugs, LegendsOfEntropyAndKvCacheSitOutsideTheData) {
+    Session session;
+    session.mask.causal = true;
+    session.kvPrefill = 2;
+    session.heads = 4;
+    session.kvHeads = 2;
+    Document document;
+    document.reset(session);
+    document.flush();
+    EntropyView entropy(&document);
+    entropy.ensureFresh();
+    EXPECT_TRUE(legendsClearOfData(entropy.plot()));
+    KvCacheView kv(&document);
+    kv.ensureFresh();
+    EXPECT_TRUE(legendsClearOfData(kv.plot()));
+}
+
+TEST(WindowBugs, AboutNamesTheProjectVersion) {
+    EXPECT_TRUE(MainWindow::aboutText().contains(QStringLiteral(ATTNLAB_PROJECT_VERSION)))
+        << MainWindow::aboutText().toStdString();
+}
+
+TEST(WindowBugs, BothSteppersUseTheOneStepBar) {
+    Session session;
+    session.kvPrefill = 2;
+    session.mask.causal = true;
+    Document document;
+    document.reset(session);
+    document.flush();
+    FlashStepperView flash(&document);
+    KvCacheView kv(&document);
+    flash.ensureFresh();
+    kv.ensureFresh();
+    ASSERT_NE(flash.stepControls(), nullptr);
+    StepControls* kvBar = kv.findChild<StepControls*>();
+    ASSERT_NE(kvBar, nullptr);
+    EXPECT_EQ(flash.stepControls()->last(), flash.totalSteps());
+    EXPECT_EQ(kvBar->last(), kv.stepCount() - 1);
+    kvBar->stepForward(); // the bar asks, the view moves the session's step
+    EXPECT_EQ(document.session().viewState.kvStep, 1);
+    flash.stepControls()->stepForward();
+    EXPECT_EQ(document.session().viewState.flashStep, 1);
+}
+
+TEST(WindowBugs, FlashWalkOfTheFocusedHeadIsMadeOnTheWorker) {
+    Session session;
+    session.heads = 2;
+    session.variant = Variant::Flash;
+    Document document;
+    document.setWorkerThreshold(0); // everything goes to the worker
+    document.reset(session);
+    document.flush();
+    ASSERT_NE(document.experiment(), nullptr);
+    EXPECT_FALSE(document.experiment()->attention.flashTrace.has_value());
+    int ready = 0;
+    QObject::connect(&document, &Document::changed, [&ready](Document::What what) {
+        if (what == Document::What::FlashWalk) ++ready;
+    });
+    document.requestFlashWalk();
+    EXPECT_EQ(document.flashWalk(), nullptr); // asked, not computed on this thread
+    ASSERT_TRUE(document.waitForIdle());
+    EXPECT_EQ(ready, 1);
+    const FlashWalk* walk = document.flashWalk();
+    ASSERT_NE(walk, nullptr);
+    // It is head 0's: its reference is head 0's standard attention output.
+    const Experiment& ex = *document.experiment();
+    EXPECT_LT((walk->reference() - headSlice(ex.attention.output, 0)).cwiseAbs().maxCoeff(), 1e-5);
+    // Focusing the other head makes the walk stale until that head's walk is made.
+    document.setFocusedHead(1);
+    EXPECT_EQ(document.flashWalk(), nullptr);
+    document.requestFlashWalk();
+    ASSERT_TRUE(document.waitForIdle());
+    ASSERT_NE(document.flashWalk(), nullptr);
+    EXPECT_LT((document.flashWalk()->reference() - headSlice(ex.attention.output, 1))
+                  .cwiseAbs()
+                  .maxCoeff(),
+              1e-5);
+}
+
+TEST(WindowBugs, EditsOfOneFieldMergeIntoOneUndoStep) {
+    Document document;
+    document.modify([](Session& s) { s.text = "a"; }, QStringLiteral("text"), EditMerge::Text);
+    document.modify([](Session& s) { s.text = "a b"; }, QStringLiteral("text"), EditMerge::Text);
+    EXPECT_EQ(document.undoStack()->count(), 1);
+    document.modify([](Session& s) { s.qBlock = 3; }, QStringLiteral("q"), EditMerge::QueryBlock);
+    document.modify([](Session& s) { s.kvBlock = 3; }, QStringLiteral("kv"),
+                    EditMerge::KeyValueBlock);
+    EXPECT_EQ(document.undoStack()->count(), 3);
+    document.modify([](Session& s) { s.seed = 1; }, QStringLiteral("seed"));
+    document.modify([](Session& s) { s.seed = 2; }, QStringLiteral("seed"));
+    EXPECT_EQ(document.undoStack()->count(), 5); // None never merges
+}
+
+} // namespace
+} // namespace attnlab::ui
