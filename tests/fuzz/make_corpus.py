@@ -1,0 +1,218 @@
+#!/usr/bin/env python3
+"""Writes the fuzzers' seed corpora (tests/fuzz/corpus/<harness>/) with the standard library
+only: a few tiny valid files and near-valid ones (truncated, wrong dtype, lying sizes).
+Re-run after changing it; the files are committed so fuzz.sh needs no Python."""
+import io
+import json
+import os
+import struct
+import zipfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def npy(descr, shape, payload, version=1, fortran=False):
+    dims = "".join(f"{d}, " for d in shape) if len(shape) != 1 else f"{shape[0]},"
+    header = "{'descr': '%s', 'fortran_order': %s, 'shape': (%s), }" % (
+        descr, "True" if fortran else "False", dims.rstrip(", ") if len(shape) != 1 else dims)
+    size_bytes = 2 if version == 1 else 4
+    total = 6 + 2 + size_bytes + len(header) + 1
+    header += " " * ((-total) % 64) + "\n"
+    length = struct.pack("<H" if version == 1 else "<I", len(header))
+    return b"\x93NUMPY" + bytes([version, 0]) + length + header.encode("latin1") + payload
+
+
+def f4(values):
+    return struct.pack(f"<{len(values)}f", *values)
+
+
+def f8(values):
+    return struct.pack(f"<{len(values)}d", *values)
+
+
+def unicode(tokens, width):
+    return b"".join(t.ljust(width, "\0").encode("utf-32-le") for t in tokens)
+
+
+def npz(members, deflate=False):
+    buffer = io.BytesIO()
+    mode = zipfile.ZIP_DEFLATED if deflate else zipfile.ZIP_STORED
+    with zipfile.ZipFile(buffer, "w", mode) as archive:
+        for name, data in members.items():  # a fixed date: the same bytes on every run
+            archive.writestr(zipfile.ZipInfo(name, (2024, 1, 1, 0, 0, 0)), data, mode)
+    return buffer.getvalue()
+
+
+def write(harness, name, data):
+    folder = os.path.join(HERE, "corpus", harness)
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, name), "wb") as out:
+        out.write(data if isinstance(data, bytes) else data.encode())
+
+
+# Attention rows that sum to one, [2 heads, 3, 3], causal.
+CAUSAL = [1, 0, 0, .5, .5, 0, .2, .3, .5]
+HEADS = CAUSAL + [1, 0, 0, .25, .75, 0, .1, .1, .8]
+TOKENS = ["the", "cat", "sat"]
+
+# npy: parseNpy
+write("npy", "f4_2x3.npy", npy("<f4", (2, 3), f4(range(6))))
+write("npy", "f8_4.npy", npy("<f8", (4,), f8([0.5, -1, 2, 1e-3])))
+write("npy", "f2_2x2.npy", npy("<f2", (2, 2), struct.pack("<4e", 1, 2, -0.5, 65504)))
+write("npy", "bf16_2.npy", npy("<V2", (2,), b"\x80\x3f\x00\x40"))
+write("npy", "v2_rank5.npy", npy("<f4", (1, 1, 1, 2, 1), f4([1, 2]), version=2))
+write("npy", "big_endian.npy", npy(">f4", (2,), struct.pack(">2f", 1, 2)))
+write("npy", "truncated.npy", npy("<f4", (2, 3), f4(range(5))))
+write("npy", "fortran.npy", npy("<f4", (2, 2), f4(range(4)), fortran=True))
+write("npy", "empty_dim.npy", npy("<f4", (0, 3), b""))
+write("npy", "int.npy", npy("<i4", (2,), struct.pack("<2i", 1, 2)))
+
+# npz: readNpzMembers / readNpz
+write("npz", "stored.npz", npz({"q.npy": npy("<f4", (2, 2), f4(range(4))),
+                                "w.npy": npy("<f8", (3,), f8([1, 2, 3]))}))
+write("npz", "deflated.npz", npz({"a.npy": npy("<f4", (4, 4), f4([0] * 16))}, deflate=True))
+write("npz", "tokens.npz", npz({"tokens.npy": npy("<U3", (3,), unicode(TOKENS, 3)),
+                                "x.npy": npy("<f2", (2,), struct.pack("<2e", 1, 2))}))
+write("npz", "not_npy_member.npz", npz({"readme.txt": b"hello", "x.npy": b"\x93NUMPY"}))
+write("npz", "empty.npz", npz({}))
+
+# attention_dump: loadAttentionDump (.npy or .npz by content)
+write("attention_dump", "heads.npy", npy("<f4", (2, 3, 3), f4(HEADS)))
+write("attention_dump", "square.npy", npy("<f8", (3, 3), f8(CAUSAL)))
+write("attention_dump", "layers_tokens.npz",
+      npz({"attentions.npy": npy("<f4", (1, 2, 3, 3), f4(HEADS)),
+           "tokens.npy": npy("<U3", (3,), unicode(TOKENS, 3))}, deflate=True))
+write("attention_dump", "batch_tokens.npz",
+      npz({"attention.npy": npy("<f2", (2, 1, 1, 3, 3), struct.pack("<18e", *(CAUSAL * 2))),
+           "tokens.npy": npy("|S3", (2, 3), b"thecatsatthedogran")}))
+write("attention_dump", "only_float.npz", npz({"w.npy": npy("<f4", (3, 3), f4(CAUSAL))}))
+write("attention_dump", "not_rows.npy", npy("<f4", (2, 2), f4([2, -1, 0.5, 0.25])))
+
+# qkv_dump: loadQkvDump
+q = f4([0.1 * i for i in range(2 * 3 * 4)])
+k = f4([0.2 * i for i in range(1 * 3 * 4)])
+v = f4([0.3 * i for i in range(1 * 3 * 2)])
+write("qkv_dump", "gqa_tokens.npz",
+      npz({"q.npy": npy("<f4", (2, 3, 4), q), "k.npy": npy("<f4", (1, 3, 4), k),
+           "v.npy": npy("<f4", (1, 3, 2), v), "tokens.npy": npy("<U3", (3,), unicode(TOKENS, 3))}))
+write("qkv_dump", "layers.npz",
+      npz({"q.npy": npy("<f8", (1, 1, 3, 4), f8([0.5] * 12)),
+           "k.npy": npy("<f8", (1, 1, 3, 4), f8([0.25] * 12)),
+           "v.npy": npy("<f8", (1, 1, 3, 4), f8([1.0] * 12))}, deflate=True))
+write("qkv_dump", "missing_v.npz",
+      npz({"q.npy": npy("<f4", (3, 4), f4([0] * 12)), "k.npy": npy("<f4", (3, 4), f4([0] * 12))}))
+
+# tokens: loadTokens; the first byte picks the extension (odd: .json, even: .txt)
+write("tokens", "list.json", b"\x01" + json.dumps(["The", " cat", 3, "\u00e9"]).encode())
+write("tokens", "lines.txt", b"\x00the\ncat\r\nsat\n")
+write("tokens", "not_list.json", b"\x01{\"tokens\": [1]}")
+write("tokens", "bad_item.json", b"\x01[\"a\", 1.5, null]")
+
+# session: sessionFromJson
+SMALL = {"attnlab_session": 1, "title": "Causal GQA",
+         "tokens": {"text": "the cat sat on the mat", "source": "", "tokenizer": "whitespace"},
+         "model": {"d_model": 16, "heads": 4, "kv_heads": 2, "positional": "rope-half",
+                   "seed": 7},
+         "attention": {"variant": "flash", "temperature": 1.0, "q_block": 2, "kv_block": 3},
+         "mask": {"causal": True, "window": -1, "valid_len": []},
+         "view": {"view": "flash", "colormap": "viridis", "theme": "projector"}}
+write("session", "readme.json", json.dumps(SMALL))
+write("session", "minimal.json", '{"attnlab_session": 1}')
+write("session", "kv_prefill.json", json.dumps(
+    {"attnlab_session": 1, "tokens": {"text": "a b c d"},
+     "attention": {"variant": "softmax", "kv_prefill": 2, "scale": 0.5},
+     "mask": {"window": 1, "causal_window": 2, "valid_len": [3]}}))
+write("session", "cross.json", json.dumps(
+    {"attnlab_session": 1, "tokens": {"text": "le chat", "source": "the cat sat",
+                                      "tokenizer": "character"},
+     "model": {"positional": "sinusoidal", "identity_projections": True}}))
+write("session", "wrong_type.json", '{"attnlab_session": 1, "model": {"heads": "four"}}')
+write("session", "huge_number.json", '{"attnlab_session": 1, "attention": {"scale": 1e400}}')
+write("session", "newer.json", '{"attnlab_session": 99}')
+
+
+# safetensors: 8-byte little-endian header length, JSON header, data
+def safetensors(tensors, metadata=None):
+    header, data = {}, b""
+    for name, (dtype, shape, payload) in tensors.items():
+        header[name] = {"dtype": dtype, "shape": list(shape),
+                        "data_offsets": [len(data), len(data) + len(payload)]}
+        data += payload
+    if metadata is not None:
+        header["__metadata__"] = metadata
+    text = json.dumps(header).encode()
+    text += b" " * ((-len(text)) % 8)
+    return struct.pack("<Q", len(text)) + text + data
+
+
+write("safetensors", "f32.safetensors", safetensors(
+    {"wte.weight": ("F32", (2, 3), f4(range(6))), "ln.bias": ("F32", (3,), f4([0, 0, 1]))},
+    {"format": "pt"}))
+write("safetensors", "f16_bf16.safetensors", safetensors(
+    {"a": ("F16", (2,), struct.pack("<2e", 1, -2)), "b": ("BF16", (1, 2), b"\x80\x3f\x00\x40")}))
+write("safetensors", "int_scalar.safetensors", safetensors(
+    {"ids": ("I64", (2,), struct.pack("<2q", 1, 2)), "s": ("F32", (), f4([3]))}))
+write("safetensors", "overlapping.safetensors",
+      struct.pack("<Q", 72) + json.dumps({"x": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]},
+                                          "y": {"dtype": "F32", "shape": [1], "data_offsets": [4, 8]}}
+                                         ).encode()[:72].ljust(72) + f4([1, 2]))
+write("safetensors", "empty.safetensors", safetensors({}))
+
+# config: Hugging Face config.json
+write("config", "gpt2.json", json.dumps(
+    {"model_type": "gpt2", "architectures": ["GPT2LMHeadModel"], "n_embd": 8, "n_head": 2,
+     "n_layer": 2, "n_positions": 16, "vocab_size": 20, "layer_norm_epsilon": 1e-5}))
+write("config", "llama.json", json.dumps(
+    {"model_type": "llama", "hidden_size": 8, "num_attention_heads": 2, "num_key_value_heads": 1,
+     "num_hidden_layers": 1, "intermediate_size": 16, "vocab_size": 20, "rms_norm_eps": 1e-6,
+     "rope_theta": 500000.0, "max_position_embeddings": 32, "tie_word_embeddings": True,
+     "rope_scaling": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+                      "high_freq_factor": 4.0, "original_max_position_embeddings": 16},
+     "bos_token_id": 1, "eos_token_id": [2, 3]}))
+write("config", "qwen3.json", json.dumps(
+    {"model_type": "qwen3", "hidden_size": 8, "num_attention_heads": 2, "num_key_value_heads": 2,
+     "head_dim": 4, "num_hidden_layers": 1, "intermediate_size": 16, "vocab_size": 20,
+     "attention_bias": False}))
+write("config", "mistral.json", json.dumps(
+    {"model_type": "mistral", "hidden_size": 8, "num_attention_heads": 2, "num_key_value_heads": 1,
+     "num_hidden_layers": 1, "intermediate_size": 16, "vocab_size": 20, "sliding_window": 3}))
+write("config", "unknown.json", '{"model_type": "bert", "hidden_size": 8}')
+
+# tokenizer: tokenizer.json (tiny BPE vocabularies with the stages real files use)
+def tokenizer(pieces, merges, **stages):
+    config = {"version": "1.0", "added_tokens": [], "normalizer": None, "pre_tokenizer": None,
+              "post_processor": None, "decoder": None,
+              "model": {"type": "BPE", "vocab": {p: i for i, p in enumerate(pieces)},
+                        "merges": merges, "dropout": None}}
+    config.update(stages)
+    return json.dumps(config, ensure_ascii=False)
+
+
+BYTES = [chr(c) for c in range(33, 127)] + ["\u0120", "\u010a"]
+write("tokenizer", "bytelevel.json", tokenizer(
+    BYTES + ["\u0120c", "at", "\u0120cat"], ["\u0120 c", "a t", "\u0120c at"],
+    pre_tokenizer={"type": "ByteLevel", "add_prefix_space": False, "use_regex": True},
+    decoder={"type": "ByteLevel"},
+    added_tokens=[{"id": 99, "content": "<|endoftext|>", "single_word": False, "lstrip": False,
+                   "rstrip": False, "normalized": False, "special": True}]))
+write("tokenizer", "metaspace.json", tokenizer(
+    ["<unk>", "<s>", "</s>", "\u2581", "a", "b", "<0x0A>", "\u2581a", "ab"], [["\u2581", "a"], ["a", "b"]],
+    normalizer={"type": "Sequence", "normalizers": [
+        {"type": "Prepend", "prepend": "\u2581"},
+        {"type": "Replace", "pattern": {"String": " "}, "content": "\u2581"}]},
+    post_processor={"type": "TemplateProcessing",
+                    "single": [{"SpecialToken": {"id": "<s>", "type_id": 0}},
+                               {"Sequence": {"id": "A", "type_id": 0}}],
+                    "pair": [], "special_tokens": {"<s>": {"id": "<s>", "ids": [1], "tokens": ["<s>"]}}},
+    decoder={"type": "Sequence", "decoders": [
+        {"type": "Replace", "pattern": {"String": "\u2581"}, "content": " "},
+        {"type": "ByteFallback"}, {"type": "Fuse"},
+        {"type": "Strip", "content": " ", "start": 1, "stop": 0}]}))
+write("tokenizer", "split_digits.json", tokenizer(
+    ["1", "2", "3", "12", "a", " "], ["1 2"],
+    normalizer={"type": "NFC"},
+    pre_tokenizer={"type": "Sequence", "pretokenizers": [
+        {"type": "Split", "pattern": {"Regex": "\\p{N}{1,3}"}, "behavior": "Isolated",
+         "invert": False},
+        {"type": "Digits", "individual_digits": False}]}))
+write("tokenizer", "bad_merge.json", tokenizer(["a"], ["a b c"]))
