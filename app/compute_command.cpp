@@ -4,6 +4,7 @@
 // everything is computed before anything is written, every file goes to a temporary name
 // first, and the renames happen only when all writes succeeded.
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -69,6 +70,28 @@ constexpr const char* kUsage =
 /// More workers than this is a typo, not a machine.
 constexpr Index kMaxThreads = 4096;
 
+bool isDirectory(const std::string& path) {
+    struct stat info {};
+    return ::stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode);
+}
+
+/// B * H * Sq * Sk weights (when written) and B * H * Sq * Dv outputs, overflow-checked
+/// before anything is allocated for them.
+void checkOutputSizes(Index batch, Index heads, Index sq, Index sk, Index dv, bool weights) {
+    Index rows = 0, cells = 0, outputs = 0;
+    const bool overflow =
+        __builtin_mul_overflow(batch, heads, &rows) || __builtin_mul_overflow(rows, sq, &rows) ||
+        __builtin_mul_overflow(rows, sk, &cells) || __builtin_mul_overflow(rows, dv, &outputs);
+    constexpr Index kMaxValues = Index(1) << 40; // 4 TB of float32: beyond any machine
+    if (overflow || outputs > kMaxValues || (weights && cells > kMaxValues)) {
+        std::ostringstream out;
+        out << "B x H x Sq x " << (weights ? "Sk" : "Dv") << " = " << batch << " x " << heads
+            << " x " << sq << " x " << (weights ? sk : dv)
+            << " values are more than can be held in memory";
+        fail(out.str());
+    }
+}
+
 // ---- the command line ---------------------------------------------------------------------
 
 constexpr OptionSpec kOptions[] = {
@@ -109,6 +132,7 @@ Input readInput(const std::string& path) {
     options.keepFloat64 = true; // float64 inputs are computed in double from their own values
     options.minRank = 2;
     options.maxRank = 4;
+    options.requireFinite = true; // NaN or inf would come out as silent zeros or NaN
     auto array = readNpy(path, options);
     if (!array) fail(array.error());
     Input input;
@@ -178,6 +202,7 @@ AdditiveParamsD readAdditiveParams(const std::string& path, Index dq, Index dk) 
     options.keepFloat64 = true;
     options.minRank = 1;
     options.maxRank = 2;
+    options.requireFinite = true;
     auto arrays = readNpz(path, options);
     if (!arrays) fail(arrays.error());
     auto member = [&](const char* key, Index rank) -> const NpyArray& {
@@ -313,6 +338,14 @@ int run(int argc, char** argv) {
     if (tracePath && *tracePath == outPath) fail("--out and --trace name the same file");
     if (tracePath && weightsPath && *tracePath == *weightsPath)
         fail("--weights and --trace name the same file");
+    // A folder where a file is to be written is found before any work (StagedFiles checks
+    // again right before renaming: every output commits, or none).
+    for (const auto& [option, path] :
+         {std::pair<const char*, std::optional<std::string>>{"--out", outPath},
+          {"--weights", weightsPath},
+          {"--trace", tracePath}})
+        if (path && isDirectory(*path))
+            fail(std::string(option) + ": " + *path + " is a directory, not a file");
 
     AttentionSpec spec;
     if (auto name = get(args, "variant")) {
@@ -330,7 +363,8 @@ int run(int argc, char** argv) {
             fail(problem->rfind("--mask", 0) == 0 ? *problem : "--mask: " + *problem);
     }
     std::optional<Index> window;
-    if (auto text = get(args, "window")) window = parseAtLeast(*text, "--window", 0);
+    if (auto text = get(args, "window"))
+        window = parseInRange(*text, "--window", 0, kMaxExtentOption);
     if ((wantsWindow || wantsCausalWindow) && !window)
         fail(std::string("--mask ") + (wantsWindow ? "window" : "causal-window") +
              " needs --window W (W >= 0)");
@@ -344,17 +378,18 @@ int run(int argc, char** argv) {
         std::stringstream stream(*text);
         std::string word;
         while (std::getline(stream, word, ','))
-            validLen.push_back(parseAtLeast(word, "--valid-len", 0));
+            validLen.push_back(parseInRange(word, "--valid-len", 0, kMaxExtentOption));
         if (validLen.empty() || text->back() == ',')
             fail("--valid-len: expected N or N,N,... , got '" + *text + "'");
     }
     if (wantsPadding && validLen.empty()) fail("--mask padding needs --valid-len N[,N...]");
     if (!validLen.empty() && !wantsPadding) fail("--valid-len is only used with --mask padding");
 
-    if (auto text = get(args, "scale")) spec.scale = parseReal(*text, "--scale");
-    if (auto text = get(args, "block-size")) spec.kvBlock = parseAtLeast(*text, "--block-size", 1);
+    if (auto text = get(args, "scale")) spec.scale = parseFloat32(*text, "--scale");
+    if (auto text = get(args, "block-size"))
+        spec.kvBlock = parseInRange(*text, "--block-size", 1, kMaxExtentOption);
     if (auto text = get(args, "q-block-size"))
-        spec.qBlock = parseAtLeast(*text, "--q-block-size", 1);
+        spec.qBlock = parseInRange(*text, "--q-block-size", 1, kMaxExtentOption);
 
     std::optional<RopeStyle> rope;
     if (auto text = get(args, "rope")) {
@@ -370,15 +405,13 @@ int run(int argc, char** argv) {
 
     std::optional<Index> prefill;
     if (auto text = get(args, "kv-cache-prefill"))
-        prefill = parseAtLeast(*text, "--kv-cache-prefill", 0);
+        prefill = parseInRange(*text, "--kv-cache-prefill", 0, kMaxExtentOption);
     if (tracePath && spec.variant != Variant::Flash && !prefill)
         fail("--trace needs --variant flash or --kv-cache-prefill");
 
     spec.threads = 0; // all cores
     if (auto text = get(args, "threads")) {
-        const Index threads = parseAtLeast(*text, "--threads", 0);
-        if (threads > kMaxThreads)
-            fail("--threads must be at most " + std::to_string(kMaxThreads) + ", got " + *text);
+        const Index threads = parseInRange(*text, "--threads", 0, kMaxThreads);
         spec.threads = static_cast<int>(threads);
     }
 
@@ -416,6 +449,7 @@ int run(int argc, char** argv) {
         spec.mask.causal = true;
     }
     if (additivePath) spec.additive = readAdditiveParams(*additivePath, dim, k.dim);
+    checkOutputSizes(batch, q.heads, sq, sk, v.dim, weightsPath.has_value());
 
     // The S x S weights are allocated only when they are to be written.
     spec.wantWeights = weightsPath.has_value();

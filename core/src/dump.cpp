@@ -61,11 +61,22 @@ Result<std::string> filePrefix(const std::string& path, std::size_t count) {
 constexpr Index kMaxTokenCount = Index(1) << 20;
 /// A tokens file larger than this is refused before it is read.
 constexpr std::size_t kMaxTokensFileBytes = std::size_t(16) << 20;
-/// Most heads in one layer, and most layers, a dump may have: real models have at most a
-/// few hundred of either. More one-cell heads make a file of a few KB that every view would
-/// have to draw head by head.
-constexpr Index kMaxDumpHeads = 1024;
+/// Most heads in one layer, most layers, and most heads in all, a dump may have: real
+/// models have at most 128 heads a layer and ~16000 in all (126 x 128). More one-cell heads
+/// make a file of a few KB that the heads and model views would draw head by head for tens
+/// of seconds (4000 one-cell heads: 24 s).
+constexpr Index kMaxDumpHeads = 256;
 constexpr Index kMaxDumpLayers = 1024;
+constexpr Index kMaxDumpHeadsTotal = 16384;
+
+/// Why a dump's layers x heads is refused, or nothing.
+std::optional<std::string> tooManyHeads(Index layers, Index heads) {
+    if (heads <= kMaxDumpHeads && layers <= kMaxDumpLayers && layers * heads <= kMaxDumpHeadsTotal)
+        return std::nullopt;
+    return std::to_string(layers) + " layers of " + std::to_string(heads) + " heads; at most " +
+           std::to_string(kMaxDumpHeads) + " heads a layer, " + std::to_string(kMaxDumpLayers) +
+           " layers and " + std::to_string(kMaxDumpHeadsTotal) + " heads in all are shown";
+}
 
 /// A string array of tokens, as a numpy archive holds them.
 using StringArray = NpyStrings;
@@ -346,11 +357,8 @@ Result<AttentionDump> loadAttentionDump(const std::string& path, const std::stri
     dump.heads = shape[2];
     dump.sq = shape[3];
     dump.sk = shape[4];
-    if (dump.heads > kMaxDumpHeads || dump.layers > kMaxDumpLayers)
-        return Error{label + ": shape " + shapeText(array.shape) + " has " +
-                     std::to_string(dump.layers) + " layers of " + std::to_string(dump.heads) +
-                     " heads; at most " + std::to_string(kMaxDumpLayers) + " layers of " +
-                     std::to_string(kMaxDumpHeads) + " heads are shown"};
+    if (auto why = tooManyHeads(dump.layers, dump.heads))
+        return Error{label + ": shape " + shapeText(array.shape) + " has " + *why};
     if (dump.storedRank == 2 && dump.sq != dump.sk)
         return Error{label + ": a rank-2 attention dump must be square [S, S], got " +
                      shapeText(array.shape)};
@@ -564,11 +572,7 @@ Result<QkvDump> loadQkvDump(const std::string& path, const std::string& tokensPa
     dump.sk = ks[2];
     dump.dim = qs[3];
     dump.dimV = vs[3];
-    if (dump.heads > kMaxDumpHeads || dump.layers > kMaxDumpLayers)
-        return Error{path + ": q has " + std::to_string(dump.layers) + " layers of " +
-                     std::to_string(dump.heads) + " heads; at most " +
-                     std::to_string(kMaxDumpLayers) + " layers of " +
-                     std::to_string(kMaxDumpHeads) + " heads are shown"};
+    if (auto why = tooManyHeads(dump.layers, dump.heads)) return Error{path + "[q]: " + *why};
     auto found = readTokens(path, tokensMember, tokensPath, kMaxTokenCount);
     if (!found) return Error{found.error()};
     if (*found) {

@@ -438,6 +438,35 @@ std::optional<std::string> checkRank(const std::vector<Index>& shape, Index minR
     return out.str();
 }
 
+/// The first value that is NaN or infinite in little-endian data of `dtype`, and what it is.
+std::optional<std::string> firstNonFinite(const unsigned char* src, DType dtype, Index count) {
+    for (Index i = 0; i < count; ++i) {
+        double value = 0;
+        switch (dtype) {
+        case DType::Float32: {
+            float f;
+            std::memcpy(&f, src + i * 4, 4);
+            value = f;
+            break;
+        }
+        case DType::Float64:
+            std::memcpy(&value, src + i * 8, 8);
+            break;
+        case DType::Float16:
+        case DType::BFloat16: {
+            const auto bits = static_cast<std::uint16_t>(src[i * 2] | (src[i * 2 + 1] << 8));
+            value = dtype == DType::Float16 ? halfToFloat(bits) : bfloat16ToFloat(bits);
+            break;
+        }
+        }
+        if (!std::isfinite(value))
+            return "value " + std::to_string(i) + " (in C order) is " +
+                   (std::isnan(value) ? "NaN" : value > 0 ? "+inf" : "-inf") +
+                   "; only finite numbers are accepted";
+    }
+    return std::nullopt;
+}
+
 } // namespace
 
 Result<NpyArray> parseNpy(const std::string& bytes, const std::string& name,
@@ -465,6 +494,11 @@ Result<NpyArray> parseNpy(const std::string& bytes, const std::string& name,
         return fail(name, "shape " + shapeText(array.shape) + " is too large");
     if (auto message = checkDataBytes(*header, bytes.size(), dtypeName(array.dtype)))
         return fail(name, *message);
+    if (options.requireFinite)
+        if (auto message = firstNonFinite(reinterpret_cast<const unsigned char*>(bytes.data()) +
+                                              header->dataOffset,
+                                          array.dtype, count))
+            return fail(name, *message);
 
     const auto* src = reinterpret_cast<const unsigned char*>(bytes.data()) + header->dataOffset;
     if (array.dtype == DType::Float64 && options.keepFloat64) {

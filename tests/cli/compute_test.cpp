@@ -593,6 +593,89 @@ TEST_F(CliRejects, FortranOrder) {
     expectRejected(baseArgs(), "q.npy", "Fortran");
 }
 
+/// A float32 .npy with any shape text and raw data.
+std::string shapedNpy(const std::string& shape, const std::string& data) {
+    const std::string dict = "{'descr': '<f4', 'fortran_order': False, 'shape': " + shape + ", }";
+    return handNpy(dict, 0) + data;
+}
+
+TEST_F(CliRejects, ShapeProductThatWrapsAroundIsRefused) {
+    // 65536^4 wraps to 0 in 64 bits: a wrapping reader would take the empty data as the
+    // whole array and hand the kernels a shape of 2^32 x 2^32 (heap overflow).
+    writeRaw("q.npy", shapedNpy("(65536, 65536, 65536, 65536)", ""));
+    expectRejected(baseArgs(), "q.npy", "too large");
+    writeRaw("q.npy", shapedNpy("(1, 4294967297, 4294967295, 4)", std::string(64, '\0')));
+    expectRejected(baseArgs(), "q.npy", "too large");
+}
+
+TEST_F(CliRejects, EmptyDimensionInATinyFileIsRefused) {
+    // 128 bytes claiming S = 2^20 and D = 0: no value, but 2^40 weights to compute.
+    writeRaw("q.npy", shapedNpy("(1048576, 0)", ""));
+    writeRaw("k.npy", shapedNpy("(1048576, 0)", ""));
+    expectRejected(baseArgs(), "q.npy", "empty dimension");
+}
+
+TEST_F(CliRejects, NaNOrInfinityInAnInputIsRefused) {
+    // They used to give exit 0 and silent zeros.
+    for (const float bad :
+         {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
+          -std::numeric_limits<float>::infinity()}) {
+        Tensor4 k = random(1, 2, 5, 4, 2);
+        k.data[7] = bad;
+        writeTensor("k.npy", k, 4);
+        expectRejected(baseArgs(), "k.npy", "value 7");
+    }
+    Tensor4 v = random(1, 2, 5, 3, 3);
+    v.data[0] = std::numeric_limits<float>::quiet_NaN();
+    writeTensor("v.npy", v, 4, DType::Float64);
+    expectRejected(baseArgs(), "v.npy", "NaN");
+}
+
+TEST_F(CliRejects, WindowBeyondAnyPositionIsRefusedNotWrapped) {
+    // 2^63 - 1 used to overflow keyRange: every row masked, all-zero weights, exit 0.
+    expectRejected(with(baseArgs(), {"--mask", "window", "--window", "9223372036854775807"}),
+                   "--window", "at most");
+    expectRejected(with(baseArgs(), {"--mask", "window", "--window", "99999999999999999999"}),
+                   "--window", "out of range");
+    expectRejected(with(baseArgs(), {"--block-size", "9223372036854775807"}), "--block-size");
+    expectRejected(with(baseArgs(), {"--mask", "padding", "--valid-len", "4294967296"}),
+                   "--valid-len");
+    expectRejected(with(baseArgs(), {"--threads", "100000"}), "--threads");
+    // The largest window accepted reaches every key: the same weights as no window.
+    std::vector<std::string> args = baseArgs();
+    const RunResult none = compute(args);
+    ASSERT_EQ(none.status, 0) << none.err;
+    const NpyArray unmasked = readArray("w.npy");
+    const RunResult wide = compute(with(args, {"--mask", "window", "--window", "2147483647"}));
+    ASSERT_EQ(wide.status, 0) << wide.err;
+    EXPECT_EQ(readArray("w.npy").data, unmasked.data);
+}
+
+TEST_F(CliRejects, ScaleThatIsInfiniteOrZeroAsAFloatIsRefused) {
+    expectRejected(with(baseArgs(), {"--scale", "1e300"}), "--scale", "float32");
+    expectRejected(with(baseArgs(), {"--scale", "-1e39"}), "--scale", "float32");
+    expectRejected(with(baseArgs(), {"--scale", "1e-300"}), "--scale", "float32");
+    // 0 and the ends of float's normal range are fine.
+    for (const char* scale : {"0", "3e38", "1.2e-38"}) {
+        const RunResult run = compute(with(baseArgs(), {"--scale", scale}));
+        EXPECT_EQ(run.status, 0) << scale << ": " << run.err;
+    }
+}
+
+TEST_F(CliRejects, FolderAsAnOutputLeavesEveryOtherOutputUntouched) {
+    // --weights DIR used to exit 2 after o.npy had already been replaced.
+    writeRaw("o.npy", "previous result");
+    fs::create_directories(file("weights_dir"));
+    std::vector<std::string> args = baseArgs();
+    args[9] = file("weights_dir");
+    expectRejected(args, "weights_dir", "directory");
+    EXPECT_EQ(slurp(file("o.npy")), "previous result");
+    args = baseArgs();
+    args[11] = file("weights_dir"); // --trace
+    expectRejected(args, "weights_dir", "directory");
+    EXPECT_EQ(slurp(file("o.npy")), "previous result");
+}
+
 TEST_F(CliRejects, IntegerDtype) {
     writeRaw("k.npy",
              handNpy("{'descr': '<i8', 'fortran_order': False, 'shape': (1, 2, 5, 4), }", 40 * 8));

@@ -297,6 +297,50 @@ TEST(Dump, TokensFromAUnicodeArrayInTheArchive) {
     EXPECT_EQ(dump->queryTokens(0), dump->keyTokens(0));
 }
 
+TEST(Dump, TokensMemberOfAHundredMillionEmptyStringsIsRefused) {
+    // The 494-byte npz whose '<U0' x 10^8 tokens asked for 3 GB of strings.
+    TempDir dir{"attnlab_dump"};
+    const std::string path = dir.file("tok0.npz");
+    const NpyArray weights = arrayOf({3, 3}, randomRows(3, 3, 4));
+    writeBytes(path, storedZip({{"attentions.npy", encodeNpy(weights, DType::Float32)},
+                                {"tokens.npy", handNpy("<U0", "(100000000,)", "")}}));
+    auto dump = loadAttentionDump(path);
+    ASSERT_FALSE(dump.ok());
+    EXPECT_NE(dump.error().find("tok0.npz[tokens]"), std::string::npos) << dump.error();
+    EXPECT_NE(dump.error().find("width 0"), std::string::npos) << dump.error();
+    // Wide enough but more than the token limit: refused by count before decoding.
+    writeBytes(path, storedZip({{"attentions.npy", encodeNpy(weights, DType::Float32)},
+                                {"tokens.npy",
+                                 handNpy("<U1", "(2000000,)", std::string(8000000, '\0'))}}));
+    auto many = loadAttentionDump(path);
+    ASSERT_FALSE(many.ok());
+    EXPECT_NE(many.error().find("at most"), std::string::npos) << many.error();
+}
+
+TEST(Dump, ThousandsOfTinyHeadsAreRefusedWithTheLimit) {
+    // 16 KB holding 4000 one-cell heads took 24 s in the heads view.
+    TempDir dir{"attnlab_dump"};
+    for (const auto& shape : {std::vector<Index>{1, 4000, 1, 1}, std::vector<Index>{2000, 2, 1, 1},
+                              std::vector<Index>{200, 100, 1, 1}}) {
+        Index count = 1;
+        for (Index extent : shape)
+            count *= extent;
+        const NpyArray heads =
+            arrayOf(shape, std::vector<float>(static_cast<std::size_t>(count), 1));
+        const std::string path = dir.file("heads.npy");
+        ASSERT_FALSE(writeNpy(path, heads, DType::Float32).has_value());
+        auto dump = loadAttentionDump(path);
+        ASSERT_FALSE(dump.ok()) << shape[0] << " x " << shape[1];
+        EXPECT_NE(dump.error().find("heads in all are shown"), std::string::npos) << dump.error();
+    }
+    // A real model's size passes: 126 layers of 128 heads (Llama 3 405B), here of 1 x 1.
+    const NpyArray big = arrayOf({126, 128, 1, 1}, std::vector<float>(126 * 128, 1));
+    ASSERT_FALSE(writeNpy(dir.file("big.npy"), big, DType::Float32).has_value());
+    auto ok = loadAttentionDump(dir.file("big.npy"));
+    ASSERT_TRUE(ok.ok()) << ok.error();
+    EXPECT_EQ(ok->layers * ok->heads, 126 * 128);
+}
+
 TEST(Dump, TokensFromJsonAndTextFiles) {
     TempDir dir{"attnlab_dump"};
     const std::string path = dir.file("w.npy");

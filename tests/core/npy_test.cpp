@@ -362,6 +362,23 @@ std::string utf32(const std::u32string& text, std::size_t width) {
     return out;
 }
 
+TEST(Npy, NonFiniteValuesAreRefusedWhenAskedFor) {
+    NpyReadOptions finite;
+    finite.requireFinite = true;
+    finite.allowHalf = true;
+    const std::vector<float> withNan = {1, std::numeric_limits<float>::quiet_NaN(), 3};
+    expectRejected(handNpy(floatDict("<f4", "(3,)"), rawBytes(withNan)), "value 1", finite);
+    const std::vector<double> withInf = {1, 2, -std::numeric_limits<double>::infinity()};
+    expectRejected(handNpy(floatDict("<f8", "(3,)"), rawBytes(withInf)), "-inf", finite);
+    const std::vector<std::uint16_t> halfInf = {0x3c00, 0x7c00}; // 1.0, +inf
+    expectRejected(handNpy(floatDict("<f2", "(2,)"), rawBytes(halfInf)),
+                   "value 1 (in C order) is +inf", finite);
+    // Without the option they are read as they are.
+    auto plain = parseNpy(handNpy(floatDict("<f4", "(3,)"), rawBytes(withNan)), "n.npy");
+    ASSERT_TRUE(plain.ok()) << plain.error();
+    EXPECT_TRUE(std::isnan(plain->data[1]));
+}
+
 TEST(NpyStrings, DecodesUnicodeAndByteStringsToUtf8) {
     const std::string u = handNpy(floatDict("<U3", "(3,)"),
                                   utf32(U"cat", 3) + utf32(U"h\u00e9", 3) + utf32(U"\u732b", 3));
@@ -640,6 +657,40 @@ TEST(Npy, FailedWriteLeavesNothingBehind) {
     ASSERT_TRUE(status.has_value());
     EXPECT_NE(status->message.find("out.npy"), std::string::npos) << status->message;
     EXPECT_TRUE(dir.listing().empty());
+}
+
+TEST(FileIo, StagedFilesCommitNothingWhenATargetIsAFolder) {
+    TempDir dir{"attnlab_file_io"};
+    ASSERT_FALSE(writeFileAtomic(dir.file("a.npy"), "old a").has_value());
+    fs::create_directories(dir.file("folder"));
+    {
+        StagedFiles files;
+        ASSERT_FALSE(files.stage(dir.file("a.npy"), "new a").has_value());
+        ASSERT_FALSE(files.stage(dir.file("folder"), "new b").has_value());
+        const Status committed = files.commit();
+        ASSERT_TRUE(committed.has_value());
+        EXPECT_NE(committed->message.find("folder"), std::string::npos) << committed->message;
+        EXPECT_NE(committed->message.find("directory"), std::string::npos) << committed->message;
+    }
+    EXPECT_EQ(*readFile(dir.file("a.npy")), "old a");                        // not replaced
+    EXPECT_EQ(dir.listing(), (std::vector<std::string>{"a.npy", "folder"})); // no temp left
+    // The same target named twice is refused too, before any rename.
+    StagedFiles twice;
+    ASSERT_FALSE(twice.stage(dir.file("a.npy"), "1").has_value());
+    ASSERT_FALSE(twice.stage(dir.file("a.npy"), "2").has_value());
+    EXPECT_TRUE(twice.commit().has_value());
+    EXPECT_EQ(*readFile(dir.file("a.npy")), "old a");
+}
+
+TEST(FileIo, ReadFileRefusesAFileOverTheBoundBeforeReadingIt) {
+    TempDir dir{"attnlab_file_io"};
+    const std::string path = dir.file("big.bin");
+    { std::ofstream(path) << "x"; }
+    fs::resize_file(path, std::uintmax_t(1) << 40); // 1 TB, sparse: nothing is written
+    const auto read = readFile(path, 1 << 20);
+    ASSERT_FALSE(read.ok());
+    EXPECT_NE(read.error().find("big.bin"), std::string::npos) << read.error();
+    EXPECT_NE(read.error().find("at most 1048576"), std::string::npos) << read.error();
 }
 
 TEST(Npy, AtomicWriteReplacesAnExistingFile) {

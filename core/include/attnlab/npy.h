@@ -36,6 +36,7 @@ struct NpyReadOptions {
     Index minRank = 1;
     Index maxRank = 4;
     bool allowEmpty = false; ///< accept a dimension of 0 (refused by default: degenerate)
+    bool requireFinite = false; ///< refuse NaN and infinities, naming the first
 };
 
 /// What a .npy header says: its dict, where the data starts, and the sizes it implies,
