@@ -21,7 +21,10 @@
 #include <thread>
 #include <vector>
 
+#include <sys/resource.h>
+
 #include "attnlab/attention.h"
+#include "attnlab/model/model.h"
 #include "cli_options.h"
 #include "commands.h"
 
@@ -37,6 +40,8 @@ struct BenchOptions {
     Index qBlock = 64;
     Index kvBlock = 64;
     bool help = false;
+    std::string model; ///< --model DIR: time a real checkpoint instead of the kernels
+    Index tokens = 128;
 };
 
 void printHelp() {
@@ -46,12 +51,17 @@ void printHelp() {
                  "D = Dv = dim) and, in the same run, Eigen GEMMs on the same shapes and an FMA\n"
                  "peak loop. FLOPs: 4 S^2 D H for full attention (QK^T and PV, a multiply-add is\n"
                  "2); causal counts the S(S+1)/2 pairs it needs; linear counts its own 4 S D^2 H.\n"
-                 "Times are medians over the repeats after one warm-up run.\n";
+                 "Times are medians over the repeats after one warm-up run.\n"
+                 "\n"
+                 "attnlab bench --model DIR [--tokens 128] [--threads N] [--repeats 5]\n"
+                 "Times a real checkpoint (docs/models.md): loading, the forward on that many\n"
+                 "random ids, appending one token through the KV cache, and the peak memory.\n";
 }
 
 constexpr OptionSpec kOptions[] = {
     {"sizes", true},   {"dim", true},        {"heads", true},        {"repeats", true},
     {"threads", true}, {"block-size", true}, {"q-block-size", true}, {"help", false},
+    {"model", true},   {"tokens", true},
 };
 
 /// The options of the command line over the defaults; throws CommandError on bad input.
@@ -79,6 +89,8 @@ BenchOptions parseOptions(int argc, char** argv) {
     if (auto text = get(args, "q-block-size"))
         options.qBlock = parseAtLeast(*text, "--q-block-size", 1);
     options.help = args.count("help") > 0;
+    if (auto dir = get(args, "model")) options.model = *dir;
+    if (auto text = get(args, "tokens")) options.tokens = parseAtLeast(*text, "--tokens", 1);
     return options;
 }
 
@@ -184,6 +196,69 @@ Tensor4 randomTensor(Index heads, Index seq, Index dim, std::uint32_t seed) {
     return t;
 }
 
+/// `bench --model`: loading, a full forward and a one-token extension of a real checkpoint.
+int benchModel(const BenchOptions& options, int workers) {
+    const auto start = std::chrono::steady_clock::now();
+    model::LoadOptions load;
+    load.touchPages = true; // so the forward's time does not include reading the file
+    auto loaded = model::loadModel(options.model, load);
+    if (!loaded) {
+        std::cerr << "attnlab bench: " << loaded.error() << "\n";
+        return 2;
+    }
+    const double loadSeconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const model::Model& net = *loaded;
+    const model::ModelConfig& c = net.config;
+    const Index count = std::min(options.tokens, c.maxPositions);
+    std::mt19937 gen(1);
+    std::uniform_int_distribution<std::int64_t> pick(0, c.vocab - 1);
+    std::vector<std::int64_t> ids(static_cast<std::size_t>(count));
+    for (auto& id : ids)
+        id = pick(gen);
+    model::RunOptions run;
+    run.threads = workers;
+    if (auto problem = model::validateRun(c, ids, run)) {
+        std::cerr << "attnlab bench: " << *problem << "\n";
+        return 2;
+    }
+    const double forward =
+        medianSeconds(options.repeats, [&] { (void)model::runModel(net, ids, run); });
+    auto prefix = model::runModel(net, std::span(ids).first(ids.size() - 1), run);
+    const double append =
+        count > 1 ? medianSeconds(options.repeats,
+                                  [&] { (void)model::runModel(net, ids, run, &*prefix); })
+                  : forward;
+    // Multiply-adds of the projections and MLPs (x2 for FLOPs), the attention's QK^T and PV.
+    const double d = static_cast<double>(c.hidden);
+    const double qDim = static_cast<double>(c.heads * c.headDim);
+    const double kvDim = static_cast<double>(c.kvHeads * c.headDim);
+    const double inner = static_cast<double>(c.intermediate);
+    const double perLayer =
+        c.llamaFamily() ? 2 * d * qDim + 2 * d * kvDim + 3 * d * inner : 4 * d * d + 2 * d * inner;
+    const double s = static_cast<double>(count);
+    const double flops =
+        static_cast<double>(c.layers) * (2 * s * perLayer + 2 * s * (s + 1) * qDim); // causal pairs
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    const double peak = static_cast<double>(usage.ru_maxrss) * 1024.0;
+    const double size = static_cast<double>(net.checkpointBytes());
+    std::printf("attnlab bench --model %s: %s, %lld layers x %lld heads (%lld kv), head dim %lld, "
+                "vocab %lld; %lld tokens, %d thread%s\n",
+                options.model.c_str(), model::architectureName(c.architecture),
+                static_cast<long long>(c.layers), static_cast<long long>(c.heads),
+                static_cast<long long>(c.kvHeads), static_cast<long long>(c.headDim),
+                static_cast<long long>(c.vocab), static_cast<long long>(count), workers,
+                workers > 1 ? "s" : "");
+    std::printf("load (mapped, pages read, F16/BF16 widened)  %9.1f ms\n", loadSeconds * 1e3);
+    std::printf("forward, all layers, attention recorded       %9.1f ms  %6.1f GFLOP/s\n",
+                forward * 1e3, flops / forward * 1e-9);
+    std::printf("append one token (KV cache)                   %9.1f ms\n", append * 1e3);
+    std::printf("peak RSS %.0f MB = %.2f x the checkpoint's %.0f MB\n", peak / 1e6,
+                size > 0 ? peak / size : 0.0, size / 1e6);
+    return 0;
+}
+
 struct Row {
     std::string name;
     double seconds;
@@ -205,6 +280,7 @@ int benchCommand(int argc, char** argv) {
         return 0;
     }
     const int workers = workerCount(options.threads);
+    if (!options.model.empty()) return benchModel(options, workers);
     const Index d = options.dim;
     const Index h = options.heads;
 

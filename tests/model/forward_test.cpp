@@ -140,7 +140,10 @@ TEST_P(EveryArchitecture, AttentionRowsAreCausalDistributions) {
             }
 }
 
-INSTANTIATE_TEST_SUITE_P(Fixtures, EveryArchitecture, ::testing::ValuesIn(allFixtures()));
+INSTANTIATE_TEST_SUITE_P(Fixtures, EveryArchitecture, ::testing::ValuesIn(allFixtures()),
+                         [](const ::testing::TestParamInfo<std::string>& fixture) {
+                             return fixture.param; // fixture folder names: letters, digits, _
+                         });
 
 /// Ablating head h of layer l equals zeroing the output projection's inputs from that head in
 /// the checkpoint itself (rows of GPT-2's Conv1D c_proj, columns of llama's o_proj).
