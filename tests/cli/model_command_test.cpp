@@ -190,6 +190,30 @@ TEST_F(ModelCommand, OutputIsAnAttentionDumpWithTokens) {
     EXPECT_EQ(dump->tokens, (std::vector<std::string>{"3", "17", "5", "39", "0", "22", "8"}));
 }
 
+TEST_F(ModelCommand, TextRunsThroughTheFoldersTokenizer) {
+    // A tiny BPE tokenizer.json beside the gpt2 fixture: "the cat sat" -> the | c at | s at.
+    const std::string dir = copyFixture("gpt2_lmhead_f32");
+    std::ofstream(dir + "/tokenizer.json") << R"({"version": "1.0", "added_tokens": [],
+        "normalizer": null, "pre_tokenizer": {"type": "Whitespace"}, "post_processor": null,
+        "decoder": null, "model": {"type": "BPE", "dropout": null, "unk_token": null,
+        "continuing_subword_prefix": null, "end_of_word_suffix": null, "fuse_unk": false,
+        "byte_fallback": false,
+        "vocab": {"t": 0, "h": 1, "e": 2, "c": 3, "a": 4, "s": 5, "th": 6, "the": 7, "at": 8},
+        "merges": ["t h", "th e", "a t"]}})";
+    const std::string text = file("text.npz");
+    const std::string ids = file("ids.npz");
+    const RunResult byText = model({"--model", dir, "--text", "the cat sat", "--out", text});
+    ASSERT_EQ(byText.status, 0) << byText.err;
+    ASSERT_EQ(model({"--model", dir, "--ids", "7,3,8,5,8", "--out", ids}).status, 0);
+    auto fromText = loadAttentionDump(text);
+    auto fromIds = loadAttentionDump(ids);
+    ASSERT_TRUE(fromText.ok() && fromIds.ok());
+    EXPECT_EQ(fromText->tokens, (std::vector<std::string>{"the", "c", "at", "s", "at"}));
+    EXPECT_EQ(fromIds->tokens, fromText->tokens) << "--ids shows the tokenizer's tokens too";
+    EXPECT_EQ(fromText->weights, fromIds->weights);
+    EXPECT_EQ(members(text)["ids"], members(ids)["ids"]);
+}
+
 TEST_F(ModelCommand, RejectsBadIdsWithoutWriting) {
     const std::string dir = fixture("gpt2_base_f16"); // vocab 40, 12 positions
     const std::string out = file("o.npz");
