@@ -17,6 +17,7 @@
 #include <regex>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "attnlab/npy.h"
@@ -325,6 +326,78 @@ struct BadCase {
     std::string name;
     std::vector<std::string> args;
 };
+
+/// A .npy image with any descr, shape and data (version 1.0, padded as numpy pads it).
+std::string npyImage(const std::string& descr, const std::string& shape, const std::string& data) {
+    std::string dict =
+        "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
+    dict.append((64 - (10 + dict.size() + 1) % 64) % 64, ' ');
+    dict.push_back('\n');
+    std::string out("\x93NUMPY\x01\x00", 8);
+    out.push_back(static_cast<char>(dict.size() & 0xff));
+    out.push_back(static_cast<char>(dict.size() >> 8));
+    return out + dict + data;
+}
+
+TEST_F(Render, FilesFromAStrangerExitTwoWithOneLineNamingThem) {
+    // #9 reproducers: each used to allocate gigabytes, abort, or draw NaN; now each is one
+    // line naming the file, exit 2, and no figure.
+    const std::string out = (m_dir / "figure.png").string();
+    const std::string weights =
+        npyImage("<f4", "(2, 2)",
+                 std::string("\0\0\0\x3f", 4) + std::string("\0\0\0\x3f", 4) +
+                     std::string("\0\0\0\x3f", 4) + std::string("\0\0\0\x3f", 4));
+    // A stored member whose sizes claim 3.75 GB.
+    const std::string lying = (m_dir / "lying.npz").string();
+    ASSERT_FALSE(attnlab::writeNpzMembers(lying, {{"attentions", weights}}));
+    {
+        std::ifstream in(lying, std::ios::binary);
+        std::string image((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        const std::size_t central = image.find(std::string("PK\x01\x02", 4));
+        ASSERT_NE(central, std::string::npos);
+        for (std::size_t at : {std::size_t(22), central + 24})
+            image.replace(at, 4, std::string("\0\0\0\xf0", 4));
+        std::ofstream(lying, std::ios::binary) << image;
+    }
+    // 10^8 tokens of width 0.
+    const std::string tokens = (m_dir / "tokens0.npz").string();
+    ASSERT_FALSE(attnlab::writeNpzMembers(
+        tokens, {{"attentions", weights}, {"tokens", npyImage("<U0", "(100000000,)", "")}}));
+    // 4000 one-cell heads in one layer (16 KB): refused rather than drawn head by head.
+    const std::string heads = (m_dir / "heads4000.npy").string();
+    {
+        std::string ones;
+        for (int i = 0; i < 4000; ++i)
+            ones += std::string("\0\0\x80\x3f", 4); // 1.0f
+        std::ofstream(heads, std::ios::binary) << npyImage("<f4", "(1, 4000, 1, 1)", ones);
+    }
+    auto session = [&](const std::string& name, const std::string& attention) {
+        const std::string path = (m_dir / name).string();
+        std::ofstream(path) << R"({"attnlab_session": 1, "attention": {)" << attention << "}}";
+        return path;
+    };
+    const std::string huge = session("huge.json", R"("scale": 1e400)");
+    const std::string inf = session("inf.json", R"("scale": 1e308)");
+    const std::string tiny = session("tiny.json", R"("temperature": 5e-324)");
+    const std::vector<std::pair<std::string, std::vector<std::string>>> cases = {
+        {"lying.npz", {"--dump", lying, "--view", "heatmap", "--out", out}},
+        {"tokens0.npz", {"--dump", tokens, "--view", "heatmap", "--out", out}},
+        {"heads4000.npy", {"--dump", heads, "--view", "heads", "--out", out}},
+        {"attention.scale", {"--session", huge, "--view", "heatmap", "--out", out}},
+        {"attention.scale", {"--session", inf, "--view", "heatmap", "--out", out}},
+        {"attention.temperature", {"--session", tiny, "--view", "heatmap", "--out", out}},
+    };
+    for (const auto& [culprit, args] : cases) {
+        SCOPED_TRACE(args[1]);
+        const RunResult result = run(args);
+        EXPECT_EQ(result.status, 2) << result.err;
+        ASSERT_FALSE(result.err.empty());
+        EXPECT_EQ(std::count(result.err.begin(), result.err.end(), '\n'), 1) << result.err;
+        EXPECT_NE(result.err.find(culprit), std::string::npos) << result.err;
+        EXPECT_EQ(result.err.find("json.exception"), std::string::npos) << result.err;
+        EXPECT_FALSE(fs::exists(out));
+    }
+}
 
 TEST_F(Render, BadArgumentsExitTwoWithOneLineAndNoFile) {
     const std::string out = (m_dir / "figure.png").string();

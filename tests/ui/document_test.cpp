@@ -2,6 +2,7 @@
 // large work runs on the worker, sessions round-trip.
 #include "ui/document.h"
 
+#include <QFile>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QUndoStack>
@@ -194,6 +195,65 @@ TEST(Document, OpeningAMissingFileIsAMessageNotACrash) {
     EXPECT_GE(errors.count(), 1);
     EXPECT_EQ(document.session().text, Session{}.text);
 }
+
+/// Session files that used to abort the window (an exception escaping Document::open) or
+/// load figures of NaN: each is one message naming the file and the key, and the session
+/// on screen stays as it was.
+struct UnreadableSession {
+    const char* name;
+    std::string json;
+    const char* key;
+};
+
+class DocumentUnreadableSession : public ::testing::TestWithParam<UnreadableSession> {};
+
+TEST_P(DocumentUnreadableSession, IsOneMessageAndLeavesTheSessionUnchanged) {
+    QTemporaryDir directory;
+    ASSERT_TRUE(directory.isValid());
+    const QString path = directory.filePath(QStringLiteral("stranger.json"));
+    {
+        QFile file(path);
+        ASSERT_TRUE(file.open(QIODevice::WriteOnly));
+        const std::string& json = GetParam().json;
+        file.write(json.data(), static_cast<qint64>(json.size()));
+    }
+    Document document;
+    document.modify([](Session& s) { s.text = "what I was working on"; }, QStringLiteral("type"));
+    document.flush();
+    const std::string before = sessionToJson(document.session());
+    QSignalSpy errors(&document, &Document::errorOccurred);
+    EXPECT_FALSE(document.open(path));
+    ASSERT_EQ(errors.count(), 1);
+    const QString message = errors.front().front().toString();
+    EXPECT_TRUE(message.contains(QStringLiteral("stranger.json"))) << message.toStdString();
+    EXPECT_TRUE(message.contains(QLatin1String(GetParam().key))) << message.toStdString();
+    EXPECT_FALSE(message.contains(QStringLiteral("json.exception"))) << message.toStdString();
+    EXPECT_EQ(sessionToJson(document.session()), before);
+    EXPECT_TRUE(document.isModified());
+}
+
+std::string sessionWith(const std::string& section, const std::string& entry) {
+    return R"({"attnlab_session": 1, ")" + section + R"(": {)" + entry + "}}";
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Reproducers, DocumentUnreadableSession,
+    ::testing::Values(
+        UnreadableSession{"NumberBeyondADouble", sessionWith("attention", R"("scale": 1e400)"),
+                          "attention.scale"},
+        UnreadableSession{"IntegerBeyond64Bits",
+                          sessionWith("mask", R"("window": 99999999999999999999999)"),
+                          "mask.window"},
+        UnreadableSession{"ScaleThatOverflowsAFloat", sessionWith("attention", R"("scale": 1e308)"),
+                          "attention.scale"},
+        UnreadableSession{"SubnormalTemperature",
+                          sessionWith("attention", R"("temperature": 5e-324)"),
+                          "attention.temperature"},
+        UnreadableSession{"TextOfTwoMegabytes",
+                          sessionWith("tokens", R"("tokenizer": "character", "text": ")" +
+                                                    std::string(std::size_t(2) << 20, 'a') + "\""),
+                          "tokens.text"}),
+    [](const ::testing::TestParamInfo<UnreadableSession>& param) { return param.param.name; });
 
 TEST(Document, CustomMaskFollowsTheTokenCount) {
     Document document;

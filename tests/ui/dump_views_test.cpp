@@ -3,7 +3,9 @@
 // previous state, and the aggregate, statistics and difference views draw the dump's numbers.
 
 #include <QDir>
+#include <QFileInfo>
 #include <QImage>
+#include <QSignalSpy>
 #include <QStandardItemModel>
 #include <QTemporaryDir>
 #include <QTest>
@@ -11,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <iterator>
 #include <random>
 
 #include "ui/aggregate_view.h"
@@ -148,6 +151,77 @@ TEST(DumpViews, ABadDumpShowsAMessageAndKeepsThePreviousState) {
     EXPECT_TRUE(window.statusMessage().contains(QStringLiteral("short.txt")))
         << window.statusMessage().toStdString();
     EXPECT_EQ(dumps->layer(), 1);
+}
+
+/// A .npy image with any descr and shape (version 1.0, header padded as numpy pads it).
+std::string npyImage(const std::string& descr, const std::string& shape, const std::string& data) {
+    std::string dict =
+        "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
+    dict.append((64 - (10 + dict.size() + 1) % 64) % 64, ' ');
+    dict.push_back('\n');
+    std::string out("\x93NUMPY\x01\x00", 8);
+    out.push_back(static_cast<char>(dict.size() & 0xff));
+    out.push_back(static_cast<char>(dict.size() >> 8));
+    return out + dict + data;
+}
+
+/// Files from a stranger that used to exhaust memory or abort the window: each must be one
+/// message naming the file, with the dump on screen unchanged.
+TEST(DumpViews, LyingArchivesAndBadTokensAreOneMessageAndChangeNothing) {
+    Fixture files;
+    MainWindow window;
+    window.show();
+    window.document()->flush();
+    DumpDocument* dumps = DumpDocument::of(window.document());
+    ASSERT_TRUE(dumps->openAttention(files.path));
+    dumps->setLayer(2);
+    const Matrix before =
+        Matrix(std::as_const(window.document()->experiment()->attention.weights).head(0, 1));
+
+    // 1. A stored member whose sizes claim 3.75 GB (local header and central directory).
+    std::string image;
+    {
+        std::ifstream in(files.path.toStdString(), std::ios::binary);
+        image.assign(std::istreambuf_iterator<char>(in), {});
+    }
+    const std::size_t central = image.find(std::string("PK\x01\x02", 4));
+    ASSERT_NE(central, std::string::npos);
+    for (std::size_t at : {std::size_t(22), central + 24}) // uncompressed size fields
+        for (int b = 0; b < 4; ++b)
+            image[at + static_cast<std::size_t>(b)] = static_cast<char>(b == 3 ? 0xf0 : 0);
+    const QString lying = files.dir.filePath(QStringLiteral("lying.npz"));
+    std::ofstream(lying.toStdString(), std::ios::binary) << image;
+
+    // 2. A tokens member of 10^8 strings of width 0 (3 GB as strings, 0 bytes of data).
+    const QString tokens = files.dir.filePath(QStringLiteral("tokens0.npz"));
+    ASSERT_FALSE(writeNpzMembers(tokens.toStdString(),
+                                 {{"attentions", encodeNpy(files.weights, DType::Float32)},
+                                  {"tokens", npyImage("<U0", "(100000000,)", "")}}));
+
+    // 3. A Q/K/V dump whose q claims a shape the bytes do not hold.
+    const QString qkv = files.dir.filePath(QStringLiteral("qkv_lying.npz"));
+    const std::string v = npyImage("<f4", "(2, 2)", std::string(16, '\0'));
+    ASSERT_FALSE(writeNpzMembers(
+        qkv.toStdString(),
+        {{"q", npyImage("<f4", "(1073741824, 4)", std::string(16, '\0'))}, {"k", v}, {"v", v}}));
+
+    QSignalSpy errors(dumps, &DumpDocument::errorOccurred);
+    for (const QString& bad : {lying, tokens, qkv}) {
+        errors.clear();
+        const bool opened = bad == qkv ? dumps->openQkv(bad) : dumps->openAttention(bad);
+        EXPECT_FALSE(opened) << bad.toStdString();
+        ASSERT_EQ(errors.count(), 1) << bad.toStdString();
+        const QString message = errors.front().front().toString();
+        EXPECT_TRUE(message.contains(QFileInfo(bad).fileName())) << message.toStdString();
+        EXPECT_FALSE(message.contains(QLatin1Char('\n'))) << message.toStdString();
+        ASSERT_NE(dumps->dump(), nullptr);
+        EXPECT_EQ(dumps->dump()->source, files.path.toStdString());
+        EXPECT_EQ(dumps->layer(), 2);
+        EXPECT_TRUE(dumps->active());
+        const Matrix after =
+            Matrix(std::as_const(window.document()->experiment()->attention.weights).head(0, 1));
+        EXPECT_EQ(before, after);
+    }
 }
 
 TEST(DumpViews, AggregatesStatisticsAndDifferencesDrawTheDump) {
