@@ -2,10 +2,7 @@
 // flashStateAfter on the experiment's whole tensor (not the Document's one-head walk),
 // the last step's O / l is the double-precision reference, and block edits are undoable.
 
-#pragma push_macro("QT_CORE_LIB")
-#undef QT_CORE_LIB
 #include "reference.h"
-#pragma pop_macro("QT_CORE_LIB")
 
 #include <QCoreApplication>
 #include <QDir>
@@ -154,10 +151,11 @@ INSTANTIATE_TEST_SUITE_P(BlocksAndMasks, FlashStepper,
                                            std::make_tuple(true, 1, 4),
                                            std::make_tuple(false, 7, 7),
                                            std::make_tuple(true, 8, 1)),
-                         [](const ::testing::TestParamInfo<std::tuple<bool, int, int>>& info) {
-                             const auto [causal, qBlock, kvBlock] = info.param;
-                             return std::string(causal ? "causal" : "full") + "_q" +
-                                    std::to_string(qBlock) + "_kv" + std::to_string(kvBlock);
+                         [](const auto& caseInfo) {
+                             const auto& c = caseInfo.param;
+                             return std::string(std::get<0>(c) ? "causal" : "full") + "_q" +
+                                    std::to_string(std::get<1>(c)) + "_kv" +
+                                    std::to_string(std::get<2>(c));
                          });
 
 TEST(FlashStepper, CausalTilesAboveTheDiagonalAreSkipped) {
