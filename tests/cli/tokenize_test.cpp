@@ -4,10 +4,6 @@
 
 #include <gtest/gtest.h>
 
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
-
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -18,9 +14,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "command_runner.h"
 #include "temp_dir.h"
-
-extern char** environ;
 
 namespace attnlab {
 namespace {
@@ -28,18 +23,7 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-struct RunResult {
-    int status = -1;
-    std::string out;
-    std::string err;
-};
-
-std::string slurp(const fs::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream text;
-    text << in.rdbuf();
-    return text.str();
-}
+using RunResult = test::CommandResult;
 
 class TokenizeCliTest : public ::testing::Test {
 protected:
@@ -71,34 +55,9 @@ protected:
     }
 
     RunResult run(const std::vector<std::string>& args) const {
-        std::vector<std::string> all = {ATTNLAB_BINARY, "tokenize"};
+        std::vector<std::string> all = {"tokenize"};
         all.insert(all.end(), args.begin(), args.end());
-        std::vector<char*> argv;
-        for (auto& a : all)
-            argv.push_back(a.data());
-        argv.push_back(nullptr);
-        const std::string outPath = m_capture.file("stdout");
-        const std::string errPath = m_capture.file("stderr");
-        posix_spawn_file_actions_t actions;
-        posix_spawn_file_actions_init(&actions);
-        posix_spawn_file_actions_addopen(&actions, 1, outPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                         0644);
-        posix_spawn_file_actions_addopen(&actions, 2, errPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                         0644);
-        pid_t pid = 0;
-        RunResult result;
-        const int spawned = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
-        posix_spawn_file_actions_destroy(&actions);
-        if (spawned != 0) {
-            ADD_FAILURE() << "cannot run " << ATTNLAB_BINARY;
-            return result;
-        }
-        int status = 0;
-        waitpid(pid, &status, 0);
-        result.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-        result.out = slurp(outPath);
-        result.err = slurp(errPath);
-        return result;
+        return test::runCommand(ATTNLAB_BINARY, all, m_capture.path());
     }
 
     /// The JSON objects printed, one per line.
