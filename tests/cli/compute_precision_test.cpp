@@ -6,10 +6,6 @@
 
 #include <gtest/gtest.h>
 
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
-
 #include <algorithm>
 #include <cmath>
 #include <fstream>
@@ -24,10 +20,9 @@
 #include <nlohmann/json.hpp>
 
 #include "attnlab/npy.h"
+#include "command_runner.h"
 #include "reference.h"
 #include "temp_dir.h"
-
-extern char** environ;
 
 namespace attnlab {
 namespace {
@@ -42,29 +37,12 @@ constexpr double kFloatTol = 2e-5;
 
 /// Runs `attnlab compute args...`; returns the exit status, stderr in `err`.
 int compute(const std::vector<std::string>& args, const test::TempDir& dir, std::string* err) {
-    std::vector<std::string> all = {ATTNLAB_BINARY, "compute"};
+    std::vector<std::string> all = {"compute"};
     all.insert(all.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (auto& a : all)
-        argv.push_back(a.data());
-    argv.push_back(nullptr);
-    const std::string errPath = dir.file("stderr.txt");
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, 2, errPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                     0644);
-    pid_t pid = 0;
-    const int spawned = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    if (spawned != 0) return -1;
-    int status = 0;
-    waitpid(pid, &status, 0);
-    std::ifstream in(errPath);
-    std::ostringstream text;
-    text << in.rdbuf();
-    *err = text.str();
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    const test::CommandResult result =
+        test::runCommand(ATTNLAB_BINARY, all, dir.path() / "capture");
+    *err = result.err;
+    return result.status;
 }
 
 /// [B, H, S, D] doubles, N(0, 1) from a 64-bit generator: full 53-bit mantissas.
