@@ -501,7 +501,7 @@ void FlashStepperView::refresh() {
             tileBytes() + static_cast<qint64>(s.qBlock * dk + s.kvBlock * (dk + dv)) * 4;
         QString counters =
             tr("score tile %1\u00d7%2 = %3 (with its Q, K, V tiles %4) vs the full %5\u00d7%6 "
-               "score matrix %7 \u00b7 tiles computed %8, skipped %9 \u00b7 max error now %10")
+               "score matrix %7\ntiles computed %8, skipped %9 \u00b7 max error now %10")
                 .arg(s.qBlock)
                 .arg(s.kvBlock)
                 .arg(bytesText(static_cast<double>(tileBytes())))

@@ -104,6 +104,9 @@ QCPLegend* legendAbove(QCPLayoutGrid* grid, int row, int column, QCPAxisRect* re
     cell->setRowSpacing(2);
     legend->setLayer(QStringLiteral("legend"));
     legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
+    // The plot's own legend is gone (the views clear the layout): without this, every
+    // plottable made from now on would be added to this one as well.
+    if (QCustomPlot* plot = legend->parentPlot()) plot->setAutoAddPlottableToLegend(false);
     legend->setMargins(QMargins(0, 0, 0, 0));
     return legend;
 }

@@ -9,6 +9,7 @@
 #include <QApplication>
 #include <QHelpEvent>
 #include <QLabel>
+#include <QSet>
 #include <QSpinBox>
 #include <QTabWidget>
 #include <QToolTip>
@@ -253,6 +254,14 @@ bool legendsClearOfData(QCustomPlot* plot) {
         auto* legend = qobject_cast<QCPLegend*>(element);
         if (!legend || !legend->visible() || legend->itemCount() == 0) continue;
         ++legends;
+        // Each entry is there once (a legend that collected every plottable repeated them).
+        QSet<QString> names;
+        for (int i = 0; i < legend->itemCount(); ++i)
+            if (auto* item = qobject_cast<QCPPlottableLegendItem*>(legend->item(i))) {
+                const QString name = item->plottable()->name();
+                if (name.isEmpty() || names.contains(name)) return false;
+                names.insert(name);
+            }
         for (QCPAxisRect* rect : plot->axisRects())
             if (legend->outerRect().intersects(rect->rect())) return false;
     }
