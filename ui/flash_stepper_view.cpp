@@ -1,9 +1,3 @@
-// GCC 12 reports false "maybe uninitialized" warnings inside Eigen's AVX-512 intrinsics
-// (the _mm512_undefined_ps idiom) when they are inlined here with -march=native.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-
 #include "ui/flash_stepper_view.h"
 
 #include <QHBoxLayout>
