@@ -5,10 +5,6 @@
 
 #include <gtest/gtest.h>
 
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -22,8 +18,7 @@
 
 #include "attnlab/dump.h"
 #include "attnlab/npy.h"
-
-extern char** environ;
+#include "command_runner.h"
 
 namespace attnlab {
 namespace {
@@ -36,18 +31,7 @@ std::string fixture(const std::string& name) {
     return std::string(ATTNLAB_SOURCE_DIR) + "/tests/model/fixtures/" + name;
 }
 
-std::string slurp(const fs::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream text;
-    text << in.rdbuf();
-    return text.str();
-}
-
-struct RunResult {
-    int status = -1;
-    std::string out;
-    std::string err;
-};
+using RunResult = test::CommandResult;
 
 class ModelCommand : public ::testing::Test {
 protected:
@@ -74,34 +58,9 @@ protected:
     }
 
     RunResult model(const std::vector<std::string>& args) const {
-        std::vector<std::string> all = {ATTNLAB_BINARY, "model"};
+        std::vector<std::string> all = {"model"};
         all.insert(all.end(), args.begin(), args.end());
-        std::vector<char*> argv;
-        for (auto& a : all)
-            argv.push_back(a.data());
-        argv.push_back(nullptr);
-        const std::string outPath = (m_root / "capture" / "stdout").string();
-        const std::string errPath = (m_root / "capture" / "stderr").string();
-        posix_spawn_file_actions_t actions;
-        posix_spawn_file_actions_init(&actions);
-        posix_spawn_file_actions_addopen(&actions, 1, outPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                         0644);
-        posix_spawn_file_actions_addopen(&actions, 2, errPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                         0644);
-        pid_t pid = 0;
-        RunResult result;
-        const int spawned = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
-        posix_spawn_file_actions_destroy(&actions);
-        if (spawned != 0) {
-            ADD_FAILURE() << "cannot run " << ATTNLAB_BINARY;
-            return result;
-        }
-        int status = 0;
-        waitpid(pid, &status, 0);
-        result.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-        result.out = slurp(outPath);
-        result.err = slurp(errPath);
-        return result;
+        return test::runCommand(ATTNLAB_BINARY, all, m_root / "capture");
     }
 
     /// Status 2, one line on stderr naming `culprit` (and `what`), the work folder unchanged.
@@ -234,14 +193,14 @@ TEST_F(ModelCommand, RejectsBadCheckpointsWithoutWriting) {
                    "not a folder");
 
     const std::string truncated = copyFixture("gpt2_lmhead_f32");
-    const std::string bytes = slurp(truncated + "/model.safetensors");
+    const std::string bytes = test::readWholeFile(truncated + "/model.safetensors");
     std::ofstream(truncated + "/model.safetensors", std::ios::binary | std::ios::trunc)
         << bytes.substr(0, bytes.size() / 2);
     expectRejected({"--model", truncated, "--ids", "1", "--out", out}, "model.safetensors",
                    "past the end");
 
     const std::string header = copyFixture("qwen3_qknorm");
-    std::string spoiled = slurp(header + "/model.safetensors");
+    std::string spoiled = test::readWholeFile(header + "/model.safetensors");
     const std::uint64_t huge = spoiled.size();
     std::memcpy(spoiled.data(), &huge, 8);
     std::ofstream(header + "/model.safetensors", std::ios::binary | std::ios::trunc) << spoiled;
