@@ -14,13 +14,7 @@
 
 #include "ui/core.h"
 
-#pragma push_macro("QT_CORE_LIB")
-#undef QT_CORE_LIB
 #include "attnlab/dump.h"
-#pragma pop_macro("QT_CORE_LIB")
-
-class QMainWindow;
-class QMenu;
 
 namespace attnlab::ui {
 
