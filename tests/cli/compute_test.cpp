@@ -5,10 +5,6 @@
 
 #include <gtest/gtest.h>
 
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
-
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -24,9 +20,8 @@
 #include <nlohmann/json.hpp>
 
 #include "attnlab/npy.h"
+#include "command_runner.h"
 #include "reference.h"
-
-extern char** environ;
 
 namespace attnlab {
 namespace {
@@ -34,18 +29,7 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-struct RunResult {
-    int status = -1;
-    std::string out;
-    std::string err;
-};
-
-std::string slurp(const fs::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream text;
-    text << in.rdbuf();
-    return text.str();
-}
+using RunResult = test::CommandResult;
 
 /// A fresh folder per test: `work` holds the files the command sees, `capture` its stdout
 /// and stderr (kept apart so the listing of `work` shows only what the command wrote).
@@ -75,34 +59,9 @@ protected:
 
     /// Runs `attnlab compute args...`.
     RunResult compute(const std::vector<std::string>& args) const {
-        std::vector<std::string> all = {ATTNLAB_BINARY, "compute"};
+        std::vector<std::string> all = {"compute"};
         all.insert(all.end(), args.begin(), args.end());
-        std::vector<char*> argv;
-        for (auto& a : all)
-            argv.push_back(a.data());
-        argv.push_back(nullptr);
-        const std::string outPath = (m_root / "capture" / "stdout").string();
-        const std::string errPath = (m_root / "capture" / "stderr").string();
-        posix_spawn_file_actions_t actions;
-        posix_spawn_file_actions_init(&actions);
-        posix_spawn_file_actions_addopen(&actions, 1, outPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                         0644);
-        posix_spawn_file_actions_addopen(&actions, 2, errPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                         0644);
-        pid_t pid = 0;
-        RunResult result;
-        const int spawned = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
-        posix_spawn_file_actions_destroy(&actions);
-        if (spawned != 0) {
-            ADD_FAILURE() << "cannot run " << ATTNLAB_BINARY;
-            return result;
-        }
-        int status = 0;
-        waitpid(pid, &status, 0);
-        result.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-        result.out = slurp(outPath);
-        result.err = slurp(errPath);
-        return result;
+        return test::runCommand(ATTNLAB_BINARY, all, m_root / "capture");
     }
 
     void writeTensor(const std::string& name, const Tensor4& t, Index rank,
@@ -123,7 +82,9 @@ protected:
         return array.ok() ? *array : NpyArray{};
     }
 
-    json readJson(const std::string& name) const { return json::parse(slurp(file(name))); }
+    json readJson(const std::string& name) const {
+        return json::parse(test::readWholeFile(file(name)));
+    }
 
     /// Asserts a clean rejection: status 2, nothing on stdout, exactly one line on stderr
     /// that mentions `culprit` (and `what` when given), and no file added or changed.
@@ -132,7 +93,7 @@ protected:
         const auto before = listing();
         std::map<std::string, std::string> contents;
         for (const auto& name : before)
-            contents[name] = slurp(file(name));
+            contents[name] = test::readWholeFile(file(name));
         const RunResult run = compute(args);
         EXPECT_EQ(run.status, 2) << run.err;
         EXPECT_TRUE(run.out.empty()) << run.out;
@@ -145,7 +106,7 @@ protected:
         }
         EXPECT_EQ(listing(), before) << "files were added or removed";
         for (const auto& name : before)
-            EXPECT_EQ(slurp(file(name)), contents[name]) << name << " changed";
+            EXPECT_EQ(test::readWholeFile(file(name)), contents[name]) << name << " changed";
     }
 
     fs::path m_root;
@@ -559,18 +520,18 @@ TEST_F(CliRejects, ValidInputsSucceedAsAControl) {
 }
 
 TEST_F(CliRejects, TruncatedFile) {
-    const std::string bytes = slurp(file("k.npy"));
+    const std::string bytes = test::readWholeFile(file("k.npy"));
     writeRaw("k.npy", bytes.substr(0, bytes.size() - 3));
     expectRejected(baseArgs(), "k.npy", "truncated");
 }
 
 TEST_F(CliRejects, TruncatedHeader) {
-    writeRaw("k.npy", slurp(file("k.npy")).substr(0, 20));
+    writeRaw("k.npy", test::readWholeFile(file("k.npy")).substr(0, 20));
     expectRejected(baseArgs(), "k.npy", "truncated header");
 }
 
 TEST_F(CliRejects, BadMagic) {
-    std::string bytes = slurp(file("v.npy"));
+    std::string bytes = test::readWholeFile(file("v.npy"));
     bytes[0] = 'X';
     writeRaw("v.npy", bytes);
     expectRejected(baseArgs(), "v.npy", "magic");
@@ -670,11 +631,11 @@ TEST_F(CliRejects, FolderAsAnOutputLeavesEveryOtherOutputUntouched) {
     std::vector<std::string> args = baseArgs();
     args[9] = file("weights_dir");
     expectRejected(args, "weights_dir", "directory");
-    EXPECT_EQ(slurp(file("o.npy")), "previous result");
+    EXPECT_EQ(test::readWholeFile(file("o.npy")), "previous result");
     args = baseArgs();
     args[11] = file("weights_dir"); // --trace
     expectRejected(args, "weights_dir", "directory");
-    EXPECT_EQ(slurp(file("o.npy")), "previous result");
+    EXPECT_EQ(test::readWholeFile(file("o.npy")), "previous result");
 }
 
 TEST_F(CliRejects, IntegerDtype) {
@@ -766,7 +727,7 @@ TEST_F(CliRejects, MissingValue) {
 TEST_F(CliRejects, FailureKeepsAnExistingOutputUntouched) {
     writeRaw("o.npy", "previous result");
     expectRejected(with(baseArgs(), {"--mask", "window", "--window", "-1"}), "--window");
-    EXPECT_EQ(slurp(file("o.npy")), "previous result");
+    EXPECT_EQ(test::readWholeFile(file("o.npy")), "previous result");
 }
 
 TEST_F(CliRejects, UnwritableOutputLeavesNoPartialFiles) {
