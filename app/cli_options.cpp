@@ -1,11 +1,16 @@
 #include "cli_options.h"
 
+#include "attnlab/check.h"
+
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <iostream>
 #include <limits>
+#include <new>
+#include <stdexcept>
 
 namespace attnlab::app {
 
@@ -121,6 +126,28 @@ double parseReal(const std::string& text, const std::string& what) {
         fail(what + ": '" + text + "' is not a number");
     if (!std::isfinite(value) || errno == ERANGE) fail(what + ": '" + text + "' is not finite");
     return value;
+}
+
+int runCommandBody(std::string_view command, int (*body)(int, char**), int argc, char** argv,
+                   std::string_view outOfMemory) {
+    std::string message;
+    try {
+        return body(argc, argv);
+    } catch (const CommandError& error) {
+        message = error.message;
+    } catch (const InvalidArgument& error) {
+        message = error.what();
+    } catch (const std::bad_alloc&) {
+        message = outOfMemory;
+    } catch (const std::length_error&) {
+        message = "these sizes are too large to hold in memory";
+    } catch (const std::exception& error) {
+        message = std::string("failed: ") + error.what();
+    }
+    for (char& c : message)
+        if (c == '\n' || c == '\r') c = ' ';
+    std::cerr << "attnlab " << command << ": " << message << '\n';
+    return 2;
 }
 
 } // namespace attnlab::app

@@ -55,4 +55,11 @@ double parseFloat32(const std::string& text, const std::string& what);
 /// the position arithmetic.
 constexpr Index kMaxExtentOption = (Index(1) << 31) - 1;
 
+/// Runs a command's body and turns whatever it throws (CommandError, the core's
+/// InvalidArgument, running out of memory, any other exception) into the convention every
+/// command shares: one line "attnlab COMMAND: message" on stderr and exit status 2.
+/// `outOfMemory` says what was too large for this command.
+int runCommandBody(std::string_view command, int (*body)(int, char**), int argc, char** argv,
+                   std::string_view outOfMemory = "not enough memory");
+
 } // namespace attnlab::app

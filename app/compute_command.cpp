@@ -472,31 +472,11 @@ int run(int argc, char** argv) {
 }
 
 /// One line, whatever the message holds.
-std::string oneLine(std::string message) {
-    for (char& c : message)
-        if (c == '\n' || c == '\r') c = ' ';
-    return message;
-}
-
 } // namespace
 
 int computeCommand(int argc, char** argv) {
-    std::string message;
-    try {
-        return run(argc, argv);
-    } catch (const CommandError& error) {
-        message = error.message;
-    } catch (const InvalidArgument& error) {
-        message = error.what();
-    } catch (const std::bad_alloc&) {
-        message = "not enough memory for these sizes (--weights needs B*H*Sq*Sk values)";
-    } catch (const std::length_error&) {
-        message = "these sizes are too large to hold in memory";
-    } catch (const std::exception& error) {
-        message = std::string("failed: ") + error.what();
-    }
-    std::cerr << "attnlab compute: " << oneLine(message) << '\n';
-    return 2;
+    return runCommandBody("compute", run, argc, argv,
+                          "not enough memory for these sizes (--weights needs B*H*Sq*Sk values)");
 }
 
 } // namespace attnlab::app

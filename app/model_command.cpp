@@ -121,16 +121,7 @@ int run(int argc, char** argv) {
 } // namespace
 
 int modelCommand(int argc, char** argv) {
-    try {
-        return run(argc, argv);
-    } catch (const CommandError& error) {
-        std::cerr << "attnlab model: " << error.message << "\n";
-    } catch (const std::bad_alloc&) {
-        std::cerr << "attnlab model: not enough memory for this model and input\n";
-    } catch (const std::exception& error) {
-        std::cerr << "attnlab model: " << error.what() << "\n";
-    }
-    return 2;
+    return runCommandBody("model", run, argc, argv, "not enough memory for this model and input");
 }
 
 } // namespace attnlab::app

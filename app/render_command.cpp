@@ -398,15 +398,7 @@ int run(int argc, char** argv) {
 } // namespace
 
 int renderCommand(int argc, char** argv) {
-    try {
-        return run(argc, argv);
-    } catch (const CommandError& error) {
-        std::cerr << "attnlab render: " << error.message << '\n';
-        return 2;
-    } catch (const std::exception& error) {
-        std::cerr << "attnlab render: " << error.what() << '\n';
-        return 2;
-    }
+    return runCommandBody("render", run, argc, argv);
 }
 
 } // namespace attnlab::app

@@ -44,12 +44,6 @@ constexpr OptionSpec kOptions[] = {
     {"help", false},
 };
 
-std::string oneLine(std::string text) {
-    for (char& c : text)
-        if (c == '\n' || c == '\r') c = ' ';
-    return text;
-}
-
 /// Takes every --text out of argv (the shared parser allows an option once); the rest is
 /// parsed as usual.
 std::vector<std::string> extractTexts(int argc, char** argv, std::vector<char*>& rest) {
@@ -104,20 +98,7 @@ int run(int argc, char** argv) {
 } // namespace
 
 int tokenizeCommand(int argc, char** argv) {
-    std::string message;
-    try {
-        return run(argc, argv);
-    } catch (const CommandError& error) {
-        message = error.message;
-    } catch (const InvalidArgument& error) {
-        message = error.what();
-    } catch (const std::bad_alloc&) {
-        message = "not enough memory";
-    } catch (const std::exception& error) {
-        message = std::string("failed: ") + error.what();
-    }
-    std::cerr << "attnlab tokenize: " << oneLine(message) << '\n';
-    return 2;
+    return runCommandBody("tokenize", run, argc, argv);
 }
 
 } // namespace attnlab::app
