@@ -111,7 +111,10 @@ TEST_F(DemoModel, TokenizerGivesTheTrainingScriptsIds) {
 }
 
 TEST_F(DemoModel, ReproducesTheTrainingScriptsForward) {
-    for (const json& item : readJson(kFixtures + "manifest.json")["cases"]) {
+    // The parsed manifest lives in a variable: a range-for over readJson(...)["cases"] would
+    // iterate into a temporary destroyed before the loop body runs.
+    const json manifest = readJson(kFixtures + "manifest.json");
+    for (const json& item : manifest["cases"]) {
         const std::string name = item["name"];
         const std::vector<int64_t> ids = item["ids"];
         const std::string out = runModel(ids, name);
@@ -140,7 +143,7 @@ TEST_F(DemoModel, ReproducesTheTrainingScriptsForward) {
             << name;
     }
     // --text runs the folder's tokenizer: the same ids as the script's encoder.
-    const json text = readJson(kFixtures + "manifest.json")["cases"][0];
+    const json& text = manifest["cases"][0];
     const std::string out = m_dir.file("text.npz");
     ASSERT_EQ(attnlab({"model", "--model", kModel, "--text", text["text"], "--out", out}).status,
               0);
