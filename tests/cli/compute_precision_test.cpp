@@ -28,6 +28,7 @@ namespace attnlab {
 namespace {
 
 using ref::MatD;
+using ref::randomDoubles;
 
 /// Relative error a float64 run must reach: a double computation gives ~1e-15 here; the
 /// former float32 computation gave ~1e-7.
@@ -43,16 +44,6 @@ int compute(const std::vector<std::string>& args, const test::TempDir& dir, std:
         test::runCommand(ATTNLAB_BINARY, all, dir.path() / "capture");
     *err = result.err;
     return result.status;
-}
-
-/// [B, H, S, D] doubles, N(0, 1) from a 64-bit generator: full 53-bit mantissas.
-Tensor4d randomDoubles(Index b, Index h, Index s, Index d, std::uint64_t seed) {
-    Tensor4d t(b, h, s, d);
-    std::mt19937_64 gen(seed);
-    std::normal_distribution<double> dist(0.0, 1.0);
-    for (double& x : t.data)
-        x = dist(gen);
-    return t;
 }
 
 /// max |a - b| / max |b| over two same-shape matrices (shape mismatch: infinity).

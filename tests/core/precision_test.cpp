@@ -19,17 +19,10 @@
 namespace attnlab {
 namespace {
 
+using ref::randomDoubles;
+
 constexpr double kDoubleTol = 1e-13;
 constexpr double kFloatTol = 2e-5;
-
-Tensor4d randomDoubles(Index b, Index h, Index s, Index d, std::uint64_t seed) {
-    Tensor4d t(b, h, s, d);
-    std::mt19937_64 gen(seed);
-    std::normal_distribution<double> dist(0.0, 1.0);
-    for (double& x : t.data)
-        x = dist(gen);
-    return t;
-}
 
 /// max |a - b| / max(1, max |b|).
 template <typename A, typename B> double relativeError(const A& a, const B& b) {

@@ -137,6 +137,17 @@ inline Tensor4 randomTensor(Index b, Index h, Index s, Index d, std::uint32_t se
     return t;
 }
 
+/// A [B, H, S, D] float64 tensor of N(0, 1) values from std::mt19937_64(seed): full 53-bit
+/// mantissas, for checking that double inputs are computed in double.
+inline Tensor4d randomDoubles(Index b, Index h, Index s, Index d, std::uint64_t seed) {
+    Tensor4d t(b, h, s, d);
+    std::mt19937_64 gen(seed);
+    std::normal_distribution<double> dist(0.0, 1.0);
+    for (double& x : t.data)
+        x = dist(gen);
+    return t;
+}
+
 /// A [rows, cols] boolean matrix, each cell true with probability pTrue, from seed.
 inline BoolMatrix randomMask(Index rows, Index cols, std::uint32_t seed, double pTrue = 0.6) {
     BoolMatrix m(rows, cols);
