@@ -18,15 +18,6 @@ struct LoadError {
     std::string message;
 };
 
-std::string shapeText(const std::vector<Index>& shape) {
-    std::ostringstream out;
-    out << '[';
-    for (std::size_t i = 0; i < shape.size(); ++i)
-        out << (i ? ", " : "") << shape[i];
-    out << ']';
-    return out.str();
-}
-
 /// Binds tensor names to Weights, checking presence, shape and dtype; widens F16/BF16 once.
 class Binder {
 public:

@@ -76,15 +76,6 @@ float bfloat16ToFloat(std::uint16_t b) {
     return std::bit_cast<float>(static_cast<std::uint32_t>(b) << 16);
 }
 
-std::string shapeText(const std::vector<Index>& shape) {
-    std::ostringstream out;
-    out << '[';
-    for (std::size_t i = 0; i < shape.size(); ++i)
-        out << (i ? ", " : "") << shape[i];
-    out << ']';
-    return out.str();
-}
-
 } // namespace
 
 const char* tensorDTypeName(TensorDType t) {
@@ -409,6 +400,15 @@ std::size_t SafeTensors::mappedBytes() const {
     for (const auto& file : m_files)
         total += file->size();
     return total;
+}
+
+std::string shapeText(const std::vector<Index>& shape) {
+    std::ostringstream out;
+    out << '[';
+    for (std::size_t i = 0; i < shape.size(); ++i)
+        out << (i ? ", " : "") << shape[i];
+    out << ']';
+    return out.str();
 }
 
 } // namespace attnlab::model
