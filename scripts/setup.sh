@@ -6,6 +6,8 @@ set -euo pipefail
 PACKAGES=(
     build-essential cmake ninja-build pkg-config
     qt6-base-dev qt6-svg-dev libgl1-mesa-dev
+    qt6-tools-dev qt6-l10n-tools  # LinguistTools: lrelease compiles resources/translations
+    fonts-noto-cjk qt6-translations-l10n  # Chinese glyphs, not boxes; Qt's own dialogs in zh_CN
     libqcustomplot-dev libeigen3-dev nlohmann-json3-dev libzip-dev libpcre2-dev libicu-dev
     libgtest-dev
     xvfb xauth
