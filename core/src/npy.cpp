@@ -1,6 +1,7 @@
 #include "attnlab/npy.h"
 
 #include "attnlab/file_io.h"
+#include "attnlab/utf8.h"
 
 #include <zip.h>
 
@@ -301,24 +302,6 @@ Index itemBytesOf(const std::string& descr) {
     return kind == 'U' ? 4 * size : size;
 }
 
-void appendUtf8(std::string& out, std::uint32_t cp) {
-    if (cp < 0x80) {
-        out.push_back(static_cast<char>(cp));
-    } else if (cp < 0x800) {
-        out.push_back(static_cast<char>(0xc0 | (cp >> 6)));
-        out.push_back(static_cast<char>(0x80 | (cp & 0x3f)));
-    } else if (cp < 0x10000) {
-        out.push_back(static_cast<char>(0xe0 | (cp >> 12)));
-        out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3f)));
-        out.push_back(static_cast<char>(0x80 | (cp & 0x3f)));
-    } else {
-        out.push_back(static_cast<char>(0xf0 | (cp >> 18)));
-        out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3f)));
-        out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3f)));
-        out.push_back(static_cast<char>(0x80 | (cp & 0x3f)));
-    }
-}
-
 } // namespace
 
 const char* dtypeName(DType t) {
@@ -592,19 +575,9 @@ Result<NpyArray> readNpy(const std::string& path, const NpyReadOptions& options)
     return parseNpy(*bytes, path, options);
 }
 
-std::string encodeNpy(const NpyArray& array, DType dtype) {
-    ATTN_CHECK(dtype == DType::Float32 || dtype == DType::Float64,
-               "encodeNpy writes float32 or float64, not " << dtypeName(dtype));
-    for (Index extent : array.shape)
-        ATTN_CHECK(extent >= 0, "encodeNpy: negative extent in shape " << shapeText(array.shape));
-    const bool doubles = !array.data64.empty();
-    const std::size_t values = doubles ? array.data64.size() : array.data.size();
-    ATTN_CHECK(array.elementCount() == static_cast<Index>(values),
-               "encodeNpy: shape " << shapeText(array.shape) << " holds " << array.elementCount()
-                                   << " values but the array has " << values);
-
-    std::string dict = std::string("{'descr': '") + (dtype == DType::Float32 ? "<f4" : "<f8") +
-                       "', 'fortran_order': False, 'shape': " + shapeText(array.shape) + ", }";
+std::string npyHeader(const std::string& descr, const std::vector<Index>& shape) {
+    std::string dict =
+        "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shapeText(shape) + ", }";
     // Version 1.0 stores the header length in 2 bytes; 2.0 in 4.
     std::size_t prefix = kMagicSize + 2 + 2;
     int major = 1;
@@ -618,16 +591,64 @@ std::string encodeNpy(const NpyArray& array, DType dtype) {
     dict.append(padded - unpadded, ' ');
     dict.push_back('\n');
     const std::size_t headerLength = dict.size();
-
-    const std::size_t itemBytes = static_cast<std::size_t>(dtypeBytes(dtype));
-    std::string out;
-    out.reserve(padded + values * itemBytes);
-    out.append(kMagic, kMagicSize);
+    std::string out(kMagic, kMagicSize);
     out.push_back(static_cast<char>(major));
     out.push_back('\0');
     for (std::size_t i = 0; i < prefix - kMagicSize - 2; ++i)
         out.push_back(static_cast<char>((headerLength >> (8 * i)) & 0xff));
-    out += dict;
+    return out + dict;
+}
+
+std::string encodeNpyInt64(const std::vector<Index>& shape,
+                           const std::vector<std::int64_t>& values) {
+    Index count = 1;
+    for (Index extent : shape) {
+        ATTN_CHECK(extent >= 0, "encodeNpyInt64: negative extent in shape " << shapeText(shape));
+        count *= extent;
+    }
+    ATTN_CHECK(count == static_cast<Index>(values.size()),
+               "encodeNpyInt64: shape " << shapeText(shape) << " holds " << count
+                                        << " values but there are " << values.size());
+    std::string out = npyHeader("<i8", shape);
+    const std::size_t offset = out.size();
+    out.resize(offset + values.size() * 8);
+    if (!values.empty()) std::memcpy(out.data() + offset, values.data(), values.size() * 8);
+    return out;
+}
+
+std::string encodeNpyUnicode(const std::vector<std::string>& strings) {
+    std::vector<std::u32string> decoded;
+    decoded.reserve(strings.size());
+    std::size_t width = 1;
+    for (const auto& s : strings) {
+        decoded.push_back(decodeUtf8Lossy(s));
+        width = std::max(width, decoded.back().size());
+    }
+    std::string out = npyHeader("<U" + std::to_string(width), {static_cast<Index>(strings.size())});
+    const std::size_t offset = out.size();
+    out.resize(offset + strings.size() * width * 4, '\0');
+    for (std::size_t i = 0; i < decoded.size(); ++i)
+        for (std::size_t c = 0; c < decoded[i].size(); ++c) {
+            const auto code = static_cast<std::uint32_t>(decoded[i][c]);
+            std::memcpy(out.data() + offset + (i * width + c) * 4, &code, 4);
+        }
+    return out;
+}
+
+std::string encodeNpy(const NpyArray& array, DType dtype) {
+    ATTN_CHECK(dtype == DType::Float32 || dtype == DType::Float64,
+               "encodeNpy writes float32 or float64, not " << dtypeName(dtype));
+    for (Index extent : array.shape)
+        ATTN_CHECK(extent >= 0, "encodeNpy: negative extent in shape " << shapeText(array.shape));
+    const bool doubles = !array.data64.empty();
+    const std::size_t values = doubles ? array.data64.size() : array.data.size();
+    ATTN_CHECK(array.elementCount() == static_cast<Index>(values),
+               "encodeNpy: shape " << shapeText(array.shape) << " holds " << array.elementCount()
+                                   << " values but the array has " << values);
+
+    const std::size_t itemBytes = static_cast<std::size_t>(dtypeBytes(dtype));
+    std::string out = npyHeader(dtype == DType::Float32 ? "<f4" : "<f8", array.shape);
+    out.reserve(out.size() + values * itemBytes);
     const std::size_t dataOffset = out.size();
     out.resize(dataOffset + values * itemBytes);
     char* dst = out.data() + dataOffset;

@@ -22,6 +22,7 @@
 
 #include "attnlab/file_io.h"
 #include "attnlab/npy.h"
+#include "attnlab/utf8.h"
 #include "temp_dir.h"
 
 namespace attnlab {
@@ -629,6 +630,57 @@ TEST(Npz, MemberThatIsNotNpyIsRefusedAfterItsFirstBytes) {
     auto damaged = membersOf(dir, "damaged.npz", damagedAtTheEnd(dir, good));
     ASSERT_FALSE(damaged.ok());
     EXPECT_EQ(damaged.error().find("bad magic"), std::string::npos) << damaged.error();
+}
+
+TEST(Npy, Int64ArrayHasNumpysLayout) {
+    // numpy's format 1.0: magic, version, little-endian header length, a dict padded with
+    // spaces and a newline to a multiple of 64 bytes, then the raw little-endian values.
+    const std::vector<std::int64_t> values = {0, 1, -7, 1023, std::int64_t(1) << 40, -(1 << 23)};
+    const std::string image = encodeNpyInt64({2, 3}, values);
+    ASSERT_GE(image.size(), 10u);
+    EXPECT_EQ(image.substr(0, 8), std::string("\x93NUMPY\x01\x00", 8));
+    const std::size_t headerLength = static_cast<unsigned char>(image[8]) +
+                                     256u * static_cast<unsigned char>(image[9]);
+    const std::size_t dataOffset = 10 + headerLength;
+    EXPECT_EQ(dataOffset % 64, 0u);
+    const std::string dict = image.substr(10, headerLength);
+    EXPECT_EQ(dict.back(), '\n');
+    EXPECT_NE(dict.find("'descr': '<i8'"), std::string::npos) << dict;
+    EXPECT_NE(dict.find("'shape': (2, 3)"), std::string::npos) << dict;
+    ASSERT_EQ(image.size(), dataOffset + values.size() * 8);
+    for (std::size_t i = 0; i < values.size(); ++i) {
+        std::uint64_t bits = 0;
+        for (int b = 7; b >= 0; --b)
+            bits = (bits << 8) | static_cast<unsigned char>(image[dataOffset + i * 8 + b]);
+        EXPECT_EQ(static_cast<std::int64_t>(bits), values[i]) << i;
+    }
+}
+
+TEST(Npy, UnicodeArrayRoundTripsUtf8WithTheLongestWidth) {
+    // ASCII, a GPT-2 byte-level marker, CJK (3 bytes) and an emoji (4 bytes), and the empty
+    // string: numpy's '<U' stores code points, so the width is the longest in code points.
+    const std::vector<std::string> strings = {"the", "\xc4\xa0" "cat", "\xe6\xb3\xa8\xe6\x84\x8f",
+                                              "\xf0\x9f\x98\x80", ""};
+    const std::string image = encodeNpyUnicode(strings);
+    EXPECT_NE(image.find("'descr': '<U4'"), std::string::npos);
+    auto array = parseNpyStrings(image, "tokens.npy");
+    ASSERT_TRUE(array) << array.error();
+    EXPECT_EQ(array->shape, (std::vector<Index>{5}));
+    EXPECT_EQ(array->values, strings);
+}
+
+TEST(Utf8, LossyDecodingReplacesEachBadByteAndKeepsTheRest) {
+    // 0xff never starts a sequence; "\xe6\xb3" is a truncated 3-byte character; "\xc0\xaf" is an
+    // overlong '/'; "\xed\xa0\x80" a surrogate: each of their bytes becomes U+FFFD.
+    const std::u32string decoded = decodeUtf8Lossy("a\xff" "b\xe6\xb3" "c\xc0\xaf\xed\xa0\x80");
+    EXPECT_EQ(decoded, U"a\ufffdb\ufffd\ufffdc\ufffd\ufffd\ufffd\ufffd\ufffd");
+    // Every code point survives encode then decode.
+    for (char32_t cp : {U'\0', U'\x7f', U'\x80', U'\x7ff', U'\x800', U'\xfffd', U'\xffff',
+                        U'\x10000', U'\x10ffff'}) {
+        std::string encoded;
+        appendUtf8(encoded, cp);
+        EXPECT_EQ(decodeUtf8Lossy(encoded), std::u32string(1, cp)) << std::hex << static_cast<std::uint32_t>(cp);
+    }
 }
 
 TEST(Npy, WritesNpzThatReadsBack) {

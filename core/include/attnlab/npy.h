@@ -78,6 +78,15 @@ struct NpyStringOptions {
 Result<NpyStrings> parseNpyStrings(const std::string& bytes, const std::string& name,
                                    const NpyStringOptions& options = {});
 
+/// A .npy header (magic, version 1.0, or 2.0 when the dict needs it, and the dict padded to 64
+/// bytes) for data of numpy type `descr` (e.g. "<f4", "<i8", "<U12") and `shape`, C order.
+std::string npyHeader(const std::string& descr, const std::vector<Index>& shape);
+/// A .npy image of int64 values of the given shape.
+std::string encodeNpyInt64(const std::vector<Index>& shape,
+                           const std::vector<std::int64_t>& values);
+/// A .npy image of a 1-D '<U' array (UTF-32, the width of the longest string); strings are
+/// UTF-8 and each invalid byte becomes U+FFFD.
+std::string encodeNpyUnicode(const std::vector<std::string>& strings);
 /// Serialises to a .npy image in `dtype` (Float32 or Float64), little-endian, C order.
 std::string encodeNpy(const NpyArray& array, DType dtype);
 /// Writes atomically: to "<path>.tmp-XXXX" then rename; nothing is left behind on failure.

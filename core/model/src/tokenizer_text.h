@@ -7,13 +7,14 @@
 #include <string>
 #include <string_view>
 
+#include "attnlab/utf8.h"
+
 namespace attnlab::model::detail {
 
 /// The code point starting at `text[pos]` of valid UTF-8; advances `pos` past it.
 char32_t nextCodePoint(std::string_view text, std::size_t& pos);
 /// The byte length of the UTF-8 character whose first byte is `lead` (1 for a stray byte).
 std::size_t utf8CharLength(unsigned char lead);
-void appendUtf8(std::string& out, char32_t codePoint);
 
 /// `bytes` as valid UTF-8: each maximal ill-formed subsequence becomes one U+FFFD (as
 /// Python's and Rust's lossy decoding do). Returns the input unchanged when it is valid.

@@ -13,13 +13,6 @@
 
 namespace attnlab::model {
 
-/// A .npy image of int64 values of the given shape.
-std::string encodeNpyInt64(const std::vector<Index>& shape,
-                           const std::vector<std::int64_t>& values);
-/// A .npy image of a 1-D '<U' array (UTF-32, width of the longest); strings are UTF-8 and an
-/// invalid byte becomes U+FFFD.
-std::string encodeNpyUnicode(const std::vector<std::string>& strings);
-
 struct RunNpzContents {
     bool logits = false; ///< run.logits must then hold every row
     bool qkv = false;    ///< run.q must then be recorded
