@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <new>
 #include <optional>
@@ -25,6 +26,7 @@
 #include <vector>
 
 #include "attnlab/attention.h"
+#include "attnlab/dropout.h"
 #include "attnlab/file_io.h"
 #include "attnlab/flash_trace.h"
 #include "attnlab/kv_cache.h"
@@ -61,6 +63,14 @@ constexpr const char* kUsage =
     "                             decoded row at a time\n"
     "  --additive-params P.npz    additive: wq [units, D], wk [units, D], v [units]\n"
     "                             (default: seeded parameters)\n"
+    "  --dropout P                train-mode attention dropout: each weight is zeroed with\n"
+    "                             probability P in [0, 1), the rest scaled by 1/(1 - P);\n"
+    "                             --weights and the output are after dropout (default 0: eval)\n"
+    "  --dropout-seed N           the drop pattern's seed (default 0); a cell's fate depends\n"
+    "                             only on (N, batch, head, query, key)\n"
+    "  --output-projection        write Concat(heads) @ W^O instead of the per-head outputs:\n"
+    "  --wo W.npy                 W^O of shape [H*Dv, d_out]; the output is [B, S, d_out]\n"
+    "                             ([S, d_out] for rank-2 Q)\n"
     "  --threads N                worker threads (default: all cores)\n"
     "  --help                     show this text\n"
     "\n"
@@ -113,6 +123,10 @@ constexpr OptionSpec kOptions[] = {
     {"kv-cache-prefill", true},
     {"threads", true},
     {"additive-params", true},
+    {"dropout", true},
+    {"dropout-seed", true},
+    {"output-projection", false},
+    {"wo", true},
     {"help", false},
 };
 
@@ -270,6 +284,49 @@ template <typename T> std::string encodeTensor(Tensor4T<T>&& t, Index rank, DTyp
     return encodeNpy(array, dtype);
 }
 
+/// Reads W^O [H * Dv, d_out] for --output-projection and checks it against the heads'
+/// outputs that it multiplies.
+Input readOutputProjection(const std::string& path, Index heads, Index dv) {
+    NpyReadOptions options;
+    options.allowHalf = false;
+    options.keepFloat64 = true;
+    options.minRank = 2;
+    options.maxRank = 2;
+    options.requireFinite = true;
+    auto array = readNpy(path, options);
+    if (!array) fail(array.error());
+    Input input;
+    input.path = path;
+    input.rank = 2;
+    input.dtype = array->dtype;
+    input.seq = array->shape[0];
+    input.dim = array->shape[1];
+    input.array = std::move(*array);
+    if (input.seq != heads * dv) {
+        std::ostringstream out;
+        out << path << " is [" << input.seq << ", " << input.dim
+            << "] but the heads' outputs concatenate to H x Dv = " << heads << " x " << dv << " = "
+            << heads * dv << " columns; --wo needs [" << heads * dv << ", d_out]";
+        fail(out.str());
+    }
+    return input;
+}
+
+/// Seed 000 §4.2: Concat(z_1, ..., z_h) W^O. Batch b's heads [H, Sq, Dv] are laid side by
+/// side in head order, as `z.transpose(1, 2).contiguous().view(B, Sq, H * Dv)`, then
+/// multiplied by wo [H * Dv, d_out]: the result is [B, 1, Sq, d_out].
+template <typename T> Tensor4T<T> projectOutput(const Tensor4T<T>& heads, const MatrixT<T>& wo) {
+    const Index dv = heads.dim;
+    Tensor4T<T> projected(heads.batch, 1, heads.seq, wo.cols());
+    MatrixT<T> merged(heads.seq, heads.heads * dv);
+    for (Index b = 0; b < heads.batch; ++b) {
+        for (Index h = 0; h < heads.heads; ++h)
+            merged.middleCols(h * dv, dv) = heads.head(b, h);
+        projected.head(b, 0).noalias() = merged * wo;
+    }
+    return projected;
+}
+
 /// What to do with Q, K and V once the options and shapes are checked.
 struct Plan {
     std::string outPath;
@@ -277,6 +334,7 @@ struct Plan {
     std::optional<RopeStyle> rope;
     double ropeBase = 10000.0;
     std::optional<Index> prefill;
+    Input* wo = nullptr; ///< --output-projection: W^O, released once used
 };
 
 /// Runs the attention in T (float or double) over the inputs, releasing them on the way, and
@@ -303,7 +361,17 @@ computeAs(Input& q, Input& k, Input& v, const AttentionSpec& spec, const Plan& p
     qkv = QkvT<T>{}; // release the inputs before the outputs are encoded
 
     std::vector<std::pair<std::string, std::string>> files;
-    files.emplace_back(plan.outPath, encodeTensor(std::move(attention.output), q.rank, q.dtype));
+    if (plan.wo) {
+        const Tensor4T<T> wo = takeTensor<T>(*plan.wo);
+        const ConstMatrixMapT<T> woMatrix(wo.data.data(), wo.seq, wo.dim);
+        // [B, S, d_out] for Q of rank 3 or 4 (the heads are gone), [S, d_out] for rank 2.
+        files.emplace_back(plan.outPath, encodeTensor(projectOutput<T>(attention.output, woMatrix),
+                                                      std::min<Index>(q.rank, 3), q.dtype));
+        attention.output = Tensor4T<T>{};
+    } else {
+        files.emplace_back(plan.outPath,
+                           encodeTensor(std::move(attention.output), q.rank, q.dtype));
+    }
     if (plan.weightsPath)
         files.emplace_back(*plan.weightsPath,
                            encodeTensor(std::move(attention.weights), q.rank, q.dtype));
@@ -419,6 +487,25 @@ int run(int argc, char** argv) {
     if (additivePath && spec.variant != Variant::Additive)
         fail("--additive-params is only used with --variant additive");
 
+    if (auto text = get(args, "dropout")) {
+        spec.dropout.rate = parseReal(*text, "--dropout");
+        if (validateDropoutRate(spec.dropout.rate))
+            fail("--dropout must be at least 0 and less than 1, got " + *text);
+        if (spec.dropout.active() && spec.variant == Variant::Linear)
+            fail("--dropout: linear attention never forms its weights, so there are none to "
+                 "drop; use --variant softmax, flash or additive");
+    }
+    if (auto text = get(args, "dropout-seed")) {
+        if (!get(args, "dropout")) fail("--dropout-seed is only used with --dropout P");
+        spec.dropout.seed = static_cast<std::uint64_t>(
+            parseInRange(*text, "--dropout-seed", 0, std::numeric_limits<std::int64_t>::max()));
+    }
+
+    const bool outputProjection = args.count("output-projection") > 0;
+    const auto woPath = get(args, "wo");
+    if (outputProjection && !woPath) fail("--output-projection needs --wo W.npy ([H*Dv, d_out])");
+    if (woPath && !outputProjection) fail("--wo is only used with --output-projection");
+
     // Inputs.
     Input q = readInput(qPath);
     Input k = readInput(kPath);
@@ -450,6 +537,11 @@ int run(int argc, char** argv) {
     }
     if (additivePath) spec.additive = readAdditiveParams(*additivePath, dim, k.dim);
     checkOutputSizes(batch, q.heads, sq, sk, v.dim, weightsPath.has_value());
+    std::optional<Input> wo;
+    if (woPath) {
+        wo = readOutputProjection(*woPath, q.heads, v.dim);
+        checkOutputSizes(batch, 1, sq, 0, wo->dim, false);
+    }
 
     // The S x S weights are allocated only when they are to be written.
     spec.wantWeights = weightsPath.has_value();
@@ -458,9 +550,9 @@ int run(int argc, char** argv) {
 
     // float32 inputs are computed in float; if any input is float64, all of them are computed
     // in double from their unrounded values. The outputs have Q's dtype either way.
-    const Plan plan{outPath, weightsPath, tracePath, rope, ropeBase, prefill};
-    const bool inDouble =
-        q.dtype == DType::Float64 || k.dtype == DType::Float64 || v.dtype == DType::Float64;
+    const Plan plan{outPath, weightsPath, tracePath, rope, ropeBase, prefill, wo ? &*wo : nullptr};
+    const bool inDouble = q.dtype == DType::Float64 || k.dtype == DType::Float64 ||
+                          v.dtype == DType::Float64 || (wo && wo->dtype == DType::Float64);
     // Encode everything, then stage every file, then rename.
     const std::vector<std::pair<std::string, std::string>> files =
         inDouble ? computeAs<double>(q, k, v, spec, plan) : computeAs<float>(q, k, v, spec, plan);

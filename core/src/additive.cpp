@@ -76,6 +76,10 @@ void additiveHead(const HeadJobT<T>& job, const std::type_identity_t<AdditivePar
             if (job.emptyRows) job.emptyRows[i] = 1;
             continue;
         }
+        if (job.dropout) // train mode; one test per row, next to tanh over every cell
+            kernels::dropWeights<T>(row.data() + range.begin, range.size(), range.begin,
+                                    *job.dropout, job.batch, i,
+                                    kernels::keepScale<T>(*job.dropout));
         out.row(i).noalias() =
             row.segment(range.begin, range.size()) * job.v.middleRows(range.begin, range.size());
     }

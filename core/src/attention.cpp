@@ -83,6 +83,10 @@ std::optional<std::string> validateT(const QkvT<T>& qkv, const AttentionSpec& sp
     if (spec.kvBlock < 1)
         return "kv block size must be >= 1 (got " + std::to_string(spec.kvBlock) + ")";
     if (spec.threads < 0) return "threads must be >= 0 (got " + std::to_string(spec.threads) + ")";
+    if (auto problem = validateDropoutRate(spec.dropout.rate)) return problem;
+    if (spec.dropout.active() && spec.variant == Variant::Linear)
+        return std::string("dropout needs the attention weights, which linear attention never "
+                           "forms; use softmax, flash or additive");
     if (spec.variant == Variant::Additive) {
         if (spec.additive) {
             const AdditiveParamsD& p = *spec.additive;
@@ -176,6 +180,8 @@ template <typename T> AttentionT<T> attendT(const QkvT<T>& qkv, const AttentionS
         const Index h = pair % heads;
         const Index kvHead = h / group;
         const auto slot = static_cast<std::size_t>(pair);
+        std::optional<kernels::HeadDropout> dropout;
+        if (spec.dropout.active()) dropout = kernels::HeadDropout{spec.dropout, h, 0};
         const kernels::HeadJobT<T> job{
             qkv.q.head(b, h), qkv.k.head(b, kvHead), qkv.v.head(b, kvHead),
             result.output.head(b, h),
@@ -183,7 +189,7 @@ template <typename T> AttentionT<T> attendT(const QkvT<T>& qkv, const AttentionS
             spec.wantScores ? result.scores.data.data() + slot * cells : nullptr, spec.mask, b,
             static_cast<T>(result.scale),
             // The mask does not depend on the head: head 0 reports the empty rows.
-            h == 0 ? result.emptyRows.data() + b * sq : nullptr};
+            h == 0 ? result.emptyRows.data() + b * sq : nullptr, dropout ? &*dropout : nullptr};
         switch (spec.variant) {
         case Variant::Softmax:
             kernels::softmaxHead(job);

@@ -94,7 +94,9 @@ void maskTile(Eigen::Ref<MatrixT<T>, 0, Eigen::OuterStride<>> tile,
 ///   S = scale Q_i K_j^T,  m_new = max(m, rowmax S),  P = exp(S - m_new),
 ///   l = exp(m - m_new) l + rowsum P,  O = diag(exp(m - m_new)) O + P V_j,
 /// and O / l at the end of the q tile. kRecord appends the state after every tile to trace.
-template <typename T, bool kRecord>
+/// kDropout (train mode) drops cells of P after l has summed them, before P V_j: the output is
+/// the dropped weights times V, exactly as softmax attention with the same dropout.
+template <typename T, bool kRecord, bool kDropout>
 void flashRun(const kernels::HeadJobT<T>& job, Index qBlock, Index kvBlock,
               FlashHeadTraceT<T>* trace, const StateSink<T>& sink) {
     const Index sq = job.q.rows();
@@ -150,6 +152,10 @@ void flashRun(const kernels::HeadJobT<T>& job, Index qBlock, Index kvBlock,
                 s.array().colwise() -= shift;
                 s = s.array().exp().matrix();
                 rowSum = rescale * rowSum + s.rowwise().sum().array();
+                if constexpr (kDropout)
+                    for (Index i = 0; i < br; ++i)
+                        kernels::dropWeights<T>(&s(i, 0), bc, k0, *job.dropout, job.batch, q0 + i,
+                                                kernels::keepScale<T>(*job.dropout));
                 acc.array().colwise() *= rescale;
                 acc.noalias() += s * job.v.middleRows(k0, bc);
                 rowMax = newMax;
@@ -201,6 +207,10 @@ void flashRun(const kernels::HeadJobT<T>& job, Index qBlock, Index kvBlock,
                 shift = (rowMax > kMinusInf<T>).select(rowMax, T(0));
                 w.array().colwise() -= shift;
                 w = (w.array().exp().colwise() * inverse).matrix();
+                if constexpr (kDropout)
+                    for (Index i = 0; i < br; ++i)
+                        kernels::dropWeights<T>(&w(i, 0), bc, k0, *job.dropout, job.batch, q0 + i,
+                                                kernels::keepScale<T>(*job.dropout));
             }
         }
     }
@@ -221,10 +231,15 @@ void flashHead(const HeadJobT<T>& job, Index qBlock, Index kvBlock,
         if (job.emptyRows) std::fill(job.emptyRows, job.emptyRows + sq, 1);
         return;
     }
-    if (trace)
-        flashRun<T, true>(job, qBlock, kvBlock, trace, StateSink<T>{});
+    // Dispatched once per head: eval mode runs the loop it ran before dropout existed.
+    if (trace && job.dropout)
+        flashRun<T, true, true>(job, qBlock, kvBlock, trace, StateSink<T>{});
+    else if (trace)
+        flashRun<T, true, false>(job, qBlock, kvBlock, trace, StateSink<T>{});
+    else if (job.dropout)
+        flashRun<T, false, true>(job, qBlock, kvBlock, nullptr, StateSink<T>{});
     else
-        flashRun<T, false>(job, qBlock, kvBlock, nullptr, StateSink<T>{});
+        flashRun<T, false, false>(job, qBlock, kvBlock, nullptr, StateSink<T>{});
 }
 
 template void flashHead(const HeadJobT<float>&, Index, Index, FlashHeadTraceT<float>*);
@@ -265,7 +280,7 @@ FlashState flashStateAfter(const Qkv& qkv, const AttentionSpec& spec, Index batc
     StateSink<float> sink;
     sink.state = &state;
     sink.stepLimit = steps;
-    flashRun<float, false>(job, spec.qBlock, spec.kvBlock, nullptr, sink);
+    flashRun<float, false, false>(job, spec.qBlock, spec.kvBlock, nullptr, sink);
     return state;
 }
 

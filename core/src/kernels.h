@@ -8,8 +8,17 @@
 #include <type_traits>
 
 #include "attnlab/attention.h"
+#include "attnlab/dropout.h"
 
 namespace attnlab::kernels {
+
+/// Train-mode dropout of one head's job: the rate and seed, the query head, and the index in
+/// the whole sequence of the job's query row 0 (a KV-cache step starts part way down).
+struct HeadDropout {
+    Dropout dropout;
+    Index head = 0;
+    Index rowOffset = 0;
+};
 
 template <typename T> struct HeadJobT {
     ConstMatrixMapT<T> q; // [Sq, D]
@@ -22,8 +31,27 @@ template <typename T> struct HeadJobT {
     Index batch; // batch entry, for validLen
     T scale;
     unsigned char* emptyRows; // [Sq] or nullptr: set to 1 where a row has no allowed key
+    /// Train mode: drop weights after the softmax (kernels dispatch on it once per head, so
+    /// eval mode runs exactly the code it ran before dropout existed). nullptr in eval mode.
+    const HeadDropout* dropout = nullptr;
 };
 using HeadJob = HeadJobT<float>;
+
+/// Dropout of the `count` weights of job-local query row `row` that sit in key columns
+/// [firstColumn, firstColumn + count): each is zeroed (dropped) or multiplied by keepScale =
+/// 1 / (1 - p). Masked weights are 0 and stay 0.
+template <typename T>
+void dropWeights(T* weights, Index count, Index firstColumn, const HeadDropout& dropout,
+                 Index batch, Index row, T keepScale) {
+    const DropoutRow pattern(dropout.dropout, batch, dropout.head, dropout.rowOffset + row);
+    for (Index c = 0; c < count; ++c)
+        weights[c] = pattern.dropped(firstColumn + c) ? T(0) : weights[c] * keepScale;
+}
+
+/// 1 / (1 - p) in T.
+template <typename T> T keepScale(const HeadDropout& dropout) {
+    return static_cast<T>(1.0 / (1.0 - dropout.dropout.rate));
+}
 
 /// The Attention a run over qkv fills: the scale in use, a zeroed output [B, H, Sq, Dv],
 /// weights and scores [B, H, Sq, Sk] only when the spec asks, and the empty-row flags.

@@ -81,6 +81,10 @@ AttentionT<T> attendKvCacheT(const QkvT<T>& qkv, const AttentionSpec& spec, Inde
         for (const Step& step : steps) {
             if (step.rows == 0) continue;
             const Index keys = step.r0 + step.rows; // the cache after this step
+            // Dropout keys each cell by its row in the whole sequence: the same cells drop as
+            // in one full pass.
+            std::optional<kernels::HeadDropout> dropout;
+            if (spec.dropout.active()) dropout = kernels::HeadDropout{spec.dropout, h, step.r0};
             T* stepWeights = nullptr;
             if (weights) {
                 if (step.rows == 1) {
@@ -100,7 +104,8 @@ AttentionT<T> attendKvCacheT(const QkvT<T>& qkv, const AttentionSpec& spec, Inde
                 step.mask,
                 b,
                 static_cast<T>(result.scale),
-                h == 0 ? result.emptyRows.data() + b * seq + step.r0 : nullptr};
+                h == 0 ? result.emptyRows.data() + b * seq + step.r0 : nullptr,
+                dropout ? &*dropout : nullptr};
             switch (spec.variant) {
             case Variant::Softmax:
                 kernels::softmaxHead(job);

@@ -267,6 +267,9 @@ std::string sessionToJson(const Session& s) {
     attention["q_block"] = s.qBlock;
     attention["kv_block"] = s.kvBlock;
     attention["kv_prefill"] = s.kvPrefill;
+    attention["mode"] = s.train ? "train" : "eval";
+    attention["dropout"] = s.dropoutRate;
+    attention["dropout_seed"] = s.dropoutSeed;
     root["attention"] = std::move(attention);
     OrderedJson mask;
     mask["causal"] = s.mask.causal;
@@ -399,6 +402,22 @@ Result<Session> sessionFromJson(const std::string& text) {
         attention.get("q_block", s.qBlock);
         attention.get("kv_block", s.kvBlock);
         attention.get("kv_prefill", s.kvPrefill);
+        if (attention.find("mode")) {
+            std::string mode;
+            attention.get("mode", mode);
+            if (mode != "train" && mode != "eval")
+                fail(attention.path("mode"),
+                     "unknown value \"" + mode + "\" (expected train or eval)");
+            s.train = mode == "train";
+        }
+        attention.get("dropout", s.dropoutRate);
+        if (attention.find("dropout") && !(s.dropoutRate >= 0 && s.dropoutRate < 1)) {
+            std::ostringstream out;
+            out << s.dropoutRate
+                << " is out of range: the dropout rate must be at least 0 and less than 1";
+            fail(attention.path("dropout"), out.str());
+        }
+        attention.get("dropout_seed", s.dropoutSeed);
 
         const Section mask = Section::child(root, "mask");
         mask.get("causal", s.mask.causal);

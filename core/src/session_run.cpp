@@ -137,6 +137,11 @@ Experiment run(const Session& session) {
     spec.wantFlashTrace = false;
     spec.additiveSeed = session.seed;
     spec.threads = 0;
+    // Linear attention forms no weights to drop: it runs in eval mode (a warning says so).
+    const bool dropoutApplies = session.train && session.dropoutRate > 0;
+    if (dropoutApplies && session.variant != Variant::Linear)
+        spec.dropout = Dropout{session.dropoutRate, session.dropoutSeed};
+    ex.dropout = spec.dropout;
 
     if (session.kvPrefill >= 0) {
         KvCacheTrace trace;
@@ -149,12 +154,14 @@ Experiment run(const Session& session) {
         ex.attention = attend(ex.qkv, spec);
     }
 
-    const Matrix merged = mergeHeads(ex.attention.output);
+    // Seed 000 §4.2: z = Concat(z_1, ..., z_h) W^O (identity projections: no W^O).
+    ex.merged = mergeHeads(ex.attention.output);
     if (projections) {
+        ex.wo = std::move(projections->wo);
         ex.output.resize(sq, session.dModel);
-        ex.output.noalias() = merged * projections->wo;
+        ex.output.noalias() = ex.merged * ex.wo;
     } else {
-        ex.output = merged;
+        ex.output = ex.merged;
     }
 
     ex.stats.reserve(static_cast<std::size_t>(heads));
@@ -169,6 +176,9 @@ Experiment run(const Session& session) {
                                               : "Additive attention") +
                               " does not scale its scores, so the scale and temperature have "
                               "no effect.");
+    if (dropoutApplies && session.variant == Variant::Linear)
+        ex.warnings.push_back("Linear attention never forms its weights, so dropout has nothing "
+                              "to drop: it runs as in eval mode.");
     Index emptyRows = 0;
     for (unsigned char flag : ex.attention.emptyRows)
         emptyRows += flag ? 1 : 0;

@@ -166,6 +166,10 @@ std::vector<std::string> validate(const Session& session) {
         say("The scale must be 0 or between " + number(Session::kMinScale) + " and " +
             number(Session::kMaxScale) + " in magnitude (it is " + number(*session.scale) + ").");
 
+    if (!(session.dropoutRate >= 0 && session.dropoutRate < 1))
+        say("The dropout rate must be at least 0 and less than 1 (it is " +
+            number(session.dropoutRate) + ").");
+
     if (session.kvPrefill < -1)
         say("The KV-cache prefill must be 0 or more, or -1 for no KV cache (it is " +
             std::to_string(session.kvPrefill) + ").");

@@ -50,7 +50,10 @@ bool softmaxRow(Eigen::Ref<RowVectorD> row, KeyRange range, const bool* customRo
 
 namespace kernels {
 
-template <typename T> void softmaxHead(const HeadJobT<T>& job) {
+namespace {
+
+/// softmaxHead's body; kDropout drops weights after the softmax of each row (train mode).
+template <typename T, bool kDropout> void softmaxRun(const HeadJobT<T>& job) {
     const Index sq = job.q.rows();
     const Index sk = job.k.rows();
     if (sq == 0) return;
@@ -105,9 +108,22 @@ template <typename T> void softmaxHead(const HeadJobT<T>& job) {
             const bool any = softmaxRowT<T>(logits.row(i), {range.begin - lo, range.end - lo},
                                             custom ? &(*custom)(row, lo) : nullptr);
             if (!any && job.emptyRows) job.emptyRows[row] = 1;
+            if constexpr (kDropout)
+                if (any)
+                    dropWeights<T>(&logits(i, 0), width, lo, *job.dropout, job.batch, row,
+                                   keepScale<T>(*job.dropout));
         }
         out.middleRows(r0, rows).noalias() = logits * job.v.middleRows(lo, width);
     }
+}
+
+} // namespace
+
+template <typename T> void softmaxHead(const HeadJobT<T>& job) {
+    if (job.dropout)
+        softmaxRun<T, true>(job);
+    else
+        softmaxRun<T, false>(job);
 }
 
 template void softmaxHead(const HeadJobT<float>&);

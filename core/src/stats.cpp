@@ -17,6 +17,7 @@ HeadStats headStats(ConstMatrixMap weights, const MaskSpec& mask, Index batch, I
     stats.normalizedEntropy.assign(rows, 0.0);
     stats.allowed.assign(rows, 0);
     stats.emptyRow.assign(rows, 0);
+    stats.rowSum.assign(rows, 0.0);
     stats.mostAttended.assign(rows, -1);
     stats.mostAttendedWeight.assign(rows, 0.0);
     stats.meanDistance.assign(rows, 0.0);
@@ -35,11 +36,13 @@ HeadStats headStats(ConstMatrixMap weights, const MaskSpec& mask, Index batch, I
         Index allowedKeys = 0;
         double entropy = 0;
         double distance = 0;
+        double rowSum = 0;
         Index best = -1;
         double bestWeight = 0;
         for (Index j = 0; j < sk; ++j) {
             const double w = weights(i, j);
             totalSum += w;
+            rowSum += w;
             if (!allowedCells(i, j)) continue;
             ++allowedKeys;
             if (w > 0) entropy -= w * std::log(w); // 0 log 0 = 0
@@ -60,6 +63,7 @@ HeadStats headStats(ConstMatrixMap weights, const MaskSpec& mask, Index batch, I
             ++diagonalCells;
         }
         stats.allowed[r] = allowedKeys;
+        stats.rowSum[r] = rowSum;
         stats.emptyRow[r] = allowedKeys == 0 ? 1 : 0;
         stats.entropy[r] = entropy;
         stats.normalizedEntropy[r] =
@@ -70,6 +74,8 @@ HeadStats headStats(ConstMatrixMap weights, const MaskSpec& mask, Index batch, I
         stats.firstTokenWeight[r] = sk > 0 ? static_cast<double>(weights(i, 0)) : 0.0;
         if (allowedKeys > 0) {
             entropySum += entropy;
+            stats.minRowSum = nonEmptyRows == 0 ? rowSum : std::min(stats.minRowSum, rowSum);
+            stats.maxRowSum = nonEmptyRows == 0 ? rowSum : std::max(stats.maxRowSum, rowSum);
             ++nonEmptyRows;
         }
     }

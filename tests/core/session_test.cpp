@@ -463,7 +463,7 @@ TEST(SessionJson, DocumentShape) {
     const std::string text = sessionToJson(nonDefaultSession());
     const auto doc = nlohmann::json::parse(text);
     EXPECT_TRUE(contains(text, "[1, 1, 1, 0]")) << text; // a mask row on one line
-    EXPECT_EQ(doc["attnlab_session"], 1);
+    EXPECT_EQ(doc["attnlab_session"], Session::kVersion);
     EXPECT_EQ(doc["tokens"]["tokenizer"], "character");
     EXPECT_EQ(doc["model"]["positional"], "rope-half");
     EXPECT_EQ(doc["attention"]["variant"], "additive");
@@ -492,8 +492,8 @@ TEST(SessionJson, ErrorsNameTheKey) {
         ASSERT_FALSE(s.ok()) << json;
         EXPECT_TRUE(contains(s.error(), part)) << s.error();
     };
-    expectError(R"({"attnlab_session": 2})", "attnlab_session");
-    expectError(R"({"attnlab_session": 2})", "newer");
+    expectError(R"({"attnlab_session": 3})", "attnlab_session"); // newer than kVersion = 2
+    expectError(R"({"attnlab_session": 3})", "newer");
     expectError(R"({"tokens": {"text": "a"}})", "attnlab_session");
     expectError(R"({"attnlab_session": "one"})", "attnlab_session");
     expectError(R"({"attnlab_session": 1, "model": {"heads": "two"}})", "model.heads");

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "attnlab/dropout.h"
 #include "attnlab/flash_trace.h"
 #include "attnlab/mask.h"
 #include "attnlab/tensor.h"
@@ -61,12 +62,16 @@ struct AttentionSpec {
     std::uint64_t additiveSeed = 0;
     Index additiveUnits = 8;
     int threads = 1; ///< worker threads over (batch, head) pairs; 0 = hardware
+    /// Train mode when rate > 0 (softmax, flash, additive): weights are dropped after the
+    /// softmax (dropout.h) and the output is the dropped weights times V. Rate 0: eval mode,
+    /// the kernels run exactly as without dropout.
+    Dropout dropout;
 };
 
 /// The result of attend() in the precision of its inputs (Attention: float, AttentionD: double).
 template <typename T> struct AttentionT {
     Tensor4T<T> output;  ///< [B, H, Sq, Dv]
-    Tensor4T<T> weights; ///< [B, H, Sq, Sk] when asked; masked cells exactly 0
+    Tensor4T<T> weights; ///< [B, H, Sq, Sk] when asked, after dropout; masked cells exactly 0
     Tensor4T<T> scores;  ///< [B, H, Sq, Sk] when asked: scaled logits, mask not applied
     /// [B * Sq] flags, row b * Sq + i: true where the row has no allowed key (its weights
     /// and output are zero). The mask does not depend on the head.

@@ -35,7 +35,9 @@ struct ViewState {
 
 /// A whole experiment set-up. Defaults give a readable classroom example.
 struct Session {
-    static constexpr int kVersion = 1;
+    /// 2 added attention.dropout, attention.dropout_seed and attention.mode (train/eval);
+    /// a version-1 file has none of them and loads in eval mode, exactly as before.
+    static constexpr int kVersion = 2;
     static constexpr Index kMaxTokens = 4096;
     /// Bounds checked before tokenizing or computing anything, so a hostile file stays cheap.
     static constexpr std::size_t kMaxTextBytes = std::size_t(1) << 20;  ///< text and source
@@ -65,6 +67,12 @@ struct Session {
     Index qBlock = 2;
     Index kvBlock = 2;
     Index kvPrefill = -1; ///< >= 0: run as KV-cache prefill + decode
+    /// Attention dropout: in train mode each weight drops with probability dropoutRate (the
+    /// rest scaled by 1 / (1 - rate)), the pattern fixed by dropoutSeed; eval mode (the
+    /// default) never drops, whatever the rate.
+    bool train = false;
+    double dropoutRate = 0.1; ///< in [0, 1)
+    std::uint64_t dropoutSeed = 0;
     ViewState viewState;
 };
 
@@ -111,10 +119,17 @@ struct Experiment {
     Index kvPrefill = -1; ///< >= 0: decoded through a KV cache after this many rows
     std::vector<std::string> queryTokens;
     std::vector<std::string> keyTokens;
-    Matrix xq;                    ///< [Sq, dModel] embeddings (+ sinusoidal positions)
-    Matrix xkv;                   ///< [Sk, dModel]
-    Qkv qkv;                      ///< per head, after RoPE
-    Attention attention;          ///< weights and scores always filled
+    Matrix xq;           ///< [Sq, dModel] embeddings (+ sinusoidal positions)
+    Matrix xkv;          ///< [Sk, dModel]
+    Qkv qkv;             ///< per head, after RoPE
+    Attention attention; ///< weights (after dropout) and scores always filled
+    /// The dropout in force: the session's rate and seed in train mode, rate 0 in eval mode
+    /// (and for linear attention, which forms no weights to drop).
+    Dropout dropout;
+    /// Seed 000 §4.2's last step: the heads' outputs concatenated in head order,
+    /// merged = Concat(z_1, ..., z_h) [Sq, H * d_v], then output = merged @ wo [Sq, dModel].
+    Matrix merged;
+    Matrix wo;                    ///< [H * d_v, dModel]; empty with identity projections
     Matrix output;                ///< [Sq, dModel]: merged heads @ Wo (merged heads when identity)
     std::vector<HeadStats> stats; ///< per query head
     std::optional<KvCacheTrace> kvTrace;
@@ -130,6 +145,10 @@ struct Experiment {
     bool hasQk() const { return qkv.q.dim > 0 && !qkv.q.empty() && !qkv.k.empty(); }
     /// Whether the weights are a softmax of the scaled scores (softmax and flash).
     bool usesSoftmax() const { return variant == Variant::Softmax || variant == Variant::Flash; }
+    /// Whether train-mode dropout zeroed the allowed weight (row, column) of query head h.
+    bool isDropped(Index head, Index row, Index column) const {
+        return attnlab::isDropped(dropout, 0, head, row, column);
+    }
 };
 
 /// Every problem with a session, each a sentence for the person who made it; empty when fine.

@@ -13,7 +13,12 @@ struct HeadStats {
     std::vector<double> normalizedEntropy; ///< entropy / log(allowed); 0 where allowed <= 1
     std::vector<Index> allowed;            ///< allowed keys per row
     std::vector<unsigned char> emptyRow;   ///< 1 where no key is allowed
-    std::vector<Index> mostAttended;       ///< argmax_j w_ij over j != p; -1 when none
+    /// sum_j w_ij per row: 1 for a softmax row, 0 for an empty one; after train-mode dropout
+    /// a row sums to 1 only in expectation.
+    std::vector<double> rowSum;
+    double minRowSum = 0; ///< over non-empty rows (0 when there are none)
+    double maxRowSum = 0;
+    std::vector<Index> mostAttended; ///< argmax_j w_ij over j != p; -1 when none
     std::vector<double> mostAttendedWeight;
     std::vector<double> meanDistance;     ///< sum_j w_ij |p - j|
     std::vector<double> firstTokenWeight; ///< w_i0
