@@ -61,6 +61,7 @@ void DumpDocument::showAttention(AttentionDump dump, Index batch) {
                "batch " << batch << " outside [0, " << dump.batch << ")");
     m_dump = std::move(dump);
     m_qkv.reset();
+    m_kind = ExperimentSource::Kind::AttentionDump;
     m_comparison.reset();
     m_batch = batch;
     m_layer = 0;
@@ -101,6 +102,7 @@ bool DumpDocument::openQkv(const QString& path, const QString& tokensPath) {
         if (apply.kvHeads > 0 && loaded->kvHeads % apply.kvHeads != 0) apply.kvHeads = 0;
         AttentionDump weights = runAllLayers(*loaded, apply);
         m_qkv = std::move(*loaded);
+        m_kind = ExperimentSource::Kind::QkvDump;
         m_dump = std::move(weights);
         m_apply = apply;
         m_comparison.reset();
@@ -114,6 +116,28 @@ bool DumpDocument::openQkv(const QString& path, const QString& tokensPath) {
     }
     emit dumpChanged();
     return true;
+}
+
+void DumpDocument::showQkv(QkvDump qkv, const QkvApply& apply,
+                           std::optional<AttentionDump> weights, Index layer,
+                           ExperimentSource::Kind kind) {
+    AttentionDump shown = weights ? std::move(*weights) : runAllLayers(qkv, apply);
+    ATTN_CHECK(shown.layers == qkv.layers && shown.heads == qkv.heads && shown.sq == qkv.sq &&
+                   shown.sk == qkv.sk,
+               "the weights shown must have the Q/K/V's shape");
+    if (m_comparison && (m_comparison->layers != shown.layers ||
+                         m_comparison->heads != shown.heads || m_comparison->sq != shown.sq ||
+                         m_comparison->sk != shown.sk))
+        m_comparison.reset();
+    m_qkv = std::move(qkv);
+    m_dump = std::move(shown);
+    m_apply = apply;
+    m_kind = kind;
+    m_batch = 0;
+    m_layer = std::clamp<Index>(layer, 0, std::max<Index>(0, m_dump->layers - 1));
+    m_tableValid = false;
+    showLayer();
+    emit dumpChanged();
 }
 
 bool DumpDocument::setQkvApply(const QkvApply& apply) {
@@ -169,6 +193,7 @@ void DumpDocument::showLayer() {
     Experiment experiment;
     if (m_qkv) {
         experiment = applyToQkvLayer(*m_qkv, m_layer, m_apply);
+        experiment.source.kind = m_kind;
     } else {
         experiment = dumpExperiment(*m_dump, m_batch, m_layer);
     }

@@ -46,6 +46,14 @@ public:
     void showAttention(AttentionDump dump, Index batch = 0);
     /// Opens a Q/K/V dump (.npz with q, k, v) and runs every layer under qkvApply().
     bool openQkv(const QString& path, const QString& tokensPath = {});
+    /// Shows Q/K/V already in memory (a real model's run: model_document.h) at `layer`,
+    /// under `apply`. `weights`, when given, are the attention the model itself computed
+    /// (shown as is instead of re-running every layer). Experiments are of kind `kind`.
+    /// A comparison of the same shape is kept.
+    void showQkv(QkvDump qkv, const QkvApply& apply, std::optional<AttentionDump> weights,
+                 Index layer, ExperimentSource::Kind kind = ExperimentSource::Kind::QkvDump);
+    /// The kind of source the shown experiments have (QkvDump, AttentionDump or Model).
+    ExperimentSource::Kind sourceKind() const { return m_kind; }
     /// A second attention dump for the difference view; it must have the same shape.
     bool openComparison(const QString& path);
     const AttentionDump* comparison() const { return m_comparison ? &*m_comparison : nullptr; }
@@ -81,6 +89,7 @@ private:
     std::optional<QkvDump> m_qkv;
     std::optional<AttentionDump> m_comparison;
     QkvApply m_apply;
+    ExperimentSource::Kind m_kind = ExperimentSource::Kind::AttentionDump;
     Index m_batch = 0;
     Index m_layer = 0;
     std::vector<HeadSummary> m_table;

@@ -86,6 +86,10 @@ public:
     void openModel(const QString& directory);
     /// Loads on this thread (headless render, tests); false with errorOccurred on failure.
     bool openModelNow(const QString& directory);
+    /// Shows a model already loaded (render checks it before Qt starts): the text is
+    /// tokenized again and run; ablations and their undo steps are dropped.
+    void setModel(std::shared_ptr<const model::Model> loaded,
+                  std::shared_ptr<const model::Tokenizer> tokenizer);
     /// Stops a load in progress (the previous model stays).
     void cancelLoad();
     bool loading() const { return m_loading; }
@@ -139,8 +143,6 @@ private:
     explicit ModelDocument(Document* document);
     void fail(const QString& message);
     void finishLoad(ModelLoadOutput output);
-    void adopt(std::shared_ptr<const model::Model> loaded,
-               std::shared_ptr<const model::Tokenizer> tokenizer);
     void scheduleRun();
     void startRun();
     void finishRun(ModelRunOutput output);
