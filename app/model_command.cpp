@@ -1,19 +1,29 @@
 // `attnlab model`: runs a Hugging Face checkpoint (config.json + safetensors) on text or ids
 // and writes every layer's attention (an attention dump), the ids and tokens, and on request
 // the logits and q/k/v (a Q/K/V dump) to one .npz. DESIGN.md, "Real models", is the contract.
+// With --roles it prints every head's role scores (head_roles.h), on the text or on the
+// standard induction probe (--probe N); with --top-k/--temperature/--top-p the next-token
+// distribution (sampling.h); --ablate switches heads off for all of it.
 // Every problem with the input is one line on stderr and exit status 2, and nothing is
-// written: the .npz goes to a temporary name and is renamed only when complete.
+// written: the .npz goes to a temporary name and is renamed only when complete, and stdout
+// is printed only after everything has been computed and written.
+
+#include <nlohmann/json.hpp>
 
 #include <charconv>
+#include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <new>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "attnlab/model/head_roles.h"
 #include "attnlab/model/model.h"
 #include "attnlab/model/run_npz.h"
+#include "attnlab/model/sampling.h"
 #include "attnlab/model/tokenizer.h"
 #include "cli_options.h"
 #include "commands.h"
@@ -22,8 +32,10 @@ namespace attnlab::app {
 namespace {
 
 constexpr const char* kUsage =
-    "usage: attnlab model --model DIR (--text \"...\" | --ids N,N,...) --out F.npz\n"
-    "                     [--logits] [--qkv] [--threads N]\n"
+    "usage: attnlab model --model DIR (--text \"...\" | --ids N,N,... | --probe N [--seed S])\n"
+    "                     [--out F.npz [--logits] [--qkv]] [--roles [--sort SCORE]]\n"
+    "                     [--top-k K] [--temperature T] [--top-p P] [--ablate L:H,...]\n"
+    "                     [--json] [--threads N]\n"
     "\n"
     "DIR holds config.json, model.safetensors (or shards and model.safetensors.index.json)\n"
     "and, for --text, tokenizer.json. Architectures: gpt2, llama, qwen2, qwen3, mistral.\n"
@@ -34,11 +46,27 @@ constexpr const char* kUsage =
     "  --qkv         q float32 [L, H, S, hd], k and v [L, Hkv, S, hd] (after q/k norm and RoPE)\n"
     "  --threads N   worker threads (default: all cores)\n"
     "\n"
+    "Head roles and next tokens (printed on stdout; --out is then optional):\n"
+    "  --roles         per layer and head: previous-token, induction, first-token (sink) and\n"
+    "                  self mass, and mean attention distance in tokens\n"
+    "  --probe N       run the standard induction probe instead of a text: BOS (when the\n"
+    "                  config names one) + N random tokens + the same N again\n"
+    "  --seed S        the probe's draw (default 0)\n"
+    "  --sort SCORE    order of the table: layer (default; induction with --probe),\n"
+    "                  previous-token, induction, first-token, self, distance\n"
+    "  --top-k K       print the next tokens after the last position: the K most likely\n"
+    "                  (default 10; 0 = no cut), under --temperature T (default 1, 0 =\n"
+    "                  greedy) and --top-p P (nucleus, default 1)\n"
+    "  --ablate L:H,.. switch heads off (zero their output) for everything above\n"
+    "  --json          print one JSON object instead of tables\n"
+    "\n"
     "Bad input exits with status 2 and one line on stderr; nothing is written then.\n";
 
 constexpr OptionSpec kOptions[] = {
-    {"model", true},   {"text", true}, {"ids", true},     {"out", true},
-    {"logits", false}, {"qkv", false}, {"threads", true}, {"help", false},
+    {"model", true},  {"text", true},    {"ids", true},   {"out", true},         {"logits", false},
+    {"qkv", false},   {"threads", true}, {"help", false}, {"roles", false},      {"probe", true},
+    {"seed", true},   {"sort", true},    {"top-k", true}, {"temperature", true}, {"top-p", true},
+    {"ablate", true}, {"json", false},
 };
 constexpr std::string_view kEmptyAllowed[] = {"text", "ids"};
 
@@ -61,6 +89,55 @@ std::vector<std::int64_t> parseIds(const std::string& text) {
     return ids;
 }
 
+/// --ablate L:H,L:H,... as (layer, head) pairs; the model checks the ranges.
+std::set<std::pair<Index, Index>> parseAblation(const std::string& text) {
+    std::set<std::pair<Index, Index>> heads;
+    std::stringstream stream(text);
+    std::string item;
+    while (std::getline(stream, item, ',')) {
+        const auto colon = item.find(':');
+        if (colon == std::string::npos)
+            fail("--ablate: '" + item + "' is not LAYER:HEAD (e.g. 1:0)");
+        heads.insert({parseAtLeast(item.substr(0, colon), "--ablate layer", 0),
+                      parseAtLeast(item.substr(colon + 1), "--ablate head", 0)});
+    }
+    if (heads.empty()) fail("--ablate: no heads (give LAYER:HEAD,...)");
+    return heads;
+}
+
+struct SortChoice {
+    const char* name;
+    std::optional<model::RoleScore> score; ///< nullopt: layer-major
+};
+constexpr SortChoice kSorts[] = {
+    {"layer", std::nullopt},
+    {"previous-token", model::RoleScore::PreviousToken},
+    {"induction", model::RoleScore::Induction},
+    {"first-token", model::RoleScore::FirstToken},
+    {"self", model::RoleScore::Self},
+    {"distance", model::RoleScore::MeanDistance},
+};
+
+SortChoice parseSort(const std::string& text) {
+    std::string names;
+    for (const SortChoice& choice : kSorts) {
+        if (text == choice.name) return choice;
+        names += (names.empty() ? "" : ", ") + std::string(choice.name);
+    }
+    fail("--sort: unknown score '" + text + "' (" + names + ")");
+}
+
+std::string fixed(double value, int decimals) {
+    char buffer[64];
+    std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
+    return buffer;
+}
+
+/// A token's text on one line: JSON-quoted, so newlines and quotes show as escapes.
+std::string quoted(const std::string& text) {
+    return nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 int run(int argc, char** argv) {
     const Arguments args = parseArguments(argc, argv, kOptions, "model", kEmptyAllowed);
     if (args.count("help")) {
@@ -68,12 +145,34 @@ int run(int argc, char** argv) {
         return 0;
     }
     const std::string dir = require(args, "model");
-    const std::string out = require(args, "out");
+    const auto out = get(args, "out");
     const auto text = get(args, "text");
     const auto idsText = get(args, "ids");
-    if (text.has_value() == idsText.has_value()) fail("give exactly one of --text and --ids");
+    const auto probeText = get(args, "probe");
+    if (int(text.has_value()) + int(idsText.has_value()) + int(probeText.has_value()) != 1)
+        fail("give exactly one of --text, --ids and --probe");
+    const bool roles = args.count("roles") > 0;
+    const bool nextTokens = args.count("top-k") || args.count("temperature") || args.count("top-p");
+    if (!out && !roles && !nextTokens)
+        fail("nothing to do: give --out F.npz, --roles, or --top-k/--temperature/--top-p");
+    for (const char* option : {"logits", "qkv"})
+        if (!out && args.count(option)) fail(std::string("--") + option + " needs --out F.npz");
+    if (args.count("seed") && !probeText) fail("--seed needs --probe N");
+    if (args.count("sort") && !roles) fail("--sort needs --roles");
+    const SortChoice sort = args.count("sort") ? parseSort(*get(args, "sort"))
+                            : probeText        ? kSorts[2]
+                                               : kSorts[0];
+    model::SamplingOptions sampling;
+    sampling.topK = 10;
+    if (auto v = get(args, "top-k")) sampling.topK = parseAtLeast(*v, "--top-k", 0);
+    if (auto v = get(args, "temperature")) sampling.temperature = parseReal(*v, "--temperature");
+    if (auto v = get(args, "top-p")) sampling.topP = parseReal(*v, "--top-p");
+    if (auto problem = model::validateSampling(sampling)) fail("--" + *problem);
     model::RunOptions options;
-    options.logits = args.count("logits") ? model::LogitRows::All : model::LogitRows::None;
+    options.logits = args.count("logits") ? model::LogitRows::All
+                     : nextTokens         ? model::LogitRows::Last
+                                          : model::LogitRows::None;
+    if (auto v = get(args, "ablate")) options.ablatedHeads = parseAblation(*v);
     options.recordQkv = args.count("qkv") > 0;
     if (auto threads = get(args, "threads"))
         options.threads =
@@ -105,16 +204,111 @@ int run(int argc, char** argv) {
         tokens = encoding.display;
         if (ids.empty()) fail("--text: the tokenizer gives no tokens for this text");
     }
-    if (auto problem = model::validateRun(net.config, ids, options))
-        fail((idsText ? "--ids: " : "--text: ") + *problem);
+    if (probeText) {
+        const Index length = parseAtLeast(*probeText, "--probe", 1);
+        const std::uint64_t seed =
+            args.count("seed")
+                ? static_cast<std::uint64_t>(parseAtLeast(*get(args, "seed"), "--seed", 0))
+                : 0;
+        auto probe = model::inductionProbe(net.config, length, seed);
+        if (!probe) fail("--probe: " + probe.error());
+        ids = std::move(*probe);
+    }
+    if (auto problem = model::validateRun(net.config, ids, options)) {
+        const bool aboutHeads = problem->rfind("ablated head", 0) == 0;
+        fail((aboutHeads  ? "--ablate: "
+              : idsText   ? "--ids: "
+              : probeText ? "--probe: "
+                          : "--text: ") +
+             *problem);
+    }
     if (tokens.empty())
         for (std::int64_t id : ids)
             tokens.push_back(tokenizer ? tokenizer->displayToken(id) : std::to_string(id));
 
     auto result = model::runModel(net, ids, options);
     if (!result) fail(result.error());
-    const model::RunNpzContents contents{args.count("logits") > 0, options.recordQkv};
-    if (auto error = model::writeRunNpz(out, *result, tokens, contents)) fail(error->message);
+
+    // Everything printed is computed before the archive is written, and printed after it.
+    nlohmann::json report = nlohmann::json::object();
+    std::ostringstream table;
+    if (roles) {
+        auto measured = model::headRoles(*result);
+        if (sort.score) measured = model::rankHeads(std::move(measured), *sort.score);
+        nlohmann::json heads = nlohmann::json::array();
+        table << "head roles over " << ids.size() << " tokens"
+              << (probeText ? " (induction probe: " + *probeText + " tokens repeated twice" +
+                                  (net.config.bosTokenId ? " after BOS" : "") + ")"
+                            : std::string())
+              << ", sorted by " << sort.name << "\n"
+              << "layer  head  previous-token  induction  first-token    self  distance\n";
+        for (const model::HeadRole& role : measured) {
+            const bool hasInduction = role.inductionQueries > 0;
+            heads.push_back({{"layer", role.layer},
+                             {"head", role.head},
+                             {"previous_token", role.previousToken},
+                             {"induction", hasInduction ? nlohmann::json(role.induction)
+                                                        : nlohmann::json(nullptr)},
+                             {"induction_queries", role.inductionQueries},
+                             {"first_token", role.firstToken},
+                             {"self", role.self},
+                             {"mean_distance", role.meanDistance},
+                             {"ablated", options.ablatedHeads.count({role.layer, role.head}) > 0}});
+            char line[160];
+            std::snprintf(line, sizeof line, "%5lld  %4lld  %14s  %9s  %11s  %6s  %8s%s\n",
+                          static_cast<long long>(role.layer), static_cast<long long>(role.head),
+                          fixed(role.previousToken, 3).c_str(),
+                          hasInduction ? fixed(role.induction, 3).c_str() : "-",
+                          fixed(role.firstToken, 3).c_str(), fixed(role.self, 3).c_str(),
+                          fixed(role.meanDistance, 2).c_str(),
+                          options.ablatedHeads.count({role.layer, role.head}) ? "  (ablated)" : "");
+            table << line;
+        }
+        report["roles"] = {{"sort", sort.name}, {"heads", heads}};
+    }
+    if (nextTokens) {
+        const Matrix& logits = result->logits;
+        const Index last = logits.rows() - 1;
+        std::vector<float> row(logits.row(last).data(), logits.row(last).data() + logits.cols());
+        const auto next = model::nextTokenDistribution(row, sampling);
+        if (roles) table << "\n";
+        table << "next token (temperature " << sampling.temperature << ", top-k " << sampling.topK
+              << ", top-p " << sampling.topP << ")\n"
+              << "rank      id  probability  model  token\n";
+        nlohmann::json list = nlohmann::json::array();
+        for (std::size_t rank = 0; rank < next.size(); ++rank) {
+            const std::string piece =
+                tokenizer ? tokenizer->displayToken(next[rank].id) : std::to_string(next[rank].id);
+            list.push_back({{"id", next[rank].id},
+                            {"token", piece},
+                            {"probability", next[rank].probability},
+                            {"model_probability", next[rank].modelProbability}});
+            char line[96];
+            std::snprintf(line, sizeof line, "%4zu  %6lld  %11s  %5s  ", rank + 1,
+                          static_cast<long long>(next[rank].id),
+                          fixed(next[rank].probability, 4).c_str(),
+                          fixed(next[rank].modelProbability, 3).c_str());
+            table << line << quoted(piece) << "\n";
+        }
+        report["next"] = {{"temperature", sampling.temperature},
+                          {"top_k", sampling.topK},
+                          {"top_p", sampling.topP},
+                          {"tokens", list}};
+    }
+    if (out) {
+        const model::RunNpzContents contents{args.count("logits") > 0, options.recordQkv};
+        if (auto error = model::writeRunNpz(*out, *result, tokens, contents)) fail(error->message);
+    }
+    if (roles || nextTokens) {
+        if (args.count("json")) {
+            report["ids"] = ids;
+            report["tokens"] = tokens;
+            std::cout << report.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
+                      << '\n';
+        } else {
+            std::cout << table.str();
+        }
+    }
     return 0;
 }
 

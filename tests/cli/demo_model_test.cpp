@@ -1,7 +1,8 @@
 // The bundled model (resources/models/tiny-llama-induction) through the built binary: its
 // tokenizer gives the training script's ids, `attnlab model` reproduces the script's own torch
 // forward, and its heads show the structure the model is shipped for — measured here from
-// `attnlab model` output on probes this test draws, not read from a stored score.
+// `attnlab model --roles` output on text and on seeded induction probes, not read from a
+// stored score.
 
 #include <gtest/gtest.h>
 
@@ -11,8 +12,9 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <random>
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "attnlab/npy.h"
@@ -50,31 +52,6 @@ NpyArray member(const std::string& npz, const std::string& name) {
     EXPECT_TRUE(array.ok()) << (array.ok() ? "" : array.error());
     return array.ok() ? *array : NpyArray{};
 }
-
-/// attentions [L, H, S, S] as read, with the model's own numbers for one head.
-struct Attentions {
-    NpyArray array;
-    Index layers() const { return array.shape[0]; }
-    Index heads() const { return array.shape[1]; }
-    Index tokens() const { return array.shape[2]; }
-    float at(Index layer, Index head, Index query, Index key) const {
-        const Index s = tokens();
-        return array
-            .data[static_cast<std::size_t>(((layer * heads() + head) * s + query) * s + key)];
-    }
-    /// Per head (layer-major), the mean weight on key target(query) over queries [first, S).
-    template <typename Target> std::vector<double> headMeans(Index first, Target target) const {
-        std::vector<double> means;
-        for (Index layer = 0; layer < layers(); ++layer)
-            for (Index head = 0; head < heads(); ++head) {
-                double sum = 0;
-                for (Index query = first; query < tokens(); ++query)
-                    sum += at(layer, head, query, target(query));
-                means.push_back(sum / static_cast<double>(tokens() - first));
-            }
-        return means;
-    }
-};
 
 class DemoModel : public ::testing::Test {
 protected:
@@ -158,46 +135,38 @@ TEST_F(DemoModel, ReproducesTheTrainingScriptsForward) {
 }
 
 TEST_F(DemoModel, HasAPreviousTokenHeadAndAnInductionHead) {
-    const json config = readJson(kModel + "/config.json");
-    const int64_t vocab = config["vocab_size"];
-    const int64_t bos = config["bos_token_id"];
-    const int64_t eos = config["eos_token_id"];
-
+    // The scores come from `attnlab model --roles` (head_roles.h, the one definition of
+    // them, checked against hand-built attention in tests/model/head_roles_test.cpp).
+    const auto roles = [this](const std::vector<std::string>& input) {
+        std::vector<std::string> args = {"model", "--model", kModel, "--roles", "--json"};
+        args.insert(args.end(), input.begin(), input.end());
+        const auto run = attnlab(args);
+        EXPECT_EQ(run.status, 0) << run.err;
+        return run.status == 0 ? json::parse(run.out)["roles"]["heads"] : json::array();
+    };
     // Previous-token head on a plain sentence: mean weight on key i - 1 over queries 1..S-1.
     const json sentence = readJson(kFixtures + "manifest.json")["cases"][0];
-    const Attentions text{member(runModel(sentence["ids"], "sentence"), "attentions")};
-    ASSERT_EQ(text.array.rank(), 4);
-    const auto previousMeans = text.headMeans(1, [](Index query) { return query - 1; });
-    const double previous = *std::max_element(previousMeans.begin(), previousMeans.end());
+    double previous = 0;
+    for (const json& head : roles({"--ids", joinIds(sentence["ids"])}))
+        previous = std::max(previous, head["previous_token"].get<double>());
     EXPECT_GE(previous, 0.5);
 
-    // Induction: BOS, then R tokens drawn uniformly from the vocabulary (specials excluded),
-    // then the same R again. A query in the second run attends to the token after its earlier
-    // occurrence: key i - R + 1. Averaged over several probes this test draws itself.
-    constexpr Index kRun = 32;
+    // Induction on the standard probe (BOS, then 32 tokens drawn uniformly from the
+    // vocabulary, then the same 32 again), averaged per head over four draws: a query in the
+    // second run attends to the token after its earlier occurrence.
     constexpr int kProbes = 4;
-    std::mt19937_64 random(20261123);
-    std::uniform_int_distribution<int64_t> draw(0, vocab - 1);
-    std::vector<double> inductionMeans;
-    for (int probe = 0; probe < kProbes; ++probe) {
-        std::vector<int64_t> run;
-        while (static_cast<Index>(run.size()) < kRun) {
-            const int64_t id = draw(random);
-            if (id != bos && id != eos) run.push_back(id);
+    std::map<std::pair<int, int>, double> inductionMeans;
+    for (int probe = 0; probe < kProbes; ++probe)
+        for (const json& head : roles({"--probe", "32", "--seed", std::to_string(probe)})) {
+            ASSERT_FALSE(head["induction"].is_null());
+            inductionMeans[{head["layer"].get<int>(), head["head"].get<int>()}] +=
+                head["induction"].get<double>() / kProbes;
         }
-        std::vector<int64_t> ids = {bos};
-        ids.insert(ids.end(), run.begin(), run.end());
-        ids.insert(ids.end(), run.begin(), run.end());
-        const Attentions probed{
-            member(runModel(ids, "probe" + std::to_string(probe)), "attentions")};
-        ASSERT_EQ(probed.tokens(), 2 * kRun + 1);
-        const auto means = probed.headMeans(kRun + 1, [](Index query) { return query - kRun + 1; });
-        inductionMeans.resize(means.size());
-        for (std::size_t head = 0; head < means.size(); ++head)
-            inductionMeans[head] += means[head] / kProbes;
-    }
+    ASSERT_FALSE(inductionMeans.empty());
     // The best head over all probes together (not each probe's best).
-    const double induction = *std::max_element(inductionMeans.begin(), inductionMeans.end());
+    double induction = 0;
+    for (const auto& [head, mean] : inductionMeans)
+        induction = std::max(induction, mean);
     EXPECT_GE(induction, 0.4);
     RecordProperty("previous_token_score", std::to_string(previous));
     RecordProperty("induction_score", std::to_string(induction));
