@@ -22,15 +22,6 @@ namespace attnlab {
 
 namespace {
 
-std::string shapeText(const std::vector<Index>& shape) {
-    std::ostringstream out;
-    out << '[';
-    for (std::size_t i = 0; i < shape.size(); ++i)
-        out << (i ? ", " : "") << shape[i];
-    out << ']';
-    return out.str();
-}
-
 std::string baseName(const std::string& path) {
     const std::size_t slash = path.find_last_of('/');
     return slash == std::string::npos ? path : path.substr(slash + 1);

@@ -44,7 +44,8 @@ Error fail(const std::string& name, const std::string& what) {
     return Error{name + ": " + what};
 }
 
-std::string shapeText(const std::vector<Index>& shape) {
+/// A shape as a numpy tuple, as the .npy header writes it and numpy prints it: "(2, 3)", "(5,)".
+std::string shapeTuple(const std::vector<Index>& shape) {
     std::ostringstream out;
     out << '(';
     for (std::size_t i = 0; i < shape.size(); ++i) {
@@ -383,11 +384,11 @@ Result<NpyHeader> parseNpyHeader(std::string_view bytes, const std::string& name
     header.count = 1;
     for (Index extent : header.shape)
         if (__builtin_mul_overflow(header.count, extent, &header.count))
-            return fail(name, "shape " + shapeText(header.shape) + " is too large");
+            return fail(name, "shape " + shapeTuple(header.shape) + " is too large");
     header.itemBytes = itemBytesOf(header.descr);
     if (header.itemBytes >= 0 &&
         __builtin_mul_overflow(header.count, header.itemBytes, &header.dataBytes))
-        return fail(name, "shape " + shapeText(header.shape) + " is too large");
+        return fail(name, "shape " + shapeTuple(header.shape) + " is too large");
     return header;
 }
 
@@ -402,7 +403,7 @@ std::optional<std::string> checkDataBytes(const NpyHeader& header, std::size_t p
     std::ostringstream out;
     out << (available < static_cast<std::uint64_t>(header.dataBytes) ? "truncated data: "
                                                                      : "unexpected trailing data: ")
-        << "shape " << shapeText(header.shape) << " of " << what << " needs " << header.dataBytes
+        << "shape " << shapeTuple(header.shape) << " of " << what << " needs " << header.dataBytes
         << " bytes, the file has " << available;
     return out.str();
 }
@@ -417,7 +418,7 @@ std::optional<std::string> checkRank(const std::vector<Index>& shape, Index minR
         out << minRank;
     else
         out << minRank << " to " << maxRank;
-    out << " dimensions, got " << rank << " (shape " << shapeText(shape) << ")";
+    out << " dimensions, got " << rank << " (shape " << shapeTuple(shape) << ")";
     return out.str();
 }
 
@@ -470,11 +471,11 @@ Result<NpyArray> parseNpy(const std::string& bytes, const std::string& name,
     // Degenerate shapes are refused, not computed: (2^20, 0) holds no value but would ask
     // for 2^20 x 2^20 attention weights.
     if (!options.allowEmpty && header->count == 0)
-        return fail(name, "shape " + shapeText(array.shape) +
+        return fail(name, "shape " + shapeTuple(array.shape) +
                               " has an empty dimension; every dimension must be at least 1");
     const Index count = header->count;
     if (count > static_cast<Index>(std::vector<float>().max_size()))
-        return fail(name, "shape " + shapeText(array.shape) + " is too large");
+        return fail(name, "shape " + shapeTuple(array.shape) + " is too large");
     if (auto message = checkDataBytes(*header, bytes.size(), dtypeName(array.dtype)))
         return fail(name, *message);
     if (options.requireFinite)
@@ -540,7 +541,7 @@ Result<NpyStrings> parseNpyStrings(const std::string& bytes, const std::string& 
     if (width == 0 && count > 0)
         return fail(name, "string width 0 ('" + descr + "') holds nothing");
     if (count > options.maxCount)
-        return fail(name, "shape " + shapeText(array.shape) + " holds " + std::to_string(count) +
+        return fail(name, "shape " + shapeTuple(array.shape) + " holds " + std::to_string(count) +
                               " strings; at most " + std::to_string(options.maxCount) +
                               " are read here");
     if (auto message = checkDataBytes(*header, bytes.size(), "strings"))
@@ -577,7 +578,7 @@ Result<NpyArray> readNpy(const std::string& path, const NpyReadOptions& options)
 
 std::string npyHeader(const std::string& descr, const std::vector<Index>& shape) {
     std::string dict =
-        "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shapeText(shape) + ", }";
+        "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shapeTuple(shape) + ", }";
     // Version 1.0 stores the header length in 2 bytes; 2.0 in 4.
     std::size_t prefix = kMagicSize + 2 + 2;
     int major = 1;
@@ -603,11 +604,11 @@ std::string encodeNpyInt64(const std::vector<Index>& shape,
                            const std::vector<std::int64_t>& values) {
     Index count = 1;
     for (Index extent : shape) {
-        ATTN_CHECK(extent >= 0, "encodeNpyInt64: negative extent in shape " << shapeText(shape));
+        ATTN_CHECK(extent >= 0, "encodeNpyInt64: negative extent in shape " << shapeTuple(shape));
         count *= extent;
     }
     ATTN_CHECK(count == static_cast<Index>(values.size()),
-               "encodeNpyInt64: shape " << shapeText(shape) << " holds " << count
+               "encodeNpyInt64: shape " << shapeTuple(shape) << " holds " << count
                                         << " values but there are " << values.size());
     std::string out = npyHeader("<i8", shape);
     const std::size_t offset = out.size();
@@ -639,11 +640,11 @@ std::string encodeNpy(const NpyArray& array, DType dtype) {
     ATTN_CHECK(dtype == DType::Float32 || dtype == DType::Float64,
                "encodeNpy writes float32 or float64, not " << dtypeName(dtype));
     for (Index extent : array.shape)
-        ATTN_CHECK(extent >= 0, "encodeNpy: negative extent in shape " << shapeText(array.shape));
+        ATTN_CHECK(extent >= 0, "encodeNpy: negative extent in shape " << shapeTuple(array.shape));
     const bool doubles = !array.data64.empty();
     const std::size_t values = doubles ? array.data64.size() : array.data.size();
     ATTN_CHECK(array.elementCount() == static_cast<Index>(values),
-               "encodeNpy: shape " << shapeText(array.shape) << " holds " << array.elementCount()
+               "encodeNpy: shape " << shapeTuple(array.shape) << " holds " << array.elementCount()
                                    << " values but the array has " << values);
 
     const std::size_t itemBytes = static_cast<std::size_t>(dtypeBytes(dtype));
@@ -798,7 +799,7 @@ Result<std::map<std::string, std::string>> readNpzMembers(const std::string& pat
                          (dataPresent < static_cast<std::uint64_t>(header->dataBytes)
                               ? "truncated data: "
                               : "unexpected trailing data: ") +
-                         "shape " + shapeText(header->shape) + " of '" + header->descr +
+                         "shape " + shapeTuple(header->shape) + " of '" + header->descr +
                          "' needs " + std::to_string(header->dataBytes) +
                          " bytes, the member has " + std::to_string(dataPresent)};
         if (stat.comp_method == ZIP_CM_STORE)
@@ -895,11 +896,11 @@ namespace {
 template <typename T> Tensor4T<T> toTensor(const NpyArray& array) {
     const Index rank = array.rank();
     ATTN_CHECK(rank >= 2 && rank <= 4,
-               "toTensor4 needs rank 2, 3 or 4, got shape " << shapeText(array.shape));
+               "toTensor4 needs rank 2, 3 or 4, got shape " << shapeTuple(array.shape));
     const bool doubles = !array.data64.empty();
     const std::size_t values = doubles ? array.data64.size() : array.data.size();
     ATTN_CHECK(array.elementCount() == static_cast<Index>(values),
-               "toTensor4: shape " << shapeText(array.shape) << " does not match " << values
+               "toTensor4: shape " << shapeTuple(array.shape) << " does not match " << values
                                    << " values");
     const auto& s = array.shape;
     Tensor4T<T> t;

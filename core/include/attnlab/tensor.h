@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "attnlab/check.h"
@@ -102,5 +103,8 @@ template <typename T> struct Tensor4T {
 
 using Tensor4 = Tensor4T<float>;
 using Tensor4d = Tensor4T<double>;
+
+/// A shape for messages, as PyTorch prints it: "[2, 3, 5]".
+std::string shapeText(const std::vector<Index>& shape);
 
 } // namespace attnlab

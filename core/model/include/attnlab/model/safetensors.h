@@ -23,8 +23,8 @@ enum class TensorDType { F64, F32, F16, BF16, I64, I32, I16, I8, U8, Bool, F8E4M
 
 const char* tensorDTypeName(TensorDType t);
 std::size_t tensorDTypeBytes(TensorDType t);
-/// A shape as messages print it: "[2, 3]".
-std::string shapeText(const std::vector<Index>& shape);
+/// Shapes in messages: attnlab::shapeText (attnlab/tensor.h), "[2, 3]".
+using attnlab::shapeText;
 
 /// One tensor of the checkpoint as its header describes it.
 struct TensorEntry {
