@@ -11,7 +11,9 @@
 #include "ui/heatmap_view.h"
 #include "ui/kv_cache_view.h"
 #include "ui/lines_view.h"
+#include "ui/model_document.h"
 #include "ui/model_view.h"
+#include "ui/model_views_binding.h"
 #include "ui/rope_view.h"
 #include "ui/statistics_view.h"
 
@@ -50,6 +52,19 @@ const std::vector<ViewEntry>& viewRegistry() {
          [](Document* d, QWidget* p) -> View* { return new HeadStatsView(d, p); }},
         {QStringLiteral("dump-difference"),
          [](Document* d, QWidget* p) -> View* { return new DifferenceView(d, p); }},
+        // A real model (File > Open Model...): what it predicts next, and what its heads do.
+        {QStringLiteral("next-token"),
+         [](Document* d, QWidget* p) -> View* {
+             auto* view = new NextTokenView(d, p);
+             bindNextTokenView(view, ModelDocument::of(d));
+             return view;
+         }},
+        {QStringLiteral("head-roles"),
+         [](Document* d, QWidget* p) -> View* {
+             auto* view = new HeadRolesView(d, p);
+             bindHeadRolesView(view, ModelDocument::of(d));
+             return view;
+         }},
     };
     return entries;
 }

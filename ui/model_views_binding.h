@@ -1,0 +1,28 @@
+#pragma once
+/// Feeds the next-token and head-roles views from the window's ModelDocument and carries what
+/// the person does in them back: append a token, run the induction probe, switch heads off
+/// (one undo step each), show a head. The views themselves take plain data; this is the one
+/// place that knows both sides.
+
+#include "ui/head_roles_view.h"
+#include "ui/next_token_view.h"
+
+namespace attnlab::ui {
+
+class ModelDocument;
+
+/// The view's input for the model's latest run (no model: an empty modelName).
+NextTokenInput nextTokenInputOf(const ModelDocument& models);
+/// The table's input for the model's latest run: the roles measured on the current text.
+HeadRolesInput headRolesInputOf(const ModelDocument& models);
+/// Runs the induction probe on the loaded model with its ablated heads, on this thread.
+/// Errors (no model, a probe longer than the model takes) come back as a message.
+Result<HeadRolesProbe> runInductionProbe(const ModelDocument& models, Index length, quint64 seed);
+
+/// Keeps `view` in step with `models` (runChanged, modelChanged); Append appends the token.
+void bindNextTokenView(NextTokenView* view, ModelDocument* models);
+/// Keeps `view` in step with `models`; the probe, ablation and focus requests go to it. A
+/// probe on screen is measured again when the ablated heads change.
+void bindHeadRolesView(HeadRolesView* view, ModelDocument* models);
+
+} // namespace attnlab::ui
