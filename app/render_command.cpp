@@ -5,6 +5,7 @@
 
 #include <QApplication>
 #include <QDir>
+#include <QFile>
 #include <QFileInfo>
 #include <QSize>
 #include <QString>
@@ -25,6 +26,7 @@
 #include "cli_options.h"
 #include "commands.h"
 #include "ui/colormap.h"
+#include "ui/compare_view.h"
 #include "ui/core.h"
 #include "ui/document.h"
 #include "ui/dump_document.h"
@@ -40,7 +42,8 @@ namespace {
 constexpr const char* kUsage =
     "usage: attnlab render (--session S.json | --tokens \"...\" | --dump F.npz) [overrides]\n"
     "                      --view NAME"
-    "                      --out F.png|F.svg|F.pdf [figure options]\n"
+    "                      --out F.png|F.svg|F.pdf and/or --data F.csv|F.npy|F.json\n"
+    "                      [figure options]\n"
     "       attnlab render --list-views\n"
     "\n"
     "Session overrides (applied on top of --session, or of the defaults with --tokens):\n"
@@ -61,7 +64,7 @@ constexpr const char* kUsage =
     "  --kv-cache-prefill N       run as a KV-cache prefill of N rows, then decode\n"
     "  --head N                   the head the figure shows\n"
     "  --query N                  the selected query row\n"
-    "  --colormap NAME            viridis, magma, cividis, grayscale, diverging\n"
+    "  --colormap NAME            viridis, magma, cividis, grayscale, print, diverging\n"
     "  --show WHAT                weights, scores, scaled, mask, output, q, k, v\n"
     "\n"
     "Model dumps (docs/dumps.md):\n"
@@ -73,7 +76,18 @@ constexpr const char* kUsage =
     "Figure:\n"
     "  --view NAME                see --list-views\n"
     "  --out FILE                 .png, .svg or .pdf (with --all-steps: a directory or .pdf)\n"
+    "  --data FILE                .csv, .npy or .json: the numbers the view draws\n"
+    "  --size PRESET              column (3.3 in), page (6.9 in), slide (16:9), poster:\n"
+    "                             the size in points and text that prints at 7-9 pt\n"
+    "                             (slide 18 pt, poster 24 pt)\n"
     "  --width W --height H       logical size (default 900 x 600; points for PDF)\n"
+    "  --font-size PT             text size in points (overrides the preset's)\n"
+    "  --caption TEXT             the figure's title (default: what it shows: model or\n"
+    "                             random projections, layer, head, variant, mask)\n"
+    "  --no-title                 no title line\n"
+    "  --show-selection           draw the selected query (figures leave it out)\n"
+    "  --compare KIND             compare view: B = causal, linear, gqa, mqa or rope\n"
+    "  --compare-session S.json   compare view: B = this session\n"
     "  --scale-factor F           PNG pixels per unit (default 1)\n"
     "  --theme light|dark|projector\n"
     "  --step N                   flash: tiles done; kv-cache: step index\n"
@@ -119,10 +133,18 @@ constexpr OptionSpec kOptions[] = {
     {"tokens-file", true},
     {"batch", true},
     {"layer", true},
+    {"data", true},
+    {"size", true},
+    {"font-size", true},
+    {"caption", true},
+    {"no-title", false},
+    {"show-selection", false},
+    {"compare", true},
+    {"compare-session", true},
 };
 
 /// Token text may legitimately be empty (an empty sequence); other values may not.
-constexpr std::string_view kMayBeEmpty[] = {"tokens", "source"};
+constexpr std::string_view kMayBeEmpty[] = {"tokens", "source", "caption"};
 
 /// A real number > 0.
 double parsePositiveReal(const std::string& text, const std::string& what) {
@@ -279,12 +301,28 @@ int run(int argc, char** argv) {
     const auto viewName = get(args, "view");
     if (!viewName) fail("missing required option --view (see --list-views)");
     const ViewChoice choice = chooseView(*viewName);
+    const auto dataOut = get(args, "data");
+    if (dataOut) {
+        ui::ExportFormat dataFormat;
+        if (!ui::exportFormatFor(QString::fromStdString(*dataOut), &dataFormat) ||
+            ui::isFigureFormat(dataFormat))
+            fail("--data " + *dataOut + ": unknown data type (use .csv, .npy or .json)");
+        const QFileInfo dataInfo(QString::fromStdString(*dataOut));
+        if (dataInfo.isDir()) fail("--data " + *dataOut + " is a directory");
+        if (!QDir(dataInfo.absolutePath()).exists())
+            fail("--data " + *dataOut + ": folder " + dataInfo.absolutePath().toStdString() +
+                 " does not exist");
+    }
     const auto out = get(args, "out");
-    if (!out) fail("missing required option --out");
+    if (!out && !dataOut) fail("missing required option --out (or --data)");
     const bool allSteps = get(args, "all-steps").has_value();
-    const QString outPath = QString::fromStdString(*out);
-    ui::ExportFormat format;
-    const bool knownFormat = ui::exportFormatFor(outPath, &format);
+    if (allSteps && dataOut) fail("--data and --all-steps do not go together");
+    const QString outPath = out ? QString::fromStdString(*out) : QString();
+    if (out && dataOut && QFileInfo(outPath).absoluteFilePath() ==
+                              QFileInfo(QString::fromStdString(*dataOut)).absoluteFilePath())
+        fail("--out and --data name the same file");
+    ui::ExportFormat format = ui::ExportFormat::Png;
+    const bool knownFormat = out && ui::exportFormatFor(outPath, &format);
     if (allSteps) {
         if (!ui::isStepView(choice.id))
             fail("--all-steps: view '" + *viewName + "' has no steps (use flash or kv-cache)");
@@ -292,14 +330,61 @@ int run(int argc, char** argv) {
             fail("--all-steps --out " + *out + ": give a directory or a .pdf file");
         if (!knownFormat && QFileInfo(outPath).exists() && !QFileInfo(outPath).isDir())
             fail("--all-steps --out " + *out + ": exists and is not a directory");
-    } else {
-        if (!knownFormat || format == ui::ExportFormat::Csv || format == ui::ExportFormat::Npy)
+    } else if (out) {
+        if (!knownFormat || !ui::isFigureFormat(format))
             fail("--out " + *out + ": unknown figure type (use .png, .svg or .pdf)");
     }
+    // --size PRESET sets the size and the text size; --width/--height/--font-size refine it.
+    std::optional<ui::FigurePreset> preset;
+    if (auto v = get(args, "size")) {
+        preset = ui::figurePresetNamed(QString::fromStdString(*v));
+        if (!preset) {
+            QStringList names;
+            for (const ui::FigurePreset& p : ui::figurePresets())
+                names << p.name;
+            fail("--size: unknown size '" + *v + "' (" +
+                 names.join(QStringLiteral(", ")).toStdString() + ")");
+        }
+    }
+    const std::string defaultWidth = preset ? std::to_string(preset->size.width()) : "900";
+    const std::string defaultHeight = preset ? std::to_string(preset->size.height()) : "600";
     const int width =
-        static_cast<int>(parseAtLeast(get(args, "width").value_or("900"), "--width", 16));
-    const int height =
-        static_cast<int>(parseAtLeast(get(args, "height").value_or("600"), "--height", 16));
+        static_cast<int>(parseAtLeast(get(args, "width").value_or(defaultWidth), "--width", 16));
+    const int height = static_cast<int>(
+        parseAtLeast(get(args, "height").value_or(defaultHeight), "--height", 16));
+    ui::FigureStyle figureStyle = ui::exportFigureStyle();
+    if (preset) figureStyle.fontPoints = preset->fontPoints;
+    if (auto v = get(args, "font-size")) {
+        const Index points = parseAtLeast(*v, "--font-size", 4);
+        if (points > 200) fail("--font-size must be at most 200, got " + *v);
+        figureStyle.fontPoints = static_cast<int>(points);
+    }
+    figureStyle.showSelection = get(args, "show-selection").has_value();
+    figureStyle.showTitle = !get(args, "no-title").has_value();
+    if (auto v = get(args, "caption")) figureStyle.caption = QString::fromStdString(*v);
+    std::optional<ui::Comparison> comparison;
+    if (auto v = get(args, "compare")) {
+        static const std::map<std::string, ui::Comparison> kComparisons = {
+            {"causal", ui::Comparison::FullVsCausal}, {"linear", ui::Comparison::SoftmaxVsLinear},
+            {"gqa", ui::Comparison::MhaVsGqa},        {"mqa", ui::Comparison::MhaVsMqa},
+            {"rope", ui::Comparison::NoneVsRope}};
+        const auto found = kComparisons.find(*v);
+        if (found == kComparisons.end())
+            fail("--compare: unknown comparison '" + *v + "' (causal, linear, gqa, mqa, rope)");
+        comparison = found->second;
+    }
+    std::optional<Session> compareSession;
+    if (auto v = get(args, "compare-session")) {
+        if (comparison) fail("--compare and --compare-session do not go together");
+        auto loaded = loadSession(*v);
+        if (!loaded) fail(loaded.error());
+        const QStringList problems = ui::Document::problemsOf(loaded.value());
+        if (!problems.isEmpty()) fail(*v + ": " + problems.first().toStdString());
+        compareSession = std::move(loaded).value();
+    }
+    if ((comparison || compareSession) && choice.id != QLatin1String("compare"))
+        fail(std::string(comparison ? "--compare" : "--compare-session") +
+             " needs --view compare");
     if (width > 20000 || height > 20000) fail("--width and --height must be at most 20000");
     const double scale =
         parsePositiveReal(get(args, "scale-factor").value_or("1"), "--scale-factor");
@@ -312,12 +397,15 @@ int run(int argc, char** argv) {
         if (allSteps) fail("--step and --all-steps do not go together");
         step = parseAtLeast(*v, "--step", 0);
     }
-    if (!allSteps && QFileInfo(outPath).isDir()) fail("--out " + *out + " is a directory");
-    const QFileInfo outInfo(outPath);
-    const QString parent = allSteps && !knownFormat ? QFileInfo(outInfo.absoluteFilePath()).path()
-                                                    : outInfo.absolutePath();
-    if (!QDir(parent).exists())
-        fail("--out " + *out + ": folder " + parent.toStdString() + " does not exist");
+    if (out) {
+        if (!allSteps && QFileInfo(outPath).isDir()) fail("--out " + *out + " is a directory");
+        const QFileInfo outInfo(outPath);
+        const QString parent = allSteps && !knownFormat
+                                   ? QFileInfo(outInfo.absoluteFilePath()).path()
+                                   : outInfo.absolutePath();
+        if (!QDir(parent).exists())
+            fail("--out " + *out + ": folder " + parent.toStdString() + " does not exist");
+    }
 
     const Session session = buildSession(args, choice);
 
@@ -372,13 +460,38 @@ int run(int argc, char** argv) {
     // drawn as an empty figure.
     if (const QString why = view->notApplicable(); !why.isEmpty())
         fail("--view " + *viewName + ": " + why.toStdString());
+    if (auto* compare = qobject_cast<ui::CompareView*>(view.get())) {
+        if (compareSession)
+            compare->compareWithSession(
+                *compareSession,
+                QFileInfo(QString::fromStdString(*get(args, "compare-session"))).fileName());
+        else
+            compare->compareWith(comparison.value_or(ui::Comparison::FullVsCausal));
+        document.flush();
+        if (!document.comparisonExperiment())
+            fail(compareSession ? *get(args, "compare-session") +
+                                      ": B cannot be computed (its tokens must match A's)"
+                                : std::string("--compare: B cannot be computed for this session"));
+        const Experiment& a = *document.experiment();
+        const Experiment& b = *document.comparisonExperiment();
+        if (a.queryTokens.size() != b.queryTokens.size() ||
+            a.keyTokens.size() != b.keyTokens.size())
+            fail(get(args, "compare-session").value_or("--compare") + ": B has " +
+                 std::to_string(b.queryTokens.size()) + " tokens, A has " +
+                 std::to_string(a.queryTokens.size()) + ": B - A needs the same tokens");
+    }
     const QSize size(width, height);
     view->resize(size);
     // Work a view asks the document for (the flash walk of the focused head) is done now.
     view->ensureFresh();
     document.flush();
+    ui::FigureOptions figure;
+    figure.size = size;
+    figure.scale = scale;
+    figure.style = figureStyle;
     QString error;
     if (allSteps) {
+        view->setFigureStyle(figureStyle);
         error = ui::exportSteps(*view, document, outPath, size, scale);
     } else {
         if (step) {
@@ -389,7 +502,27 @@ int run(int argc, char** argv) {
             ui::setStep(*view, document, *step);
         }
         view->ensureFresh();
-        error = ui::exportView(*view, outPath, size, scale);
+        // Data and figure commit together: the data goes to a temporary name first and is
+        // renamed only once the figure is written.
+        const QString dataPath = dataOut ? QString::fromStdString(*dataOut) : QString();
+        const QString dataTemporary =
+            dataOut ? QFileInfo(dataPath).absolutePath() + QStringLiteral("/.") +
+                          QFileInfo(dataPath).fileName() + QStringLiteral(".part.") +
+                          QFileInfo(dataPath).suffix()
+                    : QString();
+        if (dataOut) error = ui::exportData(*view, dataTemporary);
+        if (error.isEmpty() && out) error = ui::exportView(*view, outPath, figure);
+        if (dataOut) {
+            if (error.isEmpty()) {
+                QFile::remove(dataPath);
+                if (!QFile::rename(dataTemporary, dataPath)) {
+                    error = QStringLiteral("Cannot write %1").arg(dataPath);
+                    if (out) QFile::remove(outPath);
+                }
+            }
+            QFile::remove(dataTemporary);
+            error.replace(dataTemporary, dataPath);
+        }
     }
     if (!error.isEmpty()) fail(error.toStdString());
     return 0;

@@ -21,6 +21,11 @@ constexpr Stops kCividis = {0x00224e, 0x083370, 0x35456c, 0x4f576c, 0x666970, 0x
                             0x948f78, 0xaea371, 0xc8b866, 0xe5cf52, 0xfee838};
 constexpr Stops kGrayscale = {0x000000, 0x1b1b1b, 0x303030, 0x474747, 0x5e5e5e, 0x777777,
                               0x919191, 0xababab, 0xc6c6c6, 0xe2e2e2, 0xffffff};
+// ColorBrewer YlGnBu (9 classes, resampled to 11): pale yellow to dark blue, lightness falling
+// steadily from L* 99 to 13, so it prints in grey as white-to-black and low weights stay the
+// paper's colour.
+constexpr Stops kPrint = {0xffffd9, 0xf1f9b9, 0xd6efb3, 0xaadeb7, 0x73c8bd, 0x41b6c4,
+                          0x2498c1, 0x2072b2, 0x234da0, 0x1f2f88, 0x081d58};
 // ColorBrewer RdBu, reversed so negative is blue and positive red; white at zero.
 constexpr Stops kDiverging = {0x053061, 0x2166ac, 0x4393c3, 0x92c5de, 0xd1e5f0, 0xf7f7f7,
                               0xfddbc7, 0xf4a582, 0xd6604d, 0xb2182b, 0x67001f};
@@ -29,6 +34,7 @@ const Stops& stopsFor(const QString& name) {
     if (name == QLatin1String("magma")) return kMagma;
     if (name == QLatin1String("cividis")) return kCividis;
     if (name == QLatin1String("grayscale")) return kGrayscale;
+    if (name == QLatin1String("print")) return kPrint;
     if (name == QLatin1String("diverging")) return kDiverging;
     return kViridis;
 }
@@ -36,8 +42,9 @@ const Stops& stopsFor(const QString& name) {
 } // namespace
 
 QStringList colormapNames() {
-    return {QStringLiteral("viridis"), QStringLiteral("magma"), QStringLiteral("cividis"),
-            QStringLiteral("grayscale"), QStringLiteral("diverging")};
+    return {QStringLiteral("viridis"),   QStringLiteral("magma"),
+            QStringLiteral("cividis"),   QStringLiteral("grayscale"),
+            QStringLiteral("print"),     QStringLiteral("diverging")};
 }
 
 bool isDiverging(const QString& name) {

@@ -1,7 +1,8 @@
 #pragma once
 /// Colormaps drawn by the views. Built here from published control points so a figure looks
 /// the same on every machine: viridis, magma, cividis (perceptually uniform, colour-blind
-/// safe), grayscale, and a blue-white-red diverging map for signed quantities (raw scores).
+/// safe), grayscale, print (pale to dark, prints well in grey), and a blue-white-red diverging
+/// map for signed quantities (raw scores). Every sequential map is monotonic in CIE L*.
 
 #include <QColor>
 #include <QString>
@@ -11,7 +12,8 @@ class QCPColorGradient;
 
 namespace attnlab::ui {
 
-/// The names the colormap picker offers, in order: viridis, magma, cividis, grayscale, diverging.
+/// The names the colormap picker offers, in order: viridis, magma, cividis, grayscale, print,
+/// diverging.
 QStringList colormapNames();
 /// True for maps centred on zero (the data range must be made symmetric).
 bool isDiverging(const QString& name);

@@ -7,6 +7,7 @@
 #include <QVBoxLayout>
 #include <qcustomplot.h>
 
+#include "ui/experiment_data.h"
 #include "ui/heatmap_view.h"
 
 namespace attnlab::ui {
@@ -45,6 +46,30 @@ void CompareView::setComparison(Comparison comparison) {
     refresh();
 }
 
+void CompareView::compareWith(Comparison comparison) {
+    m_combo->setCurrentIndex(std::max(0, m_combo->findData(int(comparison))));
+    document()->setComparison(comparison);
+    refresh();
+}
+
+void CompareView::compareWithSession(const Session& other, const QString& name) {
+    if (m_combo->findData(int(Comparison::OtherSession)) < 0)
+        m_combo->addItem(comparisonName(Comparison::OtherSession), int(Comparison::OtherSession));
+    m_combo->setItemText(m_combo->findData(int(Comparison::OtherSession)), name);
+    m_combo->setCurrentIndex(m_combo->findData(int(Comparison::OtherSession)));
+    document()->setComparisonSession(other, name);
+    refresh();
+}
+
+void CompareView::setFigureStyle(const FigureStyle& style) {
+    FigureStyle panels = style;
+    panels.caption.clear();
+    panels.wrapWidth = style.wrapWidth > 0 ? style.wrapWidth / 3 : 0;
+    for (HeatmapView* view : {m_a, m_b, m_difference})
+        view->setFigureStyle(panels);
+    View::setFigureStyle(style);
+}
+
 QString CompareView::notApplicable() const {
     const Experiment* experiment = document()->experiment();
     if (experiment && !experiment->source.isSession())
@@ -68,22 +93,54 @@ void CompareView::refresh() {
     // B is named after what the document computed it for, never after the combo alone: the
     // caption and the figure cannot disagree.
     const Comparison shown = document()->shownComparison();
+    const QString bName = shown == Comparison::OtherSession ? document()->comparisonSessionName()
+                                                            : comparisonName(shown);
     m_b->setCaption(shown == Comparison::None
                         ? tr("B: %1 (not computed yet)").arg(m_combo->currentText())
-                        : tr("B: %1").arg(comparisonName(shown)));
+                        : tr("B: %1").arg(bName));
     m_difference->setCaption(tr("B \u2212 A"));
     for (HeatmapView* view : {m_a, m_b, m_difference})
         view->refresh();
 }
 
+QString CompareView::figureTitle() const {
+    if (!figureStyle().caption.isEmpty()) return figureStyle().caption;
+    const Experiment* experiment = document()->experiment();
+    if (!experiment) return title();
+    const Comparison shown = document()->shownComparison();
+    const QString bName = shown == Comparison::OtherSession ? document()->comparisonSessionName()
+                                                            : comparisonName(shown);
+    return tr("A: %1; B: %2")
+        .arg(figureCaption(*experiment, document()->session().viewState.head), bName);
+}
+
 void CompareView::paintFigure(QCPPainter& painter, const QSize& size) {
+    // The whole figure's title (what A is, what B changes), wrapped to the width, then the
+    // three panels side by side.
+    int top = 0;
+    if (figureStyle().showTitle) {
+        const Theme look = theme();
+        QFont font = painter.font();
+        setFontSize(font, look, look.fontPointSize);
+        font.setBold(true);
+        painter.save();
+        painter.setFont(font);
+        painter.setPen(look.foreground);
+        const int margin = std::max(2, look.fontPointSize / 2);
+        const QRect room(margin, margin, size.width() - 2 * margin, size.height() / 3);
+        const QRect used = painter.boundingRect(room, Qt::AlignHCenter | Qt::TextWordWrap,
+                                                figureTitle());
+        painter.drawText(room, Qt::AlignHCenter | Qt::TextWordWrap, figureTitle());
+        painter.restore();
+        top = used.bottom() + margin;
+    }
     const int third = size.width() / 3;
     int x = 0;
     for (HeatmapView* view : {m_a, m_b, m_difference}) {
         view->refresh();
         painter.save();
-        painter.translate(x, 0);
-        view->paintFigure(painter, QSize(third, size.height()));
+        painter.translate(x, top);
+        view->paintFigure(painter, QSize(third, size.height() - top));
         painter.restore();
         x += third;
     }

@@ -21,8 +21,17 @@ public:
     void paintFigure(QCPPainter& painter, const QSize& size) override;
     DataTable data() const override;
     QString notApplicable() const override;
-    /// Selects the comparison (also used by examples and `attnlab render`).
+    /// Selects the comparison (examples); the document computes B while the view is shown.
     void setComparison(Comparison comparison);
+    /// Selects the comparison and has the document compute B now, shown or not: the one path
+    /// `attnlab render --view compare --compare KIND` and the window's combo share.
+    void compareWith(Comparison comparison);
+    /// B = a second session (`attnlab render --compare-session S.json`, File menu): `name`
+    /// captions B.
+    void compareWithSession(const Session& other, const QString& name);
+    /// Panels get the style (fonts, selection) without the caption; the caption titles the
+    /// whole figure.
+    void setFigureStyle(const FigureStyle& style) override;
     QComboBox* comparisonCombo() const { return m_combo; }
     HeatmapView* differenceView() const { return m_difference; }
 
@@ -32,6 +41,8 @@ protected:
 
 private:
     Comparison selected() const;
+    /// The figure's title: --caption, or what A is and what B changes.
+    QString figureTitle() const;
     QComboBox* m_combo = nullptr;
     HeatmapView* m_a = nullptr;
     HeatmapView* m_b = nullptr;

@@ -185,6 +185,14 @@ void Document::setComparison(Comparison comparison) {
     scheduleRun();
 }
 
+void Document::setComparisonSession(const Session& other, const QString& name) {
+    m_otherSession = std::make_shared<const Session>(other);
+    m_otherSessionName = name;
+    m_comparison = Comparison::OtherSession;
+    m_comparisonExperiment.reset();
+    scheduleRun(); // B changed: the next run computes it
+}
+
 Session Document::comparisonSession(const Session& session, Comparison comparison) {
     Session other = session;
     switch (comparison) {
@@ -204,6 +212,8 @@ Session Document::comparisonSession(const Session& session, Comparison compariso
         break;
     case Comparison::NoneVsRope:
         other.positional = Positional::RopeHalf;
+        break;
+    case Comparison::OtherSession: // not derived from A: see setComparisonSession
         break;
     }
     return other;
@@ -250,13 +260,17 @@ void Document::scheduleRun() {
     m_timer->start(work > m_workerThreshold ? 10 : 0);
 }
 
-RunOutput Document::compute(const Session& session, Comparison comparison, quint64 generation) {
+RunOutput Document::compute(const Session& session, Comparison comparison,
+                            std::shared_ptr<const Session> otherSession, quint64 generation) {
     RunOutput output;
     output.generation = generation;
     try {
         output.experiment = run(session);
+        if (comparison == Comparison::OtherSession && !otherSession) comparison = Comparison::None;
         if (comparison != Comparison::None) {
-            const Session other = comparisonSession(session, comparison);
+            const Session other = comparison == Comparison::OtherSession
+                                      ? *otherSession
+                                      : comparisonSession(session, comparison);
             if (validate(other).empty()) {
                 output.comparison = run(other);
                 output.comparisonKind = comparison;
@@ -273,7 +287,7 @@ RunOutput Document::compute(const Session& session, Comparison comparison, quint
 void Document::startRun() {
     if (m_running || !m_problems.isEmpty() || m_doneGeneration == m_generation) return;
     if (workOf(m_session) <= m_workerThreshold) {
-        finishRun(compute(m_session, m_comparison, m_generation));
+        finishRun(compute(m_session, m_comparison, m_otherSession, m_generation));
         return;
     }
     m_running = true;
@@ -282,7 +296,8 @@ void Document::startRun() {
         emit changed(What::Busy);
     }
     m_watcher->setFuture(
-        QtConcurrent::run(&Document::compute, m_session, m_comparison, m_generation));
+        QtConcurrent::run(&Document::compute, m_session, m_comparison, m_otherSession,
+                          m_generation));
 }
 
 void Document::finishRun(RunOutput output) {
@@ -364,6 +379,8 @@ QString comparisonName(Comparison comparison) {
         return Document::tr("MQA (one kv head)");
     case Comparison::NoneVsRope:
         return Document::tr("RoPE positions");
+    case Comparison::OtherSession:
+        return Document::tr("another session");
     }
     return {};
 }
@@ -433,7 +450,7 @@ void Document::flush() {
     if (m_timer->isActive() || (m_doneGeneration != m_generation && m_problems.isEmpty())) {
         m_timer->stop();
         if (!m_running && m_problems.isEmpty() && m_doneGeneration != m_generation)
-            finishRun(compute(m_session, m_comparison, m_generation));
+            finishRun(compute(m_session, m_comparison, m_otherSession, m_generation));
     }
 }
 

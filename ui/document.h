@@ -43,7 +43,16 @@ enum class EditMerge {
 };
 
 /// A second configuration derived from the current session, shown by the compare view.
-enum class Comparison { None, FullVsCausal, SoftmaxVsLinear, MhaVsGqa, MhaVsMqa, NoneVsRope };
+/// OtherSession: B is a second session file (setComparisonSession).
+enum class Comparison {
+    None,
+    FullVsCausal,
+    SoftmaxVsLinear,
+    MhaVsGqa,
+    MhaVsMqa,
+    NoneVsRope,
+    OtherSession
+};
 /// The B side of the compare view, in words ("causal mask", "linear attention" ...).
 QString comparisonName(Comparison comparison);
 
@@ -125,6 +134,10 @@ public:
     void setFocusedHead(Index head);
     void setViewState(const ViewState& state);
     void setComparison(Comparison comparison);
+    /// B for Comparison::OtherSession: a second session (`name` captions it, e.g. its file).
+    void setComparisonSession(const Session& other, const QString& name);
+    /// The name given with setComparisonSession; empty when there is none.
+    QString comparisonSessionName() const { return m_otherSessionName; }
 
     /// Session files. Errors come back as messages (and errorOccurred).
     bool open(const QString& path);
@@ -154,7 +167,8 @@ private:
     void scheduleRun();
     void startRun();
     void finishRun(RunOutput output);
-    static RunOutput compute(const Session& session, Comparison comparison, quint64 generation);
+    static RunOutput compute(const Session& session, Comparison comparison,
+                             std::shared_ptr<const Session> other, quint64 generation);
     /// Stores a new experiment on screen (the walk of the old one is dropped).
     void setExperiment(std::optional<Experiment> experiment);
     void finishWalk();
@@ -164,6 +178,8 @@ private:
     std::optional<Experiment> m_comparisonExperiment;
     Comparison m_comparison = Comparison::None;
     Comparison m_shownComparison = Comparison::None;
+    std::shared_ptr<const Session> m_otherSession; ///< B of Comparison::OtherSession
+    QString m_otherSessionName;
     QStringList m_problems;
     QUndoStack* m_undo = nullptr;
     QTimer* m_timer = nullptr;

@@ -1,15 +1,99 @@
 #include "ui/experiment_data.h"
 
+#include <QObject>
+
 #include <algorithm>
 
 namespace attnlab::ui {
+
+QString displayToken(const std::string& token) {
+    QString text = QString::fromStdString(token);
+    text.replace(QStringLiteral("<0x0A>"), QStringLiteral("\n"));
+    text.replace(QStringLiteral("<0x09>"), QStringLiteral("\t"));
+    text.replace(QStringLiteral("\r\n"), QStringLiteral("\n"));
+    QString out;
+    out.reserve(text.size());
+    for (const QChar c : text) {
+        switch (c.unicode()) {
+        case 0x0120: // byte-level BPE: the space byte
+        case 0x2581: // sentencepiece: the word-start marker
+            out += QLatin1Char(' ');
+            break;
+        case 0x010a: // byte-level BPE: the newline byte
+        case '\n':
+        case '\r':
+            out += QChar(0x23ce);
+            break;
+        case 0x0109: // byte-level BPE: the tab byte
+        case '\t':
+            out += QChar(0x2192);
+            break;
+        default:
+            out += c;
+        }
+    }
+    if (out.trimmed().isEmpty()) return QString(out.size() <= 1 ? 1 : out.size(), QChar(0x2423));
+    return out;
+}
 
 QStringList displayTokens(const std::vector<std::string>& tokens) {
     QStringList out;
     out.reserve(static_cast<int>(tokens.size()));
     for (const std::string& token : tokens)
-        out << (token.empty() ? QStringLiteral("\u2423") : QString::fromStdString(token));
+        out << displayToken(token);
     return out;
+}
+
+QStringList rawTokens(const std::vector<std::string>& tokens) {
+    QStringList out;
+    out.reserve(static_cast<int>(tokens.size()));
+    for (const std::string& token : tokens)
+        out << QString::fromStdString(token);
+    return out;
+}
+
+namespace {
+
+QString maskCaption(const MaskSpec& mask) {
+    QStringList parts;
+    if (mask.causal) parts << QObject::tr("causal");
+    if (mask.window >= 0) parts << QObject::tr("window %1").arg(mask.window);
+    if (mask.causalWindow >= 0) parts << QObject::tr("causal window %1").arg(mask.causalWindow);
+    if (!mask.validLen.empty())
+        parts << QObject::tr("padding (first %1 keys)").arg(mask.validLen.front());
+    if (mask.custom) parts << QObject::tr("custom");
+    if (parts.isEmpty()) return QObject::tr("no mask");
+    return QObject::tr("%1 mask").arg(parts.join(QStringLiteral(" + ")));
+}
+
+} // namespace
+
+QString figureCaption(const Experiment& experiment, Index head) {
+    QStringList parts;
+    const ExperimentSource& source = experiment.source;
+    if (source.isSession()) {
+        parts << (experiment.session.identityProjections
+                      ? QObject::tr("identity projections")
+                      : QObject::tr("random projections (seed %1)").arg(experiment.session.seed));
+    } else {
+        parts << QString::fromStdString(source.describe());
+    }
+    // Sources whose weights were computed here (a model's q/k re-run included) name the
+    // variant and mask they ran under.
+    const bool lab = source.isSession() || source.kind == ExperimentSource::Kind::QkvDump ||
+                     source.kind == ExperimentSource::Kind::Model;
+    if (lab) {
+        parts << QString::fromUtf8(variantName(experiment.variant));
+        parts << maskCaption(experiment.mask);
+    }
+    const Index heads = experiment.headCount() > 0 ? experiment.headCount()
+                                                   : experiment.attention.weights.heads;
+    const Index kvHeads = experiment.kvHeadCount();
+    QString headText = QObject::tr("head %1 of %2").arg(clampedHead(experiment, head)).arg(heads);
+    if (lab && kvHeads > 0 && kvHeads < heads)
+        headText += QObject::tr(" (%1 kv heads)").arg(kvHeads);
+    parts << headText;
+    return parts.join(QStringLiteral(", "));
 }
 
 Index clampedHead(const Experiment& experiment, Index head) {

@@ -11,8 +11,19 @@
 
 namespace attnlab::ui {
 
-/// Tokens as display strings; an empty token shows as a visible marker.
+/// A token as people read it: the byte-level marker \u0120 ("Ġcat") and the sentencepiece
+/// marker \u2581 ("▁cat") become spaces, a newline (\n, \u010a, <0x0A>) becomes \u23ce, a tab
+/// \u2192; an empty or all-blank token shows as \u2423. The one display function every view
+/// labels tokens with (the raw token stays in the tooltips).
+QString displayToken(const std::string& token);
+/// displayToken of each token.
 QStringList displayTokens(const std::vector<std::string>& tokens);
+/// The raw tokens (as the tokenizer or the dump wrote them), for tooltips.
+QStringList rawTokens(const std::vector<std::string>& tokens);
+/// What a figure shows, for its title: where the numbers come from (the model or dump and
+/// layer, or "random projections"), the head, and for a lab session the variant and the mask
+/// ("random projections (seed 7), softmax, causal mask, head 1 of 4").
+QString figureCaption(const Experiment& experiment, Index head);
 /// head clamped to [0, H); 0 when there are no heads.
 Index clampedHead(const Experiment& experiment, Index head);
 /// The kv head query head h reads (h / (H / Hkv)).

@@ -4,6 +4,9 @@
 #include <QFile>
 #include <QFileInfo>
 #include <QGuiApplication>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QPageSize>
 #include <QPdfWriter>
 #include <QSaveFile>
@@ -20,7 +23,10 @@ namespace attnlab::ui {
 namespace {
 
 QString csvField(QString text) {
-    if (text.contains(QLatin1Char(',')) || text.contains(QLatin1Char('"')) ||
+    // Leading or trailing spaces (" cat", a byte-level token) survive only inside quotes.
+    const bool edgeSpace =
+        !text.isEmpty() && (text.front().isSpace() || text.back().isSpace());
+    if (edgeSpace || text.contains(QLatin1Char(',')) || text.contains(QLatin1Char('"')) ||
         text.contains(QLatin1Char('\n'))) {
         text.replace(QLatin1String("\""), QLatin1String("\"\""));
         return QLatin1Char('"') + text + QLatin1Char('"');
@@ -55,13 +61,98 @@ QString writeNpyTable(const DataTable& table, const QString& path) {
     NpyArray array;
     array.shape = {table.rows, table.cols};
     array.dtype = DType::Float64;
-    array.data.assign(table.values.begin(), table.values.end());
+    array.data64 = table.values; // full precision, not rounded through float
     if (const Status status = writeNpy(path.toStdString(), array, DType::Float64))
         return QString::fromStdString(status->message);
     return {};
 }
 
+QString writeJsonTable(const DataTable& table, const QString& path) {
+    QJsonArray rows;
+    for (int r = 0; r < table.rows; ++r) {
+        QJsonArray row;
+        for (int c = 0; c < table.cols; ++c) {
+            const double value = table.at(r, c);
+            row.append(std::isfinite(value) ? QJsonValue(value) : QJsonValue());
+        }
+        rows.append(row);
+    }
+    QJsonObject root;
+    root.insert(QStringLiteral("row_labels"), QJsonArray::fromStringList(table.rowLabels));
+    root.insert(QStringLiteral("column_labels"), QJsonArray::fromStringList(table.columnLabels));
+    root.insert(QStringLiteral("shape"), QJsonArray{table.rows, table.cols});
+    root.insert(QStringLiteral("values"), rows);
+    QSaveFile file(path);
+    if (!file.open(QIODevice::WriteOnly))
+        return QObject::tr("Cannot write %1: %2").arg(path, file.errorString());
+    file.write(QJsonDocument(root).toJson(QJsonDocument::Indented));
+    if (!file.commit()) return QObject::tr("Cannot write %1: %2").arg(path, file.errorString());
+    return {};
+}
+
+/// Applies a figure style to a view for the length of an export, then puts the old one back.
+class StyleScope {
+public:
+    StyleScope(View& view, const FigureStyle& style) : m_view(view), m_old(view.figureStyle()) {
+        m_view.setFigureStyle(style);
+        m_view.ensureFresh();
+    }
+    ~StyleScope() { m_view.setFigureStyle(m_old); }
+    StyleScope(const StyleScope&) = delete;
+    StyleScope& operator=(const StyleScope&) = delete;
+
+private:
+    View& m_view;
+    FigureStyle m_old;
+};
+
 } // namespace
+
+bool isFigureFormat(ExportFormat format) {
+    return format == ExportFormat::Png || format == ExportFormat::Svg ||
+           format == ExportFormat::Pdf;
+}
+
+QList<FigurePreset> figurePresets() {
+    // Sizes in points. Paper text is 7-9 pt (a caption's size); a slide's body text is about
+    // 18 pt and a poster's about 24 pt, read from a few metres.
+    return {
+        {QStringLiteral("column"), QObject::tr("One column (3.3 in)"), QSize(238, 200), 8, 7, 9},
+        {QStringLiteral("page"), QObject::tr("Two columns (6.9 in)"), QSize(497, 300), 9, 7, 9},
+        {QStringLiteral("slide"), QObject::tr("Slide 16:9 (13.33 \u00d7 7.5 in)"), QSize(960, 540),
+         18, 14, 20},
+        {QStringLiteral("poster"), QObject::tr("Poster panel (16 \u00d7 12 in)"), QSize(1152, 864),
+         24, 20, 28},
+    };
+}
+
+std::optional<FigurePreset> figurePresetNamed(const QString& name) {
+    for (const FigurePreset& preset : figurePresets())
+        if (preset.name == name) return preset;
+    return std::nullopt;
+}
+
+QString dataExportFilter() {
+    return QObject::tr("CSV data (*.csv);;NumPy data (*.npy);;JSON data (*.json)");
+}
+
+QString exportData(View& view, const QString& path) {
+    ExportFormat format;
+    if (!exportFormatFor(path, &format) || isFigureFormat(format))
+        return QObject::tr("%1: unknown data file type (use .csv, .npy or .json)").arg(path);
+    view.ensureFresh();
+    const DataTable table = view.data();
+    if (table.rows == 0 || table.cols == 0)
+        return QObject::tr("%1: this view has no data to export").arg(path);
+    switch (format) {
+    case ExportFormat::Csv:
+        return writeCsv(table, path);
+    case ExportFormat::Npy:
+        return writeNpyTable(table, path);
+    default:
+        return writeJsonTable(table, path);
+    }
+}
 
 bool exportFormatFor(const QString& path, ExportFormat* format) {
     const QString suffix = QFileInfo(path).suffix().toLower();
@@ -75,6 +166,8 @@ bool exportFormatFor(const QString& path, ExportFormat* format) {
         *format = ExportFormat::Csv;
     else if (suffix == QLatin1String("npy"))
         *format = ExportFormat::Npy;
+    else if (suffix == QLatin1String("json"))
+        *format = ExportFormat::Json;
     else
         return false;
     return true;
@@ -82,7 +175,7 @@ bool exportFormatFor(const QString& path, ExportFormat* format) {
 
 QString exportFilter() {
     return QObject::tr("PNG image (*.png);;SVG vector (*.svg);;PDF document (*.pdf);;"
-                       "CSV data (*.csv);;NumPy data (*.npy)");
+                       "CSV data (*.csv);;NumPy data (*.npy);;JSON data (*.json)");
 }
 
 QImage renderFigure(View& view, const QSize& size, double scale) {
@@ -101,12 +194,25 @@ QImage renderFigure(View& view, const QSize& size, double scale) {
 }
 
 QString exportView(View& view, const QString& path, const QSize& size, double scale) {
+    FigureOptions options;
+    options.size = size;
+    options.scale = scale;
+    return exportView(view, path, options);
+}
+
+QString exportView(View& view, const QString& path, const FigureOptions& options) {
     ExportFormat format;
     if (!exportFormatFor(path, &format))
-        return QObject::tr("%1: unknown file type (use .png, .svg, .pdf, .csv or .npy)").arg(path);
+        return QObject::tr("%1: unknown file type (use .png, .svg, .pdf, .csv, .npy or .json)")
+            .arg(path);
+    if (!isFigureFormat(format)) return exportData(view, path);
+    const QSize size = options.size;
+    const double scale = options.scale;
     if (size.width() <= 0 || size.height() <= 0 || !(scale > 0))
         return QObject::tr("%1: the figure size must be positive").arg(path);
-    view.ensureFresh();
+    FigureStyle style = options.style;
+    if (style.wrapWidth <= 0) style.wrapWidth = size.width();
+    const StyleScope scope(view, style);
     switch (format) {
     case ExportFormat::Png: {
         const QImage image = renderFigure(view, size, scale);
@@ -156,13 +262,8 @@ QString exportView(View& view, const QString& path, const QSize& size, double sc
         if (!QFile::rename(temporary, path)) return QObject::tr("Cannot write %1").arg(path);
         return {};
     }
-    case ExportFormat::Csv:
-    case ExportFormat::Npy: {
-        const DataTable table = view.data();
-        if (table.rows == 0 || table.cols == 0)
-            return QObject::tr("%1: this view has no data to export").arg(path);
-        return format == ExportFormat::Csv ? writeCsv(table, path) : writeNpyTable(table, path);
-    }
+    default:
+        break;
     }
     return {};
 }

@@ -6,6 +6,7 @@
 #include <QToolTip>
 #include <qcustomplot.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -27,14 +28,15 @@ QStringList dimensionLabels(Index count) {
 /// Text ticker with one tick per visible cell, thinned so labels do not collide: at most
 /// `maxLabels` over the visible `range` (zooming in brings every label back).
 QSharedPointer<QCPAxisTickerText> tokenTicker(const QStringList& labels, const QCPRange& range,
-                                              int maxLabels) {
+                                              double maxLabels) {
     auto ticker = QSharedPointer<QCPAxisTickerText>::create();
     const int count = static_cast<int>(labels.size());
     if (count == 0) return ticker;
     const int first = std::clamp(static_cast<int>(std::floor(range.lower)), 0, count - 1);
     const int last = std::clamp(static_cast<int>(std::ceil(range.upper)), 0, count - 1);
     const int visible = std::max(1, last - first + 1);
-    const int step = std::max(1, (visible + maxLabels - 1) / std::max(1, maxLabels));
+    const int step =
+        std::max(1, static_cast<int>(std::ceil(visible / std::max(1.0, std::floor(maxLabels)))));
     for (int i = (first / step) * step; i <= last; i += step)
         ticker->addTick(i, labels[i]);
     return ticker;
@@ -69,6 +71,9 @@ HeatmapView::HeatmapView(Document* document, HeatmapSource source, QWidget* pare
     rect->axis(QCPAxis::atLeft)->setRangeReversed(true); // query 0 at the top
     rect->axis(QCPAxis::atBottom)->setSubTicks(false);
     rect->axis(QCPAxis::atLeft)->setSubTicks(false);
+    // Token ticks point out of the matrix: inside they would sit on the cells.
+    rect->axis(QCPAxis::atBottom)->setTickLength(0, 3);
+    rect->axis(QCPAxis::atLeft)->setTickLength(0, 3);
 
     m_colorMap = new QCPColorMap(rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft));
     m_colorMap->setInterpolate(false);
@@ -107,6 +112,7 @@ HeatmapView::HeatmapView(Document* document, HeatmapSource source, QWidget* pare
     // has been laid out at its real size. Tick vectors are built during layout, so a changed
     // budget takes effect on the next replot.
     connect(m_plot, &QCustomPlot::afterLayout, this, [this] {
+        fitToCells();
         const QSize budget = labelBudget();
         if (budget == m_labelBudget) return;
         m_labelBudget = budget;
@@ -141,6 +147,7 @@ void HeatmapView::setCaption(const QString& caption) {
 }
 
 QString HeatmapView::title() const {
+    if (!figureStyle().caption.isEmpty()) return figureStyle().caption;
     if (!m_caption.isEmpty()) return m_caption;
     switch (m_source) {
     case HeatmapSource::Primary:
@@ -266,16 +273,10 @@ void HeatmapView::refresh() {
     m_colorMap->setDataRange(range);
     m_colorScale->axis()->setLabel(heat.quantity);
 
-    const double markSize =
-        std::clamp(240.0 / std::max<Index>({m_rows, m_cols, 1}), 3.0, 14.0) * look.lineWidth;
-    m_maskMarks->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCross,
-                                                 QPen(look.maskedMark, 1.2 * look.lineWidth),
-                                                 Qt::NoBrush, markSize));
-    m_maskMarks->setData(markX, markY, true);
+    m_maskMarks->setData(markX, markY, true); // sized to the cells in fitToCells()
 
     m_rowLabels = heat.rowLabels;
     m_columnLabels = heat.columnLabels;
-    xAxis->setTickLabelRotation(m_cols > 6 ? -45 : 0);
     xAxis->setLabel(heat.columnLabels.isEmpty() || heat.columnLabels.first() == QLatin1String("d0")
                         ? tr("dimension")
                         : tr("keys"));
@@ -290,10 +291,10 @@ void HeatmapView::refresh() {
     updateTickers();
 
     // Value labels in the cells, in a colour that reads on the cell.
+    // They are hidden when the cells, as laid out, are too small for them (fitToCells).
     if (state.cellValues && m_rows <= kMaxLabelledTokens && m_cols <= kMaxLabelledTokens) {
         QFont font = m_plot->font();
-        font.setPointSizeF(std::max(
-            6.0, std::min<double>(look.fontPointSize - 1, 220.0 / std::max<Index>(m_cols, 1))));
+        setFontSize(font, look, valueFontSize(look));
         for (Index i = 0; i < m_rows; ++i) {
             for (Index j = 0; j < m_cols; ++j) {
                 if (hasMask && heat.masked(i, j)) continue;
@@ -314,7 +315,8 @@ void HeatmapView::refresh() {
 
     // The selected query row.
     const Index selected = state.query;
-    const bool rowSelectable = m_rows > 0 && selected >= 0 && selected < m_rows;
+    const bool rowSelectable =
+        figureStyle().showSelection && m_rows > 0 && selected >= 0 && selected < m_rows;
     m_selection->setVisible(rowSelectable);
     if (rowSelectable) {
         m_selection->topLeft->setCoords(-0.5, static_cast<double>(selected) - 0.5);
@@ -326,26 +328,99 @@ void HeatmapView::refresh() {
 
     const Experiment* experiment =
         experimentFor(m_source == HeatmapSource::Difference ? HeatmapSource::Primary : m_source);
+    // A figure says what it shows: the quantity, where the numbers come from, the variant,
+    // the mask and the head, unless the compare view or --caption names it.
     QString heading = title();
-    if (experiment) {
-        const Index head = clampedHead(*experiment, state.head);
-        heading = tr("%1 \u2014 %2, head %3 of %4")
-                      .arg(title(), heat.quantity)
-                      .arg(head)
-                      .arg(experiment->headCount());
-    }
-    m_title->setText(heading);
+    if (experiment && figureStyle().caption.isEmpty() && m_caption.isEmpty())
+        heading = tr("%1 \u2014 %2").arg(heat.quantity, figureCaption(*experiment, state.head));
+    m_heading = heading;
+    m_title->setVisible(figureStyle().showTitle);
     stylePlot(*m_plot, look);
+    m_title->setText(wrappedHeading());
     m_colorScale->axis()->setLabelColor(look.foreground);
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 
+double HeatmapView::valueFontSize(const Theme& look) {
+    return std::max(6, look.fontPointSize - 1);
+}
+
+QString HeatmapView::wrappedHeading() const {
+    const int width =
+        figureStyle().wrapWidth > 0 ? figureStyle().wrapWidth : std::max(200, m_plot->width());
+    const QFontMetricsF metrics(m_title->font());
+    // Greedy word wrap at the figure's width, less a margin: a long caption becomes lines.
+    const double room = std::max(40.0, 0.94 * (width - 12.0));
+    QStringList lines;
+    QString line;
+    for (const QString& word : m_heading.split(QLatin1Char(' '), Qt::SkipEmptyParts)) {
+        const QString candidate = line.isEmpty() ? word : line + QLatin1Char(' ') + word;
+        if (!line.isEmpty() && metrics.horizontalAdvance(candidate) > room) {
+            lines << line;
+            line = word;
+        } else {
+            line = candidate;
+        }
+    }
+    if (!line.isEmpty()) lines << line;
+    return lines.join(QLatin1Char('\n'));
+}
+
 QSize HeatmapView::labelBudget() const {
+    const int across = std::max(1, m_plot->axisRect()->width());
+    const int down = std::max(1, m_plot->axisRect()->height());
+    // Labels are spaced by at least their line height (rows, and columns drawn upright), or by
+    // their width plus a gap when the columns fit side by side: never two on one spot.
+    const QFontMetricsF metrics(m_plot->axisRect()->axis(QCPAxis::atLeft)->tickLabelFont());
+    const double pitch = metrics.height() * 1.02;
+    return {std::max(1, static_cast<int>(across / (columnLabelsUpright() ? pitch
+                                                                          : widestColumnLabel()))),
+            std::max(1, static_cast<int>(down / pitch))};
+}
+
+double HeatmapView::widestColumnLabel() const {
+    const QFontMetricsF metrics(m_plot->axisRect()->axis(QCPAxis::atBottom)->tickLabelFont());
+    double widest = 0;
+    for (const QString& label : m_columnLabels)
+        widest = std::max(widest, metrics.horizontalAdvance(label));
+    return widest + metrics.height() * 0.6;
+}
+
+bool HeatmapView::columnLabelsUpright() const {
+    // Side by side when every visible column has room for the widest label; else upright.
+    QCPAxis* xAxis = m_plot->axisRect()->axis(QCPAxis::atBottom);
+    const double visible = std::max(1.0, xAxis->range().size());
+    const double cell = m_plot->axisRect()->width() / visible;
+    return cell < widestColumnLabel();
+}
+
+void HeatmapView::fitToCells() {
+    QCPAxisRect* rect = m_plot->axisRect();
+    QCPAxis* xAxis = rect->axis(QCPAxis::atBottom);
+    QCPAxis* yAxis = rect->axis(QCPAxis::atLeft);
+    const double cellWidth = rect->width() / std::max(1.0, xAxis->range().size());
+    const double cellHeight = rect->height() / std::max(1.0, yAxis->range().size());
+    xAxis->setTickLabelRotation(columnLabelsUpright() ? -90 : 0);
+    // A value is shown only when "0.00" fits its cell with a margin.
+    if (!m_valueLabels.empty()) {
+        const auto* first = static_cast<QCPItemText*>(m_valueLabels.front());
+        const QFontMetricsF metrics(first->font());
+        const bool fits = metrics.horizontalAdvance(QStringLiteral("0.00")) * 1.15 <= cellWidth &&
+                          metrics.height() <= cellHeight;
+        for (QCPAbstractItem* item : m_valueLabels)
+            item->setVisible(fits);
+    }
     const Theme look = theme();
-    const int across = std::max(200, m_plot->axisRect()->width());
-    const int down = std::max(200, m_plot->axisRect()->height());
-    return {std::max(4, across / (look.fontPointSize * 3)),
-            std::max(4, down / (look.fontPointSize * 2))};
+    const double markSize = std::clamp(0.45 * std::min(cellWidth, cellHeight), 2.0, 14.0);
+    m_maskMarks->setScatterStyle(QCPScatterStyle(
+        QCPScatterStyle::ssCross,
+        QPen(look.maskedMark, std::min(1.2 * look.lineWidth, std::max(0.5, markSize / 6))),
+        Qt::NoBrush, markSize));
+}
+
+int HeatmapView::visibleValueLabelCount() const {
+    return static_cast<int>(std::count_if(m_valueLabels.begin(), m_valueLabels.end(),
+                                          [](QCPAbstractItem* item) { return item->visible(); }));
 }
 
 void HeatmapView::updateTickers() {
@@ -359,10 +434,13 @@ void HeatmapView::updateTickers() {
 void HeatmapView::paintFigure(QCPPainter& painter, const QSize& size) {
     // A dry pass lays the plot out at the figure's size, so the token labels are thinned for
     // that size (afterLayout) before the pass that is kept.
-    QPicture scratch;
-    QCPPainter dry(&scratch);
-    m_plot->toPainter(&dry, size.width(), size.height());
-    dry.end();
+    // Two dry passes: the second lays out with the labels the first chose (upright or not).
+    for (int pass = 0; pass < 2; ++pass) {
+        QPicture scratch;
+        QCPPainter dry(&scratch);
+        m_plot->toPainter(&dry, size.width(), size.height());
+        dry.end();
+    }
     PlotView::paintFigure(painter, size);
 }
 
@@ -375,10 +453,25 @@ QString HeatmapView::explainCell(Index row, Index column) const {
     const HeatmapData heat = heatmapData();
     if (row < 0 || column < 0 || row >= heat.values.rows() || column >= heat.values.cols())
         return {};
-    const QString query = row < heat.rowLabels.size() ? heat.rowLabels[row] : QString();
-    const QString key = column < heat.columnLabels.size() ? heat.columnLabels[column] : QString();
+    QString query = row < heat.rowLabels.size() ? heat.rowLabels[row] : QString();
+    QString key = column < heat.columnLabels.size() ? heat.columnLabels[column] : QString();
     const QString show = QString::fromStdString(document()->session().viewState.show);
     const Experiment* experiment = experimentFor(m_source);
+    // The label is the token as read; the tooltip also gives the raw token when it differs.
+    if (const Experiment* labelled = experimentFor(
+            m_source == HeatmapSource::Difference ? HeatmapSource::Primary : m_source)) {
+        const bool keyRows = show == QLatin1String("k") || show == QLatin1String("v");
+        auto withRaw = [this](const QString& shown, const std::vector<std::string>& tokens,
+                              Index i) {
+            if (i >= static_cast<Index>(tokens.size())) return shown;
+            const std::string& raw = tokens[static_cast<std::size_t>(i)];
+            if (displayToken(raw) != shown || QString::fromStdString(raw) == shown) return shown;
+            return tr("%1 (raw token %2)").arg(shown, QString::fromStdString(raw));
+        };
+        query = withRaw(query, keyRows ? labelled->keyTokens : labelled->queryTokens, row);
+        if (heat.values.cols() == static_cast<Index>(labelled->keyTokens.size()) && !keyRows)
+            key = withRaw(key, labelled->keyTokens, column);
+    }
     const bool matrixOfScores = show == QLatin1String("weights") ||
                                 show == QLatin1String("scores") || show == QLatin1String("scaled");
     if (m_source == HeatmapSource::Difference || !experiment || !matrixOfScores) {

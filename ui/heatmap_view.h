@@ -58,6 +58,8 @@ public:
     QCPColorMap* colorMap() const { return m_colorMap; }
     /// Number of value labels currently drawn in cells.
     int valueLabelCount() const { return static_cast<int>(m_valueLabels.size()); }
+    /// Number of value labels shown as laid out (the others' cells are too small for them).
+    int visibleValueLabelCount() const;
     HeatmapSource source() const { return m_source; }
     /// Replaces the title (the compare view names its sides); empty restores the default.
     void setCaption(const QString& caption);
@@ -77,6 +79,16 @@ private:
     /// How many token labels fit across and down the axis rect as laid out now.
     QSize labelBudget() const;
     void updateTickers();
+    /// After layout: column labels side by side or upright, value labels shown only when they
+    /// fit their cells, mask crosses sized to the cells.
+    void fitToCells();
+    /// The widest column label plus a gap, in the tick-label font.
+    double widestColumnLabel() const;
+    /// True when the column labels do not fit side by side and are drawn upright.
+    bool columnLabelsUpright() const;
+    /// The title wrapped to the figure's (or widget's) width.
+    QString wrappedHeading() const;
+    static double valueFontSize(const Theme& look);
 
     HeatmapSource m_source;
     QString m_caption;
@@ -85,6 +97,7 @@ private:
     QCPGraph* m_maskMarks = nullptr;
     QCPItemRect* m_selection = nullptr;
     QCPTextElement* m_title = nullptr;
+    QString m_heading; ///< the title before wrapping
     std::vector<QCPAbstractItem*> m_valueLabels;
     Index m_rows = 0;
     Index m_cols = 0;

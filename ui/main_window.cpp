@@ -223,6 +223,20 @@ void MainWindow::createActions() {
     QAction* exportAction =
         file->addAction(tr("&Export Figure\u2026"), this, &MainWindow::exportFigure);
     exportAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
+    file->addAction(tr("Export &Data\u2026"), this, [this] {
+        View* target = currentView();
+        if (!target) return;
+        const QString path = QFileDialog::getSaveFileName(
+            this, tr("Export the data of %1").arg(target->title()),
+            target->viewId() + QStringLiteral(".csv"), dataExportFilter());
+        if (path.isEmpty()) return;
+        const QString error = exportData(*target, path);
+        if (!error.isEmpty()) {
+            m_error->setText(error);
+            return;
+        }
+        statusBar()->showMessage(tr("Exported %1").arg(path), 4000);
+    });
     QAction* copyAction = file->addAction(tr("&Copy Figure"), this, &MainWindow::copyFigure);
     copyAction->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_C));
     file->addAction(tr("Export All &Steps\u2026"), this, [this] {
@@ -530,6 +544,26 @@ void MainWindow::exportFigure() {
     if (path.isEmpty()) return;
     ExportFormat format;
     if (!exportFormatFor(path, &format)) path += QStringLiteral(".png");
+    // The size: the window's, or a preset that prints as it is (a column, a page, a slide).
+    FigureOptions figure;
+    figure.size = target->size();
+    if (exportFormatFor(path, &format) && isFigureFormat(format)) {
+        QStringList sizes{tr("As on screen (%1 \u00d7 %2)")
+                              .arg(target->width())
+                              .arg(target->height())};
+        const QList<FigurePreset> presets = figurePresets();
+        for (const FigurePreset& preset : presets)
+            sizes << preset.label;
+        bool ok = false;
+        const QString chosen = QInputDialog::getItem(this, tr("Figure size"),
+                                                     tr("Size of the figure:"), sizes, 1, false, &ok);
+        if (!ok) return;
+        const int index = static_cast<int>(sizes.indexOf(chosen)) - 1;
+        if (index >= 0) {
+            figure.size = presets[index].size;
+            figure.style.fontPoints = presets[index].fontPoints;
+        }
+    }
     double scale = 1.0;
     if (exportFormatFor(path, &format) && format == ExportFormat::Png) {
         bool ok = false;
@@ -538,7 +572,8 @@ void MainWindow::exportFigure() {
                                         2, &ok);
         if (!ok) return;
     }
-    const QString error = exportView(*target, path, target->size(), scale);
+    figure.scale = scale;
+    const QString error = exportView(*target, path, figure);
     if (!error.isEmpty()) {
         m_error->setText(error);
         return;

@@ -77,7 +77,7 @@ void styleLegend(QCPLegend* legend, const Theme& theme) {
     legend->setTextColor(theme.foreground);
     legend->setBorderPen(QPen(theme.grid));
     QFont font = legend->font();
-    font.setPointSize(std::max(7, theme.fontPointSize - 2));
+    setFontSize(font, theme, std::max(7, theme.fontPointSize - 2));
     legend->setFont(font);
 }
 

@@ -4,6 +4,7 @@
 #include <QPalette>
 #include <qcustomplot.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace attnlab::ui {
@@ -70,10 +71,20 @@ void applyTheme(QApplication& app, const Theme& theme) {
     app.setFont(font);
 }
 
+void setFontSize(QFont& font, const Theme& theme, double size) {
+    if (theme.deviceUnitFonts) {
+        font.setPixelSize(std::max(1, static_cast<int>(std::lround(size))));
+        // Unhinted advances: the layout measures text as the PDF draws it, not as an 8 px
+        // screen font snapped to whole pixels would be.
+        font.setHintingPreference(QFont::PreferNoHinting);
+    } else
+        font.setPointSizeF(std::max(1.0, size));
+}
+
 void stylePlot(QCustomPlot& plot, const Theme& theme) {
     plot.setBackground(theme.background);
     QFont font = plot.font();
-    font.setPointSize(theme.fontPointSize);
+    setFontSize(font, theme, theme.fontPointSize);
     const QPen axisPen(theme.foreground, theme.lineWidth);
     const QPen gridPen(theme.grid, 1, Qt::DotLine);
     auto styleAxis = [&](QCPAxis* axis) {

@@ -3,6 +3,7 @@
 /// figure reads from the back of a classroom.
 
 #include <QColor>
+#include <QFont>
 #include <QString>
 #include <QStringList>
 
@@ -21,7 +22,13 @@ struct Theme {
     QColor maskedMark; ///< the 'x' drawn on masked cells
     int fontPointSize = 10;
     double lineWidth = 1.0;
+    /// Figures: fontPointSize is in device units (1 unit = 1 pt on a figure's page), so the
+    /// layout measures text exactly as the PDF/SVG draws it whatever the screen's DPI.
+    bool deviceUnitFonts = false;
 };
+
+/// Sets `font` to `size` in the theme's unit (points on screen, device units in figures).
+void setFontSize(QFont& font, const Theme& theme, double size);
 
 /// The colour of masked cells under a colormap: the theme's neutral grey, or a pale rose where
 /// the map itself has greys (cividis, grayscale) so masked never reads as a value.

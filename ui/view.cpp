@@ -27,7 +27,18 @@ View::View(Document* document, QWidget* parent) : QWidget(parent), m_document(do
 }
 
 Theme View::theme() const {
-    return themeNamed(QString::fromStdString(m_document->session().viewState.theme));
+    Theme look = themeNamed(QString::fromStdString(m_document->session().viewState.theme));
+    if (m_figureStyle.fontPoints > 0) {
+        look.fontPointSize = m_figureStyle.fontPoints;
+        look.deviceUnitFonts = true;
+    }
+    return look;
+}
+
+void View::setFigureStyle(const FigureStyle& style) {
+    m_figureStyle = style;
+    m_stale = true;
+    if (isVisible()) ensureFresh();
 }
 
 bool View::dependsOn(Document::What what) const {

@@ -36,6 +36,15 @@ struct DataTable {
                                 const QStringList& columnLabels);
 };
 
+/// How a view draws itself for a figure (export, `attnlab render`) rather than on screen.
+struct FigureStyle {
+    int fontPoints = 0;          ///< > 0: text size in points (titles, ticks, labels); 0: theme's
+    bool showSelection = true;   ///< draw the selected query / hovered item
+    bool showTitle = true;       ///< draw the title line
+    QString caption;             ///< non-empty: replaces the title
+    int wrapWidth = 0;           ///< > 0: titles wrap to this width (the figure's)
+};
+
 class View : public QWidget {
     Q_OBJECT
 public:
@@ -58,8 +67,13 @@ public:
     virtual QString notApplicable() const { return {}; }
 
     Document* document() const { return m_document; }
-    /// The theme of the session's view state.
+    /// The theme of the session's view state, with the figure style's font size if it sets one.
     Theme theme() const;
+    /// The style the view draws with; the window's is the default (selection shown, the
+    /// theme's font). Export sets a figure's style for the export and puts the old one back.
+    const FigureStyle& figureStyle() const { return m_figureStyle; }
+    /// Sets the style and redraws (a view made of views passes it on to them).
+    virtual void setFigureStyle(const FigureStyle& style);
     /// Redraws now if stale (export and tests call this before reading the figure).
     void ensureFresh();
 
@@ -73,6 +87,7 @@ protected:
 private:
     Document* m_document;
     bool m_stale = true;
+    FigureStyle m_figureStyle;
 };
 
 /// A view that is one QCustomPlot; paints it as vectors for export.
