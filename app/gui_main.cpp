@@ -14,6 +14,7 @@
 #include "commands.h"
 #include "ui/document.h"
 #include "ui/main_window.h"
+#include "ui/model_document.h"
 
 namespace attnlab::app {
 
@@ -48,6 +49,16 @@ int guiMain(int argc, char** argv) {
     parser.addOption(size);
     parser.addOption(theme);
     parser.addOption(example);
+    const QCommandLineOption modelOption(
+        QStringLiteral("model"),
+        QCoreApplication::translate("main", "Open a model folder (config.json, *.safetensors, "
+                                            "tokenizer.json) and show it."),
+        QStringLiteral("DIR"));
+    const QCommandLineOption textOption(
+        QStringLiteral("text"), QCoreApplication::translate("main", "The text to run."),
+        QStringLiteral("TEXT"));
+    parser.addOption(modelOption);
+    parser.addOption(textOption);
     parser.process(app);
 
     ui::MainWindow window;
@@ -67,6 +78,25 @@ int guiMain(int argc, char** argv) {
             window.resize(parts[0].toInt(), parts[1].toInt());
     }
     window.show();
+    if (parser.isSet(modelOption)) {
+        ui::ModelDocument* models = ui::ModelDocument::of(window.document());
+        QString modelError;
+        QObject::connect(models, &ui::ModelDocument::errorOccurred, &window,
+                         [&modelError](const QString& message) { modelError = message; });
+        if (parser.isSet(textOption)) models->setText(parser.value(textOption));
+        models->openModel(parser.value(modelOption));
+        if (parser.isSet(screenshots)) {
+            models->waitForIdle();
+            if (!models->model()) {
+                std::cerr << "attnlab: --model: " << modelError.toStdString() << '\n';
+                return 2;
+            }
+        }
+    } else if (parser.isSet(textOption)) {
+        const std::string text = parser.value(textOption).toStdString();
+        window.document()->modify([&text](Session& s) { s.text = text; },
+                                  QCoreApplication::translate("main", "Edit text"));
+    }
     if (parser.isSet(screenshots)) {
         for (const QString& path : window.saveScreenshots(parser.value(screenshots)))
             std::cout << path.toStdString() << '\n';

@@ -7,6 +7,8 @@
 
 #include "ui/document.h"
 
+#include "attnlab/kv_cache.h"
+
 namespace attnlab::ui {
 
 DumpDocument::DumpDocument(Document* document) : QObject(document), m_document(document) {
@@ -61,7 +63,7 @@ void DumpDocument::showAttention(AttentionDump dump, Index batch) {
                "batch " << batch << " outside [0, " << dump.batch << ")");
     m_dump = std::move(dump);
     m_qkv.reset();
-    m_kind = ExperimentSource::Kind::AttentionDump;
+    m_origin = QkvOrigin{ExperimentSource::Kind::AttentionDump};
     m_comparison.reset();
     m_batch = batch;
     m_layer = 0;
@@ -102,7 +104,7 @@ bool DumpDocument::openQkv(const QString& path, const QString& tokensPath) {
         if (apply.kvHeads > 0 && loaded->kvHeads % apply.kvHeads != 0) apply.kvHeads = 0;
         AttentionDump weights = runAllLayers(*loaded, apply);
         m_qkv = std::move(*loaded);
-        m_kind = ExperimentSource::Kind::QkvDump;
+        m_origin = QkvOrigin{};
         m_dump = std::move(weights);
         m_apply = apply;
         m_comparison.reset();
@@ -118,21 +120,20 @@ bool DumpDocument::openQkv(const QString& path, const QString& tokensPath) {
     return true;
 }
 
-void DumpDocument::showQkv(QkvDump qkv, const QkvApply& apply,
-                           std::optional<AttentionDump> weights, Index layer,
-                           ExperimentSource::Kind kind) {
+void DumpDocument::showQkv(QkvDump qkv, const QkvApply& apply, std::optional<AttentionDump> weights,
+                           Index layer, const QkvOrigin& origin) {
     AttentionDump shown = weights ? std::move(*weights) : runAllLayers(qkv, apply);
     ATTN_CHECK(shown.layers == qkv.layers && shown.heads == qkv.heads && shown.sq == qkv.sq &&
                    shown.sk == qkv.sk,
                "the weights shown must have the Q/K/V's shape");
-    if (m_comparison && (m_comparison->layers != shown.layers ||
-                         m_comparison->heads != shown.heads || m_comparison->sq != shown.sq ||
-                         m_comparison->sk != shown.sk))
+    if (m_comparison &&
+        (m_comparison->layers != shown.layers || m_comparison->heads != shown.heads ||
+         m_comparison->sq != shown.sq || m_comparison->sk != shown.sk))
         m_comparison.reset();
     m_qkv = std::move(qkv);
     m_dump = std::move(shown);
     m_apply = apply;
-    m_kind = kind;
+    m_origin = origin;
     m_batch = 0;
     m_layer = std::clamp<Index>(layer, 0, std::max<Index>(0, m_dump->layers - 1));
     m_tableValid = false;
@@ -193,7 +194,23 @@ void DumpDocument::showLayer() {
     Experiment experiment;
     if (m_qkv) {
         experiment = applyToQkvLayer(*m_qkv, m_layer, m_apply);
-        experiment.source.kind = m_kind;
+        experiment.source.kind = m_origin.kind;
+        experiment.positional = m_origin.positional;
+        experiment.ropeBase = m_origin.ropeBase;
+        const MaskSpec& mask = m_apply.spec.mask;
+        const bool causalSoftmax =
+            (m_apply.spec.variant == Variant::Softmax || m_apply.spec.variant == Variant::Flash) &&
+            (mask.causal || mask.causalWindow >= 0);
+        if (m_origin.kvPrefill >= 0 && causalSoftmax && experiment.sq() == experiment.sk()) {
+            // The KV-cache steps of this layer's own q/k/v (the weights equal the full run's).
+            AttentionSpec spec = m_apply.spec;
+            spec.scale = experiment.scale;
+            KvCacheTrace trace;
+            attendKvCache(experiment.qkv, spec,
+                          std::min<Index>(m_origin.kvPrefill, experiment.sq()), 4, &trace);
+            experiment.kvPrefill = trace.prefill;
+            experiment.kvTrace = std::move(trace);
+        }
     } else {
         experiment = dumpExperiment(*m_dump, m_batch, m_layer);
     }

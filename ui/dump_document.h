@@ -20,6 +20,16 @@ namespace attnlab::ui {
 
 class Document;
 
+/// Facts of where a Q/K/V dump shown by showQkv() came from, copied into every experiment.
+struct QkvOrigin {
+    ExperimentSource::Kind kind = ExperimentSource::Kind::QkvDump;
+    Positional positional = Positional::None; ///< how q and k were rotated (RoPE view)
+    double ropeBase = 10000.0;
+    /// >= 0: the experiment carries the KV-cache steps of decoding after this many rows
+    /// (when the spec is causal softmax), so the KV-cache view steps through the real layer.
+    Index kvPrefill = -1;
+};
+
 class DumpDocument : public QObject {
     Q_OBJECT
 public:
@@ -48,12 +58,12 @@ public:
     bool openQkv(const QString& path, const QString& tokensPath = {});
     /// Shows Q/K/V already in memory (a real model's run: model_document.h) at `layer`,
     /// under `apply`. `weights`, when given, are the attention the model itself computed
-    /// (shown as is instead of re-running every layer). Experiments are of kind `kind`.
+    /// (shown as is instead of re-running every layer). Experiments take `origin`'s facts.
     /// A comparison of the same shape is kept.
     void showQkv(QkvDump qkv, const QkvApply& apply, std::optional<AttentionDump> weights,
-                 Index layer, ExperimentSource::Kind kind = ExperimentSource::Kind::QkvDump);
+                 Index layer, const QkvOrigin& origin = {});
     /// The kind of source the shown experiments have (QkvDump, AttentionDump or Model).
-    ExperimentSource::Kind sourceKind() const { return m_kind; }
+    ExperimentSource::Kind sourceKind() const { return m_origin.kind; }
     /// A second attention dump for the difference view; it must have the same shape.
     bool openComparison(const QString& path);
     const AttentionDump* comparison() const { return m_comparison ? &*m_comparison : nullptr; }
@@ -89,7 +99,7 @@ private:
     std::optional<QkvDump> m_qkv;
     std::optional<AttentionDump> m_comparison;
     QkvApply m_apply;
-    ExperimentSource::Kind m_kind = ExperimentSource::Kind::AttentionDump;
+    QkvOrigin m_origin{ExperimentSource::Kind::AttentionDump};
     Index m_batch = 0;
     Index m_layer = 0;
     std::vector<HeadSummary> m_table;

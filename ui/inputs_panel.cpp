@@ -1,4 +1,5 @@
 #include "ui/inputs_panel.h"
+#include "ui/model_document.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -299,6 +300,9 @@ InputsPanel::InputsPanel(Document* document, QWidget* parent)
     // Edits -> document
     Document* doc = m_document;
     connect(m_text, &QLineEdit::textEdited, this, [doc](const QString& text) {
+        // While a real model is shown, the text runs the model (model_document.h).
+        if (ModelDocument* models = ModelDocument::of(doc); models->active())
+            return models->setText(text);
         doc->modify([&](Session& s) { s.text = text.toStdString(); }, tr("Edit text"),
                     EditMerge::Text);
     });
@@ -365,6 +369,13 @@ InputsPanel::InputsPanel(Document* document, QWidget* parent)
         if (what == Document::What::Problems || what == Document::What::Experiment)
             updateProblems();
         if (what == Document::What::Selection) updateChips();
+    });
+    // A real model: the text box shows its text, the chips its tokens.
+    ModelDocument* models = ModelDocument::of(doc);
+    connect(models, &ModelDocument::runChanged, this, [this, models] {
+        if (models->active()) setTextKeepingCursor(m_text, models->text());
+        updateChips();
+        updateProblems();
     });
     updateFromSession();
     updateProblems();
@@ -477,7 +488,9 @@ void InputsPanel::updateFromSession() {
 
 void InputsPanel::updateChips() {
     const Session& s = m_document->session();
-    const QStringList tokens = displayTokens(tokenize(s.text, s.tokenizer));
+    const ModelDocument* models = ModelDocument::of(m_document);
+    const QStringList tokens = displayTokens(models->active() ? models->tokenLabels()
+                                                              : tokenize(s.text, s.tokenizer));
     const QSignalBlocker blocker(m_chips);
     constexpr int kMaxChips = 256;
     bool same = m_chips->count() == std::min<int>(tokens.size(), kMaxChips);
@@ -501,7 +514,12 @@ void InputsPanel::updateChips() {
 
 void InputsPanel::updateProblems() {
     const bool external = m_document->hasExternalExperiment() && m_document->experiment();
-    if (external)
+    if (external && ModelDocument::of(m_document)->active())
+        m_sourceNote->setText(
+            tr("Showing the model %1. The text runs the model; the other inputs are the lab "
+               "session's: editing one goes back to it.")
+                .arg(QString::fromStdString(m_document->experiment()->source.describe())));
+    else if (external)
         m_sourceNote->setText(
             tr("Showing %1. The inputs below are the lab session's: editing one goes back to it.")
                 .arg(QString::fromStdString(m_document->experiment()->source.describe())));

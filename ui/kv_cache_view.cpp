@@ -115,7 +115,8 @@ KvCacheView::KvCacheView(Document* document, QWidget* parent) : View(document, p
 
 QString KvCacheView::notApplicable() const {
     const Experiment* experiment = document()->experiment();
-    if (experiment && !experiment->source.isSession())
+    // A real model's layer carries its own decoding steps (model_document.h).
+    if (experiment && !experiment->source.isSession() && !experiment->kvTrace)
         return tr("%1 was not decoded token by token: the KV-cache steps need a lab session.")
             .arg(QString::fromStdString(experiment->source.describe()));
     return {};

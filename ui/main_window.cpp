@@ -31,6 +31,7 @@
 #include "ui/document.h"
 #include "ui/dump_document.h"
 #include "ui/dump_tool_bar.h"
+#include "ui/model_tool_bar.h"
 #include "ui/figure_export.h"
 #include "ui/heads_grid_view.h"
 #include "ui/inputs_panel.h"
@@ -214,6 +215,7 @@ void MainWindow::createActions() {
     }
     file->addSeparator();
     installDumpControls(this, file, m_document); // model dumps: menu entries + tool bar
+    installModelControls(this, file, m_examplesMenu, m_document); // real models, badge
     file->addSeparator();
     QAction* saveAction = file->addAction(tr("&Save"), this, &MainWindow::saveSession);
     saveAction->setShortcut(QKeySequence::Save);

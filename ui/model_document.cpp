@@ -43,6 +43,8 @@ namespace {
 
 /// Typing waits this long for the next keystroke before the model runs.
 constexpr int kCoalesceMs = 15;
+/// How many finished runs are kept for an undo or a retyped word.
+constexpr std::size_t kRecentRuns = 3;
 
 std::vector<std::string> labelsOf(const model::Tokenizer& tokenizer,
                                   const std::vector<std::int64_t>& ids) {
@@ -78,6 +80,20 @@ QkvApply nativeApply(const model::ModelConfig& config) {
     else
         apply.spec.mask.causal = true;
     return apply;
+}
+
+/// What the shown experiments say about the model: rotate-half RoPE for the llama family,
+/// and the KV-cache steps: a run that extended a cached one decodes from where the cache
+/// ended; any other run is shown as a prefill of half its tokens, then decoding.
+QkvOrigin originOf(const model::Model& loaded, const model::ModelRun& run) {
+    QkvOrigin origin;
+    origin.kind = ExperimentSource::Kind::Model;
+    origin.positional = loaded.config.llamaFamily() ? Positional::RopeHalf : Positional::None;
+    origin.ropeBase = loaded.config.ropeTheta;
+    const Index seq = static_cast<Index>(run.ids.size());
+    origin.kvPrefill =
+        run.extended && run.reusedPositions > 0 ? run.reusedPositions : std::max<Index>(1, seq / 2);
+    return origin;
 }
 
 /// True when re-running the model's q/k under `apply` gives its own attention back, so the
@@ -350,6 +366,7 @@ void ModelDocument::setModel(std::shared_ptr<const model::Model> loaded,
     m_model = std::move(loaded);
     m_tokenizer = std::move(tokenizer);
     m_run.reset();
+    m_recent.clear();
     m_ablated.clear();
     m_layer = std::min<Index>(m_layer, m_model->config.layers - 1);
     m_shown = true;
@@ -374,6 +391,7 @@ void ModelDocument::closeModel() {
     m_model.reset();
     m_tokenizer.reset();
     m_run.reset();
+    m_recent.clear();
     m_ids.clear();
     m_ablated.clear();
     m_shown = false;
@@ -481,6 +499,18 @@ void ModelDocument::startRun() {
         emit runChanged();
         return;
     }
+    for (const auto& recent : m_recent) {
+        if (recent->ids != m_ids || recent->ablatedHeads != m_ablated) continue;
+        ModelRunOutput out;
+        out.generation = m_generation;
+        out.ids = m_ids;
+        out.milliseconds = 0;
+        toDumps(*m_model, *m_tokenizer, *recent, out);
+        out.run = recent;
+        m_running = true;
+        finishRun(std::move(out));
+        return;
+    }
     m_running = true;
     m_runCancel = std::make_shared<std::atomic<bool>>(false);
     // The previous run's cache is reused when the new ids extend its ids (runModel checks).
@@ -497,6 +527,10 @@ void ModelDocument::finishRun(ModelRunOutput output) {
     } else if (!stale || !m_run) {
         // A stale run is still shown when nothing is: the first figure comes sooner.
         m_run = std::move(output.run);
+        if (std::find(m_recent.begin(), m_recent.end(), m_run) == m_recent.end()) {
+            m_recent.push_front(m_run);
+            if (m_recent.size() > kRecentRuns) m_recent.pop_back();
+        }
         m_lastRunMs = output.milliseconds;
         if (m_shown) {
             QkvApply apply = nativeApply(m_model->config);
@@ -508,7 +542,7 @@ void ModelDocument::finishRun(ModelRunOutput output) {
             if (reproducesModel(apply, m_model->config)) weights = std::move(output.weights);
             try {
                 m_dumps->showQkv(std::move(*output.qkv), apply, std::move(weights), m_layer,
-                                 ExperimentSource::Kind::Model);
+                                 originOf(*m_model, *m_run));
             } catch (const std::exception& error) {
                 fail(QString::fromUtf8(error.what()));
             }
@@ -529,7 +563,7 @@ void ModelDocument::publish() {
     ModelRunOutput out;
     toDumps(*m_model, *m_tokenizer, *m_run, out);
     m_dumps->showQkv(std::move(*out.qkv), nativeApply(m_model->config), std::move(out.weights),
-                     m_layer, ExperimentSource::Kind::Model);
+                     m_layer, originOf(*m_model, *m_run));
 }
 
 } // namespace attnlab::ui

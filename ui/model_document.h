@@ -20,6 +20,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <set>
@@ -157,6 +158,9 @@ private:
     std::shared_ptr<const model::Model> m_model;
     std::shared_ptr<const model::Tokenizer> m_tokenizer;
     std::shared_ptr<const model::ModelRun> m_run;
+    /// The last few runs: the same ids and ablation again (an undo, a retyped word) are shown
+    /// from here at once, and exactly as they were.
+    std::deque<std::shared_ptr<const model::ModelRun>> m_recent;
     QString m_text;
     std::vector<std::int64_t> m_ids;
     HeadSet m_ablated;
