@@ -28,6 +28,9 @@ CompareView::CompareView(Document* document, QWidget* parent) : View(document, p
     m_a = new HeatmapView(document, HeatmapSource::Primary, splitter);
     m_b = new HeatmapView(document, HeatmapSource::Comparison, splitter);
     m_difference = new HeatmapView(document, HeatmapSource::Difference, splitter);
+    m_a->setPanel(true);
+    m_b->setPanel(false);
+    m_difference->setPanel(false);
     layout->addWidget(splitter, 1);
     connect(m_combo, &QComboBox::activated, this, [this](int) {
         if (isVisible()) this->document()->setComparison(selected());

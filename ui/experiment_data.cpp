@@ -91,7 +91,7 @@ QString figureCaption(const Experiment& experiment, Index head) {
     const Index kvHeads = experiment.kvHeadCount();
     QString headText = QObject::tr("head %1 of %2").arg(clampedHead(experiment, head)).arg(heads);
     if (lab && kvHeads > 0 && kvHeads < heads)
-        headText += QObject::tr(" (%1 kv heads)").arg(kvHeads);
+        headText += QObject::tr(" (kv heads: %1)").arg(kvHeads);
     parts << headText;
     return parts.join(QStringLiteral(", "));
 }

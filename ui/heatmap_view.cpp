@@ -141,6 +141,12 @@ QString HeatmapView::viewId() const {
     return QStringLiteral("heatmap");
 }
 
+void HeatmapView::setPanel(bool rowLabels) {
+    m_panel = true;
+    m_panelRowLabels = rowLabels;
+    markStale();
+}
+
 void HeatmapView::setCaption(const QString& caption) {
     m_caption = caption;
     markStale();
@@ -281,6 +287,12 @@ void HeatmapView::refresh() {
                         ? tr("dimension")
                         : tr("keys"));
     yAxis->setLabel(tr("queries"));
+    if (m_panel) {
+        // A panel beside others (compare): no axis titles, and row labels only on the first.
+        xAxis->setLabel(QString());
+        yAxis->setLabel(QString());
+        yAxis->setTickLabels(m_panelRowLabels);
+    }
     if (m_rows != m_shownRows || m_cols != m_shownCols) {
         // A new shape resets zoom; the same shape keeps the person's zoom and pan.
         m_shownRows = m_rows;

@@ -63,6 +63,8 @@ public:
     HeatmapSource source() const { return m_source; }
     /// Replaces the title (the compare view names its sides); empty restores the default.
     void setCaption(const QString& caption);
+    /// Drawn as one panel of several side by side: no axis titles; row labels only if asked.
+    void setPanel(bool rowLabels);
 
 protected:
     /// Answers the plot's tool-tip event with the hovered cell's breakdown.
@@ -98,6 +100,8 @@ private:
     QCPItemRect* m_selection = nullptr;
     QCPTextElement* m_title = nullptr;
     QString m_heading; ///< the title before wrapping
+    bool m_panel = false;
+    bool m_panelRowLabels = true;
     std::vector<QCPAbstractItem*> m_valueLabels;
     Index m_rows = 0;
     Index m_cols = 0;

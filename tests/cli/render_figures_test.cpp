@@ -63,7 +63,8 @@ bool havePoppler() {
 /// The first page's MediaBox [x0 y0 x1 y1] as written in the PDF's page dictionary.
 std::array<double, 4> mediaBox(const fs::path& pdf) {
     const std::string bytes = readWholeFile(pdf);
-    static const std::regex box(R"(/MediaBox\s*\[\s*([-0-9.]+)\s+([-0-9.]+)\s+([-0-9.]+)\s+([-0-9.]+)\s*\])");
+    static const std::regex box(
+        R"re(/MediaBox\s*\[\s*([-0-9.]+)\s+([-0-9.]+)\s+([-0-9.]+)\s+([-0-9.]+)\s*\])re");
     std::smatch match;
     if (!std::regex_search(bytes, match, box)) return {0, 0, 0, 0};
     return {std::stod(match[1]), std::stod(match[2]), std::stod(match[3]), std::stod(match[4])};
@@ -72,7 +73,7 @@ std::array<double, 4> mediaBox(const fs::path& pdf) {
 /// Every font size used on the page, in points (pdftohtml at zoom 1 reports them).
 std::vector<int> pdfFontSizes(const fs::path& pdf) {
     const std::string xml = capture("pdftohtml -xml -i -stdout -zoom 1 '" + pdf.string() + "'");
-    static const std::regex spec(R"(<fontspec[^>]*size="([0-9]+)")");
+    static const std::regex spec(R"re(<fontspec[^>]*size="([0-9]+)")re");
     std::vector<int> sizes;
     for (auto it = std::sregex_iterator(xml.begin(), xml.end(), spec); it != std::sregex_iterator();
          ++it)
@@ -91,15 +92,15 @@ struct Box {
 std::vector<Box> svgLabelBoxes(const fs::path& svg, const std::set<std::string>& labels) {
     const std::string text = readWholeFile(svg);
     static const std::regex group(
-        R"(transform="matrix\(([-0-9.e]+),([-0-9.e]+),([-0-9.e]+),([-0-9.e]+),([-0-9.e]+),([-0-9.e]+)\)"[^>]*>\s*<text[^>]*x="([-0-9.e]+)" y="([-0-9.e]+)"[^>]*font-size="([0-9.e]+)"[^>]*>([^<]*)</text>)");
+        R"re(transform="matrix\(([-0-9.e]+),([-0-9.e]+),([-0-9.e]+),([-0-9.e]+),([-0-9.e]+),([-0-9.e]+)\)"[^>]*>\s*<text[^>]*x="([-0-9.e]+)" y="([-0-9.e]+)"[^>]*font-size="([0-9.e]+)"[^>]*>([^<]*)</text>)re");
     std::vector<Box> boxes;
     for (auto it = std::sregex_iterator(text.begin(), text.end(), group);
          it != std::sregex_iterator(); ++it) {
         const std::smatch& m = *it;
         const std::string content = m[10];
         if (!labels.count(content)) continue;
-        double a = std::stod(m[1]), b = std::stod(m[2]), c = std::stod(m[3]),
-               d = std::stod(m[4]), e = std::stod(m[5]), f = std::stod(m[6]);
+        double a = std::stod(m[1]), b = std::stod(m[2]), c = std::stod(m[3]), d = std::stod(m[4]),
+               e = std::stod(m[5]), f = std::stod(m[6]);
         const double x = std::stod(m[7]), y = std::stod(m[8]), size = std::stod(m[9]);
         const double width = 0.62 * size * static_cast<double>(content.size());
         const double corners[4][2] = {{x, y - 0.93 * size},
@@ -122,8 +123,7 @@ std::vector<Box> svgLabelBoxes(const fs::path& svg, const std::set<std::string>&
 
 bool overlap(const Box& p, const Box& q) {
     const double slack = 0.5; // touching is not overlapping
-    return p.x0 + slack < q.x1 && q.x0 + slack < p.x1 && p.y0 + slack < q.y1 &&
-           q.y0 + slack < p.y1;
+    return p.x0 + slack < q.x1 && q.x0 + slack < p.x1 && p.y0 + slack < q.y1 && q.y0 + slack < p.y1;
 }
 
 class RenderFigures : public ::testing::Test {
@@ -148,8 +148,8 @@ protected:
 
 struct PresetExpectation {
     std::string name;
-    double width, height;    ///< points, from the issue: 3.3 in, 6.9 in, 16:9, a poster panel
-    int minFont, maxFont;    ///< every piece of text, in points
+    double width, height; ///< points, from the issue: 3.3 in, 6.9 in, 16:9, a poster panel
+    int minFont, maxFont; ///< every piece of text, in points
 };
 
 const std::vector<PresetExpectation> kPresets = {
@@ -160,7 +160,9 @@ const std::vector<PresetExpectation> kPresets = {
 };
 
 TEST_F(RenderFigures, EveryPresetHasItsPageSizeTextAndFontSizes) {
-    if (!havePoppler()) GTEST_SKIP() << "poppler-utils missing (scripts/setup.sh installs it)";
+    if (!havePoppler()) {
+        GTEST_SKIP() << "poppler-utils missing (scripts/setup.sh installs it)";
+    }
     std::set<std::string> tokens;
     for (const std::string& w : words(kText))
         tokens.insert(w);
@@ -169,15 +171,19 @@ TEST_F(RenderFigures, EveryPresetHasItsPageSizeTextAndFontSizes) {
         const fs::path pdf = path(preset.name + ".pdf");
         const fs::path svg = path(preset.name + ".svg");
         for (const fs::path& out : {pdf, svg}) {
-            const CommandResult result = render({"--tokens", kText, "--mask", "causal", "--view",
-                                                 "heatmap", "--size", preset.name, "--out",
-                                                 out.string()});
+            const CommandResult result =
+                render({"--tokens", kText, "--mask", "causal", "--view", "heatmap", "--size",
+                        preset.name, "--out", out.string()});
             ASSERT_EQ(result.status, 0) << result.err;
         }
         const auto box = mediaBox(pdf);
         const double width = box[2] - box[0], height = box[3] - box[1];
-        if (preset.width > 0) EXPECT_NEAR(width, preset.width, 2.0);
-        if (preset.height > 0) EXPECT_NEAR(height, preset.height, 2.0);
+        if (preset.width > 0) {
+            EXPECT_NEAR(width, preset.width, 2.0);
+        }
+        if (preset.height > 0) {
+            EXPECT_NEAR(height, preset.height, 2.0);
+        }
         if (preset.name == "poster") {
             EXPECT_GE(width, 11 * 72.0); // bigger than a slide's width, a poster panel
             EXPECT_GT(height, 0.5 * width);
@@ -205,9 +211,9 @@ TEST_F(RenderFigures, EveryPresetHasItsPageSizeTextAndFontSizes) {
             for (std::size_t j = i + 1; j < boxes.size(); ++j)
                 EXPECT_FALSE(overlap(boxes[i], boxes[j]))
                     << boxes[i].text << " [" << boxes[i].x0 << "," << boxes[i].y0 << " "
-                    << boxes[i].x1 << "," << boxes[i].y1 << "] overlaps " << boxes[j].text
-                    << " [" << boxes[j].x0 << "," << boxes[j].y0 << " " << boxes[j].x1 << ","
-                    << boxes[j].y1 << "]";
+                    << boxes[i].x1 << "," << boxes[i].y1 << "] overlaps " << boxes[j].text << " ["
+                    << boxes[j].x0 << "," << boxes[j].y0 << " " << boxes[j].x1 << "," << boxes[j].y1
+                    << "]";
     }
 }
 
@@ -221,8 +227,8 @@ TEST_F(RenderFigures, LongTextThinsLabelsInsteadOfOverlapping) {
         tokens.insert(word);
     }
     const fs::path svg = path("long.svg");
-    const CommandResult result = render(
-        {"--tokens", text, "--view", "heatmap", "--size", "column", "--out", svg.string()});
+    const CommandResult result =
+        render({"--tokens", text, "--view", "heatmap", "--size", "column", "--out", svg.string()});
     ASSERT_EQ(result.status, 0) << result.err;
     const std::vector<Box> boxes = svgLabelBoxes(svg, tokens);
     EXPECT_GE(boxes.size(), 8u);
@@ -243,8 +249,8 @@ TEST_F(RenderFigures, CaptionNoTitleAndFontSizeOverride) {
                       "--out", bare.string()})
                   .status,
               0);
-    ASSERT_EQ(render({"--tokens", kText, "--view", "heatmap", "--size", "page", "--font-size",
-                      "12", "--out", big.string()})
+    ASSERT_EQ(render({"--tokens", kText, "--view", "heatmap", "--size", "page", "--font-size", "12",
+                      "--out", big.string()})
                   .status,
               0);
     const std::string ownText = capture("pdftotext -raw '" + own.string() + "' -");
@@ -291,9 +297,8 @@ TEST_F(RenderFigures, CompareDrawsThreeNonBlankPanels) {
         nonBackgroundPixels(ppm, 0, 0, &width);
         ASSERT_GT(width, 300);
         for (int panel = 0; panel < 3; ++panel) {
-            const long inked =
-                nonBackgroundPixels(ppm, panel * width / 3 + 30, (panel + 1) * width / 3 - 30,
-                                    &width);
+            const long inked = nonBackgroundPixels(ppm, panel * width / 3 + 30,
+                                                   (panel + 1) * width / 3 - 30, &width);
             // A drawn heatmap covers a good part of its panel, not just a title.
             EXPECT_GT(inked, 3000) << "panel " << panel;
         }
@@ -305,9 +310,9 @@ TEST_F(RenderFigures, CompareDrawsThreeNonBlankPanels) {
     std::ofstream(other) << R"({"attnlab_session": 1, "tokens": {"text": ")" << kText
                          << R"("}, "model": {"seed": 99}})";
     const fs::path pdf = path("compare_session.pdf");
-    const CommandResult result = render({"--tokens", kText, "--view", "compare",
-                                         "--compare-session", other.string(), "--out",
-                                         pdf.string()});
+    const CommandResult result =
+        render({"--tokens", kText, "--view", "compare", "--compare-session", other.string(),
+                "--out", pdf.string()});
     ASSERT_EQ(result.status, 0) << result.err;
     const std::string text = capture("pdftotext -raw '" + pdf.string() + "' -");
     EXPECT_NE(text.find("other.json"), std::string::npos) << text;
@@ -384,8 +389,8 @@ std::vector<std::string> splitCsvLine(const std::string& line) {
 }
 
 TEST_F(RenderFigures, DataExportRoundTripsTheCoresNumbers) {
-    const std::vector<std::string> base = {"--tokens", kText, "--mask",   "causal",
-                                           "--d-model", "8",  "--heads", "1"};
+    const std::vector<std::string> base = {"--tokens",  kText, "--mask",  "causal",
+                                           "--d-model", "8",   "--heads", "1"};
     auto withArgs = [&](std::vector<std::string> extra) {
         std::vector<std::string> all = base;
         all.insert(all.end(), extra.begin(), extra.end());
@@ -394,12 +399,10 @@ TEST_F(RenderFigures, DataExportRoundTripsTheCoresNumbers) {
     const fs::path qPath = path("q.npy"), kPath = path("k.npy");
     const fs::path csv = path("w.csv"), npy = path("w.npy"), json = path("w.json");
     const fs::path pdf = path("w.pdf");
-    ASSERT_EQ(render(withArgs({"--view", "heatmap", "--show", "q", "--data", qPath.string()}))
-                  .status,
-              0);
-    ASSERT_EQ(render(withArgs({"--view", "heatmap", "--show", "k", "--data", kPath.string()}))
-                  .status,
-              0);
+    ASSERT_EQ(
+        render(withArgs({"--view", "heatmap", "--show", "q", "--data", qPath.string()})).status, 0);
+    ASSERT_EQ(
+        render(withArgs({"--view", "heatmap", "--show", "k", "--data", kPath.string()})).status, 0);
     const CommandResult both =
         render(withArgs({"--view", "heatmap", "--data", csv.string(), "--out", pdf.string()}));
     ASSERT_EQ(both.status, 0) << both.err;
