@@ -35,6 +35,7 @@
 #include "ui/figure_export.h"
 #include "ui/heads_grid_view.h"
 #include "ui/inputs_panel.h"
+#include "ui/lesson_panel.h"
 #include "ui/step_export.h"
 #include "ui/theme.h"
 #include "ui/view.h"
@@ -213,6 +214,7 @@ void MainWindow::createActions() {
             if (maybeSave()) openExample(path);
         });
     }
+    installLessonControls(this, file); // File > Lessons and the Lesson dock
     file->addSeparator();
     installDumpControls(this, file, m_document); // model dumps: menu entries + tool bar
     installModelControls(this, file, m_examplesMenu, m_document); // real models, badge

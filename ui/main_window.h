@@ -48,6 +48,8 @@ public:
     /// Help > About's text, with the version CMake's project() gives.
     static QString aboutText();
     QAction* undoButton() const { return m_undoButton; }
+    /// Asks whether to save unsaved changes first (Save / Discard / Cancel); true to go on.
+    bool maybeSave();
 
 protected:
     void closeEvent(QCloseEvent* event) override;
@@ -60,7 +62,6 @@ private:
     void updateStatus();
     void updateRecentMenu();
     void addRecent(const QString& path);
-    bool maybeSave();
     void newSession();
     void openDialog();
     bool saveSession();

@@ -1,0 +1,333 @@
+// LessonPanel (issue 12, item 2): every bundled lesson opens and walks all its steps, each
+// step showing the session and the view it names with no problem; a malformed lesson file is
+// one message naming the file and the key and changes nothing; PageUp/PageDown and the arrows
+// step through a lesson (arrows not while typing) and each step is one undo step.
+#include "ui/lesson_panel.h"
+
+#include <QApplication>
+#include <QDir>
+#include <QFile>
+#include <QLineEdit>
+#include <QMenu>
+#include <QMenuBar>
+#include <QPalette>
+#include <QRegularExpression>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QUndoStack>
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "ui/document.h"
+#include "ui/inputs_panel.h"
+#include "ui/main_window.h"
+#include "ui/model_document.h"
+#include "ui/view.h"
+
+namespace attnlab::ui {
+namespace {
+
+using Json = nlohmann::json;
+
+LessonPanel* panelOf(MainWindow& window) {
+    return window.findChild<LessonPanel*>();
+}
+
+/// The session as the lesson means it: its JSON with the title and theme (the viewer's and
+/// the step's name) left out.
+std::string comparable(Session session) {
+    session.title.clear();
+    session.viewState.theme.clear();
+    return sessionToJson(session);
+}
+
+void settle(MainWindow& window) {
+    for (int i = 0; i < 3; ++i) {
+        window.document()->waitForIdle();
+        QCoreApplication::processEvents();
+    }
+}
+
+bool hasHan(const QString& text) {
+    return text.contains(QRegularExpression(QStringLiteral("[\\x{4e00}-\\x{9fff}]")));
+}
+
+TEST(LessonPanel, EveryBundledLessonWalksEveryStepInBothLanguages) {
+    MainWindow window;
+    window.resize(1280, 720);
+    window.show();
+    LessonPanel* panel = panelOf(window);
+    ASSERT_NE(panel, nullptr);
+    const QStringList lessons = LessonPanel::bundledLessons();
+    EXPECT_GE(lessons.size(), 15);
+    for (const QString& path : lessons) {
+        SCOPED_TRACE(path.toStdString());
+        ASSERT_TRUE(panel->openLesson(path)) << panel->lastError().toStdString();
+        const Lesson* lesson = panel->lesson();
+        ASSERT_NE(lesson, nullptr);
+        // Every bundled lesson is in English and Simplified Chinese.
+        EXPECT_TRUE(lesson->title.has("en") && lesson->title.has("zh_CN"));
+        EXPECT_TRUE(window.windowTitle().contains(
+            QString::fromStdString(lesson->title.in(panel->language().toStdString()))))
+            << window.windowTitle().toStdString();
+        for (int i = 0; i < panel->stepCount(); ++i) {
+            SCOPED_TRACE("step " + std::to_string(i + 1));
+            if (i > 0) {
+                ASSERT_TRUE(panel->goToStep(i)) << panel->lastError().toStdString();
+            }
+            const LessonStep& step = lesson->steps[static_cast<std::size_t>(i)];
+            settle(window);
+            if (step.model) {
+                ModelDocument* models = ModelDocument::of(window.document());
+                ASSERT_TRUE(models->waitForIdle());
+                settle(window);
+                EXPECT_TRUE(models->active());
+                EXPECT_EQ(models->text().toStdString(), step.model->text);
+                EXPECT_EQ(models->layer(), step.model->layer);
+            } else {
+                // Walked in order from the first step, the session is the step's own.
+                EXPECT_EQ(comparable(window.document()->session()), comparable(step.session));
+                EXPECT_TRUE(window.document()->problems().isEmpty())
+                    << window.document()->problems().join(' ').toStdString();
+            }
+            ASSERT_NE(window.currentView(), nullptr);
+            EXPECT_EQ(window.currentView()->viewId().toStdString(), step.session.viewState.view);
+            EXPECT_TRUE(window.currentView()->notApplicable().isEmpty())
+                << window.currentView()->notApplicable().toStdString();
+            EXPECT_NE(window.document()->experiment(), nullptr);
+            EXPECT_TRUE(window.statusMessage().isEmpty()) << window.statusMessage().toStdString();
+            EXPECT_TRUE(panel->headerText().contains(
+                QStringLiteral("%1 / %2").arg(i + 1).arg(panel->stepCount())));
+            for (const QString& language : {QStringLiteral("en"), QStringLiteral("zh_CN")}) {
+                panel->setLanguage(language);
+                EXPECT_FALSE(panel->stepTitleText().isEmpty());
+                EXPECT_FALSE(panel->bodyText().trimmed().isEmpty());
+                EXPECT_EQ(hasHan(panel->bodyText()), language == QLatin1String("zh_CN"))
+                    << language.toStdString() << ": " << panel->bodyText().toStdString();
+            }
+            panel->setLanguage(QString());
+        }
+        // Back to the first step: the session it has when walked in order.
+        while (panel->stepIndex() > 0)
+            ASSERT_TRUE(panel->back());
+        settle(window);
+        if (!lesson->steps.front().model) {
+            EXPECT_EQ(comparable(window.document()->session()),
+                      comparable(lesson->steps.front().session));
+        }
+    }
+}
+
+/// A small lesson written by the test: three steps, the second with a question.
+Json smallLesson() {
+    auto both = [](const char* en, const char* zh) { return Json{{"en", en}, {"zh_CN", zh}}; };
+    Json lesson;
+    lesson["format"] = 1;
+    lesson["title"] = both("Small lesson", "小课");
+    Json one;
+    one["title"] = both("One", "一");
+    one["text"] = both("Full attention.", "全注意力。");
+    one["session"] = {{"tokens", {{"text", "a b c d e"}}}, {"view", {{"view", "heatmap"}}}};
+    Json two;
+    two["title"] = both("Two", "二");
+    two["text"] = both("A causal mask.", "因果掩码。");
+    two["changes"] = {{"mask", {{"causal", true}}}};
+    two["question"] = both("What does row 0 see?", "第 0 行看到什么?");
+    two["answer"] = both("Only itself.", "只有它自己。");
+    Json three;
+    three["title"] = both("Three", "三");
+    three["text"] = both("Its entropy.", "它的熵。");
+    three["view"] = "entropy";
+    lesson["steps"] = {one, two, three};
+    return lesson;
+}
+
+QString writeFile(const QTemporaryDir& dir, const QString& name, const QByteArray& bytes) {
+    const QString path = dir.filePath(name);
+    QFile file(path);
+    EXPECT_TRUE(file.open(QIODevice::WriteOnly));
+    file.write(bytes);
+    return path;
+}
+
+TEST(LessonPanel, MalformedLessonIsOneMessageAndChangesNothing) {
+    QTemporaryDir dir;
+    ASSERT_TRUE(dir.isValid());
+    MainWindow window;
+    window.show();
+    LessonPanel* panel = panelOf(window);
+    const QString good = writeFile(dir, QStringLiteral("good.json"),
+                                   QByteArray::fromStdString(smallLesson().dump()));
+    ASSERT_TRUE(panel->openLesson(good)) << panel->lastError().toStdString();
+    ASSERT_TRUE(panel->goToStep(1));
+    settle(window);
+
+    Json missingLanguage = smallLesson();
+    missingLanguage["steps"][2]["text"].erase("zh_CN");
+    Json unknownView = smallLesson();
+    unknownView["steps"][2]["view"] = "hetmap";
+    QByteArray huge = QByteArray::fromStdString(smallLesson().dump());
+    huge.insert(huge.size() - 1, ", \"x\": \"" + QByteArray(2 << 20, 'x') + "\"");
+    struct Case {
+        QString name;
+        QByteArray bytes;
+        QString mentions; ///< besides the file: the key or problem
+    };
+    const std::vector<Case> cases = {
+        {QStringLiteral("bad_json.json"),
+         "{\"format\": 1, \"title\": {\"en\": ", QStringLiteral("not valid JSON")},
+        {QStringLiteral("missing_language.json"), QByteArray::fromStdString(missingLanguage.dump()),
+         QStringLiteral("steps[2].text")},
+        {QStringLiteral("unknown_view.json"), QByteArray::fromStdString(unknownView.dump()),
+         QStringLiteral("steps[2].view")},
+        {QStringLiteral("huge.json"), huge, QStringLiteral("at most")},
+    };
+    const std::string before = sessionToJson(window.document()->session());
+    const int undoCount = window.document()->undoStack()->count();
+    const int undoIndex = window.document()->undoStack()->index();
+    const QString title = window.windowTitle();
+    for (const Case& bad : cases) {
+        SCOPED_TRACE(bad.name.toStdString());
+        const QString path = writeFile(dir, bad.name, bad.bytes);
+        EXPECT_FALSE(panel->openLesson(path));
+        const QString message = panel->lastError();
+        EXPECT_TRUE(message.contains(path)) << message.toStdString();
+        EXPECT_TRUE(message.contains(bad.mentions)) << message.toStdString();
+        EXPECT_FALSE(message.contains(QLatin1Char('\n')));
+        EXPECT_TRUE(window.statusMessage().contains(bad.name))
+            << window.statusMessage().toStdString();
+        // Nothing changed: the session, the undo history, the lesson and its step, the title.
+        EXPECT_EQ(sessionToJson(window.document()->session()), before);
+        EXPECT_EQ(window.document()->undoStack()->count(), undoCount);
+        EXPECT_EQ(window.document()->undoStack()->index(), undoIndex);
+        EXPECT_EQ(panel->lessonPath(), good);
+        EXPECT_EQ(panel->stepIndex(), 1);
+        EXPECT_EQ(window.windowTitle(), title);
+    }
+    EXPECT_FALSE(panel->openLesson(dir.filePath(QStringLiteral("no_such_lesson.json"))));
+    EXPECT_TRUE(panel->lastError().contains(QStringLiteral("no_such_lesson.json")));
+    EXPECT_EQ(sessionToJson(window.document()->session()), before);
+}
+
+TEST(LessonPanel, KeysStepThroughAndEachStepIsOneUndoStep) {
+    QTemporaryDir dir;
+    MainWindow window;
+    window.resize(1280, 720);
+    window.show();
+    ASSERT_TRUE(QTest::qWaitForWindowExposed(&window));
+    window.activateWindow();
+    LessonPanel* panel = panelOf(window);
+    ASSERT_TRUE(panel->openLesson(writeFile(dir, QStringLiteral("small.json"),
+                                            QByteArray::fromStdString(smallLesson().dump()))));
+    settle(window);
+    QUndoStack* undo = window.document()->undoStack();
+    const int start = undo->count();
+    EXPECT_FALSE(window.document()->session().mask.causal);
+    EXPECT_EQ(window.currentView()->viewId(), QStringLiteral("heatmap"));
+
+    // A clicker's PageDown: step 2 with its question, the answer hidden.
+    QTest::keyClick(&window, Qt::Key_PageDown);
+    EXPECT_EQ(panel->stepIndex(), 1);
+    EXPECT_FALSE(panel->answerShown());
+    EXPECT_TRUE(panel->bodyText().contains(QStringLiteral("What does row 0 see?")));
+    EXPECT_FALSE(panel->bodyText().contains(QStringLiteral("Only itself.")));
+    EXPECT_TRUE(window.document()->session().mask.causal);
+    EXPECT_EQ(undo->count(), start + 1);
+    // PageDown again reveals the answer and stays.
+    QTest::keyClick(&window, Qt::Key_PageDown);
+    EXPECT_EQ(panel->stepIndex(), 1);
+    EXPECT_TRUE(panel->answerShown());
+    EXPECT_TRUE(panel->bodyText().contains(QStringLiteral("Only itself.")));
+    EXPECT_EQ(undo->count(), start + 1);
+    // Then on, to the entropy view.
+    QTest::keyClick(&window, Qt::Key_PageDown);
+    EXPECT_EQ(panel->stepIndex(), 2);
+    EXPECT_EQ(window.currentView()->viewId(), QStringLiteral("entropy"));
+    EXPECT_EQ(undo->count(), start + 2);
+    QTest::keyClick(&window, Qt::Key_PageDown); // the last step: nothing further
+    EXPECT_EQ(panel->stepIndex(), 2);
+    QTest::keyClick(&window, Qt::Key_PageUp);
+    EXPECT_EQ(panel->stepIndex(), 1);
+    EXPECT_EQ(window.currentView()->viewId(), QStringLiteral("heatmap"));
+
+    // Arrows step while no input has the focus ...
+    window.currentView()->setFocus();
+    QTest::keyClick(window.currentView(), Qt::Key_Right);
+    EXPECT_EQ(panel->stepIndex(), 1); // the answer first
+    EXPECT_TRUE(panel->answerShown());
+    QTest::keyClick(window.currentView(), Qt::Key_Right);
+    EXPECT_EQ(panel->stepIndex(), 2);
+    QTest::keyClick(window.currentView(), Qt::Key_Left);
+    EXPECT_EQ(panel->stepIndex(), 1);
+    // ... but not while typing in the tokens: the caret moves instead.
+    QLineEdit* tokens = window.inputsPanel()->findChild<QLineEdit*>();
+    ASSERT_NE(tokens, nullptr);
+    tokens->setFocus();
+    if (QApplication::focusWidget() == tokens) {
+        QTest::keyClick(tokens, Qt::Key_Left);
+        EXPECT_EQ(panel->stepIndex(), 1);
+    }
+
+    // Each step is one undo step: undoing the move to step 2 gives back step 3's session.
+    ASSERT_TRUE(panel->goToStep(2));
+    const std::string third = comparable(window.document()->session());
+    ASSERT_TRUE(panel->goToStep(1));
+    EXPECT_TRUE(window.document()->session().mask.causal);
+    undo->undo();
+    EXPECT_EQ(comparable(window.document()->session()), third);
+}
+
+TEST(LessonPanel, ThemeStaysTheViewersAndChangesKeepTheirEdits) {
+    QTemporaryDir dir;
+    MainWindow window;
+    window.show();
+    ViewState projector = window.document()->session().viewState;
+    projector.theme = "projector";
+    window.document()->setViewState(projector);
+    // The theme in force (a session's, or the window's preference where it is one).
+    const std::string theme = window.document()->session().viewState.theme;
+    const QPalette palette = QApplication::palette();
+    LessonPanel* panel = panelOf(window);
+    Json lesson = smallLesson();
+    lesson["steps"][0]["session"]["view"]["theme"] = "dark";
+    ASSERT_TRUE(panel->openLesson(
+        writeFile(dir, QStringLiteral("t.json"), QByteArray::fromStdString(lesson.dump()))));
+    EXPECT_EQ(window.document()->session().viewState.theme, theme);
+    EXPECT_EQ(QApplication::palette(), palette); // the lesson's "dark" was not applied
+    // The viewer edits the text, then Next: the step's changes (causal) join the edit.
+    window.document()->modify([](Session& s) { s.text = "my own five words here"; },
+                              QStringLiteral("edit"));
+    ASSERT_TRUE(panel->next());
+    EXPECT_EQ(window.document()->session().text, "my own five words here");
+    EXPECT_TRUE(window.document()->session().mask.causal);
+    EXPECT_EQ(window.document()->session().viewState.theme, theme);
+    EXPECT_EQ(QApplication::palette(), palette);
+}
+
+TEST(LessonPanel, FileMenuListsTheBundledLessons) {
+    MainWindow window;
+    auto* menu = window.menuBar()->findChild<QMenu*>(QStringLiteral("LessonsMenu"));
+    ASSERT_NE(menu, nullptr);
+    emit menu->aboutToShow();
+    int lessons = 0;
+    bool open = false;
+    for (QAction* action : menu->actions()) {
+        if (action->data().toString().startsWith(QLatin1String(":/lessons/"))) ++lessons;
+        open = open || action->objectName() == QLatin1String("OpenLessonAction");
+    }
+    EXPECT_EQ(lessons, LessonPanel::bundledLessons().size());
+    EXPECT_TRUE(open);
+    // Choosing one opens it.
+    for (QAction* action : menu->actions())
+        if (action->data().toString().startsWith(QLatin1String(":/lessons/"))) {
+            action->trigger();
+            break;
+        }
+    EXPECT_TRUE(panelOf(window)->hasLesson());
+    EXPECT_TRUE(panelOf(window)->isVisible() || !window.isVisible());
+}
+
+} // namespace
+} // namespace attnlab::ui
