@@ -144,6 +144,34 @@ void toDumps(const model::Model& loaded, const model::Tokenizer& tokenizer,
     out.weights = std::move(weights);
 }
 
+/// The first `keep` positions of a run, as if only they had been run: what the KV cache holds
+/// before the first id that changed (typing changes the last token more often than it adds one).
+std::shared_ptr<const model::ModelRun> truncatedRun(const model::ModelRun& run, Index keep) {
+    auto out = std::make_shared<model::ModelRun>();
+    out->ids.assign(run.ids.begin(), run.ids.begin() + keep);
+    auto rows = [keep](const Tensor4& t) {
+        Tensor4 cut(1, t.heads, keep, t.dim);
+        for (Index h = 0; h < t.heads; ++h)
+            cut.head(0, h) = t.head(0, h).topRows(keep);
+        return cut;
+    };
+    for (const Tensor4& a : run.attentions) {
+        Tensor4 cut(1, a.heads, keep, keep);
+        for (Index h = 0; h < a.heads; ++h)
+            cut.head(0, h) = a.head(0, h).topLeftCorner(keep, keep);
+        out->attentions.push_back(std::move(cut));
+    }
+    for (const Tensor4& t : run.q)
+        out->q.push_back(rows(t));
+    for (const Tensor4& t : run.k)
+        out->k.push_back(rows(t));
+    for (const Tensor4& t : run.v)
+        out->v.push_back(rows(t));
+    out->finalHidden = run.finalHidden.topRows(keep);
+    out->ablatedHeads = run.ablatedHeads;
+    return out;
+}
+
 ModelRunOutput computeRun(std::shared_ptr<const model::Model> loaded,
                           std::shared_ptr<const model::Tokenizer> tokenizer,
                           std::vector<std::int64_t> ids, HeadSet ablated,
@@ -159,6 +187,16 @@ ModelRunOutput computeRun(std::shared_ptr<const model::Model> loaded,
         options.recordQkv = true;
         options.ablatedHeads = std::move(ablated);
         options.cancel = cancel.get();
+        // The cache up to the first changed id is reused: runModel extends a run whose ids are
+        // a proper prefix, so a run that differs later is cut back to the common prefix.
+        if (previous && previous->ablatedHeads == options.ablatedHeads) {
+            const std::size_t limit = std::min(previous->ids.size(), ids.size());
+            std::size_t common = 0;
+            while (common < limit && previous->ids[common] == ids[common])
+                ++common;
+            if (common > 0 && common < ids.size() && common < previous->ids.size())
+                previous = truncatedRun(*previous, static_cast<Index>(common));
+        }
         Result<model::ModelRun> result = runModel(*loaded, ids, options, previous.get());
         if (!result) {
             out.cancelled = cancel->load();

@@ -190,6 +190,24 @@ TEST(ModelDocument, AppendingReusesTheCacheAndEqualsAFullRun) {
     EXPECT_EQ(extended->reusedPositions, static_cast<Index>(before.size()));
     expectSameRun(*extended, f.reference.run(extended->ids), 2e-5);
 
+    // A changed last word: the cache up to the first changed id is reused.
+    const std::vector<std::int64_t> sat = extended->ids;
+    f.models->setText(QStringLiteral("the cat sat on the mat. the cat sits"));
+    f.settle();
+    const model::ModelRun* changed = f.models->run();
+    std::size_t common = 0;
+    while (common < sat.size() && common < changed->ids.size() &&
+           sat[common] == changed->ids[common])
+        ++common;
+    ASSERT_GT(common, 0u);
+    ASSERT_LT(common, changed->ids.size());
+    EXPECT_TRUE(changed->extended);
+    EXPECT_EQ(changed->reusedPositions, static_cast<Index>(common));
+    expectSameRun(*changed, f.reference.run(changed->ids), 2e-5);
+    f.models->setText(QStringLiteral("the cat sat on the mat. the cat sat"));
+    f.settle();
+    extended = f.models->run();
+
     // Appending one token (generation step by step): the cache again, the text follows.
     const std::int64_t next = f.reference.tokenizer.encode(" on", false).ids.front();
     const std::size_t length = extended->ids.size();
