@@ -90,6 +90,24 @@ HeatmapView::HeatmapView(Document* document, HeatmapSource source, QWidget* pare
     m_maskMarks = plot.addGraph(rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft));
     m_maskMarks->setLineStyle(QCPGraph::lsNone);
     m_maskMarks->setSelectable(QCP::stNone);
+    m_dropMarks = plot.addGraph(rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft));
+    m_dropMarks->setLineStyle(QCPGraph::lsNone);
+    m_dropMarks->setSelectable(QCP::stNone);
+    // The rings are sized to the cells as laid out, so they stay inside them at any size.
+    connect(m_plot, &QCustomPlot::afterLayout, this, [this] {
+        const QCPAxisRect* axes = m_plot->axisRect();
+        const double cellWidth = std::abs(axes->axis(QCPAxis::atBottom)->coordToPixel(1) -
+                                          axes->axis(QCPAxis::atBottom)->coordToPixel(0));
+        const double cellHeight = std::abs(axes->axis(QCPAxis::atLeft)->coordToPixel(1) -
+                                           axes->axis(QCPAxis::atLeft)->coordToPixel(0));
+        QCPScatterStyle ring = m_dropMarks->scatterStyle();
+        const double size = std::clamp(0.55 * std::min(cellWidth, cellHeight), 3.0, 16.0);
+        ring.setSize(size);
+        QPen pen = ring.pen();
+        pen.setWidthF(std::clamp(size / 10, 0.6, 2.0));
+        ring.setPen(pen);
+        m_dropMarks->setScatterStyle(ring);
+    });
 
     m_selection = new QCPItemRect(&plot);
     m_selection->setClipToAxisRect(true);
@@ -229,6 +247,15 @@ HeatmapData HeatmapView::heatmapData() const {
         out.masked = maskedCells(*experiment);
         out.quantity = tr("weight");
         out.unitRange = true;
+        if (experiment->dropout.active()) {
+            // Train mode: the cells dropout zeroed are marked, apart from the masked ones.
+            out.dropped = BoolMatrix::Constant(out.values.rows(), out.values.cols(), false);
+            for (Index i = 0; i < out.values.rows(); ++i)
+                for (Index j = 0; j < out.values.cols(); ++j)
+                    out.dropped(i, j) = experiment->isDropped(head, i, j);
+            out.quantity = tr("weight after dropout");
+            out.unitRange = false; // kept weights reach 1 / (1 - p): the colours span them
+        }
     }
     if (out.masked.size() != 0 &&
         (out.masked.rows() != out.values.rows() || out.masked.cols() != out.values.cols()))
@@ -280,6 +307,23 @@ void HeatmapView::refresh() {
     m_colorScale->axis()->setLabel(heat.quantity);
 
     m_maskMarks->setData(markX, markY, true); // sized to the cells in fitToCells()
+    // Train-mode dropout: a ring on each allowed cell it zeroed, apart from the masked 'x'.
+    QVector<double> dropX;
+    QVector<double> dropY;
+    const bool hasDrops =
+        heat.dropped.size() != 0 && heat.dropped.rows() == m_rows && heat.dropped.cols() == m_cols;
+    if (hasDrops && m_rows * m_cols <= kMaxMarkedCells)
+        for (Index i = 0; i < m_rows; ++i)
+            for (Index j = 0; j < m_cols; ++j)
+                if (heat.dropped(i, j) && !(hasMask && heat.masked(i, j))) {
+                    dropX << static_cast<double>(j);
+                    dropY << static_cast<double>(i);
+                }
+    // Drawn in the colour that reads on a 0 cell; sized to the cells after layout.
+    m_dropMarks->setScatterStyle(
+        QCPScatterStyle(QCPScatterStyle::ssCircle,
+                        QPen(contrastingText(colormapColor(name, 0.0)), 1.5), Qt::NoBrush, 8));
+    m_dropMarks->setData(dropX, dropY, true);
 
     m_rowLabels = heat.rowLabels;
     m_columnLabels = heat.columnLabels;
@@ -293,6 +337,10 @@ void HeatmapView::refresh() {
         yAxis->setLabel(QString());
         yAxis->setTickLabels(m_panelRowLabels);
     }
+    if (hasDrops) // the legend of the two marks
+        if (const Experiment* shown = experimentFor(m_source))
+            xAxis->setLabel(tr("keys   \u25cb dropped by dropout (train, p = %1)   \u00d7 masked")
+                                .arg(shown->dropout.rate, 0, 'g', 3));
     if (m_rows != m_shownRows || m_cols != m_shownCols) {
         // A new shape resets zoom; the same shape keeps the person's zoom and pan.
         m_shownRows = m_rows;
@@ -310,6 +358,7 @@ void HeatmapView::refresh() {
         for (Index i = 0; i < m_rows; ++i) {
             for (Index j = 0; j < m_cols; ++j) {
                 if (hasMask && heat.masked(i, j)) continue;
+                if (hasDrops && heat.dropped(i, j)) continue; // the ring says it: 0
                 const double value = heat.values(i, j);
                 auto* label = new QCPItemText(m_plot);
                 label->setClipToAxisRect(true);
@@ -540,6 +589,13 @@ QString HeatmapView::explainCell(Index row, Index column) const {
                  .arg(number(s), number(rowMax), number(numerator));
     lines << tr("\u00f7 row sum %1 = weight %2").arg(number(rowSum), number(numerator / rowSum));
     lines << tr("(stored weight %1)").arg(number(weights(row, column)));
+    if (experiment->dropout.active()) {
+        const double keep = 1.0 / (1.0 - experiment->dropout.rate);
+        lines << (experiment->isDropped(head, row, column)
+                      ? tr("dropout (train mode): dropped \u2192 weight 0")
+                      : tr("dropout (train mode): kept \u2192 \u00d7 1/(1 \u2212 p) = %1 = %2")
+                            .arg(number(keep), number(numerator / rowSum * keep)));
+    }
     return lines.join(QLatin1Char('\n'));
 }
 

@@ -23,8 +23,9 @@ enum class HeatmapSource { Primary, Comparison, Difference };
 
 /// The matrix a heatmap draws, with everything needed to label it.
 struct HeatmapData {
-    MatrixD values;    ///< [rows, cols]
-    BoolMatrix masked; ///< [rows, cols] true = masked (drawn grey, not a value); may be empty
+    MatrixD values;     ///< [rows, cols]
+    BoolMatrix masked;  ///< [rows, cols] true = masked (drawn grey, not a value); may be empty
+    BoolMatrix dropped; ///< [rows, cols] true = zeroed by train-mode dropout (a ring); or empty
     QStringList rowLabels;
     QStringList columnLabels;
     QString quantity;          ///< colour-bar label
@@ -97,6 +98,7 @@ private:
     QCPColorMap* m_colorMap = nullptr;
     QCPColorScale* m_colorScale = nullptr;
     QCPGraph* m_maskMarks = nullptr;
+    QCPGraph* m_dropMarks = nullptr; ///< rings on the cells dropout zeroed (train mode)
     QCPItemRect* m_selection = nullptr;
     QCPTextElement* m_title = nullptr;
     QString m_heading; ///< the title before wrapping

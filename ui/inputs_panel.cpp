@@ -20,6 +20,7 @@
 
 #include <cmath>
 
+#include "ui/dropout_box.h"
 #include "ui/experiment_data.h"
 
 namespace attnlab::ui {
@@ -257,6 +258,7 @@ InputsPanel::InputsPanel(Document* document, QWidget* parent)
     m_variant->setToolTip(tr("The attention variant; picking one sets the settings it needs."));
     variantLayout->addWidget(m_variant);
     layout->addWidget(variant);
+    layout->addWidget(new DropoutBox(m_document, content)); // train/eval, rate, seed
 
     // Masks
     auto* masks = new QGroupBox(tr("Masks (combined)"), content);

@@ -19,6 +19,18 @@ const HeadStats* focusedStats(const Document& document, Index* head) {
                             static_cast<Index>(experiment->stats.size()) - 1);
     return &experiment->stats[static_cast<std::size_t>(*head)];
 }
+/// What the rows sum to: 1 after a softmax; after train-mode dropout only in expectation.
+QString rowSumNote(const Experiment& experiment, const HeadStats& stats) {
+    if (!experiment.dropout.active()) return {};
+    return StatisticsView::tr("<br><b>Train mode, dropout p = %1:</b> rows no longer sum to 1 "
+                              "(row sums %2 \u2026 %3); dropped weights are 0, the others "
+                              "\u00d7 1/(1 \u2212 p) = %4, so each row sums to 1 only on "
+                              "average. Entropy and the histogram are of these weights.")
+        .arg(experiment.dropout.rate, 0, 'g', 3)
+        .arg(stats.minRowSum, 0, 'f', 3)
+        .arg(stats.maxRowSum, 0, 'f', 3)
+        .arg(1.0 / (1.0 - experiment.dropout.rate), 0, 'g', 3);
+}
 } // namespace
 
 StatisticsView::StatisticsView(Document* document, QWidget* parent) : View(document, parent) {
@@ -79,7 +91,8 @@ void StatisticsView::refresh() {
             .arg(stats->offDiagonalMean > 0 ? stats->diagonalMean / stats->offDiagonalMean : 0.0, 0,
                  'f', 2)
             .arg(stats->meanEntropy, 0, 'f', 3)
-            .arg(std::count(stats->emptyRow.begin(), stats->emptyRow.end(), 1)));
+            .arg(std::count(stats->emptyRow.begin(), stats->emptyRow.end(), 1)) +
+        rowSumNote(*experiment, *stats));
     const int rows = static_cast<int>(std::min<std::size_t>(stats->entropy.size(), 4096));
     m_table->setRowCount(rows);
     for (int i = 0; i < rows; ++i) {

@@ -14,6 +14,7 @@
 #include "ui/model_document.h"
 #include "ui/model_view.h"
 #include "ui/model_views_binding.h"
+#include "ui/output_projection_view.h"
 #include "ui/rope_view.h"
 #include "ui/statistics_view.h"
 
@@ -43,6 +44,9 @@ const std::vector<ViewEntry>& viewRegistry() {
          [](Document* d, QWidget* p) -> View* { return new ComplexityView(d, p); }},
         {QStringLiteral("lines"),
          [](Document* d, QWidget* p) -> View* { return new LinesView(d, p); }},
+        // Seed 000 §4.2's last step: Concat(heads) W^O.
+        {QStringLiteral("output-projection"),
+         [](Document* d, QWidget* p) -> View* { return new OutputProjectionView(d, p); }},
         // Model dumps (File > Open Attention Dump...): every layer and head of a real model.
         {QStringLiteral("model"),
          [](Document* d, QWidget* p) -> View* { return new ModelView(d, p); }},
