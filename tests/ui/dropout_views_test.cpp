@@ -7,10 +7,10 @@
 #include <QImage>
 #include <QLabel>
 #include <QPixmap>
-#include <QUndoStack>
 #include <QRadioButton>
 #include <QSet>
 #include <QSpinBox>
+#include <QUndoStack>
 
 #include <gtest/gtest.h>
 
