@@ -30,7 +30,6 @@
 #include "ui/core.h"
 #include "ui/document.h"
 #include "ui/dump_document.h"
-#include "ui/model_document.h"
 #include "ui/figure_export.h"
 #include "ui/step_export.h"
 #include "ui/theme.h"
@@ -73,10 +72,6 @@ constexpr const char* kUsage =
     "                             [L,H,S,S] or [B,L,H,S,S]); --head picks the head\n"
     "  --tokens-file FILE         tokens, .json list or .txt one per line\n"
     "  --batch N  --layer N       batch entry and layer of the dump (default 0)\n"
-    "\n"
-    "Real models (docs/models.md):\n"
-    "  --model DIR --text \"...\"   run a checkpoint folder on the text; --layer and --head\n"
-    "                             pick what the figure shows (default 0)\n"
     "\n"
     "Figure:\n"
     "  --view NAME                see --list-views\n"
@@ -138,8 +133,6 @@ constexpr OptionSpec kOptions[] = {
     {"tokens-file", true},
     {"batch", true},
     {"layer", true},
-    {"model", true},
-    {"text", true},
     {"data", true},
     {"size", true},
     {"font-size", true},
@@ -188,8 +181,8 @@ ViewChoice chooseView(const std::string& name) {
 Session buildSession(const Arguments& args, const ViewChoice& choice) {
     const auto sessionPath = get(args, "session");
     const auto tokens = get(args, "tokens");
-    if (!sessionPath && !tokens && !get(args, "dump") && !get(args, "model"))
-        fail("give --session S.json, --tokens \"...\", --dump F.npz or --model DIR");
+    if (!sessionPath && !tokens && !get(args, "dump"))
+        fail("give --session S.json, --tokens \"...\" or --dump F.npz");
     Session session;
     if (sessionPath) {
         auto loaded = loadSession(*sessionPath);
@@ -291,45 +284,6 @@ Session buildSession(const Arguments& args, const ViewChoice& choice) {
     return session;
 }
 
-/// A checkpoint to draw (render --model DIR --text "..."), checked before Qt starts.
-struct ModelInput {
-    std::string directory;
-    std::string text;
-    Index layer = 0;
-    std::shared_ptr<const model::Model> model;
-    std::shared_ptr<const model::Tokenizer> tokenizer;
-};
-
-ModelInput loadModelInput(const Arguments& args, const std::string& directory,
-                          const Session& session) {
-    if (get(args, "dump")) fail("--model and --dump do not go together");
-    if (get(args, "session") || get(args, "tokens"))
-        fail("--model runs --text \"...\"; --session and --tokens are the lab's");
-    const auto text = get(args, "text");
-    if (!text) fail("--model needs --text \"...\"");
-    ModelInput input;
-    input.directory = directory;
-    input.text = *text;
-    auto tokenizer = model::Tokenizer::fromFile(directory);
-    if (!tokenizer) fail(tokenizer.error());
-    auto loaded = model::loadModel(directory);
-    if (!loaded) fail(loaded.error());
-    const model::ModelConfig& config = loaded->config;
-    if (auto v = get(args, "layer")) input.layer = parseAtLeast(*v, "--layer", 0);
-    if (input.layer >= config.layers)
-        fail("--layer " + std::to_string(input.layer) + ": " + directory + " has " +
-             std::to_string(config.layers) + " layers");
-    if (session.viewState.head >= config.heads)
-        fail("--head " + std::to_string(session.viewState.head) + ": " + directory + " has " +
-             std::to_string(config.heads) + " heads");
-    const auto ids = tokenizer->encode(input.text).ids;
-    if (auto problem = model::validateRun(config, ids, {}))
-        fail("--text: " + *problem);
-    input.model = std::make_shared<const model::Model>(std::move(loaded).value());
-    input.tokenizer = std::make_shared<const model::Tokenizer>(std::move(tokenizer).value());
-    return input;
-}
-
 /// Qt's own chatter (font and platform notices) would break the one-line contract.
 void quietMessages(QtMsgType, const QMessageLogContext&, const QString&) {}
 
@@ -347,6 +301,10 @@ int run(int argc, char** argv) {
     const auto viewName = get(args, "view");
     if (!viewName) fail("missing required option --view (see --list-views)");
     const ViewChoice choice = chooseView(*viewName);
+    // The next-token and head-roles views draw a real model's run: nothing to show without one.
+    if ((choice.id == QLatin1String("next-token") || choice.id == QLatin1String("head-roles")) &&
+        !get(args, "model"))
+        fail("--view " + *viewName + " needs a real model: --model DIR --text \"...\"");
     const auto dataOut = get(args, "data");
     if (dataOut) {
         ui::ExportFormat dataFormat;
@@ -475,14 +433,8 @@ int run(int argc, char** argv) {
                  std::to_string(dump->heads) + " heads");
     } else {
         for (const char* option : {"tokens-file", "batch", "layer"})
-            if (get(args, option) && !(get(args, "model") && option == std::string("layer")))
-                fail(std::string("--") + option + " needs --dump");
+            if (get(args, option)) fail(std::string("--") + option + " needs --dump");
     }
-
-    // A real model: loaded, tokenized and checked before anything is drawn.
-    ModelInput modelInput;
-    if (auto dir = get(args, "model")) modelInput = loadModelInput(args, *dir, session);
-    else if (get(args, "text")) fail("--text needs --model DIR");
 
     // Offscreen unless the caller chose a platform: render needs no display.
     if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
@@ -500,19 +452,6 @@ int run(int argc, char** argv) {
         const QString problem = document.problems().isEmpty() ? QStringLiteral("cannot compute")
                                                               : document.problems().first();
         fail("session: " + problem.toStdString());
-    }
-    if (modelInput.model) {
-        ui::ModelDocument* models = ui::ModelDocument::of(&document);
-        QString problem;
-        QObject::connect(models, &ui::ModelDocument::errorOccurred, &document,
-                         [&problem](const QString& message) { problem = message; });
-        models->setModel(modelInput.model, modelInput.tokenizer);
-        models->setText(QString::fromStdString(modelInput.text));
-        models->waitForIdle();
-        if (!models->run() || !models->active())
-            fail("--model " + modelInput.directory + ": " +
-                 (problem.isEmpty() ? std::string("the run failed") : problem.toStdString()));
-        models->focus(modelInput.layer, session.viewState.head);
     }
     if (dump) {
         ui::DumpDocument* dumps = ui::DumpDocument::of(&document);

@@ -72,7 +72,9 @@ HeadRolesView::HeadRolesView(Document* document, QWidget* parent)
       m_model(new QStandardItemModel(this)) {
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
-    auto* controls = new QHBoxLayout;
+    m_controls = new QWidget(this);
+    auto* controls = new QHBoxLayout(m_controls);
+    controls->setContentsMargins(0, 0, 0, 0);
     m_probeLength = new QSpinBox(this);
     m_probeLength->setRange(2, 64);
     m_probeLength->setValue(32);
@@ -98,7 +100,7 @@ HeadRolesView::HeadRolesView(Document* document, QWidget* parent)
     controls->addWidget(m_showText);
     controls->addStretch(1);
     controls->addWidget(m_restoreAll);
-    layout->addLayout(controls);
+    layout->addWidget(m_controls);
     m_summary->setWordWrap(true);
     m_summary->setTextFormat(Qt::PlainText);
     layout->addWidget(m_summary);
@@ -215,13 +217,13 @@ QString HeadRolesView::summaryText() const {
     if (m_input.modelName.isEmpty()) return {};
     const auto& roles = shownRoles();
     QString text =
-        showingProbe()
-            ? tr("%1, induction probe: %2 random tokens repeated twice (seed %3).")
-                  .arg(m_input.modelName)
-                  .arg(m_probe->length)
-                  .arg(m_probe->seed)
-            : tr("%1, on your text (%n token(s)).", nullptr, static_cast<int>(m_input.tokens))
-                  .arg(m_input.modelName);
+        showingProbe() ? tr("%1, induction probe: %2 random tokens repeated twice (seed %3).")
+                             .arg(m_input.modelName)
+                             .arg(m_probe->length)
+                             .arg(m_probe->seed)
+        : m_input.tokens == 1
+            ? tr("%1, on your text (1 token).").arg(m_input.modelName)
+            : tr("%1, on your text (%2 tokens).").arg(m_input.modelName).arg(m_input.tokens);
     if (!roles.empty()) {
         const auto best = [&](model::RoleScore score) {
             return model::rankHeads(roles, score).front();
@@ -243,8 +245,9 @@ QString HeadRolesView::summaryText() const {
     }
     const auto& ablated = showingProbe() ? m_probe->ablated : m_input.ablated;
     if (!ablated.empty())
-        text += QLatin1Char(' ') +
-                tr("%n head(s) switched off.", nullptr, static_cast<int>(ablated.size()));
+        text += QLatin1Char(' ') + (ablated.size() == 1
+                                        ? tr("1 head switched off.")
+                                        : tr("%1 heads switched off.").arg(ablated.size()));
     return text;
 }
 
@@ -321,6 +324,14 @@ void HeadRolesView::contextMenuEvent(QContextMenuEvent* event) {
     if (!m_input.ablated.empty())
         menu.addAction(tr("Restore all heads"), this, [this] { emit ablationRequested({}); });
     menu.exec(event->globalPos());
+}
+
+void HeadRolesView::paintFigure(QCPPainter& painter, const QSize& size) {
+    // A figure is the summary and the table; the probe controls are the window's.
+    const bool controls = m_controls->isVisibleTo(this);
+    m_controls->setVisible(false);
+    View::paintFigure(painter, size);
+    m_controls->setVisible(controls);
 }
 
 DataTable HeadRolesView::data() const {

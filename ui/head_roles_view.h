@@ -59,6 +59,7 @@ public:
     QString viewId() const override { return QStringLiteral("head-roles"); }
     QString title() const override { return tr("Head roles"); }
     void refresh() override;
+    void paintFigure(QCPPainter& painter, const QSize& size) override;
     DataTable data() const override;
 
     void setInput(HeadRolesInput input);
@@ -107,6 +108,7 @@ private:
     bool m_showProbe = false;
     bool m_rebuilding = false;
 
+    QWidget* m_controls;
     QLabel* m_summary;
     QStackedWidget* m_stack;
     QLabel* m_placeholder;

@@ -296,7 +296,9 @@ void NextTokenView::refresh() {
                        .arg(m_sampling.topK == 0 ? tr("off") : QString::number(m_sampling.topK))
                        .arg(m_sampling.topP, 0, 'g', 3));
         if (m_input.ablatedHeads > 0)
-            title += tr(" \u2014 %n head(s) ablated", nullptr, m_input.ablatedHeads);
+            title += m_input.ablatedHeads == 1
+                         ? tr(" \u2014 1 head switched off")
+                         : tr(" \u2014 %1 heads switched off").arg(m_input.ablatedHeads);
     }
     m_title->setText(title);
     QString note;
