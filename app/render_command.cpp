@@ -30,6 +30,7 @@
 #include "ui/core.h"
 #include "ui/document.h"
 #include "ui/dump_document.h"
+#include "ui/model_document.h"
 #include "ui/figure_export.h"
 #include "ui/step_export.h"
 #include "ui/theme.h"
@@ -72,6 +73,10 @@ constexpr const char* kUsage =
     "                             [L,H,S,S] or [B,L,H,S,S]); --head picks the head\n"
     "  --tokens-file FILE         tokens, .json list or .txt one per line\n"
     "  --batch N  --layer N       batch entry and layer of the dump (default 0)\n"
+    "\n"
+    "Real models (docs/models.md):\n"
+    "  --model DIR --text \"...\"   run a checkpoint folder on the text; --layer and --head\n"
+    "                             pick what the figure shows (default 0)\n"
     "\n"
     "Figure:\n"
     "  --view NAME                see --list-views\n"
@@ -133,6 +138,8 @@ constexpr OptionSpec kOptions[] = {
     {"tokens-file", true},
     {"batch", true},
     {"layer", true},
+    {"model", true},
+    {"text", true},
     {"data", true},
     {"size", true},
     {"font-size", true},
@@ -181,8 +188,8 @@ ViewChoice chooseView(const std::string& name) {
 Session buildSession(const Arguments& args, const ViewChoice& choice) {
     const auto sessionPath = get(args, "session");
     const auto tokens = get(args, "tokens");
-    if (!sessionPath && !tokens && !get(args, "dump"))
-        fail("give --session S.json, --tokens \"...\" or --dump F.npz");
+    if (!sessionPath && !tokens && !get(args, "dump") && !get(args, "model"))
+        fail("give --session S.json, --tokens \"...\", --dump F.npz or --model DIR");
     Session session;
     if (sessionPath) {
         auto loaded = loadSession(*sessionPath);
@@ -282,6 +289,45 @@ Session buildSession(const Arguments& args, const ViewChoice& choice) {
         fail(where + problems.first().toStdString());
     }
     return session;
+}
+
+/// A checkpoint to draw (render --model DIR --text "..."), checked before Qt starts.
+struct ModelInput {
+    std::string directory;
+    std::string text;
+    Index layer = 0;
+    std::shared_ptr<const model::Model> model;
+    std::shared_ptr<const model::Tokenizer> tokenizer;
+};
+
+ModelInput loadModelInput(const Arguments& args, const std::string& directory,
+                          const Session& session) {
+    if (get(args, "dump")) fail("--model and --dump do not go together");
+    if (get(args, "session") || get(args, "tokens"))
+        fail("--model runs --text \"...\"; --session and --tokens are the lab's");
+    const auto text = get(args, "text");
+    if (!text) fail("--model needs --text \"...\"");
+    ModelInput input;
+    input.directory = directory;
+    input.text = *text;
+    auto tokenizer = model::Tokenizer::fromFile(directory);
+    if (!tokenizer) fail(tokenizer.error());
+    auto loaded = model::loadModel(directory);
+    if (!loaded) fail(loaded.error());
+    const model::ModelConfig& config = loaded->config;
+    if (auto v = get(args, "layer")) input.layer = parseAtLeast(*v, "--layer", 0);
+    if (input.layer >= config.layers)
+        fail("--layer " + std::to_string(input.layer) + ": " + directory + " has " +
+             std::to_string(config.layers) + " layers");
+    if (session.viewState.head >= config.heads)
+        fail("--head " + std::to_string(session.viewState.head) + ": " + directory + " has " +
+             std::to_string(config.heads) + " heads");
+    const auto ids = tokenizer->encode(input.text).ids;
+    if (auto problem = model::validateRun(config, ids, {}))
+        fail("--text: " + *problem);
+    input.model = std::make_shared<const model::Model>(std::move(loaded).value());
+    input.tokenizer = std::make_shared<const model::Tokenizer>(std::move(tokenizer).value());
+    return input;
 }
 
 /// Qt's own chatter (font and platform notices) would break the one-line contract.
@@ -433,8 +479,14 @@ int run(int argc, char** argv) {
                  std::to_string(dump->heads) + " heads");
     } else {
         for (const char* option : {"tokens-file", "batch", "layer"})
-            if (get(args, option)) fail(std::string("--") + option + " needs --dump");
+            if (get(args, option) && !(get(args, "model") && option == std::string("layer")))
+                fail(std::string("--") + option + " needs --dump");
     }
+
+    // A real model: loaded, tokenized and checked before anything is drawn.
+    ModelInput modelInput;
+    if (auto dir = get(args, "model")) modelInput = loadModelInput(args, *dir, session);
+    else if (get(args, "text")) fail("--text needs --model DIR");
 
     // Offscreen unless the caller chose a platform: render needs no display.
     if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
@@ -452,6 +504,19 @@ int run(int argc, char** argv) {
         const QString problem = document.problems().isEmpty() ? QStringLiteral("cannot compute")
                                                               : document.problems().first();
         fail("session: " + problem.toStdString());
+    }
+    if (modelInput.model) {
+        ui::ModelDocument* models = ui::ModelDocument::of(&document);
+        QString problem;
+        QObject::connect(models, &ui::ModelDocument::errorOccurred, &document,
+                         [&problem](const QString& message) { problem = message; });
+        models->setModel(modelInput.model, modelInput.tokenizer);
+        models->setText(QString::fromStdString(modelInput.text));
+        models->waitForIdle();
+        if (!models->run() || !models->active())
+            fail("--model " + modelInput.directory + ": " +
+                 (problem.isEmpty() ? std::string("the run failed") : problem.toStdString()));
+        models->focus(modelInput.layer, session.viewState.head);
     }
     if (dump) {
         ui::DumpDocument* dumps = ui::DumpDocument::of(&document);
