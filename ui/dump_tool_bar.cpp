@@ -12,6 +12,7 @@
 #include <QSpinBox>
 #include <QToolBar>
 
+#include <algorithm>
 #include <vector>
 
 #include "ui/document.h"
@@ -133,6 +134,17 @@ void installDumpControls(QMainWindow* window, QMenu* fileMenu, Document* documen
             kv->setRange(1, static_cast<int>(qkv->kvHeads));
             kv->setValue(static_cast<int>(dumps->qkvApply().kvHeads > 0 ? dumps->qkvApply().kvHeads
                                                                         : qkv->kvHeads));
+            // The combos say the spec in force (a real model opens as causal softmax).
+            const QkvApply& apply = dumps->qkvApply();
+            const QSignalBlocker b4(variant), b5(mask), b6(window_);
+            const Variant shownVariant =
+                apply.spec.variant == Variant::Flash ? Variant::Softmax : apply.spec.variant;
+            variant->setCurrentIndex(
+                std::max(0, variant->findData(static_cast<int>(shownVariant))));
+            const MaskSpec& m = apply.spec.mask;
+            mask->setCurrentIndex(m.causalWindow >= 0 ? 3 : m.window >= 0 ? 2 : m.causal ? 1 : 0);
+            if (m.causalWindow >= 0) window_->setValue(static_cast<int>(m.causalWindow));
+            if (m.window >= 0) window_->setValue(static_cast<int>(m.window));
         }
     };
     auto applySpec = [=] {
