@@ -284,17 +284,18 @@ void NextTokenView::refresh() {
 
     QString title;
     if (!m_input.modelName.isEmpty()) {
-        title = m_input.context.isEmpty() ? tr("Next token \u2014 %1").arg(m_input.modelName)
-                                          : tr("Next token after \u201c%1\u201d \u2014 %2")
-                                                .arg(m_input.context, m_input.modelName);
-        title +=
-            QLatin1Char('\n') +
-            (m_sampling.temperature == 0
-                 ? tr("greedy (temperature 0)")
-                 : tr("temperature %1, top-k %2, top-p %3")
-                       .arg(m_sampling.temperature, 0, 'g', 3)
-                       .arg(m_sampling.topK == 0 ? tr("off") : QString::number(m_sampling.topK))
-                       .arg(m_sampling.topP, 0, 'g', 3));
+        // Line 1: what is predicted; line 2: by which model, under which controls.
+        title = m_input.context.isEmpty()
+                    ? tr("Next token")
+                    : tr("Next token after \u201c%1\u201d").arg(m_input.context);
+        const QString controls =
+            m_sampling.temperature == 0
+                ? tr("greedy (temperature 0)")
+                : tr("temperature %1, top-k %2, top-p %3")
+                      .arg(m_sampling.temperature, 0, 'g', 3)
+                      .arg(m_sampling.topK == 0 ? tr("off") : QString::number(m_sampling.topK))
+                      .arg(m_sampling.topP, 0, 'g', 3);
+        title += QLatin1Char('\n') + tr("%1 \u00b7 %2").arg(m_input.modelName, controls);
         if (m_input.ablatedHeads > 0)
             title += m_input.ablatedHeads == 1
                          ? tr(" \u2014 1 head switched off")
