@@ -311,6 +311,23 @@ TEST(ModelDocument, ABadFolderKeepsThePreviousStateWithOneMessage) {
     }
 }
 
+TEST(ModelDocument, ACancelledLoadKeepsThePreviousModel) {
+    WindowFixture f;
+    const model::Model* loaded = f.models->model();
+    QSignalSpy errors(f.models, &ModelDocument::errorOccurred);
+    QSignalSpy loading(f.models, &ModelDocument::loadingChanged);
+    f.models->openModel(kModelDir);
+    EXPECT_TRUE(f.models->loading());
+    f.models->cancelLoad(); // the window never waited: the load runs on a worker
+    f.settle();
+    EXPECT_FALSE(f.models->loading());
+    ASSERT_EQ(loading.count(), 2); // started, finished
+    ASSERT_EQ(errors.count(), 1);
+    EXPECT_TRUE(errors.first().first().toString().contains(QStringLiteral("cancelled")));
+    EXPECT_EQ(f.models->model(), loaded);
+    EXPECT_TRUE(f.models->active());
+}
+
 TEST(ModelDocument, TheBadgeSaysWhereTheNumbersComeFrom) {
     MainWindow window;
     window.document()->flush();
