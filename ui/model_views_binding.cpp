@@ -3,6 +3,8 @@
 #include <QApplication>
 #include <QCursor>
 
+#include <memory>
+
 #include "ui/document.h"
 #include "ui/model_document.h"
 
@@ -71,7 +73,23 @@ Result<HeadRolesProbe> runInductionProbe(const ModelDocument& models, Index leng
 }
 
 void bindNextTokenView(NextTokenView* view, ModelDocument* models) {
-    const auto update = [view, models] { view->setInput(nextTokenInputOf(*models)); };
+    // The last run with every head on, kept so an ablated run of the same ids shows its effect.
+    struct Baseline {
+        std::vector<std::int64_t> ids;
+        std::vector<float> logits;
+    };
+    auto baseline = std::make_shared<Baseline>();
+    const auto update = [view, models, baseline] {
+        NextTokenInput input = nextTokenInputOf(*models);
+        const model::ModelRun* run = models->run();
+        if (run && !input.logits.empty()) {
+            if (run->ablatedHeads.empty())
+                *baseline = {run->ids, input.logits};
+            else if (baseline->ids == run->ids)
+                input.baselineLogits = baseline->logits;
+        }
+        view->setInput(std::move(input));
+    };
     QObject::connect(models, &ModelDocument::runChanged, view, update);
     QObject::connect(models, &ModelDocument::modelChanged, view, update);
     QObject::connect(view, &NextTokenView::appendRequested, models,

@@ -13,6 +13,8 @@
 #include <qcustomplot.h>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
 #include "ui/teaching_plot.h"
 
@@ -101,6 +103,9 @@ NextTokenView::NextTokenView(Document* document, QWidget* parent)
     m_model = new QCPGraph(m_plot->yAxis, m_plot->xAxis);
     m_model->setName(tr("model's own probability (T = 1, no cut)"));
     m_model->setLineStyle(QCPGraph::lsNone);
+    m_baselineGraph = new QCPGraph(m_plot->yAxis, m_plot->xAxis);
+    m_baselineGraph->setName(tr("model's own, with every head on"));
+    m_baselineGraph->setLineStyle(QCPGraph::lsNone);
     m_plot->xAxis->setLabel(tr("probability"));
     m_plot->yAxis->setRangeReversed(true);
     m_plot->legend->setVisible(true);
@@ -163,6 +168,23 @@ void NextTokenView::recompute() {
                          : model::nextTokenDistribution(m_input.logits, m_sampling);
     if (m_selected >= static_cast<int>(m_distribution.size()))
         m_selected = m_distribution.empty() ? -1 : 0;
+    // The kept tokens' probabilities with every head on: softmax of the baseline in double.
+    m_baseline.clear();
+    const auto& baseline = m_input.baselineLogits;
+    if (!m_distribution.empty() && baseline.size() == m_input.logits.size()) {
+        double top = -std::numeric_limits<double>::infinity();
+        for (const float logit : baseline)
+            top = std::max(top, static_cast<double>(logit));
+        double sum = 0;
+        for (const float logit : baseline)
+            sum += std::exp(static_cast<double>(logit) - top);
+        if (std::isfinite(top) && sum > 0 && std::isfinite(sum))
+            for (const auto& token : m_distribution)
+                m_baseline.push_back(
+                    std::exp(static_cast<double>(baseline[static_cast<std::size_t>(token.id)]) -
+                             top) /
+                    sum);
+    }
 }
 
 void NextTokenView::setSelectedRank(int rank) {
@@ -248,6 +270,18 @@ void NextTokenView::refresh() {
     m_bars->setData(keys, values, true);
     m_selectedBar->setData(selectedKeys, selectedValues, true);
     m_model->setData(allKeys, modelValues, true);
+    QVector<double> baselineValues;
+    for (int r = 0; r < shown && r < static_cast<int>(m_baseline.size()); ++r) {
+        baselineValues << m_baseline[static_cast<std::size_t>(r)];
+        top = std::max(top, m_baseline[static_cast<std::size_t>(r)]);
+    }
+    m_baselineGraph->setData(allKeys.mid(0, static_cast<int>(baselineValues.size())),
+                             baselineValues, true);
+    m_baselineGraph->setVisible(!baselineValues.isEmpty());
+    if (baselineValues.isEmpty())
+        m_baselineGraph->removeFromLegend();
+    else
+        m_baselineGraph->addToLegend();
     for (int r = 0; r < shown; ++r) {
         const auto& token = m_distribution[static_cast<std::size_t>(r)];
         auto* label = new QCPItemText(m_plot);
@@ -281,6 +315,9 @@ void NextTokenView::refresh() {
     m_model->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDiamond,
                                              QPen(look.foreground, 1.5 * look.lineWidth),
                                              Qt::NoBrush, 6 + 3 * look.lineWidth));
+    m_baselineGraph->setScatterStyle(
+        QCPScatterStyle(QCPScatterStyle::ssCross, QPen(look.foreground, 2 * look.lineWidth),
+                        Qt::NoBrush, 8 + 3 * look.lineWidth));
 
     QString title;
     if (!m_input.modelName.isEmpty()) {
@@ -336,13 +373,16 @@ void NextTokenView::paintFigure(QCPPainter& painter, const QSize& size) {
 
 DataTable NextTokenView::data() const {
     DataTable table;
-    table.cols = 3;
+    table.cols = m_baseline.empty() ? 3 : 4;
     table.columnLabels = {tr("id"), tr("probability"), tr("model_probability")};
-    for (const auto& token : m_distribution) {
+    if (!m_baseline.empty()) table.columnLabels << tr("every_head_on_probability");
+    for (std::size_t r = 0; r < m_distribution.size(); ++r) {
+        const auto& token = m_distribution[r];
         table.rowLabels << tokenText(token.id);
         table.values.push_back(static_cast<double>(token.id));
         table.values.push_back(token.probability);
         table.values.push_back(token.modelProbability);
+        if (!m_baseline.empty()) table.values.push_back(m_baseline[r]);
     }
     table.rows = static_cast<int>(m_distribution.size());
     return table;

@@ -36,6 +36,9 @@ struct NextTokenInput {
     std::function<QString(std::int64_t)> tokenText;
     QString context;      ///< the end of the text the model continues, for the title
     int ablatedHeads = 0; ///< how many heads are switched off in this run
+    /// The same position's logits with no head switched off, when heads are off and that run
+    /// is known (same ids): drawn beside the bars so ablation's effect shows. Else empty.
+    std::vector<float> baselineLogits;
 };
 
 class NextTokenView : public View {
@@ -55,6 +58,9 @@ public:
     void setSampling(const model::SamplingOptions& options);
     /// The kept tokens under sampling(), most likely first.
     const std::vector<model::TokenProbability>& distribution() const { return m_distribution; }
+    /// Per kept token, its probability with no head switched off (softmax of baselineLogits at
+    /// temperature 1); empty when the input has no baseline.
+    const std::vector<double>& baselineProbabilities() const { return m_baseline; }
     /// The chosen token's rank in distribution() (0 = most likely), -1 when there is none.
     int selectedRank() const { return m_selected; }
     void setSelectedRank(int rank);
@@ -91,6 +97,7 @@ private:
     NextTokenInput m_input;
     model::SamplingOptions m_sampling;
     std::vector<model::TokenProbability> m_distribution;
+    std::vector<double> m_baseline;
     int m_selected = -1;
 
     QStackedWidget* m_stack;
@@ -100,6 +107,7 @@ private:
     QCPBars* m_bars;
     QCPBars* m_selectedBar;
     QCPGraph* m_model;
+    QCPGraph* m_baselineGraph;
     QLabel* m_note;
     QDoubleSpinBox* m_temperature;
     QSpinBox* m_topK;

@@ -114,6 +114,23 @@ TEST(NextTokenView, SaysSoWhenNoModelIsLoadedAndDrawsAFigure) {
     EXPECT_GT(colours, 100);
 }
 
+TEST(NextTokenView, DrawsTheProbabilitiesWithEveryHeadOnBesideAnAblatedRun) {
+    Document document;
+    NextTokenView view(&document);
+    NextTokenInput input = countingInput(4); // 0.1 0.2 0.3 0.4
+    input.ablatedHeads = 2;
+    input.baselineLogits = {0, 0, 0, 0}; // 0.25 each with every head on
+    view.setInput(input);
+    view.ensureFresh();
+    ASSERT_EQ(view.baselineProbabilities().size(), 4u);
+    for (double p : view.baselineProbabilities())
+        EXPECT_NEAR(p, 0.25, 1e-12);
+    EXPECT_EQ(view.data().cols, 4);
+    input.baselineLogits = {1, 2}; // a different vocabulary: not comparable, not drawn
+    view.setInput(input);
+    EXPECT_TRUE(view.baselineProbabilities().empty());
+}
+
 std::vector<model::HeadRole> handRoles() {
     std::vector<model::HeadRole> roles;
     for (Index layer = 0; layer < 2; ++layer)
@@ -265,6 +282,8 @@ TEST_F(BoundViews, AppendGrowsTheIdsByTheChosenToken) {
 
 TEST_F(BoundViews, TickingAHeadAblatesItWithOneUndoStep) {
     const double before = m_next->distribution().front().modelProbability;
+    const std::int64_t topBefore = m_next->distribution().front().id;
+    EXPECT_TRUE(m_next->baselineProbabilities().empty()); // every head is on
     ASSERT_EQ(m_roles->model()->rowCount(), 12);
     int row = -1;
     for (int r = 0; r < 12; ++r)
@@ -278,6 +297,16 @@ TEST_F(BoundViews, TickingAHeadAblatesItWithOneUndoStep) {
     EXPECT_EQ(m_models->run()->ablatedHeads, (HeadSet{{1, 1}}));
     m_next->ensureFresh();
     EXPECT_NE(m_next->distribution().front().modelProbability, before);
+    // The run with every head on is drawn beside it: the same ids' unablated probabilities.
+    ASSERT_EQ(m_next->baselineProbabilities().size(), m_next->distribution().size());
+    EXPECT_EQ(m_next->input().ablatedHeads, 1);
+    bool found = false;
+    for (std::size_t r = 0; r < m_next->distribution().size(); ++r)
+        if (m_next->distribution()[r].id == topBefore) {
+            EXPECT_NEAR(m_next->baselineProbabilities()[r], before, 1e-9);
+            found = true;
+        }
+    EXPECT_TRUE(found) << "the unablated top token is among the kept ones";
     m_document.undoStack()->undo();
     ASSERT_TRUE(m_models->waitForIdle());
     EXPECT_TRUE(m_models->ablatedHeads().empty());
