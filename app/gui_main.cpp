@@ -13,8 +13,10 @@
 
 #include "commands.h"
 #include "ui/document.h"
+#include "ui/language.h"
 #include "ui/main_window.h"
 #include "ui/model_document.h"
+#include "ui/theme.h"
 
 namespace attnlab::app {
 
@@ -49,6 +51,12 @@ int guiMain(int argc, char** argv) {
     parser.addOption(size);
     parser.addOption(theme);
     parser.addOption(example);
+    const QCommandLineOption language(
+        QStringLiteral("language"),
+        QCoreApplication::translate("main", "en or zh_CN (default: the saved choice, else the "
+                                            "system's language)."),
+        QStringLiteral("CODE"));
+    parser.addOption(language);
     const QCommandLineOption modelOption(
         QStringLiteral("model"),
         QCoreApplication::translate("main", "Open a model folder (config.json, *.safetensors, "
@@ -61,17 +69,31 @@ int guiMain(int argc, char** argv) {
     parser.addOption(textOption);
     parser.process(app);
 
+    // Before the window is built, so every text starts in that language.
+    QString languageCode = ui::preferredLanguage();
+    if (parser.isSet(language)) {
+        languageCode = ui::normalizedLanguage(parser.value(language));
+        if (languageCode.isEmpty()) {
+            std::cerr << "attnlab: --language: unknown language '"
+                      << parser.value(language).toStdString() << "' (en, zh_CN)\n";
+            return 2;
+        }
+    }
+    ui::setLanguage(languageCode);
+    if (parser.isSet(theme) && !ui::themeNames().contains(parser.value(theme))) {
+        std::cerr << "attnlab: --theme: unknown theme '" << parser.value(theme).toStdString()
+                  << "' (" << ui::themeNames().join(QStringLiteral(", ")).toStdString() << ")\n";
+        return 2;
+    }
+
     ui::MainWindow window;
     const QStringList positional = parser.positionalArguments();
     if (!positional.isEmpty() && !window.openSession(positional.first()))
         std::cerr << "attnlab: " << window.statusMessage().toStdString() << '\n';
     if (parser.isSet(example))
         window.openExample(QStringLiteral(":/examples/%1.json").arg(parser.value(example)));
-    if (parser.isSet(theme)) {
-        ViewState state = window.document()->session().viewState;
-        state.theme = parser.value(theme).toStdString();
-        window.document()->setViewState(state);
-    }
+    // The theme of this run; View > Theme changes (and keeps) the preference.
+    if (parser.isSet(theme)) window.setTheme(parser.value(theme), false);
     if (parser.isSet(size)) {
         const QStringList parts = parser.value(size).split(QLatin1Char('x'));
         if (parts.size() == 2 && parts[0].toInt() > 0 && parts[1].toInt() > 0)

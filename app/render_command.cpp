@@ -30,8 +30,9 @@
 #include "ui/core.h"
 #include "ui/document.h"
 #include "ui/dump_document.h"
-#include "ui/model_document.h"
 #include "ui/figure_export.h"
+#include "ui/language.h"
+#include "ui/model_document.h"
 #include "ui/step_export.h"
 #include "ui/theme.h"
 #include "ui/view.h"
@@ -94,7 +95,8 @@ constexpr const char* kUsage =
     "  --compare KIND             compare view: B = causal, linear, gqa, mqa or rope\n"
     "  --compare-session S.json   compare view: B = this session\n"
     "  --scale-factor F           PNG pixels per unit (default 1)\n"
-    "  --theme light|dark|projector\n"
+    "  --theme light|dark|projector  (a session file's theme is not used)\n"
+    "  --language en|zh_CN        the figure's texts (default en)\n"
     "  --step N                   flash: tiles done; kv-cache: step index\n"
     "  --all-steps                every step: numbered PNG frames in the --out directory\n"
     "                             (frame_0001.png, ...) or one page per step of a .pdf\n"
@@ -140,6 +142,7 @@ constexpr OptionSpec kOptions[] = {
     {"layer", true},
     {"model", true},
     {"text", true},
+    {"language", true},
     {"data", true},
     {"size", true},
     {"font-size", true},
@@ -458,6 +461,10 @@ int run(int argc, char** argv) {
     }
 
     const Session session = buildSession(args, choice);
+    const QString language =
+        ui::normalizedLanguage(QString::fromStdString(get(args, "language").value_or("en")));
+    if (language.isEmpty())
+        fail("--language: unknown language '" + *get(args, "language") + "' (en, zh_CN)");
 
     // A model dump: read and checked before anything is drawn.
     std::optional<AttentionDump> dump;
@@ -495,9 +502,14 @@ int run(int argc, char** argv) {
     char programName[] = "attnlab";
     char* qtArgv[] = {programName, nullptr};
     QApplication app(qtArgc, qtArgv);
-    ui::applyTheme(app, ui::themeNamed(QString::fromStdString(session.viewState.theme)));
+    // The theme is a preference of the run (--theme), not of the session file.
+    const QString themeName = QString::fromStdString(get(args, "theme").value_or("light"));
+    ui::applyTheme(app, ui::themeNamed(themeName));
+    if (!ui::setLanguage(language)) fail("--language: the " + language.toStdString() +
+                                         " translation is missing from this build");
 
     ui::Document document;
+    document.setTheme(themeName);
     document.reset(session);
     document.flush();
     if (!document.experiment()) {

@@ -131,6 +131,7 @@ void Document::reset(const Session& session, const QString& filePath) {
 
 void Document::applySession(const Session& session) {
     m_session = session;
+    m_session.viewState.theme = m_theme.toStdString();
     m_external = false;
     const QStringList problems = problemsOf(m_session);
     const bool problemsChanged = problems != m_problems;
@@ -171,8 +172,16 @@ void Document::setViewState(const ViewState& state) {
     const bool selection =
         state.head != m_session.viewState.head || state.query != m_session.viewState.query;
     m_session.viewState = state;
+    m_session.viewState.theme = m_theme.toStdString();
     emit changed(What::ViewState);
     if (selection) emit changed(What::Selection);
+}
+
+void Document::setTheme(const QString& name) {
+    if (name == m_theme) return;
+    m_theme = name;
+    m_session.viewState.theme = name.toStdString();
+    emit changed(What::ViewState);
 }
 
 void Document::setComparison(Comparison comparison) {

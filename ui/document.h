@@ -138,6 +138,11 @@ public:
     void setComparisonSession(const Session& other, const QString& name);
     /// The name given with setComparisonSession; empty when there is none.
     QString comparisonSessionName() const { return m_otherSessionName; }
+    /// The theme is the application's preference, not the session's: every session shown
+    /// (New, Open, an example, undo) takes this theme and a session file's "theme" key is
+    /// ignored. Not undoable, does not mark the session modified; changed(ViewState).
+    void setTheme(const QString& name);
+    QString theme() const { return m_theme; }
 
     /// Session files. Errors come back as messages (and errorOccurred).
     bool open(const QString& path);
@@ -185,6 +190,7 @@ private:
     QTimer* m_timer = nullptr;
     QFutureWatcher<RunOutput>* m_watcher = nullptr;
     QString m_filePath;
+    QString m_theme = QStringLiteral("light");
     quint64 m_generation = 0;     ///< bumped by every change that needs a recompute
     quint64 m_doneGeneration = 0; ///< generation of the last finished run
     bool m_running = false;

@@ -202,8 +202,8 @@ InputsPanel::InputsPanel(Document* document, QWidget* parent)
     m_seed->setRange(0, 1'000'000);
     m_seed->setToolTip(tr("Seed of the embeddings and projection matrices."));
     modelForm->addRow(tr("S&eed"), m_seed);
-    m_identity = new QCheckBox(tr("&Identity projections (Q = K = V = X)"), model);
-    m_identity->setToolTip(tr("Skip the learned projections, as the tutorials do."));
+    m_identity = new QCheckBox(tr("&Identity projections"), model);
+    m_identity->setToolTip(tr("Q = K = V = X: skip the learned projections, as the tutorials do."));
     modelForm->addRow(m_identity);
     layout->addWidget(model);
 
@@ -266,7 +266,7 @@ InputsPanel::InputsPanel(Document* document, QWidget* parent)
     m_causal = new QCheckBox(tr("C&ausal"), masks);
     m_causal->setToolTip(tr("A query sees only itself and earlier keys."));
     maskForm->addRow(m_causal);
-    m_padding = new QCheckBox(tr("Pa&dding, valid length"), masks);
+    m_padding = new QCheckBox(tr("Pa&dding, length"), masks);
     m_padding->setToolTip(tr("Keys at or after the valid length are padding and masked."));
     m_validLen = new QSpinBox(masks);
     m_validLen->setRange(0, int(Session::kMaxTokens));
@@ -285,7 +285,7 @@ InputsPanel::InputsPanel(Document* document, QWidget* parent)
     m_causalWindowSize->setToolTip(
         tr("How many earlier keys the causal window keeps (0 or more)."));
     maskForm->addRow(m_causalWindow, m_causalWindowSize);
-    m_custom = new QCheckBox(tr("C&ustom (click cells in the mask view)"), masks);
+    m_custom = new QCheckBox(tr("C&ustom mask"), masks);
     m_custom->setToolTip(tr("A hand-made mask: show the mask in the heatmap and click cells to "
                             "toggle them."));
     maskForm->addRow(m_custom);

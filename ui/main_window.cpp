@@ -8,6 +8,7 @@
 #include <QComboBox>
 #include <QDir>
 #include <QDockWidget>
+#include <QEvent>
 #include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -25,6 +26,7 @@
 #include <QToolBar>
 #include <QUndoStack>
 #include <QVBoxLayout>
+#include <qcustomplot.h>
 
 #include "ui/colormap.h"
 #include "ui/compare_view.h"
@@ -35,7 +37,9 @@
 #include "ui/figure_export.h"
 #include "ui/heads_grid_view.h"
 #include "ui/inputs_panel.h"
+#include "ui/language.h"
 #include "ui/lesson_panel.h"
+#include "ui/plot_captions.h"
 #include "ui/step_export.h"
 #include "ui/theme.h"
 #include "ui/view.h"
@@ -47,6 +51,7 @@ namespace {
 
 constexpr int kMaxRecent = 8;
 const char* const kRecentKey = "recentFiles";
+const char* const kThemeKey = "theme";
 
 struct ExampleInfo {
     const char* file;
@@ -58,19 +63,19 @@ struct ExampleInfo {
 // The bundled lessons: the file in resources/examples, its menu title, the view it opens in.
 const ExampleInfo kExamples[] = {
     {"cat_full_vs_causal",
-     QT_TRANSLATE_NOOP("MainWindow", "The cat sat on the mat: full vs causal"), "compare",
+     QT_TRANSLATE_NOOP("attnlab::ui::MainWindow", "The cat sat on the mat: full vs causal"), "compare",
      Comparison::FullVsCausal},
-    {"padding_valid_lengths", QT_TRANSLATE_NOOP("MainWindow", "Padding with a valid length"),
+    {"padding_valid_lengths", QT_TRANSLATE_NOOP("attnlab::ui::MainWindow", "Padding with a valid length"),
      "heatmap", Comparison::None},
-    {"cross_attention_translation", QT_TRANSLATE_NOOP("MainWindow", "Cross-attention: translation"),
+    {"cross_attention_translation", QT_TRANSLATE_NOOP("attnlab::ui::MainWindow", "Cross-attention: translation"),
      "heatmap", Comparison::None},
-    {"mha_gqa_mqa", QT_TRANSLATE_NOOP("MainWindow", "MHA vs GQA vs MQA"), "heads",
+    {"mha_gqa_mqa", QT_TRANSLATE_NOOP("attnlab::ui::MainWindow", "MHA vs GQA vs MQA"), "heads",
      Comparison::MhaVsGqa},
-    {"sliding_window", QT_TRANSLATE_NOOP("MainWindow", "Sliding window"), "heatmap",
+    {"sliding_window", QT_TRANSLATE_NOOP("attnlab::ui::MainWindow", "Sliding window"), "heatmap",
      Comparison::None},
-    {"linear_vs_softmax", QT_TRANSLATE_NOOP("MainWindow", "Linear vs softmax"), "compare",
+    {"linear_vs_softmax", QT_TRANSLATE_NOOP("attnlab::ui::MainWindow", "Linear vs softmax"), "compare",
      Comparison::SoftmaxVsLinear},
-    {"rope_relative_positions", QT_TRANSLATE_NOOP("MainWindow", "RoPE: relative positions"),
+    {"rope_relative_positions", QT_TRANSLATE_NOOP("attnlab::ui::MainWindow", "RoPE: relative positions"),
      "compare", Comparison::NoneVsRope},
 };
 
@@ -79,14 +84,14 @@ struct ShowOption {
     const char* label;
 };
 const ShowOption kShowOptions[] = {
-    {"weights", QT_TRANSLATE_NOOP("MainWindow", "weights")},
-    {"scores", QT_TRANSLATE_NOOP("MainWindow", "raw scores q\u00b7k")},
-    {"scaled", QT_TRANSLATE_NOOP("MainWindow", "scaled scores")},
-    {"mask", QT_TRANSLATE_NOOP("MainWindow", "mask")},
-    {"output", QT_TRANSLATE_NOOP("MainWindow", "output")},
-    {"q", QT_TRANSLATE_NOOP("MainWindow", "Q")},
-    {"k", QT_TRANSLATE_NOOP("MainWindow", "K")},
-    {"v", QT_TRANSLATE_NOOP("MainWindow", "V")},
+    {"weights", QT_TRANSLATE_NOOP("attnlab::ui::MainWindow", "weights")},
+    {"scores", QT_TRANSLATE_NOOP("attnlab::ui::MainWindow", "raw scores q\u00b7k")},
+    {"scaled", QT_TRANSLATE_NOOP("attnlab::ui::MainWindow", "scaled scores")},
+    {"mask", QT_TRANSLATE_NOOP("attnlab::ui::MainWindow", "mask")},
+    {"output", QT_TRANSLATE_NOOP("attnlab::ui::MainWindow", "output")},
+    {"q", QT_TRANSLATE_NOOP("attnlab::ui::MainWindow", "Q")},
+    {"k", QT_TRANSLATE_NOOP("attnlab::ui::MainWindow", "K")},
+    {"v", QT_TRANSLATE_NOOP("attnlab::ui::MainWindow", "V")},
 };
 
 } // namespace
@@ -95,6 +100,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), m_document(new Do
     setObjectName(QStringLiteral("AttnLabMainWindow"));
     m_tabs = new QTabWidget(this);
     m_tabs->setDocumentMode(true);
+    // Many tabs scroll (arrows) instead of widening the window past a projector's 1280 px.
+    m_tabs->setUsesScrollButtons(true);
+    m_tabs->setElideMode(Qt::ElideNone);
     for (const ViewEntry& entry : viewRegistry()) {
         View* view = entry.create(m_document, m_tabs);
         m_views.push_back(view);
@@ -108,6 +116,10 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), m_document(new Do
             });
         }
     }
+    // Captions wrap to the plot's width and no plot's minimum grows with its caption or the
+    // projector's font, so the window fits a 1280 x 720 projector.
+    for (QCustomPlot* plot : m_tabs->findChildren<QCustomPlot*>())
+        fitPlotCaptions(plot);
     // A line above the views says when the figure is out of date (the settings have a problem:
     // the last good result stays) or when the view in front does not apply to what is shown.
     m_banner = new QLabel(this);
@@ -136,6 +148,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), m_document(new Do
     dock->setWidget(m_inputs);
     dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
     addDockWidget(Qt::LeftDockWidgetArea, dock);
+    m_inputsDock = dock;
 
     m_error = new QLabel(this);
     m_error->setStyleSheet(QStringLiteral("QLabel { color: #c62828; font-weight: bold; }"));
@@ -153,12 +166,17 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), m_document(new Do
 
     createActions();
     createToolBar();
+    // The theme is the application's preference (View > Theme), not the session's.
+    setTheme(QSettings().value(QLatin1String(kThemeKey)).toString(), false);
 
     connect(m_document, &Document::changed, this, [this](Document::What what) {
         switch (what) {
         case Document::What::ViewState:
         case Document::What::Selection:
         case Document::What::Session:
+            updateFromViewState();
+            updateTitle();
+            break;
         case Document::What::Experiment: // a model dump brings its own head count
             updateFromViewState();
             break;
@@ -295,12 +313,26 @@ void MainWindow::createActions() {
         action->setActionGroup(themeGroup);
         action->setShortcut(QKeySequence(Qt::Key_F5 + key++));
         action->setData(name);
-        connect(action, &QAction::triggered, this, [this, name] {
-            ViewState state = m_document->session().viewState;
-            state.theme = name.toStdString();
-            m_document->setViewState(state);
-        });
+        connect(action, &QAction::triggered, this, [this, name] { setTheme(name); });
     }
+    m_themeGroup = themeGroup;
+    QMenu* languages = viewMenu->addMenu(tr("&Language"));
+    m_languageGroup = new QActionGroup(this);
+    for (const QString& code : languageCodes()) {
+        // Each language in its own name, so whoever cannot read the current one finds theirs.
+        QAction* action = languages->addAction(languageName(code));
+        action->setCheckable(true);
+        action->setChecked(code == currentLanguage());
+        action->setActionGroup(m_languageGroup);
+        action->setData(code);
+        connect(action, &QAction::triggered, this, [this, code] { setLanguage(code); });
+    }
+    viewMenu->addSeparator();
+    m_presentationAction = viewMenu->addAction(tr("&Presentation Mode"));
+    m_presentationAction->setCheckable(true);
+    m_presentationAction->setShortcut(QKeySequence(Qt::Key_F11));
+    m_presentationAction->setToolTip(tr("Full screen with the inputs panel hidden (F11)"));
+    connect(m_presentationAction, &QAction::toggled, this, &MainWindow::setPresentationMode);
 
     QMenu* help = menuBar()->addMenu(tr("&Help"));
     help->addAction(tr("&About AttnLab"), this,
@@ -370,10 +402,8 @@ void MainWindow::createToolBar() {
             s.colormap = m_colormap->currentData().toString().toStdString();
         });
     });
-    connect(m_theme, &QComboBox::activated, this, [this, editState](int) {
-        editState(
-            [this](ViewState& s) { s.theme = m_theme->currentData().toString().toStdString(); });
-    });
+    connect(m_theme, &QComboBox::activated, this,
+            [this](int) { setTheme(m_theme->currentData().toString()); });
     connect(m_values, &QCheckBox::toggled, this,
             [editState](bool on) { editState([on](ViewState& s) { s.cellValues = on; }); });
     connect(m_head, &QSpinBox::valueChanged, this,
@@ -415,7 +445,10 @@ void MainWindow::updateFromViewState() {
         const QSignalBlocker blocker(m_tabs);
         m_tabs->setCurrentWidget(target);
     }
-    const QString themeName = QString::fromStdString(state.theme);
+    const QString themeName = m_document->theme();
+    if (m_themeGroup)
+        for (QAction* action : m_themeGroup->actions())
+            action->setChecked(action->data().toString() == themeName);
     if (themeName != m_appliedTheme) {
         m_appliedTheme = themeName;
         if (auto* app = qobject_cast<QApplication*>(QCoreApplication::instance()))
@@ -470,10 +503,68 @@ void MainWindow::updateStatus() {
 }
 
 void MainWindow::updateTitle() {
+    // The lesson and the session by name: what the class sees on the projector's title bar.
     const QString path = m_document->filePath();
-    const QString name = path.isEmpty() ? tr("untitled") : QFileInfo(path).fileName();
+    const QString sessionTitle = QString::fromStdString(m_document->session().title);
+    QString name = !sessionTitle.isEmpty() ? sessionTitle
+                   : path.isEmpty()        ? tr("untitled")
+                                           : QFileInfo(path).fileName();
+    if (!m_lessonTitle.isEmpty() && m_lessonTitle != name)
+        name = tr("%1 \u2014 %2").arg(m_lessonTitle, name);
     setWindowTitle(tr("%1[*] \u2014 AttnLab").arg(name));
     setWindowModified(m_document->isModified());
+}
+
+void MainWindow::setLessonTitle(const QString& title) {
+    m_lessonTitle = title;
+    updateTitle();
+}
+
+void MainWindow::setTheme(const QString& name, bool remember) {
+    const QString known = themeNames().contains(name) ? name : QStringLiteral("light");
+    if (remember) QSettings().setValue(QLatin1String(kThemeKey), known);
+    m_document->setTheme(known);
+    updateFromViewState();
+}
+
+bool MainWindow::setLanguage(const QString& code, bool remember) {
+    const QString known = normalizedLanguage(code);
+    if (known.isEmpty() || !ui::setLanguage(known)) return false;
+    if (remember) storeLanguagePreference(known);
+    return true;
+}
+
+void MainWindow::setPresentationMode(bool on) {
+    if (on == m_presentation) return;
+    m_presentation = on;
+    if (on) {
+        m_inputsWereVisible = m_inputsDock->isVisible();
+        m_inputsDock->hide();
+        showFullScreen();
+    } else {
+        if (m_inputsWereVisible) m_inputsDock->show();
+        showNormal();
+    }
+    const QSignalBlocker blocker(m_presentationAction);
+    m_presentationAction->setChecked(on);
+}
+
+void MainWindow::changeEvent(QEvent* event) {
+    QMainWindow::changeEvent(event);
+    if (event->type() != QEvent::LanguageChange) return;
+    // Texts set once (menus, tool bar, inputs, tabs) are looked up again; texts made from the
+    // document (status, banner, title, figures) are rebuilt by their owners.
+    retranslateTexts(this);
+    if (m_languageGroup)
+        for (QAction* action : m_languageGroup->actions())
+            action->setChecked(action->data().toString() == currentLanguage());
+    for (int i = 0; i < static_cast<int>(m_views.size()); ++i)
+        m_tabs->setTabText(i, m_views[static_cast<std::size_t>(i)]->title());
+    // Every view redraws its figure (titles, axes, legends) in the new language: the one in
+    // front now, the others when shown.
+    m_document->setViewState(m_document->session().viewState);
+    updateStatus();
+    updateTitle();
 }
 
 bool MainWindow::openSession(const QString& path) {

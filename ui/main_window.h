@@ -9,6 +9,8 @@
 #include <vector>
 
 class QAction;
+class QActionGroup;
+class QDockWidget;
 class QCheckBox;
 class QComboBox;
 class QLabel;
@@ -48,11 +50,22 @@ public:
     /// Help > About's text, with the version CMake's project() gives.
     static QString aboutText();
     QAction* undoButton() const { return m_undoButton; }
+    /// The theme (light, dark, projector): an application preference kept in QSettings, never
+    /// taken from a session. `remember` stores it as the preference for the next start.
+    void setTheme(const QString& name, bool remember = true);
+    /// Switches the language live (English, zh_CN) and, with `remember`, keeps it in QSettings.
+    bool setLanguage(const QString& code, bool remember = true);
+    /// The lesson shown (named in the window title with the session); empty for none.
+    void setLessonTitle(const QString& title);
+    /// F11: full screen with the inputs panel hidden; again to come back.
+    void setPresentationMode(bool on);
+    bool presentationMode() const { return m_presentation; }
     /// Asks whether to save unsaved changes first (Save / Discard / Cancel); true to go on.
     bool maybeSave();
 
 protected:
     void closeEvent(QCloseEvent* event) override;
+    void changeEvent(QEvent* event) override;
 
 private:
     void createActions();
@@ -87,6 +100,13 @@ private:
     QLabel* m_timing = nullptr;
     QProgressBar* m_busy = nullptr;
     QString m_appliedTheme;
+    QString m_lessonTitle;
+    QDockWidget* m_inputsDock = nullptr;
+    QActionGroup* m_themeGroup = nullptr;
+    QActionGroup* m_languageGroup = nullptr;
+    QAction* m_presentationAction = nullptr;
+    bool m_presentation = false;
+    bool m_inputsWereVisible = true;
 };
 
 } // namespace attnlab::ui

@@ -30,8 +30,9 @@ StepControls::StepControls(const QString& stepTip, bool playable, QWidget* paren
         m_speed = new QSpinBox(this);
         m_speed->setRange(1, 60);
         m_speed->setValue(2);
-        m_speed->setSuffix(tr(" steps/s"));
-        m_speed->setToolTip(tr("Playing speed"));
+        // A short suffix: the whole row fits a 1280 px projector beside the inputs.
+        m_speed->setSuffix(tr("/s"));
+        m_speed->setToolTip(tr("Playing speed, in steps per second"));
         m_bar->addWidget(m_speed);
         connect(m_play, &QToolButton::clicked, this, &StepControls::play);
         connect(m_pause, &QToolButton::clicked, this, &StepControls::pause);

@@ -183,7 +183,8 @@ TEST(Document, SaveThenOpenRoundTrips) {
     ASSERT_TRUE(reopened.open(path));
     EXPECT_EQ(sessionToJson(reopened.session()), saved);
     EXPECT_EQ(reopened.session().kvHeads, 2);
-    EXPECT_EQ(reopened.session().viewState.theme, "projector");
+    // The theme is the application's (Document::setTheme), not the file's (issue 12).
+    EXPECT_EQ(reopened.session().viewState.theme, reopened.theme().toStdString());
     EXPECT_EQ(reopened.filePath(), path);
     EXPECT_EQ(reopened.undoStack()->count(), 0);
 }

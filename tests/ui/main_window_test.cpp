@@ -81,9 +81,7 @@ TEST(MainWindow, ScreenshotsOfEveryViewAreNotBlank) {
     if (!example.isEmpty()) {
         ASSERT_TRUE(window.openExample(QStringLiteral(":/examples/%1.json").arg(example)));
     }
-    ViewState state = window.document()->session().viewState;
-    state.theme = theme.toStdString();
-    window.document()->setViewState(state);
+    window.setTheme(theme, false);
     const QStringList written = window.saveScreenshots(directory);
     EXPECT_EQ(written.size(), viewIds().size());
     for (const QString& path : written) {

@@ -1,0 +1,148 @@
+// The window in Simplified Chinese: started in zh_CN its menus, tabs and inputs are Chinese;
+// View > Language switches live both ways without rebuilding the window.
+
+#include <QAction>
+#include <QApplication>
+#include <QGroupBox>
+#include <QMenu>
+#include <QMenuBar>
+#include <QTabWidget>
+
+#include <gtest/gtest.h>
+
+#include "ui/inputs_panel.h"
+#include "ui/language.h"
+#include "ui/main_window.h"
+#include "ui/view.h"
+
+namespace attnlab::ui {
+namespace {
+
+bool hasCjk(const QString& text) {
+    for (const QChar c : text)
+        if (c.unicode() >= 0x4E00 && c.unicode() <= 0x9FFF) return true;
+    return false;
+}
+
+QStringList menuTitles(const MainWindow& window) {
+    QStringList titles;
+    for (QAction* action : window.menuBar()->actions())
+        if (!action->text().isEmpty()) titles << action->text();
+    return titles;
+}
+
+/// Texts of the actions of every menu, minus what is never translated (language names,
+/// recent file names, separators).
+QStringList menuItems(const MainWindow& window) {
+    QStringList items;
+    for (QAction* top : window.menuBar()->actions()) {
+        QMenu* menu = top->menu();
+        if (!menu) continue;
+        for (QAction* action : menu->actions()) {
+            if (action->isSeparator() || action->text().isEmpty()) continue;
+            if (languageCodes().contains(action->data().toString())) continue;
+            items << action->text();
+        }
+    }
+    return items;
+}
+
+/// The texts of the tab bar that holds the views (found from the heatmap view upwards).
+QStringList tabTexts(const MainWindow& window) {
+    QStringList texts;
+    for (QWidget* up = window.view(QStringLiteral("heatmap")); up; up = up->parentWidget()) {
+        if (auto* tabs = qobject_cast<QTabWidget*>(up)) {
+            for (int i = 0; i < tabs->count(); ++i)
+                texts << tabs->tabText(i);
+            break;
+        }
+    }
+    return texts;
+}
+
+/// Restores English for the tests that follow, whatever happens here.
+struct EnglishAfterwards {
+    ~EnglishAfterwards() { setLanguage(QStringLiteral("en")); }
+};
+
+TEST(Language, NamesAndSpellings) {
+    EXPECT_EQ(normalizedLanguage(QStringLiteral("zh-CN")), QStringLiteral("zh_CN"));
+    EXPECT_EQ(normalizedLanguage(QStringLiteral("zh")), QStringLiteral("zh_CN"));
+    EXPECT_EQ(normalizedLanguage(QStringLiteral("en_GB")), QStringLiteral("en"));
+    EXPECT_TRUE(normalizedLanguage(QStringLiteral("zh_TW")).isEmpty()); // Traditional
+    EXPECT_TRUE(normalizedLanguage(QStringLiteral("klingon")).isEmpty());
+    EXPECT_FALSE(setLanguage(QStringLiteral("fr")));
+    EXPECT_EQ(currentLanguage(), QStringLiteral("en"));
+}
+
+TEST(Language, WindowStartedInChineseHasChineseMenusTabsAndInputs) {
+    const EnglishAfterwards restore;
+    ASSERT_TRUE(setLanguage(QStringLiteral("zh_CN")));
+    MainWindow window;
+    window.show();
+    QApplication::processEvents();
+
+    const QStringList titles = menuTitles(window);
+    ASSERT_GE(titles.size(), 4);
+    for (const QString& title : titles)
+        EXPECT_TRUE(hasCjk(title)) << title.toStdString();
+    EXPECT_TRUE(titles.contains(QStringLiteral("\u6587\u4ef6(&F)"))) // 文件(&F)
+        << titles.join(QLatin1Char('|')).toStdString();
+    int chineseItems = 0;
+    const QStringList items = menuItems(window);
+    for (const QString& item : items)
+        chineseItems += hasCjk(item) ? 1 : 0;
+    // Every item but file names and the few that are names (AttnLab, FlashAttention ...).
+    EXPECT_GT(chineseItems, items.size() * 3 / 4) << items.join(QLatin1Char('|')).toStdString();
+    const QStringList tabs = tabTexts(window);
+    EXPECT_TRUE(tabs.contains(QStringLiteral("\u70ed\u529b\u56fe"))) // 热力图
+        << tabs.join(QLatin1Char('|')).toStdString();
+    bool chineseGroup = false;
+    for (QGroupBox* group : window.inputsPanel()->findChildren<QGroupBox*>())
+        chineseGroup = chineseGroup || hasCjk(group->title());
+    EXPECT_TRUE(chineseGroup);
+}
+
+TEST(Language, SwitchesLiveBothWays) {
+    const EnglishAfterwards restore;
+    ASSERT_TRUE(setLanguage(QStringLiteral("en")));
+    MainWindow window;
+    window.show();
+    QApplication::processEvents();
+    const QStringList englishItems = menuItems(window);
+    for (const QString& title : menuTitles(window))
+        EXPECT_FALSE(hasCjk(title)) << title.toStdString();
+
+    ASSERT_TRUE(window.setLanguage(QStringLiteral("zh_CN"), false));
+    QApplication::processEvents();
+    EXPECT_EQ(currentLanguage(), QStringLiteral("zh_CN"));
+    for (const QString& title : menuTitles(window))
+        EXPECT_TRUE(hasCjk(title)) << title.toStdString();
+    EXPECT_TRUE(tabTexts(window).contains(QStringLiteral("\u70ed\u529b\u56fe")));
+    EXPECT_TRUE(hasCjk(window.view(QStringLiteral("heatmap"))->title()));
+    // The language menu shows which one is on.
+    for (QAction* action : window.findChildren<QAction*>())
+        if (action->data().toString() == QLatin1String("zh_CN")) {
+            EXPECT_TRUE(action->isChecked());
+        }
+
+    ASSERT_TRUE(window.setLanguage(QStringLiteral("en"), false));
+    QApplication::processEvents();
+    // Back to exactly the English the window was built with.
+    EXPECT_EQ(menuItems(window), englishItems);
+    EXPECT_TRUE(tabTexts(window).contains(QStringLiteral("Heatmap")));
+    for (const QString& title : menuTitles(window))
+        EXPECT_FALSE(hasCjk(title)) << title.toStdString();
+}
+
+TEST(Language, RetranslatedGoesBothWaysAndLeavesOtherTextAlone) {
+    const EnglishAfterwards restore;
+    ASSERT_TRUE(setLanguage(QStringLiteral("zh_CN")));
+    EXPECT_EQ(retranslated(QStringLiteral("&File")), QStringLiteral("\u6587\u4ef6(&F)"));
+    EXPECT_EQ(retranslated(QStringLiteral("the cat sat")), QStringLiteral("the cat sat"));
+    ASSERT_TRUE(setLanguage(QStringLiteral("en")));
+    EXPECT_EQ(retranslated(QStringLiteral("\u6587\u4ef6(&F)")), QStringLiteral("&File"));
+}
+
+} // namespace
+} // namespace attnlab::ui

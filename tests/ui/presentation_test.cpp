@@ -1,0 +1,171 @@
+// Presentation: the theme is the application's preference (an example, a session file or an
+// undo never changes it), the window in the projector theme fits a 1280 x 720 projector with
+// any view in front and comes back to its light minimum, F11 hides the inputs, and the title
+// names the session and the lesson.
+
+#include <QApplication>
+#include <QDockWidget>
+#include <QFile>
+#include <QLayout>
+#include <QTabWidget>
+#include <QTemporaryDir>
+#include <QUndoStack>
+
+#include <gtest/gtest.h>
+
+#include <ostream>
+
+#include "ui/document.h"
+#include "ui/inputs_panel.h"
+#include "ui/language.h"
+#include "ui/main_window.h"
+#include "ui/view.h"
+#include "ui/view_registry.h"
+
+// Sizes print as WxH in failures.
+static void PrintTo(const QSize& size, std::ostream* out) {
+    *out << size.width() << 'x' << size.height();
+}
+
+namespace attnlab::ui {
+namespace {
+
+/// The tab widget that holds the views (found from the heatmap view upwards).
+QTabWidget* viewTabs(const MainWindow& window) {
+    for (QWidget* up = window.view(QStringLiteral("heatmap")); up; up = up->parentWidget())
+        if (auto* tabs = qobject_cast<QTabWidget*>(up)) return tabs;
+    return nullptr;
+}
+
+void settle() {
+    for (int i = 0; i < 3; ++i)
+        QApplication::processEvents();
+}
+
+TEST(Presentation, ThemeIsAnApplicationPreferenceNotPartOfASession) {
+    MainWindow window;
+    window.setTheme(QStringLiteral("projector"), false);
+    EXPECT_EQ(window.document()->theme(), QStringLiteral("projector"));
+    EXPECT_EQ(window.document()->session().viewState.theme, "projector");
+
+    // Every bundled example says "theme": "light".
+    ASSERT_TRUE(window.openExample(QStringLiteral(":/examples/cat_full_vs_causal.json")));
+    EXPECT_EQ(window.document()->theme(), QStringLiteral("projector"));
+    EXPECT_EQ(window.document()->session().viewState.theme, "projector");
+    EXPECT_EQ(QApplication::font().pointSize(),
+              themeNamed(QStringLiteral("projector")).fontPointSize);
+
+    // An old session file that carries a theme is still read; its theme is ignored.
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("dark.json"));
+    QFile file(path);
+    ASSERT_TRUE(file.open(QIODevice::WriteOnly));
+    file.write(R"({"attnlab_session": 1, "tokens": {"text": "a dark night"},
+                   "view": {"view": "entropy", "theme": "dark", "colormap": "magma"}})");
+    file.close();
+    ASSERT_TRUE(window.openSession(path));
+    EXPECT_EQ(window.document()->session().text, "a dark night");
+    EXPECT_EQ(window.document()->session().viewState.colormap, "magma");
+    EXPECT_EQ(window.document()->theme(), QStringLiteral("projector"));
+
+    // Undo restores sessions, not the theme; changing the theme is not an edit.
+    window.document()->modify([](Session& s) { s.text = "a bright day"; }, QStringLiteral("edit"));
+    window.setTheme(QStringLiteral("dark"), false);
+    EXPECT_EQ(window.document()->undoStack()->count(), 1);
+    window.document()->undoStack()->undo();
+    EXPECT_EQ(window.document()->session().text, "a dark night");
+    EXPECT_EQ(window.document()->theme(), QStringLiteral("dark"));
+    EXPECT_EQ(window.document()->session().viewState.theme, "dark");
+    window.setTheme(QStringLiteral("light"), false);
+}
+
+TEST(Presentation, ProjectorThemeFits1280x720OnEveryTabAndSwitchingBackRestoresLight) {
+    // In English and in Chinese (other words, other widths).
+    for (const QString& language : {QStringLiteral("en"), QStringLiteral("zh_CN")}) {
+        SCOPED_TRACE(language.toStdString());
+        ASSERT_TRUE(setLanguage(language));
+        MainWindow window;
+        window.setTheme(QStringLiteral("light"), false);
+        window.resize(1280, 720);
+        window.show();
+        QTabWidget* tabs = viewTabs(window);
+        ASSERT_NE(tabs, nullptr);
+        // Every view drawn once first: a view's minimum is what it shows, not its empty state.
+        for (int i = 0; i < tabs->count(); ++i) {
+            tabs->setCurrentIndex(i);
+            settle();
+        }
+        std::vector<QSize> light;
+        for (int i = 0; i < tabs->count(); ++i) {
+            tabs->setCurrentIndex(i);
+            settle();
+            light.push_back(window.minimumSizeHint());
+        }
+
+        window.setTheme(QStringLiteral("projector"), false);
+        settle();
+        // The projector theme really is larger: this test measures something.
+        EXPECT_GT(QApplication::font().pointSize(), 12);
+        for (int i = 0; i < tabs->count(); ++i) {
+            tabs->setCurrentIndex(i);
+            settle();
+            const QSize minimum = window.minimumSizeHint();
+            EXPECT_LE(minimum.width(), 1280) << tabs->tabText(i).toStdString();
+            EXPECT_LE(minimum.height(), 720) << tabs->tabText(i).toStdString();
+            // What the layout really enforces, explicit minimum sizes of views included.
+            const QSize enforced = window.layout()->totalMinimumSize();
+            EXPECT_LE(enforced.width(), 1280) << tabs->tabText(i).toStdString();
+            EXPECT_LE(enforced.height(), 720) << tabs->tabText(i).toStdString();
+        }
+
+        window.setTheme(QStringLiteral("light"), false);
+        settle();
+        // Hidden views redraw when shown (a view's size follows what it draws): all once.
+        for (int i = 0; i < tabs->count(); ++i) {
+            tabs->setCurrentIndex(i);
+            settle();
+        }
+        for (int i = 0; i < tabs->count(); ++i) {
+            tabs->setCurrentIndex(i);
+            settle();
+            EXPECT_EQ(window.minimumSizeHint(), light[static_cast<std::size_t>(i)])
+                << tabs->tabText(i).toStdString() << ": inputs "
+                << window.inputsPanel()->minimumWidth() << ", views "
+                << window.centralWidget()->minimumSizeHint().width();
+        }
+    }
+    setLanguage(QStringLiteral("en"));
+}
+
+TEST(Presentation, F11HidesTheInputsAndComesBack) {
+    MainWindow window;
+    window.show();
+    settle();
+    auto* dock = qobject_cast<QDockWidget*>(window.inputsPanel()->parentWidget());
+    ASSERT_NE(dock, nullptr);
+    ASSERT_TRUE(dock->isVisible());
+    window.setPresentationMode(true);
+    settle();
+    EXPECT_TRUE(window.presentationMode());
+    EXPECT_FALSE(dock->isVisible());
+    window.setPresentationMode(false);
+    settle();
+    EXPECT_FALSE(window.presentationMode());
+    EXPECT_TRUE(dock->isVisible());
+}
+
+TEST(Presentation, TitleNamesTheSessionAndTheLesson) {
+    MainWindow window;
+    ASSERT_TRUE(window.openExample(QStringLiteral(":/examples/mha_gqa_mqa.json")));
+    const QString sessionTitle = QString::fromStdString(window.document()->session().title);
+    ASSERT_FALSE(sessionTitle.isEmpty());
+    EXPECT_TRUE(window.windowTitle().contains(sessionTitle)) << window.windowTitle().toStdString();
+    window.setLessonTitle(QStringLiteral("Grouped-query attention"));
+    EXPECT_TRUE(window.windowTitle().contains(QStringLiteral("Grouped-query attention")));
+    EXPECT_TRUE(window.windowTitle().contains(sessionTitle));
+    window.setLessonTitle(QString());
+    EXPECT_FALSE(window.windowTitle().contains(QStringLiteral("Grouped-query attention")));
+}
+
+} // namespace
+} // namespace attnlab::ui
