@@ -88,7 +88,7 @@ void EntropyView::refresh() {
             const Index allowed = i < stats.allowed.size() ? stats.allowed[i] : 0;
             ceilingX << static_cast<double>(i);
             ceiling << (allowed > 0 ? std::log(static_cast<double>(allowed)) : 0.0);
-            if (static_cast<Index>(i) == state.query) {
+            if (figureStyle().showSelection && static_cast<Index>(i) == state.query) {
                 selectedX << static_cast<double>(i);
                 selectedY << stats.entropy[i];
             }

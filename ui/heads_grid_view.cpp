@@ -112,7 +112,7 @@ void HeadsGridView::refresh() {
         fillColorMap(map, weights, &masked);
         x->setRange(-0.5, std::max(cols, 1) - 0.5);
         y->setRange(-0.5, std::max(rows, 1) - 0.5);
-        if (state.query >= 0 && state.query < rows) {
+        if (figureStyle().showSelection && state.query >= 0 && state.query < rows) {
             auto* row = new QCPItemRect(m_plot);
             row->setClipAxisRect(rect);
             row->topLeft->setAxes(x, y);

@@ -428,15 +428,26 @@ QString HeatmapView::wrappedHeading() const {
 }
 
 QSize HeatmapView::labelBudget() const {
-    const int across = std::max(1, m_plot->axisRect()->width());
-    const int down = std::max(1, m_plot->axisRect()->height());
+    const QSize room = axisRoom();
+    const int across = room.width();
+    const int down = room.height();
     // Labels are spaced by at least their line height (rows, and columns drawn upright), or by
     // their width plus a gap when the columns fit side by side: never two on one spot.
     const QFontMetricsF metrics(m_plot->axisRect()->axis(QCPAxis::atLeft)->tickLabelFont());
     const double pitch = metrics.height() * 1.02;
-    return {std::max(1, static_cast<int>(across / (columnLabelsUpright() ? pitch
-                                                                          : widestColumnLabel()))),
+    return {std::max(1, static_cast<int>(across /
+                                         (columnLabelsUpright() ? pitch : widestColumnLabel()))),
             std::max(1, static_cast<int>(down / pitch))};
+}
+
+QSize HeatmapView::axisRoom() const {
+    const QRect rect = m_plot->axisRect()->rect();
+    // A widget not shown has never been laid out at its size (its axis rect is a stub):
+    // assume the matrix takes most of it. A figure is always laid out at its own size.
+    if (m_exporting || m_plot->isVisible())
+        return {std::max(1, rect.width()), std::max(1, rect.height())};
+    return {std::max({1, rect.width(), width() * 7 / 10}),
+            std::max({1, rect.height(), height() * 7 / 10})};
 }
 
 double HeatmapView::widestColumnLabel() const {
@@ -451,7 +462,7 @@ bool HeatmapView::columnLabelsUpright() const {
     // Side by side when every visible column has room for the widest label; else upright.
     QCPAxis* xAxis = m_plot->axisRect()->axis(QCPAxis::atBottom);
     const double visible = std::max(1.0, xAxis->range().size());
-    const double cell = m_plot->axisRect()->width() / visible;
+    const double cell = axisRoom().width() / visible;
     return cell < widestColumnLabel();
 }
 
@@ -496,6 +507,7 @@ void HeatmapView::paintFigure(QCPPainter& painter, const QSize& size) {
     // A dry pass lays the plot out at the figure's size, so the token labels are thinned for
     // that size (afterLayout) before the pass that is kept.
     // Two dry passes: the second lays out with the labels the first chose (upright or not).
+    m_exporting = true;
     for (int pass = 0; pass < 2; ++pass) {
         QPicture scratch;
         QCPPainter dry(&scratch);
@@ -503,6 +515,7 @@ void HeatmapView::paintFigure(QCPPainter& painter, const QSize& size) {
         dry.end();
     }
     PlotView::paintFigure(painter, size);
+    m_exporting = false;
 }
 
 DataTable HeatmapView::data() const {

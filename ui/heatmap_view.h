@@ -103,6 +103,9 @@ private:
     QCPTextElement* m_title = nullptr;
     QString m_heading; ///< the title before wrapping
     bool m_panel = false;
+    bool m_exporting = false; ///< inside paintFigure: the layout is the figure's
+    /// The axis rect's size as laid out (or, for a widget never shown, most of the widget).
+    QSize axisRoom() const;
     bool m_panelRowLabels = true;
     std::vector<QCPAbstractItem*> m_valueLabels;
     Index m_rows = 0;

@@ -39,7 +39,9 @@ void LinesView::refresh() {
         m_queries.clear();
         m_keys.clear();
     }
-    m_selectedQuery = state.query < m_weights.rows() ? state.query : -1;
+    m_selectedQuery =
+        figureStyle().showSelection && state.query < m_weights.rows() ? state.query : -1;
+    if (!figureStyle().showSelection) m_hover = {}; // a figure shows no hover
     update();
 }
 
