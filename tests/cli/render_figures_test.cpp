@@ -318,6 +318,45 @@ TEST_F(RenderFigures, CompareDrawsThreeNonBlankPanels) {
     EXPECT_NE(text.find("other.json"), std::string::npos) << text;
 }
 
+/// Pixels of a PPM (P6) within 40 of `rgb` in every channel.
+long pixelsNear(const std::string& ppm, int r, int g, int b) {
+    std::istringstream in(ppm);
+    std::string magic;
+    long w = 0, h = 0, max = 0;
+    in >> magic >> w >> h >> max;
+    in.get();
+    const std::string pixels = ppm.substr(static_cast<std::size_t>(in.tellg()));
+    long count = 0;
+    for (std::size_t at = 0; at + 2 < pixels.size() && at < static_cast<std::size_t>(w * h * 3);
+         at += 3) {
+        const auto near = [](unsigned char c, int want) { return std::abs(int(c) - want) < 40; };
+        if (near(static_cast<unsigned char>(pixels[at]), r) &&
+            near(static_cast<unsigned char>(pixels[at + 1]), g) &&
+            near(static_cast<unsigned char>(pixels[at + 2]), b))
+            ++count;
+    }
+    return count;
+}
+
+TEST_F(RenderFigures, SelectionOnlyWhenAsked) {
+    if (std::system("command -v pdftoppm >/dev/null 2>&1") != 0) GTEST_SKIP();
+    // The light theme's selection outline is orange (#e4571b), a colour no colour map has.
+    const fs::path plain = path("plain.pdf"), selected = path("selected.pdf");
+    const std::vector<std::string> base = {"--tokens", kText, "--view", "heatmap",
+                                           "--query",  "3",   "--size", "page"};
+    std::vector<std::string> a = base, b = base;
+    a.insert(a.end(), {"--out", plain.string()});
+    b.insert(b.end(), {"--show-selection", "--out", selected.string()});
+    ASSERT_EQ(render(a).status, 0);
+    ASSERT_EQ(render(b).status, 0);
+    const long without =
+        pixelsNear(capture("pdftoppm -r 72 '" + plain.string() + "'"), 0xe4, 0x57, 0x1b);
+    const long with =
+        pixelsNear(capture("pdftoppm -r 72 '" + selected.string() + "'"), 0xe4, 0x57, 0x1b);
+    EXPECT_EQ(without, 0);
+    EXPECT_GT(with, 100);
+}
+
 TEST_F(RenderFigures, CompareOptionsAreChecked) {
     const fs::path pdf = path("x.pdf");
     for (const std::vector<std::string>& args :
