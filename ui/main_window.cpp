@@ -387,6 +387,10 @@ void MainWindow::createToolBar() {
     m_values = new QCheckBox(tr("Values"), bar);
     m_values->setToolTip(tr("Write each cell's value in it (sequences of at most 24 tokens)."));
     bar->addWidget(m_values);
+    // Fixed widths: on a narrow window (a projector) what does not fit goes behind the tool
+    // bar's extension arrow instead of squeezing a combo box until its text is cut.
+    for (QWidget* fixed : std::initializer_list<QWidget*>{m_show, m_head, m_colormap, m_theme})
+        fixed->setSizePolicy(QSizePolicy::Fixed, QSizePolicy::Fixed);
 
     auto editState = [this](const std::function<void(ViewState&)>& change) {
         ViewState state = m_document->session().viewState;
