@@ -9,6 +9,8 @@
 #include <QTextLayout>
 #include <qcustomplot.h>
 
+#include <algorithm>
+
 namespace attnlab::ui {
 
 QString wrapCaption(const QString& text, const QFont& font, int width) {
@@ -51,8 +53,8 @@ private:
     };
 
     void wrap() {
-        const int width = m_plot->width() - 16;
-        if (width < 40) return;
+        const int plotWidth = m_plot->width() - 16;
+        if (plotWidth < 40) return;
         QHash<QCPTextElement*, Shown> next;
         for (QCPLayoutElement* element : m_plot->plotLayout()->elements(true)) {
             auto* caption = qobject_cast<QCPTextElement*>(element);
@@ -62,6 +64,11 @@ private:
             const QString original = known != m_shown.constEnd() && known->wrapped == current
                                          ? known->original
                                          : current;
+            // A caption may sit in one column of the layout (above the axes, beside a colour
+            // scale): it wraps to that column as last laid out, else to the plot.
+            const int cell = caption->outerRect().width() - caption->margins().left() -
+                             caption->margins().right() - 8;
+            const int width = cell >= 40 ? std::min(plotWidth, cell) : plotWidth;
             const QString wrapped = wrapCaption(original, caption->font(), width);
             if (wrapped != current) caption->setText(wrapped);
             next.insert(caption, {original, wrapped});
