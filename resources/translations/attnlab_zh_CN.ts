@@ -2559,7 +2559,7 @@ File › Open Attention Dump… or Open Q/K/V Dump… shows every layer and head
     </message>
     <message>
         <source>pair %1 (%2,%3), θ = %4</source>
-        <translation>第 %1 对 (%2,%3)，θ = %4</translation>
+        <translation>对 %1 (%2,%3) θ=%4</translation>
     </message>
     <message>
         <source>relative distance m − n (query minus key position)</source>
