@@ -9,6 +9,7 @@
 
 #include "attnlab/file_io.h"
 #include "attnlab/lesson.h"
+#include "json_read.h"
 
 namespace attnlab {
 
@@ -16,24 +17,9 @@ namespace {
 
 using Json = nlohmann::json;
 
-/// Thrown inside lessonFromJson; becomes the Error.
-struct LessonProblem {
-    std::string message;
-};
-
-[[noreturn]] void fail(const std::string& key, const std::string& what) {
-    throw LessonProblem{key + ": " + what};
-}
-
-std::string typeOf(const Json& value) {
-    if (value.is_number_integer()) return "an integer";
-    if (value.is_number_float()) return "a number";
-    if (value.is_string()) return "a string";
-    if (value.is_boolean()) return "true/false";
-    if (value.is_null()) return "null";
-    if (value.is_array()) return "a list";
-    return "an object";
-}
+using detail::fail;
+using detail::JsonProblem;
+using detail::typeOf;
 
 std::string joined(const std::vector<std::string>& names) {
     std::string out;
@@ -65,13 +51,7 @@ std::string readString(const Json& value, const std::string& key, std::size_t ma
 }
 
 Index readWhole(const Json& value, const std::string& key, Index low, Index high) {
-    if (!value.is_number_integer())
-        fail(key,
-             "expected a whole number, got " + (value.is_number() ? value.dump() : typeOf(value)));
-    if (value.is_number_unsigned() && value.get<std::uint64_t>() > static_cast<std::uint64_t>(high))
-        fail(key, value.dump() + " is out of range (" + std::to_string(low) + " to " +
-                      std::to_string(high) + ")");
-    const Index number = value.get<Index>();
+    const Index number = detail::wholeNumber(value, key);
     if (number < low || number > high)
         fail(key, std::to_string(number) + " is out of range (" + std::to_string(low) + " to " +
                       std::to_string(high) + ")");
@@ -185,14 +165,14 @@ LessonStep readStep(const Json& value, const std::string& key, std::vector<std::
         Json session = *it;
         if (!session.contains("attnlab_session")) session["attnlab_session"] = Session::kVersion;
         Result<Session> parsed = sessionFromJson(session.dump());
-        if (!parsed) throw LessonProblem{key + ".session." + parsed.error()};
+        if (!parsed) throw JsonProblem{key + ".session." + parsed.error()};
         step.setup = LessonStep::Setup::Session;
         step.session = std::move(*parsed);
     } else if (const auto changes = value.find("changes"); changes != value.end()) {
         if (!changes->is_object())
             fail(key + ".changes", "expected an object, got " + typeOf(*changes));
         if (Result<Session> merged = mergeChanges(previous, *changes); !merged)
-            throw LessonProblem{key + ".changes." + merged.error()};
+            throw JsonProblem{key + ".changes." + merged.error()};
         step.setup = LessonStep::Setup::Changes;
         step.changes = changes->dump();
     }
@@ -217,7 +197,7 @@ LessonStep readStep(const Json& value, const std::string& key, std::vector<std::
     // The session this step shows when the lesson is walked in order: valid, and in a view
     // the window has.
     Result<Session> resolved = lessonStepSession(step, previous);
-    if (!resolved) throw LessonProblem{key + ": " + resolved.error()};
+    if (!resolved) throw JsonProblem{key + ": " + resolved.error()};
     step.session = std::move(*resolved);
     if (!options.views.empty() && std::find(options.views.begin(), options.views.end(),
                                             step.session.viewState.view) == options.views.end())
@@ -293,7 +273,7 @@ Result<Lesson> lessonFromJson(const std::string& text, const LessonOptions& opti
                                             lesson.languages, options, previous));
             previous = lesson.steps.back().session;
         }
-    } catch (const LessonProblem& problem) {
+    } catch (const JsonProblem& problem) {
         return Error{problem.message};
     } catch (const std::exception& error) { // never let a library error escape
         return Error{error.what()};
