@@ -22,27 +22,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class ComputeIssue14 : public ::testing::Test {
+class ComputeIssue14 : public test::CommandFolderTest {
 protected:
-    void SetUp() override {
-        const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-        std::random_device device;
-        m_root = fs::temp_directory_path() /
-                 ("attnlab_cli14_" + std::string(info->name()) + "_" + std::to_string(device()));
-        fs::create_directories(m_root / "work");
-        fs::create_directories(m_root / "capture");
-    }
-    void TearDown() override {
-        std::error_code ignored;
-        fs::remove_all(m_root, ignored);
-    }
-
-    std::string file(const std::string& name) const { return (m_root / "work" / name).string(); }
-
     test::CommandResult compute(const std::vector<std::string>& args) const {
-        std::vector<std::string> all = {"compute"};
-        all.insert(all.end(), args.begin(), args.end());
-        return test::runCommand(ATTNLAB_BINARY, all, m_root / "capture");
+        return runIn(ATTNLAB_BINARY, "compute", args);
     }
 
     template <typename T>
@@ -57,13 +40,6 @@ protected:
         auto array = readNpy(file(name), options);
         EXPECT_TRUE(array.ok()) << array.error();
         return array.ok() ? *array : NpyArray{};
-    }
-
-    std::set<std::string> listing() const {
-        std::set<std::string> names;
-        for (const auto& entry : fs::directory_iterator(m_root / "work"))
-            names.insert(entry.path().filename().string());
-        return names;
     }
 
     /// Exit 2, nothing on stdout, one line on stderr naming `culprit`, no file added/changed.
@@ -81,8 +57,6 @@ protected:
         for (const auto& name : before)
             EXPECT_EQ(test::readWholeFile(file(name)), contents[name]) << name << " changed";
     }
-
-    fs::path m_root;
 };
 
 /// A [1, 1, rows, cols] tensor (a matrix) of seeded N(0, 1) doubles.

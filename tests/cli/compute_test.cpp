@@ -31,37 +31,11 @@ using nlohmann::json;
 
 using RunResult = test::CommandResult;
 
-/// A fresh folder per test: `work` holds the files the command sees, `capture` its stdout
-/// and stderr (kept apart so the listing of `work` shows only what the command wrote).
-class CliTest : public ::testing::Test {
+class CliTest : public test::CommandFolderTest {
 protected:
-    void SetUp() override {
-        const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-        std::random_device device;
-        m_root = fs::temp_directory_path() /
-                 ("attnlab_cli_" + std::string(info->name()) + "_" + std::to_string(device()));
-        fs::create_directories(m_root / "work");
-        fs::create_directories(m_root / "capture");
-    }
-    void TearDown() override {
-        std::error_code ignored;
-        fs::remove_all(m_root, ignored);
-    }
-
-    std::string file(const std::string& name) const { return (m_root / "work" / name).string(); }
-
-    std::set<std::string> listing() const {
-        std::set<std::string> names;
-        for (const auto& entry : fs::directory_iterator(m_root / "work"))
-            names.insert(entry.path().filename().string());
-        return names;
-    }
-
     /// Runs `attnlab compute args...`.
     RunResult compute(const std::vector<std::string>& args) const {
-        std::vector<std::string> all = {"compute"};
-        all.insert(all.end(), args.begin(), args.end());
-        return test::runCommand(ATTNLAB_BINARY, all, m_root / "capture");
+        return runIn(ATTNLAB_BINARY, "compute", args);
     }
 
     void writeTensor(const std::string& name, const Tensor4& t, Index rank,
@@ -108,8 +82,6 @@ protected:
         for (const auto& name : before)
             EXPECT_EQ(test::readWholeFile(file(name)), contents[name]) << name << " changed";
     }
-
-    fs::path m_root;
 };
 
 /// A tensor with values from the reference's seeded generator.

@@ -33,34 +33,10 @@ std::string fixture(const std::string& name) {
 
 using RunResult = test::CommandResult;
 
-class ModelCommand : public ::testing::Test {
+class ModelCommand : public test::CommandFolderTest {
 protected:
-    void SetUp() override {
-        const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-        std::random_device device;
-        m_root = fs::temp_directory_path() / ("attnlab_cli_model_" + std::string(info->name()) +
-                                              "_" + std::to_string(device()));
-        fs::create_directories(m_root / "work");
-        fs::create_directories(m_root / "capture");
-    }
-    void TearDown() override {
-        std::error_code ignored;
-        fs::remove_all(m_root, ignored);
-    }
-
-    std::string file(const std::string& name) const { return (m_root / "work" / name).string(); }
-
-    std::set<std::string> listing() const {
-        std::set<std::string> names;
-        for (const auto& entry : fs::directory_iterator(m_root / "work"))
-            names.insert(entry.path().filename().string());
-        return names;
-    }
-
     RunResult model(const std::vector<std::string>& args) const {
-        std::vector<std::string> all = {"model"};
-        all.insert(all.end(), args.begin(), args.end());
-        return test::runCommand(ATTNLAB_BINARY, all, m_root / "capture");
+        return runIn(ATTNLAB_BINARY, "model", args);
     }
 
     /// Status 2, one line on stderr naming `culprit` (and `what`), the work folder unchanged.
@@ -85,8 +61,6 @@ protected:
             fs::copy_file(entry.path(), target / entry.path().filename());
         return target.string();
     }
-
-    fs::path m_root;
 };
 
 std::map<std::string, std::string> members(const std::string& path) {

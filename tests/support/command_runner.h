@@ -10,6 +10,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <random>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -64,5 +66,43 @@ inline CommandResult runCommand(const std::string& binary, const std::vector<std
     result.err = readWholeFile(errPath);
     return result;
 }
+
+/// A fresh folder per test: `work` holds the files the command sees, `capture` its stdout and
+/// stderr (kept apart, so a listing of `work` shows only what the command wrote).
+class CommandFolderTest : public ::testing::Test {
+protected:
+    void SetUp() override {
+        const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+        std::random_device device;
+        m_root = std::filesystem::temp_directory_path() /
+                 ("attnlab_" + std::string(info->test_suite_name()) + "_" + info->name() + "_" +
+                  std::to_string(device()));
+        std::filesystem::create_directories(m_root / "work");
+        std::filesystem::create_directories(m_root / "capture");
+    }
+    void TearDown() override {
+        std::error_code ignored;
+        std::filesystem::remove_all(m_root, ignored);
+    }
+
+    std::string file(const std::string& name) const { return (m_root / "work" / name).string(); }
+
+    std::set<std::string> listing() const {
+        std::set<std::string> names;
+        for (const auto& entry : std::filesystem::directory_iterator(m_root / "work"))
+            names.insert(entry.path().filename().string());
+        return names;
+    }
+
+    /// Runs `binary command args...` with its output captured.
+    CommandResult runIn(const std::string& binary, const std::string& command,
+                        const std::vector<std::string>& args) const {
+        std::vector<std::string> all = {command};
+        all.insert(all.end(), args.begin(), args.end());
+        return runCommand(binary, all, m_root / "capture");
+    }
+
+    std::filesystem::path m_root;
+};
 
 } // namespace attnlab::test
