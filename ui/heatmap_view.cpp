@@ -12,6 +12,7 @@
 
 #include "ui/colormap.h"
 #include "ui/experiment_data.h"
+#include "ui/plot_captions.h"
 #include "ui/teaching_plot.h"
 
 namespace attnlab::ui {
@@ -409,22 +410,19 @@ double HeatmapView::valueFontSize(const Theme& look) {
 QString HeatmapView::wrappedHeading() const {
     const int width =
         figureStyle().wrapWidth > 0 ? figureStyle().wrapWidth : std::max(200, m_plot->width());
-    const QFontMetricsF metrics(m_title->font());
-    // Greedy word wrap at the figure's width, less a margin: a long caption becomes lines.
-    const double room = std::max(40.0, 0.94 * (width - 12.0));
-    QStringList lines;
-    QString line;
-    for (const QString& word : m_heading.split(QLatin1Char(' '), Qt::SkipEmptyParts)) {
-        const QString candidate = line.isEmpty() ? word : line + QLatin1Char(' ') + word;
-        if (!line.isEmpty() && metrics.horizontalAdvance(candidate) > room) {
-            lines << line;
-            line = word;
-        } else {
-            line = candidate;
-        }
-    }
-    if (!line.isEmpty()) lines << line;
-    return lines.join(QLatin1Char('\n'));
+    // The title sits in the matrix's column of the layout, beside the colour scale's column:
+    // lay the plot out at the figure's width (as replot will) and wrap to the title's cell.
+    // wrapCaption breaks lines as Unicode does, so Chinese wraps between characters too.
+    QCPLayoutGrid* layout = m_plot->plotLayout();
+    const QRect viewport = m_plot->viewport();
+    layout->setOuterRect(QRect(viewport.topLeft(), QSize(width, viewport.height())));
+    for (const auto phase :
+         {QCPLayoutElement::upPreparation, QCPLayoutElement::upMargins, QCPLayoutElement::upLayout})
+        layout->update(phase);
+    const QMargins margins = m_title->margins();
+    const int cell = m_title->outerRect().width() - margins.left() - margins.right();
+    const int room = std::max(40, static_cast<int>(0.97 * (cell > 0 ? cell : width) - 8));
+    return wrapCaption(m_heading, m_title->font(), room);
 }
 
 QSize HeatmapView::labelBudget() const {
