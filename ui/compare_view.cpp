@@ -77,7 +77,7 @@ QString CompareView::notApplicable() const {
     const Experiment* experiment = document()->experiment();
     if (experiment && !experiment->source.isSession())
         return tr("%1 is not a lab session: B is the session with one change.")
-            .arg(QString::fromStdString(experiment->source.describe()));
+            .arg(describeSource(experiment->source));
     return {};
 }
 

@@ -68,6 +68,16 @@ QString maskCaption(const MaskSpec& mask) {
 
 } // namespace
 
+QString describeSource(const ExperimentSource& source) {
+    if (source.kind == ExperimentSource::Kind::Session)
+        return source.name.empty() ? QObject::tr("session") : QString::fromStdString(source.name);
+    QString text = QString::fromStdString(source.name);
+    if (source.layer >= 0) text = QObject::tr("%1, layer %2").arg(text).arg(source.layer);
+    if (source.batch >= 0) text = QObject::tr("%1, batch %2").arg(text).arg(source.batch);
+    if (source.head >= 0) text = QObject::tr("%1, head %2").arg(text).arg(source.head);
+    return text;
+}
+
 QString figureCaption(const Experiment& experiment, Index head) {
     QStringList parts;
     const ExperimentSource& source = experiment.source;
@@ -76,7 +86,7 @@ QString figureCaption(const Experiment& experiment, Index head) {
                       ? QObject::tr("identity projections")
                       : QObject::tr("random projections (seed %1)").arg(experiment.session.seed));
     } else {
-        parts << QString::fromStdString(source.describe());
+        parts << describeSource(source);
     }
     // Sources whose weights were computed here (a model's q/k re-run included) name the
     // variant and mask they ran under.
@@ -86,8 +96,8 @@ QString figureCaption(const Experiment& experiment, Index head) {
         parts << QString::fromUtf8(variantName(experiment.variant));
         parts << maskCaption(experiment.mask);
     }
-    const Index heads = experiment.headCount() > 0 ? experiment.headCount()
-                                                   : experiment.attention.weights.heads;
+    const Index heads =
+        experiment.headCount() > 0 ? experiment.headCount() : experiment.attention.weights.heads;
     const Index kvHeads = experiment.kvHeadCount();
     QString headText = QObject::tr("head %1 of %2").arg(clampedHead(experiment, head)).arg(heads);
     if (lab && kvHeads > 0 && kvHeads < heads)

@@ -23,6 +23,9 @@ QStringList rawTokens(const std::vector<std::string>& tokens);
 /// What a figure shows, for its title: where the numbers come from (the model or dump and
 /// layer, or "random projections"), the head, and for a lab session the variant and the mask
 /// ("random projections (seed 7), softmax, causal mask, head 1 of 4").
+/// Where an experiment's numbers come from, in the window's language: "gpt2, layer 3" (the
+/// core's ExperimentSource::describe() says it in English for files and logs).
+QString describeSource(const ExperimentSource& source);
 QString figureCaption(const Experiment& experiment, Index head);
 /// head clamped to [0, H); 0 when there are no heads.
 Index clampedHead(const Experiment& experiment, Index head);

@@ -180,7 +180,7 @@ QString FlashStepperView::notApplicable() const {
     const Experiment* experiment = document()->experiment();
     if (experiment && !experiment->hasQk())
         return tr("%1 holds attention weights only: there are no Q and K to cut into tiles.")
-            .arg(QString::fromStdString(experiment->source.describe()));
+            .arg(describeSource(experiment->source));
     return {};
 }
 

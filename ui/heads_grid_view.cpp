@@ -77,7 +77,7 @@ void HeadsGridView::refresh() {
                                                             : tr("GQA"))
                                 : tr("%1 heads of %2 (key/value sharing not recorded in the dump)")
                                       .arg(heads)
-                                      .arg(QString::fromStdString(experiment->source.describe()));
+                                      .arg(describeSource(experiment->source));
     m_heading = heading;
     auto* title = new QCPTextElement(m_plot, heading);
     m_plot->plotLayout()->addElement(0, 0, title);

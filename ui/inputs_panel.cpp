@@ -520,11 +520,11 @@ void InputsPanel::updateProblems() {
         m_sourceNote->setText(
             tr("Showing the model %1. The text runs the model; the other inputs are the lab "
                "session's: editing one goes back to it.")
-                .arg(QString::fromStdString(m_document->experiment()->source.describe())));
+                .arg(describeSource(m_document->experiment()->source)));
     else if (external)
         m_sourceNote->setText(
             tr("Showing %1. The inputs below are the lab session's: editing one goes back to it.")
-                .arg(QString::fromStdString(m_document->experiment()->source.describe())));
+                .arg(describeSource(m_document->experiment()->source)));
     m_sourceNote->setVisible(external);
     const QStringList& problems = m_document->problems();
     m_problemLabel->setText(problems.join(QLatin1Char('\n')));

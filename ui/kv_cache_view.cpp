@@ -118,7 +118,7 @@ QString KvCacheView::notApplicable() const {
     // A real model's layer carries its own decoding steps (model_document.h).
     if (experiment && !experiment->source.isSession() && !experiment->kvTrace)
         return tr("%1 was not decoded token by token: the KV-cache steps need a lab session.")
-            .arg(QString::fromStdString(experiment->source.describe()));
+            .arg(describeSource(experiment->source));
     return {};
 }
 

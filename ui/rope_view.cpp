@@ -73,7 +73,7 @@ QString RopeView::notApplicable() const {
     const Experiment* experiment = document()->experiment();
     if (experiment && !experiment->hasQk())
         return tr("%1 holds attention weights only: there are no q and k vectors to rotate.")
-            .arg(QString::fromStdString(experiment->source.describe()));
+            .arg(describeSource(experiment->source));
     return {};
 }
 

@@ -406,6 +406,22 @@
         <source>Induction probe: %1</source>
         <translation>归纳探针：%1</translation>
     </message>
+    <message>
+        <source>session</source>
+        <translation>会话</translation>
+    </message>
+    <message>
+        <source>%1, layer %2</source>
+        <translation>%1，第 %2 层</translation>
+    </message>
+    <message>
+        <source>%1, batch %2</source>
+        <translation>%1，批次 %2</translation>
+    </message>
+    <message>
+        <source>%1, head %2</source>
+        <translation>%1，第 %2 个头</translation>
+    </message>
 </context>
 <context>
     <name>attnlab::ui::AggregateView</name>
