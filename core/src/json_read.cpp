@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <vector>
 
 namespace attnlab::detail {
 
@@ -38,6 +39,45 @@ Index wholeNumber(const nlohmann::json& v, const std::string& where) {
         fail(where, "expected a whole number, got " + v.dump());
     }
     fail(where, "expected a whole number, got " + typeOf(v));
+}
+
+using Json = nlohmann::json;
+
+Result<nlohmann::json> parseJson(const std::string& text) {
+    std::vector<std::string> keys; // keys[d] is the key being read at nesting depth d + 1
+    const Json::parser_callback_t track = [&keys](int depth, Json::parse_event_t event,
+                                                  Json& parsed) {
+        if (event == Json::parse_event_t::key && depth >= 1 && parsed.is_string()) {
+            keys.resize(static_cast<std::size_t>(depth - 1));
+            keys.push_back(parsed.get<std::string>());
+        }
+        return true;
+    };
+    try {
+        return Json::parse(text, track);
+    } catch (const Json::out_of_range& e) {
+        std::string where;
+        for (const auto& key : keys)
+            if (!key.empty()) where += (where.empty() ? "" : ".") + key;
+        // nlohmann says "number overflow parsing '1e400'": keep only the number.
+        std::string number;
+        const std::string what = e.what();
+        const auto open = what.find('\'');
+        const auto close = what.rfind('\'');
+        if (open != std::string::npos && close != std::string::npos && close > open)
+            number = what.substr(open + 1, close - open - 1);
+        return Error{(where.empty() ? std::string("a value") : where) + ": the number " +
+                     (number.empty() ? std::string("given") : number) +
+                     " is too large to be read (beyond the range of a double)"};
+    } catch (const Json::exception& e) {
+        // parse_error; type_error cannot occur while parsing text, but never let one escape.
+        std::string message = e.what();
+        // Drop nlohmann's "[json.exception.parse_error.101] " prefix: the rest is readable.
+        if (const auto bracket = message.find("] ");
+            message.rfind("[json.exception.", 0) == 0 && bracket != std::string::npos)
+            message.erase(0, bracket + 2);
+        return Error{"not valid JSON: " + message};
+    }
 }
 
 } // namespace attnlab::detail

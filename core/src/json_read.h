@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "attnlab/result.h"
 #include "attnlab/tensor.h"
 
 namespace attnlab::detail {
@@ -24,5 +25,10 @@ std::string typeOf(const nlohmann::json& value);
 /// A whole number that fits an Index: an integer, or a float with no fractional part below
 /// 9e15 (JSON writers that print 3 as 3.0); anything else fails naming `where`.
 Index wholeNumber(const nlohmann::json& value, const std::string& where);
+
+/// Parses JSON text. A number nlohmann cannot hold (1e400 overflows a double) is an error
+/// naming the key it belongs to ("attention.scale: the number 1e400 is too large ..."); a
+/// syntax error is "not valid JSON: ..." without nlohmann's exception prefix.
+Result<nlohmann::json> parseJson(const std::string& text);
 
 } // namespace attnlab::detail

@@ -19,6 +19,7 @@ using Json = nlohmann::json;
 
 using detail::fail;
 using detail::JsonProblem;
+using detail::parseJson;
 using detail::typeOf;
 
 std::string joined(const std::vector<std::string>& names) {
@@ -227,18 +228,9 @@ Result<Lesson> lessonFromJson(const std::string& text, const LessonOptions& opti
     if (text.size() > Lesson::kMaxFileBytes)
         return Error{"the file is " + std::to_string(text.size()) + " bytes; a lesson is at most " +
                      std::to_string(Lesson::kMaxFileBytes)};
-    Json root;
-    try {
-        root = Json::parse(text);
-    } catch (const Json::out_of_range&) {
-        return Error{"a number is too large to be read (beyond the range of a double)"};
-    } catch (const Json::exception& e) {
-        std::string message = e.what();
-        if (const auto bracket = message.find("] ");
-            message.rfind("[json.exception.", 0) == 0 && bracket != std::string::npos)
-            message.erase(0, bracket + 2);
-        return Error{"not valid JSON: " + message};
-    }
+    auto parsed = parseJson(text);
+    if (!parsed) return Error{parsed.error()};
+    const Json root = std::move(*parsed);
     if (!root.is_object()) return Error{"a lesson is a JSON object, got " + typeOf(root)};
     Lesson lesson;
     try {
@@ -246,12 +238,7 @@ Result<Lesson> lessonFromJson(const std::string& text, const LessonOptions& opti
         if (format == root.end())
             return Error{"not an AttnLab lesson: the key \"format\" (the format version) is "
                          "missing"};
-        if (!format->is_number_integer())
-            fail("format", "expected a whole number, got " + typeOf(*format));
-        const Index number =
-            format->is_number_unsigned() && format->get<std::uint64_t>() > std::uint64_t(1) << 40
-                ? Index(1) << 40
-                : format->get<Index>();
+        const Index number = detail::wholeNumber(*format, "format");
         if (number > Lesson::kFormat)
             fail("format", "the lesson is format " + std::to_string(number) +
                                ", newer than this AttnLab reads (" +

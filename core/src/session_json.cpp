@@ -21,6 +21,7 @@ using OrderedJson = nlohmann::ordered_json;
 
 using detail::fail;
 using detail::JsonProblem;
+using detail::parseJson;
 using detail::typeOf;
 
 /// One JSON object being read: every getter leaves its target alone when the key is
@@ -259,49 +260,6 @@ std::string sessionToJson(const Session& s) {
                     {"kv_step", v.kvStep}};
     return compactNumberArrays(root.dump(2)) + "\n";
 }
-
-namespace {
-
-/// Parses JSON text. A number nlohmann cannot hold (1e400 overflows a double) is an error
-/// naming the key it belongs to, found by following the keys as the parser reports them.
-Result<Json> parseJson(const std::string& text) {
-    std::vector<std::string> keys; // keys[d] is the key being read at nesting depth d + 1
-    const Json::parser_callback_t track = [&keys](int depth, Json::parse_event_t event,
-                                                  Json& parsed) {
-        if (event == Json::parse_event_t::key && depth >= 1 && parsed.is_string()) {
-            keys.resize(static_cast<std::size_t>(depth - 1));
-            keys.push_back(parsed.get<std::string>());
-        }
-        return true;
-    };
-    try {
-        return Json::parse(text, track);
-    } catch (const Json::out_of_range& e) {
-        std::string where;
-        for (const auto& key : keys)
-            if (!key.empty()) where += (where.empty() ? "" : ".") + key;
-        // nlohmann says "number overflow parsing '1e400'": keep only the number.
-        std::string number;
-        const std::string what = e.what();
-        const auto open = what.find('\'');
-        const auto close = what.rfind('\'');
-        if (open != std::string::npos && close != std::string::npos && close > open)
-            number = what.substr(open + 1, close - open - 1);
-        return Error{(where.empty() ? std::string("a value") : where) + ": the number " +
-                     (number.empty() ? std::string("given") : number) +
-                     " is too large to be read (beyond the range of a double)"};
-    } catch (const Json::exception& e) {
-        // parse_error; type_error cannot occur while parsing text, but never let one escape.
-        std::string message = e.what();
-        // Drop nlohmann's "[json.exception.parse_error.101] " prefix: the rest is readable.
-        if (const auto bracket = message.find("] ");
-            message.rfind("[json.exception.", 0) == 0 && bracket != std::string::npos)
-            message.erase(0, bracket + 2);
-        return Error{"not valid JSON: " + message};
-    }
-}
-
-} // namespace
 
 Result<Session> sessionFromJson(const std::string& text) {
     if (text.size() > Session::kMaxFileBytes)
