@@ -152,8 +152,12 @@ Result<std::vector<std::int64_t>> inductionProbe(const ModelConfig& config, Inde
     if (drawable < 1) return Error{"the vocabulary has no token to draw the probe from"};
     const bool bos =
         config.bosTokenId && *config.bosTokenId >= 0 && *config.bosTokenId < config.vocab;
+    // length is checked before it is doubled: 2 * length overflows for a length near 2^62.
+    if (length > config.maxPositions)
+        return Error{"a probe of " + std::to_string(length) + " tokens repeated twice is over " +
+                     std::to_string(config.maxPositions) + " positions, the most the model takes"};
     const Index total = (bos ? 1 : 0) + 2 * length;
-    if (length > config.maxPositions || total > config.maxPositions)
+    if (total > config.maxPositions)
         return Error{"a probe of " + std::to_string(length) + " tokens repeated twice" +
                      (bos ? " after BOS" : "") + " is " + std::to_string(total) +
                      " positions; the model takes at most " + std::to_string(config.maxPositions)};
