@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "attnlab/npy.h"
+#include "npy_image.h"
 
 namespace {
 
@@ -343,17 +344,7 @@ struct BadCase {
     std::vector<std::string> args;
 };
 
-/// A .npy image with any descr, shape and data (version 1.0, padded as numpy pads it).
-std::string npyImage(const std::string& descr, const std::string& shape, const std::string& data) {
-    std::string dict =
-        "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
-    dict.append((64 - (10 + dict.size() + 1) % 64) % 64, ' ');
-    dict.push_back('\n');
-    std::string out("\x93NUMPY\x01\x00", 8);
-    out.push_back(static_cast<char>(dict.size() & 0xff));
-    out.push_back(static_cast<char>(dict.size() >> 8));
-    return out + dict + data;
-}
+using attnlab::test::npyImage;
 
 TEST_F(Render, FilesFromAStrangerExitTwoWithOneLineNamingThem) {
     // #9 reproducers: each used to allocate gigabytes, abort, or draw NaN; now each is one

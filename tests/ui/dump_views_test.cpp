@@ -16,6 +16,7 @@
 #include <iterator>
 #include <random>
 
+#include "npy_image.h"
 #include "ui/aggregate_view.h"
 #include "ui/difference_view.h"
 #include "ui/document.h"
@@ -153,17 +154,7 @@ TEST(DumpViews, ABadDumpShowsAMessageAndKeepsThePreviousState) {
     EXPECT_EQ(dumps->layer(), 1);
 }
 
-/// A .npy image with any descr and shape (version 1.0, header padded as numpy pads it).
-std::string npyImage(const std::string& descr, const std::string& shape, const std::string& data) {
-    std::string dict =
-        "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
-    dict.append((64 - (10 + dict.size() + 1) % 64) % 64, ' ');
-    dict.push_back('\n');
-    std::string out("\x93NUMPY\x01\x00", 8);
-    out.push_back(static_cast<char>(dict.size() & 0xff));
-    out.push_back(static_cast<char>(dict.size() >> 8));
-    return out + dict + data;
-}
+using test::npyImage;
 
 /// Files from a stranger that used to exhaust memory or abort the window: each must be one
 /// message naming the file, with the dump on screen unchanged.
