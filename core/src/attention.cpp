@@ -6,6 +6,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "fast_attention.h"
 #include "kernels.h"
 #include "parallel.h"
 
@@ -172,6 +173,11 @@ template <typename T> AttentionT<T> attendT(const QkvT<T>& qkv, const AttentionS
             }
         result.flashTrace = std::move(trace);
     }
+    if constexpr (std::is_same_v<T, float>)
+        if (kernels::fastPathServes(spec, tracing)) {
+            kernels::attendFast(qkv, spec, result);
+            return result;
+        }
     const std::optional<AdditiveParamsT<T>> additive = kernels::additiveParamsFor(qkv, spec);
 
     const auto cells = static_cast<std::size_t>(sq * sk);
