@@ -120,6 +120,7 @@ inline void microKernel(const float* a, Index lda, const float* b, Index depth, 
                         const float* rowScale) {
     __m256 left[R];
     __m256 right[R];
+#pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
         if constexpr (kAccumulate) {
             const __m256 scale = _mm256_broadcast_ss(rowScale + r);
@@ -130,16 +131,17 @@ inline void microKernel(const float* a, Index lda, const float* b, Index depth, 
             right[r] = _mm256_setzero_ps();
         }
     }
-#pragma GCC unroll 4
     for (Index k = 0; k < depth; ++k) {
         const __m256 b0 = _mm256_load_ps(b + k * kPanel);
         const __m256 b1 = _mm256_load_ps(b + k * kPanel + 8);
+#pragma GCC unroll 8
         for (int r = 0; r < R; ++r) {
             const __m256 av = _mm256_broadcast_ss(a + r * lda + k);
             left[r] = _mm256_fmadd_ps(av, b0, left[r]);
             right[r] = _mm256_fmadd_ps(av, b1, right[r]);
         }
     }
+#pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
         _mm256_storeu_ps(c + r * ldc, left[r]);
         _mm256_storeu_ps(c + r * ldc + 8, right[r]);
