@@ -98,6 +98,27 @@ inline __m256 expVec(__m256 x) {
     return _mm256_blendv_ps(result, _mm256_set1_ps(std::numeric_limits<float>::infinity()), huge);
 }
 
+/// e^x for x <= 0 or -inf only (a shifted logit s - max): expVec without the clamps of the
+/// positive side. A very negative x or -inf gives garbage bits that the final mask zeroes.
+inline __m256 expNonPositive(__m256 x) {
+    const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+                                     _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
+    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
+    __m256 p = _mm256_set1_ps(1.9875691500e-4f);
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
+    p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), r);
+    p = _mm256_add_ps(p, _mm256_set1_ps(1.0f));
+    const __m256i bits =
+        _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+    const __m256 tiny = _mm256_cmp_ps(x, _mm256_set1_ps(-87.3365479f), _CMP_LT_OQ);
+    return _mm256_andnot_ps(tiny, _mm256_mul_ps(p, _mm256_castsi256_ps(bits)));
+}
+
 inline float horizontalMax(__m256 v) {
     __m128 x = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
     x = _mm_max_ps(x, _mm_movehl_ps(x, x));
@@ -231,8 +252,8 @@ inline float onlineSoftmaxRow(float* s, Index cols, float& rowMax, float& rowSum
     __m256 sum0 = _mm256_setzero_ps();
     __m256 sum1 = _mm256_setzero_ps();
     for (Index c = 0; c < cols; c += kPanel) {
-        const __m256 p0 = expVec(_mm256_sub_ps(_mm256_load_ps(s + c), shiftVec));
-        const __m256 p1 = expVec(_mm256_sub_ps(_mm256_load_ps(s + c + 8), shiftVec));
+        const __m256 p0 = expNonPositive(_mm256_sub_ps(_mm256_load_ps(s + c), shiftVec));
+        const __m256 p1 = expNonPositive(_mm256_sub_ps(_mm256_load_ps(s + c + 8), shiftVec));
         _mm256_store_ps(s + c, p0);
         _mm256_store_ps(s + c + 8, p1);
         sum0 = _mm256_add_ps(sum0, p0);
@@ -248,8 +269,9 @@ inline void expShiftedScaled(float* s, Index cols, float shift, float factor) {
     const __m256 shiftVec = _mm256_set1_ps(shift);
     const __m256 factorVec = _mm256_set1_ps(factor);
     for (Index c = 0; c < cols; c += 8)
-        _mm256_store_ps(s + c, _mm256_mul_ps(expVec(_mm256_sub_ps(_mm256_load_ps(s + c), shiftVec)),
-                                             factorVec));
+        _mm256_store_ps(
+            s + c, _mm256_mul_ps(expNonPositive(_mm256_sub_ps(_mm256_load_ps(s + c), shiftVec)),
+                                 factorVec));
 }
 
 /// Whether the tile rows x keys [k0, kEnd) holds at least one allowed cell.
