@@ -216,3 +216,33 @@ write("tokenizer", "split_digits.json", tokenizer(
          "invert": False},
         {"type": "Digits", "individual_digits": False}]}))
 write("tokenizer", "bad_merge.json", tokenizer(["a"], ["a b c"]))
+
+# lesson: lessonFromJson (a teacher's own file); three of the bundled lessons (changes, a
+# comparison, a formula, a model step) and small near-valid ones.
+LESSONS = os.path.join(HERE, "..", "..", "resources", "lessons")
+for name in ["06_sliding_window.json", "09_linear_vs_softmax.json", "15_induction_heads.json"]:
+    with open(os.path.join(LESSONS, name), "rb") as lesson:
+        write("lesson", name, lesson.read())
+EN = {"en": "A <b>mask</b>\n\nhides & shows"}
+STEP = {"title": EN, "text": EN}
+write("lesson", "minimal.json", json.dumps({"format": 1, "title": EN, "steps": [STEP]}))
+write("lesson", "two_languages.json", json.dumps(
+    {"format": 1, "title": {"en": "Masks", "zh_CN": "因果掩码"},
+     "steps": [{"title": {"en": "One", "zh_CN": "一"}, "text": {"en": "a<br/>b", "zh_CN": "甲"},
+                "formula": "softmax(QK<sup>T</sup>/√d)",
+                "question": {"en": "Why?", "zh_CN": "为什么？"},
+                "answer": {"en": "Because", "zh_CN": "因为"},
+                "session": {"tokens": {"text": "a b c"}, "mask": {"causal": True}}},
+               {"title": {"en": "Two", "zh_CN": "二"}, "text": {"en": "b", "zh_CN": "乙"},
+                "changes": {"mask": {"window": 2}, "model": {"heads": 2}}, "view": "heatmap"}]},
+    ensure_ascii=False))
+write("lesson", "changes_invalid.json", json.dumps(
+    {"format": 1, "title": EN, "steps": [dict(STEP, changes={"model": {"heads": 3}})]}))
+write("lesson", "missing_language.json", json.dumps(
+    {"format": 1, "title": {"en": "x", "zh_CN": "y"}, "steps": [STEP]}))
+write("lesson", "question_only.json", json.dumps(
+    {"format": 1, "title": EN, "steps": [dict(STEP, question=EN)]}))
+write("lesson", "model_step.json", json.dumps(
+    {"format": 1, "title": EN, "steps": [dict(STEP, model={"path": "models/x", "text": "a b",
+                                                             "layer": 1, "head": 300})]}))
+write("lesson", "newer.json", '{"format": 2, "title": {"en": "x"}, "steps": []}')
