@@ -28,6 +28,7 @@ namespace attnlab::kernels {
 namespace {
 
 constexpr float kMinusInfF = -std::numeric_limits<float>::infinity();
+constexpr float kLog2e = 1.44269504088896341f;
 /// Columns of one packed panel, and of one micro-kernel call (two AVX2 vectors).
 constexpr Index kPanel = 16;
 /// Rows of one micro-kernel call: 6 x 2 accumulators + 2 panel vectors + 1 broadcast = 15 of
@@ -66,57 +67,35 @@ private:
     Index m_capacity = 0;
 };
 
-/// Cephes expf, eight lanes: x = n ln2 + r (ln2 split in two so r is exact), e^r by a
-/// degree-7 polynomial, 2^n through the exponent bits. See expFast for the edges.
-inline __m256 expVec(__m256 x) {
-    const __m256 log2e = _mm256_set1_ps(1.44269504088896341f);
-    const __m256 ln2High = _mm256_set1_ps(0.693359375f);
-    const __m256 ln2Low = _mm256_set1_ps(-2.12194440e-4f);
-    // min/max return their second operand when one is NaN: NaN goes through.
-    __m256 xc = _mm256_min_ps(_mm256_set1_ps(88.7228394f), x);
-    xc = _mm256_max_ps(_mm256_set1_ps(-88.0f), xc);
-    __m256 n =
-        _mm256_round_ps(_mm256_mul_ps(xc, log2e), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    n = _mm256_min_ps(n, _mm256_set1_ps(127.0f)); // 2^n stays finite; r is then at most ln 2
-    __m256 r = _mm256_fnmadd_ps(n, ln2High, xc);
-    r = _mm256_fnmadd_ps(n, ln2Low, r);
-    __m256 p = _mm256_set1_ps(1.9875691500e-4f);
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
-    p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), r);
-    p = _mm256_add_ps(p, _mm256_set1_ps(1.0f));
+/// 2^x for x <= 0 or -inf only: the kernel weighs a logit s by 2^((s - max) log2 e). The
+/// difference is taken before the multiplication so that huge logits lose no precision. Cephes
+/// exp2f: x = n + r with n = round(x), |r| <= 1/2, 2^r = 1 + r P(r) with P of degree 5, times 2^n.
+/// x below -126 gives 0 or a subnormal (exactly 0 below -150, -inf included), never garbage.
+inline __m256 exp2NonPositive(__m256 x) {
+#if defined(__AVX512VL__)
+    // scalef(p, n) = p 2^n with the exponent range handled in hardware: a clamp at -160 keeps
+    // r finite for -inf, and 2^-160 p rounds to exactly 0.
+    x = _mm256_max_ps(x, _mm256_set1_ps(-160.0f));
+#endif
+    const __m256 n = _mm256_round_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const __m256 r = _mm256_sub_ps(x, n);
+    __m256 p = _mm256_set1_ps(1.535336188319500e-4f);
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.339887440266574e-3f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(9.618437357674640e-3f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.550332471162809e-2f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(2.402264791363012e-1f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(6.931472028550421e-1f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+#if defined(__AVX512VL__)
+    return _mm256_scalef_ps(p, n);
+#else
+    // 2^n through the exponent bits, for n >= -126; below, garbage bits the mask zeroes (a
+    // subnormal result flushed to 0).
     const __m256i bits =
         _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
-    __m256 result = _mm256_mul_ps(p, _mm256_castsi256_ps(bits));
-    // Below the smallest normal float (and -inf): exactly 0. Above FLT_MAX: +inf.
-    const __m256 tiny = _mm256_cmp_ps(x, _mm256_set1_ps(-87.3365479f), _CMP_LT_OQ);
-    const __m256 huge = _mm256_cmp_ps(x, _mm256_set1_ps(88.7228394f), _CMP_GT_OQ);
-    result = _mm256_andnot_ps(tiny, result);
-    return _mm256_blendv_ps(result, _mm256_set1_ps(std::numeric_limits<float>::infinity()), huge);
-}
-
-/// e^x for x <= 0 or -inf only (a shifted logit s - max): expVec without the clamps of the
-/// positive side. A very negative x or -inf gives garbage bits that the final mask zeroes.
-inline __m256 expNonPositive(__m256 x) {
-    const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
-                                     _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
-    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
-    __m256 p = _mm256_set1_ps(1.9875691500e-4f);
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
-    p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), r);
-    p = _mm256_add_ps(p, _mm256_set1_ps(1.0f));
-    const __m256i bits =
-        _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
-    const __m256 tiny = _mm256_cmp_ps(x, _mm256_set1_ps(-87.3365479f), _CMP_LT_OQ);
+    const __m256 tiny = _mm256_cmp_ps(x, _mm256_set1_ps(-126.0f), _CMP_LT_OQ);
     return _mm256_andnot_ps(tiny, _mm256_mul_ps(p, _mm256_castsi256_ps(bits)));
+#endif
 }
 
 inline float horizontalMax(__m256 v) {
@@ -249,11 +228,14 @@ inline float onlineSoftmaxRow(float* s, Index cols, float& rowMax, float& rowSum
     const float shift = newMax > kMinusInfF ? newMax : 0.0f;
     const float rescale = std::exp(rowMax - shift);
     const __m256 shiftVec = _mm256_set1_ps(shift);
+    const __m256 log2e = _mm256_set1_ps(kLog2e);
     __m256 sum0 = _mm256_setzero_ps();
     __m256 sum1 = _mm256_setzero_ps();
     for (Index c = 0; c < cols; c += kPanel) {
-        const __m256 p0 = expNonPositive(_mm256_sub_ps(_mm256_load_ps(s + c), shiftVec));
-        const __m256 p1 = expNonPositive(_mm256_sub_ps(_mm256_load_ps(s + c + 8), shiftVec));
+        const __m256 p0 =
+            exp2NonPositive(_mm256_mul_ps(_mm256_sub_ps(_mm256_load_ps(s + c), shiftVec), log2e));
+        const __m256 p1 = exp2NonPositive(
+            _mm256_mul_ps(_mm256_sub_ps(_mm256_load_ps(s + c + 8), shiftVec), log2e));
         _mm256_store_ps(s + c, p0);
         _mm256_store_ps(s + c + 8, p1);
         sum0 = _mm256_add_ps(sum0, p0);
@@ -267,11 +249,13 @@ inline float onlineSoftmaxRow(float* s, Index cols, float& rowMax, float& rowSum
 /// s = exp(s - shift) * factor over `cols` (a multiple of 16) floats.
 inline void expShiftedScaled(float* s, Index cols, float shift, float factor) {
     const __m256 shiftVec = _mm256_set1_ps(shift);
+    const __m256 log2e = _mm256_set1_ps(kLog2e);
     const __m256 factorVec = _mm256_set1_ps(factor);
     for (Index c = 0; c < cols; c += 8)
-        _mm256_store_ps(
-            s + c, _mm256_mul_ps(expNonPositive(_mm256_sub_ps(_mm256_load_ps(s + c), shiftVec)),
-                                 factorVec));
+        _mm256_store_ps(s + c,
+                        _mm256_mul_ps(exp2NonPositive(_mm256_mul_ps(
+                                          _mm256_sub_ps(_mm256_load_ps(s + c), shiftVec), log2e)),
+                                      factorVec));
 }
 
 /// Whether the tile rows x keys [k0, kEnd) holds at least one allowed cell.
@@ -509,14 +493,14 @@ void attendFast(const Qkv& qkv, const AttentionSpec& spec, Attention& result) {
     });
 }
 
-void expFast(const float* in, float* out, Index n) {
+void exp2NonPositiveFast(const float* in, float* out, Index n) {
     Index i = 0;
     for (; i + 8 <= n; i += 8)
-        _mm256_storeu_ps(out + i, expVec(_mm256_loadu_ps(in + i)));
+        _mm256_storeu_ps(out + i, exp2NonPositive(_mm256_loadu_ps(in + i)));
     if (i < n) {
         float lanes[8] = {};
         std::copy(in + i, in + n, lanes);
-        _mm256_storeu_ps(lanes, expVec(_mm256_loadu_ps(lanes)));
+        _mm256_storeu_ps(lanes, exp2NonPositive(_mm256_loadu_ps(lanes)));
         std::copy(lanes, lanes + (n - i), out + i);
     }
 }
@@ -529,9 +513,9 @@ bool fastPathServes(const AttentionSpec&, bool) {
 
 void attendFast(const Qkv&, const AttentionSpec&, Attention&) {}
 
-void expFast(const float* in, float* out, Index n) {
+void exp2NonPositiveFast(const float* in, float* out, Index n) {
     for (Index i = 0; i < n; ++i)
-        out[i] = std::exp(in[i]);
+        out[i] = std::exp2(in[i]);
 }
 
 #endif

@@ -7,7 +7,8 @@
 // Same maths as the generic kernels, Dao et al. 2022, Alg. 1 (softmax: one kv tile spanning
 // the row), organised for the machine: K and V are packed once per kv head into 16-column
 // panels, S = Q_i K_j^T and O += P V_j run as one register-blocked AVX2/FMA micro-kernel
-// (6 rows x 16 columns), and exp is a vectorised polynomial (expFast). Work is split over
+// (6 rows x 16 columns), and the softmax works in log2 units (Q carries scale * log2 e) with
+// a vectorised 2^x polynomial (exp2NonPositiveFast). Work is split over
 // (batch, head, query chunk) so that a causal run balances across threads.
 
 #include "attnlab/attention.h"
@@ -22,11 +23,9 @@ bool fastPathServes(const AttentionSpec& spec, bool tracing);
 /// prepareResult), on spec.threads threads. Only when fastPathServes(spec, false).
 void attendFast(const Qkv& qkv, const AttentionSpec& spec, Attention& result);
 
-/// e^x for n floats by the vectorised polynomial the fast path uses (Cephes expf: range
-/// reduction x = n ln2 + r with ln2 split in two, degree-7 polynomial in r). Relative error
-/// below 3e-7 for -87.33 <= x <= 88.72 (tests/core/fast_attention_test.cpp); x < -87.33
-/// (where e^x is below the smallest normal float), -inf included, gives exactly 0; x > 88.72
-/// gives +inf; NaN stays NaN. Scalar std::exp on a build without AVX2 + FMA.
-void expFast(const float* in, float* out, Index n);
+/// 2^x for n floats x <= 0 (or -inf), as the kernels weight a logit s in log2 units:
+/// 2^(s - max). Relative error below 3e-7 for -126 <= x <= 0; below -126 a subnormal or 0,
+/// exactly 0 for x < -150 and -inf. Scalar std::exp2 without AVX2 + FMA.
+void exp2NonPositiveFast(const float* in, float* out, Index n);
 
 } // namespace attnlab::kernels
