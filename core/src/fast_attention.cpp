@@ -454,7 +454,7 @@ void attendFast(const Qkv& qkv, const AttentionSpec& spec, Attention& result) {
     if (batch * heads == 0 || shape.sq == 0) return;
 
     // Work items are (batch, head, query chunk): enough of them that threads balance under a
-    // causal mask, whose lower chunks cost more; those are handed out first.
+    // causal mask, whose lower chunks cost more.
     const unsigned hardware = std::max(1u, std::thread::hardware_concurrency());
     const Index threads = spec.threads > 0 ? spec.threads : static_cast<Index>(hardware);
     const Index tiles = (shape.sq + shape.tileRows - 1) / shape.tileRows;
@@ -467,8 +467,10 @@ void attendFast(const Qkv& qkv, const AttentionSpec& spec, Attention& result) {
         new PackedHead[static_cast<std::size_t>(std::max<Index>(batch * kvHeads, 1))]);
     const auto cells = static_cast<std::size_t>(shape.sq * shape.sk);
     detail::parallelFor(batch * heads * chunkCount, spec.threads, [&](Index item) {
-        const Index pair = item / chunkCount;
-        const Index chunk = chunkCount - 1 - item % chunkCount;
+        // Every head's last chunk first, then the next-to-last...: under a causal mask the
+        // costly chunks go first and the cheap ones fill the gaps at the end.
+        const Index pair = item % (batch * heads);
+        const Index chunk = chunkCount - 1 - item / (batch * heads);
         const Index b = pair / heads;
         const Index h = pair % heads;
         const Index kvHead = h / group;
