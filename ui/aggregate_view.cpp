@@ -45,6 +45,8 @@ MatrixFigure AggregateView::figure() const {
     const Index h = std::clamp<Index>(document()->session().viewState.head, 0, dump->heads - 1);
     out.rowLabels = displayTokens(dump->queryTokens(b));
     out.columnLabels = displayTokens(dump->keyTokens(b));
+    out.rawRows = dump->queryTokens(b);
+    out.rawColumns = dump->keyTokens(b);
     out.quantity = tr("weight");
     const QString name = m_dumps->displayName();
     switch (m_kind) {

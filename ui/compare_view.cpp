@@ -7,6 +7,12 @@
 #include <QVBoxLayout>
 #include <qcustomplot.h>
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <utility>
+
 #include "ui/experiment_data.h"
 #include "ui/heatmap_view.h"
 
@@ -102,6 +108,27 @@ void CompareView::refresh() {
                         ? tr("B: %1 (not computed yet)").arg(m_combo->currentText())
                         : tr("B: %1").arg(bName));
     m_difference->setCaption(tr("B \u2212 A"));
+    // A and B on one colour scale, shown once (B's bar); B - A keeps its diverging one.
+    const HeatmapData a = m_a->heatmapData(), b = m_b->heatmapData();
+    double low = std::numeric_limits<double>::infinity(), high = -low;
+    for (const HeatmapData* heat : {&a, &b})
+        for (Index i = 0; i < heat->values.rows(); ++i)
+            for (Index j = 0; j < heat->values.cols(); ++j) {
+                const bool masked = heat->masked.size() != 0 && heat->masked(i, j);
+                const double value = heat->values(i, j);
+                if (masked || !std::isfinite(value)) continue;
+                low = std::min(low, value);
+                high = std::max(high, value);
+            }
+    std::optional<std::pair<double, double>> shared;
+    if (a.unitRange && (b.values.size() == 0 || b.unitRange))
+        shared = std::make_pair(0.0, 1.0);
+    else if (low <= high)
+        shared = std::make_pair(low, high);
+    const QString quantity = a.quantity.isEmpty() ? b.quantity : a.quantity;
+    m_a->setSharedColorRange(shared);
+    m_b->setSharedColorRange(shared, tr("A and B: %1").arg(quantity));
+    m_a->setColorBarShown(false);
     for (HeatmapView* view : {m_a, m_b, m_difference})
         view->refresh();
 }
@@ -150,7 +177,24 @@ void CompareView::paintFigure(QCPPainter& painter, const QSize& size) {
 }
 
 DataTable CompareView::data() const {
-    return m_difference->data();
+    // The three panels as drawn, one block of rows each: A, B and B - A.
+    const DataTable panels[3] = {m_a->data(), m_b->data(), m_difference->data()};
+    DataTable table;
+    for (const DataTable& panel : panels)
+        if (panel.rows == 0 || panel.cols != panels[0].cols || panel.rows != panels[0].rows) {
+            table.unavailable = tr("B is not computed yet: nothing to compare");
+            return table;
+        }
+    table = panels[0];
+    table.groupHeader = QStringLiteral("panel");
+    table.groupLabels = {QStringLiteral("A"), QStringLiteral("B"), QStringLiteral("B-A")};
+    for (int p = 1; p < 3; ++p) {
+        table.rowLabels << panels[p].rowLabels;
+        table.values.insert(table.values.end(), panels[p].values.begin(), panels[p].values.end());
+        table.rows += panels[p].rows;
+    }
+    table.extra.insert(QStringLiteral("compared"), figureTitle());
+    return table;
 }
 
 } // namespace attnlab::ui

@@ -215,13 +215,22 @@ QVector<QPointF> ComplexityView::plottedBytes(CostItem item) const {
 DataTable ComplexityView::data() const {
     DataTable table;
     const CostParams current = costParams();
+    table.rowHeader = QStringLiteral("seq_len");
     for (const Curve& curve : kCurves) {
         table.columnLabels
             << QStringLiteral("%1_flops").arg(QString::fromLatin1(costItemName(curve.item)))
             << QStringLiteral("%1_bytes").arg(QString::fromLatin1(costItemName(curve.item)));
     }
+    table.columnLabels << QStringLiteral("current");
     table.cols = static_cast<int>(table.columnLabels.size());
-    for (Index s = kMinSeq; s <= kMaxSeq; s *= 2) {
+    // The lengths the curves are drawn at: powers of two and this session's length (marked).
+    std::vector<Index> lengths;
+    for (Index s = kMinSeq; s <= kMaxSeq; s *= 2)
+        lengths.push_back(s);
+    lengths.push_back(current.seq);
+    std::sort(lengths.begin(), lengths.end());
+    lengths.erase(std::unique(lengths.begin(), lengths.end()), lengths.end());
+    for (Index s : lengths) {
         CostParams params = current;
         params.seq = s;
         table.rowLabels << QString::number(s);
@@ -230,8 +239,17 @@ DataTable ComplexityView::data() const {
             table.values.push_back(cost.flops);
             table.values.push_back(cost.bytes);
         }
+        table.values.push_back(s == current.seq ? 1.0 : 0.0);
         ++table.rows;
     }
+    table.extra = {
+        {QStringLiteral("d_model"), static_cast<qint64>(current.dModel)},
+        {QStringLiteral("heads"), static_cast<qint64>(current.heads)},
+        {QStringLiteral("kv_heads"), static_cast<qint64>(current.kvHeads)},
+        {QStringLiteral("window"), static_cast<qint64>(current.window)},
+        {QStringLiteral("q_block"), static_cast<qint64>(current.qBlock)},
+        {QStringLiteral("kv_block"), static_cast<qint64>(current.kvBlock)},
+        {QStringLiteral("bytes_per_element"), static_cast<qint64>(current.bytesPerElement)}};
     return table;
 }
 

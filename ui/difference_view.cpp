@@ -85,6 +85,8 @@ MatrixFigure DifferenceView::figure() const {
     const Index head = std::clamp<Index>(document()->session().viewState.head, 0, dump->heads - 1);
     out.rowLabels = displayTokens(dump->queryTokens(batch));
     out.columnLabels = displayTokens(dump->keyTokens(batch));
+    out.rawRows = dump->queryTokens(batch);
+    out.rawColumns = dump->keyTokens(batch);
     const auto mode = static_cast<Mode>(m_mode->currentData().toInt());
     const Index a = m_a->value();
     const Index b = m_b->value();

@@ -7,6 +7,7 @@
 
 #include "ui/experiment_data.h"
 #include "ui/teaching_plot.h"
+#include "ui/token_tooltips.h"
 
 namespace attnlab::ui {
 
@@ -128,6 +129,8 @@ void EntropyView::refresh() {
     for (int i = 0; i < tokens.size(); i += step)
         ticker->addTick(i, tokens[i]);
     QCPAxis* qx = m_queryRect->axis(QCPAxis::atBottom);
+    TokenTooltips::of(m_plot)->setTokens(
+        qx, experiment ? experiment->queryTokens : std::vector<std::string>(), {}, tr("query"));
     qx->setTicker(ticker);
     qx->setTickLabelRotation(tokens.size() > 6 ? -45 : 0);
     qx->setSubTicks(false);

@@ -16,6 +16,7 @@
 
 #include <cmath>
 
+#include "ui/experiment_data.h"
 #include "ui/view.h"
 
 namespace attnlab::ui {
@@ -34,21 +35,37 @@ QString csvField(QString text) {
     return text;
 }
 
+/// The blocks of a grouped table (one block when it has none).
+int groupCount(const DataTable& table) {
+    const auto groups = static_cast<int>(table.groupLabels.size());
+    return groups > 0 && table.rows % groups == 0 ? groups : 1;
+}
+
 QString writeCsv(const DataTable& table, const QString& path) {
     QSaveFile file(path);
     if (!file.open(QIODevice::WriteOnly | QIODevice::Text))
         return QObject::tr("Cannot write %1: %2").arg(path, file.errorString());
     QTextStream out(&file);
-    out << csvField(QObject::tr("token"));
+    const int groups = groupCount(table);
+    const bool grouped = groups > 1 || !table.groupLabels.isEmpty();
+    const int perGroup = table.rows / groups;
+    if (grouped) out << csvField(table.groupHeader) << ',';
+    out << csvField(table.rowHeader.isEmpty() ? QObject::tr("token") : table.rowHeader);
     for (const QString& column : table.columnLabels)
         out << ',' << csvField(column);
     out << '\n';
     for (int r = 0; r < table.rows; ++r) {
+        if (grouped) out << csvField(table.groupLabels.value(r / std::max(1, perGroup))) << ',';
         out << csvField(r < table.rowLabels.size() ? table.rowLabels[r] : QString::number(r));
         for (int c = 0; c < table.cols; ++c) {
             const double value = table.at(r, c);
             out << ',';
-            if (std::isfinite(value)) out << QString::number(value, 'g', 9);
+            if (!std::isfinite(value)) continue;
+            // Counts and bytes stay whole numbers; the rest keeps a float32's 9 digits.
+            if (value == std::floor(value) && std::abs(value) < 1e15)
+                out << QString::number(static_cast<qint64>(value));
+            else
+                out << QString::number(value, 'g', 9);
         }
         out << '\n';
     }
@@ -59,7 +76,11 @@ QString writeCsv(const DataTable& table, const QString& path) {
 
 QString writeNpyTable(const DataTable& table, const QString& path) {
     NpyArray array;
-    array.shape = {table.rows, table.cols};
+    const int groups = groupCount(table);
+    if (groups > 1 || !table.groupLabels.isEmpty())
+        array.shape = {groups, table.rows / groups, table.cols};
+    else
+        array.shape = {table.rows, table.cols};
     array.dtype = DType::Float64;
     array.data64 = table.values; // full precision, not rounded through float
     if (const Status status = writeNpy(path.toStdString(), array, DType::Float64))
@@ -67,7 +88,7 @@ QString writeNpyTable(const DataTable& table, const QString& path) {
     return {};
 }
 
-QString writeJsonTable(const DataTable& table, const QString& path) {
+QString writeJsonTable(const View& view, const DataTable& table, const QString& path) {
     QJsonArray rows;
     for (int r = 0; r < table.rows; ++r) {
         QJsonArray row;
@@ -77,9 +98,32 @@ QString writeJsonTable(const DataTable& table, const QString& path) {
         }
         rows.append(row);
     }
-    QJsonObject root;
+    QJsonObject root = QJsonObject::fromVariantMap(table.extra);
+    root.insert(QStringLiteral("view"), view.viewId());
+    root.insert(QStringLiteral("title"), view.title());
+    if (const Experiment* experiment = view.document()->experiment()) {
+        const Index head = clampedHead(*experiment, view.document()->session().viewState.head);
+        const ExperimentSource& source = experiment->source;
+        root.insert(QStringLiteral("source"),
+                    source.isSession()
+                        ? QObject::tr("random projections (seed %1)").arg(experiment->session.seed)
+                        : QString::fromStdString(source.name));
+        root.insert(QStringLiteral("layer"), source.layer >= 0
+                                                 ? QJsonValue(static_cast<qint64>(source.layer))
+                                                 : QJsonValue());
+        root.insert(QStringLiteral("head"), static_cast<qint64>(head));
+        root.insert(QStringLiteral("caption"), figureCaption(*experiment, head));
+    }
+    root.insert(QStringLiteral("row_header"),
+                table.rowHeader.isEmpty() ? QObject::tr("token") : table.rowHeader);
     root.insert(QStringLiteral("row_labels"), QJsonArray::fromStringList(table.rowLabels));
     root.insert(QStringLiteral("column_labels"), QJsonArray::fromStringList(table.columnLabels));
+    const int groups = groupCount(table);
+    if (groups > 1 || !table.groupLabels.isEmpty()) {
+        root.insert(QStringLiteral("group_header"), table.groupHeader);
+        root.insert(QStringLiteral("groups"), QJsonArray::fromStringList(table.groupLabels));
+        root.insert(QStringLiteral("rows_per_group"), table.rows / groups);
+    }
     root.insert(QStringLiteral("shape"), QJsonArray{table.rows, table.cols});
     root.insert(QStringLiteral("values"), rows);
     QSaveFile file(path);
@@ -88,6 +132,11 @@ QString writeJsonTable(const DataTable& table, const QString& path) {
     file.write(QJsonDocument(root).toJson(QJsonDocument::Indented));
     if (!file.commit()) return QObject::tr("Cannot write %1: %2").arg(path, file.errorString());
     return {};
+}
+
+QString noDataReason(const View& view, const DataTable& table) {
+    if (!table.unavailable.isEmpty()) return table.unavailable;
+    return QObject::tr("the %1 view has no numbers to export now").arg(view.title());
 }
 
 /// Applies a figure style to a view for the length of an export, then puts the old one back.
@@ -143,15 +192,23 @@ QString exportData(View& view, const QString& path) {
     view.ensureFresh();
     const DataTable table = view.data();
     if (table.rows == 0 || table.cols == 0)
-        return QObject::tr("%1: this view has no data to export").arg(path);
+        return QObject::tr("%1: %2").arg(path, noDataReason(view, table));
     switch (format) {
     case ExportFormat::Csv:
         return writeCsv(table, path);
     case ExportFormat::Npy:
         return writeNpyTable(table, path);
     default:
-        return writeJsonTable(table, path);
+        return writeJsonTable(view, table, path);
     }
+}
+
+QString dataUnavailable(View& view) {
+    if (const QString why = view.notApplicable(); !why.isEmpty()) return why;
+    view.ensureFresh();
+    const DataTable table = view.data();
+    if (table.rows > 0 && table.cols > 0) return {};
+    return noDataReason(view, table);
 }
 
 bool exportFormatFor(const QString& path, ExportFormat* format) {

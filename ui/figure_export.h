@@ -63,10 +63,15 @@ QString exportView(View& view, const QString& path, const QSize& size, double sc
 /// the view's own style is put back afterwards.
 QString exportView(View& view, const QString& path, const FigureOptions& options);
 /// Writes the numbers the view draws (CSV, NPY or JSON by extension); the empty string on
-/// success. CSV: a header row of column labels (key tokens), then one row per query, its
-/// token then its values; NPY: the float64 [rows, cols] values; JSON: labels and values,
-/// null where a cell has no value.
+/// success. CSV: a header row (what a row is, then the column labels: key tokens), then one
+/// row per item (query, step, head ...), its label then its values, with a first column
+/// naming the block in a grouped table; NPY: the float64 [rows, cols] values, or
+/// [blocks, rows per block, cols]; JSON: self-describing (view, source, layer, head, caption,
+/// row and column labels, values with null where a cell has no value, and the table's extra).
 QString exportData(View& view, const QString& path);
+/// Why the view has no numbers to export now (a sentence for the disabled menu item and the
+/// command line); empty when it has some.
+QString dataUnavailable(View& view);
 /// File-dialog filter listing the data formats.
 QString dataExportFilter();
 /// Puts the figure (PNG, at scale 2 for crispness) on the clipboard.

@@ -540,19 +540,68 @@ QVector<QPointF> FlashStepperView::plottedError() const {
 }
 
 DataTable FlashStepperView::data() const {
+    // The online-softmax state drawn at the current step, one row per query: the running max
+    // m, the running sum l, the factor exp(m_before - m_after) the current tile applied to the
+    // row (1 where it did not touch the row, 0 where the row saw its first key), and how many
+    // of the row's tiles are done. The JSON also lists every tile and whether it is done.
     DataTable table;
-    table.columnLabels = {QStringLiteral("q_start"), QStringLiteral("q_end"),
-                          QStringLiteral("kv_start"), QStringLiteral("kv_end"),
-                          QStringLiteral("skipped")};
-    table.cols = static_cast<int>(table.columnLabels.size());
-    for (std::size_t k = 0; k < m_tableTiles.size(); ++k) {
-        const FlashTile& tile = m_tableTiles[k];
-        table.rowLabels << tr("step %1").arg(k + 1);
-        table.values.insert(table.values.end(),
-                            {double(tile.qStart), double(tile.qEnd), double(tile.kvStart),
-                             double(tile.kvEnd), tile.skipped ? 1.0 : 0.0});
+    const Experiment* experiment = document()->experiment();
+    const FlashWalk* flash = notApplicable().isEmpty() ? document()->flashWalk() : nullptr;
+    if (!experiment || !flash || flash->totalSteps() == 0) {
+        table.unavailable = tr("the FlashAttention walk of this head is not ready yet");
+        return table;
     }
-    table.rows = static_cast<int>(m_tableTiles.size());
+    const Index total = flash->totalSteps();
+    const Index step = std::clamp<Index>(document()->session().viewState.flashStep, 0, total);
+    const FlashState after = flash->stateAfter(step);
+    const FlashState before = step > 0 ? flash->stateAfter(step - 1) : after;
+    const Index sq = experiment->sq();
+    std::vector<double> done(static_cast<std::size_t>(sq), 0.0),
+        all(static_cast<std::size_t>(sq), 0.0);
+    QVariantList tiles;
+    for (Index k = 0; k < total; ++k) {
+        const FlashTile tile = flash->tile(k);
+        for (Index r = tile.qStart; r < std::min(tile.qEnd, sq); ++r) {
+            all[static_cast<std::size_t>(r)] += 1;
+            if (k < step) done[static_cast<std::size_t>(r)] += 1;
+        }
+        if (k < kMaxTableTiles)
+            tiles << QVariantMap{{QStringLiteral("step"), static_cast<qint64>(k + 1)},
+                                 {QStringLiteral("q_start"), static_cast<qint64>(tile.qStart)},
+                                 {QStringLiteral("q_end"), static_cast<qint64>(tile.qEnd)},
+                                 {QStringLiteral("kv_start"), static_cast<qint64>(tile.kvStart)},
+                                 {QStringLiteral("kv_end"), static_cast<qint64>(tile.kvEnd)},
+                                 {QStringLiteral("skipped"), tile.skipped},
+                                 {QStringLiteral("done"), k < step}};
+    }
+    const FlashTile current = step > 0 ? flash->tile(step - 1) : FlashTile{};
+    table.columnLabels = {QStringLiteral("m"), QStringLiteral("l"), QStringLiteral("rescale"),
+                          QStringLiteral("tiles_done"), QStringLiteral("tiles")};
+    table.cols = static_cast<int>(table.columnLabels.size());
+    table.rowLabels = displayTokens(experiment->queryTokens);
+    const auto value = [](const std::vector<float>& values, Index at) {
+        return at < static_cast<Index>(values.size()) ? double(values[static_cast<std::size_t>(at)])
+                                                      : std::numeric_limits<double>::quiet_NaN();
+    };
+    for (Index r = 0; r < sq; ++r) {
+        const double m = value(after.rowMax, r), mBefore = value(before.rowMax, r);
+        const bool touched = step > 0 && !current.skipped && r >= current.qStart &&
+                             r < current.qEnd && std::isfinite(m);
+        // m stays -inf until the row sees an allowed key: exported as no value.
+        table.values.insert(table.values.end(),
+                            {std::isfinite(m) ? m : std::numeric_limits<double>::quiet_NaN(),
+                             value(after.rowSum, r),
+                             touched ? (std::isfinite(mBefore) ? std::exp(mBefore - m) : 0.0) : 1.0,
+                             done[static_cast<std::size_t>(r)], all[static_cast<std::size_t>(r)]});
+    }
+    table.rows = static_cast<int>(sq);
+    table.extra.insert(QStringLiteral("step"), static_cast<qint64>(step));
+    table.extra.insert(QStringLiteral("total_steps"), static_cast<qint64>(total));
+    table.extra.insert(QStringLiteral("q_block"),
+                       static_cast<qint64>(document()->session().qBlock));
+    table.extra.insert(QStringLiteral("kv_block"),
+                       static_cast<qint64>(document()->session().kvBlock));
+    table.extra.insert(QStringLiteral("tiles_list"), tiles);
     return table;
 }
 

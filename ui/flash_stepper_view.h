@@ -42,7 +42,9 @@ public:
     QString title() const override { return tr("FlashAttention steps"); }
     void refresh() override;
     void paintFigure(QCPPainter& painter, const QSize& size) override;
-    /// One row per tile (q_start, q_end, kv_start, kv_end, skipped), at most kMaxTableTiles.
+    /// The state drawn at the current step, one row per query (m, l, the current tile's
+    /// rescale factor, tiles done of the row's tiles); the JSON lists the tiles (at most
+    /// kMaxTableTiles) and which are done.
     DataTable data() const override;
     QString notApplicable() const override;
 

@@ -342,6 +342,7 @@ DataTable HeadRolesView::data() const {
     table.columnLabels << tr("ablated");
     table.cols = static_cast<int>(table.columnLabels.size());
     table.rows = m_model->rowCount();
+    table.rowHeader = QStringLiteral("head");
     for (int r = 0; r < table.rows; ++r) {
         const auto [layer, head] = headAtRow(r);
         table.rowLabels << tr("L%1 H%2").arg(layer).arg(head);

@@ -69,6 +69,7 @@ DataTable HeadStatsView::data() const {
     DataTable table;
     table.cols = 5;
     table.rows = m_model->rowCount();
+    table.rowHeader = QStringLiteral("head");
     for (int c = 0; c < table.cols; ++c)
         table.columnLabels << m_model->horizontalHeaderItem(c)->text();
     for (int r = 0; r < table.rows; ++r) {

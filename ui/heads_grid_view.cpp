@@ -8,6 +8,7 @@
 #include "ui/colormap.h"
 #include "ui/experiment_data.h"
 #include "ui/teaching_plot.h"
+#include "ui/token_tooltips.h"
 
 namespace attnlab::ui {
 
@@ -50,6 +51,7 @@ void HeadsGridView::refresh() {
     m_plot->clearPlottables();
     m_plot->clearItems();
     m_plot->plotLayout()->clear();
+    TokenTooltips::of(m_plot)->clear();
     m_heads = 0;
     const Experiment* experiment = document()->experiment();
     const ViewState& state = document()->session().viewState;
@@ -102,6 +104,8 @@ void HeadsGridView::refresh() {
             ->setLabel(kvHeads == heads || !sharingKnown
                            ? tr("head %1").arg(h)
                            : tr("head %1 \u00b7 kv %2").arg(h).arg(group));
+        TokenTooltips::of(m_plot)->setTokens(x, experiment->keyTokens, {}, tr("key"));
+        TokenTooltips::of(m_plot)->setTokens(y, experiment->queryTokens, {}, tr("query"));
         auto* map = new QCPColorMap(x, y);
         map->setInterpolate(false);
         map->setGradient(gradient);
@@ -155,10 +159,12 @@ DataTable HeadsGridView::data() const {
     table.columnLabels = displayTokens(experiment->keyTokens);
     const QStringList queries = displayTokens(experiment->queryTokens);
     table.values.reserve(static_cast<std::size_t>(table.rows) * table.cols);
+    table.groupHeader = QStringLiteral("head");
     for (Index h = 0; h < heads; ++h) {
+        table.groupLabels << QString::number(h);
         const MatrixD weights = headWeights(*experiment, h);
         for (Index i = 0; i < sq; ++i) {
-            table.rowLabels << tr("h%1 %2").arg(h).arg(queries.value(static_cast<int>(i)));
+            table.rowLabels << queries.value(static_cast<int>(i));
             for (Index j = 0; j < sk; ++j)
                 table.values.push_back(weights(i, j));
         }

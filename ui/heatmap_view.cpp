@@ -14,6 +14,7 @@
 #include "ui/experiment_data.h"
 #include "ui/plot_captions.h"
 #include "ui/teaching_plot.h"
+#include "ui/token_tooltips.h"
 
 namespace attnlab::ui {
 
@@ -166,6 +167,28 @@ void HeatmapView::setPanel(bool rowLabels) {
     markStale();
 }
 
+void HeatmapView::setSharedColorRange(std::optional<std::pair<double, double>> range,
+                                      const QString& label) {
+    m_sharedRange = range;
+    m_sharedLabel = label;
+    markStale();
+}
+
+void HeatmapView::setColorBarShown(bool shown) {
+    if (shown == m_colorBarShown) return;
+    m_colorBarShown = shown;
+    QCPLayoutGrid* layout = m_plot->plotLayout();
+    if (shown) {
+        layout->addElement(1, 1, m_colorScale);
+    } else {
+        layout->take(m_colorScale);
+        layout->simplify();
+    }
+    m_colorScale->setVisible(shown);
+    m_colorScale->axis()->axisRect()->setVisible(shown);
+    markStale();
+}
+
 void HeatmapView::setCaption(const QString& caption) {
     m_caption = caption;
     markStale();
@@ -279,6 +302,19 @@ void HeatmapView::refresh() {
     m_cols = heat.values.cols();
     QCPAxis* xAxis = m_plot->axisRect()->axis(QCPAxis::atBottom);
     QCPAxis* yAxis = m_plot->axisRect()->axis(QCPAxis::atLeft);
+    // Hovering a token label gives its raw form (a cell has its own, fuller tooltip).
+    {
+        const Experiment* labelled = experimentFor(
+            m_source == HeatmapSource::Difference ? HeatmapSource::Primary : m_source);
+        const bool keyRows = state.show == "k" || state.show == "v";
+        const bool tokenColumns = !keyRows && state.show != "q" && state.show != "output";
+        const std::vector<std::string> none;
+        TokenTooltips::of(m_plot)->setTokens(
+            yAxis, labelled ? (keyRows ? labelled->keyTokens : labelled->queryTokens) : none, {},
+            {}, false);
+        TokenTooltips::of(m_plot)->setTokens(
+            xAxis, labelled && tokenColumns ? labelled->keyTokens : none, {}, {}, false);
+    }
 
     QString name = QString::fromStdString(state.colormap);
     if (heat.signedValues) name = QStringLiteral("diverging");
@@ -303,9 +339,12 @@ void HeatmapView::refresh() {
         const double reach = std::max({std::abs(lowest), std::abs(highest), 1e-12});
         range = QCPRange(-reach, reach);
     }
+    if (m_sharedRange && !heat.signedValues)
+        range = QCPRange(m_sharedRange->first, m_sharedRange->second);
     if (range.size() <= 0) range = QCPRange(range.lower - 0.5, range.upper + 0.5);
     m_colorMap->setDataRange(range);
-    m_colorScale->axis()->setLabel(heat.quantity);
+    m_colorScale->axis()->setLabel(m_sharedRange && !m_sharedLabel.isEmpty() ? m_sharedLabel
+                                                                             : heat.quantity);
 
     m_maskMarks->setData(markX, markY, true); // sized to the cells in fitToCells()
     // Train-mode dropout: a ring on each allowed cell it zeroed, apart from the masked 'x'.

@@ -7,6 +7,9 @@
 #include <QString>
 #include <QStringList>
 
+#include <optional>
+#include <utility>
+
 #include "ui/view.h"
 
 class QCPColorMap;
@@ -66,6 +69,13 @@ public:
     void setCaption(const QString& caption);
     /// Drawn as one panel of several side by side: no axis titles; row labels only if asked.
     void setPanel(bool rowLabels);
+    /// Compare's A and B: colours on this range instead of the matrix's own (one scale for
+    /// both), and `label` on the colour bar; nullopt restores the matrix's own. A diverging
+    /// matrix keeps its symmetric range.
+    void setSharedColorRange(std::optional<std::pair<double, double>> range,
+                             const QString& label = {});
+    /// Whether this panel draws its colour bar (A shares B's); the plot takes its room.
+    void setColorBarShown(bool shown);
 
 protected:
     /// Answers the plot's tool-tip event with the hovered cell's breakdown.
@@ -107,6 +117,9 @@ private:
     /// The axis rect's size as laid out (or, for a widget never shown, most of the widget).
     QSize axisRoom() const;
     bool m_panelRowLabels = true;
+    std::optional<std::pair<double, double>> m_sharedRange;
+    QString m_sharedLabel;
+    bool m_colorBarShown = true;
     std::vector<QCPAbstractItem*> m_valueLabels;
     Index m_rows = 0;
     Index m_cols = 0;

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "ui/colormap.h"
 #include "ui/experiment_data.h"
@@ -327,15 +328,28 @@ DataTable KvCacheView::data() const {
     DataTable table;
     const Experiment* experiment = document()->experiment();
     if (!experiment || !experiment->kvTrace) return table;
-    table.columnLabels = {QStringLiteral("new_rows"), QStringLiteral("cache_len"),
-                          QStringLiteral("cache_bytes")};
-    table.cols = 3;
+    // The steps' rows, the session's cache bytes, and the three curves as drawn (MHA, GQA,
+    // MQA at float32, one batch entry); `current` marks the step shown.
+    table.rowHeader = QStringLiteral("step");
+    table.columnLabels = {QStringLiteral("new_rows"),    QStringLiteral("cache_len"),
+                          QStringLiteral("cache_bytes"), QStringLiteral("mha_bytes"),
+                          QStringLiteral("gqa_bytes"),   QStringLiteral("mqa_bytes"),
+                          QStringLiteral("current")};
+    table.cols = static_cast<int>(table.columnLabels.size());
+    const QVector<QPointF> curves[3] = {plottedBytes(0), plottedBytes(1), plottedBytes(2)};
+    const Index shown = currentStep();
     for (std::size_t k = 0; k < experiment->kvTrace->steps.size(); ++k) {
         const KvCacheStep& s = experiment->kvTrace->steps[k];
         table.rowLabels << (k == 0 ? tr("prefill") : tr("decode %1").arg(k));
         table.values.insert(table.values.end(),
                             {double(s.newRows), double(s.cacheLen), double(s.cacheBytes)});
+        for (const QVector<QPointF>& curve : curves)
+            table.values.push_back(k < static_cast<std::size_t>(curve.size())
+                                       ? curve[static_cast<qsizetype>(k)].y()
+                                       : std::numeric_limits<double>::quiet_NaN());
+        table.values.push_back(static_cast<Index>(k) == shown ? 1.0 : 0.0);
     }
+    table.extra.insert(QStringLiteral("bytes_per_element"), 4);
     table.rows = static_cast<int>(experiment->kvTrace->steps.size());
     return table;
 }

@@ -1,14 +1,17 @@
 #include "ui/lines_view.h"
 
+#include <QHelpEvent>
 #include <QMouseEvent>
 #include <QPainter>
 #include <QPainterPath>
+#include <QToolTip>
 #include <qcustomplot.h>
 
 #include <algorithm>
 #include <cmath>
 
 #include "ui/experiment_data.h"
+#include "ui/token_tooltips.h"
 
 namespace attnlab::ui {
 
@@ -34,7 +37,11 @@ void LinesView::refresh() {
         m_weights = headWeights(*experiment, m_head);
         m_queries = displayTokens(experiment->queryTokens);
         m_keys = displayTokens(experiment->keyTokens);
+        m_rawQueries = experiment->queryTokens;
+        m_rawKeys = experiment->keyTokens;
     } else {
+        m_rawQueries.clear();
+        m_rawKeys.clear();
         m_weights = MatrixD(0, 0);
         m_queries.clear();
         m_keys.clear();
@@ -181,6 +188,22 @@ void LinesView::mouseMoveEvent(QMouseEvent* event) {
     const Focus focus = tokenAt(event->position());
     isolateToken(focus.side, focus.index);
     View::mouseMoveEvent(event);
+}
+
+bool LinesView::event(QEvent* event) {
+    if (event->type() == QEvent::ToolTip) {
+        const auto* help = static_cast<QHelpEvent*>(event);
+        const Focus focus = tokenAt(QPointF(help->pos()));
+        const std::vector<std::string>& raw = focus.side == 0 ? m_rawQueries : m_rawKeys;
+        if (focus.index >= 0 && focus.index < static_cast<Index>(raw.size())) {
+            QToolTip::showText(help->globalPos(),
+                               (focus.side == 0 ? tr("query %1") : tr("key %1"))
+                                   .arg(tokenTooltip(raw[static_cast<std::size_t>(focus.index)])),
+                               this);
+            return true;
+        }
+    }
+    return View::event(event);
 }
 
 void LinesView::leaveEvent(QEvent* event) {

@@ -36,6 +36,8 @@ public:
     void isolateToken(int side, Index index);
     /// The token under a widget position at the current size, index -1 when none.
     Focus tokenAt(const QPointF& position) const;
+    /// Tooltips: the hovered token as shown and raw (token_tooltips.h).
+    bool event(QEvent* event) override;
     /// Number of lines the figure draws now (weight above kMinWeight, isolated if focused).
     int lineCount() const;
 
@@ -59,6 +61,7 @@ private:
     MatrixD m_weights;
     QStringList m_queries;
     QStringList m_keys;
+    std::vector<std::string> m_rawQueries, m_rawKeys; ///< as the tokenizer wrote them
     Index m_head = 0;
     Index m_selectedQuery = -1;
     Focus m_hover;

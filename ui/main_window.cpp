@@ -245,7 +245,7 @@ void MainWindow::createActions() {
     QAction* exportAction =
         file->addAction(tr("&Export Figure\u2026"), this, &MainWindow::exportFigure);
     exportAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
-    file->addAction(tr("Export &Data\u2026"), this, [this] {
+    QAction* dataAction = file->addAction(tr("Export &Data\u2026"), this, [this] {
         View* target = currentView();
         if (!target) return;
         const QString path = QFileDialog::getSaveFileName(
@@ -258,6 +258,16 @@ void MainWindow::createActions() {
             return;
         }
         statusBar()->showMessage(tr("Exported %1").arg(path), 4000);
+    });
+    // A view with no numbers to export now: the item is disabled and its tooltip says why.
+    file->setToolTipsVisible(true);
+    connect(file, &QMenu::aboutToShow, this, [this, dataAction] {
+        View* target = currentView();
+        const QString why = target ? dataUnavailable(*target) : tr("No view is shown");
+        dataAction->setEnabled(why.isEmpty());
+        dataAction->setToolTip(why.isEmpty() ? tr("Write the numbers this view draws (CSV, "
+                                                  "NumPy or JSON)")
+                                             : why);
     });
     QAction* copyAction = file->addAction(tr("&Copy Figure"), this, &MainWindow::copyFigure);
     copyAction->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_C));

@@ -7,11 +7,16 @@
 
 #include "ui/colormap.h"
 #include "ui/teaching_plot.h"
+#include "ui/token_tooltips.h"
 
 namespace attnlab::ui {
 
 DataTable tableOf(const MatrixFigure& figure) {
-    return DataTable::fromMatrix(figure.values, figure.rowLabels, figure.columnLabels);
+    DataTable table = DataTable::fromMatrix(figure.values, figure.rowLabels, figure.columnLabels);
+    table.extra = {{QStringLiteral("figure"), figure.title},
+                   {QStringLiteral("quantity"), figure.quantity}};
+    table.unavailable = figure.values.size() == 0 ? figure.title : QString();
+    return table;
 }
 
 MatrixPlot::MatrixPlot(QCustomPlot* plot) : m_plot(plot) {
@@ -69,6 +74,8 @@ void MatrixPlot::show(const MatrixFigure& figure, const Theme& theme, const QStr
     x->setTicker(ticker(figure.columnLabels, std::max(16, m_plot->width() / (font * 3))));
     y->setTicker(ticker(figure.rowLabels, std::max(16, m_plot->height() / (font * 2 + 2))));
     x->setTickLabelRotation(cols > 6 ? -45 : 0);
+    TokenTooltips::of(m_plot)->setTokens(x, figure.rawColumns, {}, QObject::tr("key"));
+    TokenTooltips::of(m_plot)->setTokens(y, figure.rawRows, {}, QObject::tr("query"));
     x->setLabel(QObject::tr("keys"));
     y->setLabel(QObject::tr("queries"));
     x->setRange(-0.5, std::max(cols, 1) - 0.5);

@@ -5,6 +5,9 @@
 #include <QString>
 #include <QStringList>
 
+#include <string>
+#include <vector>
+
 #include "ui/core.h"
 #include "ui/theme.h"
 #include "ui/view.h"
@@ -21,6 +24,8 @@ struct MatrixFigure {
     MatrixD values;
     QStringList rowLabels;
     QStringList columnLabels;
+    /// The raw tokens behind the labels (hover shows them); empty when there are none.
+    std::vector<std::string> rawRows, rawColumns;
     QString title;
     QString quantity;          ///< colour-bar label
     bool signedValues = false; ///< diverging map, range symmetric about 0

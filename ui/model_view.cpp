@@ -211,6 +211,7 @@ DataTable ModelView::data() const {
     table.columnLabels = {tr("layer"), tr("head"), tr("mean entropy"), tr("mean distance"),
                           tr("first-token mass")};
     table.cols = 5;
+    table.rowHeader = QStringLiteral("head");
     table.rows = static_cast<int>(rows.size());
     for (const HeadSummary& row : rows) {
         table.rowLabels << tr("L%1 H%2").arg(row.layer).arg(row.head);

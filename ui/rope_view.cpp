@@ -160,6 +160,13 @@ void RopeView::refresh() {
         QStringLiteral("q_rot_x"), QStringLiteral("q_rot_y"), QStringLiteral("k_x"),
         QStringLiteral("k_y"),     QStringLiteral("k_rot_x"), QStringLiteral("k_rot_y")};
     m_table.cols = static_cast<int>(m_table.columnLabels.size());
+    m_table.rowHeader = QStringLiteral("pair");
+    m_table.extra = {{QStringLiteral("query"), static_cast<qint64>(query)},
+                     {QStringLiteral("query_position"), queryPosition},
+                     {QStringLiteral("key"), static_cast<qint64>(key)},
+                     {QStringLiteral("key_position"), keyPosition},
+                     {QStringLiteral("pairing"), QString::fromLatin1(ropeStyleName(style))},
+                     {QStringLiteral("rope_base"), base}};
     for (Index t = 0; t < pairs; ++t) {
         const auto [a, b] = ropePair(style, t, dim);
         const auto ua = static_cast<std::size_t>(a), ub = static_cast<std::size_t>(b);

@@ -7,7 +7,10 @@
 #include <QVBoxLayout>
 #include <qcustomplot.h>
 
+#include <limits>
+
 #include "ui/experiment_data.h"
+#include "ui/token_tooltips.h"
 
 namespace attnlab::ui {
 
@@ -104,6 +107,12 @@ void StatisticsView::refresh() {
         set(0, QStringLiteral("%1 %2").arg(i).arg(queries.value(i)));
         set(1, most >= 0 ? QStringLiteral("%1 %2").arg(most).arg(keys.value(static_cast<int>(most)))
                          : tr("(none)"));
+        // Hover: the token as shown and its raw form (token_tooltips.h).
+        if (at < experiment->queryTokens.size())
+            m_table->item(i, 0)->setToolTip(tokenTooltip(experiment->queryTokens[at]));
+        if (most >= 0 && most < static_cast<Index>(experiment->keyTokens.size()))
+            m_table->item(i, 1)->setToolTip(
+                tokenTooltip(experiment->keyTokens[static_cast<std::size_t>(most)]));
         set(2, at < stats->mostAttendedWeight.size()
                    ? QString::number(stats->mostAttendedWeight[at], 'f', 3)
                    : QString());
@@ -163,8 +172,11 @@ DataTable StatisticsView::data() const {
         auto value = [](const auto& values, std::size_t at) {
             return at < values.size() ? static_cast<double>(values[at]) : 0.0;
         };
-        table.values.push_back(value(stats->mostAttended, i));
-        table.values.push_back(value(stats->mostAttendedWeight, i));
+        // A query with no key other than itself has none: no value, as the table's "(none)".
+        const bool none = i >= stats->mostAttended.size() || stats->mostAttended[i] < 0;
+        const double noValue = std::numeric_limits<double>::quiet_NaN();
+        table.values.push_back(none ? noValue : value(stats->mostAttended, i));
+        table.values.push_back(none ? noValue : value(stats->mostAttendedWeight, i));
         table.values.push_back(stats->entropy[i]);
         table.values.push_back(value(stats->meanDistance, i));
         table.values.push_back(value(stats->firstTokenWeight, i));

@@ -10,6 +10,7 @@
 
 #include <QString>
 #include <QStringList>
+#include <QVariantMap>
 #include <QWidget>
 
 #include <vector>
@@ -22,7 +23,7 @@ class QCPPainter;
 
 namespace attnlab::ui {
 
-/// The numbers behind a figure: a rows x cols table with labels (CSV, NPY).
+/// The numbers behind a figure: a rows x cols table with labels (CSV, NPY, JSON).
 struct DataTable {
     QStringList rowLabels;
     QStringList columnLabels;
@@ -30,6 +31,17 @@ struct DataTable {
     int cols = 0;
     std::vector<double> values; ///< row-major rows * cols; NaN where a cell has no value
     double at(int r, int c) const { return values[static_cast<std::size_t>(r) * cols + c]; }
+    /// What a row is (the CSV's first header cell): "token" when empty, else "step", "head" ...
+    QString rowHeader;
+    /// A table made of equal blocks of rows (one per head, one per compare panel): the block
+    /// names, in order; rows is a multiple of their count. CSV gets a first column
+    /// `groupHeader` naming each row's block, NPY is [blocks, rows / blocks, cols].
+    QStringList groupLabels;
+    QString groupHeader;
+    /// Further self-description for the JSON file (units, the flash stepper's tiles ...).
+    QVariantMap extra;
+    /// Why there is nothing to export (empty table), as a sentence; empty: the default one.
+    QString unavailable;
 
     /// The table of a labelled matrix (a heatmap's cells).
     static DataTable fromMatrix(const MatrixD& matrix, const QStringList& rowLabels,

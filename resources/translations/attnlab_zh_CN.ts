@@ -215,10 +215,6 @@
         <translation>%1：未知的数据文件类型（请用 .csv、.npy 或 .json）</translation>
     </message>
     <message>
-        <source>%1: this view has no data to export</source>
-        <translation>%1：此视图没有可导出的数据</translation>
-    </message>
-    <message>
         <source>PNG image (*.png);;SVG vector (*.svg);;PDF document (*.pdf);;CSV data (*.csv);;NumPy data (*.npy);;JSON data (*.json)</source>
         <translation>PNG 图像 (*.png);;SVG 矢量图 (*.svg);;PDF 文档 (*.pdf);;CSV 数据 (*.csv);;NumPy 数据 (*.npy);;JSON 数据 (*.json)</translation>
     </message>
@@ -422,6 +418,34 @@
         <source>%1, head %2</source>
         <translation>%1，第 %2 个头</translation>
     </message>
+    <message>
+        <source>the %1 view has no numbers to export now</source>
+        <translation>%1 视图现在没有可导出的数值</translation>
+    </message>
+    <message>
+        <source>%1: %2</source>
+        <translation>%1：%2</translation>
+    </message>
+    <message>
+        <source>key</source>
+        <translation>键</translation>
+    </message>
+    <message>
+        <source>query</source>
+        <translation>查询</translation>
+    </message>
+    <message>
+        <source>“%1”</source>
+        <translation>“%1”</translation>
+    </message>
+    <message>
+        <source> — raw token “%1”</source>
+        <translation> — 原始词元 “%1”</translation>
+    </message>
+    <message>
+        <source>, id %1</source>
+        <translation>，id %1</translation>
+    </message>
 </context>
 <context>
     <name>attnlab::ui::AggregateView</name>
@@ -523,6 +547,14 @@
     <message>
         <source>Compare</source>
         <translation>比较</translation>
+    </message>
+    <message>
+        <source>A and B: %1</source>
+        <translation>A 与 B：%1</translation>
+    </message>
+    <message>
+        <source>B is not computed yet: nothing to compare</source>
+        <translation>B 尚未计算：没有可比较的内容</translation>
     </message>
 </context>
 <context>
@@ -912,12 +944,12 @@ tiles computed %8, skipped %9 · max error now %10</source>
 已计算分块 %8，跳过 %9 · 当前最大误差 %10</translation>
     </message>
     <message>
-        <source>step %1</source>
-        <translation>第 %1 步</translation>
-    </message>
-    <message>
         <source>FlashAttention steps</source>
         <translation>FlashAttention 步骤</translation>
+    </message>
+    <message>
+        <source>the FlashAttention walk of this head is not ready yet</source>
+        <translation>该头的 FlashAttention 分块遍历尚未就绪</translation>
     </message>
 </context>
 <context>
@@ -1090,6 +1122,14 @@ tiles computed %8, skipped %9 · max error now %10</source>
         <source>%1 heads switched off.</source>
         <translation>已关闭 %1 个头。</translation>
     </message>
+    <message>
+        <source>Cancel probe</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Stop the probe running on the model.</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>attnlab::ui::HeadStatsView</name>
@@ -1161,12 +1201,16 @@ tiles computed %8, skipped %9 · max error now %10</source>
         <translation>头 %1 · 键值 %2</translation>
     </message>
     <message>
-        <source>h%1 %2</source>
-        <translation>h%1 %2</translation>
-    </message>
-    <message>
         <source>Heads</source>
         <translation>各头</translation>
+    </message>
+    <message>
+        <source>key</source>
+        <translation>键</translation>
+    </message>
+    <message>
+        <source>query</source>
+        <translation>查询</translation>
     </message>
 </context>
 <context>
@@ -1895,6 +1939,14 @@ tiles computed %8, skipped %9 · max error now %10</source>
         <source>Lines</source>
         <translation>连线</translation>
     </message>
+    <message>
+        <source>query %1</source>
+        <translation>查询 %1</translation>
+    </message>
+    <message>
+        <source>key %1</source>
+        <translation>键 %1</translation>
+    </message>
 </context>
 <context>
     <name>attnlab::ui::MainWindow</name>
@@ -2199,10 +2251,6 @@ tiles computed %8, skipped %9 · max error now %10</source>
         <translation>没有问题。</translation>
     </message>
     <message>
-        <source>S=%1×%2, H=%3 — %4 ms</source>
-        <translation>S=%1×%2，H=%3 — %4 毫秒</translation>
-    </message>
-    <message>
         <source>untitled</source>
         <translation>未命名</translation>
     </message>
@@ -2281,6 +2329,47 @@ tiles computed %8, skipped %9 · max error now %10</source>
     <message>
         <source>Size of the figure:</source>
         <translation>图的尺寸：</translation>
+    </message>
+    <message>
+        <source>%1 (%2)
+%3: %4</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>, </source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>No view is shown</source>
+        <translation>没有显示任何视图</translation>
+    </message>
+    <message>
+        <source>Write the numbers this view draws (CSV, NumPy or JSON)</source>
+        <translation>写出该视图所绘制的数值（CSV、NumPy 或 JSON）</translation>
+    </message>
+    <message>
+        <source>&amp;Next View</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The next view, into the next group at a group&apos;s end (Ctrl+PgDown, Ctrl+Tab)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>P&amp;revious View</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The previous view (Ctrl+PgUp, Ctrl+Shift+Tab)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>S=%1×%2, H=%3</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 — %2 ms</source>
+        <translation type="unfinished"></translation>
     </message>
 </context>
 <context>
@@ -2742,6 +2831,33 @@ File › Open Attention Dump… or Open Q/K/V Dump… shows every layer and head
     <message>
         <source>Playing speed, in steps per second</source>
         <translation>播放速度，每秒步数</translation>
+    </message>
+</context>
+<context>
+    <name>attnlab::ui::ViewGroups</name>
+    <message>
+        <source>Attention</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The attention weights, read several ways</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Step through</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The computation around the weights, one step at a time</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Real model</source>
+        <translation type="unfinished">真实模型</translation>
+    </message>
+    <message>
+        <source>A real model&apos;s attention: open a model or an attention dump (File menu)</source>
+        <translation type="unfinished"></translation>
     </message>
 </context>
 <context>
