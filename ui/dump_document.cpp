@@ -8,6 +8,7 @@
 #include "ui/document.h"
 
 #include "attnlab/kv_cache.h"
+#include "attnlab/rope.h"
 
 namespace attnlab::ui {
 
@@ -197,6 +198,7 @@ void DumpDocument::showLayer() {
         experiment.source.kind = m_origin.kind;
         experiment.positional = m_origin.positional;
         experiment.ropeBase = m_origin.ropeBase;
+        experiment.milliseconds = m_origin.milliseconds;
         const MaskSpec& mask = m_apply.spec.mask;
         const bool causalSoftmax =
             (m_apply.spec.variant == Variant::Softmax || m_apply.spec.variant == Variant::Flash) &&
@@ -245,6 +247,19 @@ const std::vector<HeadSummary>& DumpDocument::headTable() {
         m_tableValid = true;
     }
     return m_table;
+}
+
+std::vector<double> ropeFrequencies(Document* document, const Experiment& experiment) {
+    const Index pairs = experiment.qkv.q.dim / 2;
+    const DumpDocument* dumps = DumpDocument::of(document);
+    if (!experiment.source.isSession() && dumps->active() &&
+        static_cast<Index>(dumps->origin().ropeFrequencies.size()) == pairs)
+        return dumps->origin().ropeFrequencies;
+    const Matrix angles = ropeAngles(2, 2 * pairs, experiment.ropeBase, 0);
+    std::vector<double> out(static_cast<std::size_t>(pairs));
+    for (Index t = 0; t < pairs; ++t)
+        out[static_cast<std::size_t>(t)] = static_cast<double>(angles(1, t)); // position 1
+    return out;
 }
 
 } // namespace attnlab::ui

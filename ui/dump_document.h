@@ -25,9 +25,15 @@ struct QkvOrigin {
     ExperimentSource::Kind kind = ExperimentSource::Kind::QkvDump;
     Positional positional = Positional::None; ///< how q and k were rotated (RoPE view)
     double ropeBase = 10000.0;
+    /// Each RoPE pair's inverse frequency theta_t as the model's forward rotates with (its
+    /// rope_scaling applied); empty: ropeBase^(-2t/D).
+    std::vector<double> ropeFrequencies{};
     /// >= 0: the experiment carries the KV-cache steps of decoding after this many rows
     /// (when the spec is causal softmax), so the KV-cache view steps through the real layer.
     Index kvPrefill = -1;
+    /// The wall time that produced the q/k/v (a model's forward), shown as the experiments'
+    /// time; 0 when nothing was timed (a file).
+    double milliseconds = 0;
 };
 
 class DumpDocument : public QObject {
@@ -64,6 +70,8 @@ public:
                  Index layer, const QkvOrigin& origin = {});
     /// The kind of source the shown experiments have (QkvDump, AttentionDump or Model).
     ExperimentSource::Kind sourceKind() const { return m_origin.kind; }
+    /// Where the Q/K/V shown came from (showQkv's origin).
+    const QkvOrigin& origin() const { return m_origin; }
     /// A second attention dump for the difference view; it must have the same shape.
     bool openComparison(const QString& path);
     const AttentionDump* comparison() const { return m_comparison ? &*m_comparison : nullptr; }
@@ -105,5 +113,10 @@ private:
     std::vector<HeadSummary> m_table;
     bool m_tableValid = false;
 };
+
+/// The inverse frequency theta_t of each RoPE pair of `experiment` (head dimension D, D / 2
+/// values) as what produced it rotates: a real model's own when `document` shows one (its
+/// rope_scaling applied, as its forward does), else ropeBase^(-2t/D) (core/rope.h).
+std::vector<double> ropeFrequencies(Document* document, const Experiment& experiment);
 
 } // namespace attnlab::ui

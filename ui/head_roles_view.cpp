@@ -140,7 +140,12 @@ HeadRolesView::HeadRolesView(Document* document, QWidget* parent)
     for (int c = PreviousToken; c <= Distance; ++c)
         m_table->setItemDelegateForColumn(c, bars);
 
-    connect(m_runProbe, &QPushButton::clicked, this, &HeadRolesView::requestProbe);
+    connect(m_runProbe, &QPushButton::clicked, this, [this] {
+        if (m_probeRunning)
+            emit probeCancelRequested();
+        else
+            requestProbe();
+    });
     connect(m_showText, &QPushButton::clicked, this, &HeadRolesView::showText);
     connect(m_restoreAll, &QPushButton::clicked, this, [this] {
         if (!m_input.ablated.empty()) emit ablationRequested({});
@@ -174,6 +179,19 @@ void HeadRolesView::setProbeResult(HeadRolesProbe probe) {
     markStale();
     // The probe's point: rank the heads by induction.
     m_table->sortByColumn(Induction, Qt::DescendingOrder);
+}
+
+void HeadRolesView::setProbeRunning(bool running) {
+    if (running == m_probeRunning) return;
+    m_probeRunning = running;
+    m_runProbe->setText(running ? tr("Cancel probe") : tr("Run probe"));
+    m_runProbe->setToolTip(
+        running ? tr("Stop the probe running on the model.")
+                : tr("Run the model on BOS + random tokens + the same tokens again, "
+                     "and rank the heads by how much the repeat attends to the token "
+                     "that followed its first occurrence (induction)."));
+    m_probeLength->setEnabled(!running);
+    m_seed->setEnabled(!running);
 }
 
 void HeadRolesView::showText() {

@@ -70,6 +70,9 @@ public:
     void showText();
     bool showingProbe() const { return m_showProbe && m_probe.has_value(); }
     const std::optional<HeadRolesProbe>& probe() const { return m_probe; }
+    /// While a probe runs (on a worker): the button cancels it, the length and seed wait.
+    void setProbeRunning(bool running);
+    bool probeRunning() const { return m_probeRunning; }
     /// The roles the table shows (the probe's or the text's).
     const std::vector<model::HeadRole>& shownRoles() const;
 
@@ -90,6 +93,8 @@ public slots:
 signals:
     /// The person asked for the probe: BOS + `length` random tokens, twice.
     void probeRequested(qint64 length, quint64 seed);
+    /// The person stopped the probe that is running.
+    void probeCancelRequested();
     /// The person switched heads on or off: exactly `heads` should be off now.
     void ablationRequested(const std::set<std::pair<Index, Index>>& heads);
     /// The person wants to see (layer, head).
@@ -106,6 +111,7 @@ private:
     HeadRolesInput m_input;
     std::optional<HeadRolesProbe> m_probe;
     bool m_showProbe = false;
+    bool m_probeRunning = false;
     bool m_rebuilding = false;
 
     QWidget* m_controls;

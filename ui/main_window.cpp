@@ -154,6 +154,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), m_document(new Do
     m_error->setStyleSheet(QStringLiteral("QLabel { color: #c62828; font-weight: bold; }"));
     m_error->setToolTip(tr("The current problem; the last good result stays on screen."));
     m_timing = new QLabel(this);
+    m_timing->setObjectName(QStringLiteral("Timing"));
     m_timing->setToolTip(tr("Time the core took for the last result."));
     m_busy = new QProgressBar(this);
     m_busy->setRange(0, 0);
@@ -508,11 +509,15 @@ void MainWindow::updateStatus() {
     }
     m_busy->setVisible(m_document->busy());
     if (const Experiment* experiment = m_document->experiment()) {
-        m_timing->setText(tr("S=%1\u00d7%2, H=%3 \u2014 %4 ms")
-                              .arg(experiment->sq())
-                              .arg(experiment->sk())
-                              .arg(experiment->headCount())
-                              .arg(experiment->milliseconds, 0, 'f', 1));
+        // A model's layer carries its forward's time; a file's weights were not timed (0).
+        const QString shape = tr("S=%1\u00d7%2, H=%3")
+                                  .arg(experiment->sq())
+                                  .arg(experiment->sk())
+                                  .arg(experiment->headCount());
+        m_timing->setText(
+            experiment->milliseconds > 0
+                ? tr("%1 \u2014 %2 ms").arg(shape).arg(experiment->milliseconds, 0, 'f', 1)
+                : shape);
     }
 }
 

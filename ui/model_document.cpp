@@ -84,12 +84,16 @@ QkvApply nativeApply(const model::ModelConfig& config) {
 
 /// What the shown experiments say about the model: rotate-half RoPE for the llama family,
 /// and the KV-cache steps: a run that extended a cached one decodes from where the cache
-/// ended; any other run is shown as a prefill of half its tokens, then decoding.
-QkvOrigin originOf(const model::Model& loaded, const model::ModelRun& run) {
+/// ended; any other run is shown as a prefill of half its tokens, then decoding. The
+/// experiments carry the forward's wall time (the status bar's).
+QkvOrigin originOf(const model::Model& loaded, const model::ModelRun& run, double milliseconds) {
     QkvOrigin origin;
     origin.kind = ExperimentSource::Kind::Model;
+    origin.milliseconds = milliseconds;
     origin.positional = loaded.config.llamaFamily() ? Positional::RopeHalf : Positional::None;
     origin.ropeBase = loaded.config.ropeTheta;
+    if (loaded.config.llamaFamily())
+        origin.ropeFrequencies = model::ropeInverseFrequencies(loaded.config);
     const Index seq = static_cast<Index>(run.ids.size());
     origin.kvPrefill =
         run.extended && run.reusedPositions > 0 ? run.reusedPositions : std::max<Index>(1, seq / 2);
@@ -537,14 +541,14 @@ void ModelDocument::startRun() {
         emit runChanged();
         return;
     }
-    for (const auto& recent : m_recent) {
-        if (recent->ids != m_ids || recent->ablatedHeads != m_ablated) continue;
+    for (const RecentRun& recent : m_recent) {
+        if (recent.run->ids != m_ids || recent.run->ablatedHeads != m_ablated) continue;
         ModelRunOutput out;
         out.generation = m_generation;
         out.ids = m_ids;
-        out.milliseconds = 0;
-        toDumps(*m_model, *m_tokenizer, *recent, out);
-        out.run = recent;
+        out.milliseconds = recent.milliseconds; // the forward that made it; none runs now
+        toDumps(*m_model, *m_tokenizer, *recent.run, out);
+        out.run = recent.run;
         m_running = true;
         finishRun(std::move(out));
         return;
@@ -565,8 +569,9 @@ void ModelDocument::finishRun(ModelRunOutput output) {
     } else if (!stale || !m_run) {
         // A stale run is still shown when nothing is: the first figure comes sooner.
         m_run = std::move(output.run);
-        if (std::find(m_recent.begin(), m_recent.end(), m_run) == m_recent.end()) {
-            m_recent.push_front(m_run);
+        if (std::none_of(m_recent.begin(), m_recent.end(),
+                         [&](const RecentRun& recent) { return recent.run == m_run; })) {
+            m_recent.push_front({m_run, output.milliseconds});
             if (m_recent.size() > kRecentRuns) m_recent.pop_back();
         }
         m_lastRunMs = output.milliseconds;
@@ -580,7 +585,7 @@ void ModelDocument::finishRun(ModelRunOutput output) {
             if (reproducesModel(apply, m_model->config)) weights = std::move(output.weights);
             try {
                 m_dumps->showQkv(std::move(*output.qkv), apply, std::move(weights), m_layer,
-                                 originOf(*m_model, *m_run));
+                                 originOf(*m_model, *m_run, m_lastRunMs));
             } catch (const std::exception& error) {
                 fail(QString::fromUtf8(error.what()));
             }
@@ -601,7 +606,7 @@ void ModelDocument::publish() {
     ModelRunOutput out;
     toDumps(*m_model, *m_tokenizer, *m_run, out);
     m_dumps->showQkv(std::move(*out.qkv), nativeApply(m_model->config), std::move(out.weights),
-                     m_layer, originOf(*m_model, *m_run));
+                     m_layer, originOf(*m_model, *m_run, m_lastRunMs));
 }
 
 } // namespace attnlab::ui

@@ -67,6 +67,9 @@ public:
     const model::ModelRun* run() const { return m_run.get(); }
     /// The same run, shared: it stays valid after the next run replaces it.
     std::shared_ptr<const model::ModelRun> sharedRun() const { return m_run; }
+    /// The model, shared: a worker thread may run it (it is immutable once loaded) and it
+    /// stays valid after another model replaces it.
+    std::shared_ptr<const model::Model> sharedModel() const { return m_model; }
 
     /// True while a model is loaded and the document shows it (a session edit, session open
     /// or dump open ends it; showModel() brings it back).
@@ -124,7 +127,9 @@ public:
     /// Runs any pending run now and waits for it (tests, headless render); false on timeout.
     bool waitForIdle(int timeoutMs = 60000);
 
-    /// The last load or run's wall time in milliseconds (status bar).
+    /// The wall time in milliseconds of the forward that produced run() (the model tool bar;
+    /// the status bar shows it through the experiment's milliseconds). A run shown again from
+    /// the recent runs keeps the time its forward took.
     double lastRunMilliseconds() const { return m_lastRunMs; }
 
 signals:
@@ -158,9 +163,13 @@ private:
     std::shared_ptr<const model::Model> m_model;
     std::shared_ptr<const model::Tokenizer> m_tokenizer;
     std::shared_ptr<const model::ModelRun> m_run;
-    /// The last few runs: the same ids and ablation again (an undo, a retyped word) are shown
-    /// from here at once, and exactly as they were.
-    std::deque<std::shared_ptr<const model::ModelRun>> m_recent;
+    /// The last few runs and their forwards' wall times: the same ids and ablation again (an
+    /// undo, a retyped word) are shown from here at once, and exactly as they were.
+    struct RecentRun {
+        std::shared_ptr<const model::ModelRun> run;
+        double milliseconds = 0;
+    };
+    std::deque<RecentRun> m_recent;
     QString m_text;
     std::vector<std::int64_t> m_ids;
     HeadSet m_ablated;

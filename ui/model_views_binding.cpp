@@ -1,9 +1,11 @@
 #include "ui/model_views_binding.h"
 
-#include <QApplication>
-#include <QCursor>
+#include <QFutureWatcher>
+#include <QtConcurrent/QtConcurrentRun>
 
+#include <exception>
 #include <memory>
+#include <optional>
 
 #include "ui/document.h"
 #include "ui/model_document.h"
@@ -58,11 +60,19 @@ HeadRolesInput headRolesInputOf(const ModelDocument& models) {
 Result<HeadRolesProbe> runInductionProbe(const ModelDocument& models, Index length, quint64 seed) {
     const model::Model* net = models.model();
     if (!net) return Error{QObject::tr("Open a model first.").toStdString()};
-    auto ids = model::inductionProbe(net->config, length, seed);
+    return runInductionProbe(*net, models.ablatedHeads(), length, seed);
+}
+
+Result<HeadRolesProbe> runInductionProbe(const model::Model& net,
+                                         const std::set<std::pair<Index, Index>>& ablated,
+                                         Index length, quint64 seed,
+                                         const std::atomic<bool>* cancel) {
+    auto ids = model::inductionProbe(net.config, length, seed);
     if (!ids) return Error{ids.error()};
     model::RunOptions options;
-    options.ablatedHeads = models.ablatedHeads();
-    auto run = model::runModel(*net, *ids, options);
+    options.ablatedHeads = ablated;
+    options.cancel = cancel;
+    auto run = model::runModel(net, *ids, options);
     if (!run) return Error{run.error()};
     HeadRolesProbe probe;
     probe.roles = model::headRoles(*run);
@@ -71,6 +81,101 @@ Result<HeadRolesProbe> runInductionProbe(const ModelDocument& models, Index leng
     probe.ablated = options.ablatedHeads;
     return probe;
 }
+
+namespace {
+
+/// What a probe on the worker hands back (a QFuture's result is default-constructed).
+struct ProbeOutput {
+    std::optional<HeadRolesProbe> probe;
+    std::string error;
+};
+
+/// The probe in flight for one view: at most one runs; a request meanwhile cancels it and
+/// runs after it.
+struct ProbeRunner {
+    HeadRolesView* view = nullptr;
+    ModelDocument* models = nullptr;
+    QFutureWatcher<ProbeOutput>* watcher = nullptr;
+    std::shared_ptr<std::atomic<bool>> cancel;
+    std::shared_ptr<const model::Model> model; ///< the model the probe in flight runs
+    std::set<std::pair<Index, Index>> ablated; ///< its heads off
+    Index length = 0;
+    quint64 seed = 0;
+    std::optional<std::pair<Index, quint64>> next; ///< asked for while one ran
+
+    bool running() const { return watcher->isRunning(); }
+
+    void request(Index probeLength, quint64 probeSeed) {
+        if (running()) {
+            next = {probeLength, probeSeed};
+            cancel->store(true);
+            return;
+        }
+        start(probeLength, probeSeed);
+    }
+
+    void stop() {
+        next.reset();
+        if (cancel) cancel->store(true);
+    }
+
+    void start(Index probeLength, quint64 probeSeed) {
+        model = models->sharedModel();
+        if (!model) {
+            models->document()->reportInputError(
+                QObject::tr("Induction probe: %1").arg(QObject::tr("Open a model first.")));
+            return;
+        }
+        ablated = models->ablatedHeads();
+        length = probeLength;
+        seed = probeSeed;
+        cancel = std::make_shared<std::atomic<bool>>(false);
+        view->setProbeRunning(true);
+        // The worker holds the model and the flag, never the view: it may outlive both.
+        watcher->setFuture(QtConcurrent::run([net = model, heads = ablated, probeLength, probeSeed,
+                                              flag = cancel] {
+            ProbeOutput out;
+            try {
+                auto result = runInductionProbe(*net, heads, probeLength, probeSeed, flag.get());
+                if (result)
+                    out.probe = std::move(*result);
+                else
+                    out.error = result.error();
+            } catch (const std::exception& error) {
+                out.error = error.what();
+            }
+            return out;
+        }));
+    }
+
+    void finish() {
+        ProbeOutput out = watcher->result();
+        // Read here, not on the worker: a stop before this point drops even a finished run.
+        const bool cancelled = cancel->load();
+        const std::shared_ptr<const model::Model> ran = std::move(model);
+        view->setProbeRunning(false);
+        if (next) {
+            const auto [nextLength, nextSeed] = *next;
+            next.reset();
+            start(nextLength, nextSeed);
+            return;
+        }
+        if (cancelled || ran != models->sharedModel()) return; // stopped, or another model
+        if (ablated != models->ablatedHeads()) {
+            // Heads were switched meanwhile: the probe is measured with the heads now off.
+            start(length, seed);
+            return;
+        }
+        if (!out.probe) {
+            models->document()->reportInputError(
+                QObject::tr("Induction probe: %1").arg(QString::fromStdString(out.error)));
+            return;
+        }
+        view->setProbeResult(std::move(*out.probe));
+    }
+};
+
+} // namespace
 
 void bindNextTokenView(NextTokenView* view, ModelDocument* models) {
     // The last run with every head on, kept so an ablated run of the same ids shows its effect.
@@ -98,26 +203,28 @@ void bindNextTokenView(NextTokenView* view, ModelDocument* models) {
 }
 
 void bindHeadRolesView(HeadRolesView* view, ModelDocument* models) {
-    const auto probe = [view, models](qint64 length, quint64 seed) {
-        QApplication::setOverrideCursor(QCursor(Qt::WaitCursor));
-        auto result = runInductionProbe(*models, length, seed);
-        QApplication::restoreOverrideCursor();
-        if (!result) {
-            models->document()->reportInputError(
-                QObject::tr("Induction probe: %1").arg(QString::fromStdString(result.error())));
-            return;
-        }
-        view->setProbeResult(std::move(*result));
-    };
-    const auto update = [view, models, probe] {
+    auto runner = std::make_shared<ProbeRunner>();
+    runner->view = view;
+    runner->models = models;
+    runner->watcher = new QFutureWatcher<ProbeOutput>(view);
+    QObject::connect(runner->watcher, &QFutureWatcher<ProbeOutput>::finished, view,
+                     [runner] { runner->finish(); });
+    // A probe still running when the view goes keeps only the model and its flag: stop it.
+    QObject::connect(view, &QObject::destroyed, [runner] { runner->stop(); });
+    const auto update = [view, models, runner] {
+        if (runner->running() && runner->model != models->sharedModel()) runner->stop();
         view->setInput(headRolesInputOf(*models));
         // The probe on screen follows the heads switched off.
-        if (view->showingProbe() && view->probe()->ablated != models->ablatedHeads())
-            probe(view->probe()->length, view->probe()->seed);
+        if (view->showingProbe() && !runner->running() &&
+            view->probe()->ablated != models->ablatedHeads())
+            runner->request(view->probe()->length, view->probe()->seed);
     };
     QObject::connect(models, &ModelDocument::runChanged, view, update);
     QObject::connect(models, &ModelDocument::modelChanged, view, update);
-    QObject::connect(view, &HeadRolesView::probeRequested, view, probe);
+    QObject::connect(view, &HeadRolesView::probeRequested, view,
+                     [runner](qint64 length, quint64 seed) { runner->request(length, seed); });
+    QObject::connect(view, &HeadRolesView::probeCancelRequested, view,
+                     [runner] { runner->stop(); });
     QObject::connect(view, &HeadRolesView::ablationRequested, models,
                      [models](const std::set<std::pair<Index, Index>>& heads) {
                          models->setAblatedHeads(heads);

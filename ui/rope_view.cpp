@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "ui/dump_document.h"
 #include "ui/experiment_data.h"
 #include "ui/teaching_plot.h"
 
@@ -15,16 +16,15 @@ namespace {
 const QColor kQueryColor(0x00, 0x72, 0xb2);
 const QColor kKeyColor(0xd5, 0x5e, 0x00);
 
-/// The vector rotated as RoPE does at absolute position `position` (negative undoes it).
-std::vector<double> rotated(const std::vector<double>& x, RopeStyle style, double base,
-                            double position) {
+/// The vector rotated as RoPE does at absolute position `position` (negative undoes it), with
+/// each pair's frequency theta_t (ropeFrequencies: a model's rope_scaling included).
+std::vector<double> rotated(const std::vector<double>& x, RopeStyle style,
+                            const std::vector<double>& frequencies, double position) {
     const auto dim = static_cast<Index>(x.size());
     std::vector<double> out = x;
-    // Row 1 of the angle table (position 1) holds each pair's frequency theta_t.
-    const Matrix angles = ropeAngles(2, dim, base, 0);
     for (Index t = 0; t < dim / 2; ++t) {
         const auto [a, b] = ropePair(style, t, dim);
-        const double angle = position * static_cast<double>(angles(1, t));
+        const double angle = position * frequencies[static_cast<std::size_t>(t)];
         const double c = std::cos(angle), s = std::sin(angle);
         const auto ua = static_cast<std::size_t>(a), ub = static_cast<std::size_t>(b);
         out[ua] = x[ua] * c - x[ub] * s;
@@ -108,6 +108,7 @@ void RopeView::refresh() {
     const RopeStyle otherStyle =
         style == RopeStyle::Half ? RopeStyle::Interleaved : RopeStyle::Half;
     const double base = experiment->ropeBase;
+    const std::vector<double> frequencies = ropeFrequencies(document(), *experiment);
     const Index head = clampedHead(*experiment, state.head);
     const Index kvHead = kvHeadOf(*experiment, head);
     const Index query =
@@ -122,11 +123,11 @@ void RopeView::refresh() {
     std::vector<double> q = rowOf(experiment->qkv.q, head, query);
     std::vector<double> k = rowOf(experiment->qkv.k, kvHead, key);
     if (ropeOn) {
-        q = rotated(q, style, base, -queryPosition);
-        k = rotated(k, style, base, -keyPosition);
+        q = rotated(q, style, frequencies, -queryPosition);
+        k = rotated(k, style, frequencies, -keyPosition);
     }
-    const std::vector<double> qRot = rotated(q, style, base, queryPosition);
-    const std::vector<double> kRot = rotated(k, style, base, keyPosition);
+    const std::vector<double> qRot = rotated(q, style, frequencies, queryPosition);
+    const std::vector<double> kRot = rotated(k, style, frequencies, keyPosition);
 
     const QStringList queryTokens = displayTokens(experiment->queryTokens);
     const QStringList keyTokens = displayTokens(experiment->keyTokens);
@@ -154,7 +155,6 @@ void RopeView::refresh() {
     auto* grid = new QCPLayoutGrid;
     plot.plotLayout()->addElement(1, 0, grid);
     const Index perRow = panels > 4 ? (panels + 1) / 2 : panels;
-    const Matrix theta = ropeAngles(2, dim, base, 0);
     m_table.columnLabels = {
         QStringLiteral("theta"),   QStringLiteral("q_x"),     QStringLiteral("q_y"),
         QStringLiteral("q_rot_x"), QStringLiteral("q_rot_y"), QStringLiteral("k_x"),
@@ -170,21 +170,23 @@ void RopeView::refresh() {
     for (Index t = 0; t < pairs; ++t) {
         const auto [a, b] = ropePair(style, t, dim);
         const auto ua = static_cast<std::size_t>(a), ub = static_cast<std::size_t>(b);
+        const double theta = frequencies[static_cast<std::size_t>(t)];
         m_table.rowLabels << QStringLiteral("pair %1 (%2,%3)").arg(t).arg(a).arg(b);
-        m_table.values.insert(m_table.values.end(), {double(theta(1, t)), q[ua], q[ub], qRot[ua],
-                                                     qRot[ub], k[ua], k[ub], kRot[ua], kRot[ub]});
+        m_table.values.insert(m_table.values.end(), {theta, q[ua], q[ub], qRot[ua], qRot[ub], k[ua],
+                                                     k[ub], kRot[ua], kRot[ub]});
     }
     m_table.rows = static_cast<int>(pairs);
     for (std::size_t p = 0; p < shown.size(); ++p) {
         const Index t = shown[p];
         const auto [a, b] = ropePair(style, t, dim);
         const auto ua = static_cast<std::size_t>(a), ub = static_cast<std::size_t>(b);
+        const double theta = frequencies[static_cast<std::size_t>(t)];
         auto* rect = makeAxisRect(&plot,
                                   tr("pair %1 (%2,%3), \u03b8 = %4")
                                       .arg(t)
                                       .arg(a)
                                       .arg(b)
-                                      .arg(QString::number(theta(1, t), 'g', 3)),
+                                      .arg(QString::number(theta, 'g', 3)),
                                   QString());
         grid->addElement(static_cast<int>(static_cast<Index>(p) / perRow),
                          static_cast<int>(static_cast<Index>(p) % perRow), rect);
@@ -231,7 +233,7 @@ void RopeView::refresh() {
             const double n = offset, m = offset + delta;
             if (m < 0 && c > 0 && c < 3) continue; // positions are never negative
             const double score =
-                dot(rotated(q, curveStyle, base, m), rotated(k, curveStyle, base, n));
+                dot(rotated(q, curveStyle, frequencies, m), rotated(k, curveStyle, frequencies, n));
             xs << delta;
             ys << score;
             low = std::min(low, score);

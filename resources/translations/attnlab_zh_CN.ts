@@ -1124,11 +1124,11 @@ tiles computed %8, skipped %9 · max error now %10</source>
     </message>
     <message>
         <source>Cancel probe</source>
-        <translation type="unfinished"></translation>
+        <translation>取消探针</translation>
     </message>
     <message>
         <source>Stop the probe running on the model.</source>
-        <translation type="unfinished"></translation>
+        <translation>停止正在模型上运行的探针。</translation>
     </message>
 </context>
 <context>
@@ -2365,11 +2365,11 @@ tiles computed %8, skipped %9 · max error now %10</source>
     </message>
     <message>
         <source>S=%1×%2, H=%3</source>
-        <translation type="unfinished"></translation>
+        <translation>S=%1×%2，H=%3</translation>
     </message>
     <message>
         <source>%1 — %2 ms</source>
-        <translation type="unfinished"></translation>
+        <translation>%1 — %2 毫秒</translation>
     </message>
 </context>
 <context>

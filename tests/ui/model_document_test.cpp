@@ -352,6 +352,57 @@ TEST(ModelDocument, TheBadgeSaysWhereTheNumbersComeFrom) {
     EXPECT_TRUE(badge->text().contains(QStringLiteral("tiny-llama-induction")));
 }
 
+// The status bar's time is the model's forward (it said "0.0 ms": a dump's experiment was
+// never timed): the same number as the model tool bar's, a run shown again from the recent runs
+// keeps its forward's time, and weights read from a file show no time at all.
+TEST(ModelDocument, TheStatusBarShowsTheForwardsTime) {
+    WindowFixture f;
+    auto* timing = f.window.findChild<QLabel*>(QStringLiteral("Timing"));
+    ASSERT_NE(timing, nullptr);
+    const auto shown = [&](double ms) {
+        const Experiment* experiment = f.window.document()->experiment();
+        return QStringLiteral("S=%1\u00d7%1, H=%2 \u2014 %3 ms")
+            .arg(experiment->sq())
+            .arg(experiment->headCount())
+            .arg(ms, 0, 'f', 1);
+    };
+    f.models->setText(QStringLiteral("the cat sat on the mat. the cat"));
+    f.settle();
+    const double first = f.models->lastRunMilliseconds();
+    EXPECT_GT(first, 0.0);
+    ASSERT_NE(f.window.document()->experiment(), nullptr);
+    EXPECT_EQ(f.window.document()->experiment()->source.kind, ExperimentSource::Kind::Model);
+    EXPECT_EQ(f.window.document()->experiment()->milliseconds, first);
+    EXPECT_EQ(timing->text(), shown(first));
+
+    // Another layer of the same run: the same forward.
+    f.models->setLayer(2);
+    QCoreApplication::processEvents();
+    EXPECT_EQ(f.window.document()->experiment()->source.layer, 2);
+    EXPECT_EQ(timing->text(), shown(first));
+
+    f.models->setText(QStringLiteral("a dog ran home"));
+    f.settle();
+    ASSERT_EQ(f.models->run()->ids, f.reference.tokenizer.encode("a dog ran home").ids);
+    EXPECT_EQ(timing->text(), shown(f.models->lastRunMilliseconds()));
+    // Back to the first text: shown from the recent runs with its own forward's time.
+    f.models->setText(QStringLiteral("the cat sat on the mat. the cat"));
+    f.settle();
+    EXPECT_EQ(f.models->lastRunMilliseconds(), first);
+    EXPECT_EQ(timing->text(), shown(first));
+
+    // Attention weights from a file were not computed here: the shape and no time.
+    AttentionDump dump;
+    dump.source = "weights.npy";
+    dump.storedRank = 2;
+    dump.batch = dump.layers = dump.heads = 1;
+    dump.sq = dump.sk = 2;
+    dump.weights = {1.0F, 0.0F, 0.5F, 0.5F};
+    DumpDocument::of(f.window.document())->showAttention(dump);
+    QCoreApplication::processEvents();
+    EXPECT_EQ(timing->text(), QStringLiteral("S=2\u00d72, H=1"));
+}
+
 TEST(ModelDocument, TheBundledModelIsFoundAndListedUnderExamples) {
     EXPECT_FALSE(bundledModelDirectory().isEmpty());
 }

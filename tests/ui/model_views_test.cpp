@@ -2,9 +2,17 @@
 // chosen id, the controls reshape the distribution, the table sorts, a tick asks for exactly
 // the ablation it shows), then bound to a ModelDocument on the bundled trained model (append
 // grows the ids, a ticked head re-runs the model with one undo step, the probe finds the
-// induction head).
+// induction head on a worker thread and equals `attnlab model --roles --probe`, and stops when
+// cancelled). The RoPE view rotates with the frequencies of a model's rope_scaling.
 
+#include <QCoreApplication>
+#include <QElapsedTimer>
+#include <QFile>
 #include <QImage>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QSpinBox>
@@ -17,7 +25,9 @@
 
 #include <cmath>
 #include <filesystem>
+#include <map>
 #include <memory>
+#include <numbers>
 
 #include "ui/document.h"
 #include "ui/figure_export.h"
@@ -25,6 +35,7 @@
 #include "ui/model_document.h"
 #include "ui/model_views_binding.h"
 #include "ui/next_token_view.h"
+#include "ui/rope_view.h"
 #include "ui/view_registry.h"
 
 namespace attnlab::ui {
@@ -238,6 +249,64 @@ TEST(HeadRolesView, SaysSoWhenNoModelIsLoaded) {
     EXPECT_FALSE(view.probeButton()->isEnabled());
 }
 
+/// Lets the event loop run until the view's probe (on a worker) has come back; false after a
+/// minute.
+bool waitForProbe(const HeadRolesView& view) {
+    QElapsedTimer clock;
+    clock.start();
+    while (view.probeRunning()) {
+        if (clock.elapsed() > 60000) return false;
+        QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
+    }
+    return true;
+}
+
+/// `attnlab model --model DIR --roles --json ARGS...` run by the built binary: (layer, head) to
+/// its JSON entry.
+std::map<std::pair<int, int>, QJsonObject> commandRoles(const QStringList& args) {
+    QProcess process;
+    process.start(QStringLiteral(ATTNLAB_BINARY),
+                  QStringList{QStringLiteral("model"), QStringLiteral("--model"), kDemoModel,
+                              QStringLiteral("--roles"), QStringLiteral("--json")} +
+                      args);
+    std::map<std::pair<int, int>, QJsonObject> heads;
+    if (!process.waitForFinished(120000) || process.exitCode() != 0) {
+        ADD_FAILURE() << "attnlab model failed: " << process.readAllStandardError().toStdString();
+        return heads;
+    }
+    const QJsonObject report = QJsonDocument::fromJson(process.readAllStandardOutput()).object();
+    for (const QJsonValue& head :
+         report[QStringLiteral("roles")][QStringLiteral("heads")].toArray()) {
+        const QJsonObject entry = head.toObject();
+        heads[{entry[QStringLiteral("layer")].toInt(), entry[QStringLiteral("head")].toInt()}] =
+            entry;
+    }
+    return heads;
+}
+
+/// The probe's roles equal the command's, head by head.
+void expectSameRoles(const std::vector<model::HeadRole>& roles,
+                     const std::map<std::pair<int, int>, QJsonObject>& command) {
+    ASSERT_EQ(roles.size(), command.size());
+    constexpr double kTolerance = 1e-5; // float32 forwards, maybe split over other threads
+    for (const model::HeadRole& role : roles) {
+        const auto found =
+            command.find({static_cast<int>(role.layer), static_cast<int>(role.head)});
+        ASSERT_NE(found, command.end()) << role.layer << ":" << role.head;
+        const QJsonObject& entry = found->second;
+        EXPECT_NEAR(role.previousToken, entry[QStringLiteral("previous_token")].toDouble(),
+                    kTolerance);
+        EXPECT_EQ(role.inductionQueries, entry[QStringLiteral("induction_queries")].toInt());
+        if (role.inductionQueries > 0) {
+            EXPECT_NEAR(role.induction, entry[QStringLiteral("induction")].toDouble(), kTolerance);
+        }
+        EXPECT_NEAR(role.firstToken, entry[QStringLiteral("first_token")].toDouble(), kTolerance);
+        EXPECT_NEAR(role.self, entry[QStringLiteral("self")].toDouble(), kTolerance);
+        EXPECT_NEAR(role.meanDistance, entry[QStringLiteral("mean_distance")].toDouble(),
+                    kTolerance * 10);
+    }
+}
+
 class BoundViews : public ::testing::Test {
 protected:
     void SetUp() override {
@@ -316,11 +385,131 @@ TEST_F(BoundViews, TickingAHeadAblatesItWithOneUndoStep) {
 TEST_F(BoundViews, TheProbeRanksTheInductionHeadFirst) {
     m_roles->probeLengthBox()->setValue(32);
     m_roles->probeButton()->click();
+    ASSERT_TRUE(waitForProbe(*m_roles));
     ASSERT_TRUE(m_roles->showingProbe());
     m_roles->ensureFresh();
     const double top = m_roles->model()->item(0, HeadRolesView::Induction)->text().toDouble();
     EXPECT_GE(top, 0.4);
     EXPECT_GT(rowHead(*m_roles, 0).first, 0); // induction needs an earlier layer to feed it
+}
+
+// The probe runs on a worker: the button turns into Cancel at once, the window keeps
+// processing events, and the result that arrives is what `attnlab model --roles --probe N
+// --seed S` measures; with a head switched off, the probe on screen is measured again with it
+// off and equals the command's --ablate.
+TEST_F(BoundViews, TheProbeRunsOnAWorkerAndEqualsTheCommand) {
+    const QString runText = m_roles->probeButton()->text();
+    m_roles->probeLengthBox()->setValue(20);
+    m_roles->seedBox()->setValue(5);
+    m_roles->probeButton()->click();
+    EXPECT_TRUE(m_roles->probeRunning()); // the click returned before the probe finished
+    EXPECT_NE(m_roles->probeButton()->text(), runText);
+    EXPECT_FALSE(m_roles->probeLengthBox()->isEnabled());
+    ASSERT_TRUE(waitForProbe(*m_roles));
+    EXPECT_EQ(m_roles->probeButton()->text(), runText);
+    EXPECT_TRUE(m_roles->probeLengthBox()->isEnabled());
+    ASSERT_TRUE(m_roles->showingProbe());
+    EXPECT_EQ(m_roles->probe()->length, 20);
+    EXPECT_EQ(m_roles->probe()->seed, 5u);
+    EXPECT_TRUE(m_roles->probe()->ablated.empty());
+    expectSameRoles(m_roles->probe()->roles,
+                    commandRoles({QStringLiteral("--probe"), QStringLiteral("20"),
+                                  QStringLiteral("--seed"), QStringLiteral("5")}));
+
+    m_models->setAblatedHeads({{1, 1}});
+    ASSERT_TRUE(m_models->waitForIdle());
+    ASSERT_TRUE(waitForProbe(*m_roles));
+    ASSERT_TRUE(m_roles->showingProbe());
+    EXPECT_EQ(m_roles->probe()->ablated, (HeadSet{{1, 1}}));
+    expectSameRoles(
+        m_roles->probe()->roles,
+        commandRoles({QStringLiteral("--probe"), QStringLiteral("20"), QStringLiteral("--seed"),
+                      QStringLiteral("5"), QStringLiteral("--ablate"), QStringLiteral("1:1")}));
+}
+
+// A second click while the probe runs cancels it: nothing is shown, no error, and the button
+// runs the probe again afterwards.
+TEST_F(BoundViews, CancellingTheProbeShowsNothing) {
+    int errors = 0;
+    QObject::connect(&m_document, &Document::errorOccurred, [&errors] { ++errors; });
+    m_roles->probeLengthBox()->setValue(32);
+    m_roles->probeButton()->click();
+    ASSERT_TRUE(m_roles->probeRunning());
+    m_roles->probeButton()->click(); // Cancel
+    ASSERT_TRUE(waitForProbe(*m_roles));
+    EXPECT_FALSE(m_roles->showingProbe());
+    EXPECT_EQ(errors, 0);
+    m_roles->probeButton()->click();
+    ASSERT_TRUE(waitForProbe(*m_roles));
+    EXPECT_TRUE(m_roles->showingProbe());
+}
+
+// A model whose config.json has llama3 rope_scaling: the RoPE view's theta_t are the ones the
+// forward rotates with. Independently (Llama 3.1's rule): a pair whose wavelength 2 pi / f is
+// under original / high_freq_factor keeps f, one over original / low_freq_factor gets f / factor,
+// and the ones between lie between those two.
+TEST(RopeViewOfAModel, UsesTheFrequenciesOfItsRopeScaling) {
+    QTemporaryDir folder;
+    ASSERT_TRUE(folder.isValid());
+    for (const char* name : {"model.safetensors", "tokenizer.json"})
+        ASSERT_TRUE(QFile::copy(kDemoModel + QLatin1Char('/') + QLatin1String(name),
+                                folder.filePath(QLatin1String(name))));
+    QFile original(kDemoModel + QStringLiteral("/config.json"));
+    ASSERT_TRUE(original.open(QIODevice::ReadOnly));
+    QJsonObject config = QJsonDocument::fromJson(original.readAll()).object();
+    constexpr double kFactor = 8, kLow = 1, kHigh = 4, kOriginal = 64;
+    config[QStringLiteral("rope_scaling")] =
+        QJsonObject{{QStringLiteral("rope_type"), QStringLiteral("llama3")},
+                    {QStringLiteral("factor"), kFactor},
+                    {QStringLiteral("low_freq_factor"), kLow},
+                    {QStringLiteral("high_freq_factor"), kHigh},
+                    {QStringLiteral("original_max_position_embeddings"), kOriginal}};
+    QFile scaled(folder.filePath(QStringLiteral("config.json")));
+    ASSERT_TRUE(scaled.open(QIODevice::WriteOnly));
+    scaled.write(QJsonDocument(config).toJson());
+    scaled.close();
+
+    Document document;
+    ModelDocument* models = ModelDocument::of(&document);
+    ASSERT_TRUE(models->openModelNow(folder.path()));
+    models->setText(QStringLiteral("the cat sat on the mat"));
+    ASSERT_TRUE(models->waitForIdle());
+    ASSERT_NE(document.experiment(), nullptr);
+    ASSERT_EQ(document.experiment()->source.kind, ExperimentSource::Kind::Model);
+    std::unique_ptr<RopeView> view(
+        static_cast<RopeView*>(createView(QStringLiteral("rope"), &document)));
+    ASSERT_NE(view, nullptr);
+    view->ensureFresh();
+    const DataTable table = view->data();
+    ASSERT_EQ(table.columnLabels.value(0), QStringLiteral("theta"));
+    const double theta = config[QStringLiteral("rope_theta")].toDouble();
+    const int headDim = config[QStringLiteral("head_dim")].toInt();
+    ASSERT_EQ(table.rows, headDim / 2);
+
+    // The forward's own frequencies.
+    const std::vector<double> forward = model::ropeInverseFrequencies(models->model()->config);
+    ASSERT_EQ(forward.size(), static_cast<std::size_t>(table.rows));
+    int kept = 0, divided = 0, between = 0;
+    for (int t = 0; t < table.rows; ++t) {
+        EXPECT_DOUBLE_EQ(table.at(t, 0), forward[static_cast<std::size_t>(t)]) << t;
+        const double plain = 1.0 / std::pow(theta, 2.0 * t / headDim);
+        const double wavelength = 2 * std::numbers::pi / plain;
+        if (wavelength < kOriginal / kHigh) {
+            EXPECT_NEAR(table.at(t, 0), plain, 1e-6 * plain) << t;
+            ++kept;
+        } else if (wavelength > kOriginal / kLow) {
+            EXPECT_NEAR(table.at(t, 0), plain / kFactor, 1e-6 * plain) << t;
+            ++divided;
+        } else {
+            EXPECT_GT(table.at(t, 0), plain / kFactor) << t;
+            EXPECT_LT(table.at(t, 0), plain) << t;
+            ++between;
+        }
+    }
+    // The config reaches all three cases (else the test could not tell scaled from plain).
+    EXPECT_GT(kept, 0);
+    EXPECT_GT(divided, 0);
+    EXPECT_GT(between, 0);
 }
 
 } // namespace
