@@ -1,8 +1,11 @@
 #include "ui/main_window.h"
 
+#include <algorithm>
+
 #include <QAction>
 #include <QActionGroup>
 #include <QApplication>
+#include <QButtonGroup>
 #include <QCheckBox>
 #include <QCloseEvent>
 #include <QComboBox>
@@ -12,6 +15,7 @@
 #include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QHBoxLayout>
 #include <QInputDialog>
 #include <QKeySequence>
 #include <QLabel>
@@ -21,9 +25,11 @@
 #include <QSettings>
 #include <QSignalBlocker>
 #include <QSpinBox>
+#include <QStackedWidget>
 #include <QStatusBar>
 #include <QTabWidget>
 #include <QToolBar>
+#include <QToolButton>
 #include <QUndoStack>
 #include <QVBoxLayout>
 #include <qcustomplot.h>
@@ -33,12 +39,12 @@
 #include "ui/document.h"
 #include "ui/dump_document.h"
 #include "ui/dump_tool_bar.h"
-#include "ui/model_tool_bar.h"
 #include "ui/figure_export.h"
 #include "ui/heads_grid_view.h"
 #include "ui/inputs_panel.h"
 #include "ui/language.h"
 #include "ui/lesson_panel.h"
+#include "ui/model_tool_bar.h"
 #include "ui/plot_captions.h"
 #include "ui/step_export.h"
 #include "ui/theme.h"
@@ -63,20 +69,23 @@ struct ExampleInfo {
 // The bundled lessons: the file in resources/examples, its menu title, the view it opens in.
 const ExampleInfo kExamples[] = {
     {"cat_full_vs_causal",
-     QT_TRANSLATE_NOOP("attnlab::ui::MainWindow", "The cat sat on the mat: full vs causal"), "compare",
-     Comparison::FullVsCausal},
-    {"padding_valid_lengths", QT_TRANSLATE_NOOP("attnlab::ui::MainWindow", "Padding with a valid length"),
-     "heatmap", Comparison::None},
-    {"cross_attention_translation", QT_TRANSLATE_NOOP("attnlab::ui::MainWindow", "Cross-attention: translation"),
-     "heatmap", Comparison::None},
+     QT_TRANSLATE_NOOP("attnlab::ui::MainWindow", "The cat sat on the mat: full vs causal"),
+     "compare", Comparison::FullVsCausal},
+    {"padding_valid_lengths",
+     QT_TRANSLATE_NOOP("attnlab::ui::MainWindow", "Padding with a valid length"), "heatmap",
+     Comparison::None},
+    {"cross_attention_translation",
+     QT_TRANSLATE_NOOP("attnlab::ui::MainWindow", "Cross-attention: translation"), "heatmap",
+     Comparison::None},
     {"mha_gqa_mqa", QT_TRANSLATE_NOOP("attnlab::ui::MainWindow", "MHA vs GQA vs MQA"), "heads",
      Comparison::MhaVsGqa},
     {"sliding_window", QT_TRANSLATE_NOOP("attnlab::ui::MainWindow", "Sliding window"), "heatmap",
      Comparison::None},
-    {"linear_vs_softmax", QT_TRANSLATE_NOOP("attnlab::ui::MainWindow", "Linear vs softmax"), "compare",
-     Comparison::SoftmaxVsLinear},
-    {"rope_relative_positions", QT_TRANSLATE_NOOP("attnlab::ui::MainWindow", "RoPE: relative positions"),
-     "compare", Comparison::NoneVsRope},
+    {"linear_vs_softmax", QT_TRANSLATE_NOOP("attnlab::ui::MainWindow", "Linear vs softmax"),
+     "compare", Comparison::SoftmaxVsLinear},
+    {"rope_relative_positions",
+     QT_TRANSLATE_NOOP("attnlab::ui::MainWindow", "RoPE: relative positions"), "compare",
+     Comparison::NoneVsRope},
 };
 
 struct ShowOption {
@@ -98,27 +107,10 @@ const ShowOption kShowOptions[] = {
 
 MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), m_document(new Document(this)) {
     setObjectName(QStringLiteral("AttnLabMainWindow"));
-    m_tabs = new QTabWidget(this);
-    m_tabs->setDocumentMode(true);
-    // Many tabs scroll (arrows) instead of widening the window past a projector's 1280 px.
-    m_tabs->setUsesScrollButtons(true);
-    m_tabs->setElideMode(Qt::ElideNone);
-    for (const ViewEntry& entry : viewRegistry()) {
-        View* view = entry.create(m_document, m_tabs);
-        m_views.push_back(view);
-        m_tabs->addTab(view, view->title());
-        m_tabs->setTabToolTip(m_tabs->count() - 1,
-                              tr("%1 (Ctrl+%2)").arg(view->title()).arg(m_tabs->count()));
-        if (auto* heads = qobject_cast<HeadsGridView*>(view)) {
-            connect(heads, &HeadsGridView::headActivated, this, [this](int head) {
-                m_document->setFocusedHead(head);
-                showView(QStringLiteral("heatmap"));
-            });
-        }
-    }
+    createViewTabs();
     // Captions wrap to the plot's width and no plot's minimum grows with its caption or the
     // projector's font, so the window fits a 1280 x 720 projector.
-    for (QCustomPlot* plot : m_tabs->findChildren<QCustomPlot*>())
+    for (QCustomPlot* plot : m_groupStack->findChildren<QCustomPlot*>())
         fitPlotCaptions(plot);
     // A line above the views says when the figure is out of date (the settings have a problem:
     // the last good result stays) or when the view in front does not apply to what is shown.
@@ -132,15 +124,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), m_document(new Do
     centralLayout->setContentsMargins(0, 0, 0, 0);
     centralLayout->setSpacing(0);
     centralLayout->addWidget(m_banner);
-    centralLayout->addWidget(m_tabs, 1);
+    centralLayout->addWidget(m_groupBar);
+    centralLayout->addWidget(m_groupStack, 1);
     setCentralWidget(central);
-    connect(m_tabs, &QTabWidget::currentChanged, this, [this](int index) {
-        if (index < 0 || index >= static_cast<int>(m_views.size())) return;
-        ViewState state = m_document->session().viewState;
-        state.view = m_views[static_cast<std::size_t>(index)]->viewId().toStdString();
-        if (state.view != m_document->session().viewState.view) m_document->setViewState(state);
-        updateStatus();
-    });
 
     m_inputs = new InputsPanel(m_document, this);
     auto* dock = new QDockWidget(tr("Inputs"), this);
@@ -194,6 +180,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), m_document(new Do
 
     resize(1400, 880);
     updateFromViewState();
+    updateNavigation();
     updateStatus();
     updateTitle();
 }
@@ -205,11 +192,208 @@ View* MainWindow::view(const QString& id) const {
 }
 
 View* MainWindow::currentView() const {
-    return qobject_cast<View*>(m_tabs->currentWidget());
+    const auto* tabs = qobject_cast<QTabWidget*>(m_groupStack->currentWidget());
+    return tabs ? qobject_cast<View*>(tabs->currentWidget()) : nullptr;
 }
 
 void MainWindow::showView(const QString& id) {
-    if (View* target = view(id)) m_tabs->setCurrentWidget(target);
+    View* target = view(id);
+    if (!target) return;
+    bringToFront(target);
+    viewInFrontChanged();
+}
+
+QString MainWindow::currentGroup() const {
+    const int index = m_groupStack->currentIndex();
+    const QStringList groups = viewGroupIds();
+    return index >= 0 && index < groups.size() ? groups[index] : QString();
+}
+
+bool MainWindow::showGroup(const QString& groupId) {
+    const auto g = viewGroupIds().indexOf(groupId);
+    if (g < 0) return false;
+    QTabWidget* tabs = m_groupTabs[static_cast<std::size_t>(g)];
+    // The view this group showed last, unless it does not apply now (no model open ...): then
+    // the group's first view that does. When none does, the banner says why.
+    int index = tabs->currentIndex();
+    if (index >= 0 && !tabs->isTabEnabled(index))
+        for (int i = 0; i < tabs->count(); ++i)
+            if (tabs->isTabEnabled(i)) {
+                index = i;
+                break;
+            }
+    if (auto* target = qobject_cast<View*>(tabs->widget(index))) bringToFront(target);
+    viewInFrontChanged();
+    return true;
+}
+
+void MainWindow::stepView(int delta) {
+    // Group by group, tab by tab: the order the class sees.
+    std::vector<View*> order;
+    for (QTabWidget* tabs : m_groupTabs)
+        for (int i = 0; i < tabs->count(); ++i)
+            if (auto* target = qobject_cast<View*>(tabs->widget(i))) order.push_back(target);
+    const int count = static_cast<int>(order.size());
+    if (count == 0 || delta == 0) return;
+    const auto found = std::find(order.begin(), order.end(), currentView());
+    const int from = found == order.end() ? 0 : static_cast<int>(found - order.begin());
+    const int stride = delta > 0 ? 1 : -1;
+    for (int step = 1; step < count; ++step) {
+        View* candidate =
+            order[static_cast<std::size_t>(((from + stride * step) % count + count) % count)];
+        QTabWidget* tabs = tabsOf(candidate);
+        if (!tabs->isTabEnabled(tabs->indexOf(candidate))) continue;
+        bringToFront(candidate);
+        viewInFrontChanged();
+        return;
+    }
+}
+
+void MainWindow::createViewTabs() {
+    // The views in groups a class can follow: a row of group buttons (Alt+1..3), and under it
+    // the group's own views as tabs (Ctrl+1..9), at most seven at a time, so the tab bar fits
+    // a 1280-pixel projector in either language. Each group is a tab widget of its own in a
+    // stack, so a group keeps the view it showed last.
+    m_groupStack = new QStackedWidget(this);
+    m_groupBar = new QWidget(this);
+    m_groupBar->setObjectName(QStringLiteral("ViewGroupBar"));
+    auto* barLayout = new QHBoxLayout(m_groupBar);
+    barLayout->setContentsMargins(6, 3, 6, 1);
+    barLayout->setSpacing(0);
+    m_groupButtons = new QButtonGroup(this);
+    m_groupButtons->setExclusive(true);
+    const QStringList groups = viewGroupIds();
+    for (int g = 0; g < static_cast<int>(groups.size()); ++g) {
+        auto* tabs = new QTabWidget(m_groupStack);
+        tabs->setObjectName(QStringLiteral("ViewTabs_%1").arg(groups[g]));
+        tabs->setDocumentMode(true);
+        // Tabs that still do not fit scroll (arrows) instead of widening the window.
+        tabs->setUsesScrollButtons(true);
+        tabs->setElideMode(Qt::ElideNone);
+        m_groupStack->addWidget(tabs);
+        m_groupTabs.push_back(tabs);
+        auto* button = new QToolButton(m_groupBar);
+        button->setObjectName(QStringLiteral("ViewGroup_%1").arg(groups[g]));
+        button->setCheckable(true);
+        button->setToolButtonStyle(Qt::ToolButtonTextOnly);
+        button->setText(viewGroupTitle(groups[g]));
+        // The ends of the segmented row get the rounded corners.
+        if (g == 0) button->setProperty("segment", QStringLiteral("first"));
+        if (g + 1 == static_cast<int>(groups.size()))
+            button->setProperty("segment", QStringLiteral("last"));
+        m_groupButtons->addButton(button, g);
+        barLayout->addWidget(button);
+        m_groupButtonList.push_back(button);
+    }
+    barLayout->addStretch(1);
+    for (const ViewEntry& entry : viewRegistry()) {
+        const auto g = groups.indexOf(entry.group);
+        Q_ASSERT(g >= 0);
+        QTabWidget* tabs = m_groupTabs[static_cast<std::size_t>(std::max<qsizetype>(0, g))];
+        View* view = entry.create(m_document, tabs);
+        m_views.push_back(view);
+        tabs->addTab(view, view->title());
+        if (auto* heads = qobject_cast<HeadsGridView*>(view)) {
+            connect(heads, &HeadsGridView::headActivated, this, [this](int head) {
+                m_document->setFocusedHead(head);
+                showView(QStringLiteral("heatmap"));
+            });
+        }
+    }
+    for (QTabWidget* tabs : m_groupTabs)
+        connect(tabs, &QTabWidget::currentChanged, this, [this, tabs](int) {
+            // A hidden group's tab changing (a tab disabled under it) is not what is shown.
+            if (tabs == m_groupStack->currentWidget()) viewInFrontChanged();
+        });
+    connect(m_groupButtons, &QButtonGroup::idClicked, this, [this](int g) {
+        const QStringList ids = viewGroupIds();
+        if (g >= 0 && g < ids.size()) showGroup(ids[g]);
+    });
+    styleGroupBar();
+}
+
+void MainWindow::styleGroupBar() {
+    // Segmented buttons: the group in front filled with the highlight colour. Colours from the
+    // palette of the theme now applied (a style sheet's palette() would keep the old one).
+    const QPalette palette = QApplication::palette();
+    const QString border = palette.color(QPalette::Mid).name();
+    m_groupBar->setStyleSheet(
+        QStringLiteral("QToolButton { font-weight: bold; padding: 2px 16px; margin: 0;"
+                       " border: 1px solid %1; border-left-width: 0;"
+                       " background: %2; color: %3; }"
+                       "QToolButton[segment=\"first\"] { border-left-width: 1px;"
+                       " border-top-left-radius: 4px;"
+                       " border-bottom-left-radius: 4px; }"
+                       "QToolButton[segment=\"last\"] { border-top-right-radius: 4px;"
+                       " border-bottom-right-radius: 4px; }"
+                       "QToolButton:hover:!checked { background: %4; }"
+                       "QToolButton:checked { background: %5; color: %6; }")
+            .arg(border, palette.color(QPalette::Button).name(),
+                 palette.color(QPalette::ButtonText).name(),
+                 palette.color(QPalette::Midlight).name(),
+                 palette.color(QPalette::Highlight).name(),
+                 palette.color(QPalette::HighlightedText).name()));
+}
+
+QTabWidget* MainWindow::tabsOf(const View* target) const {
+    for (QTabWidget* tabs : m_groupTabs)
+        if (tabs->indexOf(const_cast<View*>(target)) >= 0) return tabs;
+    return nullptr;
+}
+
+void MainWindow::bringToFront(View* target) {
+    QTabWidget* tabs = tabsOf(target);
+    if (!tabs) return;
+    const QSignalBlocker blockTabs(tabs);
+    tabs->setCurrentWidget(target);
+    m_groupStack->setCurrentWidget(tabs);
+}
+
+void MainWindow::viewInFrontChanged() {
+    if (View* front = currentView()) {
+        ViewState state = m_document->session().viewState;
+        state.view = front->viewId().toStdString();
+        if (state.view != m_document->session().viewState.view) m_document->setViewState(state);
+    }
+    updateNavigation();
+    updateStatus();
+}
+
+void MainWindow::updateNavigation() {
+    const QStringList groups = viewGroupIds();
+    const int front = m_groupStack->currentIndex();
+    for (int g = 0; g < static_cast<int>(groups.size()); ++g) {
+        const auto index = static_cast<std::size_t>(g);
+        QStringList titles;
+        for (const QString& id : viewIdsInGroup(groups[g]))
+            if (View* member = view(id)) titles << member->title();
+        QToolButton* button = m_groupButtonList[index];
+        button->setText(viewGroupTitle(groups[g]));
+        button->setChecked(g == front);
+        QString keys;
+        if (index < m_groupActions.size()) {
+            m_groupActions[index]->setText(viewGroupTitle(groups[g]));
+            keys = m_groupActions[index]->shortcut().toString(QKeySequence::NativeText);
+        }
+        button->setToolTip(tr("%1 (%2)\n%3: %4")
+                               .arg(viewGroupTitle(groups[g]), keys,
+                                    viewGroupDescription(groups[g]), titles.join(tr(", "))));
+        if (index < m_groupMenus.size()) m_groupMenus[index]->setTitle(viewGroupTitle(groups[g]));
+    }
+    // Ctrl+1..9 pick among the group's own views, the tabs on screen.
+    View* shown = currentView();
+    for (std::size_t i = 0; i < m_viewActions.size() && i < m_views.size(); ++i) {
+        QAction* action = m_viewActions[i];
+        View* target = m_views[i];
+        QTabWidget* tabs = tabsOf(target);
+        const int position = tabs ? tabs->indexOf(target) : -1;
+        const bool inFront = tabs && tabs == m_groupStack->currentWidget();
+        action->setText(target->title());
+        action->setShortcut(inFront && position >= 0 && position < 9
+                                ? QKeySequence(Qt::CTRL | (Qt::Key_1 + position))
+                                : QKeySequence());
+        action->setChecked(target == shown);
+    }
 }
 
 QString MainWindow::statusMessage() const {
@@ -305,13 +489,40 @@ void MainWindow::createActions() {
     edit->addAction(redo);
 
     QMenu* viewMenu = menuBar()->addMenu(tr("&View"));
-    for (int i = 0; i < static_cast<int>(m_views.size()); ++i) {
-        View* target = m_views[static_cast<std::size_t>(i)];
-        QAction* action = viewMenu->addAction(target->title());
-        if (i < 9) action->setShortcut(QKeySequence(Qt::CTRL | (Qt::Key_1 + i)));
-        connect(action, &QAction::triggered, this,
-                [this, target] { m_tabs->setCurrentWidget(target); });
+    // View > group > its views; Ctrl+1..9 go to the views of the group in front
+    // (updateNavigation), Alt+1..3 to a group, Ctrl+PgDown/PgUp through every view.
+    const QStringList groups = viewGroupIds();
+    for (int g = 0; g < static_cast<int>(groups.size()); ++g) {
+        const QString groupId = groups[g];
+        m_groupMenus.push_back(viewMenu->addMenu(viewGroupTitle(groupId)));
+        auto* groupAction = new QAction(viewGroupTitle(groupId), this);
+        if (g < 9) groupAction->setShortcut(QKeySequence(Qt::ALT | (Qt::Key_1 + g)));
+        addAction(groupAction); // window-wide; its key is in the group button's tool tip
+        connect(groupAction, &QAction::triggered, this, [this, groupId] { showGroup(groupId); });
+        m_groupActions.push_back(groupAction);
     }
+    auto* viewChoice = new QActionGroup(this);
+    for (View* target : m_views) {
+        const auto g = std::max<qsizetype>(0, groups.indexOf(viewGroupOf(target->viewId())));
+        QAction* action = m_groupMenus[static_cast<std::size_t>(g)]->addAction(target->title());
+        action->setCheckable(true);
+        action->setActionGroup(viewChoice);
+        const QString id = target->viewId();
+        connect(action, &QAction::triggered, this, [this, id] { showView(id); });
+        m_viewActions.push_back(action);
+    }
+    viewMenu->addSeparator();
+    QAction* nextView = viewMenu->addAction(tr("&Next View"), this, [this] { stepView(1); });
+    nextView->setShortcuts(
+        {QKeySequence(Qt::CTRL | Qt::Key_PageDown), QKeySequence(Qt::CTRL | Qt::Key_Tab)});
+    nextView->setToolTip(tr("The next view, into the next group at a group's end "
+                            "(Ctrl+PgDown, Ctrl+Tab)"));
+    QAction* previousView =
+        viewMenu->addAction(tr("P&revious View"), this, [this] { stepView(-1); });
+    previousView->setShortcuts({QKeySequence(Qt::CTRL | Qt::Key_PageUp),
+                                QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Backtab),
+                                QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Tab)});
+    previousView->setToolTip(tr("The previous view (Ctrl+PgUp, Ctrl+Shift+Tab)"));
     viewMenu->addSeparator();
     QMenu* themes = viewMenu->addMenu(tr("&Theme"));
     auto* themeGroup = new QActionGroup(this);
@@ -457,8 +668,8 @@ void MainWindow::updateFromViewState() {
     }
     const QString viewId = QString::fromStdString(state.view);
     if (View* target = view(viewId); target && target != currentView()) {
-        const QSignalBlocker blocker(m_tabs);
-        m_tabs->setCurrentWidget(target);
+        bringToFront(target); // its group too
+        updateNavigation();
     }
     const QString themeName = m_document->theme();
     if (m_themeGroup)
@@ -468,6 +679,7 @@ void MainWindow::updateFromViewState() {
         m_appliedTheme = themeName;
         if (auto* app = qobject_cast<QApplication*>(QCoreApplication::instance()))
             applyTheme(*app, themeNamed(themeName));
+        styleGroupBar();
     }
 }
 
@@ -483,11 +695,16 @@ QString MainWindow::bannerText() const {
 
 void MainWindow::updateStatus() {
     // Views that do not apply to what is shown (a dump has no Q/K to tile ...) are refused.
-    for (int i = 0; i < static_cast<int>(m_views.size()); ++i) {
-        const QString why = m_views[static_cast<std::size_t>(i)]->notApplicable();
-        m_tabs->setTabEnabled(i, why.isEmpty());
-        m_tabs->setTabToolTip(i,
-                              why.isEmpty() ? m_views[static_cast<std::size_t>(i)]->title() : why);
+    for (View* target : m_views) {
+        QTabWidget* tabs = tabsOf(target);
+        if (!tabs) continue;
+        const int index = tabs->indexOf(target);
+        const QString why = target->notApplicable();
+        tabs->setTabEnabled(index, why.isEmpty());
+        tabs->setTabToolTip(index, !why.isEmpty() ? why
+                                   : index < 9
+                                       ? tr("%1 (Ctrl+%2)").arg(target->title()).arg(index + 1)
+                                       : target->title());
     }
     // A dump on screen: the lab session's problems are not about it.
     const bool external = m_document->hasExternalExperiment();
@@ -577,8 +794,10 @@ void MainWindow::changeEvent(QEvent* event) {
     if (m_languageGroup)
         for (QAction* action : m_languageGroup->actions())
             action->setChecked(action->data().toString() == currentLanguage());
-    for (int i = 0; i < static_cast<int>(m_views.size()); ++i)
-        m_tabs->setTabText(i, m_views[static_cast<std::size_t>(i)]->title());
+    for (View* target : m_views)
+        if (QTabWidget* tabs = tabsOf(target))
+            tabs->setTabText(tabs->indexOf(target), target->title());
+    updateNavigation(); // group names, their tool tips, the View menu
     // Every view redraws its figure (titles, axes, legends) in the new language: the one in
     // front now, the others when shown.
     m_document->setViewState(m_document->session().viewState);
@@ -662,15 +881,14 @@ void MainWindow::exportFigure() {
     FigureOptions figure;
     figure.size = target->size();
     if (exportFormatFor(path, &format) && isFigureFormat(format)) {
-        QStringList sizes{tr("As on screen (%1 \u00d7 %2)")
-                              .arg(target->width())
-                              .arg(target->height())};
+        QStringList sizes{
+            tr("As on screen (%1 \u00d7 %2)").arg(target->width()).arg(target->height())};
         const QList<FigurePreset> presets = figurePresets();
         for (const FigurePreset& preset : presets)
             sizes << preset.label;
         bool ok = false;
-        const QString chosen = QInputDialog::getItem(this, tr("Figure size"),
-                                                     tr("Size of the figure:"), sizes, 1, false, &ok);
+        const QString chosen = QInputDialog::getItem(
+            this, tr("Figure size"), tr("Size of the figure:"), sizes, 1, false, &ok);
         if (!ok) return;
         const int index = static_cast<int>(sizes.indexOf(chosen)) - 1;
         if (index >= 0) {
@@ -748,7 +966,7 @@ QStringList MainWindow::saveScreenshots(const QString& directory) {
     QDir().mkpath(directory);
     QStringList written;
     for (View* target : m_views) {
-        m_tabs->setCurrentWidget(target);
+        showView(target->viewId()); // its group too
         for (int i = 0; i < 5; ++i) {
             m_document->waitForIdle();
             QCoreApplication::processEvents();

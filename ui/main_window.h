@@ -1,7 +1,7 @@
 #pragma once
-/// MainWindow: the inputs panel on the left, the views as tabs, menus for sessions, examples,
-/// export and themes, and a status bar with the inline error, the run time and a busy
-/// indicator. It owns the Document.
+/// MainWindow: the inputs panel on the left, the views in named groups (a row of group buttons,
+/// the group's views as tabs under it), menus for sessions, examples, export and themes, and a
+/// status bar with the inline error, the run time and a busy indicator. It owns the Document.
 
 #include <QMainWindow>
 #include <QStringList>
@@ -10,6 +10,7 @@
 
 class QAction;
 class QActionGroup;
+class QButtonGroup;
 class QDockWidget;
 class QCheckBox;
 class QComboBox;
@@ -17,7 +18,9 @@ class QLabel;
 class QMenu;
 class QProgressBar;
 class QSpinBox;
+class QStackedWidget;
 class QTabWidget;
+class QToolButton;
 
 namespace attnlab::ui {
 
@@ -35,7 +38,16 @@ public:
     /// The view with this id (heatmap, heads, entropy, statistics, compare), or null.
     View* view(const QString& id) const;
     View* currentView() const;
+    /// Brings the view to the front, switching to its group first.
     void showView(const QString& id);
+    /// The group in front (attention, steps, model: see viewGroups()).
+    QString currentGroup() const;
+    /// Brings a group to the front with the view it showed last (an enabled one if that view
+    /// does not apply). False for an unknown group.
+    bool showGroup(const QString& groupId);
+    /// Ctrl+PgDown / Ctrl+PgUp: the next (+1) or previous (-1) view that applies, across
+    /// groups, wrapping around at the ends.
+    void stepView(int delta);
     /// Opens a session file; errors go to the status bar. False on failure.
     bool openSession(const QString& path);
     /// Loads a bundled example (resource path ":/examples/NAME.json").
@@ -81,11 +93,30 @@ private:
     bool saveSessionAs();
     void exportFigure();
     void copyFigure();
+    /// The group buttons and one tab widget per group holding its views.
+    void createViewTabs();
+    /// The group buttons' look, from the application's palette (again after a theme change).
+    void styleGroupBar();
+    /// The group's tab widget holding this view.
+    QTabWidget* tabsOf(const View* view) const;
+    /// Sets the group and tab in front without telling the document.
+    void bringToFront(View* target);
+    /// After the view in front changed: the document, the group buttons, the shortcuts.
+    void viewInFrontChanged();
+    /// Group buttons' checks, Ctrl+1..9 on the group's own views, tool tips and texts.
+    void updateNavigation();
 
     Document* m_document;
     InputsPanel* m_inputs = nullptr;
-    QTabWidget* m_tabs = nullptr;
-    std::vector<View*> m_views;
+    QWidget* m_groupBar = nullptr;          ///< the group buttons, above the tabs
+    QStackedWidget* m_groupStack = nullptr; ///< one QTabWidget per group
+    std::vector<QTabWidget*> m_groupTabs;   ///< in viewGroups() order
+    QButtonGroup* m_groupButtons = nullptr;
+    std::vector<QToolButton*> m_groupButtonList;
+    std::vector<QAction*> m_groupActions; ///< Alt+1..3
+    std::vector<QMenu*> m_groupMenus;     ///< View > group > views
+    std::vector<View*> m_views;           ///< registry order
+    std::vector<QAction*> m_viewActions;  ///< parallel to m_views
     QMenu* m_recentMenu = nullptr;
     QMenu* m_examplesMenu = nullptr;
     QComboBox* m_show = nullptr;

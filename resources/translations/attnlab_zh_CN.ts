@@ -2333,11 +2333,12 @@ tiles computed %8, skipped %9 · max error now %10</source>
     <message>
         <source>%1 (%2)
 %3: %4</source>
-        <translation type="unfinished"></translation>
+        <translation>%1（%2）
+%3：%4</translation>
     </message>
     <message>
         <source>, </source>
-        <translation type="unfinished"></translation>
+        <translation>、</translation>
     </message>
     <message>
         <source>No view is shown</source>
@@ -2349,19 +2350,19 @@ tiles computed %8, skipped %9 · max error now %10</source>
     </message>
     <message>
         <source>&amp;Next View</source>
-        <translation type="unfinished"></translation>
+        <translation>下一个视图(&amp;N)</translation>
     </message>
     <message>
         <source>The next view, into the next group at a group&apos;s end (Ctrl+PgDown, Ctrl+Tab)</source>
-        <translation type="unfinished"></translation>
+        <translation>下一个视图，到一组的末尾时进入下一组（Ctrl+PgDown、Ctrl+Tab）</translation>
     </message>
     <message>
         <source>P&amp;revious View</source>
-        <translation type="unfinished"></translation>
+        <translation>上一个视图(&amp;R)</translation>
     </message>
     <message>
         <source>The previous view (Ctrl+PgUp, Ctrl+Shift+Tab)</source>
-        <translation type="unfinished"></translation>
+        <translation>上一个视图（Ctrl+PgUp、Ctrl+Shift+Tab）</translation>
     </message>
     <message>
         <source>S=%1×%2, H=%3</source>
@@ -2837,27 +2838,27 @@ File › Open Attention Dump… or Open Q/K/V Dump… shows every layer and head
     <name>attnlab::ui::ViewGroups</name>
     <message>
         <source>Attention</source>
-        <translation type="unfinished"></translation>
+        <translation>注意力</translation>
     </message>
     <message>
         <source>The attention weights, read several ways</source>
-        <translation type="unfinished"></translation>
+        <translation>注意力权重的几种读法</translation>
     </message>
     <message>
         <source>Step through</source>
-        <translation type="unfinished"></translation>
+        <translation>逐步演示</translation>
     </message>
     <message>
         <source>The computation around the weights, one step at a time</source>
-        <translation type="unfinished"></translation>
+        <translation>权重前后的计算，一步一步地演示</translation>
     </message>
     <message>
         <source>Real model</source>
-        <translation type="unfinished">真实模型</translation>
+        <translation>真实模型</translation>
     </message>
     <message>
         <source>A real model&apos;s attention: open a model or an attention dump (File menu)</source>
-        <translation type="unfinished"></translation>
+        <translation>真实模型的注意力：先打开一个模型或注意力转储（文件菜单）</translation>
     </message>
 </context>
 <context>

@@ -30,13 +30,6 @@ static void PrintTo(const QSize& size, std::ostream* out) {
 namespace attnlab::ui {
 namespace {
 
-/// The tab widget that holds the views (found from the heatmap view upwards).
-QTabWidget* viewTabs(const MainWindow& window) {
-    for (QWidget* up = window.view(QStringLiteral("heatmap")); up; up = up->parentWidget())
-        if (auto* tabs = qobject_cast<QTabWidget*>(up)) return tabs;
-    return nullptr;
-}
-
 void settle() {
     for (int i = 0; i < 3; ++i)
         QApplication::processEvents();
@@ -88,16 +81,16 @@ TEST(Presentation, ProjectorThemeFits1280x720OnEveryTabAndSwitchingBackRestoresL
         window.setTheme(QStringLiteral("light"), false);
         window.resize(1280, 720);
         window.show();
-        QTabWidget* tabs = viewTabs(window);
-        ASSERT_NE(tabs, nullptr);
+        // Every view, group by group (showView brings its group to the front).
+        const QStringList ids = viewIds();
         // Every view drawn once first: a view's minimum is what it shows, not its empty state.
-        for (int i = 0; i < tabs->count(); ++i) {
-            tabs->setCurrentIndex(i);
+        for (const QString& id : ids) {
+            window.showView(id);
             settle();
         }
         std::vector<QSize> light;
-        for (int i = 0; i < tabs->count(); ++i) {
-            tabs->setCurrentIndex(i);
+        for (const QString& id : ids) {
+            window.showView(id);
             settle();
             light.push_back(window.minimumSizeHint());
         }
@@ -106,30 +99,31 @@ TEST(Presentation, ProjectorThemeFits1280x720OnEveryTabAndSwitchingBackRestoresL
         settle();
         // The projector theme really is larger: this test measures something.
         EXPECT_GT(QApplication::font().pointSize(), 12);
-        for (int i = 0; i < tabs->count(); ++i) {
-            tabs->setCurrentIndex(i);
+        for (const QString& id : ids) {
+            window.showView(id);
             settle();
+            ASSERT_EQ(window.currentView(), window.view(id));
             const QSize minimum = window.minimumSizeHint();
-            EXPECT_LE(minimum.width(), 1280) << tabs->tabText(i).toStdString();
-            EXPECT_LE(minimum.height(), 720) << tabs->tabText(i).toStdString();
+            EXPECT_LE(minimum.width(), 1280) << id.toStdString();
+            EXPECT_LE(minimum.height(), 720) << id.toStdString();
             // What the layout really enforces, explicit minimum sizes of views included.
             const QSize enforced = window.layout()->totalMinimumSize();
-            EXPECT_LE(enforced.width(), 1280) << tabs->tabText(i).toStdString();
-            EXPECT_LE(enforced.height(), 720) << tabs->tabText(i).toStdString();
+            EXPECT_LE(enforced.width(), 1280) << id.toStdString();
+            EXPECT_LE(enforced.height(), 720) << id.toStdString();
         }
 
         window.setTheme(QStringLiteral("light"), false);
         settle();
         // Hidden views redraw when shown (a view's size follows what it draws): all once.
-        for (int i = 0; i < tabs->count(); ++i) {
-            tabs->setCurrentIndex(i);
+        for (const QString& id : ids) {
+            window.showView(id);
             settle();
         }
-        for (int i = 0; i < tabs->count(); ++i) {
-            tabs->setCurrentIndex(i);
+        for (std::size_t i = 0; i < static_cast<std::size_t>(ids.size()); ++i) {
+            window.showView(ids[static_cast<qsizetype>(i)]);
             settle();
-            EXPECT_EQ(window.minimumSizeHint(), light[static_cast<std::size_t>(i)])
-                << tabs->tabText(i).toStdString() << ": inputs "
+            EXPECT_EQ(window.minimumSizeHint(), light[i])
+                << ids[static_cast<qsizetype>(i)].toStdString() << ": inputs "
                 << window.inputsPanel()->minimumWidth() << ", views "
                 << window.centralWidget()->minimumSizeHint().width();
         }

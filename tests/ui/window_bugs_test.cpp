@@ -194,16 +194,25 @@ TEST(WindowBugs, ADumpIsNamedAndViewsThatCannotDrawItAreRefused) {
         << heads->heading().toStdString();
     EXPECT_TRUE(heads->heading().contains(QStringLiteral("model_dump.npz")));
     // Flash, KV cache, RoPE and Compare need Q/K or a session: refused, tabs disabled.
-    auto* tabs = window.findChild<QTabWidget*>();
-    ASSERT_NE(tabs, nullptr);
+    // Each view is a tab of its group's tab widget (found from the view upwards).
+    auto tabsOf = [](QWidget* view) -> QTabWidget* {
+        for (QWidget* up = view ? view->parentWidget() : nullptr; up; up = up->parentWidget())
+            if (auto* tabs = qobject_cast<QTabWidget*>(up)) return tabs;
+        return nullptr;
+    };
     for (const char* id : {"flash", "kv-cache", "rope", "compare"}) {
         View* view = window.view(QString::fromLatin1(id));
         ASSERT_NE(view, nullptr) << id;
         EXPECT_FALSE(view->notApplicable().isEmpty()) << id;
+        QTabWidget* tabs = tabsOf(view);
+        ASSERT_NE(tabs, nullptr) << id;
+        ASSERT_GE(tabs->indexOf(view), 0) << id;
         EXPECT_FALSE(tabs->isTabEnabled(tabs->indexOf(view))) << id;
     }
-    EXPECT_TRUE(window.view(QStringLiteral("heatmap"))->notApplicable().isEmpty());
-    EXPECT_TRUE(tabs->isTabEnabled(tabs->indexOf(window.view(QStringLiteral("heatmap")))));
+    View* heatmap = window.view(QStringLiteral("heatmap"));
+    EXPECT_TRUE(heatmap->notApplicable().isEmpty());
+    ASSERT_NE(tabsOf(heatmap), nullptr);
+    EXPECT_TRUE(tabsOf(heatmap)->isTabEnabled(tabsOf(heatmap)->indexOf(heatmap)));
     // Editing the session goes back to the lab: the views apply again.
     document->modify([](Session& s) { s.heads = 2; }, QStringLiteral("heads"));
     document->flush();
