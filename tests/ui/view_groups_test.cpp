@@ -18,6 +18,7 @@
 
 #include "ui/document.h"
 #include "ui/dump_document.h"
+#include "ui/head_roles_view.h"
 #include "ui/language.h"
 #include "ui/lesson_panel.h"
 #include "ui/theme.h"
@@ -169,6 +170,23 @@ TEST(ViewGroups, SelectingAViewByNameBringsItsGroupAndTheViewToTheFront) {
     // Undo walks the view back, group and all (a view change is part of the session).
     window.showView(QStringLiteral("rope"));
     EXPECT_EQ(window.currentGroup(), QStringLiteral("steps"));
+}
+
+TEST(ViewGroups, ShowingAHeadFromAnotherGroupOpensTheHeatmap) {
+    MainWindow window;
+    window.resize(1280, 720);
+    window.show();
+    settle(window);
+    // Head roles (Real model): double-clicking a head shows it in the heatmap (Attention).
+    window.showView(QStringLiteral("head-roles"));
+    auto* roles = qobject_cast<HeadRolesView*>(window.view(QStringLiteral("head-roles")));
+    ASSERT_NE(roles, nullptr);
+    emit roles->focusRequested(0, 0);
+    QCoreApplication::processEvents();
+    EXPECT_EQ(window.currentView()->viewId(), QStringLiteral("heatmap"));
+    EXPECT_EQ(window.currentGroup(), QStringLiteral("attention"));
+    EXPECT_EQ(checkedGroupButtons(window), QStringList{QStringLiteral("attention")});
+    EXPECT_TRUE(window.view(QStringLiteral("heatmap"))->isVisible());
 }
 
 TEST(ViewGroups, LessonsOpenTheirViewsAcrossGroups) {
