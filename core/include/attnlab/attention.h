@@ -51,6 +51,9 @@ struct AttentionSpec {
     Variant variant = Variant::Softmax;
     MaskSpec mask;
     std::optional<double> scale; ///< replaces the default 1/sqrt(D)
+    /// Flash tiles of the generic kernels (double, trace, scores, dropout, custom mask); a
+    /// float run without them takes the fast path (fast_attention.h), which tiles for the
+    /// machine: same result up to rounding.
     Index qBlock = 64;           ///< flash: query tile rows
     Index kvBlock = 64;          ///< flash: key/value tile columns
     bool wantWeights = true;     ///< fill Attention::weights [B, H, Sq, Sk]
