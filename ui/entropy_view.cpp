@@ -156,7 +156,37 @@ void EntropyView::refresh() {
         title->setText(tr("Entropy per query, head %1 (nats)").arg(head));
     stylePlot(*m_plot, look);
     styleLegend(m_legend, look);
+    fitLegend(m_plot->width());
     m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void EntropyView::fitLegend(int width) {
+    QCPAbstractLegendItem* ceilingItem = m_legend->itemWithPlottable(m_ceiling);
+    const QFontMetrics metrics(ceilingItem ? ceilingItem->font() : m_legend->font());
+    // The ceiling's full name, or its short one where even a line of its own is too narrow.
+    const QString full = tr("log(allowed keys): uniform attention");
+    // The legend's column is the bars' 3/4 of the row less the heads plot's labels.
+    const int room =
+        width * 2 / 3 - m_legend->iconSize().width() - m_legend->iconTextPadding() - 24;
+    m_ceiling->setName(metrics.horizontalAdvance(full) > room ? tr("log(allowed keys)") : full);
+    int wanted = 0;
+    for (int i = 0; i < m_legend->itemCount(); ++i) {
+        auto* item = qobject_cast<QCPPlottableLegendItem*>(m_legend->item(i));
+        if (!item) continue;
+        wanted += m_legend->iconSize().width() + m_legend->iconTextPadding() +
+                  metrics.horizontalAdvance(item->plottable()->name()) + 12;
+    }
+    // The bars take 3 of the 4 stretch units of the row (the heads' plot the last one).
+    const bool stack = wanted > width * 2 / 3;
+    if (m_legend->wrap() == (stack ? 1 : 0)) return;
+    m_legend->setWrap(stack ? 1 : 0);
+    m_legend->setFillOrder(QCPLayoutGrid::foColumnsFirst, true);
+}
+
+void EntropyView::paintFigure(QCPPainter& painter, const QSize& size) {
+    fitLegend(size.width());
+    PlotView::paintFigure(painter, size);
+    fitLegend(m_plot->width());
 }
 
 DataTable EntropyView::data() const {

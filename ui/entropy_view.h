@@ -19,11 +19,15 @@ public:
     QString viewId() const override { return QStringLiteral("entropy"); }
     QString title() const override { return tr("Entropy"); }
     void refresh() override;
+    void paintFigure(QCPPainter& painter, const QSize& size) override;
     DataTable data() const override;
     QCPBars* entropyBars() const { return m_bars; }
     QCPGraph* ceilingGraph() const { return m_ceiling; }
 
 private:
+    /// Stacks the legend's entries when side by side they are wider than the bars' column of
+    /// a plot `width` wide (a one-column figure), else keeps them in one row.
+    void fitLegend(int width);
     QCPAxisRect* m_queryRect = nullptr;
     QCPLegend* m_legend = nullptr; ///< in its own row above the bars
     QCPAxisRect* m_headRect = nullptr;

@@ -327,7 +327,11 @@ QVector<QPointF> KvCacheView::plottedRow() const {
 DataTable KvCacheView::data() const {
     DataTable table;
     const Experiment* experiment = document()->experiment();
-    if (!experiment || !experiment->kvTrace) return table;
+    if (!experiment || !experiment->kvTrace) {
+        table.unavailable = tr("KV cache is off: set a prefill (Inputs panel, or "
+                               "--kv-cache-prefill N) to step through decoding");
+        return table;
+    }
     // The steps' rows, the session's cache bytes, and the three curves as drawn (MHA, GQA,
     // MQA at float32, one batch entry); `current` marks the step shown.
     table.rowHeader = QStringLiteral("step");

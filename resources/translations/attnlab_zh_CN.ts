@@ -822,6 +822,10 @@
         <source>Entropy</source>
         <translation>熵</translation>
     </message>
+    <message>
+        <source>log(allowed keys)</source>
+        <translation>log(允许的键数)</translation>
+    </message>
 </context>
 <context>
     <name>attnlab::ui::FlashStepperView</name>
