@@ -5,6 +5,8 @@
 #include <QFile>
 #include <QFileInfo>
 #include <QImage>
+#include <QMenu>
+#include <QMenuBar>
 #include <QSet>
 #include <QTemporaryDir>
 #include <QXmlStreamReader>
@@ -14,6 +16,7 @@
 #include <memory>
 
 #include "ui/heatmap_view.h"
+#include "ui/main_window.h"
 #include "ui/view_registry.h"
 
 namespace attnlab::ui {
@@ -179,6 +182,33 @@ TEST(FigureExport, EveryViewExportsItsDataOrSaysWhyNot) {
         }
     }
     EXPECT_GE(exported, 8);
+}
+
+TEST(FigureExport, TheWindowsExportDataItemIsDisabledWithTheReason) {
+    MainWindow window;
+    window.resize(1280, 720);
+    window.show();
+    window.document()->flush();
+    QAction* exportData = nullptr;
+    QMenu* fileMenu = nullptr;
+    for (QAction* top : window.menuBar()->actions())
+        if (QMenu* menu = top->menu())
+            for (QAction* action : menu->actions())
+                if (action->text() == QStringLiteral("Export &Data\u2026")) {
+                    exportData = action;
+                    fileMenu = menu;
+                }
+    ASSERT_NE(exportData, nullptr);
+    window.showView(QStringLiteral("heatmap"));
+    emit fileMenu->aboutToShow();
+    EXPECT_TRUE(exportData->isEnabled());
+    // The KV-cache stepper of a session without a cache: nothing to export, and why.
+    window.showView(QStringLiteral("kv-cache"));
+    emit fileMenu->aboutToShow();
+    EXPECT_FALSE(exportData->isEnabled());
+    EXPECT_NE(exportData->toolTip().indexOf(QStringLiteral("prefill")), -1)
+        << exportData->toolTip().toStdString();
+    EXPECT_TRUE(fileMenu->toolTipsVisible());
 }
 
 } // namespace
