@@ -13,6 +13,7 @@
 
 #include "ui/colormap.h"
 #include "ui/experiment_data.h"
+#include "ui/plot_captions.h"
 #include "ui/step_controls.h"
 #include "ui/teaching_plot.h"
 
@@ -80,6 +81,28 @@ ScorePicture scorePicture(const Experiment& experiment, Index head) {
     return picture;
 }
 
+/// "4" for one index, "4–7" for [4, 8).
+QString indexRange(Index begin, Index end) {
+    return end - begin <= 1 ? QString::number(begin)
+                            : QStringLiteral("%1\u2013%2").arg(begin).arg(end - 1);
+}
+
+/// Whether every key of the tile is outside `mask`'s key range for every query of the tile.
+bool hidesTile(const MaskSpec& mask, const FlashTile& tile, Index sq, Index sk) {
+    for (Index r = tile.qStart; r < tile.qEnd; ++r) {
+        const KeyRange range = keyRange(mask, 0, r, sq, sk);
+        if (std::max(range.begin, tile.kvStart) < std::min(range.end, tile.kvEnd)) return false;
+    }
+    return true;
+}
+
+/// Whether query row `row` has an allowed key among the tile's keys (every mask included).
+bool rowSeesTile(const MaskSpec& mask, const FlashTile& tile, Index row, Index sq, Index sk) {
+    for (Index j = tile.kvStart; j < tile.kvEnd; ++j)
+        if (allowed(mask, 0, row, j, sq, sk)) return true;
+    return false;
+}
+
 } // namespace
 
 FlashStepperView::FlashStepperView(Document* document, QWidget* parent) : View(document, parent) {
@@ -102,36 +125,92 @@ FlashStepperView::FlashStepperView(Document* document, QWidget* parent) : View(d
     m_plot = new QCustomPlot(this);
     layout->addWidget(m_plot, 1);
 
+    // Title and narration on top, the counters at the foot; between them the tiles (their
+    // legend above, O / l and the standard output below) beside the four curves in a 2 x 2
+    // grid (their legend above), so a 1280 x 720 projector still shows every plot readably.
     QCustomPlot& plot = *m_plot;
     plot.plotLayout()->clear();
+    plot.setAutoAddPlottableToLegend(false);
     m_title = new QCPTextElement(&plot, QString());
     plot.plotLayout()->addElement(0, 0, m_title);
-    auto* top = new QCPLayoutGrid;
-    auto* bottom = new QCPLayoutGrid;
-    plot.plotLayout()->addElement(1, 0, top);
-    plot.plotLayout()->addElement(2, 0, bottom);
+    m_narration = new QCPTextElement(&plot, QString());
+    plot.plotLayout()->addElement(1, 0, m_narration);
+    auto* body = new QCPLayoutGrid;
+    plot.plotLayout()->addElement(2, 0, body);
     m_counters = new QCPTextElement(&plot, QString());
     plot.plotLayout()->addElement(3, 0, m_counters);
-    plot.plotLayout()->setRowStretchFactors({0.01, 3.0, 2.0, 0.01});
+    plot.plotLayout()->setRowStretchFactors({0.01, 0.01, 1.0, 0.01});
+    plot.plotLayout()->setRowSpacing(2);
+
+    auto* left = new QCPLayoutGrid;
+    auto* right = new QCPLayoutGrid;
+    body->addElement(0, 0, left);
+    body->addElement(0, 1, right);
+    body->setColumnStretchFactors({3.0, 2.4});
+    m_tileLegend = new QCPLegend;
+    m_seriesLegend = new QCPLegend;
+    left->addElement(0, 0, m_tileLegend);
+    right->addElement(0, 0, m_seriesLegend);
+    for (QCPLegend* legend : {m_tileLegend, m_seriesLegend}) {
+        legend->setLayer(QStringLiteral("legend"));
+        legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
+        legend->setMargins(QMargins(0, 0, 0, 0));
+    }
 
     m_tileRect = makeAxisRect(&plot, tr("key"), tr("query"));
-    m_accumulatorRect = makeAxisRect(&plot, tr("O / l (dim)"), QString());
-    m_outputRect = makeAxisRect(&plot, tr("standard output (dim)"), QString());
+    m_accumulatorRect = makeAxisRect(&plot, tr("O / l\nso far"), QString());
+    m_outputRect = makeAxisRect(&plot, tr("standard\noutput"), QString());
     for (QCPAxisRect* rect : {m_tileRect, m_accumulatorRect, m_outputRect})
         setupMatrixAxes(rect);
-    top->addElement(0, 0, m_tileRect);
-    top->addElement(0, 1, m_accumulatorRect);
-    top->addElement(0, 2, m_outputRect);
-    top->setColumnStretchFactors({2.0, 1.0, 1.0});
+    // O / l and the standard output beside the tiles, their rows level with the tiles' rows.
+    auto* matrices = new QCPLayoutGrid;
+    left->addElement(1, 0, matrices);
+    left->setRowStretchFactors({0.01, 1.0});
+    matrices->addElement(0, 0, m_tileRect);
+    matrices->addElement(0, 1, m_accumulatorRect);
+    matrices->addElement(0, 2, m_outputRect);
+    matrices->setColumnStretchFactors({3.0, 1.0, 1.0});
+    auto* rowsLevel = new QCPMarginGroup(&plot);
+    for (QCPAxisRect* rect : {m_tileRect, m_accumulatorRect, m_outputRect})
+        rect->setMarginGroup(QCP::msTop | QCP::msBottom, rowsLevel);
 
-    m_maxRect = makeAxisRect(&plot, tr("step"), tr("running max m"));
-    m_sumRect = makeAxisRect(&plot, tr("step"), tr("running sum l"));
-    m_rescaleRect = makeAxisRect(&plot, tr("step"), tr("exp(m_old \u2212 m_new)"));
-    m_errorRect = makeAxisRect(&plot, tr("step"), tr("max |O \u2212 O_std|"));
-    bottom->addElement(0, 0, m_maxRect);
-    bottom->addElement(0, 1, m_sumRect);
-    bottom->addElement(0, 2, m_rescaleRect);
-    bottom->addElement(0, 3, m_errorRect);
+    // Each curve has its name as a title above it (a rotated axis label did not fit).
+    auto* curves = new QCPLayoutGrid;
+    right->addElement(1, 0, curves);
+    right->setRowStretchFactors({0.01, 1.0});
+    const QString curveTitles[4] = {tr("running max m"), tr("running sum l"), tr("rescale factor"),
+                                    tr("max |O \u2212 O_std|")};
+    QCPAxisRect** curveRects[4] = {&m_maxRect, &m_sumRect, &m_rescaleRect, &m_errorRect};
+    for (int c = 0; c < 4; ++c) {
+        auto* cell = new QCPLayoutGrid;
+        curves->addElement(c / 2, c % 2, cell);
+        auto* caption = new QCPTextElement(&plot, curveTitles[c]);
+        cell->addElement(0, 0, caption);
+        *curveRects[c] = makeAxisRect(&plot, c >= 2 ? tr("step") : QString(), QString());
+        cell->addElement(1, 0, *curveRects[c]);
+        cell->setRowStretchFactors({0.01, 1.0});
+        cell->setRowSpacing(0);
+        m_curveTitles[c] = caption;
+        // Few ticks: the four plots are small on a projector.
+        (*curveRects[c])->axis(QCPAxis::atBottom)->setTicker(integerTicker());
+        (*curveRects[c])->axis(QCPAxis::atBottom)->ticker()->setTickCount(3);
+        (*curveRects[c])->axis(QCPAxis::atLeft)->ticker()->setTickCount(2);
+    }
+
+    // The tile legend's icons: bars with no data, drawn as the tiles are.
+    const QString tileNames[4] = {tr("done"), tr("current"), tr("skipped: fully masked"),
+                                  tr("still to come")};
+    for (int i = 0; i < 4; ++i) {
+        m_tileKeys[i] =
+            new QCPBars(m_tileRect->axis(QCPAxis::atBottom), m_tileRect->axis(QCPAxis::atLeft));
+        m_tileKeys[i]->setName(tileNames[i]);
+        m_tileLegend->addItem(new QCPPlottableLegendItem(m_tileLegend, m_tileKeys[i]));
+    }
+    m_otherRowsKey =
+        new QCPGraph(m_maxRect->axis(QCPAxis::atBottom), m_maxRect->axis(QCPAxis::atLeft));
+    auto halves = QSharedPointer<QCPAxisTickerFixed>::create(); // the rescale lies in [0, 1]
+    halves->setTickStep(0.5);
+    m_rescaleRect->axis(QCPAxis::atLeft)->setTicker(halves);
 
     m_scores =
         new QCPColorMap(m_tileRect->axis(QCPAxis::atBottom), m_tileRect->axis(QCPAxis::atLeft));
@@ -154,6 +233,7 @@ FlashStepperView::FlashStepperView(Document* document, QWidget* parent) : View(d
                   "un-normalised output, rescaling them by exp(m_old \u2212 m_new) whenever "
                   "the max grows."));
 
+    connect(m_plot, &QCustomPlot::afterLayout, this, &FlashStepperView::fitToLayout);
     connect(m_controls, &StepControls::stepRequested, this, [this](Index step) { goToStep(step); });
     connect(m_qBlock, &QSpinBox::valueChanged, this, [this](int value) {
         if (this->document()->session().qBlock == value) return;
@@ -171,6 +251,37 @@ FlashStepperView::FlashStepperView(Document* document, QWidget* parent) : View(d
     updateControls();
 }
 
+void FlashStepperView::fitToLayout() {
+    // Legends wrap to their column; key labels turn when they do not fit side by side. Both
+    // change the margins, so the layout runs again (once: the second pass changes nothing).
+    bool changed = wrapLegendToWidth(m_tileLegend, m_tileLegend->outerRect().width() - 4);
+    changed = wrapLegendToWidth(m_seriesLegend, m_seriesLegend->outerRect().width() - 4) || changed;
+    QCPAxis* keyAxis = m_tileRect->axis(QCPAxis::atBottom);
+    const auto ticker = keyAxis->ticker().dynamicCast<QCPAxisTickerText>();
+    if (ticker && m_tileRect->width() > 0) {
+        const QFontMetrics metrics(keyAxis->tickLabelFont());
+        int widest = 0;
+        for (const QString& label : ticker->ticks())
+            widest = std::max(widest, metrics.horizontalAdvance(label));
+        const double room =
+            m_tileRect->width() / std::max<double>(1, static_cast<double>(ticker->ticks().size()));
+        const double rotation = widest + 6 <= room                   ? 0
+                                : 1.5 * metrics.height() + 2 <= room ? -45
+                                                                     : -90;
+        if (keyAxis->tickLabelRotation() != rotation) {
+            keyAxis->setTickLabelRotation(rotation);
+            changed = true;
+        }
+    }
+    if (changed) {
+        for (const auto phase : {QCPLayoutElement::upPreparation, QCPLayoutElement::upMargins,
+                                 QCPLayoutElement::upLayout})
+            m_plot->plotLayout()->update(phase);
+        // Once more on screen: captions wrapped before this pass wrap to the new columns.
+        m_plot->replot(QCustomPlot::rpQueuedReplot);
+    }
+}
+
 bool FlashStepperView::dependsOn(Document::What what) const {
     return View::dependsOn(what) || what == Document::What::Session ||
            what == Document::What::FlashWalk;
@@ -182,6 +293,168 @@ QString FlashStepperView::notApplicable() const {
         return tr("%1 holds attention weights only: there are no Q and K to cut into tiles.")
             .arg(describeSource(experiment->source));
     return {};
+}
+
+QString FlashStepperView::narrationNumber(double value) {
+    if (std::isinf(value))
+        return value < 0 ? QStringLiteral("\u2212\u221e") : QStringLiteral("\u221e");
+    if (std::isnan(value)) return QStringLiteral("?");
+    const QString text = value == 0 || std::abs(value) >= 0.01 ? QString::number(value, 'f', 2)
+                                                               : QString::number(value, 'g', 2);
+    return text.startsWith(QLatin1Char('-')) ? QStringLiteral("\u2212") + text.mid(1) : text;
+}
+
+QString FlashStepperView::narrate(const FlashWalk& walk, const Experiment& experiment, Index step,
+                                  Index row) {
+    const Index total = walk.totalSteps();
+    if (total == 0) return {};
+    step = std::clamp<Index>(step, 0, total);
+    const Index sq = walk.sq(), sk = walk.sk();
+    // The mask the walk ran under (a custom mask of another shape was left out, document.cpp).
+    MaskSpec mask = experiment.mask;
+    if (mask.custom && (mask.custom->rows() != sq || mask.custom->cols() != sk))
+        mask.custom.reset();
+    const QStringList tokens = displayTokens(experiment.queryTokens);
+    const auto rowName = [&tokens](Index r) {
+        const QString token = tokens.value(static_cast<int>(r));
+        return token.trimmed().isEmpty() ? tr("row %1").arg(r)
+                                         : tr("row %1 \u201c%2\u201d").arg(r).arg(token);
+    };
+    const auto n = [](double value) { return narrationNumber(value); };
+    QStringList sentences;
+
+    if (step == 0) {
+        const FlashTile first = walk.tile(0);
+        sentences << tr("Before the first tile every row starts with m = \u2212\u221e, l = 0 and "
+                        "O = 0. The first tile is queries %1 \u00d7 keys %2.")
+                         .arg(indexRange(first.qStart, first.qEnd))
+                         .arg(indexRange(first.kvStart, first.kvEnd));
+    } else {
+        const FlashTile tile = walk.tile(step - 1);
+        const QString where = tr("Tile %1 of %2 (queries %3 \u00d7 keys %4)")
+                                  .arg(step)
+                                  .arg(total)
+                                  .arg(indexRange(tile.qStart, tile.qEnd))
+                                  .arg(indexRange(tile.kvStart, tile.kvEnd));
+        const std::vector<FlashRowPoint> history = walk.rowHistory(row, step);
+        const bool inTile = row >= tile.qStart && row < tile.qEnd;
+        if (tile.skipped) {
+            // Name the one mask that alone hides the tile; else the masks together.
+            QString why = tr("the masks together hide every key in it from these queries");
+            MaskSpec part;
+            part.causal = true;
+            if (mask.causal && hidesTile(part, tile, sq, sk)) {
+                why = tr("the causal mask hides every key in it (each key comes after every "
+                         "query of the tile)");
+            } else {
+                part = MaskSpec{};
+                part.window = mask.window;
+                MaskSpec causalWindow;
+                causalWindow.causalWindow = mask.causalWindow;
+                MaskSpec padding;
+                padding.validLen = mask.validLen;
+                if (mask.window >= 0 && hidesTile(part, tile, sq, sk))
+                    why = tr("every key in it is outside the sliding window (%1 each side)")
+                              .arg(mask.window);
+                else if (mask.causalWindow >= 0 && hidesTile(causalWindow, tile, sq, sk))
+                    why = tr("every key in it is outside the causal window of %1")
+                              .arg(mask.causalWindow);
+                else if (!mask.validLen.empty() && hidesTile(padding, tile, sq, sk))
+                    why = tr("the padding mask hides every key in it (valid length %1)")
+                              .arg(mask.validLen.front());
+                else if (mask.custom)
+                    why = tr("the custom mask hides every key in it");
+            }
+            sentences << tr("%1 is skipped: %2, so no score is computed and m, l and O stay as "
+                            "they were.")
+                             .arg(where)
+                             .arg(why);
+        } else if (inTile && !history.empty() && history.back().stepsDone == step) {
+            const FlashRowPoint& now = history.back();
+            const bool hasBefore = history.size() > 1;
+            const FlashRowPoint before =
+                hasBefore ? history[history.size() - 2]
+                          : FlashRowPoint{0, -std::numeric_limits<float>::infinity(), 0.f, 1.f};
+            QString what;
+            if (!rowSeesTile(mask, tile, row, sq, sk)) {
+                what = std::isfinite(now.rowMax)
+                           ? tr("the mask hides every key of this tile from %1, so its m = %2 "
+                                "and l = %3 stay as they were")
+                                 .arg(rowName(row))
+                                 .arg(n(now.rowMax))
+                                 .arg(n(now.rowSum))
+                           : tr("the mask hides every key of this tile from %1, which has seen "
+                                "no key yet (m = \u2212\u221e, l = 0)")
+                                 .arg(rowName(row));
+            } else if (!std::isfinite(before.rowMax)) {
+                what = tr("%1 sees its first keys: m = %2, its largest score here, and "
+                          "l = \u03a3 e^(s \u2212 m) = %3")
+                           .arg(rowName(row))
+                           .arg(n(now.rowMax))
+                           .arg(n(now.rowSum));
+            } else if (now.rowMax > before.rowMax) {
+                what = tr("%1: the max rose from %2 to %3, so the row\u2019s sum and output are "
+                          "rescaled by e^(%2 \u2212 %3) = %4; l = %4 \u00d7 %5 + this "
+                          "tile\u2019s \u03a3 e^(s \u2212 m) = %6")
+                           .arg(rowName(row))
+                           .arg(n(before.rowMax))
+                           .arg(n(now.rowMax))
+                           .arg(n(now.rescale))
+                           .arg(n(before.rowSum))
+                           .arg(n(now.rowSum));
+            } else {
+                what = tr("%1: the max stays %2 (no score in this tile is larger), so nothing is "
+                          "rescaled (e\u2070 = %3); l = %4 + this tile\u2019s "
+                          "\u03a3 e^(s \u2212 m) = %5")
+                           .arg(rowName(row))
+                           .arg(n(now.rowMax))
+                           .arg(n(now.rescale))
+                           .arg(n(before.rowSum))
+                           .arg(n(now.rowSum));
+            }
+            sentences << tr("%1, %2.").arg(where).arg(what);
+            // How many of the tile's rows had their max raised (the walk's states around it).
+            const FlashState after = walk.stateAfter(step);
+            const FlashState prior = walk.stateAfter(step - 1);
+            Index rose = 0;
+            for (Index r = tile.qStart; r < tile.qEnd; ++r) {
+                const auto at = static_cast<std::size_t>(r);
+                if (at < after.rowMax.size() && at < prior.rowMax.size() &&
+                    after.rowMax[at] > prior.rowMax[at])
+                    ++rose;
+            }
+            if (tile.qEnd - tile.qStart > 1)
+                sentences << tr("The max rose in %1 of the tile\u2019s %2 rows.")
+                                 .arg(rose)
+                                 .arg(tile.qEnd - tile.qStart);
+        } else if (row >= 0 && row < sq) {
+            sentences << (history.empty()
+                              ? tr("%1 does not touch %2, which has seen no key yet "
+                                   "(m = \u2212\u221e, l = 0).")
+                                    .arg(where)
+                                    .arg(rowName(row))
+                              : tr("%1 does not touch %2, which keeps m = %3 and l = %4 from "
+                                   "step %5.")
+                                    .arg(where)
+                                    .arg(rowName(row))
+                                    .arg(n(history.back().rowMax))
+                                    .arg(n(history.back().rowSum))
+                                    .arg(history.back().stepsDone));
+        } else {
+            sentences << tr("%1.").arg(where);
+        }
+        if (step == total) {
+            const std::vector<FlashErrorPoint>& errors = walk.errors();
+            if (!errors.empty() && errors.back().stepsDone == total)
+                sentences << tr("All tiles done: O / l is standard attention (max error %1).")
+                                 .arg(QString::number(errors.back().maxError, 'g', 2));
+        }
+    }
+    if (experiment.dropout.active())
+        sentences << tr("Train-mode dropout (p = %1) is on: this walk is the eval recurrence. "
+                        "Dropout zeroes cells of P before P V, which changes O but not m or l.")
+                         .arg(experiment.dropout.rate, 0, 'g', 3);
+    return sentences.join(QLatin1Char(' '));
 }
 
 const FlashWalk* FlashStepperView::walk() {
@@ -264,6 +537,7 @@ void FlashStepperView::refresh() {
     for (QCPItemRect* item : m_tileItems)
         m_plot->removeItem(item);
     m_tileItems.clear();
+    m_seriesLegend->clearItems(); // its items point at the graphs removed next
     for (QCPGraph* graph : m_seriesGraphs)
         m_plot->removeGraph(graph);
     m_seriesGraphs.clear();
@@ -298,7 +572,6 @@ void FlashStepperView::refresh() {
     QCPAxis* queryAxis = m_tileRect->axis(QCPAxis::atLeft);
     keyAxis->setTicker(labelTicker(keyTokens, 24));
     queryAxis->setTicker(labelTicker(queryTokens, 24));
-    keyAxis->setTickLabelRotation(keyTokens.size() > 6 ? -45 : 0);
     keyAxis->setRange(-0.5, std::max<double>(1, static_cast<double>(sk)) - 0.5);
     queryAxis->setRange(-0.5, std::max<double>(1, static_cast<double>(sq)) - 0.5);
 
@@ -339,22 +612,50 @@ void FlashStepperView::refresh() {
         if (step > 0)
             addTile(flash->tile(step - 1), QPen(look.accent, 3 * look.lineWidth), Qt::NoBrush);
     }
+    // The tile legend draws its icons as the tiles are drawn: a cell colour of the map, the
+    // current tile's outline, the hatching of a skipped tile, the veil over tiles to come.
+    {
+        const QColor cell = makeGradient(colormap, look.masked).color(0.65, QCPRange(0, 1));
+        QColor veiled = cell;
+        const double veil = 185.0 / 255.0;
+        veiled.setRgbF(float(cell.redF() * (1 - veil) + look.background.redF() * veil),
+                       float(cell.greenF() * (1 - veil) + look.background.greenF() * veil),
+                       float(cell.blueF() * (1 - veil) + look.background.blueF() * veil));
+        const QPen gridPen(look.grid, 1);
+        m_tileKeys[0]->setPen(gridPen);
+        m_tileKeys[0]->setBrush(cell);
+        m_tileKeys[1]->setPen(QPen(look.accent, 2 * look.lineWidth));
+        m_tileKeys[1]->setBrush(cell);
+        m_tileKeys[2]->setPen(gridPen);
+        m_tileKeys[2]->setBrush(QBrush(look.foreground, Qt::BDiagPattern));
+        m_tileKeys[3]->setPen(gridPen);
+        m_tileKeys[3]->setBrush(veiled);
+        styleLegend(m_tileLegend, look);
+        m_tileLegend->setVisible(ready);
+    }
 
-    // The rows whose curves are drawn.
+    // The rows whose curves are drawn: every row faintly (the current tile's first rows when
+    // the head has more than kMaxFaintRows), the focus row bold and last, on top.
+    m_focusRow = -1;
     if (ready) {
-        if (viewState.query >= 0 && viewState.query < sq) {
-            m_trackedRows.push_back(viewState.query);
-        } else {
-            const FlashTile tile = flash->tile(std::max<Index>(0, step - 1));
-            for (Index r = tile.qStart; r < tile.qEnd && r - tile.qStart < kMaxTrackedRows; ++r)
-                m_trackedRows.push_back(r);
-        }
+        const FlashTile tile = flash->tile(std::max<Index>(0, step - 1));
+        m_focusRow = viewState.query >= 0 && viewState.query < sq ? viewState.query : tile.qStart;
+        const Index first = sq <= kMaxFaintRows ? 0 : tile.qStart;
+        const Index end = sq <= kMaxFaintRows ? sq : std::min(sq, tile.qStart + kMaxFaintRows);
+        for (Index r = first; r < end; ++r)
+            if (r != m_focusRow) m_trackedRows.push_back(r);
+        m_trackedRows.push_back(m_focusRow);
     }
     QCPAxisRect* seriesRects[3] = {m_maxRect, m_sumRect, m_rescaleRect};
     double low[3] = {0, 0, 0}, high[3] = {1, 1, 1.05};
     bool seen[3] = {false, false, false};
+    QColor faint = look.foreground;
+    faint.setAlpha(look.name == QLatin1String("dark") ? 90 : 70);
+    const QColor bold =
+        look.name == QLatin1String("dark") ? QColor(0x56, 0xb4, 0xe9) : kRowColors[0];
     for (std::size_t t = 0; t < m_trackedRows.size(); ++t) {
         const Index row = m_trackedRows[t];
+        const bool focus = row == m_focusRow;
         QVector<double> xs[3], ys[3];
         for (const FlashRowPoint& point : flash->rowHistory(row, step)) {
             const float values[3] = {point.rowMax, point.rowSum, point.rescale};
@@ -373,9 +674,14 @@ void FlashStepperView::refresh() {
             QCPAxisRect* rect = seriesRects[s];
             auto* graph = new QCPGraph(rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft));
             graph->setData(xs[s], ys[s], true);
-            const QColor color = kRowColors[t % kMaxTrackedRows];
-            graph->setPen(QPen(color, 2 * look.lineWidth));
-            graph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, color, color, 6));
+            if (focus) {
+                graph->setPen(QPen(bold, 2.5 * look.lineWidth));
+                graph->setScatterStyle(
+                    QCPScatterStyle(QCPScatterStyle::ssCircle, bold, bold, 4 + 2 * look.lineWidth));
+            } else {
+                graph->setPen(QPen(faint, std::max(1.0, 0.8 * look.lineWidth)));
+                graph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, faint, faint, 3));
+            }
             graph->setName(tr("row %1 (%2)")
                                .arg(row)
                                .arg(row < queryTokens.size() ? queryTokens[static_cast<int>(row)]
@@ -394,15 +700,18 @@ void FlashStepperView::refresh() {
             rect->axis(QCPAxis::atLeft)->setRange(0, 1.05);
         }
     }
+    styleLegend(m_seriesLegend, look);
+    m_seriesLegend->clearItems();
     if (!m_trackedRows.empty()) {
-        QCPLegend* legend = insetLegend(m_maxRect, look, Qt::AlignBottom | Qt::AlignRight);
-        legend->clearItems();
-        for (std::size_t t = 0; t < m_trackedRows.size(); ++t)
-            legend->addItem(new QCPPlottableLegendItem(legend, m_seriesGraphs[t * 3]));
-        legend->setVisible(true);
-    } else if (m_maxRect->insetLayout()->elementCount() > 0) {
-        m_maxRect->insetLayout()->elementAt(0)->setVisible(false);
+        m_seriesLegend->addItem(new QCPPlottableLegendItem(m_seriesLegend, m_seriesGraphs.back()));
+        if (m_trackedRows.size() > 1) {
+            m_otherRowsKey->setPen(QPen(faint, std::max(1.0, 0.8 * look.lineWidth)));
+            m_otherRowsKey->setName(sq <= kMaxFaintRows ? tr("every other row")
+                                                        : tr("the tile\u2019s other rows"));
+            m_seriesLegend->addItem(new QCPPlottableLegendItem(m_seriesLegend, m_otherRowsKey));
+        }
     }
+    m_seriesLegend->setVisible(!m_trackedRows.empty());
 
     // Accumulator O / l beside the standard output, on one symmetric range.
     const MatrixD empty(0, 0);
@@ -422,8 +731,10 @@ void FlashStepperView::refresh() {
         map->setDataRange(QCPRange(-bound, bound));
     }
     for (QCPAxisRect* rect : {m_accumulatorRect, m_outputRect}) {
+        // Level with the tiles' rows, which carry the token labels.
         rect->axis(QCPAxis::atLeft)->setTicker(labelTicker(queryTokens, 24));
-        rect->axis(QCPAxis::atLeft)->setTickLabels(rect == m_accumulatorRect);
+        rect->axis(QCPAxis::atLeft)->setTickLabels(false);
+        rect->axis(QCPAxis::atBottom)->setTickLabels(false);
         rect->axis(QCPAxis::atLeft)
             ->setRange(-0.5, std::max<double>(1, static_cast<double>(sq)) - 0.5);
         rect->axis(QCPAxis::atBottom)
@@ -459,6 +770,9 @@ void FlashStepperView::refresh() {
         note = tr("The variant is %1; the stepper shows softmax FlashAttention on the same Q, "
                   "K, V.")
                    .arg(QString::fromLatin1(variantName(experiment->variant)));
+    m_narrationText = ready ? narrate(*flash, *experiment, step, m_focusRow) : QString();
+    m_narration->setText(m_narrationText);
+    m_narration->setVisible(ready);
     if (!experiment) {
         m_title->setText(tr("FlashAttention steps: no experiment yet"));
         m_counters->setText(QString());
@@ -472,21 +786,8 @@ void FlashStepperView::refresh() {
                                       : tr("nothing to step")));
         m_counters->setText(QString());
     } else {
-        QString where = tr("before the first tile");
-        if (step > 0) {
-            const FlashTile tile = flash->tile(step - 1);
-            where = tr("tile q[%1, %2) \u00d7 kv[%3, %4)%5")
-                        .arg(tile.qStart)
-                        .arg(tile.qEnd)
-                        .arg(tile.kvStart)
-                        .arg(tile.kvEnd)
-                        .arg(tile.skipped ? tr(", skipped (fully masked)") : QString());
-        }
-        m_title->setText(tr("FlashAttention, head %1: step %2 of %3, %4")
-                             .arg(head)
-                             .arg(step)
-                             .arg(total)
-                             .arg(where));
+        m_title->setText(
+            tr("FlashAttention, head %1: step %2 of %3").arg(head).arg(step).arg(total));
         const Index skipped = flash->skippedAmong(step);
         const Index computed = step - skipped;
         const Index dk = flash->dim(), dv = flash->dimV();
@@ -510,10 +811,19 @@ void FlashStepperView::refresh() {
         m_counters->setText(counters);
     }
     stylePlot(*m_plot, look);
-    QFont small = m_counters->font();
-    small.setBold(false);
-    small.setPointSize(std::max(7, look.fontPointSize - 1));
+    QFont plain = m_narration->font();
+    plain.setBold(false);
+    m_narration->setFont(plain);
+    QFont small = plain;
+    setFontSize(small, look, std::max(7, look.fontPointSize - 2));
     m_counters->setFont(small);
+    for (QCPTextElement* caption : m_curveTitles)
+        caption->setFont(small);
+
+    // A figure wraps its texts to its own width (the window's caption wrapper does it there).
+    if (figureStyle().wrapWidth > 0)
+        for (QCPTextElement* text : {m_title, m_narration, m_counters})
+            text->setText(wrapCaption(text->text(), text->font(), figureStyle().wrapWidth - 16));
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 
@@ -530,6 +840,14 @@ QVector<QPointF> FlashStepperView::plottedSeries(Series series, Index row) const
             points << QPointF(it->key, it->value);
     }
     return points;
+}
+
+QStringList FlashStepperView::tileLegendEntries() const {
+    QStringList names;
+    for (int i = 0; i < m_tileLegend->itemCount(); ++i)
+        if (auto* item = qobject_cast<QCPPlottableLegendItem*>(m_tileLegend->item(i)))
+            names << item->plottable()->name();
+    return names;
 }
 
 QVector<QPointF> FlashStepperView::plottedError() const {

@@ -2,11 +2,13 @@
 /// FlashStepperView: FlashAttention (Dao et al. 2022, Alg. 1) one tile at a time for the
 /// focused head. The scaled score matrix is cut into q x kv tiles: tiles done are drawn, the
 /// current tile is outlined, tiles with no allowed cell are hatched as skipped and tiles still
-/// to come are veiled. For the selected query rows (the selected query, else the current
-/// tile's rows) it plots per step the running max m, the running sum l and the rescale factor
-/// exp(m_old - m_new); it shows the accumulator O / l beside the standard output, the max
-/// error against standard attention per step, and how many bytes a tile touches against the
-/// S_q x S_k score matrix.
+/// to come are veiled, with a legend saying so. It plots per step the running max m, the
+/// running sum l and the rescale factor exp(m_old - m_new) of every row faintly (up to
+/// kMaxFaintRows rows) and of the focus row (the selected query, else the current tile's first
+/// row) bold, and narrates the step with the walk's own numbers for the focus row ("row 5's
+/// max rose from 1.20 to 2.31, so ... rescaled by e^(1.20 - 2.31) = 0.33"). It shows the
+/// accumulator O / l beside the standard output, the max error against standard attention per
+/// step, and how many bytes a tile touches against the S_q x S_k score matrix.
 ///
 /// It computes nothing itself: the Document's FlashWalk (attnlab/flash_walk.h) of the focused
 /// head, made on the worker when large, holds the tiles, the reference, the error curve and
@@ -21,9 +23,11 @@
 #include "attnlab/flash_walk.h"
 
 class QCPAxisRect;
+class QCPBars;
 class QCPColorMap;
 class QCPGraph;
 class QCPItemRect;
+class QCPLegend;
 class QCPTextElement;
 class QSpinBox;
 
@@ -49,13 +53,32 @@ public:
     QString notApplicable() const override;
 
     static constexpr Index kMaxTableTiles = 1 << 16;
+    /// At most this many rows get faint curves (all rows of a head up to this size, else the
+    /// current tile's first rows).
+    static constexpr Index kMaxFaintRows = 64;
+
+    /// The narration of step `step` (tiles done) of `walk` for query row `row`, in the
+    /// window's language: which tile, and for the row its m, l and rescale factor as the walk
+    /// records them (FlashWalk::rowHistory), or why the tile was skipped (the mask that hides
+    /// it), or that the tile does not touch the row. Numbers are written by narrationNumber().
+    static QString narrate(const FlashWalk& walk, const Experiment& experiment, Index step,
+                           Index row);
+    /// A number as the narration writes it: two decimals, two significant digits below 0.01,
+    /// U+2212 for minus, \u221e for an infinite running max.
+    static QString narrationNumber(double value);
 
     /// Tiles in visiting order (q tile outer, kv tile inner), skipped ones included.
     Index totalSteps();
     /// Tiles done: the view state's flashStep clamped to [0, totalSteps()].
     Index currentStep();
-    /// The query rows whose curves are plotted.
+    /// The query rows whose curves are plotted (the faint ones and the focus row).
     std::vector<Index> trackedRows() const { return m_trackedRows; }
+    /// The row drawn bold and narrated; -1 when nothing is drawn.
+    Index focusRow() const { return m_focusRow; }
+    /// The narration shown (narrate() of the current step and focus row).
+    QString narration() const { return m_narrationText; }
+    /// The names in the tile legend (done, current, skipped, still to come), as drawn.
+    QStringList tileLegendEntries() const;
     /// The plotted (step, value) points of a tracked row's curve, as drawn.
     QVector<QPointF> plottedSeries(Series series, Index row) const;
     /// The online-softmax state drawn (after currentStep() tiles).
@@ -86,9 +109,13 @@ private:
     const FlashWalk* walk();
     void goToStep(Index step);
     void updateControls();
+    /// After each layout: legends wrapped to their column, key labels turned to fit.
+    void fitToLayout();
 
     FlashState m_state;
     std::vector<Index> m_trackedRows;
+    Index m_focusRow = -1;
+    QString m_narrationText;
     std::vector<FlashTile> m_tableTiles; ///< data(): the tiles as last drawn (bounded)
 
     StepControls* m_controls = nullptr;
@@ -97,7 +124,13 @@ private:
 
     QCustomPlot* m_plot = nullptr;
     QCPTextElement* m_title = nullptr;
+    QCPTextElement* m_narration = nullptr;
     QCPTextElement* m_counters = nullptr;
+    QCPLegend* m_tileLegend = nullptr;   ///< above the tiles: done, current, skipped, to come
+    QCPLegend* m_seriesLegend = nullptr; ///< above the curves: the focus row, the other rows
+    QCPBars* m_tileKeys[4] = {nullptr, nullptr, nullptr, nullptr}; ///< the tile legend's icons
+    QCPTextElement* m_curveTitles[4] = {nullptr, nullptr, nullptr,
+                                        nullptr}; ///< m, l, rescale, error
     QCPAxisRect* m_tileRect = nullptr;
     QCPAxisRect* m_accumulatorRect = nullptr;
     QCPAxisRect* m_outputRect = nullptr;
@@ -111,6 +144,7 @@ private:
     QCPGraph* m_errorGraph = nullptr;
     QCPGraph* m_errorNow = nullptr;
     std::vector<QCPGraph*> m_seriesGraphs; ///< 3 per tracked row: max, sum, rescale
+    QCPGraph* m_otherRowsKey = nullptr;    ///< no data: the legend's "other rows" line
     std::vector<QCPItemRect*> m_tileItems;
 };
 

@@ -75,11 +75,17 @@ KvCacheView::KvCacheView(Document* document, QWidget* parent) : View(document, p
     top->addElement(0, 0, m_weightsRect);
     top->addElement(0, 1, m_cacheRect);
     top->setColumnStretchFactors({3.0, 2.0});
-    m_rowRect = makeAxisRect(&plot, tr("key"), tr("weight of the new row"));
+    m_rowRect = makeAxisRect(&plot, tr("key"), tr("new row\u2019s weight"));
     m_bytesRect = makeAxisRect(&plot, tr("step (0 = prefill)"), tr("cache bytes"));
     bottom->addElement(0, 0, m_rowRect);
-    // The legend gets its own row above the curves: inset, it covered the first steps.
-    m_bytesLegend = legendAbove(bottom, 0, 1, m_bytesRect);
+    // The legend stands beside the curves, one line each: inset, it covered the first steps;
+    // above them, on one line, it was wider than its plot and squeezed the row beside it.
+    bottom->addElement(0, 1, m_bytesRect);
+    plot.setAutoAddPlottableToLegend(false);
+    m_bytesLegend = new QCPLegend;
+    bottom->addElement(0, 2, m_bytesLegend);
+    m_bytesLegend->setLayer(QStringLiteral("legend"));
+    bottom->setColumnStretchFactors({1.0, 1.3, 0.01});
 
     m_weights = new QCPColorMap(m_weightsRect->axis(QCPAxis::atBottom),
                                 m_weightsRect->axis(QCPAxis::atLeft));
@@ -108,6 +114,7 @@ KvCacheView::KvCacheView(Document* document, QWidget* parent) : View(document, p
                   "step. Grouped-query and multi-query attention shrink the cache by sharing "
                   "key/value heads."));
     connect(m_controls, &StepControls::stepRequested, this, [this](Index step) { goToStep(step); });
+
     connect(m_enableButton, &QToolButton::clicked, this, [this] {
         this->document()->modify([](Session& s) { s.kvPrefill = defaultKvPrefill(s); },
                                  tr("Use a KV cache"));
@@ -224,7 +231,8 @@ void KvCacheView::refresh() {
     m_rowBars->setBrush(look.accent);
     m_rowBars->setPen(Qt::NoPen);
     m_rowRect->axis(QCPAxis::atBottom)->setTicker(labelTicker(keyTokens, 24));
-    m_rowRect->axis(QCPAxis::atBottom)->setTickLabelRotation(keyTokens.size() > 6 ? -45 : 0);
+    // The row's plot is narrow: more than six tokens stand upright.
+    m_rowRect->axis(QCPAxis::atBottom)->setTickLabelRotation(keyTokens.size() > 6 ? -90 : 0);
     m_rowRect->axis(QCPAxis::atBottom)->setSubTicks(false);
     m_rowRect->axis(QCPAxis::atBottom)->setRange(-0.7, std::max<Index>(1, sk) - 0.3);
     m_rowRect->axis(QCPAxis::atLeft)->setRange(0, 1.05);
@@ -237,6 +245,11 @@ void KvCacheView::refresh() {
     const Index dv = experiment ? experiment->qkv.v.dim : 0;
     static const QColor kColors[3] = {QColor(0xd5, 0x5e, 0x00), QColor(0x00, 0x9e, 0x73),
                                       QColor(0x00, 0x72, 0xb2)};
+    // The bold curve is what is shown: a lab session, or a real model's (or dump's) layer.
+    const QString shownLabel = !experiment || experiment->source.isSession() ? tr("this session")
+                               : experiment->source.kind == ExperimentSource::Kind::Model
+                                   ? tr("this model")
+                                   : tr("this dump");
     double top = 1;
     for (int i = 0; i < 3; ++i) {
         QVector<double> xs, ys;
@@ -254,7 +267,7 @@ void KvCacheView::refresh() {
                              : i == 1 ? tr("GQA (%1 kv heads)")
                                       : tr("MQA (%1 kv head)"))
                                 .arg(counts[i]) +
-                            (current ? tr(", this session") : QString()));
+                            (current ? QStringLiteral("\n") + shownLabel : QString()));
     }
     QVector<double> nowX, nowY;
     if (steps > 0) {
@@ -267,6 +280,8 @@ void KvCacheView::refresh() {
         QCPScatterStyle(QCPScatterStyle::ssDisc, look.foreground, look.foreground, 9));
     m_bytesRect->axis(QCPAxis::atBottom)->setRange(-0.3, std::max<Index>(1, steps - 1) + 0.3);
     m_bytesRect->axis(QCPAxis::atLeft)->setRange(0, top * 1.08);
+    m_bytesRect->axis(QCPAxis::atLeft)->ticker()->setTickCount(4);
+    m_rowRect->axis(QCPAxis::atLeft)->ticker()->setTickCount(3);
     auto stepTicker = QSharedPointer<QCPAxisTickerFixed>::create();
     stepTicker->setTickStep(1);
     stepTicker->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);

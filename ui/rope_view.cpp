@@ -7,6 +7,7 @@
 
 #include "ui/dump_document.h"
 #include "ui/experiment_data.h"
+#include "ui/plot_captions.h"
 #include "ui/teaching_plot.h"
 
 namespace attnlab::ui {
@@ -58,7 +59,29 @@ void addArrow(QCustomPlot* plot, QCPAxisRect* rect, double x, double y, const QP
     line->start->setCoords(0, 0);
     line->end->setCoords(x, y);
     line->setPen(pen);
-    line->setHead(QCPLineEnding(QCPLineEnding::esSpikeArrow, 8, 10));
+    // QCustomPlot scales a line ending by the pen's width: keep the head about 12 x 14 px.
+    const double scale = std::max(1.0, pen.widthF());
+    line->setHead(QCPLineEnding(QCPLineEnding::esSpikeArrow, 12 / scale, 14 / scale));
+}
+
+constexpr double kPi = 3.14159265358979323846;
+
+/// An arc of the circle of `radius` about the origin from angle `from` to `to` (radians).
+void addCircle(QCustomPlot* plot, QCPAxisRect* rect, double from, double to, double radius,
+               const QPen& pen) {
+    auto* curve = new QCPCurve(rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft));
+    const int points = std::max(8, static_cast<int>(std::ceil(std::abs(to - from) * 24)));
+    QVector<double> t, xs, ys;
+    for (int i = 0; i <= points; ++i) {
+        const double angle = from + (to - from) * i / points;
+        t << i;
+        xs << radius * std::cos(angle);
+        ys << radius * std::sin(angle);
+    }
+    curve->setData(t, xs, ys, true);
+    curve->setPen(pen);
+    curve->setBrush(Qt::NoBrush);
+    Q_UNUSED(plot);
 }
 
 } // namespace
@@ -67,6 +90,21 @@ RopeView::RopeView(Document* document, QWidget* parent) : PlotView(document, par
     setToolTip(tr("RoPE rotates each pair of a query and of a key by an angle proportional to "
                   "its position, with one frequency per pair. The dot product then depends only "
                   "on the difference of the positions."));
+    connect(m_plot, &QCustomPlot::afterLayout, this, &RopeView::equalizePairAxes);
+}
+
+void RopeView::equalizePairAxes() {
+    for (const PairPanel& panel : m_pairs) {
+        const double width = panel.rect->width(), height = panel.rect->height();
+        if (width <= 0 || height <= 0) continue;
+        const double extent = 1.15 * panel.radius;
+        panel.rect->axis(QCPAxis::atBottom)
+            ->setRange(-extent * std::max(1.0, width / height),
+                       extent * std::max(1.0, width / height));
+        panel.rect->axis(QCPAxis::atLeft)
+            ->setRange(-extent * std::max(1.0, height / width),
+                       extent * std::max(1.0, height / width));
+    }
 }
 
 QString RopeView::notApplicable() const {
@@ -86,6 +124,7 @@ void RopeView::refresh() {
     for (QCPGraph*& curve : m_curves)
         curve = nullptr;
     m_panelCount = 0;
+    m_pairs.clear();
     m_table = DataTable{};
     m_title = new QCPTextElement(&plot, QString());
     plot.plotLayout()->addElement(0, 0, m_title);
@@ -180,37 +219,68 @@ void RopeView::refresh() {
         const Index t = shown[p];
         const auto [a, b] = ropePair(style, t, dim);
         const auto ua = static_cast<std::size_t>(a), ub = static_cast<std::size_t>(b);
-        const double theta = frequencies[static_cast<std::size_t>(t)];
+        const double frequency = frequencies[static_cast<std::size_t>(t)];
+        PairPanel panel;
+        panel.pair = t;
+        panel.queryAngle = queryPosition * frequency;
+        panel.keyAngle = keyPosition * frequency;
+        // Two short lines (the pairing's indices are in the title and the data).
         auto* rect = makeAxisRect(&plot,
-                                  tr("pair %1 (%2,%3), \u03b8 = %4")
+                                  tr("pair %1: \u03b8 = %2\nm\u03b8 = %3")
                                       .arg(t)
-                                      .arg(a)
-                                      .arg(b)
-                                      .arg(QString::number(theta, 'g', 3)),
+                                      .arg(QString::number(frequency, 'g', 3))
+                                      .arg(QString::number(panel.queryAngle, 'g', 3)),
                                   QString());
+        panel.rect = rect;
         grid->addElement(static_cast<int>(static_cast<Index>(p) / perRow),
                          static_cast<int>(static_cast<Index>(p) % perRow), rect);
-        double radius = 1e-6;
-        for (double v : {q[ua], q[ub], k[ua], k[ub]})
-            radius = std::max(radius, std::abs(v));
-        radius = std::max(radius, std::hypot(q[ua], q[ub]));
-        radius = std::max(radius, std::hypot(k[ua], k[ub]));
-        rect->axis(QCPAxis::atBottom)->setRange(-1.15 * radius, 1.15 * radius);
-        rect->axis(QCPAxis::atLeft)->setRange(-1.15 * radius, 1.15 * radius);
-        rect->axis(QCPAxis::atBottom)->setTickLabels(false);
-        rect->axis(QCPAxis::atLeft)->setTickLabels(false);
-        const double width = 1.6 * look.lineWidth;
+        // Rotation keeps a pair's length: the panel shows the unit circle and both vectors'
+        // circles whole, at one scale on both axes (equalizePairAxes).
+        const double queryRadius = std::hypot(q[ua], q[ub]);
+        const double keyRadius = std::hypot(k[ua], k[ub]);
+        panel.radius = std::max({1.0, queryRadius, keyRadius});
+        const double extent = 1.15 * panel.radius;
+        rect->axis(QCPAxis::atBottom)->setRange(-extent, extent);
+        rect->axis(QCPAxis::atLeft)->setRange(-extent, extent);
+        for (QCPAxis* axis : {rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft)}) {
+            axis->setTickLabels(false);
+            axis->setTicks(false); // ticks would be placed before the ranges are equalized
+            axis->grid()->setVisible(false);
+        }
+        const QColor faint = look.grid.darker(115);
+        addCircle(&plot, rect, 0, 2 * kPi, 1.0, QPen(faint, look.lineWidth));
+        for (const QPointF direction : {QPointF(1, 0), QPointF(0, 1)}) { // the x and y axes
+            auto* axisLine = new QCPItemStraightLine(&plot);
+            axisLine->setClipAxisRect(rect);
+            for (QCPItemPosition* position : {axisLine->point1, axisLine->point2}) {
+                position->setAxes(rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft));
+                position->setAxisRect(rect);
+            }
+            axisLine->point1->setCoords(0, 0);
+            axisLine->point2->setCoords(direction);
+            axisLine->setPen(QPen(faint, 1));
+        }
+        const double width = look.lineWidth;
+        // The angle each vector turns through, as an arc from before to after (mod 2 pi).
+        const auto arc = [&](double x, double y, double angle, double radius, const QColor& color) {
+            if (std::hypot(x, y) <= 0) return;
+            const double start = std::atan2(y, x);
+            addCircle(&plot, rect, start, start + std::fmod(angle, 2 * kPi), radius,
+                      QPen(color, width));
+        };
+        arc(q[ua], q[ub], panel.queryAngle, 0.5 * queryRadius, kQueryColor);
+        arc(k[ua], k[ub], panel.keyAngle, 0.3 * keyRadius, kKeyColor);
         addArrow(&plot, rect, q[ua], q[ub], QPen(kQueryColor, width, Qt::DotLine));
         addArrow(&plot, rect, k[ua], k[ub], QPen(kKeyColor, width, Qt::DotLine));
-        addArrow(&plot, rect, qRot[ua], qRot[ub], QPen(kQueryColor, 2 * width));
-        addArrow(&plot, rect, kRot[ua], kRot[ub], QPen(kKeyColor, 2 * width));
+        addArrow(&plot, rect, qRot[ua], qRot[ub], QPen(kQueryColor, 1.5 * width));
+        addArrow(&plot, rect, kRot[ua], kRot[ub], QPen(kKeyColor, 1.5 * width));
+        m_pairs.push_back(panel);
         ++m_panelCount;
     }
 
     // Score against relative distance, at several absolute offsets and both pairings.
-    m_distanceRect =
-        makeAxisRect(&plot, tr("relative distance m \u2212 n (query minus key position)"),
-                     tr("q\u2098 \u00b7 k\u2099"));
+    m_distanceRect = makeAxisRect(&plot, tr("m \u2212 n (query minus key position)"),
+                                  tr("q\u2098 \u00b7 k\u2099"));
     auto* distanceRow = new QCPLayoutGrid;
     plot.plotLayout()->addElement(2, 0, distanceRow);
     distanceRow->addElement(0, 0, m_distanceRect);
@@ -263,6 +333,7 @@ void RopeView::refresh() {
     m_distanceRect->axis(QCPAxis::atBottom)->setRange(-range - 0.5, range + 0.5);
     const double pad = std::max(1e-6, 0.08 * (high - low));
     m_distanceRect->axis(QCPAxis::atLeft)->setRange(low - pad, high + pad);
+    m_distanceRect->axis(QCPAxis::atLeft)->ticker()->setTickCount(3);
     stylePlot(plot, look);
     // The legend sits beside the curves, never on them.
     auto* legend = new QCPLegend;
@@ -273,20 +344,29 @@ void RopeView::refresh() {
     legend->setTextColor(look.foreground);
     legend->setBorderPen(QPen(look.grid));
     QFont legendFont = legend->font();
-    legendFont.setPointSize(std::max(7, look.fontPointSize - 2));
+    setFontSize(legendFont, look, std::max(7, look.fontPointSize - 2));
     legend->setFont(legendFont);
     legend->clearItems();
     for (QCPGraph* curve : m_curves)
         legend->addItem(new QCPPlottableLegendItem(legend, curve));
     auto* key1 = new QCPTextElement(
         &plot, tr("arrows: dotted = before rotation, solid = after; blue = query, orange = key; "
-                  "dash-dot line = this pair's distance"));
+                  "arcs = the angles m\u03b8 and n\u03b8 turned through; grey circle = the unit "
+                  "circle (equal axes); dash-dot line = this pair's distance"));
     key1->setTextColor(look.foreground);
     QFont font = key1->font();
-    font.setPointSize(std::max(7, look.fontPointSize - 1));
+    font.setBold(false);
+    setFontSize(font, look, std::max(7, look.fontPointSize - 2));
     key1->setFont(font);
     plot.plotLayout()->addElement(3, 0, key1);
-    plot.plotLayout()->setRowStretchFactors({0.01, 1.3, 1.0, 0.01});
+    plot.plotLayout()->setRowStretchFactors({0.01, 1.6, 1.0, 0.01});
+    // The pair captions in a smaller font: four panels share a row.
+    for (const PairPanel& panel : m_pairs)
+        panel.rect->axis(QCPAxis::atBottom)->setLabelFont(font);
+    // A figure wraps its texts to its own width (the window's caption wrapper does it there).
+    if (figureStyle().wrapWidth > 0)
+        for (QCPTextElement* text : {m_title, key1})
+            text->setText(wrapCaption(text->text(), text->font(), figureStyle().wrapWidth - 16));
     plot.replot(QCustomPlot::rpQueuedReplot);
 }
 

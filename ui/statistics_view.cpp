@@ -46,17 +46,20 @@ StatisticsView::StatisticsView(Document* document, QWidget* parent) : View(docum
     auto* splitter = new QSplitter(Qt::Vertical, this);
     layout->addWidget(splitter, 1);
     m_table = new QTableWidget(splitter);
-    m_table->setColumnCount(6);
-    m_table->setHorizontalHeaderLabels({tr("query"), tr("most attended"), tr("weight"),
-                                        tr("entropy"), tr("mean distance"),
-                                        tr("first-token weight")});
+    m_table->setColumnCount(kColumns);
     m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+    // The token columns take what their words need; the numbers share the rest.
+    m_table->horizontalHeader()->setSectionResizeMode(QueryColumn, QHeaderView::ResizeToContents);
+    m_table->horizontalHeader()->setSectionResizeMode(MostAttendedColumn,
+                                                      QHeaderView::ResizeToContents);
     m_table->verticalHeader()->setVisible(false);
     m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_table->setSelectionMode(QAbstractItemView::SingleSelection);
-    m_table->setToolTip(tr("Per query: the key it attends to most (other than itself), how "
-                           "spread and how far its attention reaches. Click a row to select it."));
+    m_table->setToolTip(tr("Per query, as seed 002 analyses it: the key it attends to most "
+                           "other than itself and that weight, its weight on itself, whether "
+                           "that is larger, how spread and how far its attention reaches. "
+                           "Click a row to select it."));
     connect(m_table, &QTableWidget::cellClicked, this,
             [this](int row, int) { this->document()->setSelectedQuery(row); });
     m_plot = new QCustomPlot(splitter);
@@ -86,42 +89,86 @@ void StatisticsView::refresh() {
     const QStringList queries = displayTokens(experiment->queryTokens);
     const QStringList keys = displayTokens(experiment->keyTokens);
     m_summary->setText(
-        tr("<b>Head %1.</b> Diagonal mean <b>%2</b> vs off-diagonal mean <b>%3</b> "
-           "(ratio %4). Mean entropy %5 nats. %6 empty rows.")
+        tr("<b>Head %1.</b> Diagonal (self) mean <b>%2</b> vs off-diagonal mean <b>%3</b> "
+           "(ratio %4): %5. Mean entropy %6 nats. %7 empty rows.")
             .arg(head)
             .arg(stats->diagonalMean, 0, 'f', 3)
             .arg(stats->offDiagonalMean, 0, 'f', 3)
             .arg(stats->offDiagonalMean > 0 ? stats->diagonalMean / stats->offDiagonalMean : 0.0, 0,
                  'f', 2)
+            .arg(stats->diagonalMean > stats->offDiagonalMean
+                     ? tr("it mostly attends to itself")
+                     : tr("it mostly attends to other tokens"))
             .arg(stats->meanEntropy, 0, 'f', 3)
             .arg(std::count(stats->emptyRow.begin(), stats->emptyRow.end(), 1)) +
         rowSumNote(*experiment, *stats));
+    // Cross-attention has no "itself": the column is the key at the query's position.
+    const bool cross = experiment->source.isSession() && !experiment->session.sourceText.empty();
+    const QString headers[kColumns] = {tr("query"),
+                                       cross ? tr("most attended\n(not at its position)")
+                                             : tr("most attended\n(not itself)"),
+                                       tr("its\nweight"),
+                                       cross ? tr("weight at its\nposition") : tr("self\nweight"),
+                                       tr("mostly\nitself?"),
+                                       tr("entropy"),
+                                       tr("mean\ndistance"),
+                                       tr("first-token\nweight")};
+    const QString tips[kColumns] = {
+        QString(),
+        cross ? tr("The key the query attends to most, leaving out the key at the query's own "
+                   "position (cross-attention has no \u201citself\u201d)")
+              : tr("The key the query attends to most excluding itself, as seed 002 finds it "
+                   "(its own weight is in the self weight column)"),
+        tr("The weight on that most-attended key"),
+        tr("The query's weight on itself: the diagonal of the weights"),
+        tr("Yes when the self weight is larger than the most-attended weight (seed 002 asks "
+           "whether a token mainly attends to itself)"),
+        tr("Entropy of the query's weights, in nats"),
+        tr("Weighted mean of |query position \u2212 key position|"),
+        tr("The weight on the first token")};
+    for (int c = 0; c < kColumns; ++c) {
+        auto* item = new QTableWidgetItem(headers[c]);
+        item->setToolTip(tips[c]);
+        m_table->setHorizontalHeaderItem(c, item);
+    }
+    const MatrixD weights = headWeights(*experiment, head);
+    const Index sq = experiment->sq(), sk = experiment->sk();
     const int rows = static_cast<int>(std::min<std::size_t>(stats->entropy.size(), 4096));
     m_table->setRowCount(rows);
     for (int i = 0; i < rows; ++i) {
         const auto at = static_cast<std::size_t>(i);
         const Index most = at < stats->mostAttended.size() ? stats->mostAttended[at] : -1;
+        const double mostWeight =
+            at < stats->mostAttendedWeight.size() ? stats->mostAttendedWeight[at] : 0.0;
+        const Index own = i + sk - sq; // the key at the query's own position (stats.h)
+        const bool hasSelf = own >= 0 && own < sk && i < weights.rows() && own < weights.cols();
+        const double self = hasSelf ? weights(i, own) : 0.0;
+        const bool empty = at < stats->emptyRow.size() && stats->emptyRow[at];
         auto set = [this, i](int column, const QString& text) {
             m_table->setItem(i, column, new QTableWidgetItem(text));
         };
-        set(0, QStringLiteral("%1 %2").arg(i).arg(queries.value(i)));
-        set(1, most >= 0 ? QStringLiteral("%1 %2").arg(most).arg(keys.value(static_cast<int>(most)))
-                         : tr("(none)"));
+        set(QueryColumn, QStringLiteral("%1 %2").arg(i).arg(queries.value(i)));
+        set(MostAttendedColumn,
+            most >= 0 ? QStringLiteral("%1 %2").arg(most).arg(keys.value(static_cast<int>(most)))
+                      : tr("(none)"));
         // Hover: the token as shown and its raw form (token_tooltips.h).
         if (at < experiment->queryTokens.size())
-            m_table->item(i, 0)->setToolTip(tokenTooltip(experiment->queryTokens[at]));
+            m_table->item(i, QueryColumn)->setToolTip(tokenTooltip(experiment->queryTokens[at]));
         if (most >= 0 && most < static_cast<Index>(experiment->keyTokens.size()))
-            m_table->item(i, 1)->setToolTip(
-                tokenTooltip(experiment->keyTokens[static_cast<std::size_t>(most)]));
-        set(2, at < stats->mostAttendedWeight.size()
-                   ? QString::number(stats->mostAttendedWeight[at], 'f', 3)
-                   : QString());
-        set(3, QString::number(stats->entropy[at], 'f', 3));
-        set(4, at < stats->meanDistance.size() ? QString::number(stats->meanDistance[at], 'f', 2)
-                                               : QString());
-        set(5, at < stats->firstTokenWeight.size()
-                   ? QString::number(stats->firstTokenWeight[at], 'f', 3)
-                   : QString());
+            m_table->item(i, MostAttendedColumn)
+                ->setToolTip(tokenTooltip(experiment->keyTokens[static_cast<std::size_t>(most)]));
+        set(MostAttendedWeightColumn, most >= 0 ? QString::number(mostWeight, 'f', 3) : QString());
+        set(SelfWeightColumn, hasSelf ? QString::number(self, 'f', 3) : QStringLiteral("\u2014"));
+        set(MostlySelfColumn, !hasSelf || empty   ? QStringLiteral("\u2014")
+                              : self > mostWeight ? tr("yes")
+                                                  : tr("no"));
+        set(EntropyColumn, QString::number(stats->entropy[at], 'f', 3));
+        set(MeanDistanceColumn, at < stats->meanDistance.size()
+                                    ? QString::number(stats->meanDistance[at], 'f', 2)
+                                    : QString());
+        set(FirstTokenColumn, at < stats->firstTokenWeight.size()
+                                  ? QString::number(stats->firstTokenWeight[at], 'f', 3)
+                                  : QString());
     }
     const Index selected = document()->session().viewState.query;
     if (selected >= 0 && selected < rows) m_table->selectRow(static_cast<int>(selected));
@@ -142,6 +189,8 @@ void StatisticsView::refresh() {
     auto counter = QSharedPointer<QCPAxisTickerFixed>::create();
     counter->setTickStep(1);
     counter->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);
+    // Few ticks: at 720 px in the projector theme the histogram is short.
+    counter->setTickCount(3);
     m_plot->yAxis->setTicker(counter);
     m_plot->xAxis->setRange(0, 1);
     m_plot->yAxis->setRange(0, highest * 1.1);
@@ -163,11 +212,15 @@ DataTable StatisticsView::data() const {
     const HeadStats* stats = focusedStats(*document(), &head);
     const Experiment* experiment = document()->experiment();
     if (!stats || !experiment) return table;
-    table.columnLabels = {tr("most_attended"), tr("most_attended_weight"), tr("entropy"),
-                          tr("mean_distance"), tr("first_token_weight")};
+    table.columnLabels = {tr("most_attended"),           tr("most_attended_weight"),
+                          QStringLiteral("self_weight"), tr("entropy"),
+                          tr("mean_distance"),           tr("first_token_weight")};
     table.rowLabels = displayTokens(experiment->queryTokens);
     table.rows = static_cast<int>(stats->entropy.size());
-    table.cols = 5;
+    table.cols = 6;
+    // most_attended excludes the query's own key (stats.h); self_weight is w(i, i + Sk - Sq).
+    const MatrixD weights = headWeights(*experiment, head);
+    const Index sq = experiment->sq(), sk = experiment->sk();
     for (std::size_t i = 0; i < stats->entropy.size(); ++i) {
         auto value = [](const auto& values, std::size_t at) {
             return at < values.size() ? static_cast<double>(values[at]) : 0.0;
@@ -177,6 +230,9 @@ DataTable StatisticsView::data() const {
         const double noValue = std::numeric_limits<double>::quiet_NaN();
         table.values.push_back(none ? noValue : value(stats->mostAttended, i));
         table.values.push_back(none ? noValue : value(stats->mostAttendedWeight, i));
+        const Index row = static_cast<Index>(i), own = row + sk - sq;
+        table.values.push_back(
+            own >= 0 && own < weights.cols() && row < weights.rows() ? weights(row, own) : noValue);
         table.values.push_back(stats->entropy[i]);
         table.values.push_back(value(stats->meanDistance, i));
         table.values.push_back(value(stats->firstTokenWeight, i));

@@ -81,6 +81,31 @@ void styleLegend(QCPLegend* legend, const Theme& theme) {
     legend->setFont(font);
 }
 
+bool wrapLegendToWidth(QCPLegend* legend, int width) {
+    if (width <= 0) return false;
+    const QFontMetrics metrics(legend->font());
+    const int items = legend->itemCount();
+    int widest = 0, total = 0;
+    for (int i = 0; i < items; ++i) {
+        auto* item = qobject_cast<QCPPlottableLegendItem*>(legend->item(i));
+        const QString text = item ? item->plottable()->name() : QString();
+        const QMargins margins = legend->item(i)->margins();
+        const int itemWidth = legend->iconSize().width() + legend->iconTextPadding() +
+                              metrics.horizontalAdvance(text) + margins.left() + margins.right() +
+                              legend->columnSpacing();
+        widest = std::max(widest, itemWidth);
+        total += itemWidth;
+    }
+    int columns = items;
+    if (total > width) columns = std::max(1, width / std::max(1, widest));
+    const int wrap = columns >= items ? 0 : columns;
+    if (wrap == legend->wrap() && legend->fillOrder() == QCPLayoutGrid::foColumnsFirst)
+        return false;
+    legend->setWrap(wrap);
+    legend->setFillOrder(QCPLayoutGrid::foColumnsFirst, true);
+    return true;
+}
+
 QCPLegend* insetLegend(QCPAxisRect* rect, const Theme& theme, Qt::Alignment alignment) {
     QCPLegend* legend = nullptr;
     if (rect->insetLayout()->elementCount() > 0)

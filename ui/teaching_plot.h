@@ -43,6 +43,10 @@ QCPLegend* insetLegend(QCPAxisRect* rect, const Theme& theme, Qt::Alignment alig
 QCPLegend* legendAbove(QCPLayoutGrid* grid, int row, int column, QCPAxisRect* rect);
 /// Background, text and border of a legend for the theme.
 void styleLegend(QCPLegend* legend, const Theme& theme);
+/// Lays a left-to-right legend's items out in as many columns as fit in `width` pixels (its
+/// font as set), wrapping to further rows, so a legend never runs past the plot it labels.
+/// Returns whether the layout changed (a width <= 0, not laid out yet, changes nothing).
+bool wrapLegendToWidth(QCPLegend* legend, int width);
 /// "12 B", "34 KiB", "5 MiB", "2 GiB".
 QString bytesText(double bytes);
 /// Moves a stepper to `step` clamped to [0, last]: writes the view-state field (flashStep,

@@ -858,14 +858,6 @@
         <translation>查询</translation>
     </message>
     <message>
-        <source>O / l (dim)</source>
-        <translation>O / l（维度）</translation>
-    </message>
-    <message>
-        <source>standard output (dim)</source>
-        <translation>标准输出（维度）</translation>
-    </message>
-    <message>
         <source>step</source>
         <translation>步</translation>
     </message>
@@ -876,10 +868,6 @@
     <message>
         <source>running sum l</source>
         <translation>运行和 l</translation>
-    </message>
-    <message>
-        <source>exp(m_old − m_new)</source>
-        <translation>exp(m_old − m_new)</translation>
     </message>
     <message>
         <source>max |O − O_std|</source>
@@ -926,22 +914,6 @@
         <translation>没有可执行的步骤</translation>
     </message>
     <message>
-        <source>before the first tile</source>
-        <translation>第一个分块之前</translation>
-    </message>
-    <message>
-        <source>tile q[%1, %2) × kv[%3, %4)%5</source>
-        <translation>分块 q[%1, %2) × kv[%3, %4)%5</translation>
-    </message>
-    <message>
-        <source>, skipped (fully masked)</source>
-        <translation>，已跳过（完全被掩码）</translation>
-    </message>
-    <message>
-        <source>FlashAttention, head %1: step %2 of %3, %4</source>
-        <translation>FlashAttention，头 %1：第 %2 步（共 %3 步），%4</translation>
-    </message>
-    <message>
         <source>score tile %1×%2 = %3 (with its Q, K, V tiles %4) vs the full %5×%6 score matrix %7
 tiles computed %8, skipped %9 · max error now %10</source>
         <translation>分数分块 %1×%2 = %3（连同其 Q、K、V 分块 %4），完整 %5×%6 分数矩阵为 %7
@@ -954,6 +926,142 @@ tiles computed %8, skipped %9 · max error now %10</source>
     <message>
         <source>the FlashAttention walk of this head is not ready yet</source>
         <translation>该头的 FlashAttention 分块遍历尚未就绪</translation>
+    </message>
+    <message>
+        <source>O / l
+so far</source>
+        <translation>目前的
+O / l</translation>
+    </message>
+    <message>
+        <source>standard
+output</source>
+        <translation>标准
+输出</translation>
+    </message>
+    <message>
+        <source>rescale factor</source>
+        <translation>缩放因子</translation>
+    </message>
+    <message>
+        <source>done</source>
+        <translation>已完成</translation>
+    </message>
+    <message>
+        <source>current</source>
+        <translation>当前</translation>
+    </message>
+    <message>
+        <source>skipped: fully masked</source>
+        <translation>跳过：完全被掩码</translation>
+    </message>
+    <message>
+        <source>still to come</source>
+        <translation>尚未处理</translation>
+    </message>
+    <message>
+        <source>row %1</source>
+        <translation>第 %1 行</translation>
+    </message>
+    <message>
+        <source>row %1 “%2”</source>
+        <translation>第 %1 行“%2”</translation>
+    </message>
+    <message>
+        <source>Before the first tile every row starts with m = −∞, l = 0 and O = 0. The first tile is queries %1 × keys %2.</source>
+        <translation>处理第一个分块之前，每一行都从 m = −∞、l = 0、O = 0 开始。第一个分块是查询 %1 × 键 %2。</translation>
+    </message>
+    <message>
+        <source>Tile %1 of %2 (queries %3 × keys %4)</source>
+        <translation>第 %1 个分块（共 %2 个；查询 %3 × 键 %4）</translation>
+    </message>
+    <message>
+        <source>the masks together hide every key in it from these queries</source>
+        <translation>几个掩码合起来对这些查询遮住了其中所有的键</translation>
+    </message>
+    <message>
+        <source>the causal mask hides every key in it (each key comes after every query of the tile)</source>
+        <translation>因果掩码遮住了其中所有的键（每个键都位于该分块所有查询之后）</translation>
+    </message>
+    <message>
+        <source>every key in it is outside the sliding window (%1 each side)</source>
+        <translation>其中所有的键都在滑动窗口（每侧 %1）之外</translation>
+    </message>
+    <message>
+        <source>every key in it is outside the causal window of %1</source>
+        <translation>其中所有的键都在宽度为 %1 的因果窗口之外</translation>
+    </message>
+    <message>
+        <source>the padding mask hides every key in it (valid length %1)</source>
+        <translation>填充掩码遮住了其中所有的键（有效长度 %1）</translation>
+    </message>
+    <message>
+        <source>the custom mask hides every key in it</source>
+        <translation>自定义掩码遮住了其中所有的键</translation>
+    </message>
+    <message>
+        <source>%1 is skipped: %2, so no score is computed and m, l and O stay as they were.</source>
+        <translation>%1被跳过：%2，因此不计算任何分数，m、l 和 O 保持不变。</translation>
+    </message>
+    <message>
+        <source>the mask hides every key of this tile from %1, so its m = %2 and l = %3 stay as they were</source>
+        <translation>掩码对%1遮住了本分块所有的键，所以它的 m = %2 和 l = %3 保持不变</translation>
+    </message>
+    <message>
+        <source>the mask hides every key of this tile from %1, which has seen no key yet (m = −∞, l = 0)</source>
+        <translation>掩码对%1遮住了本分块所有的键，它还没有见过任何键（m = −∞，l = 0）</translation>
+    </message>
+    <message>
+        <source>%1 sees its first keys: m = %2, its largest score here, and l = Σ e^(s − m) = %3</source>
+        <translation>%1第一次见到键：m = %2（它在这里的最大分数），l = Σ e^(s − m) = %3</translation>
+    </message>
+    <message>
+        <source>%1: the max rose from %2 to %3, so the row’s sum and output are rescaled by e^(%2 − %3) = %4; l = %4 × %5 + this tile’s Σ e^(s − m) = %6</source>
+        <translation>%1：最大值从 %2 升到 %3，所以这一行的和与输出都乘以 e^(%2 − %3) = %4；l = %4 × %5 + 本分块的 Σ e^(s − m) = %6</translation>
+    </message>
+    <message>
+        <source>%1: the max stays %2 (no score in this tile is larger), so nothing is rescaled (e⁰ = %3); l = %4 + this tile’s Σ e^(s − m) = %5</source>
+        <translation>%1：最大值仍是 %2（本分块没有更大的分数），所以无需重新缩放（e⁰ = %3）；l = %4 + 本分块的 Σ e^(s − m) = %5</translation>
+    </message>
+    <message>
+        <source>%1, %2.</source>
+        <translation>%1，%2。</translation>
+    </message>
+    <message>
+        <source>The max rose in %1 of the tile’s %2 rows.</source>
+        <translation>该分块的 %2 行中有 %1 行的最大值上升。</translation>
+    </message>
+    <message>
+        <source>%1 does not touch %2, which has seen no key yet (m = −∞, l = 0).</source>
+        <translation>%1不涉及%2，它还没有见过任何键（m = −∞，l = 0）。</translation>
+    </message>
+    <message>
+        <source>%1 does not touch %2, which keeps m = %3 and l = %4 from step %5.</source>
+        <translation>%1不涉及%2，它保持第 %5 步得到的 m = %3 和 l = %4。</translation>
+    </message>
+    <message>
+        <source>%1.</source>
+        <translation>%1。</translation>
+    </message>
+    <message>
+        <source>All tiles done: O / l is standard attention (max error %1).</source>
+        <translation>所有分块都已处理：O / l 就是标准注意力的输出（最大误差 %1）。</translation>
+    </message>
+    <message>
+        <source>Train-mode dropout (p = %1) is on: this walk is the eval recurrence. Dropout zeroes cells of P before P V, which changes O but not m or l.</source>
+        <translation>训练模式的 dropout（p = %1）已开启：这里逐步演示的是评估模式的递推。Dropout 在计算 P V 之前把 P 的部分元素置零，这会改变 O，但不改变 m 和 l。</translation>
+    </message>
+    <message>
+        <source>every other row</source>
+        <translation>其他各行</translation>
+    </message>
+    <message>
+        <source>the tile’s other rows</source>
+        <translation>该分块的其他行</translation>
+    </message>
+    <message>
+        <source>FlashAttention, head %1: step %2 of %3</source>
+        <translation>FlashAttention，头 %1：第 %2 步（共 %3 步）</translation>
     </message>
 </context>
 <context>
@@ -1728,10 +1836,6 @@ tiles computed %8, skipped %9 · max error now %10</source>
         <translation>键</translation>
     </message>
     <message>
-        <source>weight of the new row</source>
-        <translation>新行的注意力权重</translation>
-    </message>
-    <message>
         <source>step (0 = prefill)</source>
         <translation>步（0 = 预填充）</translation>
     </message>
@@ -1772,10 +1876,6 @@ tiles computed %8, skipped %9 · max error now %10</source>
         <translation>MQA（%1 个键值头）</translation>
     </message>
     <message>
-        <source>, this session</source>
-        <translation>，本会话</translation>
-    </message>
-    <message>
         <source>KV cache: no experiment yet</source>
         <translation>键值缓存：尚无计算结果</translation>
     </message>
@@ -1806,6 +1906,22 @@ tiles computed %8, skipped %9 · max error now %10</source>
     <message>
         <source>KV cache</source>
         <translation>键值缓存</translation>
+    </message>
+    <message>
+        <source>new row’s weight</source>
+        <translation>新行的权重</translation>
+    </message>
+    <message>
+        <source>this session</source>
+        <translation>当前会话</translation>
+    </message>
+    <message>
+        <source>this model</source>
+        <translation>当前模型</translation>
+    </message>
+    <message>
+        <source>this dump</source>
+        <translation>当前转储</translation>
     </message>
 </context>
 <context>
@@ -2668,14 +2784,6 @@ File › Open Attention Dump… or Open Q/K/V Dump… shows every layer and head
         <translation>；本会话未开启 RoPE：显示开启后的效果</translation>
     </message>
     <message>
-        <source>pair %1 (%2,%3), θ = %4</source>
-        <translation>对 %1 (%2,%3) θ=%4</translation>
-    </message>
-    <message>
-        <source>relative distance m − n (query minus key position)</source>
-        <translation>相对距离 m − n（查询位置减键位置）</translation>
-    </message>
-    <message>
         <source>qₘ · kₙ</source>
         <translation>qₘ · kₙ</translation>
     </message>
@@ -2696,12 +2804,22 @@ File › Open Attention Dump… or Open Q/K/V Dump… shows every layer and head
         <translation>交错</translation>
     </message>
     <message>
-        <source>arrows: dotted = before rotation, solid = after; blue = query, orange = key; dash-dot line = this pair&apos;s distance</source>
-        <translation>箭头：虚线 = 旋转前，实线 = 旋转后；蓝色 = 查询，橙色 = 键；点划线 = 这一对的距离</translation>
-    </message>
-    <message>
         <source>RoPE</source>
         <translation>旋转位置编码</translation>
+    </message>
+    <message>
+        <source>pair %1: θ = %2
+mθ = %3</source>
+        <translation>第 %1 对：θ = %2
+mθ = %3</translation>
+    </message>
+    <message>
+        <source>m − n (query minus key position)</source>
+        <translation>m − n（查询位置减键位置）</translation>
+    </message>
+    <message>
+        <source>arrows: dotted = before rotation, solid = after; blue = query, orange = key; arcs = the angles mθ and nθ turned through; grey circle = the unit circle (equal axes); dash-dot line = this pair&apos;s distance</source>
+        <translation>箭头：虚线 = 旋转前，实线 = 旋转后；蓝色 = 查询，橙色 = 键；弧线 = 转过的角度 mθ 和 nθ；灰色圆 = 单位圆（两轴等比例）；点划线 = 这一对的距离</translation>
     </message>
 </context>
 <context>
@@ -2715,28 +2833,8 @@ File › Open Attention Dump… or Open Q/K/V Dump… shows every layer and head
         <translation>查询</translation>
     </message>
     <message>
-        <source>most attended</source>
-        <translation>最受关注</translation>
-    </message>
-    <message>
-        <source>weight</source>
-        <translation>权重</translation>
-    </message>
-    <message>
         <source>entropy</source>
         <translation>注意力熵</translation>
-    </message>
-    <message>
-        <source>mean distance</source>
-        <translation>平均距离</translation>
-    </message>
-    <message>
-        <source>first-token weight</source>
-        <translation>首词元权重</translation>
-    </message>
-    <message>
-        <source>Per query: the key it attends to most (other than itself), how spread and how far its attention reaches. Click a row to select it.</source>
-        <translation>每个查询：它最关注的键（排除自己）、注意力有多分散、能达到多远。点击一行选中它。</translation>
     </message>
     <message>
         <source>weight (allowed cells)</source>
@@ -2753,10 +2851,6 @@ File › Open Attention Dump… or Open Q/K/V Dump… shows every layer and head
     <message>
         <source>No result yet.</source>
         <translation>尚无结果。</translation>
-    </message>
-    <message>
-        <source>&lt;b&gt;Head %1.&lt;/b&gt; Diagonal mean &lt;b&gt;%2&lt;/b&gt; vs off-diagonal mean &lt;b&gt;%3&lt;/b&gt; (ratio %4). Mean entropy %5 nats. %6 empty rows.</source>
-        <translation>&lt;b&gt;头 %1。&lt;/b&gt;对角线平均 &lt;b&gt;%2&lt;/b&gt;，非对角线平均 &lt;b&gt;%3&lt;/b&gt;（比值 %4）。平均熵 %5 奈特。%6 个空行。</translation>
     </message>
     <message>
         <source>(none)</source>
@@ -2789,6 +2883,110 @@ File › Open Attention Dump… or Open Q/K/V Dump… shows every layer and head
     <message>
         <source>&lt;br&gt;&lt;b&gt;Train mode, dropout p = %1:&lt;/b&gt; rows no longer sum to 1 (row sums %2 … %3); dropped weights are 0, the others × 1/(1 − p) = %4, so each row sums to 1 only on average. Entropy and the histogram are of these weights.</source>
         <translation>&lt;br&gt;&lt;b&gt;训练模式，dropout p = %1：&lt;/b&gt;每行之和不再是 1（行和 %2 … %3）；被丢弃的权重为 0，其余 × 1/(1 − p) = %4，因此每行之和只是平均为 1。熵和直方图基于这些权重。</translation>
+    </message>
+    <message>
+        <source>Per query, as seed 002 analyses it: the key it attends to most other than itself and that weight, its weight on itself, whether that is larger, how spread and how far its attention reaches. Click a row to select it.</source>
+        <translation>按种子教程 002 的分析，每个查询：除自身外最关注的键及其权重、对自身的权重、后者是否更大、注意力的分散程度和距离。点击一行即可选中该查询。</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;Head %1.&lt;/b&gt; Diagonal (self) mean &lt;b&gt;%2&lt;/b&gt; vs off-diagonal mean &lt;b&gt;%3&lt;/b&gt; (ratio %4): %5. Mean entropy %6 nats. %7 empty rows.</source>
+        <translation>&lt;b&gt;头 %1。&lt;/b&gt;对角线（自注意力）均值 &lt;b&gt;%2&lt;/b&gt;，非对角线均值 &lt;b&gt;%3&lt;/b&gt;（比值 %4）：%5。平均熵 %6 奈特。%7 个空行。</translation>
+    </message>
+    <message>
+        <source>it mostly attends to itself</source>
+        <translation>主要关注自己</translation>
+    </message>
+    <message>
+        <source>it mostly attends to other tokens</source>
+        <translation>主要关注其他词元</translation>
+    </message>
+    <message>
+        <source>most attended
+(not at its position)</source>
+        <translation>最关注
+（不含其位置上的键）</translation>
+    </message>
+    <message>
+        <source>most attended
+(not itself)</source>
+        <translation>最关注
+（不含自己）</translation>
+    </message>
+    <message>
+        <source>its
+weight</source>
+        <translation>其
+权重</translation>
+    </message>
+    <message>
+        <source>weight at its
+position</source>
+        <translation>其位置上
+的权重</translation>
+    </message>
+    <message>
+        <source>self
+weight</source>
+        <translation>自注意力
+权重</translation>
+    </message>
+    <message>
+        <source>mostly
+itself?</source>
+        <translation>主要关注
+自己？</translation>
+    </message>
+    <message>
+        <source>mean
+distance</source>
+        <translation>平均
+距离</translation>
+    </message>
+    <message>
+        <source>first-token
+weight</source>
+        <translation>首词元
+权重</translation>
+    </message>
+    <message>
+        <source>The key the query attends to most, leaving out the key at the query&apos;s own position (cross-attention has no “itself”)</source>
+        <translation>查询最关注的键，不计查询自身位置上的键（交叉注意力没有“自己”）</translation>
+    </message>
+    <message>
+        <source>The key the query attends to most excluding itself, as seed 002 finds it (its own weight is in the self weight column)</source>
+        <translation>查询除自己以外最关注的键，与种子教程 002 的求法相同（对自己的权重见“自注意力权重”一列）</translation>
+    </message>
+    <message>
+        <source>The weight on that most-attended key</source>
+        <translation>最关注的键上的权重</translation>
+    </message>
+    <message>
+        <source>The query&apos;s weight on itself: the diagonal of the weights</source>
+        <translation>查询对自己的权重：注意力权重矩阵的对角线</translation>
+    </message>
+    <message>
+        <source>Entropy of the query&apos;s weights, in nats</source>
+        <translation>查询权重的熵，单位为奈特</translation>
+    </message>
+    <message>
+        <source>Weighted mean of |query position − key position|</source>
+        <translation>|查询位置 − 键位置| 的加权平均</translation>
+    </message>
+    <message>
+        <source>The weight on the first token</source>
+        <translation>第一个词元上的权重</translation>
+    </message>
+    <message>
+        <source>yes</source>
+        <translation>是</translation>
+    </message>
+    <message>
+        <source>no</source>
+        <translation>否</translation>
+    </message>
+    <message>
+        <source>Yes when the self weight is larger than the most-attended weight (seed 002 asks whether a token mainly attends to itself)</source>
+        <translation>自注意力权重大于最关注键的权重时为“是”（种子教程 002 的“是否主要关注自己”）</translation>
     </message>
 </context>
 <context>
