@@ -631,6 +631,7 @@ void FlashStepperView::refresh() {
         m_tileKeys[3]->setPen(gridPen);
         m_tileKeys[3]->setBrush(veiled);
         styleLegend(m_tileLegend, look);
+        fitLegendIcons(m_tileLegend);
         m_tileLegend->setVisible(ready);
     }
 
@@ -701,6 +702,7 @@ void FlashStepperView::refresh() {
         }
     }
     styleLegend(m_seriesLegend, look);
+    fitLegendIcons(m_seriesLegend);
     m_seriesLegend->clearItems();
     if (!m_trackedRows.empty()) {
         m_seriesLegend->addItem(new QCPPlottableLegendItem(m_seriesLegend, m_seriesGraphs.back()));

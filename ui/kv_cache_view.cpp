@@ -289,6 +289,7 @@ void KvCacheView::refresh() {
     m_bytesRect->axis(QCPAxis::atBottom)->setSubTicks(false);
     QCPLegend* legend = m_bytesLegend;
     styleLegend(legend, look);
+    fitLegendIcons(legend);
     legend->clearItems();
     for (int i = 0; i < 3; ++i)
         if (counts[i] > 0 && (i < 2 || counts[i] != counts[0]))

@@ -81,6 +81,11 @@ void styleLegend(QCPLegend* legend, const Theme& theme) {
     legend->setFont(font);
 }
 
+void fitLegendIcons(QCPLegend* legend) {
+    const int height = QFontMetrics(legend->font()).height();
+    legend->setIconSize(2 * height, height);
+}
+
 bool wrapLegendToWidth(QCPLegend* legend, int width) {
     if (width <= 0) return false;
     const QFontMetrics metrics(legend->font());

@@ -43,6 +43,8 @@ QCPLegend* insetLegend(QCPAxisRect* rect, const Theme& theme, Qt::Alignment alig
 QCPLegend* legendAbove(QCPLayoutGrid* grid, int row, int column, QCPAxisRect* rect);
 /// Background, text and border of a legend for the theme.
 void styleLegend(QCPLegend* legend, const Theme& theme);
+/// Icons one text line high (2:1), so each name sits level with its icon in any font size.
+void fitLegendIcons(QCPLegend* legend);
 /// Lays a left-to-right legend's items out in as many columns as fit in `width` pixels (its
 /// font as set), wrapping to further rows, so a legend never runs past the plot it labels.
 /// Returns whether the layout changed (a width <= 0, not laid out yet, changes nothing).
