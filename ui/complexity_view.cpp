@@ -98,6 +98,16 @@ ComplexityView::ComplexityView(Document* document, QWidget* parent) : PlotView(d
                   "needs only O(S) memory; sliding-window and linear attention grow as S."));
 }
 
+std::vector<Index> ComplexityView::drawnLengths(Index current) {
+    std::vector<Index> lengths;
+    for (Index s = kMinSeq; s <= kMaxSeq; s *= 2)
+        lengths.push_back(s);
+    lengths.push_back(current);
+    std::sort(lengths.begin(), lengths.end());
+    lengths.erase(std::unique(lengths.begin(), lengths.end()), lengths.end());
+    return lengths;
+}
+
 CostParams ComplexityView::costParams() const {
     const Session& session = document()->session();
     const Experiment* experiment = document()->experiment();
@@ -118,12 +128,7 @@ CostParams ComplexityView::costParams() const {
 void ComplexityView::refresh() {
     const Theme look = theme();
     const CostParams current = costParams();
-    std::vector<Index> lengths;
-    for (Index s = kMinSeq; s <= kMaxSeq; s *= 2)
-        lengths.push_back(s);
-    lengths.push_back(current.seq);
-    std::sort(lengths.begin(), lengths.end());
-    lengths.erase(std::unique(lengths.begin(), lengths.end()), lengths.end());
+    const std::vector<Index> lengths = drawnLengths(current.seq);
 
     double lowFlops = 1e300, highFlops = 1, lowBytes = 1e300, highBytes = 1;
     auto fill = [&](std::vector<std::pair<CostItem, QCPGraph*>>& graphs, bool flops) {
@@ -224,12 +229,7 @@ DataTable ComplexityView::data() const {
     table.columnLabels << QStringLiteral("current");
     table.cols = static_cast<int>(table.columnLabels.size());
     // The lengths the curves are drawn at: powers of two and this session's length (marked).
-    std::vector<Index> lengths;
-    for (Index s = kMinSeq; s <= kMaxSeq; s *= 2)
-        lengths.push_back(s);
-    lengths.push_back(current.seq);
-    std::sort(lengths.begin(), lengths.end());
-    lengths.erase(std::unique(lengths.begin(), lengths.end()), lengths.end());
+    const std::vector<Index> lengths = drawnLengths(current.seq);
     for (Index s : lengths) {
         CostParams params = current;
         params.seq = s;

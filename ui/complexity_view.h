@@ -4,6 +4,8 @@
 /// and FlashAttention (memory), from the core's cost model (complexity.h) with the session's
 /// d_model, heads, kv heads, window and block sizes. The session's own length is marked.
 
+#include <vector>
+
 #include <QVector>
 
 #include "ui/view.h"
@@ -34,6 +36,8 @@ public:
     QVector<QPointF> plottedBytes(CostItem item) const;
     /// The parameters the curves were computed with (seq is the session's length).
     CostParams costParams() const;
+    /// kMinSeq, 2 kMinSeq, ..., kMaxSeq and the session's length, ascending, once each.
+    static std::vector<Index> drawnLengths(Index current);
 
 private:
     QCPTextElement* m_title = nullptr;

@@ -29,6 +29,7 @@
 #include "attnlab/rope.h"
 #include "attnlab/session.h"
 #include "command_runner.h"
+#include "csv.h"
 #include "temp_dir.h"
 
 namespace attnlab {
@@ -40,33 +41,7 @@ using nlohmann::json;
 const std::string kText = "The cat sat on the mat because it was tired";
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-std::vector<std::string> splitCsvLine(const std::string& line) {
-    std::vector<std::string> fields;
-    std::string field;
-    bool quoted = false;
-    for (std::size_t i = 0; i < line.size(); ++i) {
-        const char c = line[i];
-        if (quoted) {
-            if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-                field += '"';
-                ++i;
-            } else if (c == '"') {
-                quoted = false;
-            } else {
-                field += c;
-            }
-        } else if (c == '"') {
-            quoted = true;
-        } else if (c == ',') {
-            fields.push_back(field);
-            field.clear();
-        } else {
-            field += c;
-        }
-    }
-    fields.push_back(field);
-    return fields;
-}
+using attnlab::test::splitCsvLine;
 
 /// One view's data as the three files hold it.
 struct Exported {

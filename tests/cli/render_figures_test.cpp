@@ -26,6 +26,7 @@
 #include "attnlab/npy.h"
 #include "attnlab/session.h"
 #include "command_runner.h"
+#include "csv.h"
 
 namespace {
 
@@ -399,33 +400,7 @@ std::vector<std::vector<double>> referenceWeights(const std::vector<double>& q,
     return w;
 }
 
-std::vector<std::string> splitCsvLine(const std::string& line) {
-    std::vector<std::string> fields;
-    std::string field;
-    bool quoted = false;
-    for (std::size_t i = 0; i < line.size(); ++i) {
-        const char c = line[i];
-        if (quoted) {
-            if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-                field += '"';
-                ++i;
-            } else if (c == '"') {
-                quoted = false;
-            } else {
-                field += c;
-            }
-        } else if (c == '"') {
-            quoted = true;
-        } else if (c == ',') {
-            fields.push_back(field);
-            field.clear();
-        } else {
-            field += c;
-        }
-    }
-    fields.push_back(field);
-    return fields;
-}
+using attnlab::test::splitCsvLine;
 
 TEST_F(RenderFigures, DataExportRoundTripsTheCoresNumbers) {
     const std::vector<std::string> base = {"--tokens",  kText, "--mask",  "causal",
