@@ -273,6 +273,9 @@ void FlashStepperView::fitToLayout() {
             changed = true;
         }
     }
+    // More tokens than the tile map's rows or columns hold: every n-th label only.
+    changed = fitTokenLabels(keyAxis) || changed;
+    changed = fitTokenLabels(m_tileRect->axis(QCPAxis::atLeft)) || changed;
     if (changed) {
         for (const auto phase : {QCPLayoutElement::upPreparation, QCPLayoutElement::upMargins,
                                  QCPLayoutElement::upLayout})
@@ -570,8 +573,8 @@ void FlashStepperView::refresh() {
     const QStringList keyTokens = experiment ? displayTokens(experiment->keyTokens) : QStringList();
     QCPAxis* keyAxis = m_tileRect->axis(QCPAxis::atBottom);
     QCPAxis* queryAxis = m_tileRect->axis(QCPAxis::atLeft);
-    keyAxis->setTicker(labelTicker(keyTokens, 24));
-    queryAxis->setTicker(labelTicker(queryTokens, 24));
+    setTokenLabels(keyAxis, keyTokens);
+    setTokenLabels(queryAxis, queryTokens);
     keyAxis->setRange(-0.5, std::max<double>(1, static_cast<double>(sk)) - 0.5);
     queryAxis->setRange(-0.5, std::max<double>(1, static_cast<double>(sq)) - 0.5);
 

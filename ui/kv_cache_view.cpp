@@ -114,6 +114,15 @@ KvCacheView::KvCacheView(Document* document, QWidget* parent) : View(document, p
                   "step. Grouped-query and multi-query attention shrink the cache by sharing "
                   "key/value heads."));
     connect(m_controls, &StepControls::stepRequested, this, [this](Index step) { goToStep(step); });
+    // Token labels thin to what each matrix's laid-out size holds.
+    connect(m_plot, &QCustomPlot::afterLayout, this, [this] {
+        bool changed = false;
+        for (QCPAxis* axis :
+             {m_weightsRect->axis(QCPAxis::atBottom), m_weightsRect->axis(QCPAxis::atLeft),
+              m_cacheRect->axis(QCPAxis::atLeft), m_rowRect->axis(QCPAxis::atBottom)})
+            changed = fitTokenLabels(axis) || changed;
+        if (changed) m_plot->replot(QCustomPlot::rpQueuedReplot);
+    });
 
     connect(m_enableButton, &QToolButton::clicked, this, [this] {
         this->document()->modify([](Session& s) { s.kvPrefill = defaultKvPrefill(s); },
@@ -188,9 +197,9 @@ void KvCacheView::refresh() {
     m_weights->setDataRange(QCPRange(0, 1));
     QCPAxis* keyAxis = m_weightsRect->axis(QCPAxis::atBottom);
     QCPAxis* queryAxis = m_weightsRect->axis(QCPAxis::atLeft);
-    keyAxis->setTicker(labelTicker(keyTokens, 24));
+    setTokenLabels(keyAxis, keyTokens);
     keyAxis->setTickLabelRotation(keyTokens.size() > 6 ? -45 : 0);
-    queryAxis->setTicker(labelTicker(queryTokens, 24));
+    setTokenLabels(queryAxis, queryTokens);
     keyAxis->setRange(-0.5, std::max<Index>(1, sk) - 0.5);
     queryAxis->setRange(-0.5, std::max<Index>(1, weights.rows()) - 0.5);
     m_newRowsItem->setVisible(steps > 0);
@@ -210,7 +219,7 @@ void KvCacheView::refresh() {
     m_cache->setGradient(makeGradient(QStringLiteral("diverging"), look.masked));
     const double bound = keys.size() > 0 ? std::max(1e-9, keys.cwiseAbs().maxCoeff()) : 1.0;
     m_cache->setDataRange(QCPRange(-bound, bound));
-    m_cacheRect->axis(QCPAxis::atLeft)->setTicker(labelTicker(keyTokens, 24));
+    setTokenLabels(m_cacheRect->axis(QCPAxis::atLeft), keyTokens);
     m_cacheRect->axis(QCPAxis::atLeft)->setRange(-0.5, std::max<Index>(1, keys.rows()) - 0.5);
     m_cacheRect->axis(QCPAxis::atBottom)->setRange(-0.5, std::max<Index>(1, keys.cols()) - 0.5);
     m_cacheRect->axis(QCPAxis::atBottom)->setTicker(integerTicker());
@@ -230,7 +239,7 @@ void KvCacheView::refresh() {
     m_rowBars->setData(rowKeys, rowWeights, true);
     m_rowBars->setBrush(look.accent);
     m_rowBars->setPen(Qt::NoPen);
-    m_rowRect->axis(QCPAxis::atBottom)->setTicker(labelTicker(keyTokens, 24));
+    setTokenLabels(m_rowRect->axis(QCPAxis::atBottom), keyTokens);
     // The row's plot is narrow: more than six tokens stand upright.
     m_rowRect->axis(QCPAxis::atBottom)->setTickLabelRotation(keyTokens.size() > 6 ? -90 : 0);
     m_rowRect->axis(QCPAxis::atBottom)->setSubTicks(false);
@@ -281,7 +290,10 @@ void KvCacheView::refresh() {
     m_bytesRect->axis(QCPAxis::atBottom)->setRange(-0.3, std::max<Index>(1, steps - 1) + 0.3);
     m_bytesRect->axis(QCPAxis::atLeft)->setRange(0, top * 1.08);
     m_bytesRect->axis(QCPAxis::atLeft)->ticker()->setTickCount(4);
-    m_rowRect->axis(QCPAxis::atLeft)->ticker()->setTickCount(3);
+    // Weights in [0, 1]: 0, 0.5 and 1 are all a short plot holds.
+    auto weightTicker = QSharedPointer<QCPAxisTickerFixed>::create();
+    weightTicker->setTickStep(0.5);
+    m_rowRect->axis(QCPAxis::atLeft)->setTicker(weightTicker);
     auto stepTicker = QSharedPointer<QCPAxisTickerFixed>::create();
     stepTicker->setTickStep(1);
     stepTicker->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);

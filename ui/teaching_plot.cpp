@@ -72,6 +72,39 @@ QSharedPointer<QCPAxisTickerText> labelTicker(const QStringList& labels, int max
     return ticker;
 }
 
+namespace {
+constexpr const char* kTokenLabels = "attnlab_token_labels";
+} // namespace
+
+void setTokenLabels(QCPAxis* axis, const QStringList& labels) {
+    axis->setProperty(kTokenLabels, labels);
+    axis->setTicker(labelTicker(labels, std::max<int>(1, static_cast<int>(labels.size()))));
+}
+
+bool fitTokenLabels(QCPAxis* axis) {
+    const QStringList labels = axis->property(kTokenLabels).toStringList();
+    const auto current = axis->ticker().dynamicCast<QCPAxisTickerText>();
+    if (labels.isEmpty() || !current || !axis->axisRect()) return false;
+    const bool vertical = axis->orientation() == Qt::Vertical;
+    const int length = vertical ? axis->axisRect()->height() : axis->axisRect()->width();
+    if (length <= 0) return false;
+    const QFontMetrics metrics(axis->tickLabelFont());
+    double pitch = metrics.height() + 1.0; // a label's room along the axis
+    if (!vertical && axis->tickLabelRotation() == 0) {
+        int widest = 0;
+        for (const QString& label : labels)
+            widest = std::max(widest, metrics.horizontalAdvance(label));
+        pitch = widest + 6.0;
+    } else if (!vertical && std::abs(axis->tickLabelRotation()) < 80) {
+        pitch = 1.5 * metrics.height() + 2.0;
+    }
+    const int fits = std::max(1, static_cast<int>(length / pitch));
+    auto thinned = labelTicker(labels, fits);
+    if (thinned->ticks().keys() == current->ticks().keys()) return false;
+    axis->setTicker(thinned);
+    return true;
+}
+
 void styleLegend(QCPLegend* legend, const Theme& theme) {
     legend->setBrush(theme.background);
     legend->setTextColor(theme.foreground);

@@ -11,6 +11,7 @@
 #include "ui/theme.h"
 
 class QCPAxisRect;
+class QCPAxis;
 class QCPAxisTicker;
 class QCPAxisTickerText;
 class QCPColorMap;
@@ -35,6 +36,13 @@ void setupMatrixAxes(QCPAxisRect* rect);
 /// dimensions: never 2.5.
 QSharedPointer<QCPAxisTicker> integerTicker();
 QSharedPointer<QCPAxisTickerText> labelTicker(const QStringList& labels, int maxLabels);
+/// Token labels on a matrix axis: every label now (labelTicker), kept with the axis so that
+/// fitTokenLabels can thin them once the plot is laid out.
+void setTokenLabels(QCPAxis* axis, const QStringList& labels);
+/// Thins the labels setTokenLabels gave `axis` to those its laid-out length holds without
+/// overlap: one per text line down a vertical axis or along a turned one, one per widest label
+/// along a level one. For QCustomPlot::afterLayout; true when the ticks changed (lay out again).
+bool fitTokenLabels(QCPAxis* axis);
 /// A legend inside `rect` (created once, at `alignment`), styled for the theme. It sits on the
 /// data: use it only where the corner is known to be empty.
 QCPLegend* insetLegend(QCPAxisRect* rect, const Theme& theme, Qt::Alignment alignment);

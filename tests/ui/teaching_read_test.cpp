@@ -3,7 +3,8 @@
 // rescale it states are those of the flash kernel's own trace), every row drawn with the
 // selected one in front; RoPE panels on equal axes whose angles are the core's m * theta_i;
 // the statistics table's self weight (the weights' diagonal) and its most-attended key
-// excluding the query itself (an argmax over the off-diagonal entries).
+// excluding the query itself (an argmax over the off-diagonal entries); the steppers' token
+// labels thinned so that none overlaps another.
 
 #include <QImage>
 #include <QTableWidget>
@@ -16,6 +17,7 @@
 #include "ui/document.h"
 #include "ui/experiment_data.h"
 #include "ui/flash_stepper_view.h"
+#include "ui/kv_cache_view.h"
 #include "ui/rope_view.h"
 #include "ui/statistics_view.h"
 
@@ -284,6 +286,70 @@ TEST(StatisticsTable, SelfWeightIsTheDiagonalAndMostAttendedExcludesItself) {
     ASSERT_GE(selfColumn, 0);
     for (Index i = 0; i < sq; ++i)
         EXPECT_NEAR(data.at(static_cast<int>(i), selfColumn), weights(0, 0, i, i), 1e-7);
+}
+
+} // namespace
+} // namespace attnlab::ui
+
+namespace attnlab::ui {
+namespace {
+
+/// Pixels between neighbouring token labels of every text-ticked axis of the view's plot that
+/// shows its labels, against the room one label needs there (a text line down a vertical or
+/// turned axis, the wider label along a level one). Fails on the first pair that overlaps.
+void expectNoLabelOverlaps(QWidget& view, const char* name) {
+    auto* plot = view.findChild<QCustomPlot*>();
+    ASSERT_NE(plot, nullptr) << name;
+    int axesChecked = 0;
+    for (QCPAxisRect* rect : plot->axisRects())
+        for (QCPAxis* axis : rect->axes()) {
+            const auto ticker = axis->ticker().dynamicCast<QCPAxisTickerText>();
+            if (!ticker || !axis->tickLabels() || !axis->visible() || ticker->ticks().size() < 2)
+                continue;
+            const QFontMetrics metrics(axis->tickLabelFont());
+            const bool level =
+                axis->orientation() == Qt::Horizontal && axis->tickLabelRotation() == 0;
+            const QList<double> keys = ticker->ticks().keys();
+            for (int i = 1; i < keys.size(); ++i) {
+                const double apart =
+                    std::abs(axis->coordToPixel(keys[i]) - axis->coordToPixel(keys[i - 1]));
+                const double needed =
+                    level ? 0.5 * (metrics.horizontalAdvance(ticker->ticks().value(keys[i])) +
+                                   metrics.horizontalAdvance(ticker->ticks().value(keys[i - 1])))
+                          : metrics.height() * (axis->orientation() == Qt::Vertical ? 1.0 : 0.7);
+                EXPECT_GE(apart, needed)
+                    << name << ": labels " << keys[i - 1] << " and " << keys[i] << " overlap";
+            }
+            ++axesChecked;
+        }
+    EXPECT_GE(axesChecked, 2) << name << ": no token axis was checked";
+}
+
+// 48 tokens in a 1280 x 720 window: the stepper views' matrices are ~150 px tall, so their
+// token labels must thin out rather than run into each other (seen in a classroom screenshot).
+TEST(TokenLabels, TheSteppersThinTheirLabelsToTheMatrix) {
+    Session session = causalFlash();
+    QString text;
+    for (int i = 0; i < 48; ++i)
+        text += QStringLiteral("w%1 ").arg(i);
+    session.text = text.trimmed().toStdString();
+    session.kvPrefill = 40;
+    Document document;
+    document.reset(session);
+    document.flush();
+    ASSERT_EQ(document.experiment()->sq(), 48);
+    FlashStepperView flash(&document);
+    KvCacheView cache(&document);
+    for (View* view : {static_cast<View*>(&flash), static_cast<View*>(&cache)}) {
+        view->resize(980, 560);
+        view->show();
+        view->ensureFresh();
+        for (int pass = 0; pass < 3; ++pass) {
+            view->findChild<QCustomPlot*>()->replot(QCustomPlot::rpImmediateRefresh);
+            QCoreApplication::processEvents();
+        }
+        expectNoLabelOverlaps(*view, view == &flash ? "flash" : "kv-cache");
+    }
 }
 
 } // namespace
