@@ -25,6 +25,9 @@ NextTokenInput nextTokenInputOf(const ModelDocument& models) {
         input.tokenText = [copy = *tokenizer](std::int64_t id) {
             return QString::fromStdString(copy.displayToken(id));
         };
+        input.rawToken = [copy = *tokenizer](std::int64_t id) {
+            return copy.idToToken(id).value_or(std::string());
+        };
     }
     // The last few tokens the model continues from.
     const std::vector<std::string> labels = models.tokenLabels();

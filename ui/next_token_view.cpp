@@ -17,6 +17,7 @@
 #include <limits>
 
 #include "ui/teaching_plot.h"
+#include "ui/token_tooltips.h"
 
 namespace attnlab::ui {
 
@@ -301,6 +302,15 @@ void NextTokenView::refresh() {
     for (int r = 0; r < labels.size(); ++r)
         shifted->addTick(r + 1, labels[r]);
     m_plot->yAxis->setTicker(shifted);
+    // The raw token and its id over each label (the bars keep their own click tooltip).
+    std::vector<std::string> raws;
+    std::vector<std::int64_t> ids;
+    for (int r = 0; r < shown; ++r) {
+        const std::int64_t id = m_distribution[static_cast<std::size_t>(r)].id;
+        raws.push_back(m_input.rawToken ? m_input.rawToken(id) : tokenText(id).toStdString());
+        ids.push_back(id);
+    }
+    TokenTooltips::of(m_plot)->setTokens(m_plot->yAxis, raws, ids, QString(), false, 1.0);
     m_plot->yAxis->setSubTicks(false);
     m_plot->yAxis->grid()->setVisible(false);
     m_plot->yAxis->setRange(0.4, std::max(1, shown) + 0.6);
@@ -315,9 +325,9 @@ void NextTokenView::refresh() {
     m_model->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDiamond,
                                              QPen(look.foreground, 1.5 * look.lineWidth),
                                              Qt::NoBrush, 6 + 3 * look.lineWidth));
-    m_baselineGraph->setScatterStyle(
-        QCPScatterStyle(QCPScatterStyle::ssCross, QPen(look.foreground, 2 * look.lineWidth),
-                        Qt::NoBrush, 8 + 3 * look.lineWidth));
+    m_baselineGraph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCross,
+                                                     QPen(look.foreground, 2 * look.lineWidth),
+                                                     Qt::NoBrush, 8 + 3 * look.lineWidth));
 
     QString title;
     if (!m_input.modelName.isEmpty()) {

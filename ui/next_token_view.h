@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "ui/view.h"
@@ -34,6 +35,8 @@ struct NextTokenInput {
     std::vector<float> logits; ///< [V] of the last position; empty while no run is available
     /// An id's text as people read it (" the", "\n"); the id itself when unset.
     std::function<QString(std::int64_t)> tokenText;
+    /// An id's raw token ("Ġthe", "▁again") for the tooltip; unset: the id only.
+    std::function<std::string(std::int64_t)> rawToken;
     QString context;      ///< the end of the text the model continues, for the title
     int ablatedHeads = 0; ///< how many heads are switched off in this run
     /// The same position's logits with no head switched off, when heads are off and that run

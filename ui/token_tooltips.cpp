@@ -32,16 +32,17 @@ TokenTooltips* TokenTooltips::of(QCustomPlot* plot) {
 
 void TokenTooltips::setTokens(QCPAxis* axis, const std::vector<std::string>& raw,
                               const std::vector<std::int64_t>& ids, const QString& role,
-                              bool overPlot) {
+                              bool overPlot, double firstCoordinate) {
     for (Entry& entry : m_entries)
         if (entry.axis == axis) {
             entry.raw = raw;
             entry.ids = ids;
             entry.role = role;
             entry.overPlot = overPlot;
+            entry.firstCoordinate = firstCoordinate;
             return;
         }
-    m_entries.push_back({axis, raw, ids, role, overPlot});
+    m_entries.push_back({axis, raw, ids, role, overPlot, firstCoordinate});
 }
 
 void TokenTooltips::clear() {
@@ -49,7 +50,7 @@ void TokenTooltips::clear() {
 }
 
 int TokenTooltips::tokenAt(const Entry& entry, double pixel) {
-    const double coordinate = entry.axis->pixelToCoord(pixel);
+    const double coordinate = entry.axis->pixelToCoord(pixel) - entry.firstCoordinate;
     if (!std::isfinite(coordinate)) return -1;
     const long index = std::lround(coordinate);
     if (index < 0 || index >= static_cast<long>(entry.raw.size()) ||

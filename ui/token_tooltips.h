@@ -31,9 +31,10 @@ public:
     /// Axis `axis` shows token i at coordinate i: `raw` are the raw tokens, `ids` their ids
     /// (empty when unknown). `role` names it in the text over the plot ("query", "key");
     /// `overPlot` false: only over the tick labels (a view with its own tooltip in the plot).
+    /// `firstCoordinate`: token i sits at firstCoordinate + i (a ranked list starting at 1).
     void setTokens(QCPAxis* axis, const std::vector<std::string>& raw,
                    const std::vector<std::int64_t>& ids = {}, const QString& role = {},
-                   bool overPlot = true);
+                   bool overPlot = true, double firstCoordinate = 0);
     /// Forgets every axis (a view that rebuilds its axes calls it first).
     void clear();
     /// The tooltip at `pos` (plot pixels): a token axis's tick label under it, or inside an
@@ -51,6 +52,7 @@ private:
         std::vector<std::int64_t> ids;
         QString role;
         bool overPlot = true;
+        double firstCoordinate = 0;
     };
     /// The token of `entry` at pixel coordinate `pixel` along its axis, or -1.
     static int tokenAt(const Entry& entry, double pixel);

@@ -15,6 +15,7 @@
 #include "ui/document.h"
 #include "ui/dump_document.h"
 #include "ui/entropy_view.h"
+#include "ui/next_token_view.h"
 #include "ui/token_tooltips.h"
 
 namespace attnlab::ui {
@@ -101,6 +102,44 @@ TEST(TokenTooltips, AggregateRowLabelGivesTheRawToken) {
     const QString both = TokenTooltips::of(plot)->textAt(cell);
     EXPECT_NE(both.indexOf(QStringLiteral("\u0120again")), -1) << both.toStdString();
     EXPECT_NE(both.indexOf(QStringLiteral("!")), -1) << both.toStdString();
+}
+
+} // namespace
+} // namespace attnlab::ui
+
+namespace attnlab::ui {
+namespace {
+
+// The next-token view ranks candidates from 1 at the top: hovering rank 1's label names the
+// most likely token as read, its raw byte-level form and its id.
+TEST(TokenTooltips, NextTokenLabelGivesTheRawTokenAndId) {
+    Document document;
+    NextTokenView view(&document);
+    NextTokenInput input;
+    input.modelName = QStringLiteral("gpt2-shaped");
+    input.logits = {0.5f, 3.0f, 1.0f}; // id 1 is the most likely, then 2, then 0
+    const std::vector<std::string> vocabulary = {"cat", "\u0120the", "\u0120again"};
+    input.tokenText = [&](std::int64_t id) {
+        return QString::fromStdString(vocabulary[static_cast<std::size_t>(id)])
+            .replace(QChar(0x0120), QLatin1Char(' '));
+    };
+    input.rawToken = [&](std::int64_t id) { return vocabulary[static_cast<std::size_t>(id)]; };
+    view.setInput(input);
+    auto* plot = view.findChild<QCustomPlot*>();
+    ASSERT_NE(plot, nullptr);
+    layOut(view, plot);
+    QCPAxis* ranks = plot->yAxis;
+    const QRect inner = ranks->axisRect()->rect();
+    const auto over = [&](int rank) {
+        return TokenTooltips::of(plot)->textAt(
+            QPoint(inner.left() - 6, static_cast<int>(ranks->coordToPixel(rank))));
+    };
+    const QString first = over(1);
+    EXPECT_NE(first.indexOf(QStringLiteral("\u0120the")), -1) << first.toStdString();
+    EXPECT_NE(first.indexOf(QStringLiteral("id 1")), -1) << first.toStdString();
+    const QString second = over(2);
+    EXPECT_NE(second.indexOf(QStringLiteral("\u0120again")), -1) << second.toStdString();
+    EXPECT_NE(second.indexOf(QStringLiteral("id 2")), -1) << second.toStdString();
 }
 
 } // namespace
