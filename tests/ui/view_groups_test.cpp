@@ -16,6 +16,7 @@
 
 #include <gtest/gtest.h>
 
+#include "small_dump.h"
 #include "ui/document.h"
 #include "ui/dump_document.h"
 #include "ui/head_roles_view.h"
@@ -293,16 +294,7 @@ TEST(ViewGroups, NextViewSkipsViewsThatDoNotApply) {
     MainWindow window;
     showActive(window);
     // A dump on screen: FlashAttention, KV cache, RoPE, Compare ... cannot draw it.
-    AttentionDump dump;
-    dump.source = "/tmp/model_dump.npz";
-    dump.storedRank = 4;
-    dump.batch = 1;
-    dump.layers = 1;
-    dump.heads = 2;
-    dump.sq = 3;
-    dump.sk = 3;
-    dump.weights.assign(2 * 3 * 3, 1.0f / 3.0f);
-    DumpDocument::of(window.document())->showAttention(dump);
+    DumpDocument::of(window.document())->showAttention(test::uniformDump());
     settle(window);
     QStringList order;
     for (const QString& group : viewGroupIds())

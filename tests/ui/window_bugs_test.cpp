@@ -21,6 +21,7 @@
 #include <cmath>
 
 #include "attnlab/flash_walk.h"
+#include "small_dump.h"
 #include "ui/compare_view.h"
 #include "ui/document.h"
 #include "ui/dump_document.h"
@@ -36,20 +37,6 @@
 
 namespace attnlab::ui {
 namespace {
-
-/// A [L=1, H=2, 3, 3] dump of rows that are distributions.
-AttentionDump smallDump() {
-    AttentionDump dump;
-    dump.source = "/tmp/model_dump.npz";
-    dump.storedRank = 4;
-    dump.batch = 1;
-    dump.layers = 1;
-    dump.heads = 2;
-    dump.sq = 3;
-    dump.sk = 3;
-    dump.weights.assign(2 * 3 * 3, 1.0f / 3.0f);
-    return dump;
-}
 
 /// The pixel at the centre of heatmap cell (row, column), in the plot's coordinates.
 QPoint cellCentre(HeatmapView& view, Index row, Index column) {
@@ -175,7 +162,7 @@ TEST(WindowBugs, ADumpIsNamedAndViewsThatCannotDrawItAreRefused) {
     Document* document = window.document();
     document->modify([](Session& s) { s.heads = 3; }, QStringLiteral("bad heads"));
     document->flush();
-    DumpDocument::of(document)->showAttention(smallDump());
+    DumpDocument::of(document)->showAttention(test::uniformDump());
     QCoreApplication::processEvents();
     const Experiment* shown = document->experiment();
     ASSERT_NE(shown, nullptr);
