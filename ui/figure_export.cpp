@@ -82,7 +82,7 @@ QString writeNpyTable(const DataTable& table, const QString& path) {
     else
         array.shape = {table.rows, table.cols};
     array.dtype = DType::Float64;
-    array.data64 = table.values; // full precision, not rounded through float
+    array.data64.assign(table.values.begin(), table.values.end()); // full precision, not rounded through float
     if (const Status status = writeNpy(path.toStdString(), array, DType::Float64))
         return QString::fromStdString(status->message);
     return {};

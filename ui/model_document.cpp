@@ -58,8 +58,8 @@ std::vector<std::string> labelsOf(const model::Tokenizer& tokenizer,
 }
 
 /// Copies a per-layer [1, heads, S, dim] list into one [L, heads, S, dim] vector.
-std::vector<float> stackLayers(const std::vector<Tensor4>& layers) {
-    std::vector<float> out;
+AlignedVector<float> stackLayers(const std::vector<Tensor4>& layers) {
+    AlignedVector<float> out;
     std::size_t total = 0;
     for (const Tensor4& t : layers)
         total += t.data.size();

@@ -3,6 +3,7 @@
 #include "attnlab/dump.h"
 
 #include "attnlab/file_io.h"
+#include "parallel.h"
 
 #include <nlohmann/json.hpp>
 
@@ -148,7 +149,7 @@ std::vector<std::string> positionTokens(Index count) {
     return out;
 }
 
-Status checkFinite(const std::vector<float>& values, const std::string& label) {
+Status checkFinite(const AlignedVector<float>& values, const std::string& label) {
     const Eigen::Map<const Eigen::ArrayXf> all(values.data(), static_cast<Index>(values.size()));
     if (all.allFinite()) return std::nullopt;
     Index at = 0;
@@ -434,26 +435,12 @@ HeadSummary summarizeHead(const HeadStats& stats, Index layer, Index head) {
 std::vector<HeadSummary> headStatisticsTable(const AttentionDump& dump, Index b, int threads) {
     const Index count = dump.layers * dump.heads;
     std::vector<HeadSummary> table(static_cast<std::size_t>(count));
-    auto work = [&](Index begin, Index end) {
-        for (Index n = begin; n < end; ++n) {
-            const Index l = n / dump.heads;
-            const Index h = n % dump.heads;
-            table[static_cast<std::size_t>(n)] =
-                summarizeHead(headStats(dump.head(b, l, h), MaskSpec{}, 0), l, h);
-        }
-    };
-    if (threads == 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    threads = static_cast<int>(std::min<Index>(std::max(1, threads), std::max<Index>(1, count)));
-    if (threads <= 1) {
-        work(0, count);
-        return table;
-    }
-    std::vector<std::thread> pool;
-    const Index chunk = (count + threads - 1) / threads;
-    for (int t = 0; t < threads; ++t)
-        pool.emplace_back(work, std::min(count, t * chunk), std::min(count, (t + 1) * chunk));
-    for (std::thread& thread : pool)
-        thread.join();
+    detail::parallelFor(count, threads, [&](Index n) {
+        const Index l = n / dump.heads;
+        const Index h = n % dump.heads;
+        table[static_cast<std::size_t>(n)] =
+            summarizeHead(headStats(dump.head(b, l, h), MaskSpec{}, 0), l, h);
+    });
     return table;
 }
 
@@ -494,7 +481,7 @@ Qkv QkvDump::layer(Index l) const {
     out.q = Tensor4(1, heads, sq, dim);
     out.k = Tensor4(1, kvHeads, sk, dim);
     out.v = Tensor4(1, kvHeads, sk, dimV);
-    auto copyLayer = [l](const std::vector<float>& from, Tensor4& to) {
+    auto copyLayer = [l](const AlignedVector<float>& from, Tensor4& to) {
         const auto size = static_cast<std::ptrdiff_t>(to.data.size());
         std::copy(from.begin() + l * size, from.begin() + (l + 1) * size, to.data.begin());
     };
@@ -524,7 +511,7 @@ Result<QkvDump> loadQkvDump(const std::string& path, const std::string& tokensPa
     QkvDump dump;
     dump.source = path;
     std::vector<Index> shapes[3];
-    std::vector<float>* targets[3] = {&dump.q, &dump.k, &dump.v};
+    AlignedVector<float>* targets[3] = {&dump.q, &dump.k, &dump.v};
     const char* keys[3] = {"q", "k", "v"};
     for (int i = 0; i < 3; ++i) {
         const std::string label = path + "[" + keys[i] + "]";

@@ -109,7 +109,7 @@ protected:
         full.keepFloat64 = true;
         if (auto npy = readNpy(stem + ".npy", full)) {
             out.shape = npy->shape;
-            out.values = npy->data64;
+            out.values.assign(npy->data64.begin(), npy->data64.end());
         } else {
             ADD_FAILURE() << "NPY unreadable";
         }
@@ -459,7 +459,7 @@ std::vector<double> writeDump(const std::string& path, Index layers, Index heads
     NpyArray array;
     array.shape = {layers, heads, s, s};
     array.dtype = DType::Float64;
-    array.data64 = w;
+    array.data64.assign(w.begin(), w.end());
     EXPECT_FALSE(writeNpy(path, array, DType::Float64));
     return w;
 }

@@ -152,10 +152,10 @@ std::vector<float> randomRows(Index rows, Index cols, std::uint32_t seed) {
     return out;
 }
 
-NpyArray arrayOf(std::vector<Index> shape, std::vector<float> data) {
+template <typename Values> NpyArray arrayOf(std::vector<Index> shape, const Values& data) {
     NpyArray a;
     a.shape = std::move(shape);
-    a.data = std::move(data);
+    a.data.assign(data.begin(), data.end());
     return a;
 }
 
@@ -461,7 +461,7 @@ TEST(Dump, InconsistentShapesAreErrors) {
     ASSERT_FALSE(writeNpy(path, arrayOf({4}, randomRows(1, 4, 13)), DType::Float32));
     EXPECT_FALSE(loadAttentionDump(path).ok()); // rank 1
 
-    ASSERT_FALSE(writeNpy(path, arrayOf({2, 0, 0}, {}), DType::Float32));
+    ASSERT_FALSE(writeNpy(path, arrayOf({2, 0, 0}, std::vector<float>{}), DType::Float32));
     EXPECT_FALSE(loadAttentionDump(path).ok()); // empty
 
     const std::string npz = dir.file("two.npz");
@@ -505,7 +505,8 @@ AttentionDump makeDump(Index b, Index l, Index h, Index s, std::uint32_t seed) {
     dump.layers = l;
     dump.heads = h;
     dump.sq = dump.sk = s;
-    dump.weights = randomRows(b * l * h * s, s, seed);
+    const std::vector<float> rows = randomRows(b * l * h * s, s, seed);
+    dump.weights.assign(rows.begin(), rows.end());
     return dump;
 }
 
@@ -566,7 +567,8 @@ TEST(Dump, RolloutRowsStayDistributionsAndNeedSquareWeights) {
     }
     AttentionDump wide = makeDump(1, 1, 1, 3, 19);
     wide.sk = 4;
-    wide.weights = randomRows(3, 4, 19);
+    const std::vector<float> rows = randomRows(3, 4, 19);
+    wide.weights.assign(rows.begin(), rows.end());
     EXPECT_THROW(attentionRollout(wide, 0), InvalidArgument);
 }
 

@@ -122,7 +122,7 @@ TEST(HeatmapView, VariantPickerReachesTheDocumentAndTheHeatmap) {
 
 TEST(HeatmapView, NegativeWindowInThePanelShowsAMessage) {
     Fixture f;
-    const std::vector<float> before = f.document.experiment()->attention.weights.data;
+    const AlignedVector<float> before = f.document.experiment()->attention.weights.data;
     f.panel.windowCheck()->setChecked(true);
     f.panel.windowSpin()->setValue(-2);
     f.settle();

@@ -27,7 +27,7 @@ struct AttentionDump {
     Index heads = 0;
     Index sq = 0;
     Index sk = 0;
-    std::vector<float> weights;        ///< [B, L, H, Sq, Sk]
+    AlignedVector<float> weights;      ///< [B, L, H, Sq, Sk]
     std::vector<std::string> tokens;   ///< Sk tokens, or B * Sk when given per batch entry
     std::vector<std::string> warnings; ///< rows that are not distributions, etc.
 
@@ -107,9 +107,9 @@ struct QkvDump {
     Index sk = 0;
     Index dim = 0;
     Index dimV = 0;
-    std::vector<float> q;
-    std::vector<float> k;
-    std::vector<float> v;
+    AlignedVector<float> q;
+    AlignedVector<float> k;
+    AlignedVector<float> v;
     std::vector<std::string> tokens; ///< Sk tokens
     std::vector<std::string> warnings;
 

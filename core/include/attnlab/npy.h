@@ -23,8 +23,8 @@ Index dtypeBytes(DType t);
 struct NpyArray {
     std::vector<Index> shape;
     DType dtype = DType::Float32;
-    std::vector<float> data;
-    std::vector<double> data64;
+    AlignedVector<float> data;
+    AlignedVector<double> data64;
 
     Index rank() const { return static_cast<Index>(shape.size()); }
     Index elementCount() const;

@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,31 @@ using RowVectorD = RowVectorT<double>;
 using MatrixMapD = MatrixMapT<double>;
 using ConstMatrixMapD = ConstMatrixMapT<double>;
 
+/// The allocator of every buffer the core reduces over: 64-byte aligned (a cache line, an
+/// AVX-512 vector). Eigen's vectorised sums over a row start their packets at the first
+/// aligned element, so over malloc's 16-byte alignment where a row's sum began depended on
+/// where the heap put the buffer, and the same input gave different last bits from run to run.
+/// On aligned storage the order depends on the element's index alone.
+template <typename T> struct AlignedAllocator {
+    using value_type = T;
+    static constexpr std::align_val_t kAlignment{64};
+
+    AlignedAllocator() noexcept = default;
+    template <typename U> AlignedAllocator(const AlignedAllocator<U>&) noexcept {}
+
+    T* allocate(std::size_t n) {
+        return static_cast<T*>(::operator new(n * sizeof(T), kAlignment));
+    }
+    void deallocate(T* p, std::size_t) noexcept { ::operator delete(p, kAlignment); }
+
+    template <typename U> bool operator==(const AlignedAllocator<U>&) const noexcept {
+        return true;
+    }
+};
+
+/// A std::vector on AlignedAllocator: tensors, arrays read from files, dumps.
+template <typename T> using AlignedVector = std::vector<T, AlignedAllocator<T>>;
+
 /// A dense [B, H, S, D] tensor of T (float or double), contiguous and row-major (D fastest).
 /// Rank-2 [S, D] data is B = H = 1; rank-3 [B, S, D] data is H = 1.
 template <typename T> struct Tensor4T {
@@ -55,7 +81,7 @@ template <typename T> struct Tensor4T {
     Index heads = 0;
     Index seq = 0;
     Index dim = 0;
-    std::vector<T> data;
+    AlignedVector<T> data;
 
     Tensor4T() = default;
     /// Zero-filled tensor of the given shape; every extent must be >= 0.
