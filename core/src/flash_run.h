@@ -150,9 +150,9 @@ void flashRun(const kernels::HeadJobT<T>& job, Index qBlock, Index kvBlock,
                 // A row that has seen no allowed key keeps m = -inf: shift by 0 so exp gives 0.
                 shift = (newMax > kMinusInf<T>).select(newMax, T(0));
                 // exp(m_old - m_new); 0 for a row that had seen no key (its state is zero).
-                rescale = (rowMax - shift).exp();
+                rescale = kernels::expMasked(rowMax - shift);
                 s.array().colwise() -= shift;
-                s = s.array().exp().matrix();
+                s = kernels::expMasked(s.array()).matrix();
                 rowSum = rescale * rowSum + s.rowwise().sum().array();
                 if constexpr (kDropout)
                     for (Index i = 0; i < br; ++i)
@@ -208,7 +208,7 @@ void flashRun(const kernels::HeadJobT<T>& job, Index qBlock, Index kvBlock,
                 auto shift = buf.shift.head(br);
                 shift = (rowMax > kMinusInf<T>).select(rowMax, T(0));
                 w.array().colwise() -= shift;
-                w = (w.array().exp().colwise() * inverse).matrix();
+                w = (kernels::expMasked(w.array()).colwise() * inverse).matrix();
                 if constexpr (kDropout)
                     for (Index i = 0; i < br; ++i)
                         kernels::dropWeights<T>(&w(i, 0), bc, k0, *job.dropout, job.batch, q0 + i,

@@ -3,6 +3,7 @@
 // standard softmax attention in double.
 
 #include "attnlab/flash_walk.h"
+#include "kernels.h"
 
 #include <algorithm>
 #include <cmath>
@@ -111,7 +112,7 @@ void FlashWalk::applyTile(Index q0, Index br, Index k0, Index bc, Matrix& accumu
         // A row that has seen no allowed key keeps m = -inf: shift by 0 so exp gives 0.
         const float shift = newMax > kMinusInf ? newMax : 0.0f;
         const float rescale = std::exp(rowMax[local] - shift);
-        row = (row.array() - shift).exp().matrix();
+        row = kernels::expMasked(row.array() - shift).matrix();
         rowSum[local] = rescale * rowSum[local] + row.sum();
         accumulator.row(i) *= rescale;
         rowMax[local] = newMax;

@@ -5,6 +5,7 @@
 // Every kernel is a template on the scalar T, defined in its .cpp file and instantiated
 // there for exactly float and double.
 
+#include <limits>
 #include <type_traits>
 
 #include "attnlab/attention.h"
@@ -46,6 +47,14 @@ void dropWeights(T* weights, Index count, Index firstColumn, const HeadDropout& 
     const DropoutRow pattern(dropout.dropout, batch, dropout.head, dropout.rowOffset + row);
     for (Index c = 0; c < count; ++c)
         weights[c] = pattern.dropped(firstColumn + c) ? T(0) : weights[c] * keepScale;
+}
+
+/// exp of logits in which masked cells hold -inf; those come out exactly 0. Eigen's vectorised
+/// exp returns a denormal (~3e-39) for -inf in whole packets and 0 in the scalar tail, so a
+/// masked weight's value depended on where the packets of its row fell.
+template <typename Derived> auto expMasked(const Eigen::ArrayBase<Derived>& x) {
+    using T = typename Derived::Scalar;
+    return (x > -std::numeric_limits<T>::infinity()).select(x.exp(), T(0));
 }
 
 /// 1 / (1 - p) in T.

@@ -39,7 +39,7 @@ bool softmaxRowT(Eigen::Ref<RowVectorT<T>> row, KeyRange range, const bool* cust
         allowed.setZero();
         return false;
     }
-    allowed = (allowed - rowMax).exp();
+    allowed = kernels::expMasked(allowed - rowMax);
     allowed *= T(1) / allowed.sum();
     return true;
 }

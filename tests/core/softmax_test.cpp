@@ -110,3 +110,47 @@ TEST(SoftmaxHead, MatchesTheReferenceAcrossChunkBoundaries) {
 
 } // namespace
 } // namespace attnlab
+
+namespace attnlab {
+namespace {
+
+// A custom-masked key's weight is exactly 0 wherever the row lies in memory: Eigen's AVX-512
+// exp turns -inf into a denormal (~3e-39) inside whole packets and into 0 in the scalar
+// tail, so the value once depended on the row's alignment (and so on the heap's state).
+TEST(SoftmaxRow, CustomMaskedKeysAreExactlyZeroAtEveryAlignment) {
+    constexpr Index kKeys = 37;
+    std::vector<float> buffer(kKeys + 16);
+    bool allowed[kKeys];
+    for (Index j = 0; j < kKeys; ++j)
+        allowed[j] = j % 3 != 1; // masked cells in every packet position
+    for (Index offset = 0; offset < 16; ++offset) {
+        Eigen::Map<RowVector> row(buffer.data() + offset, kKeys);
+        for (Index j = 0; j < kKeys; ++j)
+            row(j) = 0.25f * static_cast<float>((j * 7) % 11) - 1.0f;
+        ASSERT_TRUE(softmaxRow(row, {0, kKeys}, allowed));
+        double sum = 0;
+        for (Index j = 0; j < kKeys; ++j) {
+            if (!allowed[j]) {
+                EXPECT_EQ(row(j), 0.0f) << "offset " << offset << ", key " << j;
+            } else {
+                EXPECT_GT(row(j), 0.0f);
+                sum += row(j);
+            }
+        }
+        EXPECT_NEAR(sum, 1.0, 1e-6);
+    }
+}
+
+// Every buffer the core reduces over starts on a 64-byte boundary, so where Eigen's
+// vectorised sums start their packets depends on an element's index, never on the heap.
+TEST(Tensor4, StorageIsCacheLineAligned) {
+    for (Index size : {1, 3, 17, 1000, 100000}) {
+        const Tensor4 t(1, 1, size, 1);
+        EXPECT_EQ(reinterpret_cast<std::uintptr_t>(t.data.data()) % 64, 0u) << size;
+        const Tensor4d d(1, 1, size, 1);
+        EXPECT_EQ(reinterpret_cast<std::uintptr_t>(d.data.data()) % 64, 0u) << size;
+    }
+}
+
+} // namespace
+} // namespace attnlab
