@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 
 #include "attnlab/model/model.h"
@@ -349,6 +350,58 @@ TEST(LoadModel, RefusesATruncatedCheckpoint) {
     const std::string error = loadError(copy);
     EXPECT_NE(error.find("past the end of the data"), std::string::npos) << error;
     EXPECT_NE(error.find("model.safetensors"), std::string::npos) << error;
+}
+
+} // namespace
+} // namespace attnlab::model
+
+namespace attnlab::model {
+namespace {
+
+/// Byte-for-byte equality of two float buffers (memcmp, so that -0 and 0 or two NaNs of
+/// different payloads count as different, as they would in a saved file).
+bool sameBytes(const float* a, const float* b, std::size_t count) {
+    return std::memcmp(a, b, count * sizeof(float)) == 0;
+}
+
+bool sameBytes(const std::vector<Tensor4>& a, const std::vector<Tensor4>& b) {
+    if (a.size() != b.size()) return false;
+    for (std::size_t l = 0; l < a.size(); ++l)
+        if (!a[l].sameShape(b[l]) || !sameBytes(a[l].data.data(), b[l].data.data(), a[l].size()))
+            return false;
+    return true;
+}
+
+// Same input, same bytes at any thread count: the bundled model is wide enough (its lm head
+// has hundreds of output columns) that a GEMM split by thread count changed the last bits of
+// its logits.
+TEST(RunModel, ThreadCountDoesNotChangeOneByte) {
+    const Model model =
+        load((std::filesystem::path(ATTNLAB_SOURCE_DIR) / "resources/models/tiny-llama-induction")
+                 .string());
+    ASSERT_GT(model.config.vocab, 128);
+    std::vector<std::int64_t> ids;
+    for (std::int64_t i = 0; i < 40; ++i)
+        ids.push_back((i * 37 + 11) % model.config.vocab);
+    RunOptions options;
+    options.logits = LogitRows::All;
+    options.recordQkv = true;
+    options.threads = 1;
+    auto one = runModel(model, ids, options);
+    ASSERT_TRUE(one.ok()) << one.error();
+    for (int threads : {2, 3, 7}) {
+        options.threads = threads;
+        auto many = runModel(model, ids, options);
+        ASSERT_TRUE(many.ok()) << many.error();
+        ASSERT_EQ(one->logits.size(), many->logits.size());
+        EXPECT_TRUE(sameBytes(one->logits.data(), many->logits.data(),
+                              static_cast<std::size_t>(one->logits.size())))
+            << threads << " threads: logits differ";
+        EXPECT_TRUE(sameBytes(one->attentions, many->attentions)) << threads << " threads";
+        EXPECT_TRUE(sameBytes(one->q, many->q)) << threads << " threads";
+        EXPECT_TRUE(sameBytes(one->k, many->k)) << threads << " threads";
+        EXPECT_TRUE(sameBytes(one->v, many->v)) << threads << " threads";
+    }
 }
 
 } // namespace

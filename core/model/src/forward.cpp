@@ -1,7 +1,8 @@
 // The forward pass, one readable loop over layers (llama2.c's run.c is the model): embed,
 // then per block norm -> q/k/v -> (q/k norm, RoPE) -> attend() from the core -> output
 // projection -> norm -> MLP, each with its residual; the final norm and lm head only where
-// logits are asked for. GEMMs run on threads, each thread one block of output columns.
+// logits are asked for. GEMMs run on threads in fixed blocks of output columns (same bytes at any
+// thread count).
 
 #include <algorithm>
 #include <cmath>
@@ -22,24 +23,25 @@ int resolveThreads(int threads) {
     return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
 }
 
-/// Runs fn(begin, end) over [0, count) split into `threads` blocks of whole 16-column groups,
-/// the first on the calling thread.
+/// Runs fn(begin, end) over [0, count) in blocks of kColumnBlock columns, the blocks shared out
+/// over up to `threads` threads (the calling thread one of them). The blocks are the same
+/// whatever the thread count: Eigen chooses its depth blocking, and so the order of each dot
+/// product's sum, from the shape of the product it is given, so a split by thread count gave
+/// logits whose last bits depended on --threads.
 template <typename Fn> void parallelColumns(Index count, int threads, const Fn& fn) {
-    constexpr Index kGroup = 16;
-    const Index groups = (count + kGroup - 1) / kGroup;
-    const Index workers = std::max<Index>(1, std::min<Index>(threads, groups));
-    if (workers == 1) {
-        fn(Index{0}, count);
-        return;
-    }
-    const Index perWorker = (groups + workers - 1) / workers * kGroup;
+    constexpr Index kColumnBlock = 64;
+    const Index blocks = (count + kColumnBlock - 1) / kColumnBlock;
+    const Index workers = std::max<Index>(1, std::min<Index>(threads, blocks));
+    auto work = [&fn, count, blocks, workers](Index first) {
+        for (Index block = first; block < blocks; block += workers) {
+            const Index begin = block * kColumnBlock;
+            fn(begin, std::min(count, begin + kColumnBlock));
+        }
+    };
     std::vector<std::thread> pool;
-    for (Index w = 1; w < workers; ++w) {
-        const Index begin = w * perWorker;
-        const Index end = std::min(count, begin + perWorker);
-        if (begin < end) pool.emplace_back([&fn, begin, end] { fn(begin, end); });
-    }
-    fn(Index{0}, std::min(count, perWorker));
+    for (Index w = 1; w < workers; ++w)
+        pool.emplace_back(work, w);
+    work(0);
     for (auto& worker : pool)
         worker.join();
 }
