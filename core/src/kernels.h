@@ -57,6 +57,25 @@ template <typename Derived> auto expMasked(const Eigen::ArrayBase<Derived>& x) {
     return (x > -std::numeric_limits<T>::infinity()).select(x.exp(), T(0));
 }
 
+/// The sum of a contiguous row in an order fixed by the index alone: eight interleaved partial
+/// sums, then combined. Eigen's sum() starts its packets at the first aligned address, so its
+/// order, and its last bits, depend on where the row lies in memory: a head's weights written
+/// into the caller's [B, H, Sq, Sk] buffer summed differently from the same row in scratch,
+/// and the output changed with whether weights were asked for.
+template <typename Derived> typename Derived::Scalar indexOrderSum(const Eigen::DenseBase<Derived>& x) {
+    using T = typename Derived::Scalar;
+    const Index n = x.size();
+    T lanes[8] = {};
+    Index j = 0;
+    for (; j + 8 <= n; j += 8)
+        for (Index l = 0; l < 8; ++l)
+            lanes[l] += x.coeff(j + l);
+    for (Index l = 0; j < n; ++j, ++l)
+        lanes[l] += x.coeff(j);
+    return ((lanes[0] + lanes[4]) + (lanes[2] + lanes[6])) +
+           ((lanes[1] + lanes[5]) + (lanes[3] + lanes[7]));
+}
+
 /// 1 / (1 - p) in T.
 template <typename T> T keepScale(const HeadDropout& dropout) {
     return static_cast<T>(1.0 / (1.0 - dropout.dropout.rate));

@@ -40,7 +40,7 @@ bool softmaxRowT(Eigen::Ref<RowVectorT<T>> row, KeyRange range, const bool* cust
         return false;
     }
     allowed = kernels::expMasked(allowed - rowMax);
-    allowed *= T(1) / allowed.sum();
+    allowed *= T(1) / kernels::indexOrderSum(allowed);
     return true;
 }
 

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <ostream>
 #include <limits>
 #include <string>
 #include <vector>
@@ -22,6 +23,12 @@ struct WalkCase {
     Index sq, sk, qBlock, kvBlock;
     int mask; // 0 none, 1 causal, 2 window 1, 3 padding sk/2, 4 custom
 };
+
+/// By name: gtest would otherwise print the struct's bytes, padding included (memcheck reports
+/// those as uninitialised).
+void PrintTo(const WalkCase& c, std::ostream* out) {
+    *out << c.name;
+}
 
 MaskSpec maskOf(const WalkCase& c) {
     MaskSpec mask;
