@@ -345,9 +345,7 @@ struct WalkJob {
 std::optional<WalkJob> walkJobOf(const Experiment& experiment, Index head) {
     if (!experiment.hasQk() || experiment.headCount() == 0) return std::nullopt;
     head = std::clamp<Index>(head, 0, experiment.headCount() - 1);
-    const Index kvHead =
-        head /
-        std::max<Index>(1, experiment.headCount() / std::max<Index>(1, experiment.kvHeadCount()));
+    const Index kvHead = experiment.kvHeadOf(head);
     WalkJob job;
     job.q = experiment.qkv.q.head(0, head);
     job.k = experiment.qkv.k.head(0, kvHead);

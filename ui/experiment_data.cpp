@@ -112,12 +112,6 @@ Index clampedHead(const Experiment& experiment, Index head) {
     return std::clamp<Index>(head, 0, heads - 1);
 }
 
-Index kvHeadOf(const Experiment& experiment, Index head) {
-    const Index heads = std::max<Index>(1, experiment.headCount());
-    const Index kvHeads = std::max<Index>(1, experiment.kvHeadCount());
-    return std::min(kvHeads - 1, head / std::max<Index>(1, heads / kvHeads));
-}
-
 MatrixD headSlice(const Tensor4& tensor, Index head) {
     if (tensor.empty() || tensor.batch < 1 || head < 0 || head >= tensor.heads)
         return MatrixD(0, 0);
@@ -131,7 +125,7 @@ MatrixD headWeights(const Experiment& experiment, Index head) {
 MatrixD rawScores(const Experiment& experiment, Index head) {
     const Index h = clampedHead(experiment, head);
     const MatrixD q = headSlice(experiment.qkv.q, h);
-    const MatrixD k = headSlice(experiment.qkv.k, kvHeadOf(experiment, h));
+    const MatrixD k = headSlice(experiment.qkv.k, experiment.kvHeadOf(h));
     if (q.size() == 0 || k.size() == 0 || q.cols() != k.cols()) return MatrixD(0, 0);
     MatrixD scores(q.rows(), k.rows());
     scores.noalias() = q * k.transpose();

@@ -29,8 +29,6 @@ QString describeSource(const ExperimentSource& source);
 QString figureCaption(const Experiment& experiment, Index head);
 /// head clamped to [0, H); 0 when there are no heads.
 Index clampedHead(const Experiment& experiment, Index head);
-/// The kv head query head h reads (h / (H / Hkv)).
-Index kvHeadOf(const Experiment& experiment, Index head);
 /// [Sq, Sk] attention weights of head h.
 MatrixD headWeights(const Experiment& experiment, Index head);
 /// [Sq, Sk] raw dot products q_i . k_j of head h (no scale), in double.

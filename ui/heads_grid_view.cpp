@@ -91,7 +91,7 @@ void HeadsGridView::refresh() {
         auto* rect = new QCPAxisRect(m_plot);
         grid->addElement(h / columns, h % columns, rect);
         rect->setupFullAxesBox(false);
-        const int group = static_cast<int>(kvHeadOf(*experiment, h));
+        const int group = static_cast<int>(experiment->kvHeadOf(h));
         for (QCPAxis* axis : rect->axes()) {
             axis->setTicks(false);
             axis->setTickLabels(false);
@@ -131,7 +131,7 @@ void HeadsGridView::refresh() {
     // stylePlot resets axis pens; restore group frames.
     const QList<QCPAxisRect*> rects = m_plot->axisRects();
     for (int h = 0; h < rects.size(); ++h) {
-        const int group = static_cast<int>(kvHeadOf(*experiment, h));
+        const int group = static_cast<int>(experiment->kvHeadOf(h));
         const QColor frame = kGroupColors[group % std::size(kGroupColors)];
         const double frameWidth = (h == focused ? 5.0 : 3.0) * look.lineWidth;
         for (QCPAxis* axis : rects[h]->axes())

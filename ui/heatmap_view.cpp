@@ -1,5 +1,7 @@
 #include "ui/heatmap_view.h"
 
+#include "attnlab/cell.h"
+
 #include <QHelpEvent>
 #include <QMouseEvent>
 #include <QPicture>
@@ -260,7 +262,7 @@ HeatmapData HeatmapView::heatmapData() const {
         const Tensor4& tensor = show == QLatin1String("q")   ? experiment->qkv.q
                                 : show == QLatin1String("k") ? experiment->qkv.k
                                                              : experiment->qkv.v;
-        const Index h = show == QLatin1String("q") ? head : kvHeadOf(*experiment, head);
+        const Index h = show == QLatin1String("q") ? head : experiment->kvHeadOf(head);
         out.values = headSlice(tensor, h);
         if (show != QLatin1String("q")) out.rowLabels = out.columnLabels;
         out.columnLabels = dimensionLabels(out.values.cols());
@@ -589,62 +591,49 @@ QString HeatmapView::explainCell(Index row, Index column) const {
         return tr("%1 \u2192 %2\n%3 = %4")
             .arg(query, key, heat.quantity, number(heat.values(row, column)));
     }
-    const Index head = clampedHead(*experiment, document()->session().viewState.head);
-    const MatrixD raw = rawScores(*experiment, head);
-    const MatrixD scaled = scaledScores(*experiment, head);
-    const MatrixD weights = headWeights(*experiment, head);
-    const BoolMatrix masked = maskedCells(*experiment);
+    const std::optional<CellComputation> cell =
+        attnlab::explainCell(*experiment, document()->session().viewState.head, row, column);
+    if (!cell) return {};
     QStringList lines;
     lines << tr("query \u201c%1\u201d (row %2) \u2192 key \u201c%3\u201d (column %4), head %5")
                  .arg(query)
                  .arg(row)
                  .arg(key)
                  .arg(column)
-                 .arg(head);
-    if (raw.rows() > row && raw.cols() > column)
-        lines << tr("q\u00b7k = %1").arg(number(raw(row, column)));
-    if (scaled.rows() <= row || scaled.cols() <= column) {
+                 .arg(cell->head);
+    if (!cell->hasScores) {
         // No Q/K in the experiment (an attention dump of a real model): only the weight.
-        lines << tr("weight = %1").arg(number(weights(row, column)));
+        lines << tr("weight = %1").arg(number(cell->storedWeight));
         return lines.join(QLatin1Char('\n'));
     }
-    const double s = scaled(row, column);
+    lines << tr("q\u00b7k = %1").arg(number(cell->dot));
     // s = q.k x baseScale / T: the experiment says which part is which (scale = base / T).
     if (experiment->temperature != 1.0)
         lines << tr("\u00d7 scale %1 \u00f7 temperature %2 = s = %3")
                      .arg(number(experiment->baseScale), number(experiment->temperature),
-                          number(s));
+                          number(cell->scaled));
     else
-        lines << tr("\u00d7 scale %1 = s = %2").arg(number(experiment->scale), number(s));
-    const bool isMasked = masked.rows() > row && masked.cols() > column && masked(row, column);
-    if (isMasked) {
+        lines << tr("\u00d7 scale %1 = s = %2").arg(number(experiment->scale), number(cell->scaled));
+    if (cell->masked) {
         lines << tr("masked: yes \u2192 weight 0 (excluded from the softmax)");
         return lines.join(QLatin1Char('\n'));
     }
     lines << tr("masked: no");
-    if (!experiment->usesSoftmax()) {
+    if (!cell->softmax) {
         lines << tr("%1 attention: weight = %2 (not a softmax of s)")
                      .arg(QString::fromUtf8(variantName(experiment->variant)),
-                          number(weights(row, column)));
+                          number(cell->storedWeight));
         return lines.join(QLatin1Char('\n'));
     }
-    double rowMax = -std::numeric_limits<double>::infinity();
-    for (Index j = 0; j < scaled.cols(); ++j)
-        if (!masked(row, j)) rowMax = std::max(rowMax, scaled(row, j));
-    double rowSum = 0;
-    for (Index j = 0; j < scaled.cols(); ++j)
-        if (!masked(row, j)) rowSum += std::exp(scaled(row, j) - rowMax);
-    const double numerator = std::exp(s - rowMax);
     lines << tr("exp(s \u2212 max) = exp(%1 \u2212 %2) = %3")
-                 .arg(number(s), number(rowMax), number(numerator));
-    lines << tr("\u00f7 row sum %1 = weight %2").arg(number(rowSum), number(numerator / rowSum));
-    lines << tr("(stored weight %1)").arg(number(weights(row, column)));
-    if (experiment->dropout.active()) {
-        const double keep = 1.0 / (1.0 - experiment->dropout.rate);
-        lines << (experiment->isDropped(head, row, column)
+                 .arg(number(cell->scaled), number(cell->rowMax), number(cell->numerator));
+    lines << tr("\u00f7 row sum %1 = weight %2").arg(number(cell->rowSum), number(cell->weight));
+    lines << tr("(stored weight %1)").arg(number(cell->storedWeight));
+    if (cell->dropoutActive) {
+        lines << (cell->dropped
                       ? tr("dropout (train mode): dropped \u2192 weight 0")
                       : tr("dropout (train mode): kept \u2192 \u00d7 1/(1 \u2212 p) = %1 = %2")
-                            .arg(number(keep), number(numerator / rowSum * keep)));
+                            .arg(number(cell->keepScale), number(cell->weight * cell->keepScale)));
     }
     return lines.join(QLatin1Char('\n'));
 }

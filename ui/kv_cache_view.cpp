@@ -209,7 +209,7 @@ void KvCacheView::refresh() {
 
     // The K cache of the kv head this query head reads, filled up to cacheLen.
     MatrixD keys = experiment && steps > 0
-                       ? headSlice(experiment->qkv.k, kvHeadOf(*experiment, head))
+                       ? headSlice(experiment->qkv.k, experiment->kvHeadOf(head))
                        : MatrixD(0, 0);
     BoolMatrix empty(keys.rows(), keys.cols());
     empty.setConstant(false);

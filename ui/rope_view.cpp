@@ -149,7 +149,7 @@ void RopeView::refresh() {
     const double base = experiment->ropeBase;
     const std::vector<double> frequencies = ropeFrequencies(document(), *experiment);
     const Index head = clampedHead(*experiment, state.head);
-    const Index kvHead = kvHeadOf(*experiment, head);
+    const Index kvHead = experiment->kvHeadOf(head);
     const Index query =
         state.query >= 0 && state.query < experiment->sq() ? state.query : experiment->sq() - 1;
     const MatrixD weights = headWeights(*experiment, head);

@@ -157,7 +157,6 @@ template <typename T> AttentionT<T> attendT(const QkvT<T>& qkv, const AttentionS
     const Index heads = qkv.q.heads;
     const Index sq = qkv.q.seq;
     const Index sk = qkv.k.seq;
-    const Index group = qkv.k.heads > 0 ? heads / qkv.k.heads : 1;
 
     AttentionT<T> result = kernels::prepareResult(qkv, spec);
     const bool tracing = spec.wantFlashTrace && spec.variant == Variant::Flash;
@@ -184,7 +183,7 @@ template <typename T> AttentionT<T> attendT(const QkvT<T>& qkv, const AttentionS
     detail::parallelFor(batch * heads, spec.threads, [&](Index pair) {
         const Index b = pair / heads;
         const Index h = pair % heads;
-        const Index kvHead = h / group;
+        const Index kvHead = kvHeadOf(h, heads, qkv.k.heads);
         const auto slot = static_cast<std::size_t>(pair);
         std::optional<kernels::HeadDropout> dropout;
         if (spec.dropout.active()) dropout = kernels::HeadDropout{spec.dropout, h, 0};

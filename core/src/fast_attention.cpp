@@ -440,7 +440,6 @@ void attendFast(const Qkv& qkv, const AttentionSpec& spec, Attention& result) {
     const Index batch = qkv.q.batch;
     const Index heads = qkv.q.heads;
     const Index kvHeads = qkv.k.heads;
-    const Index group = kvHeads > 0 ? heads / kvHeads : 1;
     RunShape shape{};
     shape.sq = qkv.q.seq;
     shape.sk = qkv.k.seq;
@@ -473,7 +472,7 @@ void attendFast(const Qkv& qkv, const AttentionSpec& spec, Attention& result) {
         const Index chunk = chunkCount - 1 - item / (batch * heads);
         const Index b = pair / heads;
         const Index h = pair % heads;
-        const Index kvHead = h / group;
+        const Index kvHead = kvHeadOf(h, heads, kvHeads);
         PackedHead& kv = packed[static_cast<std::size_t>(b * kvHeads + kvHead)];
         std::call_once(kv.once, [&] {
             kv.keys.reserve(shape.paddedKeys * std::max<Index>(shape.dim, 1));

@@ -52,7 +52,6 @@ AttentionT<T> attendKvCacheT(const QkvT<T>& qkv, const AttentionSpec& spec, Inde
     const Index seq = qkv.q.seq;
     const Index dim = qkv.q.dim;
     const Index dv = qkv.v.dim;
-    const Index group = qkv.k.heads > 0 ? heads / qkv.k.heads : 1;
     const MaskSpec& mask = causalSpec.mask;
 
     AttentionT<T> result = kernels::prepareResult(qkv, spec);
@@ -71,7 +70,7 @@ AttentionT<T> attendKvCacheT(const QkvT<T>& qkv, const AttentionSpec& spec, Inde
     detail::parallelFor(batch * heads, spec.threads, [&](Index pair) {
         const Index b = pair / heads;
         const Index h = pair % heads;
-        const Index kvHead = h / group;
+        const Index kvHead = kvHeadOf(h, heads, qkv.k.heads);
         const auto q = qkv.q.head(b, h);
         const auto k = qkv.k.head(b, kvHead);
         const auto v = qkv.v.head(b, kvHead);

@@ -3,6 +3,7 @@
 /// and on request the weights, raw scores and a FlashAttention tile trace. float32 tensors
 /// (Qkv) are computed in float, float64 tensors (QkvD) in double, by the same kernels.
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
@@ -84,6 +85,16 @@ template <typename T> struct AttentionT {
 };
 using Attention = AttentionT<float>;
 using AttentionD = AttentionT<double>;
+
+/// Grouped-query attention's sharing rule, the one place it is written: query head `head` of
+/// `heads` reads kv head head / (heads / kvHeads), so each kv head serves heads / kvHeads
+/// consecutive query heads (kvHeads == heads is multi-head attention, 1 is multi-query).
+/// Counts below 1 count as 1 and the result is clamped to [0, kvHeads).
+inline Index kvHeadOf(Index head, Index heads, Index kvHeads) {
+    heads = std::max<Index>(1, heads);
+    kvHeads = std::max<Index>(1, kvHeads);
+    return std::clamp<Index>(head / std::max<Index>(1, heads / kvHeads), 0, kvHeads - 1);
+}
 
 /// Checks shapes and options and returns a message naming the first problem, or nothing.
 std::optional<std::string> validate(const Qkv& qkv, const AttentionSpec& spec);

@@ -139,6 +139,8 @@ struct Experiment {
 
     Index headCount() const { return qkv.q.heads; }
     Index kvHeadCount() const { return qkv.k.heads; }
+    /// The kv head that query head `head` reads (kvHeadOf in attention.h).
+    Index kvHeadOf(Index head) const { return attnlab::kvHeadOf(head, headCount(), kvHeadCount()); }
     Index sq() const { return qkv.q.seq; }
     Index sk() const { return qkv.k.seq; }
     /// Whether Q and K are held (a dump of weights holds none: no q.k to show or explain).
