@@ -169,22 +169,15 @@ void NextTokenView::recompute() {
                          : model::nextTokenDistribution(m_input.logits, m_sampling);
     if (m_selected >= static_cast<int>(m_distribution.size()))
         m_selected = m_distribution.empty() ? -1 : 0;
-    // The kept tokens' probabilities with every head on: softmax of the baseline in double.
+    // The kept tokens' probabilities with every head on: the model's own distribution of the
+    // baseline logits.
     m_baseline.clear();
     const auto& baseline = m_input.baselineLogits;
     if (!m_distribution.empty() && baseline.size() == m_input.logits.size()) {
-        double top = -std::numeric_limits<double>::infinity();
-        for (const float logit : baseline)
-            top = std::max(top, static_cast<double>(logit));
-        double sum = 0;
-        for (const float logit : baseline)
-            sum += std::exp(static_cast<double>(logit) - top);
-        if (std::isfinite(top) && sum > 0 && std::isfinite(sum))
+        const std::vector<double> probabilities = model::modelProbabilities(baseline);
+        if (!probabilities.empty())
             for (const auto& token : m_distribution)
-                m_baseline.push_back(
-                    std::exp(static_cast<double>(baseline[static_cast<std::size_t>(token.id)]) -
-                             top) /
-                    sum);
+                m_baseline.push_back(probabilities[static_cast<std::size_t>(token.id)]);
     }
 }
 

@@ -216,3 +216,27 @@ TEST(SampleToken, InvertsTheCumulativeDistribution) {
 
 } // namespace
 } // namespace attnlab::model
+
+namespace attnlab::model {
+namespace {
+
+// logits ln 1, ln 2, ln 3 are the distribution 1/6, 2/6, 3/6 whatever constant is added.
+TEST(ModelProbabilities, AreTheSoftmaxOfTheLogits) {
+    for (const float shift : {0.0f, 80.0f, -80.0f}) {
+        const std::vector<float> logits = {std::log(1.0f) + shift, std::log(2.0f) + shift,
+                                           std::log(3.0f) + shift};
+        const std::vector<double> p = modelProbabilities(logits);
+        ASSERT_EQ(p.size(), 3u);
+        EXPECT_NEAR(p[0], 1.0 / 6, 1e-6);
+        EXPECT_NEAR(p[1], 2.0 / 6, 1e-6);
+        EXPECT_NEAR(p[2], 3.0 / 6, 1e-6);
+    }
+    const float inf = std::numeric_limits<float>::infinity();
+    EXPECT_TRUE(modelProbabilities(std::vector<float>{}).empty());
+    EXPECT_TRUE(modelProbabilities(std::vector<float>{1.0f, inf}).empty());
+    EXPECT_TRUE(modelProbabilities(std::vector<float>{-inf, -inf}).empty());
+    EXPECT_EQ(modelProbabilities(std::vector<float>{-inf, 0.0f}), (std::vector<double>{0.0, 1.0}));
+}
+
+} // namespace
+} // namespace attnlab::model

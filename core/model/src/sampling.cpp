@@ -20,25 +20,45 @@ std::optional<std::string> validateSampling(const SamplingOptions& options) {
     return std::nullopt;
 }
 
+namespace {
+
+/// The largest logit in double; nullopt for an empty row, a NaN or +inf, or only -inf.
+std::optional<double> finiteMax(std::span<const float> logits) {
+    double maxLogit = -std::numeric_limits<double>::infinity();
+    for (const float logit : logits) {
+        if (std::isnan(logit) || logit == std::numeric_limits<float>::infinity())
+            return std::nullopt;
+        maxLogit = std::max(maxLogit, static_cast<double>(logit));
+    }
+    if (maxLogit == -std::numeric_limits<double>::infinity()) return std::nullopt;
+    return maxLogit;
+}
+
+} // namespace
+
+std::vector<double> modelProbabilities(std::span<const float> logits) {
+    const std::optional<double> maxLogit = finiteMax(logits);
+    if (!maxLogit) return {};
+    std::vector<double> probabilities(logits.size());
+    double sum = 0;
+    for (std::size_t id = 0; id < logits.size(); ++id)
+        sum += probabilities[id] = std::exp(static_cast<double>(logits[id]) - *maxLogit);
+    for (double& p : probabilities)
+        p /= sum;
+    return probabilities;
+}
+
 std::vector<TokenProbability> nextTokenDistribution(std::span<const float> logits,
                                                     const SamplingOptions& options) {
     if (auto problem = validateSampling(options)) ATTN_CHECK(false, *problem);
     const std::size_t vocab = logits.size();
-    if (vocab == 0) return {};
-    double maxLogit = -std::numeric_limits<double>::infinity();
-    for (const float logit : logits) {
-        if (std::isnan(logit) || logit == std::numeric_limits<float>::infinity()) return {};
-        maxLogit = std::max(maxLogit, static_cast<double>(logit));
-    }
-    if (maxLogit == -std::numeric_limits<double>::infinity()) return {};
+    const std::optional<double> finite = finiteMax(logits);
+    if (!finite) return {};
+    const double maxLogit = *finite;
 
     // The model's own distribution (temperature 1, no cut).
-    double modelSum = 0;
-    for (const float logit : logits)
-        modelSum += std::exp(static_cast<double>(logit) - maxLogit);
-    const auto modelProbability = [&](std::size_t id) {
-        return std::exp(static_cast<double>(logits[id]) - maxLogit) / modelSum;
-    };
+    const std::vector<double> model = modelProbabilities(logits);
+    const auto modelProbability = [&](std::size_t id) { return model[id]; };
     // Highest logit first, lower id first among equals: the order of p_T for every T > 0.
     const auto before = [&](std::size_t a, std::size_t b) {
         return logits[a] != logits[b] ? logits[a] > logits[b] : a < b;

@@ -34,6 +34,10 @@ struct TokenProbability {
     double modelProbability = 0; ///< softmax(logits) at temperature 1, no cut: the model's own
 };
 
+/// softmax(logits) at temperature 1, in double: the model's own distribution over [V]. Empty for
+/// an empty row, a NaN or +inf logit, or a row of only -inf.
+std::vector<double> modelProbabilities(std::span<const float> logits);
+
 /// The kept tokens of `logits` (one row, [V]) under `options`, highest probability first.
 /// Computed in double. A token whose p_T is 0 (a -inf logit, or exp underflow at a very low
 /// temperature) is never kept; an empty row, a NaN or +inf logit, or a row of only -inf gives
