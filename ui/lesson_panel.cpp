@@ -32,6 +32,7 @@
 #include <utility>
 
 #include "ui/compare_view.h"
+#include "ui/data_folders.h"
 #include "ui/document.h"
 #if __has_include("ui/language.h")
 #include "ui/language.h" // the window's language (View > Language)
@@ -102,27 +103,17 @@ bool isInput(const QWidget* widget) {
 }
 
 /// A model folder named by a lesson: as given when absolute, else beside the lesson file, else
-/// in AttnLab's resources folder (found upwards from the program, as in a build tree).
+/// in AttnLab's data folders (data_folders.h).
 QString findModelFolder(const QString& lessonPath, const QString& folder) {
+    const QString config = QStringLiteral("config.json");
     if (QDir::isAbsolutePath(folder))
-        return QFileInfo::exists(QDir(folder).filePath(QStringLiteral("config.json"))) ? folder
-                                                                                       : QString();
-    QStringList bases;
-    if (!lessonPath.isEmpty() && !lessonPath.startsWith(QLatin1Char(':')))
-        bases << QFileInfo(lessonPath).absolutePath();
-    QDir up(QCoreApplication::applicationDirPath());
-    for (int level = 0; level < 5; ++level) {
-        bases << up.filePath(QStringLiteral("resources"))
-              << up.filePath(QStringLiteral("share/attnlab"));
-        if (!up.cdUp()) break;
+        return QFileInfo::exists(QDir(folder).filePath(config)) ? folder : QString();
+    if (!lessonPath.isEmpty() && !lessonPath.startsWith(QLatin1Char(':'))) {
+        const QDir beside(QFileInfo(lessonPath).absoluteDir().filePath(folder));
+        if (QFileInfo::exists(beside.filePath(config))) return beside.absolutePath();
     }
-    bases << QDir::current().filePath(QStringLiteral("resources"));
-    for (const QString& base : bases) {
-        const QString candidate = QDir(base).filePath(folder);
-        if (QFileInfo::exists(QDir(candidate).filePath(QStringLiteral("config.json"))))
-            return QDir(candidate).absolutePath();
-    }
-    return {};
+    const QString found = findDataFile(QDir(folder).filePath(config));
+    return found.isEmpty() ? QString() : QFileInfo(found).absolutePath();
 }
 
 } // namespace

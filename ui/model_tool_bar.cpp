@@ -17,6 +17,7 @@
 #include <QToolButton>
 
 #include "ui/document.h"
+#include "ui/data_folders.h"
 #include "ui/model_document.h"
 
 namespace attnlab::ui {
@@ -84,26 +85,9 @@ void fillAblationMenu(QMenu* menu, ModelDocument* models) {
 } // namespace
 
 QString bundledModelDirectory() {
-    auto holdsModel = [](const QString& folder) {
-        return QFileInfo::exists(QDir(folder).filePath(QStringLiteral("config.json")));
-    };
-    const QString fromEnvironment = qEnvironmentVariable("ATTNLAB_MODELS_DIR");
-    if (!fromEnvironment.isEmpty()) {
-        const QString candidate = QDir(fromEnvironment).filePath(QLatin1String(kBundledModel));
-        if (holdsModel(candidate)) return QDir::cleanPath(candidate);
-    }
-    // Beside the program when installed (../share/attnlab/models), or in the source tree
-    // above a build directory (build/release/app/attnlab -> resources/models).
-    QDir dir(QCoreApplication::applicationDirPath());
-    for (int up = 0; up < 6; ++up) {
-        for (const char* relative : {"resources/models/", "share/attnlab/models/"}) {
-            const QString candidate =
-                dir.filePath(QLatin1String(relative) + QLatin1String(kBundledModel));
-            if (holdsModel(candidate)) return QDir::cleanPath(candidate);
-        }
-        if (!dir.cdUp()) break;
-    }
-    return {};
+    const QString config = findDataFile(QStringLiteral("models/") + QLatin1String(kBundledModel) +
+                                        QStringLiteral("/config.json"));
+    return config.isEmpty() ? QString() : QFileInfo(config).absolutePath();
 }
 
 QString weightsBadgeText(Document* document) {
