@@ -1,6 +1,7 @@
 // config.json: the Hugging Face keys of gpt2 and the llama family, with their defaults.
 
 #include "attnlab/model/config.h"
+#include "attnlab/io/json_read.h"
 
 #include <nlohmann/json.hpp>
 
@@ -234,12 +235,11 @@ const char* architectureName(Architecture a) {
 }
 
 Result<ModelConfig> parseConfig(const std::string& text, const std::string& name) {
-    Json json;
-    try {
-        json = Json::parse(text);
-    } catch (const Json::exception& e) {
-        return Error{name + ": not valid JSON: " + e.what()};
-    }
+    // The core's one JSON reader: a number beyond a double ("rope_theta": 1e400) is refused
+    // naming its key, as in sessions and lessons.
+    Result<Json> parsed = detail::parseJson(text);
+    if (!parsed) return Error{name + ": " + parsed.error()};
+    const Json json = std::move(*parsed);
     if (!json.is_object()) return Error{name + ": not a JSON object"};
     try {
         Reader config(json, name);

@@ -1,0 +1,129 @@
+#include "attnlab/model/run_dumps.h"
+
+#include <algorithm>
+
+namespace attnlab::model {
+
+namespace {
+
+/// Copies a per-layer [1, heads, S, dim] list into one [L, heads, S, dim] buffer.
+AlignedVector<float> stackLayers(const std::vector<Tensor4>& layers) {
+    AlignedVector<float> out;
+    std::size_t total = 0;
+    for (const Tensor4& t : layers)
+        total += t.data.size();
+    out.reserve(total);
+    for (const Tensor4& t : layers)
+        out.insert(out.end(), t.data.begin(), t.data.end());
+    return out;
+}
+
+} // namespace
+
+std::size_t commonPrefix(std::span<const std::int64_t> a, std::span<const std::int64_t> b) {
+    const std::size_t limit = std::min(a.size(), b.size());
+    std::size_t common = 0;
+    while (common < limit && a[common] == b[common])
+        ++common;
+    return common;
+}
+
+ModelRun truncatedRun(const ModelRun& run, Index keep) {
+    ATTN_CHECK(keep > 0 && keep <= static_cast<Index>(run.ids.size()),
+               "cannot keep " << keep << " of a run of " << run.ids.size() << " positions");
+    ModelRun out;
+    out.ids.assign(run.ids.begin(), run.ids.begin() + keep);
+    auto rows = [keep](const Tensor4& t) {
+        Tensor4 cut(1, t.heads, keep, t.dim);
+        for (Index h = 0; h < t.heads; ++h)
+            cut.head(0, h) = t.head(0, h).topRows(keep);
+        return cut;
+    };
+    for (const Tensor4& a : run.attentions) {
+        Tensor4 cut(1, a.heads, keep, keep);
+        for (Index h = 0; h < a.heads; ++h)
+            cut.head(0, h) = a.head(0, h).topLeftCorner(keep, keep);
+        out.attentions.push_back(std::move(cut));
+    }
+    for (const Tensor4& t : run.q)
+        out.q.push_back(rows(t));
+    for (const Tensor4& t : run.k)
+        out.k.push_back(rows(t));
+    for (const Tensor4& t : run.v)
+        out.v.push_back(rows(t));
+    out.finalHidden = run.finalHidden.topRows(keep);
+    out.ablatedHeads = run.ablatedHeads;
+    return out;
+}
+
+std::shared_ptr<const ModelRun> reusablePrefix(std::shared_ptr<const ModelRun> previous,
+                                               std::span<const std::int64_t> ids,
+                                               const RunOptions& options) {
+    if (!previous || previous->ablatedHeads != options.ablatedHeads) return nullptr;
+    const std::size_t common = commonPrefix(previous->ids, ids);
+    if (common == 0) return nullptr;
+    // runModel extends a run whose ids are a proper prefix; a run that differs later is cut
+    // back to the common prefix.
+    if (common < ids.size() && common < previous->ids.size())
+        return std::make_shared<const ModelRun>(
+            truncatedRun(*previous, static_cast<Index>(common)));
+    return previous;
+}
+
+QkvApply nativeApply(const ModelConfig& config) {
+    QkvApply apply;
+    apply.spec.variant = Variant::Softmax;
+    apply.spec.mask = MaskSpec{};
+    if (config.slidingWindow > 0)
+        apply.spec.mask.causalWindow = config.slidingWindow - 1; // i - W < j <= i
+    else
+        apply.spec.mask.causal = true;
+    return apply;
+}
+
+bool reproducesModel(const QkvApply& apply, const ModelConfig& config) {
+    const MaskSpec native = nativeApply(config).spec.mask;
+    const MaskSpec& mask = apply.spec.mask;
+    return (apply.spec.variant == Variant::Softmax || apply.spec.variant == Variant::Flash) &&
+           apply.kvHeads == 0 && apply.temperature == 1.0 && !apply.spec.scale &&
+           mask.causal == native.causal && mask.window == native.window &&
+           mask.causalWindow == native.causalWindow && mask.validLen.empty() && !mask.custom;
+}
+
+QkvDump qkvDumpOf(const Model& model, const ModelRun& run, std::vector<std::string> tokens) {
+    const ModelConfig& c = model.config;
+    const auto seq = static_cast<Index>(run.ids.size());
+    QkvDump qkv;
+    qkv.source = model.name;
+    qkv.layers = c.layers;
+    qkv.heads = c.heads;
+    qkv.kvHeads = c.kvHeads;
+    qkv.sq = seq;
+    qkv.sk = seq;
+    qkv.dim = c.headDim;
+    qkv.dimV = c.headDim;
+    qkv.q = stackLayers(run.q);
+    qkv.k = stackLayers(run.k);
+    qkv.v = stackLayers(run.v);
+    qkv.tokens = std::move(tokens);
+    return qkv;
+}
+
+AttentionDump attentionDumpOf(const Model& model, const ModelRun& run,
+                              std::vector<std::string> tokens) {
+    const ModelConfig& c = model.config;
+    const auto seq = static_cast<Index>(run.ids.size());
+    AttentionDump weights;
+    weights.source = model.name;
+    weights.storedRank = 4;
+    weights.batch = 1;
+    weights.layers = c.layers;
+    weights.heads = c.heads;
+    weights.sq = seq;
+    weights.sk = seq;
+    weights.weights = stackLayers(run.attentions);
+    weights.tokens = std::move(tokens);
+    return weights;
+}
+
+} // namespace attnlab::model
