@@ -23,7 +23,7 @@
 
 #include <sys/resource.h>
 
-#include "attnlab/attention.h"
+#include "attnlab/attention/attention.h"
 #include "attnlab/model/model.h"
 #include "cli_options.h"
 #include "commands.h"

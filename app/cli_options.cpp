@@ -1,6 +1,6 @@
 #include "cli_options.h"
 
-#include "attnlab/check.h"
+#include "attnlab/base/check.h"
 
 #include <algorithm>
 #include <cerrno>

@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "attnlab/tensor.h"
+#include "attnlab/base/tensor.h"
 
 namespace attnlab::app {
 

@@ -25,14 +25,14 @@
 #include <utility>
 #include <vector>
 
-#include "attnlab/attention.h"
-#include "attnlab/dropout.h"
-#include "attnlab/file_io.h"
-#include "attnlab/flash_trace.h"
-#include "attnlab/kv_cache.h"
-#include "attnlab/mask.h"
-#include "attnlab/npy.h"
-#include "attnlab/rope.h"
+#include "attnlab/attention/attention.h"
+#include "attnlab/attention/dropout.h"
+#include "attnlab/attention/flash_trace.h"
+#include "attnlab/attention/kv_cache.h"
+#include "attnlab/attention/mask.h"
+#include "attnlab/attention/rope.h"
+#include "attnlab/io/file_io.h"
+#include "attnlab/io/npy.h"
 #include "cli_options.h"
 #include "commands.h"
 

@@ -12,11 +12,11 @@
 #include <iostream>
 
 #include "commands.h"
-#include "ui/document.h"
-#include "ui/language.h"
-#include "ui/main_window.h"
-#include "ui/model_document.h"
-#include "ui/theme.h"
+#include "ui/state/document.h"
+#include "ui/state/model_document.h"
+#include "ui/window/language.h"
+#include "ui/window/main_window.h"
+#include "ui/window/theme.h"
 
 namespace attnlab::app {
 
@@ -62,9 +62,9 @@ int guiMain(int argc, char** argv) {
         QCoreApplication::translate("main", "Open a model folder (config.json, *.safetensors, "
                                             "tokenizer.json) and show it."),
         QStringLiteral("DIR"));
-    const QCommandLineOption textOption(
-        QStringLiteral("text"), QCoreApplication::translate("main", "The text to run."),
-        QStringLiteral("TEXT"));
+    const QCommandLineOption textOption(QStringLiteral("text"),
+                                        QCoreApplication::translate("main", "The text to run."),
+                                        QStringLiteral("TEXT"));
     parser.addOption(modelOption);
     parser.addOption(textOption);
     parser.process(app);

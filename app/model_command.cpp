@@ -24,7 +24,7 @@
 #include "attnlab/model/model.h"
 #include "attnlab/model/run_npz.h"
 #include "attnlab/model/sampling.h"
-#include "attnlab/model/tokenizer.h"
+#include "attnlab/tokenizer/tokenizer.h"
 #include "cli_options.h"
 #include "commands.h"
 

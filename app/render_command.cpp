@@ -23,20 +23,27 @@
 #include <string>
 #include <string_view>
 
+#include "attnlab/attention/attention.h"
+#include "attnlab/attention/mask.h"
+#include "attnlab/base/result.h"
+#include "attnlab/base/tensor.h"
+#include "attnlab/io/npy.h"
+#include "attnlab/lab/embedding.h"
+#include "attnlab/lab/session.h"
+#include "attnlab/lab/stats.h"
 #include "cli_options.h"
 #include "commands.h"
-#include "ui/colormap.h"
-#include "ui/compare_view.h"
-#include "ui/core.h"
-#include "ui/document.h"
-#include "ui/dump_document.h"
-#include "ui/figure_export.h"
-#include "ui/language.h"
-#include "ui/model_document.h"
-#include "ui/step_export.h"
-#include "ui/theme.h"
-#include "ui/view.h"
-#include "ui/view_registry.h"
+#include "ui/export/figure_export.h"
+#include "ui/export/step_export.h"
+#include "ui/state/document.h"
+#include "ui/state/dump_document.h"
+#include "ui/state/model_document.h"
+#include "ui/views/colormap.h"
+#include "ui/views/compare_view.h"
+#include "ui/views/view.h"
+#include "ui/views/view_registry.h"
+#include "ui/window/language.h"
+#include "ui/window/theme.h"
 
 namespace attnlab::app {
 namespace {
@@ -326,8 +333,7 @@ ModelInput loadModelInput(const Arguments& args, const std::string& directory,
         fail("--head " + std::to_string(session.viewState.head) + ": " + directory + " has " +
              std::to_string(config.heads) + " heads");
     const auto ids = tokenizer->encode(input.text).ids;
-    if (auto problem = model::validateRun(config, ids, {}))
-        fail("--text: " + *problem);
+    if (auto problem = model::validateRun(config, ids, {})) fail("--text: " + *problem);
     input.model = std::make_shared<const model::Model>(std::move(loaded).value());
     input.tokenizer = std::make_shared<const model::Tokenizer>(std::move(tokenizer).value());
     return input;
@@ -371,8 +377,9 @@ int run(int argc, char** argv) {
     const bool allSteps = get(args, "all-steps").has_value();
     if (allSteps && dataOut) fail("--data and --all-steps do not go together");
     const QString outPath = out ? QString::fromStdString(*out) : QString();
-    if (out && dataOut && QFileInfo(outPath).absoluteFilePath() ==
-                              QFileInfo(QString::fromStdString(*dataOut)).absoluteFilePath())
+    if (out && dataOut &&
+        QFileInfo(outPath).absoluteFilePath() ==
+            QFileInfo(QString::fromStdString(*dataOut)).absoluteFilePath())
         fail("--out and --data name the same file");
     ui::ExportFormat format = ui::ExportFormat::Png;
     const bool knownFormat = out && ui::exportFormatFor(outPath, &format);
@@ -403,8 +410,8 @@ int run(int argc, char** argv) {
     const std::string defaultHeight = preset ? std::to_string(preset->size.height()) : "600";
     const int width =
         static_cast<int>(parseAtLeast(get(args, "width").value_or(defaultWidth), "--width", 16));
-    const int height = static_cast<int>(
-        parseAtLeast(get(args, "height").value_or(defaultHeight), "--height", 16));
+    const int height =
+        static_cast<int>(parseAtLeast(get(args, "height").value_or(defaultHeight), "--height", 16));
     ui::FigureStyle figureStyle = ui::exportFigureStyle();
     if (preset) figureStyle.fontPoints = preset->fontPoints;
     if (auto v = get(args, "font-size")) {
@@ -418,8 +425,10 @@ int run(int argc, char** argv) {
     std::optional<ui::Comparison> comparison;
     if (auto v = get(args, "compare")) {
         static const std::map<std::string, ui::Comparison> kComparisons = {
-            {"causal", ui::Comparison::FullVsCausal}, {"linear", ui::Comparison::SoftmaxVsLinear},
-            {"gqa", ui::Comparison::MhaVsGqa},        {"mqa", ui::Comparison::MhaVsMqa},
+            {"causal", ui::Comparison::FullVsCausal},
+            {"linear", ui::Comparison::SoftmaxVsLinear},
+            {"gqa", ui::Comparison::MhaVsGqa},
+            {"mqa", ui::Comparison::MhaVsMqa},
             {"rope", ui::Comparison::NoneVsRope}};
         const auto found = kComparisons.find(*v);
         if (found == kComparisons.end())
@@ -436,8 +445,7 @@ int run(int argc, char** argv) {
         compareSession = std::move(loaded).value();
     }
     if ((comparison || compareSession) && choice.id != QLatin1String("compare"))
-        fail(std::string(comparison ? "--compare" : "--compare-session") +
-             " needs --view compare");
+        fail(std::string(comparison ? "--compare" : "--compare-session") + " needs --view compare");
     if (width > 20000 || height > 20000) fail("--width and --height must be at most 20000");
     const double scale =
         parsePositiveReal(get(args, "scale-factor").value_or("1"), "--scale-factor");
@@ -492,8 +500,10 @@ int run(int argc, char** argv) {
 
     // A real model: loaded, tokenized and checked before anything is drawn.
     ModelInput modelInput;
-    if (auto dir = get(args, "model")) modelInput = loadModelInput(args, *dir, session);
-    else if (get(args, "text")) fail("--text needs --model DIR");
+    if (auto dir = get(args, "model"))
+        modelInput = loadModelInput(args, *dir, session);
+    else if (get(args, "text"))
+        fail("--text needs --model DIR");
 
     // Offscreen unless the caller chose a platform: render needs no display.
     if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
@@ -505,8 +515,9 @@ int run(int argc, char** argv) {
     // The theme is a preference of the run (--theme), not of the session file.
     const QString themeName = QString::fromStdString(get(args, "theme").value_or("light"));
     ui::applyTheme(app, ui::themeNamed(themeName));
-    if (!ui::setLanguage(language)) fail("--language: the " + language.toStdString() +
-                                         " translation is missing from this build");
+    if (!ui::setLanguage(language))
+        fail("--language: the " + language.toStdString() +
+             " translation is missing from this build");
 
     ui::Document document;
     document.setTheme(themeName);

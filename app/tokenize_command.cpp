@@ -12,8 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "attnlab/check.h"
-#include "attnlab/model/tokenizer.h"
+#include "attnlab/base/check.h"
+#include "attnlab/tokenizer/tokenizer.h"
 #include "cli_options.h"
 #include "commands.h"
 

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "attnlab/npy.h"
+#include "attnlab/io/npy.h"
 #include "command_runner.h"
 #include "reference.h"
 

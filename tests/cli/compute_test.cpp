@@ -19,7 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "attnlab/npy.h"
+#include "attnlab/io/npy.h"
 #include "command_runner.h"
 #include "reference.h"
 

@@ -17,7 +17,7 @@
 #include <utility>
 #include <vector>
 
-#include "attnlab/npy.h"
+#include "attnlab/io/npy.h"
 #include "command_runner.h"
 #include "temp_dir.h"
 

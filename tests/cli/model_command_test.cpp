@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "attnlab/dump.h"
-#include "attnlab/npy.h"
+#include "attnlab/io/dump.h"
+#include "attnlab/io/npy.h"
 #include "command_runner.h"
 
 namespace attnlab {

@@ -1,12 +1,12 @@
 // `attnlab render --data F.csv|F.npy|F.json` for every view that is not a plain heatmap (#13
 // item 6): each writes the numbers it draws, and they equal the core's own numbers computed
 // here independently — entropy as -sum w log w of the weights run() returns, the statistics
-// from the same weights, the flash stepper's m, l and rescale from flashStateAfter(), the KV
-// cache's bytes from kvCacheBytes() and 2 x heads x length x d x 4, the cost model from
-// estimateCost(), RoPE's rotated pairs from the core's rotated Q, the dump views from the
-// dump's own weights. The CSV, the NPY and the JSON of one view hold the same numbers; the
-// JSON says what it is (view, source, head, columns). A view with nothing to export is an
-// error: status 2, one line, no file.
+// from the same weights, the flash stepper's m, l and rescale as the online softmax written out
+// from Q and K, the KV cache's bytes from kvCacheBytes() and 2 x heads x length x d x 4, the cost
+// model from estimateCost(), RoPE's rotated pairs from the core's rotated Q, the dump views from
+// the dump's own weights. The CSV, the NPY and the JSON of one view hold the same numbers; the JSON
+// says what it is (view, source, head, columns). A view with nothing to export is an error: status
+// 2, one line, no file.
 
 #include <gtest/gtest.h>
 
@@ -22,12 +22,12 @@
 #include <string>
 #include <vector>
 
-#include "attnlab/complexity.h"
-#include "attnlab/flash.h"
-#include "attnlab/kv_cache.h"
-#include "attnlab/npy.h"
-#include "attnlab/rope.h"
-#include "attnlab/session.h"
+#include "attnlab/attention/flash.h"
+#include "attnlab/attention/kv_cache.h"
+#include "attnlab/attention/rope.h"
+#include "attnlab/io/npy.h"
+#include "attnlab/lab/complexity.h"
+#include "attnlab/lab/session.h"
 #include "command_runner.h"
 #include "csv.h"
 #include "temp_dir.h"
@@ -291,7 +291,7 @@ TEST_F(RenderData, CompareIsABAndBMinusA) {
     EXPECT_GE(differences, s * (s + 1) / 2); // at least the cells B allows
 }
 
-TEST_F(RenderData, FlashStateIsFlashStateAfterTheStep) {
+TEST_F(RenderData, FlashStateIsTheOnlineSoftmaxOfTheTilesDone) {
     Session session = labSession();
     session.variant = Variant::Flash;
     session.qBlock = 2;
@@ -300,27 +300,38 @@ TEST_F(RenderData, FlashStateIsFlashStateAfterTheStep) {
     const Index step = 7, head = 1;
     const Exported data = exportAll({"--session", saveSessionFile(session, "s.json"), "--view",
                                      "flash", "--head", "1", "--step", std::to_string(step)});
-    AttentionSpec spec;
-    spec.variant = Variant::Flash;
-    spec.mask = experiment.mask;
-    spec.scale = experiment.scale;
-    spec.qBlock = 2;
-    spec.kvBlock = 3;
-    const FlashState after = flashStateAfter(experiment.qkv, spec, 0, head, step);
-    const FlashState before = flashStateAfter(experiment.qkv, spec, 0, head, step - 1);
     const Index s = experiment.sq();
     const Index kvTiles = (s + 2) / 3;
+    // Row i's running max and sum once its first `tiles` kv tiles of 3 keys are done, written
+    // out in double from Q and K: m = max s_ij, l = sum exp(s_ij - m) over the allowed keys
+    // seen so far (what the online softmax holds, whatever order it met them in).
+    auto state = [&](Index i, Index tiles) {
+        double m = -std::numeric_limits<double>::infinity(), l = 0;
+        std::vector<double> seen;
+        for (Index j = 0; j < std::min(s, tiles * 3); ++j) {
+            if (!allowed(experiment.mask, 0, i, j, s, s)) continue;
+            double dot = 0;
+            for (Index d = 0; d < experiment.qkv.q.dim; ++d)
+                dot += double(experiment.qkv.q(0, head, i, d)) *
+                       double(experiment.qkv.k(0, experiment.kvHeadOf(head), j, d));
+            seen.push_back(dot * experiment.scale);
+            m = std::max(m, seen.back());
+        }
+        for (double x : seen)
+            l += std::exp(x - m);
+        return std::pair{m, l};
+    };
     ASSERT_EQ(data.rows(), s);
     for (int i = 0; i < data.rows(); ++i) {
-        const double m = after.rowMax[static_cast<std::size_t>(i)];
-        const double mBefore = before.rowMax[static_cast<std::size_t>(i)];
+        const Index doneTiles = std::clamp<Index>(step - (i / 2) * kvTiles, 0, kvTiles);
+        const auto [m, l] = state(i, doneTiles);
+        const double mBefore = state(i, std::max<Index>(0, doneTiles - 1)).first;
         if (std::isfinite(m)) {
             EXPECT_NEAR(data.csv(i, data.column("m")), m, 1e-6) << i;
         } else {
             EXPECT_TRUE(std::isnan(data.csv(i, data.column("m")))) << i;
         }
-        EXPECT_NEAR(data.csv(i, data.column("l")), after.rowSum[static_cast<std::size_t>(i)], 1e-5)
-            << i;
+        EXPECT_NEAR(data.csv(i, data.column("l")), l, 1e-5) << i;
         // Step 7 is q tile 1 (rows 2, 3) against kv tile 2: the rows it touched were
         // rescaled by exp(m_before - m_after); the others were left alone (1).
         const bool touched = i / 2 == (step - 1) / kvTiles;

@@ -23,8 +23,8 @@
 #include <string>
 #include <vector>
 
-#include "attnlab/npy.h"
-#include "attnlab/session.h"
+#include "attnlab/io/npy.h"
+#include "attnlab/lab/session.h"
 #include "command_runner.h"
 #include "csv.h"
 
@@ -378,8 +378,8 @@ TEST_F(RenderFigures, CompareOptionsAreChecked) {
 /// Double-precision reference: softmax(Q K^T * scale) of head 0 with the causal mask, from
 /// the session's own Q and K as `render --view heatmap --show q/k --data` writes them.
 std::vector<std::vector<double>> referenceWeights(const attnlab::AlignedVector<double>& q,
-                                                  const attnlab::AlignedVector<double>& k, long s, long d,
-                                                  double scale) {
+                                                  const attnlab::AlignedVector<double>& k, long s,
+                                                  long d, double scale) {
     std::vector<std::vector<double>> w(s, std::vector<double>(s, 0.0));
     for (long i = 0; i < s; ++i) {
         double rowMax = -1e300;

@@ -20,7 +20,7 @@
 #include <utility>
 #include <vector>
 
-#include "attnlab/npy.h"
+#include "attnlab/io/npy.h"
 #include "npy_image.h"
 
 namespace {

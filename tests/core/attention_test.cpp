@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "attnlab/attention.h"
+#include "attnlab/attention/attention.h"
 #include "reference.h"
 
 namespace attnlab {

@@ -7,8 +7,8 @@
 #include <cmath>
 #include <limits>
 
-#include "attnlab/cell.h"
-#include "attnlab/dump.h"
+#include "attnlab/io/dump.h"
+#include "attnlab/lab/cell.h"
 
 namespace attnlab {
 namespace {

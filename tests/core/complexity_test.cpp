@@ -7,7 +7,7 @@
 #include <set>
 #include <string>
 
-#include "attnlab/complexity.h"
+#include "attnlab/lab/complexity.h"
 
 namespace attnlab {
 namespace {

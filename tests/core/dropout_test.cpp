@@ -10,9 +10,9 @@
 #include <cstring>
 #include <vector>
 
-#include "attnlab/attention.h"
-#include "attnlab/dropout.h"
-#include "attnlab/kv_cache.h"
+#include "attnlab/attention/attention.h"
+#include "attnlab/attention/dropout.h"
+#include "attnlab/attention/kv_cache.h"
 #include "reference.h"
 
 namespace attnlab {

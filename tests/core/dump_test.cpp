@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "attnlab/dump.h"
-#include "attnlab/npy.h"
+#include "attnlab/io/dump.h"
+#include "attnlab/io/npy.h"
 #include "reference.h"
 #include "temp_dir.h"
 

@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "attnlab/embedding.h"
+#include "attnlab/lab/embedding.h"
 #include "reference.h"
 
 namespace attnlab {

@@ -7,8 +7,8 @@
 
 #include <cmath>
 
-#include "attnlab/dump.h"
-#include "attnlab/session.h"
+#include "attnlab/io/dump.h"
+#include "attnlab/lab/session.h"
 
 namespace attnlab {
 namespace {

@@ -1,4 +1,4 @@
-// The float fast path of softmax and flash attention (core/src/fast_attention.h, issue 14
+// The float fast path of softmax and flash attention (core/attention/src/fast_attention.h, issue 14
 // item 3) against the naive double-precision reference, on shapes and masks chosen to hit
 // its edges: sequence lengths that are not a multiple of a tile or a panel, D and Dv not a
 // multiple of the vector width, Sq != Sk, rows with no allowed key, huge logits. And its
@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "../../core/src/fast_attention.h"
-#include "attnlab/attention.h"
+#include "../../core/attention/src/fast_attention.h"
+#include "attnlab/attention/attention.h"
 #include "reference.h"
 
 namespace attnlab {

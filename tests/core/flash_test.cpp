@@ -10,8 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "attnlab/attention.h"
-#include "attnlab/flash.h"
+#include "attnlab/attention/attention.h"
+#include "attnlab/attention/flash.h"
 #include "reference.h"
 
 namespace attnlab {

@@ -5,14 +5,14 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <ostream>
 #include <limits>
+#include <ostream>
 #include <string>
 #include <vector>
 
-#include "attnlab/attention.h"
-#include "attnlab/flash.h"
-#include "attnlab/flash_walk.h"
+#include "attnlab/attention/attention.h"
+#include "attnlab/attention/flash.h"
+#include "attnlab/attention/flash_walk.h"
 #include "reference.h"
 
 namespace attnlab {

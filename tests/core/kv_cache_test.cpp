@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "attnlab/kv_cache.h"
+#include "attnlab/attention/kv_cache.h"
 #include "reference.h"
 
 namespace attnlab {

@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "attnlab/lesson.h"
+#include "attnlab/lab/lesson.h"
 #include "temp_dir.h"
 
 namespace attnlab {

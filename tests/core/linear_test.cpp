@@ -6,8 +6,8 @@
 
 #include <cmath>
 
-#include "../../core/src/kernels.h"
-#include "attnlab/attention.h"
+#include "../../core/attention/src/kernels.h"
+#include "attnlab/attention/attention.h"
 #include "reference.h"
 
 namespace attnlab {

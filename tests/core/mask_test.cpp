@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "attnlab/mask.h"
+#include "attnlab/attention/mask.h"
 #include "reference.h"
 
 namespace attnlab {

@@ -1,4 +1,4 @@
-// Tests for core/src/npy.cpp: headers are written by hand here from the NumPy format
+// Tests for core/io/src/npy.cpp: headers are written by hand here from the NumPy format
 // specification (numpy/lib/format.py), so the reader is checked against the format, not
 // against our own writer. Deflated .npz members are written with libzip directly.
 
@@ -20,9 +20,9 @@
 #include <tuple>
 #include <vector>
 
-#include "attnlab/file_io.h"
-#include "attnlab/npy.h"
-#include "attnlab/utf8.h"
+#include "attnlab/base/utf8.h"
+#include "attnlab/io/file_io.h"
+#include "attnlab/io/npy.h"
 #include "temp_dir.h"
 
 namespace attnlab {
@@ -644,8 +644,8 @@ TEST(Npy, Int64ArrayHasNumpysLayout) {
     const std::string image = encodeNpyInt64({2, 3}, values);
     ASSERT_GE(image.size(), 10u);
     EXPECT_EQ(image.substr(0, 8), std::string("\x93NUMPY\x01\x00", 8));
-    const std::size_t headerLength = static_cast<unsigned char>(image[8]) +
-                                     256u * static_cast<unsigned char>(image[9]);
+    const std::size_t headerLength =
+        static_cast<unsigned char>(image[8]) + 256u * static_cast<unsigned char>(image[9]);
     const std::size_t dataOffset = 10 + headerLength;
     EXPECT_EQ(dataOffset % 64, 0u);
     const std::string dict = image.substr(10, headerLength);
@@ -664,8 +664,10 @@ TEST(Npy, Int64ArrayHasNumpysLayout) {
 TEST(Npy, UnicodeArrayRoundTripsUtf8WithTheLongestWidth) {
     // ASCII, a GPT-2 byte-level marker, CJK (3 bytes) and an emoji (4 bytes), and the empty
     // string: numpy's '<U' stores code points, so the width is the longest in code points.
-    const std::vector<std::string> strings = {"the", "\xc4\xa0" "cat", "\xe6\xb3\xa8\xe6\x84\x8f",
-                                              "\xf0\x9f\x98\x80", ""};
+    const std::vector<std::string> strings = {"the",
+                                              "\xc4\xa0"
+                                              "cat",
+                                              "\xe6\xb3\xa8\xe6\x84\x8f", "\xf0\x9f\x98\x80", ""};
     const std::string image = encodeNpyUnicode(strings);
     EXPECT_NE(image.find("'descr': '<U4'"), std::string::npos);
     auto array = parseNpyStrings(image, "tokens.npy");
@@ -677,14 +679,17 @@ TEST(Npy, UnicodeArrayRoundTripsUtf8WithTheLongestWidth) {
 TEST(Utf8, LossyDecodingReplacesEachBadByteAndKeepsTheRest) {
     // 0xff never starts a sequence; "\xe6\xb3" is a truncated 3-byte character; "\xc0\xaf" is an
     // overlong '/'; "\xed\xa0\x80" a surrogate: each of their bytes becomes U+FFFD.
-    const std::u32string decoded = decodeUtf8Lossy("a\xff" "b\xe6\xb3" "c\xc0\xaf\xed\xa0\x80");
+    const std::u32string decoded = decodeUtf8Lossy("a\xff"
+                                                   "b\xe6\xb3"
+                                                   "c\xc0\xaf\xed\xa0\x80");
     EXPECT_EQ(decoded, U"a\ufffdb\ufffd\ufffdc\ufffd\ufffd\ufffd\ufffd\ufffd");
     // Every code point survives encode then decode.
     for (char32_t cp : {U'\0', U'\x7f', U'\x80', U'\x7ff', U'\x800', U'\xfffd', U'\xffff',
                         U'\x10000', U'\x10ffff'}) {
         std::string encoded;
         appendUtf8(encoded, cp);
-        EXPECT_EQ(decodeUtf8Lossy(encoded), std::u32string(1, cp)) << std::hex << static_cast<std::uint32_t>(cp);
+        EXPECT_EQ(decodeUtf8Lossy(encoded), std::u32string(1, cp))
+            << std::hex << static_cast<std::uint32_t>(cp);
     }
 }
 

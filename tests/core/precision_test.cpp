@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "attnlab/attention.h"
-#include "attnlab/kv_cache.h"
-#include "attnlab/rope.h"
+#include "attnlab/attention/attention.h"
+#include "attnlab/attention/kv_cache.h"
+#include "attnlab/attention/rope.h"
 #include "reference.h"
 
 namespace attnlab {

@@ -5,7 +5,7 @@
 
 #include <cmath>
 
-#include "attnlab/rope.h"
+#include "attnlab/attention/rope.h"
 #include "reference.h"
 
 namespace attnlab {

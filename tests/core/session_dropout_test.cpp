@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "attnlab/session.h"
+#include "attnlab/lab/session.h"
 
 namespace attnlab {
 namespace {

@@ -13,7 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "attnlab/session.h"
+#include "attnlab/lab/session.h"
 #include "reference.h"
 #include "temp_dir.h"
 

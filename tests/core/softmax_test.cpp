@@ -7,7 +7,7 @@
 #include <limits>
 #include <vector>
 
-#include "attnlab/attention.h"
+#include "attnlab/attention/attention.h"
 #include "reference.h"
 
 namespace attnlab {

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <limits>
 
-#include "attnlab/stats.h"
+#include "attnlab/lab/stats.h"
 
 namespace attnlab {
 namespace {

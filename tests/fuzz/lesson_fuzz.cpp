@@ -1,6 +1,6 @@
 // libFuzzer harness: lessonFromJson on arbitrary text (a teacher's own lesson file). What the
-// reader promises (core/include/attnlab/lesson.h): a lesson that loads can be walked from its
-// first step with no error, each step then shows the session the reader resolved for it, and
+// reader promises (core/lab/include/attnlab/lab/lesson.h): a lesson that loads can be walked from
+// its first step with no error, each step then shows the session the reader resolved for it, and
 // that session is valid. Every text of a loaded lesson, and the input itself, goes through
 // lessonTextToHtml, whose output must keep its tags balanced as paragraphs.
 #include <cstddef>
@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "attnlab/lesson.h"
+#include "attnlab/lab/lesson.h"
 
 using namespace attnlab;
 

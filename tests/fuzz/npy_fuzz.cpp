@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "attnlab/npy.h"
+#include "attnlab/io/npy.h"
 
 using namespace attnlab;
 

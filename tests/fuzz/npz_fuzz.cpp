@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <cstdlib>
 
-#include "attnlab/npy.h"
+#include "attnlab/io/npy.h"
 #include "fuzz_support.h"
 
 using namespace attnlab;

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <cstdlib>
 
-#include "attnlab/dump.h"
+#include "attnlab/io/dump.h"
 #include "fuzz_support.h"
 
 using namespace attnlab;

@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "attnlab/session.h"
+#include "attnlab/lab/session.h"
 
 using namespace attnlab;
 

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string>
 
-#include "attnlab/model/tokenizer.h"
+#include "attnlab/tokenizer/tokenizer.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const std::string_view text(reinterpret_cast<const char*>(data), size);

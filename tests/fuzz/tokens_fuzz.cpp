@@ -3,7 +3,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "attnlab/dump.h"
+#include "attnlab/io/dump.h"
 #include "fuzz_support.h"
 
 using namespace attnlab;

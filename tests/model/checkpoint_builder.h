@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "attnlab/npy.h"
+#include "attnlab/io/npy.h"
 
 namespace attnlab::test {
 

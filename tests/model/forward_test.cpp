@@ -13,6 +13,7 @@
 #include <filesystem>
 
 #include "attnlab/model/model.h"
+#include "attnlab/model/run_dumps.h"
 #include "checkpoint_builder.h"
 #include "temp_dir.h"
 
@@ -318,6 +319,12 @@ TEST(LoadModel, RefusesUnsupportedArchitecturesAndSettings) {
     EXPECT_NE(loadError(copy).find("config.json: missing 'vocab_size'"), std::string::npos);
     test::writeBytes(copy + "/config.json", "{\"model_type\": ");
     EXPECT_NE(loadError(copy).find("config.json: not valid JSON"), std::string::npos);
+    // A number no double holds is refused naming its key (the core's one JSON reader).
+    test::writeBytes(copy + "/config.json", "{\"model_type\": \"llama\", \"rope_theta\": 1e400}");
+    const std::string overflow = loadError(copy);
+    EXPECT_NE(overflow.find("config.json: rope_theta: the number 1e400 is too large"),
+              std::string::npos)
+        << overflow;
 }
 
 TEST(LoadModel, RefusesAnUnsupportedDtype) {
@@ -402,6 +409,48 @@ TEST(RunModel, ThreadCountDoesNotChangeOneByte) {
         EXPECT_TRUE(sameBytes(one->k, many->k)) << threads << " threads";
         EXPECT_TRUE(sameBytes(one->v, many->v)) << threads << " threads";
     }
+}
+
+} // namespace
+} // namespace attnlab::model
+
+namespace attnlab::model {
+namespace {
+
+// A run cut back to its first positions is what running those positions alone gives (the
+// cache a retyped word reuses), and a run of ids that change part way reuses exactly that
+// prefix and still equals a run from scratch.
+TEST_P(EveryArchitecture, TruncatedRunIsTheRunOfThePrefix) {
+    const Model model = load(fixtureDir(GetParam()));
+    RunOptions options;
+    options.recordQkv = true;
+    const auto& ids = fixtureIds();
+    auto full = runModel(model, ids, options);
+    ASSERT_TRUE(full.ok()) << full.error();
+    auto prefix = runModel(model, std::span(ids).first(4), options);
+    ASSERT_TRUE(prefix.ok());
+    const ModelRun cut = truncatedRun(*full, 4);
+    EXPECT_EQ(cut.ids, prefix->ids);
+    EXPECT_LT(maxDifference(cut.attentions, prefix->attentions), 1e-6);
+    EXPECT_LT(maxDifference(cut.q, prefix->q), 1e-5);
+    EXPECT_LT(maxDifference(cut.k, prefix->k), 1e-5);
+    EXPECT_LT(maxDifference(cut.v, prefix->v), 1e-5);
+
+    std::vector<std::int64_t> retyped = ids;
+    retyped[5] = (retyped[5] + 1) % model.config.vocab;
+    EXPECT_EQ(commonPrefix(ids, retyped), 5u);
+    auto reused = reusablePrefix(std::make_shared<const ModelRun>(*full), retyped, options);
+    ASSERT_TRUE(reused);
+    EXPECT_EQ(reused->ids.size(), 5u);
+    auto extended = runModel(model, retyped, options, reused.get());
+    auto scratch = runModel(model, retyped, options);
+    ASSERT_TRUE(extended.ok() && scratch.ok());
+    EXPECT_TRUE(extended->extended);
+    EXPECT_LT(maxDifference(extended->attentions, scratch->attentions), 1e-6);
+    // Other ablated heads: nothing is reused.
+    RunOptions ablated = options;
+    ablated.ablatedHeads = {{0, 0}};
+    EXPECT_FALSE(reusablePrefix(std::make_shared<const ModelRun>(*full), retyped, ablated));
 }
 
 } // namespace

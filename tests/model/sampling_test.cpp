@@ -13,7 +13,7 @@
 #include <set>
 #include <vector>
 
-#include "attnlab/check.h"
+#include "attnlab/base/check.h"
 #include "attnlab/model/sampling.h"
 
 namespace attnlab::model {

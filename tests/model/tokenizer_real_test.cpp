@@ -21,7 +21,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "attnlab/model/tokenizer.h"
+#include "attnlab/tokenizer/tokenizer.h"
 
 namespace attnlab::model {
 namespace {

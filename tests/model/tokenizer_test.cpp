@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "attnlab/model/tokenizer.h"
+#include "attnlab/tokenizer/tokenizer.h"
 #include "temp_dir.h"
 
 namespace attnlab::model {

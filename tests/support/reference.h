@@ -1,7 +1,7 @@
 #pragma once
 // An independent reference for attention tests: naive triple loops in double precision over
 // one head, with the mask computed by its own loop from DESIGN.md's rules (it never calls
-// core/src/mask.cpp). Plus seeded random tensors and a matrix comparison that prints the
+// core/attention/src/mask.cpp). Plus seeded random tensors and a matrix comparison that prints the
 // worst cell.
 
 #include <gtest/gtest.h>
@@ -17,8 +17,8 @@
 
 #include <Eigen/Core>
 
-#include "attnlab/mask.h"
-#include "attnlab/tensor.h"
+#include "attnlab/attention/mask.h"
+#include "attnlab/base/tensor.h"
 
 namespace attnlab::ref {
 

@@ -2,7 +2,7 @@
 // A tiny attention dump for window tests that need "a dump is on screen": [L=1, H=2, 3, 3],
 // every row the uniform distribution, as if read from /tmp/model_dump.npz.
 
-#include "attnlab/dump.h"
+#include "attnlab/io/dump.h"
 
 namespace attnlab::test {
 

@@ -3,7 +3,7 @@
 // and falls monotonically to either end. CIE L* is computed here from sRGB with the standard
 // formulas (IEC 61966-2-1 linearisation, Rec. 709 luminance, CIE 1976 L*), independently of
 // the colormap code.
-#include "ui/colormap.h"
+#include "ui/views/colormap.h"
 
 #include <QColor>
 
@@ -82,12 +82,27 @@ TEST(Colormap, PrintMapGoesFromPaperToDark) {
 }
 
 TEST(Colormap, DivergingMapIsLightestAtZeroAndFallsToEitherEnd) {
+    int diverging = 0;
     for (const QString& name : colormapNames()) {
         if (!isDiverging(name)) continue;
+        ++diverging;
         double step = 0;
         EXPECT_EQ(direction(lightnessAlong(name, 0.0, 0.5, 100), &step), 1) << name.toStdString();
         EXPECT_EQ(direction(lightnessAlong(name, 0.5, 1.0, 100), &step), -1) << name.toStdString();
     }
+    EXPECT_GE(diverging, 1); // the difference views need one: the loop above must have run
+}
+
+// matplotlib's published endpoints of viridis (_cm_listed.py): #440154 and #fde725.
+TEST(Colormap, ViridisEndsAtMatplotlibsColours) {
+    const QColor low = colormapColor(QStringLiteral("viridis"), 0.0);
+    const QColor high = colormapColor(QStringLiteral("viridis"), 1.0);
+    EXPECT_NEAR(low.red(), 0x44, 1);
+    EXPECT_NEAR(low.green(), 0x01, 1);
+    EXPECT_NEAR(low.blue(), 0x54, 1);
+    EXPECT_NEAR(high.red(), 0xfd, 1);
+    EXPECT_NEAR(high.green(), 0xe7, 1);
+    EXPECT_NEAR(high.blue(), 0x25, 1);
 }
 
 } // namespace

@@ -1,6 +1,6 @@
 // Document: edits reach the experiment, undo restores, bad input keeps the last good result,
 // large work runs on the worker, sessions round-trip.
-#include "ui/document.h"
+#include "ui/state/document.h"
 
 #include <QFile>
 #include <QSignalSpy>

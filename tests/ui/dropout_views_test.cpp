@@ -14,12 +14,12 @@
 
 #include <gtest/gtest.h>
 
-#include "ui/document.h"
-#include "ui/dropout_box.h"
-#include "ui/figure_export.h"
-#include "ui/heatmap_view.h"
-#include "ui/output_projection_view.h"
-#include "ui/statistics_view.h"
+#include "ui/export/figure_export.h"
+#include "ui/state/document.h"
+#include "ui/views/heatmap_view.h"
+#include "ui/views/output_projection_view.h"
+#include "ui/views/statistics_view.h"
+#include "ui/window/dropout_box.h"
 
 namespace attnlab::ui {
 namespace {

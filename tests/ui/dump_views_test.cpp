@@ -17,15 +17,15 @@
 #include <random>
 
 #include "npy_image.h"
-#include "ui/aggregate_view.h"
-#include "ui/difference_view.h"
-#include "ui/document.h"
-#include "ui/dump_document.h"
-#include "ui/figure_export.h"
-#include "ui/head_stats_view.h"
-#include "ui/heatmap_view.h"
-#include "ui/main_window.h"
-#include "ui/model_view.h"
+#include "ui/export/figure_export.h"
+#include "ui/state/document.h"
+#include "ui/state/dump_document.h"
+#include "ui/views/aggregate_view.h"
+#include "ui/views/difference_view.h"
+#include "ui/views/head_stats_view.h"
+#include "ui/views/heatmap_view.h"
+#include "ui/views/model_view.h"
+#include "ui/window/main_window.h"
 
 namespace attnlab::ui {
 namespace {

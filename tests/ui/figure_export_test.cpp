@@ -1,6 +1,6 @@
 // Figure export: PNG of the requested size x scale and not blank, SVG that parses and keeps
 // the token labels as <text>, PDF with a page, CSV/NPY with the data; every view exports.
-#include "ui/figure_export.h"
+#include "ui/export/figure_export.h"
 
 #include <QFile>
 #include <QFileInfo>
@@ -15,9 +15,9 @@
 
 #include <memory>
 
-#include "ui/heatmap_view.h"
-#include "ui/main_window.h"
-#include "ui/view_registry.h"
+#include "ui/views/heatmap_view.h"
+#include "ui/views/view_registry.h"
+#include "ui/window/main_window.h"
 
 namespace attnlab::ui {
 namespace {

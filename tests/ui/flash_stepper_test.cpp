@@ -14,9 +14,9 @@
 
 #include <cmath>
 
-#include "ui/document.h"
-#include "ui/flash_stepper_view.h"
-#include "ui/step_export.h"
+#include "ui/export/step_export.h"
+#include "ui/state/document.h"
+#include "ui/views/flash_stepper_view.h"
 
 namespace attnlab::ui {
 namespace {

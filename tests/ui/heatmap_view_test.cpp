@@ -1,6 +1,6 @@
 // HeatmapView: the plot's cells are the experiment's weights; edits from the inputs panel
 // (tokens, variant, mask) reach it; masked cells are NaN (drawn grey with an 'x'); undo restores.
-#include "ui/heatmap_view.h"
+#include "ui/views/heatmap_view.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -13,9 +13,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
-#include "ui/inputs_panel.h"
+#include "ui/window/inputs_panel.h"
 
 namespace attnlab::ui {
 namespace {
@@ -147,13 +148,25 @@ TEST(HeatmapView, TooltipSpellsOutTheSoftmax) {
     f.document.modify([](Session& s) { s.mask.causal = true; }, QStringLiteral("causal"));
     f.settle();
     const Experiment& experiment = *f.document.experiment();
+    // The weight of (2, 1) written out: causal row 2 sees keys 0..2; one head, d = d_model.
+    double s[3];
+    for (Index j = 0; j < 3; ++j) {
+        double dot = 0;
+        for (Index d = 0; d < experiment.qkv.q.dim; ++d)
+            dot += double(experiment.qkv.q(0, 0, 2, d)) * double(experiment.qkv.k(0, 0, j, d));
+        s[j] = dot / std::sqrt(double(experiment.qkv.q.dim));
+    }
+    const double top = std::max({s[0], s[1], s[2]});
+    const double weight =
+        std::exp(s[1] - top) / (std::exp(s[0] - top) + std::exp(s[1] - top) + std::exp(s[2] - top));
+    ASSERT_EQ(experiment.headCount(), 1);
     const QString allowed = f.view.explainCell(2, 1);
     EXPECT_TRUE(allowed.contains(QStringLiteral("q\u00b7k"))) << allowed.toStdString();
     EXPECT_TRUE(allowed.contains(QStringLiteral("masked: no")));
     EXPECT_TRUE(allowed.contains(QStringLiteral("exp(s")));
     EXPECT_TRUE(allowed.contains(QStringLiteral("row sum")));
-    EXPECT_TRUE(
-        allowed.contains(QString::number(experiment.attention.weights(0, 0, 2, 1), 'g', 4)));
+    EXPECT_TRUE(allowed.contains(QStringLiteral("weight %1").arg(QString::number(weight, 'g', 4))))
+        << allowed.toStdString() << " lacks " << weight;
     EXPECT_TRUE(f.view.explainCell(1, 4).contains(QStringLiteral("masked: yes")));
     EXPECT_TRUE(f.view.explainCell(99, 0).isEmpty());
 }

@@ -10,10 +10,10 @@
 
 #include <gtest/gtest.h>
 
-#include "ui/inputs_panel.h"
-#include "ui/language.h"
-#include "ui/main_window.h"
-#include "ui/view.h"
+#include "ui/views/view.h"
+#include "ui/window/inputs_panel.h"
+#include "ui/window/language.h"
+#include "ui/window/main_window.h"
 
 namespace attnlab::ui {
 namespace {

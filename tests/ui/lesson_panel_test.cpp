@@ -2,7 +2,7 @@
 // step showing the session and the view it names with no problem; a malformed lesson file is
 // one message naming the file and the key and changes nothing; PageUp/PageDown and the arrows
 // step through a lesson (arrows not while typing) and each step is one undo step.
-#include "ui/lesson_panel.h"
+#include "ui/window/lesson_panel.h"
 
 #include <QApplication>
 #include <QDir>
@@ -20,11 +20,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "ui/document.h"
-#include "ui/inputs_panel.h"
-#include "ui/main_window.h"
-#include "ui/model_document.h"
-#include "ui/view.h"
+#include "ui/state/document.h"
+#include "ui/state/model_document.h"
+#include "ui/views/view.h"
+#include "ui/window/inputs_panel.h"
+#include "ui/window/main_window.h"
 
 namespace attnlab::ui {
 namespace {

@@ -1,6 +1,6 @@
 // MainWindow: every bundled example opens and computes; a query selected anywhere is
 // highlighted in every view; each view comes out on a screenshot.
-#include "ui/main_window.h"
+#include "ui/window/main_window.h"
 
 #include <QDir>
 #include <QImage>
@@ -11,10 +11,10 @@
 
 #include <gtest/gtest.h>
 
-#include "ui/entropy_view.h"
-#include "ui/heatmap_view.h"
-#include "ui/inputs_panel.h"
-#include "ui/view_registry.h"
+#include "ui/views/entropy_view.h"
+#include "ui/views/heatmap_view.h"
+#include "ui/views/view_registry.h"
+#include "ui/window/inputs_panel.h"
 
 namespace attnlab::ui {
 namespace {

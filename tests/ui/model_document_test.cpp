@@ -1,5 +1,5 @@
-// A real model in the window (ui/model_document.h) on the bundled trained checkpoint: typing in
-// the inputs panel reaches the model and the heatmap (checked against a forward pass run here,
+// A real model in the window (ui/state/model_document.h) on the bundled trained checkpoint: typing
+// in the inputs panel reaches the model and the heatmap (checked against a forward pass run here,
 // outside the window), appended text and appended tokens reuse the KV cache and equal a full
 // run, switching a head off changes the next-token probabilities exactly as the core's ablated
 // forward says and one undo restores them, a bad folder keeps the previous state with one
@@ -23,15 +23,15 @@
 #include <cstdio>
 #include <fstream>
 
-#include "ui/document.h"
-#include "ui/dump_document.h"
-#include "ui/experiment_data.h"
-#include "ui/heatmap_view.h"
-#include "ui/inputs_panel.h"
-#include "ui/main_window.h"
-#include "ui/model_document.h"
-#include "ui/model_tool_bar.h"
-#include "ui/view.h"
+#include "ui/state/document.h"
+#include "ui/state/dump_document.h"
+#include "ui/state/experiment_data.h"
+#include "ui/state/model_document.h"
+#include "ui/views/heatmap_view.h"
+#include "ui/views/view.h"
+#include "ui/window/inputs_panel.h"
+#include "ui/window/main_window.h"
+#include "ui/window/model_tool_bar.h"
 
 namespace attnlab::ui {
 namespace {

@@ -29,14 +29,14 @@
 #include <memory>
 #include <numbers>
 
-#include "ui/document.h"
-#include "ui/figure_export.h"
-#include "ui/head_roles_view.h"
-#include "ui/model_document.h"
-#include "ui/model_views_binding.h"
-#include "ui/next_token_view.h"
-#include "ui/rope_view.h"
-#include "ui/view_registry.h"
+#include "ui/export/figure_export.h"
+#include "ui/state/document.h"
+#include "ui/state/model_document.h"
+#include "ui/state/model_views_binding.h"
+#include "ui/views/head_roles_view.h"
+#include "ui/views/next_token_view.h"
+#include "ui/views/rope_view.h"
+#include "ui/views/view_registry.h"
 
 namespace attnlab::ui {
 namespace {
@@ -130,12 +130,19 @@ TEST(NextTokenView, DrawsTheProbabilitiesWithEveryHeadOnBesideAnAblatedRun) {
     NextTokenView view(&document);
     NextTokenInput input = countingInput(4); // 0.1 0.2 0.3 0.4
     input.ablatedHeads = 2;
-    input.baselineLogits = {0, 0, 0, 0}; // 0.25 each with every head on
+    // With every head on: logits ln 4, ln 3, ln 2, ln 1 + 5 (shifted: only differences count)
+    // are probabilities 0.4, 0.3, 0.2, 0.1, the reverse of the ablated run's.
+    for (int i = 4; i >= 1; --i)
+        input.baselineLogits.push_back(std::log(static_cast<float>(i)) + 5.0f);
     view.setInput(input);
     view.ensureFresh();
     ASSERT_EQ(view.baselineProbabilities().size(), 4u);
-    for (double p : view.baselineProbabilities())
-        EXPECT_NEAR(p, 0.25, 1e-12);
+    // The view lists the ablated run's kept tokens, most likely first: ids 3, 2, 1, 0.
+    const double expected[] = {0.1, 0.2, 0.3, 0.4};
+    for (std::size_t r = 0; r < 4; ++r) {
+        EXPECT_EQ(view.distribution()[r].id, static_cast<std::int64_t>(3 - r));
+        EXPECT_NEAR(view.baselineProbabilities()[r], expected[r], 1e-6);
+    }
     EXPECT_EQ(view.data().cols, 4);
     input.baselineLogits = {1, 2}; // a different vocabulary: not comparable, not drawn
     view.setInput(input);

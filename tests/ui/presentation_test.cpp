@@ -15,12 +15,12 @@
 
 #include <ostream>
 
-#include "ui/document.h"
-#include "ui/inputs_panel.h"
-#include "ui/language.h"
-#include "ui/main_window.h"
-#include "ui/view.h"
-#include "ui/view_registry.h"
+#include "ui/state/document.h"
+#include "ui/views/view.h"
+#include "ui/views/view_registry.h"
+#include "ui/window/inputs_panel.h"
+#include "ui/window/language.h"
+#include "ui/window/main_window.h"
 
 // Sizes print as WxH in failures.
 static void PrintTo(const QSize& size, std::ostream* out) {

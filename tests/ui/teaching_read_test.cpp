@@ -14,12 +14,12 @@
 #include <cmath>
 #include <limits>
 
-#include "ui/document.h"
-#include "ui/experiment_data.h"
-#include "ui/flash_stepper_view.h"
-#include "ui/kv_cache_view.h"
-#include "ui/rope_view.h"
-#include "ui/statistics_view.h"
+#include "ui/state/document.h"
+#include "ui/state/experiment_data.h"
+#include "ui/views/flash_stepper_view.h"
+#include "ui/views/kv_cache_view.h"
+#include "ui/views/rope_view.h"
+#include "ui/views/statistics_view.h"
 
 #include <qcustomplot.h>
 

@@ -17,15 +17,15 @@
 #include <cmath>
 #include <memory>
 
-#include "ui/complexity_view.h"
-#include "ui/document.h"
-#include "ui/experiment_data.h"
-#include "ui/figure_export.h"
-#include "ui/kv_cache_view.h"
-#include "ui/lines_view.h"
-#include "ui/rope_view.h"
-#include "ui/step_export.h"
-#include "ui/view_registry.h"
+#include "ui/export/figure_export.h"
+#include "ui/export/step_export.h"
+#include "ui/state/document.h"
+#include "ui/state/experiment_data.h"
+#include "ui/views/complexity_view.h"
+#include "ui/views/kv_cache_view.h"
+#include "ui/views/lines_view.h"
+#include "ui/views/rope_view.h"
+#include "ui/views/view_registry.h"
 
 namespace attnlab::ui {
 namespace {

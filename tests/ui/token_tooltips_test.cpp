@@ -10,13 +10,13 @@
 
 #include <fstream>
 
-#include "attnlab/npy.h"
-#include "ui/aggregate_view.h"
-#include "ui/document.h"
-#include "ui/dump_document.h"
-#include "ui/entropy_view.h"
-#include "ui/next_token_view.h"
-#include "ui/token_tooltips.h"
+#include "attnlab/io/npy.h"
+#include "ui/state/document.h"
+#include "ui/state/dump_document.h"
+#include "ui/views/aggregate_view.h"
+#include "ui/views/entropy_view.h"
+#include "ui/views/next_token_view.h"
+#include "ui/views/token_tooltips.h"
 
 namespace attnlab::ui {
 namespace {

@@ -3,7 +3,7 @@
 // view by name (showView, the document's view state, a lesson step) brings its group and the
 // view to the front; Alt+1..3, Ctrl+1..9, Ctrl+PgDown/PgUp and Ctrl+Tab navigate; in the
 // projector theme at 1280 x 720 no group's tab bar needs its scroll arrows, in either language.
-#include "ui/main_window.h"
+#include "ui/window/main_window.h"
 
 #include <QAbstractButton>
 #include <QApplication>
@@ -17,14 +17,14 @@
 #include <gtest/gtest.h>
 
 #include "small_dump.h"
-#include "ui/document.h"
-#include "ui/dump_document.h"
-#include "ui/head_roles_view.h"
-#include "ui/language.h"
-#include "ui/lesson_panel.h"
-#include "ui/theme.h"
-#include "ui/view.h"
-#include "ui/view_registry.h"
+#include "ui/state/document.h"
+#include "ui/state/dump_document.h"
+#include "ui/views/head_roles_view.h"
+#include "ui/views/view.h"
+#include "ui/views/view_registry.h"
+#include "ui/window/language.h"
+#include "ui/window/lesson_panel.h"
+#include "ui/window/theme.h"
 
 namespace attnlab::ui {
 namespace {

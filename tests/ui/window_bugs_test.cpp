@@ -20,20 +20,20 @@
 
 #include <cmath>
 
-#include "attnlab/flash_walk.h"
+#include "attnlab/attention/flash_walk.h"
 #include "small_dump.h"
-#include "ui/compare_view.h"
-#include "ui/document.h"
-#include "ui/dump_document.h"
-#include "ui/entropy_view.h"
-#include "ui/experiment_data.h"
-#include "ui/flash_stepper_view.h"
-#include "ui/heads_grid_view.h"
-#include "ui/heatmap_view.h"
-#include "ui/inputs_panel.h"
-#include "ui/kv_cache_view.h"
-#include "ui/main_window.h"
-#include "ui/step_controls.h"
+#include "ui/state/document.h"
+#include "ui/state/dump_document.h"
+#include "ui/state/experiment_data.h"
+#include "ui/views/compare_view.h"
+#include "ui/views/entropy_view.h"
+#include "ui/views/flash_stepper_view.h"
+#include "ui/views/heads_grid_view.h"
+#include "ui/views/heatmap_view.h"
+#include "ui/views/kv_cache_view.h"
+#include "ui/views/step_controls.h"
+#include "ui/window/inputs_panel.h"
+#include "ui/window/main_window.h"
 
 namespace attnlab::ui {
 namespace {
@@ -78,8 +78,18 @@ TEST(WindowBugs, HoverBreakdownDividesByTheTemperatureOnce) {
     EXPECT_DOUBLE_EQ(experiment->baseScale, 0.5);
     EXPECT_DOUBLE_EQ(experiment->temperature, 2.0);
     EXPECT_DOUBLE_EQ(experiment->scale, 0.25);
-    // s = q.k * 1/2 / 2, whether the scores were stored or are rebuilt from Q and K.
-    const MatrixD raw = rawScores(*experiment, 1);
+    // s = q.k * 1/2 / 2, whether the scores were stored or are rebuilt from Q and K; q.k
+    // written out here from head 1's query and its kv head's keys (one kv head: head 0).
+    ASSERT_EQ(experiment->kvHeadCount(), 1);
+    MatrixD raw(experiment->sq(), experiment->sk());
+    for (Index i = 0; i < raw.rows(); ++i)
+        for (Index j = 0; j < raw.cols(); ++j) {
+            double dot = 0;
+            for (Index d = 0; d < experiment->qkv.q.dim; ++d)
+                dot +=
+                    double(experiment->qkv.q(0, 1, i, d)) * double(experiment->qkv.k(0, 0, j, d));
+            raw(i, j) = dot;
+        }
     EXPECT_TRUE(scaledScores(*experiment, 1).isApprox(raw * 0.25, 1e-6));
     Experiment withoutScores = *experiment;
     withoutScores.attention.scores = Tensor4();

@@ -9,7 +9,7 @@
 #include <numbers>
 #include <thread>
 
-#include "attnlab/attention.h"
+#include "attnlab/attention/attention.h"
 #include "attnlab/model/model.h"
 
 namespace attnlab::model {

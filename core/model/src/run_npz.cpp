@@ -2,7 +2,7 @@
 
 #include "attnlab/model/run_npz.h"
 
-#include "attnlab/npy.h"
+#include "attnlab/io/npy.h"
 
 namespace attnlab::model {
 namespace {

@@ -5,7 +5,7 @@
 #include <limits>
 #include <numeric>
 
-#include "attnlab/check.h"
+#include "attnlab/base/check.h"
 
 namespace attnlab::model {
 

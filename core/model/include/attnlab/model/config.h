@@ -6,8 +6,8 @@
 #include <optional>
 #include <string>
 
-#include "attnlab/result.h"
-#include "attnlab/tensor.h"
+#include "attnlab/base/result.h"
+#include "attnlab/base/tensor.h"
 
 namespace attnlab::model {
 

@@ -32,9 +32,9 @@
 #include <string>
 #include <vector>
 
+#include "attnlab/base/result.h"
+#include "attnlab/base/tensor.h"
 #include "attnlab/model/config.h"
-#include "attnlab/result.h"
-#include "attnlab/tensor.h"
 
 namespace attnlab::model {
 

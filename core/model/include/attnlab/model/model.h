@@ -20,10 +20,10 @@
 #include <utility>
 #include <vector>
 
+#include "attnlab/base/result.h"
+#include "attnlab/base/tensor.h"
 #include "attnlab/model/config.h"
 #include "attnlab/model/safetensors.h"
-#include "attnlab/result.h"
-#include "attnlab/tensor.h"
 
 namespace attnlab::model {
 

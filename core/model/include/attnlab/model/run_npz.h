@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "attnlab/base/result.h"
 #include "attnlab/model/model.h"
-#include "attnlab/result.h"
 
 namespace attnlab::model {
 

@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "attnlab/result.h"
-#include "attnlab/tensor.h"
+#include "attnlab/base/result.h"
+#include "attnlab/base/tensor.h"
 
 namespace attnlab::model {
 

@@ -1,0 +1,226 @@
+// attend(): validation, per-(batch, head) dispatch to the kernels, GQA wiring and threads.
+
+#include "attnlab/attention/attention.h"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "attnlab/base/parallel.h"
+#include "fast_attention.h"
+#include "kernels.h"
+
+namespace attnlab {
+
+const char* variantName(Variant v) {
+    switch (v) {
+    case Variant::Softmax:
+        return "softmax";
+    case Variant::Flash:
+        return "flash";
+    case Variant::Linear:
+        return "linear";
+    case Variant::Additive:
+        return "additive";
+    }
+    return "softmax";
+}
+
+std::optional<Variant> parseVariant(const std::string& name) {
+    for (Variant v : {Variant::Softmax, Variant::Flash, Variant::Linear, Variant::Additive})
+        if (name == variantName(v)) return v;
+    return std::nullopt;
+}
+
+namespace {
+
+template <typename T>
+std::optional<std::string> validateT(const QkvT<T>& qkv, const AttentionSpec& spec) {
+    const Tensor4T<T>& q = qkv.q;
+    const Tensor4T<T>& k = qkv.k;
+    const Tensor4T<T>& v = qkv.v;
+    std::ostringstream out;
+    auto shape = [](const Tensor4T<T>& t) {
+        std::ostringstream s;
+        s << "[" << t.batch << ", " << t.heads << ", " << t.seq << ", " << t.dim << "]";
+        return s.str();
+    };
+    for (const auto& [name, t] :
+         {std::pair<const char*, const Tensor4T<T>*>{"Q", &q}, {"K", &k}, {"V", &v}}) {
+        if (t->data.size() != static_cast<std::size_t>(t->batch * t->heads * t->seq * t->dim))
+            return std::string(name) + " holds " + std::to_string(t->data.size()) +
+                   " values but its shape " + shape(*t) + " needs " +
+                   std::to_string(t->batch * t->heads * t->seq * t->dim);
+    }
+    if (k.batch != q.batch || v.batch != q.batch) {
+        out << "batch sizes differ: Q " << shape(q) << ", K " << shape(k) << ", V " << shape(v);
+        return out.str();
+    }
+    if (v.heads != k.heads) {
+        out << "K and V need the same number of heads: K " << shape(k) << ", V " << shape(v);
+        return out.str();
+    }
+    if (v.seq != k.seq) {
+        out << "K and V need the same sequence length: K " << shape(k) << ", V " << shape(v);
+        return out.str();
+    }
+    if (k.dim != q.dim) {
+        out << "Q and K need the same feature size D: Q " << shape(q) << ", K " << shape(k);
+        return out.str();
+    }
+    if (q.heads > 0 && (k.heads <= 0 || q.heads % k.heads != 0)) {
+        out << "query heads (" << q.heads << ") must be a multiple of key/value heads (" << k.heads
+            << ")";
+        return out.str();
+    }
+    if (q.heads == 0 && k.heads != 0) {
+        out << "Q has no heads but K/V have " << k.heads;
+        return out.str();
+    }
+    if (auto problem = validateMask(spec.mask, q.batch, q.seq, k.seq)) return problem;
+    if (spec.scale && !std::isfinite(*spec.scale)) return std::string("scale must be finite");
+    if (spec.qBlock < 1)
+        return "q block size must be >= 1 (got " + std::to_string(spec.qBlock) + ")";
+    if (spec.kvBlock < 1)
+        return "kv block size must be >= 1 (got " + std::to_string(spec.kvBlock) + ")";
+    if (spec.threads < 0) return "threads must be >= 0 (got " + std::to_string(spec.threads) + ")";
+    if (auto problem = validateDropoutRate(spec.dropout.rate)) return problem;
+    if (spec.dropout.active() && spec.variant == Variant::Linear)
+        return std::string("dropout needs the attention weights, which linear attention never "
+                           "forms; use softmax, flash or additive");
+    if (spec.variant == Variant::Additive) {
+        if (spec.additive) {
+            const AdditiveParamsD& p = *spec.additive;
+            if (p.wq.cols() != q.dim || p.wk.cols() != k.dim || p.wq.rows() != p.wk.rows() ||
+                p.v.size() != p.wq.rows()) {
+                out << "additive parameters do not fit: wq " << p.wq.rows() << "x" << p.wq.cols()
+                    << ", wk " << p.wk.rows() << "x" << p.wk.cols() << ", v " << p.v.size()
+                    << " for D = " << q.dim;
+                return out.str();
+            }
+        } else if (spec.additiveUnits < 1) {
+            return "additive units must be >= 1 (got " + std::to_string(spec.additiveUnits) + ")";
+        }
+    }
+    return std::nullopt;
+}
+
+} // namespace
+
+std::optional<std::string> validate(const Qkv& qkv, const AttentionSpec& spec) {
+    return validateT(qkv, spec);
+}
+std::optional<std::string> validate(const QkvD& qkv, const AttentionSpec& spec) {
+    return validateT(qkv, spec);
+}
+
+namespace kernels {
+
+template <typename T> AttentionT<T> prepareResult(const QkvT<T>& qkv, const AttentionSpec& spec) {
+    const Index batch = qkv.q.batch;
+    const Index heads = qkv.q.heads;
+    const Index sq = qkv.q.seq;
+    const Index sk = qkv.k.seq;
+    const Index dim = qkv.q.dim;
+    AttentionT<T> result;
+    result.scale =
+        spec.scale ? *spec.scale : (dim > 0 ? 1.0 / std::sqrt(static_cast<double>(dim)) : 1.0);
+    result.output = Tensor4T<T>(batch, heads, sq, qkv.v.dim);
+    if (spec.wantWeights) result.weights = Tensor4T<T>(batch, heads, sq, sk);
+    if (spec.wantScores) result.scores = Tensor4T<T>(batch, heads, sq, sk);
+    result.emptyRows.assign(static_cast<std::size_t>(batch * sq), 0);
+    return result;
+}
+
+template <typename T>
+std::optional<AdditiveParamsT<T>> additiveParamsFor(const QkvT<T>& qkv, const AttentionSpec& spec) {
+    if (spec.variant != Variant::Additive) return std::nullopt;
+    if (spec.additive) return spec.additive->template cast<T>();
+    return makeAdditiveParams(spec.additiveUnits, qkv.q.dim, qkv.k.dim, spec.additiveSeed)
+        .template cast<T>();
+}
+
+template AttentionT<float> prepareResult(const QkvT<float>&, const AttentionSpec&);
+template AttentionT<double> prepareResult(const QkvT<double>&, const AttentionSpec&);
+template std::optional<AdditiveParamsT<float>> additiveParamsFor(const QkvT<float>&,
+                                                                 const AttentionSpec&);
+template std::optional<AdditiveParamsT<double>> additiveParamsFor(const QkvT<double>&,
+                                                                  const AttentionSpec&);
+
+} // namespace kernels
+
+namespace {
+
+template <typename T> AttentionT<T> attendT(const QkvT<T>& qkv, const AttentionSpec& spec) {
+    if (auto problem = validate(qkv, spec)) ATTN_CHECK(false, *problem);
+    const Index batch = qkv.q.batch;
+    const Index heads = qkv.q.heads;
+    const Index sq = qkv.q.seq;
+    const Index sk = qkv.k.seq;
+
+    AttentionT<T> result = kernels::prepareResult(qkv, spec);
+    const bool tracing = spec.wantFlashTrace && spec.variant == Variant::Flash;
+    if (tracing) {
+        FlashTraceT<T> trace;
+        trace.qBlock = spec.qBlock;
+        trace.kvBlock = spec.kvBlock;
+        trace.heads.resize(static_cast<std::size_t>(batch * heads));
+        for (Index b = 0; b < batch; ++b)
+            for (Index h = 0; h < heads; ++h) {
+                trace.heads[static_cast<std::size_t>(b * heads + h)].batch = b;
+                trace.heads[static_cast<std::size_t>(b * heads + h)].head = h;
+            }
+        result.flashTrace = std::move(trace);
+    }
+    if constexpr (std::is_same_v<T, float>)
+        if (kernels::fastPathServes(spec, tracing)) {
+            kernels::attendFast(qkv, spec, result);
+            return result;
+        }
+    const std::optional<AdditiveParamsT<T>> additive = kernels::additiveParamsFor(qkv, spec);
+
+    const auto cells = static_cast<std::size_t>(sq * sk);
+    detail::parallelFor(batch * heads, spec.threads, [&](Index pair) {
+        const Index b = pair / heads;
+        const Index h = pair % heads;
+        const Index kvHead = kvHeadOf(h, heads, qkv.k.heads);
+        const auto slot = static_cast<std::size_t>(pair);
+        std::optional<kernels::HeadDropout> dropout;
+        if (spec.dropout.active()) dropout = kernels::HeadDropout{spec.dropout, h, 0};
+        const kernels::HeadJobT<T> job{
+            qkv.q.head(b, h), qkv.k.head(b, kvHead), qkv.v.head(b, kvHead),
+            result.output.head(b, h),
+            spec.wantWeights ? result.weights.data.data() + slot * cells : nullptr,
+            spec.wantScores ? result.scores.data.data() + slot * cells : nullptr, spec.mask, b,
+            static_cast<T>(result.scale),
+            // The mask does not depend on the head: head 0 reports the empty rows.
+            h == 0 ? result.emptyRows.data() + b * sq : nullptr, dropout ? &*dropout : nullptr};
+        switch (spec.variant) {
+        case Variant::Softmax:
+            kernels::softmaxHead(job);
+            break;
+        case Variant::Flash:
+            kernels::flashHead(job, spec.qBlock, spec.kvBlock,
+                               tracing ? &result.flashTrace->heads[slot] : nullptr);
+            break;
+        case Variant::Linear:
+            kernels::linearHead(job);
+            break;
+        case Variant::Additive:
+            kernels::additiveHead(job, *additive);
+            break;
+        }
+    });
+    return result;
+}
+
+} // namespace
+
+Attention attend(const Qkv& qkv, const AttentionSpec& spec) {
+    return attendT(qkv, spec);
+}
+AttentionD attend(const QkvD& qkv, const AttentionSpec& spec) {
+    return attendT(qkv, spec);
+}
+
+} // namespace attnlab

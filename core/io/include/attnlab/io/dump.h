@@ -1,0 +1,138 @@
+#pragma once
+/// Model dumps: attention weights and Q/K/V tensors saved from a real model (docs/dumps.md),
+/// their aggregates (mean over heads or layers, attention rollout), a per-head statistics
+/// table, and their conversion to an Experiment so every view draws a real model unchanged.
+
+#include <string>
+#include <vector>
+
+#include "attnlab/attention/attention.h"
+#include "attnlab/base/result.h"
+#include "attnlab/base/tensor.h"
+#include "attnlab/io/npy.h"
+#include "attnlab/lab/session.h"
+#include "attnlab/lab/stats.h"
+
+namespace attnlab {
+
+/// Attention weights of a whole model, [B, L, H, Sq, Sk] contiguous (Sk fastest).
+/// Lower ranks are promoted: [S, S] is B = L = H = 1, [H, S, S] is B = L = 1,
+/// [L, H, S, S] is B = 1.
+struct AttentionDump {
+    std::string source;           ///< the file it was read from (messages, titles)
+    Index storedRank = 0;         ///< rank of the array in the file (2..5)
+    DType dtype = DType::Float32; ///< dtype in the file (values are float here)
+    Index batch = 0;
+    Index layers = 0;
+    Index heads = 0;
+    Index sq = 0;
+    Index sk = 0;
+    AlignedVector<float> weights;      ///< [B, L, H, Sq, Sk]
+    std::vector<std::string> tokens;   ///< Sk tokens, or B * Sk when given per batch entry
+    std::vector<std::string> warnings; ///< rows that are not distributions, etc.
+
+    Index headStride() const { return sq * sk; }
+    /// The [Sq, Sk] weights of batch b, layer l, head h, viewed in place.
+    ConstMatrixMap head(Index b, Index l, Index h) const {
+        ATTN_CHECK(b >= 0 && b < batch && l >= 0 && l < layers && h >= 0 && h < heads,
+                   "dump head (" << b << ", " << l << ", " << h << ") outside [" << batch << ", "
+                                 << layers << ", " << heads << "]");
+        return ConstMatrixMap(weights.data() + ((b * layers + l) * heads + h) * headStride(), sq,
+                              sk);
+    }
+    /// The Sk key tokens of batch b (the shared list, or batch b's row). Positions "0".."Sk-1"
+    /// when the dump has no tokens.
+    std::vector<std::string> keyTokens(Index b) const;
+    /// The Sq query tokens of batch b: the last Sq key tokens (query i sits at i + Sk - Sq).
+    std::vector<std::string> queryTokens(Index b) const;
+};
+
+/// Reads an attention dump: a .npy of rank 2..5, or an .npz whose weights are under
+/// "attentions", "attention" or are its only float array, with optional "tokens" (a numpy
+/// unicode '<U' array of shape [Sk] or [B, Sk]). float16/bfloat16 are widened; other dtypes,
+/// NaN/inf, a corrupt archive, bad shapes or a wrong token count are errors naming the file.
+/// Rows that are not distributions (negative, or sums off by more than 1e-3, or the dtype's
+/// rounding for bfloat16) give a warning with the count and the worst row, never an error.
+/// `tokensPath` (.json list or .txt one per line), when given, replaces tokens in the npz.
+Result<AttentionDump> loadAttentionDump(const std::string& path,
+                                        const std::string& tokensPath = {});
+
+/// Tokens from a .json list of strings (numbers are written as text) or a text file with one
+/// token per line (a final newline does not add a token; "\r\n" is accepted). A file over
+/// 16 MiB, or with more than maxCount (at most 2^20) tokens, is refused.
+Result<std::vector<std::string>> loadTokens(const std::string& path, Index maxCount = Index(1)
+                                                                                      << 20);
+
+/// Checks that every row of the dump is a distribution; returns a warning (count and worst
+/// row) or an empty string. All-zero rows count as rows with no allowed key, not as errors.
+std::string checkDistributions(const AttentionDump& dump, double tolerance = 1e-3);
+
+/// Mean over heads of (b, l): [Sq, Sk].
+Matrix meanOverHeads(const AttentionDump& dump, Index b, Index l);
+/// Mean over layers of head h of batch b, or of the head mean when h < 0: [Sq, Sk].
+Matrix meanOverLayers(const AttentionDump& dump, Index b, Index h = -1);
+/// Attention rollout (Abnar & Zuidema 2020, eq. 1) of batch b through layers 0..last:
+///   A_l = rownorm(0.5 * mean_h W_{l,h} + 0.5 * I),  R_0 = A_0,  R_l = A_l R_{l-1}.
+/// Row i of R_l is how much each input token flows into position i after layer l.
+/// Needs Sq == Sk (throws InvalidArgument otherwise); last < 0 means the last layer.
+Matrix attentionRollout(const AttentionDump& dump, Index b, Index last = -1);
+
+/// One row of the head statistics table.
+struct HeadSummary {
+    Index layer = 0;
+    Index head = 0;
+    double meanEntropy = 0;    ///< HeadStats::meanEntropy (nats, over non-empty rows)
+    double meanDistance = 0;   ///< mean over non-empty rows of sum_j w_ij |p - j|
+    double firstTokenMass = 0; ///< mean over non-empty rows of w_i0 (attention sinks)
+};
+/// Summarises one head's HeadStats (unmasked weights).
+HeadSummary summarizeHead(const HeadStats& stats, Index layer, Index head);
+/// Every (layer, head) of batch b, layer-major, through headStats(). `threads` > 1 splits
+/// the heads over worker threads (0 = hardware).
+std::vector<HeadSummary> headStatisticsTable(const AttentionDump& dump, Index b, int threads = 1);
+
+/// One (batch, layer) of a dump as an Experiment the views draw: attention.weights
+/// [1, H, Sq, Sk], per-head stats, tokens. qkv carries shapes only ([1, H, S, 0], no data),
+/// so headCount()/sq()/sk() hold and there is no q.k to explain.
+Experiment dumpExperiment(const AttentionDump& dump, Index b, Index l);
+
+/// Q, K, V of a model: q [L, H, Sq, D], k [L, Hkv, Sk, D], v [L, Hkv, Sk, Dv] (lower ranks
+/// promoted as for AttentionDump), H % Hkv == 0 (GQA when Hkv < H).
+struct QkvDump {
+    std::string source;
+    Index layers = 0;
+    Index heads = 0;
+    Index kvHeads = 0;
+    Index sq = 0;
+    Index sk = 0;
+    Index dim = 0;
+    Index dimV = 0;
+    AlignedVector<float> q;
+    AlignedVector<float> k;
+    AlignedVector<float> v;
+    std::vector<std::string> tokens; ///< Sk tokens
+    std::vector<std::string> warnings;
+
+    /// Layer l as a Qkv of batch 1 (copies one layer).
+    Qkv layer(Index l) const;
+    std::vector<std::string> keyTokens() const;
+    std::vector<std::string> queryTokens() const;
+};
+
+/// Reads an .npz with keys q, k, v (and optional tokens); errors name the file and key.
+Result<QkvDump> loadQkvDump(const std::string& path, const std::string& tokensPath = {});
+
+/// How to re-run one real layer.
+struct QkvApply {
+    AttentionSpec spec;       ///< variant, mask, scale (weights/scores are always filled)
+    Index kvHeads = 0;        ///< 0: as dumped; else share K/V in groups of Hkv/kvHeads
+    double temperature = 1.0; ///< divides the scale
+};
+
+/// Runs layer l of a Q/K/V dump through attend() under `apply` and returns the Experiment the
+/// views draw (qkv filled, so tooltips explain q.k). kvHeads < the dump's Hkv mean-pools each
+/// group of K/V heads into one (Ainslie et al. 2023, GQA uptraining); it must divide Hkv.
+/// Throws InvalidArgument on a bad layer, kvHeads or mask.
+Experiment applyToQkvLayer(const QkvDump& dump, Index l, const QkvApply& apply);
+
+} // namespace attnlab

@@ -1,0 +1,71 @@
+#include "attnlab/lab/cell.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace attnlab {
+
+namespace {
+
+/// s_ij of one row: the scores the run stored, else q_i . k_j x scale in double.
+double scaledScore(const Experiment& experiment, Index head, Index kvHead, Index row,
+                   Index column) {
+    const Tensor4& scores = experiment.attention.scores;
+    if (!scores.empty() && head < scores.heads) return scores(0, head, row, column);
+    const auto q = experiment.qkv.q.head(0, head).row(row).cast<double>();
+    const auto k = experiment.qkv.k.head(0, kvHead).row(column).cast<double>();
+    return q.dot(k) * experiment.scale;
+}
+
+} // namespace
+
+std::optional<CellComputation> explainCell(const Experiment& experiment, Index head, Index row,
+                                           Index column) {
+    const Tensor4& weights = experiment.attention.weights;
+    if (weights.empty() || weights.heads < 1) return std::nullopt;
+    const Index sq = weights.seq;
+    const Index sk = weights.dim;
+    if (row < 0 || column < 0 || row >= sq || column >= sk) return std::nullopt;
+    CellComputation cell;
+    cell.head = std::clamp<Index>(head, 0, weights.heads - 1);
+    cell.kvHead = experiment.kvHeadOf(cell.head);
+    cell.row = row;
+    cell.column = column;
+    cell.storedWeight = weights(0, cell.head, row, column);
+    cell.hasScores = experiment.hasQk() && experiment.sq() == sq && experiment.sk() == sk &&
+                     experiment.qkv.q.dim == experiment.qkv.k.dim;
+    if (!cell.hasScores) return cell;
+
+    const auto q = experiment.qkv.q.head(0, cell.head).row(row).cast<double>();
+    const auto k = experiment.qkv.k.head(0, cell.kvHead).row(column).cast<double>();
+    cell.dot = q.dot(k);
+    cell.scaled = scaledScore(experiment, cell.head, cell.kvHead, row, column);
+    // A custom mask of another shape (a dump re-run on other tokens) does not apply.
+    MaskSpec mask = experiment.mask;
+    if (mask.custom && (mask.custom->rows() != sq || mask.custom->cols() != sk))
+        mask.custom.reset();
+    cell.masked = !allowed(mask, 0, row, column, sq, sk);
+    cell.softmax = experiment.usesSoftmax();
+    if (cell.masked || !cell.softmax) return cell;
+
+    cell.rowMax = -std::numeric_limits<double>::infinity();
+    for (Index j = 0; j < sk; ++j)
+        if (allowed(mask, 0, row, j, sq, sk))
+            cell.rowMax =
+                std::max(cell.rowMax, scaledScore(experiment, cell.head, cell.kvHead, row, j));
+    for (Index j = 0; j < sk; ++j)
+        if (allowed(mask, 0, row, j, sq, sk))
+            cell.rowSum +=
+                std::exp(scaledScore(experiment, cell.head, cell.kvHead, row, j) - cell.rowMax);
+    cell.numerator = std::exp(cell.scaled - cell.rowMax);
+    cell.weight = cell.numerator / cell.rowSum;
+    cell.dropoutActive = experiment.dropout.active();
+    if (cell.dropoutActive) {
+        cell.dropped = experiment.isDropped(cell.head, row, column);
+        cell.keepScale = 1.0 / (1.0 - experiment.dropout.rate);
+    }
+    return cell;
+}
+
+} // namespace attnlab

@@ -1,0 +1,473 @@
+#include "ui/state/document.h"
+
+#include <QCoreApplication>
+#include <QElapsedTimer>
+#include <QFutureWatcher>
+#include <QTimer>
+#include <QUndoCommand>
+#include <QUndoStack>
+#include <QtConcurrent/QtConcurrentRun>
+
+#include <algorithm>
+#include <exception>
+#include <memory>
+#include <utility>
+
+#include "attnlab/attention/flash_walk.h"
+
+namespace attnlab::ui {
+
+namespace {
+
+/// One undoable edit: the whole session before and after (simple and always correct).
+class SessionCommand : public QUndoCommand {
+public:
+    SessionCommand(Document* document, Session before, Session after, const QString& text,
+                   EditMerge merge)
+        : QUndoCommand(text), m_document(document), m_before(std::move(before)),
+          m_after(std::move(after)), m_mergeKey(static_cast<int>(merge)) {}
+
+    void undo() override { m_document->applySession(m_before); }
+    void redo() override { m_document->applySession(m_after); }
+    int id() const override { return m_mergeKey; }
+    bool mergeWith(const QUndoCommand* other) override {
+        if (other->id() != id() || m_mergeKey < 0) return false;
+        m_after = static_cast<const SessionCommand*>(other)->m_after;
+        return true;
+    }
+
+private:
+    Document* m_document;
+    Session m_before;
+    Session m_after;
+    int m_mergeKey;
+};
+
+/// Cells of a session's attention (S_q * S_k * H): what decides worker or GUI thread.
+qint64 workOf(const Session& session) {
+    const SequenceLengths lengths = sequenceLengths(session);
+    return static_cast<qint64>(lengths.queries) * lengths.keys * std::max<Index>(1, session.heads);
+}
+
+/// Keeps a custom mask the shape of the tokens: overlapping cells are kept, new ones allowed.
+void fitCustomMask(Session& session) {
+    if (!session.mask.custom) return;
+    const SequenceLengths lengths = sequenceLengths(session);
+    const Index sq = lengths.queries;
+    const Index sk = lengths.keys;
+    BoolMatrix& old = *session.mask.custom;
+    if (old.rows() == sq && old.cols() == sk) return;
+    BoolMatrix fitted = BoolMatrix::Constant(sq, sk, true);
+    const Index rows = std::min(sq, static_cast<Index>(old.rows()));
+    const Index cols = std::min(sk, static_cast<Index>(old.cols()));
+    fitted.topLeftCorner(rows, cols) = old.topLeftCorner(rows, cols);
+    old = fitted;
+}
+
+} // namespace
+
+Document::Document(QObject* parent)
+    : QObject(parent), m_undo(new QUndoStack(this)), m_timer(new QTimer(this)),
+      m_watcher(new QFutureWatcher<RunOutput>(this)) {
+    m_timer->setSingleShot(true);
+    connect(m_timer, &QTimer::timeout, this, &Document::startRun);
+    connect(m_watcher, &QFutureWatcher<RunOutput>::finished, this,
+            [this] { finishRun(m_watcher->result()); });
+    m_walkWatcher = new QFutureWatcher<std::shared_ptr<const attnlab::FlashWalk>>(this);
+    connect(m_walkWatcher, &QFutureWatcher<std::shared_ptr<const attnlab::FlashWalk>>::finished,
+            this, &Document::finishWalk);
+    m_problems = problemsOf(m_session);
+    scheduleRun();
+}
+
+Document::~Document() {
+    m_timer->stop();
+    if (m_running) m_watcher->waitForFinished();
+    if (m_walkRunning) m_walkWatcher->waitForFinished();
+}
+
+bool Document::isModified() const {
+    return !m_undo->isClean();
+}
+
+QStringList Document::problemsOf(const Session& session) {
+    // validate() is the one checker: token limits, shapes, windows ... are its sentences.
+    QStringList problems;
+    try {
+        for (const std::string& problem : validate(session))
+            problems << QString::fromStdString(problem);
+    } catch (const std::exception& error) {
+        problems << QString::fromUtf8(error.what());
+    }
+    return problems;
+}
+
+bool Document::experimentOutOfDate() const {
+    if (!m_experiment || m_external) return false;
+    return !m_problems.isEmpty() || m_doneGeneration != m_generation;
+}
+
+void Document::edit(const Session& next, const QString& description, EditMerge merge) {
+    Session fitted = next;
+    fitCustomMask(fitted);
+    m_undo->push(new SessionCommand(this, m_session, std::move(fitted), description, merge));
+}
+
+void Document::modify(const std::function<void(Session&)>& change, const QString& description,
+                      EditMerge merge) {
+    Session next = m_session;
+    change(next);
+    edit(next, description, merge);
+}
+
+void Document::reset(const Session& session, const QString& filePath) {
+    m_undo->clear();
+    m_filePath = filePath;
+    Session fitted = session;
+    fitCustomMask(fitted);
+    applySession(fitted);
+    m_undo->setClean();
+}
+
+void Document::applySession(const Session& session) {
+    m_session = session;
+    m_session.viewState.theme = m_theme.toStdString();
+    m_external = false;
+    const QStringList problems = problemsOf(m_session);
+    const bool problemsChanged = problems != m_problems;
+    m_problems = problems;
+    emit changed(What::Session);
+    if (problemsChanged) emit changed(What::Problems);
+    scheduleRun();
+}
+
+void Document::setExternalExperiment(Experiment experiment) {
+    m_timer->stop();
+    m_external = true;
+    m_doneGeneration = ++m_generation; // a run still in flight is dropped when it finishes
+    setExperiment(std::move(experiment));
+    m_comparisonExperiment.reset();
+    emit changed(What::Experiment);
+}
+
+void Document::reportInputError(const QString& message) {
+    m_problems = QStringList{message};
+    emit changed(What::Problems);
+    emit errorOccurred(message);
+}
+
+void Document::setSelectedQuery(Index query) {
+    if (m_session.viewState.query == query) return;
+    m_session.viewState.query = query;
+    emit changed(What::Selection);
+}
+
+void Document::setFocusedHead(Index head) {
+    if (m_session.viewState.head == head) return;
+    m_session.viewState.head = head;
+    emit changed(What::Selection);
+}
+
+void Document::setViewState(const ViewState& state) {
+    const bool selection =
+        state.head != m_session.viewState.head || state.query != m_session.viewState.query;
+    m_session.viewState = state;
+    m_session.viewState.theme = m_theme.toStdString();
+    emit changed(What::ViewState);
+    if (selection) emit changed(What::Selection);
+}
+
+void Document::setTheme(const QString& name) {
+    if (name == m_theme) return;
+    m_theme = name;
+    m_session.viewState.theme = name.toStdString();
+    emit changed(What::ViewState);
+}
+
+void Document::setComparison(Comparison comparison) {
+    if (comparison == m_comparison) return;
+    m_comparison = comparison;
+    if (comparison == Comparison::None) {
+        m_comparisonExperiment.reset(); // only the hidden compare view showed it
+        return;
+    }
+    scheduleRun();
+}
+
+void Document::setComparisonSession(const Session& other, const QString& name) {
+    m_otherSession = std::make_shared<const Session>(other);
+    m_otherSessionName = name;
+    m_comparison = Comparison::OtherSession;
+    m_comparisonExperiment.reset();
+    scheduleRun(); // B changed: the next run computes it
+}
+
+Session Document::comparisonSession(const Session& session, Comparison comparison) {
+    Session other = session;
+    switch (comparison) {
+    case Comparison::None:
+        break;
+    case Comparison::FullVsCausal:
+        other.mask.causal = true;
+        break;
+    case Comparison::SoftmaxVsLinear:
+        other.variant = Variant::Linear;
+        break;
+    case Comparison::MhaVsGqa:
+        other.kvHeads = std::max<Index>(1, session.heads / 2);
+        break;
+    case Comparison::MhaVsMqa:
+        other.kvHeads = 1;
+        break;
+    case Comparison::NoneVsRope:
+        other.positional = Positional::RopeHalf;
+        break;
+    case Comparison::OtherSession: // not derived from A: see setComparisonSession
+        break;
+    }
+    return other;
+}
+
+bool Document::open(const QString& path) {
+    // A file from anyone: whatever it holds is reported through errorOccurred, never an
+    // abort, and a refused file leaves the session as it was.
+    try {
+        const Result<Session> loaded = loadSession(path.toStdString());
+        if (!loaded) {
+            emit errorOccurred(QString::fromStdString(loaded.error()));
+            return false;
+        }
+        reset(*loaded, path);
+    } catch (const std::exception& error) {
+        emit errorOccurred(QStringLiteral("%1: %2").arg(path, QString::fromUtf8(error.what())));
+        return false;
+    }
+    return true;
+}
+
+bool Document::save(const QString& path) {
+    if (const Status status = saveSession(path.toStdString(), m_session)) {
+        emit errorOccurred(QString::fromStdString(status->message));
+        return false;
+    }
+    m_filePath = path;
+    m_undo->setClean();
+    return true;
+}
+
+void Document::scheduleRun() {
+    if (m_external) return; // a dump is shown; the next session edit clears m_external
+    ++m_generation;
+    if (!m_problems.isEmpty()) {
+        m_timer->stop();
+        emit errorOccurred(m_problems.join(QLatin1Char('\n')));
+        return;
+    }
+    const qint64 work = workOf(m_session);
+    // Small work runs at the next event-loop turn; large work waits 10 ms for more keystrokes.
+    // Edits made while the worker runs are coalesced: only the latest runs next.
+    m_timer->start(work > m_workerThreshold ? 10 : 0);
+}
+
+RunOutput Document::compute(const Session& session, Comparison comparison,
+                            std::shared_ptr<const Session> otherSession, quint64 generation) {
+    RunOutput output;
+    output.generation = generation;
+    try {
+        output.experiment = run(session);
+        if (comparison == Comparison::OtherSession && !otherSession) comparison = Comparison::None;
+        if (comparison != Comparison::None) {
+            const Session other = comparison == Comparison::OtherSession
+                                      ? *otherSession
+                                      : comparisonSession(session, comparison);
+            if (validate(other).empty()) {
+                output.comparison = run(other);
+                output.comparisonKind = comparison;
+            }
+        }
+    } catch (const std::exception& error) {
+        output.error = QString::fromUtf8(error.what());
+    } catch (...) {
+        output.error = tr("The computation failed for an unknown reason.");
+    }
+    return output;
+}
+
+void Document::startRun() {
+    if (m_running || !m_problems.isEmpty() || m_doneGeneration == m_generation) return;
+    if (workOf(m_session) <= m_workerThreshold) {
+        finishRun(compute(m_session, m_comparison, m_otherSession, m_generation));
+        return;
+    }
+    m_running = true;
+    if (!m_busy) {
+        m_busy = true;
+        emit changed(What::Busy);
+    }
+    m_watcher->setFuture(QtConcurrent::run(&Document::compute, m_session, m_comparison,
+                                           m_otherSession, m_generation));
+}
+
+void Document::finishRun(RunOutput output) {
+    m_running = false;
+    if (output.generation > m_doneGeneration) {
+        m_doneGeneration = output.generation;
+        if (output.experiment) {
+            setExperiment(std::move(output.experiment));
+            m_comparisonExperiment = std::move(output.comparison);
+            m_shownComparison = output.comparisonKind;
+            emit changed(What::Experiment);
+        } else if (!output.error.isEmpty()) {
+            emit errorOccurred(output.error);
+        }
+    }
+    if (m_generation != m_doneGeneration && m_problems.isEmpty()) {
+        startRun(); // edits arrived while the worker ran: compute the latest one
+        return;
+    }
+    if (m_busy && !m_walkRunning) {
+        m_busy = false;
+        emit changed(What::Busy);
+    }
+}
+
+namespace {
+
+/// The focused head's walk: its Q, K, V copied out of the experiment (one head, small).
+struct WalkJob {
+    Matrix q, k, v;
+    MaskSpec mask;
+    double scale = 1;
+    Index qBlock = 1, kvBlock = 1;
+};
+
+std::optional<WalkJob> walkJobOf(const Experiment& experiment, Index head) {
+    if (!experiment.hasQk() || experiment.headCount() == 0) return std::nullopt;
+    head = std::clamp<Index>(head, 0, experiment.headCount() - 1);
+    const Index kvHead = experiment.kvHeadOf(head);
+    WalkJob job;
+    job.q = experiment.qkv.q.head(0, head);
+    job.k = experiment.qkv.k.head(0, kvHead);
+    job.v = experiment.qkv.v.head(0, kvHead);
+    job.mask = experiment.mask;
+    if (job.mask.custom &&
+        (job.mask.custom->rows() != job.q.rows() || job.mask.custom->cols() != job.k.rows()))
+        job.mask.custom.reset();
+    job.scale = experiment.scale;
+    // Blocks: the session's (the stepper edits them); a dump re-run uses the defaults.
+    job.qBlock = std::max<Index>(1, experiment.session.qBlock);
+    job.kvBlock = std::max<Index>(1, experiment.session.kvBlock);
+    return job;
+}
+
+std::shared_ptr<const FlashWalk> runWalk(const WalkJob& job) {
+    try {
+        return std::make_shared<const FlashWalk>(job.q, job.k, job.v, job.mask, 0, job.scale,
+                                                 job.qBlock, job.kvBlock);
+    } catch (const std::exception&) {
+        return nullptr; // the view says there is nothing to step
+    }
+}
+
+} // namespace
+
+QString comparisonName(Comparison comparison) {
+    switch (comparison) {
+    case Comparison::None:
+        return Document::tr("nothing");
+    case Comparison::FullVsCausal:
+        return Document::tr("causal mask");
+    case Comparison::SoftmaxVsLinear:
+        return Document::tr("linear attention");
+    case Comparison::MhaVsGqa:
+        return Document::tr("GQA (half the kv heads)");
+    case Comparison::MhaVsMqa:
+        return Document::tr("MQA (one kv head)");
+    case Comparison::NoneVsRope:
+        return Document::tr("RoPE positions");
+    case Comparison::OtherSession:
+        return Document::tr("another session");
+    }
+    return {};
+}
+
+void Document::setExperiment(std::optional<Experiment> experiment) {
+    m_experiment = std::move(experiment);
+    ++m_experimentSerial;
+    m_walk.reset();
+}
+
+const FlashWalk* Document::flashWalk() const {
+    if (!m_walk || !m_experiment || m_walkSerial != m_experimentSerial) return nullptr;
+    const Index head = std::clamp<Index>(m_session.viewState.head, 0,
+                                         std::max<Index>(1, m_experiment->headCount()) - 1);
+    return head == m_walkHead ? m_walk.get() : nullptr;
+}
+
+void Document::requestFlashWalk() {
+    if (flashWalk() || !m_experiment) return;
+    const Index head = std::clamp<Index>(m_session.viewState.head, 0,
+                                         std::max<Index>(1, m_experiment->headCount()) - 1);
+    if (m_walkRunning) {
+        if (m_walkRunningSerial == m_experimentSerial && m_walkRunningHead == head) return;
+        return; // finishWalk() asks again for the head wanted then
+    }
+    const std::optional<WalkJob> job = walkJobOf(*m_experiment, head);
+    if (!job) return;
+    const qint64 work = static_cast<qint64>(job->q.rows()) * job->k.rows();
+    if (work <= m_workerThreshold) {
+        m_walk = runWalk(*job);
+        m_walkSerial = m_experimentSerial;
+        m_walkHead = head;
+        return; // the caller reads flashWalk() now; nothing else changed
+    }
+    m_walkRunning = true;
+    m_walkRunningSerial = m_experimentSerial;
+    m_walkRunningHead = head;
+    if (!m_busy) {
+        m_busy = true;
+        emit changed(What::Busy);
+    }
+    m_walkWatcher->setFuture(QtConcurrent::run(&runWalk, *job));
+}
+
+void Document::finishWalk() {
+    if (!m_walkRunning) return; // flush() took the result already
+    m_walkRunning = false;
+    if (m_walkRunningSerial == m_experimentSerial) {
+        m_walk = m_walkWatcher->result();
+        m_walkSerial = m_walkRunningSerial;
+        m_walkHead = m_walkRunningHead;
+    }
+    if (m_busy && !m_running) {
+        m_busy = false;
+        emit changed(What::Busy);
+    }
+    emit changed(What::FlashWalk); // the view asks again if it now wants another head
+}
+
+void Document::flush() {
+    if (m_walkRunning) {
+        m_walkWatcher->waitForFinished();
+        finishWalk();
+    }
+    if (m_running) m_watcher->waitForFinished();
+    QCoreApplication::processEvents();
+    if (m_timer->isActive() || (m_doneGeneration != m_generation && m_problems.isEmpty())) {
+        m_timer->stop();
+        if (!m_running && m_problems.isEmpty() && m_doneGeneration != m_generation)
+            finishRun(compute(m_session, m_comparison, m_otherSession, m_generation));
+    }
+}
+
+bool Document::waitForIdle(int timeoutMs) {
+    QElapsedTimer clock;
+    clock.start();
+    while (m_running || m_walkRunning || m_timer->isActive()) {
+        if (clock.elapsed() > timeoutMs) return false;
+        QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
+    }
+    return true;
+}
+
+} // namespace attnlab::ui

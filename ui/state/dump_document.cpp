@@ -1,0 +1,265 @@
+#include "ui/state/dump_document.h"
+
+#include <QFileInfo>
+
+#include <algorithm>
+#include <exception>
+
+#include "ui/state/document.h"
+
+#include "attnlab/attention/kv_cache.h"
+#include "attnlab/attention/rope.h"
+
+namespace attnlab::ui {
+
+DumpDocument::DumpDocument(Document* document) : QObject(document), m_document(document) {
+    setObjectName(QStringLiteral("DumpDocument"));
+}
+
+DumpDocument* DumpDocument::of(Document* document) {
+    if (auto* existing = document->findChild<DumpDocument*>(QString(), Qt::FindDirectChildrenOnly))
+        return existing;
+    return new DumpDocument(document);
+}
+
+bool DumpDocument::active() const {
+    return m_dump && m_document->hasExternalExperiment();
+}
+
+QString DumpDocument::displayName() const {
+    if (!m_dump) return {};
+    return QFileInfo(QString::fromStdString(m_dump->source)).fileName();
+}
+
+void DumpDocument::fail(const QString& message) {
+    emit errorOccurred(message);
+    emit m_document->errorOccurred(message);
+}
+
+bool DumpDocument::openAttention(const QString& path, const QString& tokensPath, Index batch) {
+    // Whatever the file holds is one message, never an abort; a refused file changes nothing.
+    try {
+        Result<AttentionDump> loaded =
+            loadAttentionDump(path.toStdString(), tokensPath.toStdString());
+        if (!loaded) {
+            fail(QString::fromStdString(loaded.error()));
+            return false;
+        }
+        if (batch < 0 || batch >= loaded->batch) {
+            fail(tr("%1: batch %2 is outside 0..%3").arg(path).arg(batch).arg(loaded->batch - 1));
+            return false;
+        }
+        showAttention(std::move(*loaded), batch);
+    } catch (const std::exception& error) {
+        fail(QStringLiteral("%1: %2").arg(path, QString::fromUtf8(error.what())));
+        return false;
+    }
+    for (const std::string& warning : m_dump->warnings)
+        emit m_document->errorOccurred(QString::fromStdString(warning));
+    return true;
+}
+
+void DumpDocument::showAttention(AttentionDump dump, Index batch) {
+    ATTN_CHECK(batch >= 0 && batch < dump.batch,
+               "batch " << batch << " outside [0, " << dump.batch << ")");
+    m_dump = std::move(dump);
+    m_qkv.reset();
+    m_origin = QkvOrigin{ExperimentSource::Kind::AttentionDump};
+    m_comparison.reset();
+    m_batch = batch;
+    m_layer = 0;
+    m_tableValid = false;
+    showLayer();
+    emit dumpChanged();
+}
+
+AttentionDump DumpDocument::runAllLayers(const QkvDump& qkv, const QkvApply& apply) {
+    AttentionDump out;
+    out.source = qkv.source;
+    out.batch = 1;
+    out.layers = qkv.layers;
+    out.heads = qkv.heads;
+    out.sq = qkv.sq;
+    out.sk = qkv.sk;
+    out.tokens = qkv.tokens;
+    out.weights.resize(static_cast<std::size_t>(out.layers * out.heads * out.sq * out.sk));
+    QkvApply fast = apply;
+    fast.spec.threads = 0;
+    for (Index l = 0; l < qkv.layers; ++l) {
+        const Experiment ex = applyToQkvLayer(qkv, l, fast);
+        std::copy(ex.attention.weights.data.begin(), ex.attention.weights.data.end(),
+                  out.weights.begin() + l * out.heads * out.sq * out.sk);
+    }
+    return out;
+}
+
+bool DumpDocument::openQkv(const QString& path, const QString& tokensPath) {
+    // Whatever the file holds is one message, never an abort; a refused file changes nothing.
+    QkvApply apply = m_apply;
+    try {
+        Result<QkvDump> loaded = loadQkvDump(path.toStdString(), tokensPath.toStdString());
+        if (!loaded) {
+            fail(QString::fromStdString(loaded.error()));
+            return false;
+        }
+        if (apply.kvHeads > 0 && loaded->kvHeads % apply.kvHeads != 0) apply.kvHeads = 0;
+        AttentionDump weights = runAllLayers(*loaded, apply);
+        m_qkv = std::move(*loaded);
+        m_origin = QkvOrigin{};
+        m_dump = std::move(weights);
+        m_apply = apply;
+        m_comparison.reset();
+        m_batch = 0;
+        m_layer = 0;
+        m_tableValid = false;
+        showLayer();
+    } catch (const std::exception& error) {
+        fail(QStringLiteral("%1: %2").arg(path, QString::fromUtf8(error.what())));
+        return false;
+    }
+    emit dumpChanged();
+    return true;
+}
+
+void DumpDocument::showQkv(QkvDump qkv, const QkvApply& apply, std::optional<AttentionDump> weights,
+                           Index layer, const QkvOrigin& origin) {
+    AttentionDump shown = weights ? std::move(*weights) : runAllLayers(qkv, apply);
+    ATTN_CHECK(shown.layers == qkv.layers && shown.heads == qkv.heads && shown.sq == qkv.sq &&
+                   shown.sk == qkv.sk,
+               "the weights shown must have the Q/K/V's shape");
+    if (m_comparison &&
+        (m_comparison->layers != shown.layers || m_comparison->heads != shown.heads ||
+         m_comparison->sq != shown.sq || m_comparison->sk != shown.sk))
+        m_comparison.reset();
+    m_qkv = std::move(qkv);
+    m_dump = std::move(shown);
+    m_apply = apply;
+    m_origin = origin;
+    m_batch = 0;
+    m_layer = std::clamp<Index>(layer, 0, std::max<Index>(0, m_dump->layers - 1));
+    m_tableValid = false;
+    showLayer();
+    emit dumpChanged();
+}
+
+bool DumpDocument::setQkvApply(const QkvApply& apply) {
+    if (!m_qkv) {
+        m_apply = apply;
+        return true;
+    }
+    try {
+        AttentionDump weights = runAllLayers(*m_qkv, apply);
+        m_dump = std::move(weights);
+    } catch (const std::exception& error) {
+        fail(QString::fromUtf8(error.what()));
+        return false;
+    }
+    m_apply = apply;
+    m_tableValid = false;
+    showLayer();
+    emit dumpChanged();
+    return true;
+}
+
+bool DumpDocument::openComparison(const QString& path) {
+    if (!m_dump) {
+        fail(tr("Open a dump first; the second dump is compared with it."));
+        return false;
+    }
+    Result<AttentionDump> loaded = loadAttentionDump(path.toStdString());
+    if (!loaded) {
+        fail(QString::fromStdString(loaded.error()));
+        return false;
+    }
+    if (loaded->layers != m_dump->layers || loaded->heads != m_dump->heads ||
+        loaded->sq != m_dump->sq || loaded->sk != m_dump->sk) {
+        fail(tr("%1: shape [%2, %3, %4, %5] differs from the open dump's [%6, %7, %8, %9]")
+                 .arg(path)
+                 .arg(loaded->layers)
+                 .arg(loaded->heads)
+                 .arg(loaded->sq)
+                 .arg(loaded->sk)
+                 .arg(m_dump->layers)
+                 .arg(m_dump->heads)
+                 .arg(m_dump->sq)
+                 .arg(m_dump->sk));
+        return false;
+    }
+    m_comparison = std::move(*loaded);
+    emit dumpChanged();
+    return true;
+}
+
+void DumpDocument::showLayer() {
+    if (!m_dump) return;
+    Experiment experiment;
+    if (m_qkv) {
+        experiment = applyToQkvLayer(*m_qkv, m_layer, m_apply);
+        experiment.source.kind = m_origin.kind;
+        experiment.positional = m_origin.positional;
+        experiment.ropeBase = m_origin.ropeBase;
+        experiment.milliseconds = m_origin.milliseconds;
+        const MaskSpec& mask = m_apply.spec.mask;
+        const bool causalSoftmax =
+            (m_apply.spec.variant == Variant::Softmax || m_apply.spec.variant == Variant::Flash) &&
+            (mask.causal || mask.causalWindow >= 0);
+        if (m_origin.kvPrefill >= 0 && causalSoftmax && experiment.sq() == experiment.sk()) {
+            // The KV-cache steps of this layer's own q/k/v (the weights equal the full run's).
+            AttentionSpec spec = m_apply.spec;
+            spec.scale = experiment.scale;
+            KvCacheTrace trace;
+            attendKvCache(experiment.qkv, spec,
+                          std::min<Index>(m_origin.kvPrefill, experiment.sq()), 4, &trace);
+            experiment.kvPrefill = trace.prefill;
+            experiment.kvTrace = std::move(trace);
+        }
+    } else {
+        experiment = dumpExperiment(*m_dump, m_batch, m_layer);
+    }
+    m_document->setExternalExperiment(std::move(experiment));
+}
+
+void DumpDocument::setBatch(Index batch) {
+    if (!m_dump || batch == m_batch || batch < 0 || batch >= m_dump->batch) return;
+    m_batch = batch;
+    m_tableValid = false;
+    showLayer();
+    emit dumpChanged();
+}
+
+void DumpDocument::setLayer(Index layer) {
+    if (!m_dump) return;
+    layer = std::clamp<Index>(layer, 0, m_dump->layers - 1);
+    if (layer == m_layer && active()) return;
+    m_layer = layer;
+    showLayer();
+    emit layerChanged();
+}
+
+void DumpDocument::focus(Index layer, Index head) {
+    setLayer(layer);
+    m_document->setFocusedHead(head);
+}
+
+const std::vector<HeadSummary>& DumpDocument::headTable() {
+    if (!m_tableValid) {
+        m_table = m_dump ? headStatisticsTable(*m_dump, m_batch, 0) : std::vector<HeadSummary>{};
+        m_tableValid = true;
+    }
+    return m_table;
+}
+
+std::vector<double> ropeFrequencies(Document* document, const Experiment& experiment) {
+    const Index pairs = experiment.qkv.q.dim / 2;
+    const DumpDocument* dumps = DumpDocument::of(document);
+    if (!experiment.source.isSession() && dumps->active() &&
+        static_cast<Index>(dumps->origin().ropeFrequencies.size()) == pairs)
+        return dumps->origin().ropeFrequencies;
+    const Matrix angles = ropeAngles(2, 2 * pairs, experiment.ropeBase, 0);
+    std::vector<double> out(static_cast<std::size_t>(pairs));
+    for (Index t = 0; t < pairs; ++t)
+        out[static_cast<std::size_t>(t)] = static_cast<double>(angles(1, t)); // position 1
+    return out;
+}
+
+} // namespace attnlab::ui

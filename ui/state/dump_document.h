@@ -1,0 +1,129 @@
+#pragma once
+/// DumpDocument: the model dump the window is showing (attnlab/dump.h), beside the Document.
+/// It owns the dump (attention weights, or Q/K/V re-run under a chosen spec), the chosen
+/// batch entry and layer, a second dump for the difference view, and the cached head
+/// statistics table. It hands the chosen (batch, layer) to Document::setExternalExperiment,
+/// so the heatmap, heads, entropy and statistics views draw a real model unchanged; the head
+/// is the Document's focused head. One DumpDocument per Document: DumpDocument::of().
+
+#include <QObject>
+#include <QString>
+
+#include <optional>
+#include <vector>
+
+#include "attnlab/attention/attention.h"
+#include "attnlab/attention/mask.h"
+#include "attnlab/base/result.h"
+#include "attnlab/base/tensor.h"
+#include "attnlab/io/npy.h"
+#include "attnlab/lab/embedding.h"
+#include "attnlab/lab/session.h"
+#include "attnlab/lab/stats.h"
+
+#include "attnlab/io/dump.h"
+
+namespace attnlab::ui {
+
+class Document;
+
+/// Facts of where a Q/K/V dump shown by showQkv() came from, copied into every experiment.
+struct QkvOrigin {
+    ExperimentSource::Kind kind = ExperimentSource::Kind::QkvDump;
+    Positional positional = Positional::None; ///< how q and k were rotated (RoPE view)
+    double ropeBase = 10000.0;
+    /// Each RoPE pair's inverse frequency theta_t as the model's forward rotates with (its
+    /// rope_scaling applied); empty: ropeBase^(-2t/D).
+    std::vector<double> ropeFrequencies{};
+    /// >= 0: the experiment carries the KV-cache steps of decoding after this many rows
+    /// (when the spec is causal softmax), so the KV-cache view steps through the real layer.
+    Index kvPrefill = -1;
+    /// The wall time that produced the q/k/v (a model's forward), shown as the experiments'
+    /// time; 0 when nothing was timed (a file).
+    double milliseconds = 0;
+};
+
+class DumpDocument : public QObject {
+    Q_OBJECT
+public:
+    /// The DumpDocument of `document` (created as its child on first use).
+    static DumpDocument* of(Document* document);
+
+    Document* document() const { return m_document; }
+    /// The attention weights shown (for a Q/K/V dump: every layer re-run under qkvApply()).
+    /// Null when no dump is open.
+    const AttentionDump* dump() const { return m_dump ? &*m_dump : nullptr; }
+    /// The Q/K/V dump, when the open dump is one.
+    const QkvDump* qkvDump() const { return m_qkv ? &*m_qkv : nullptr; }
+    /// True while the document shows this dump (a session edit or open ends it).
+    bool active() const;
+    Index batch() const { return m_batch; }
+    Index layer() const { return m_layer; }
+    /// The file name shown in titles.
+    QString displayName() const;
+
+    /// Opens an attention dump (.npy / .npz) with optional tokens file. On failure the
+    /// previous state is kept, errorOccurred (and the Document's) carries the message.
+    bool openAttention(const QString& path, const QString& tokensPath = {}, Index batch = 0);
+    /// Shows an attention dump already read (attnlab render checks it before drawing).
+    void showAttention(AttentionDump dump, Index batch = 0);
+    /// Opens a Q/K/V dump (.npz with q, k, v) and runs every layer under qkvApply().
+    bool openQkv(const QString& path, const QString& tokensPath = {});
+    /// Shows Q/K/V already in memory (a real model's run: model_document.h) at `layer`,
+    /// under `apply`. `weights`, when given, are the attention the model itself computed
+    /// (shown as is instead of re-running every layer). Experiments take `origin`'s facts.
+    /// A comparison of the same shape is kept.
+    void showQkv(QkvDump qkv, const QkvApply& apply, std::optional<AttentionDump> weights,
+                 Index layer, const QkvOrigin& origin = {});
+    /// The kind of source the shown experiments have (QkvDump, AttentionDump or Model).
+    ExperimentSource::Kind sourceKind() const { return m_origin.kind; }
+    /// Where the Q/K/V shown came from (showQkv's origin).
+    const QkvOrigin& origin() const { return m_origin; }
+    /// A second attention dump for the difference view; it must have the same shape.
+    bool openComparison(const QString& path);
+    const AttentionDump* comparison() const { return m_comparison ? &*m_comparison : nullptr; }
+
+    /// The spec the Q/K/V dump is re-run under (variant, mask, scale, GQA sharing).
+    const QkvApply& qkvApply() const { return m_apply; }
+    /// Re-runs the Q/K/V dump under `apply`; false (state kept) when the spec is invalid.
+    bool setQkvApply(const QkvApply& apply);
+
+    void setBatch(Index batch);
+    void setLayer(Index layer);
+    /// Shows (layer, head): the layer's experiment in the Document, the head focused.
+    void focus(Index layer, Index head);
+    /// Per (layer, head) statistics of the current batch, computed on first use.
+    const std::vector<HeadSummary>& headTable();
+
+signals:
+    /// A new dump, batch, Q/K/V spec or comparison: everything derived is stale.
+    void dumpChanged();
+    /// The layer changed (same dump).
+    void layerChanged();
+    void errorOccurred(const QString& message);
+
+private:
+    explicit DumpDocument(Document* document);
+    void fail(const QString& message);
+    void showLayer();
+    /// Runs every layer of the Q/K/V dump under m_apply into an AttentionDump.
+    static AttentionDump runAllLayers(const QkvDump& qkv, const QkvApply& apply);
+
+    Document* m_document;
+    std::optional<AttentionDump> m_dump;
+    std::optional<QkvDump> m_qkv;
+    std::optional<AttentionDump> m_comparison;
+    QkvApply m_apply;
+    QkvOrigin m_origin{ExperimentSource::Kind::AttentionDump};
+    Index m_batch = 0;
+    Index m_layer = 0;
+    std::vector<HeadSummary> m_table;
+    bool m_tableValid = false;
+};
+
+/// The inverse frequency theta_t of each RoPE pair of `experiment` (head dimension D, D / 2
+/// values) as what produced it rotates: a real model's own when `document` shows one (its
+/// rope_scaling applied, as its forward does), else ropeBase^(-2t/D) (core/rope.h).
+std::vector<double> ropeFrequencies(Document* document, const Experiment& experiment);
+
+} // namespace attnlab::ui

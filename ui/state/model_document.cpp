@@ -1,0 +1,512 @@
+#include "ui/state/model_document.h"
+
+#include <QCoreApplication>
+#include <QDir>
+#include <QElapsedTimer>
+#include <QFileInfo>
+#include <QFutureWatcher>
+#include <QPointer>
+#include <QTimer>
+#include <QUndoCommand>
+#include <QUndoStack>
+#include <QtConcurrent/QtConcurrentRun>
+
+#include <algorithm>
+#include <chrono>
+#include <exception>
+
+#include "attnlab/model/run_dumps.h"
+#include "ui/state/document.h"
+#include "ui/state/dump_document.h"
+
+namespace attnlab::ui {
+
+struct ModelLoadOutput {
+    std::shared_ptr<const model::Model> model;
+    std::shared_ptr<const model::Tokenizer> tokenizer;
+    QString error;
+    double milliseconds = 0;
+};
+
+struct ModelRunOutput {
+    std::shared_ptr<const model::ModelRun> run;
+    std::vector<std::int64_t> ids;
+    /// The run as the DumpDocument shows it: q/k/v and the model's own attention weights.
+    std::optional<QkvDump> qkv;
+    std::optional<AttentionDump> weights;
+    QString error;
+    bool cancelled = false;
+    quint64 generation = 0;
+    double milliseconds = 0;
+};
+
+namespace {
+
+/// Typing waits this long for the next keystroke before the model runs.
+constexpr int kCoalesceMs = 15;
+/// How many finished runs are kept for an undo or a retyped word.
+constexpr std::size_t kRecentRuns = 3;
+
+std::vector<std::string> labelsOf(const model::Tokenizer& tokenizer,
+                                  const std::vector<std::int64_t>& ids) {
+    std::vector<std::string> labels;
+    labels.reserve(ids.size());
+    for (std::int64_t id : ids) {
+        // As people read it (" cat" for "Ġcat"); the views' displayToken marks blanks.
+        labels.push_back(tokenizer.displayToken(id));
+    }
+    return labels;
+}
+
+/// What the shown experiments say about the model: rotate-half RoPE for the llama family,
+/// and the KV-cache steps: a run that extended a cached one decodes from where the cache
+/// ended; any other run is shown as a prefill of half its tokens, then decoding. The
+/// experiments carry the forward's wall time (the status bar's).
+QkvOrigin originOf(const model::Model& loaded, const model::ModelRun& run, double milliseconds) {
+    QkvOrigin origin;
+    origin.kind = ExperimentSource::Kind::Model;
+    origin.milliseconds = milliseconds;
+    origin.positional = loaded.config.llamaFamily() ? Positional::RopeHalf : Positional::None;
+    origin.ropeBase = loaded.config.ropeTheta;
+    if (loaded.config.llamaFamily())
+        origin.ropeFrequencies = model::ropeInverseFrequencies(loaded.config);
+    const Index seq = static_cast<Index>(run.ids.size());
+    origin.kvPrefill =
+        run.extended && run.reusedPositions > 0 ? run.reusedPositions : std::max<Index>(1, seq / 2);
+    return origin;
+}
+
+/// The run as the DumpDocument shows it: its q/k/v and the attention weights it computed.
+void toDumps(const model::Model& loaded, const model::Tokenizer& tokenizer,
+             const model::ModelRun& run, ModelRunOutput& out) {
+    std::vector<std::string> tokens = labelsOf(tokenizer, run.ids);
+    out.qkv = model::qkvDumpOf(loaded, run, tokens);
+    out.weights = model::attentionDumpOf(loaded, run, std::move(tokens));
+}
+
+ModelRunOutput computeRun(std::shared_ptr<const model::Model> loaded,
+                          std::shared_ptr<const model::Tokenizer> tokenizer,
+                          std::vector<std::int64_t> ids, HeadSet ablated,
+                          std::shared_ptr<const model::ModelRun> previous,
+                          std::shared_ptr<std::atomic<bool>> cancel, quint64 generation) {
+    ModelRunOutput out;
+    out.generation = generation;
+    out.ids = ids;
+    const auto started = std::chrono::steady_clock::now();
+    try {
+        model::RunOptions options;
+        options.logits = model::LogitRows::Last;
+        options.recordQkv = true;
+        options.ablatedHeads = std::move(ablated);
+        options.cancel = cancel.get();
+        // The cache up to the first changed id is reused.
+        previous = model::reusablePrefix(std::move(previous), ids, options);
+        Result<model::ModelRun> result = runModel(*loaded, ids, options, previous.get());
+        if (!result) {
+            out.cancelled = cancel->load();
+            out.error = QString::fromStdString(result.error());
+            return out;
+        }
+        auto run = std::make_shared<model::ModelRun>(std::move(*result));
+        toDumps(*loaded, *tokenizer, *run, out);
+        out.run = std::move(run);
+    } catch (const std::exception& error) {
+        out.error = QString::fromUtf8(error.what());
+    }
+    out.milliseconds =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started)
+            .count();
+    return out;
+}
+
+} // namespace
+
+/// One change of the ablated heads: redo applies `after`, undo `before`.
+class AblationCommand : public QUndoCommand {
+public:
+    AblationCommand(ModelDocument* models, HeadSet before, HeadSet after)
+        : m_models(models), m_before(std::move(before)), m_after(std::move(after)) {
+        setText(m_after.size() > m_before.size()
+                    ? QCoreApplication::translate("ModelDocument", "Switch off a head")
+                    : QCoreApplication::translate("ModelDocument", "Switch heads back on"));
+    }
+    void redo() override {
+        if (m_models) m_models->applyAblation(m_after);
+    }
+    void undo() override {
+        if (m_models) m_models->applyAblation(m_before);
+    }
+
+private:
+    QPointer<ModelDocument> m_models;
+    HeadSet m_before;
+    HeadSet m_after;
+};
+
+ModelDocument::ModelDocument(Document* document)
+    : QObject(document), m_document(document), m_dumps(DumpDocument::of(document)) {
+    setObjectName(QStringLiteral("ModelDocument"));
+    m_timer = new QTimer(this);
+    m_timer->setSingleShot(true);
+    connect(m_timer, &QTimer::timeout, this, &ModelDocument::startRun);
+    m_runWatcher = new QFutureWatcher<ModelRunOutput>(this);
+    connect(m_runWatcher, &QFutureWatcher<ModelRunOutput>::finished, this,
+            [this] { finishRun(m_runWatcher->result()); });
+    m_loadWatcher = new QFutureWatcher<ModelLoadOutput>(this);
+    connect(m_loadWatcher, &QFutureWatcher<ModelLoadOutput>::finished, this,
+            [this] { finishLoad(m_loadWatcher->result()); });
+    connect(m_dumps, &DumpDocument::layerChanged, this, [this] {
+        if (active() && m_dumps->layer() != m_layer) {
+            m_layer = m_dumps->layer();
+            emit layerChanged();
+        }
+    });
+}
+
+ModelDocument::~ModelDocument() {
+    // The workers read the model and call back into this object: stop and wait for them.
+    if (m_runCancel) m_runCancel->store(true);
+    if (m_loadCancel) m_loadCancel->store(true);
+    m_runWatcher->waitForFinished();
+    m_loadWatcher->waitForFinished();
+}
+
+ModelDocument* ModelDocument::of(Document* document) {
+    if (auto* existing = document->findChild<ModelDocument*>(QString(), Qt::FindDirectChildrenOnly))
+        return existing;
+    return new ModelDocument(document);
+}
+
+bool ModelDocument::active() const {
+    return m_model && m_shown && m_dumps->active() &&
+           m_dumps->sourceKind() == ExperimentSource::Kind::Model;
+}
+
+QString ModelDocument::displayName() const {
+    return m_model ? QString::fromStdString(m_model->name) : QString();
+}
+
+QString ModelDocument::directory() const {
+    return m_model ? QString::fromStdString(m_model->directory) : QString();
+}
+
+std::vector<std::string> ModelDocument::tokenLabels() const {
+    if (!m_tokenizer) return {};
+    return labelsOf(*m_tokenizer, m_run ? m_run->ids : m_ids);
+}
+
+Index ModelDocument::head() const {
+    return m_document->session().viewState.head;
+}
+
+void ModelDocument::fail(const QString& message) {
+    emit errorOccurred(message);
+    emit m_document->errorOccurred(message);
+}
+
+namespace {
+
+ModelLoadOutput loadCheckpoint(const QString& directory, const model::LoadOptions& options) {
+    ModelLoadOutput out;
+    QElapsedTimer clock;
+    clock.start();
+    try {
+        const QFileInfo info(directory);
+        if (!info.isDir()) {
+            out.error = QCoreApplication::translate("ModelDocument",
+                                                    "%1: not a folder (a model is a folder with "
+                                                    "config.json, *.safetensors, tokenizer.json)")
+                            .arg(directory);
+            return out;
+        }
+        const std::string dir = QDir::cleanPath(info.absoluteFilePath()).toStdString();
+        Result<model::Tokenizer> tokenizer = model::Tokenizer::fromFile(dir);
+        if (!tokenizer) {
+            out.error = QString::fromStdString(tokenizer.error());
+            return out;
+        }
+        Result<model::Model> loaded = model::loadModel(dir, options);
+        if (!loaded) {
+            out.error = QString::fromStdString(loaded.error());
+            return out;
+        }
+        out.model = std::make_shared<const model::Model>(std::move(*loaded));
+        out.tokenizer = std::make_shared<const model::Tokenizer>(std::move(*tokenizer));
+    } catch (const std::exception& error) {
+        out.error = QStringLiteral("%1: %2").arg(directory, QString::fromUtf8(error.what()));
+    }
+    out.milliseconds = static_cast<double>(clock.nsecsElapsed()) / 1e6;
+    return out;
+}
+
+} // namespace
+
+void ModelDocument::openModel(const QString& directory) {
+    if (m_loading) {
+        m_loadCancel->store(true);
+        m_loadWatcher->waitForFinished(); // its finished() is ignored: m_loadCancel is replaced
+    }
+    m_loadCancel = std::make_shared<std::atomic<bool>>(false);
+    m_loading = true;
+    emit loadingChanged(true);
+    emit loadProgress(0.0);
+    auto cancel = m_loadCancel;
+    // Progress is posted to the GUI thread at most once per percent.
+    auto lastPercent = std::make_shared<std::atomic<int>>(-1);
+    QPointer<ModelDocument> self(this);
+    model::LoadOptions options;
+    options.cancel = cancel.get();
+    options.touchPages = true;
+    options.progress = [this, lastPercent](double fraction) {
+        const int percent = static_cast<int>(fraction * 100);
+        if (lastPercent->exchange(percent) == percent) return;
+        QMetaObject::invokeMethod(
+            this, [this, fraction] { emit loadProgress(fraction); }, Qt::QueuedConnection);
+    };
+    m_loadWatcher->setFuture(QtConcurrent::run([directory, options, cancel] {
+        // `cancel` is kept alive by this closure for the whole load.
+        return loadCheckpoint(directory, options);
+    }));
+}
+
+bool ModelDocument::openModelNow(const QString& directory) {
+    if (m_loading) cancelLoad();
+    ModelLoadOutput out = loadCheckpoint(directory, {});
+    if (!out.model) {
+        fail(out.error);
+        return false;
+    }
+    setModel(std::move(out.model), std::move(out.tokenizer));
+    return true;
+}
+
+void ModelDocument::cancelLoad() {
+    if (!m_loading) return;
+    m_loadCancel->store(true);
+}
+
+void ModelDocument::finishLoad(ModelLoadOutput output) {
+    const bool cancelled = m_loadCancel && m_loadCancel->load();
+    m_loading = false;
+    emit loadingChanged(false);
+    if (cancelled) {
+        fail(tr("Loading the model was cancelled; the previous state is kept."));
+        return;
+    }
+    if (!output.model) {
+        fail(output.error);
+        return;
+    }
+    emit loadProgress(1.0);
+    setModel(std::move(output.model), std::move(output.tokenizer));
+}
+
+void ModelDocument::setModel(std::shared_ptr<const model::Model> loaded,
+                             std::shared_ptr<const model::Tokenizer> tokenizer) {
+    // A run of the previous model is dropped when it finishes (the generation moves on).
+    if (m_runCancel) m_runCancel->store(true);
+    m_model = std::move(loaded);
+    m_tokenizer = std::move(tokenizer);
+    m_run.reset();
+    m_recent.clear();
+    m_ablated.clear();
+    m_layer = std::min<Index>(m_layer, m_model->config.layers - 1);
+    m_shown = true;
+    // The ablation steps of the previous model mean nothing for this one.
+    for (int i = m_document->undoStack()->count() - 1; i >= 0; --i) {
+        if (dynamic_cast<const AblationCommand*>(m_document->undoStack()->command(i))) {
+            m_document->undoStack()->clear();
+            break;
+        }
+    }
+    if (m_text.isEmpty()) m_text = QString::fromStdString(m_document->session().text);
+    m_ids = m_tokenizer->encode(m_text.toStdString()).ids;
+    emit modelChanged();
+    scheduleRun();
+}
+
+void ModelDocument::closeModel() {
+    if (!m_model) return;
+    if (m_runCancel) m_runCancel->store(true);
+    ++m_generation;
+    const bool wasShown = active();
+    m_model.reset();
+    m_tokenizer.reset();
+    m_run.reset();
+    m_recent.clear();
+    m_ids.clear();
+    m_ablated.clear();
+    m_shown = false;
+    if (wasShown) m_document->applySession(m_document->session());
+    emit modelChanged();
+    emit runChanged();
+}
+
+void ModelDocument::setText(const QString& text) {
+    if (!m_tokenizer) {
+        m_text = text;
+        return;
+    }
+    m_shown = true;
+    if (text == m_text && m_run && m_run->ids == m_ids) {
+        if (!active()) publish();
+        return;
+    }
+    m_text = text;
+    // Tokenizing is microseconds for typed text; the forward pass is what goes to the worker.
+    m_ids = m_tokenizer->encode(m_text.toStdString()).ids;
+    scheduleRun();
+}
+
+void ModelDocument::appendToken(std::int64_t id) {
+    if (!m_tokenizer) return;
+    m_shown = true;
+    m_ids.push_back(id);
+    // The text follows the ids (decoded), so the text box shows what runs; the ids stay the
+    // source of truth so the run extends the previous one through its cache.
+    m_text = QString::fromStdString(m_tokenizer->decode(m_ids, true));
+    scheduleRun();
+}
+
+void ModelDocument::setAblatedHeads(const HeadSet& heads) {
+    if (heads == m_ablated) return;
+    m_document->undoStack()->push(new AblationCommand(this, m_ablated, heads));
+}
+
+void ModelDocument::applyAblation(const HeadSet& heads) {
+    m_ablated = heads;
+    m_shown = true;
+    scheduleRun();
+}
+
+void ModelDocument::setLayer(Index layer) {
+    if (!m_model) return;
+    layer = std::clamp<Index>(layer, 0, m_model->config.layers - 1);
+    if (layer == m_layer && active()) return;
+    m_layer = layer;
+    if (active())
+        m_dumps->setLayer(layer);
+    else
+        publish();
+    emit layerChanged();
+}
+
+void ModelDocument::focus(Index layer, Index head) {
+    setLayer(layer);
+    m_document->setFocusedHead(head);
+}
+
+void ModelDocument::showModel() {
+    if (!m_model) return;
+    m_shown = true;
+    if (m_run && m_run->ids == m_ids && m_run->ablatedHeads == m_ablated)
+        publish();
+    else
+        scheduleRun();
+}
+
+bool ModelDocument::idle() const {
+    return !m_loading && !m_running && m_doneGeneration == m_generation;
+}
+
+bool ModelDocument::waitForIdle(int timeoutMs) {
+    QElapsedTimer clock;
+    clock.start();
+    while (!idle()) {
+        if (clock.elapsed() > timeoutMs) return false;
+        if (m_timer->isActive() && !m_running) {
+            m_timer->stop();
+            startRun();
+        }
+        QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
+        if (m_running) m_runWatcher->waitForFinished();
+        if (m_loading) m_loadWatcher->waitForFinished();
+        QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
+    }
+    return true;
+}
+
+void ModelDocument::scheduleRun() {
+    if (!m_model) return;
+    ++m_generation;
+    if (m_running && m_runCancel) m_runCancel->store(true); // stale: stop between layers
+    if (!m_running) m_timer->start(kCoalesceMs);
+}
+
+void ModelDocument::startRun() {
+    if (!m_model || m_running || m_doneGeneration == m_generation) return;
+    if (m_ids.empty()) {
+        // Nothing to run (an empty text and no template tokens): the last figure stays.
+        m_doneGeneration = m_generation;
+        emit runChanged();
+        return;
+    }
+    for (const RecentRun& recent : m_recent) {
+        if (recent.run->ids != m_ids || recent.run->ablatedHeads != m_ablated) continue;
+        ModelRunOutput out;
+        out.generation = m_generation;
+        out.ids = m_ids;
+        out.milliseconds = recent.milliseconds; // the forward that made it; none runs now
+        toDumps(*m_model, *m_tokenizer, *recent.run, out);
+        out.run = recent.run;
+        m_running = true;
+        finishRun(std::move(out));
+        return;
+    }
+    m_running = true;
+    m_runCancel = std::make_shared<std::atomic<bool>>(false);
+    // The previous run's cache is reused when the new ids extend its ids (runModel checks).
+    m_runWatcher->setFuture(QtConcurrent::run(computeRun, m_model, m_tokenizer, m_ids, m_ablated,
+                                              m_run, m_runCancel, m_generation));
+}
+
+void ModelDocument::finishRun(ModelRunOutput output) {
+    m_running = false;
+    const bool stale = output.generation != m_generation;
+    if (!stale) m_doneGeneration = output.generation;
+    if (!output.run) {
+        if (!output.cancelled && !stale) fail(output.error);
+    } else if (!stale || !m_run) {
+        // A stale run is still shown when nothing is: the first figure comes sooner.
+        m_run = std::move(output.run);
+        if (std::none_of(m_recent.begin(), m_recent.end(),
+                         [&](const RecentRun& recent) { return recent.run == m_run; })) {
+            m_recent.push_front({m_run, output.milliseconds});
+            if (m_recent.size() > kRecentRuns) m_recent.pop_back();
+        }
+        m_lastRunMs = output.milliseconds;
+        if (m_shown) {
+            QkvApply apply = model::nativeApply(m_model->config);
+            // "What if" settings stay while the model's text changes.
+            if (m_dumps->sourceKind() == ExperimentSource::Kind::Model && m_dumps->qkvDump() &&
+                m_dumps->qkvDump()->kvHeads == m_model->config.kvHeads)
+                apply = m_dumps->qkvApply();
+            std::optional<AttentionDump> weights;
+            if (model::reproducesModel(apply, m_model->config)) weights = std::move(output.weights);
+            try {
+                m_dumps->showQkv(std::move(*output.qkv), apply, std::move(weights), m_layer,
+                                 originOf(*m_model, *m_run, m_lastRunMs));
+            } catch (const std::exception& error) {
+                fail(QString::fromUtf8(error.what()));
+            }
+        }
+        emit runChanged();
+    }
+    if (m_generation != m_doneGeneration) m_timer->start(0);
+}
+
+void ModelDocument::publish() {
+    if (!m_model) return;
+    m_shown = true;
+    if (!m_run || m_run->ids != m_ids || m_run->ablatedHeads != m_ablated) {
+        scheduleRun();
+        return;
+    }
+    // The lab was shown meanwhile: the dump is rebuilt from the current run, no forward.
+    ModelRunOutput out;
+    toDumps(*m_model, *m_tokenizer, *m_run, out);
+    m_dumps->showQkv(std::move(*out.qkv), model::nativeApply(m_model->config),
+                     std::move(out.weights), m_layer, originOf(*m_model, *m_run, m_lastRunMs));
+}
+
+} // namespace attnlab::ui

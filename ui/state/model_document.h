@@ -1,0 +1,198 @@
+#pragma once
+/// ModelDocument: a real checkpoint in the window (attnlab/model/model.h), beside the Document
+/// and its DumpDocument. It owns the loaded Model, its Tokenizer, the text it runs on and the
+/// latest ModelRun (logits of the last position, q/k/v recorded). Loading and running happen
+/// on a worker thread: edits are coalesced by a short timer, a stale run is cancelled through
+/// the core's atomic flag, and a run whose ids extend the previous run's reuses its KV cache.
+///
+/// Each finished run is handed to the DumpDocument as a Q/K/V dump of the real model (the
+/// same seam as File > Open Q/K/V Dump), so every view — heatmap, heads, model view,
+/// aggregates, statistics, the steppers, "what if" — draws the chosen layer and head of the
+/// real model. One ModelDocument per Document: ModelDocument::of().
+///
+///   auto* models = ModelDocument::of(document);
+///   models->openModel("resources/models/tiny-llama-induction");   // async; modelChanged()
+///   models->setText("the cat sat on the mat");                      // runChanged() later
+///   models->run()->logits                                           // [1, V]
+
+#include <QObject>
+#include <QString>
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "attnlab/attention/attention.h"
+#include "attnlab/attention/mask.h"
+#include "attnlab/base/result.h"
+#include "attnlab/base/tensor.h"
+#include "attnlab/io/npy.h"
+#include "attnlab/lab/embedding.h"
+#include "attnlab/lab/session.h"
+#include "attnlab/lab/stats.h"
+
+#include "attnlab/model/model.h"
+#include "attnlab/tokenizer/tokenizer.h"
+
+class QTimer;
+template <typename T> class QFutureWatcher;
+
+namespace attnlab::ui {
+
+class Document;
+class DumpDocument;
+
+/// The heads switched off: (layer, head) pairs.
+using HeadSet = std::set<std::pair<Index, Index>>;
+
+/// What a load produces on the worker (a Model and its Tokenizer, or a message).
+struct ModelLoadOutput;
+/// What a run produces on the worker.
+struct ModelRunOutput;
+
+class ModelDocument : public QObject {
+    Q_OBJECT
+public:
+    /// The ModelDocument of `document` (created as its child on first use).
+    static ModelDocument* of(Document* document);
+    ~ModelDocument() override;
+
+    Document* document() const { return m_document; }
+    DumpDocument* dumps() const { return m_dumps; }
+
+    /// The loaded model, its tokenizer and the latest finished run; null when none.
+    const model::Model* model() const { return m_model.get(); }
+    const model::Tokenizer* tokenizer() const { return m_tokenizer.get(); }
+    /// The latest run of text() (logits of the last position, q/k/v recorded); null until the
+    /// first run finishes. It matches ids() once idle().
+    const model::ModelRun* run() const { return m_run.get(); }
+    /// The same run, shared: it stays valid after the next run replaces it.
+    std::shared_ptr<const model::ModelRun> sharedRun() const { return m_run; }
+    /// The model, shared: a worker thread may run it (it is immutable once loaded) and it
+    /// stays valid after another model replaces it.
+    std::shared_ptr<const model::Model> sharedModel() const { return m_model; }
+
+    /// True while a model is loaded and the document shows it (a session edit, session open
+    /// or dump open ends it; showModel() brings it back).
+    bool active() const;
+    /// The model's folder name ("tiny-llama-induction"), for titles and the badge; empty when
+    /// no model is loaded.
+    QString displayName() const;
+    QString directory() const;
+    /// The text the model runs on, and its ids / tokens (the tokenizer's, kept in step).
+    QString text() const { return m_text; }
+    const std::vector<std::int64_t>& ids() const { return m_ids; }
+    /// The tokens of run() as people read them: byte-level "Ġ" and sentencepiece "▁" shown
+    /// as spaces, special tokens as they are.
+    std::vector<std::string> tokenLabels() const;
+
+    /// Starts loading the checkpoint in `directory` on a worker (loadProgress, then
+    /// modelChanged or errorOccurred). A bad folder keeps the previous model and run.
+    void openModel(const QString& directory);
+    /// Loads on this thread (headless render, tests); false with errorOccurred on failure.
+    bool openModelNow(const QString& directory);
+    /// Shows a model already loaded (render checks it before Qt starts): the text is
+    /// tokenized again and run; ablations and their undo steps are dropped.
+    void setModel(std::shared_ptr<const model::Model> loaded,
+                  std::shared_ptr<const model::Tokenizer> tokenizer);
+    /// Stops a load in progress (the previous model stays).
+    void cancelLoad();
+    bool loading() const { return m_loading; }
+
+    /// The text to run. Bursts of calls are coalesced; a run in flight for older text is
+    /// cancelled. Empty text runs the tokenizer's special tokens only (or nothing).
+    void setText(const QString& text);
+    /// Appends one token id to the current ids (generation step by step): the next run
+    /// extends the previous one through its KV cache.
+    void appendToken(std::int64_t id);
+
+    /// The heads switched off in every run.
+    HeadSet ablatedHeads() const { return m_ablated; }
+    /// Switches off exactly `heads`: one undo step on the Document's undo stack per call
+    /// (nothing when it equals ablatedHeads()); the model re-runs.
+    void setAblatedHeads(const HeadSet& heads);
+
+    /// The chosen layer (views draw it) and head (the Document's focused head).
+    Index layer() const { return m_layer; }
+    Index head() const;
+    void focus(Index layer, Index head);
+    void setLayer(Index layer);
+
+    /// Makes the document show the model again (after a session edit returned it to the lab).
+    void showModel();
+    /// Closes the model: the document goes back to the lab session.
+    void closeModel();
+
+    /// True when no load or run is pending or in flight.
+    bool idle() const;
+    /// Runs any pending run now and waits for it (tests, headless render); false on timeout.
+    bool waitForIdle(int timeoutMs = 60000);
+
+    /// The wall time in milliseconds of the forward that produced run() (the model tool bar;
+    /// the status bar shows it through the experiment's milliseconds). A run shown again from
+    /// the recent runs keeps the time its forward took.
+    double lastRunMilliseconds() const { return m_lastRunMs; }
+
+signals:
+    /// A new model was loaded (or closed): shapes, names and the tokenizer changed.
+    void modelChanged();
+    /// A new run is available (text, appended token or ablation changed).
+    void runChanged();
+    /// Loading progress, 0..1 (from the GUI thread).
+    void loadProgress(double fraction);
+    /// Loading started or finished (success, failure or cancel).
+    void loadingChanged(bool loading);
+    /// The layer shown changed.
+    void layerChanged();
+    void errorOccurred(const QString& message);
+
+private:
+    explicit ModelDocument(Document* document);
+    void fail(const QString& message);
+    void finishLoad(ModelLoadOutput output);
+    void scheduleRun();
+    void startRun();
+    void finishRun(ModelRunOutput output);
+    /// Hands the run to the DumpDocument as a Q/K/V dump at m_layer.
+    void publish();
+    /// Applies an ablation set without undo (the undo command's redo/undo).
+    void applyAblation(const HeadSet& heads);
+    friend class AblationCommand;
+
+    Document* m_document;
+    DumpDocument* m_dumps;
+    std::shared_ptr<const model::Model> m_model;
+    std::shared_ptr<const model::Tokenizer> m_tokenizer;
+    std::shared_ptr<const model::ModelRun> m_run;
+    /// The last few runs and their forwards' wall times: the same ids and ablation again (an
+    /// undo, a retyped word) are shown from here at once, and exactly as they were.
+    struct RecentRun {
+        std::shared_ptr<const model::ModelRun> run;
+        double milliseconds = 0;
+    };
+    std::deque<RecentRun> m_recent;
+    QString m_text;
+    std::vector<std::int64_t> m_ids;
+    HeadSet m_ablated;
+    Index m_layer = 0;
+    bool m_shown = false;
+
+    QTimer* m_timer = nullptr;
+    QFutureWatcher<ModelRunOutput>* m_runWatcher = nullptr;
+    QFutureWatcher<ModelLoadOutput>* m_loadWatcher = nullptr;
+    std::shared_ptr<std::atomic<bool>> m_runCancel;
+    std::shared_ptr<std::atomic<bool>> m_loadCancel;
+    quint64 m_generation = 0;     ///< bumped by every change that needs a run
+    quint64 m_doneGeneration = 0; ///< generation of the last finished run
+    bool m_running = false;
+    bool m_loading = false;
+    double m_lastRunMs = 0;
+};
+
+} // namespace attnlab::ui

@@ -1,0 +1,200 @@
+#include "ui/views/compare_view.h"
+
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QSplitter>
+#include <QVBoxLayout>
+#include <qcustomplot.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <utility>
+
+#include "ui/state/experiment_data.h"
+#include "ui/views/heatmap_view.h"
+
+namespace attnlab::ui {
+
+CompareView::CompareView(Document* document, QWidget* parent) : View(document, parent) {
+    auto* layout = new QVBoxLayout(this);
+    auto* top = new QHBoxLayout;
+    top->addWidget(new QLabel(tr("Compare A (the session) with B ="), this));
+    m_combo = new QComboBox(this);
+    for (Comparison c : {Comparison::FullVsCausal, Comparison::SoftmaxVsLinear,
+                         Comparison::MhaVsGqa, Comparison::MhaVsMqa, Comparison::NoneVsRope})
+        m_combo->addItem(comparisonName(c), int(c));
+    m_combo->setToolTip(tr("The one change that turns configuration A into B."));
+    top->addWidget(m_combo);
+    top->addStretch();
+    layout->addLayout(top);
+    auto* splitter = new QSplitter(Qt::Horizontal, this);
+    m_a = new HeatmapView(document, HeatmapSource::Primary, splitter);
+    m_b = new HeatmapView(document, HeatmapSource::Comparison, splitter);
+    m_difference = new HeatmapView(document, HeatmapSource::Difference, splitter);
+    m_a->setPanel(true);
+    m_b->setPanel(false);
+    m_difference->setPanel(false);
+    layout->addWidget(splitter, 1);
+    connect(m_combo, &QComboBox::activated, this, [this](int) {
+        if (isVisible()) this->document()->setComparison(selected());
+        refresh();
+    });
+}
+
+Comparison CompareView::selected() const {
+    return static_cast<Comparison>(m_combo->currentData().toInt());
+}
+
+void CompareView::setComparison(Comparison comparison) {
+    m_combo->setCurrentIndex(std::max(0, m_combo->findData(int(comparison))));
+    // The document computes B only while this view is shown (showEvent asks then).
+    if (isVisible()) document()->setComparison(comparison);
+    refresh();
+}
+
+void CompareView::compareWith(Comparison comparison) {
+    m_combo->setCurrentIndex(std::max(0, m_combo->findData(int(comparison))));
+    document()->setComparison(comparison);
+    refresh();
+}
+
+void CompareView::compareWithSession(const Session& other, const QString& name) {
+    if (m_combo->findData(int(Comparison::OtherSession)) < 0)
+        m_combo->addItem(comparisonName(Comparison::OtherSession), int(Comparison::OtherSession));
+    m_combo->setItemText(m_combo->findData(int(Comparison::OtherSession)), name);
+    m_combo->setCurrentIndex(m_combo->findData(int(Comparison::OtherSession)));
+    document()->setComparisonSession(other, name);
+    refresh();
+}
+
+void CompareView::setFigureStyle(const FigureStyle& style) {
+    FigureStyle panels = style;
+    panels.caption.clear();
+    panels.wrapWidth = style.wrapWidth > 0 ? style.wrapWidth / 3 : 0;
+    for (HeatmapView* view : {m_a, m_b, m_difference})
+        view->setFigureStyle(panels);
+    View::setFigureStyle(style);
+}
+
+QString CompareView::notApplicable() const {
+    const Experiment* experiment = document()->experiment();
+    if (experiment && !experiment->source.isSession())
+        return tr("%1 is not a lab session: B is the session with one change.")
+            .arg(describeSource(experiment->source));
+    return {};
+}
+
+void CompareView::showEvent(QShowEvent* event) {
+    document()->setComparison(selected());
+    View::showEvent(event);
+}
+
+void CompareView::hideEvent(QHideEvent* event) {
+    document()->setComparison(Comparison::None);
+    View::hideEvent(event);
+}
+
+void CompareView::refresh() {
+    m_a->setCaption(tr("A: %1").arg(tr("session")));
+    // B is named after what the document computed it for, never after the combo alone: the
+    // caption and the figure cannot disagree.
+    const Comparison shown = document()->shownComparison();
+    const QString bName = shown == Comparison::OtherSession ? document()->comparisonSessionName()
+                                                            : comparisonName(shown);
+    m_b->setCaption(shown == Comparison::None
+                        ? tr("B: %1 (not computed yet)").arg(m_combo->currentText())
+                        : tr("B: %1").arg(bName));
+    m_difference->setCaption(tr("B \u2212 A"));
+    // A and B on one colour scale, shown once (B's bar); B - A keeps its diverging one.
+    const HeatmapData a = m_a->heatmapData(), b = m_b->heatmapData();
+    double low = std::numeric_limits<double>::infinity(), high = -low;
+    for (const HeatmapData* heat : {&a, &b})
+        for (Index i = 0; i < heat->values.rows(); ++i)
+            for (Index j = 0; j < heat->values.cols(); ++j) {
+                const bool masked = heat->masked.size() != 0 && heat->masked(i, j);
+                const double value = heat->values(i, j);
+                if (masked || !std::isfinite(value)) continue;
+                low = std::min(low, value);
+                high = std::max(high, value);
+            }
+    std::optional<std::pair<double, double>> shared;
+    if (a.unitRange && (b.values.size() == 0 || b.unitRange))
+        shared = std::make_pair(0.0, 1.0);
+    else if (low <= high)
+        shared = std::make_pair(low, high);
+    const QString quantity = a.quantity.isEmpty() ? b.quantity : a.quantity;
+    m_a->setSharedColorRange(shared);
+    m_b->setSharedColorRange(shared, tr("A and B: %1").arg(quantity));
+    m_a->setColorBarShown(false);
+    for (HeatmapView* view : {m_a, m_b, m_difference})
+        view->refresh();
+}
+
+QString CompareView::figureTitle() const {
+    if (!figureStyle().caption.isEmpty()) return figureStyle().caption;
+    const Experiment* experiment = document()->experiment();
+    if (!experiment) return title();
+    const Comparison shown = document()->shownComparison();
+    const QString bName = shown == Comparison::OtherSession ? document()->comparisonSessionName()
+                                                            : comparisonName(shown);
+    return tr("A: %1; B: %2")
+        .arg(figureCaption(*experiment, document()->session().viewState.head), bName);
+}
+
+void CompareView::paintFigure(QCPPainter& painter, const QSize& size) {
+    // The whole figure's title (what A is, what B changes), wrapped to the width, then the
+    // three panels side by side.
+    int top = 0;
+    if (figureStyle().showTitle) {
+        const Theme look = theme();
+        QFont font = painter.font();
+        setFontSize(font, look, look.fontPointSize);
+        font.setBold(true);
+        painter.save();
+        painter.setFont(font);
+        painter.setPen(look.foreground);
+        const int margin = std::max(2, look.fontPointSize / 2);
+        const QRect room(margin, margin, size.width() - 2 * margin, size.height() / 3);
+        const QRect used =
+            painter.boundingRect(room, Qt::AlignHCenter | Qt::TextWordWrap, figureTitle());
+        painter.drawText(room, Qt::AlignHCenter | Qt::TextWordWrap, figureTitle());
+        painter.restore();
+        top = used.bottom() + margin;
+    }
+    const int third = size.width() / 3;
+    int x = 0;
+    for (HeatmapView* view : {m_a, m_b, m_difference}) {
+        view->refresh();
+        painter.save();
+        painter.translate(x, top);
+        view->paintFigure(painter, QSize(third, size.height() - top));
+        painter.restore();
+        x += third;
+    }
+}
+
+DataTable CompareView::data() const {
+    // The three panels as drawn, one block of rows each: A, B and B - A.
+    const DataTable panels[3] = {m_a->data(), m_b->data(), m_difference->data()};
+    DataTable table;
+    for (const DataTable& panel : panels)
+        if (panel.rows == 0 || panel.cols != panels[0].cols || panel.rows != panels[0].rows) {
+            table.unavailable = tr("B is not computed yet: nothing to compare");
+            return table;
+        }
+    table = panels[0];
+    table.groupHeader = QStringLiteral("panel");
+    table.groupLabels = {QStringLiteral("A"), QStringLiteral("B"), QStringLiteral("B-A")};
+    for (int p = 1; p < 3; ++p) {
+        table.rowLabels << panels[p].rowLabels;
+        table.values.insert(table.values.end(), panels[p].values.begin(), panels[p].values.end());
+        table.rows += panels[p].rows;
+    }
+    table.extra.insert(QStringLiteral("compared"), figureTitle());
+    return table;
+}
+
+} // namespace attnlab::ui

@@ -1,0 +1,52 @@
+#pragma once
+/// CompareView: two configurations side by side (A = the session, B = the session with one
+/// change: causal mask, linear variant, GQA, MQA or RoPE) and the difference B - A of the
+/// focused head's weights. The Document computes B only while this view is shown.
+
+#include "ui/views/view.h"
+
+class QComboBox;
+
+namespace attnlab::ui {
+
+class HeatmapView;
+
+class CompareView : public View {
+    Q_OBJECT
+public:
+    explicit CompareView(Document* document, QWidget* parent = nullptr);
+    QString viewId() const override { return QStringLiteral("compare"); }
+    QString title() const override { return tr("Compare"); }
+    void refresh() override;
+    void paintFigure(QCPPainter& painter, const QSize& size) override;
+    DataTable data() const override;
+    QString notApplicable() const override;
+    /// Selects the comparison (examples); the document computes B while the view is shown.
+    void setComparison(Comparison comparison);
+    /// Selects the comparison and has the document compute B now, shown or not: the one path
+    /// `attnlab render --view compare --compare KIND` and the window's combo share.
+    void compareWith(Comparison comparison);
+    /// B = a second session (`attnlab render --compare-session S.json`, File menu): `name`
+    /// captions B.
+    void compareWithSession(const Session& other, const QString& name);
+    /// Panels get the style (fonts, selection) without the caption; the caption titles the
+    /// whole figure.
+    void setFigureStyle(const FigureStyle& style) override;
+    QComboBox* comparisonCombo() const { return m_combo; }
+    HeatmapView* differenceView() const { return m_difference; }
+
+protected:
+    void showEvent(QShowEvent* event) override;
+    void hideEvent(QHideEvent* event) override;
+
+private:
+    Comparison selected() const;
+    /// The figure's title: --caption, or what A is and what B changes.
+    QString figureTitle() const;
+    QComboBox* m_combo = nullptr;
+    HeatmapView* m_a = nullptr;
+    HeatmapView* m_b = nullptr;
+    HeatmapView* m_difference = nullptr;
+};
+
+} // namespace attnlab::ui

@@ -1,0 +1,175 @@
+#include "ui/views/heads_grid_view.h"
+
+#include <QMouseEvent>
+#include <qcustomplot.h>
+
+#include <cmath>
+
+#include "ui/state/experiment_data.h"
+#include "ui/views/colormap.h"
+#include "ui/views/teaching_plot.h"
+#include "ui/views/token_tooltips.h"
+
+namespace attnlab::ui {
+
+namespace {
+/// Qualitative, colour-blind-safe group colours (Okabe-Ito).
+const QColor kGroupColors[] = {QColor(0xe6, 0x9f, 0x00), QColor(0x56, 0xb4, 0xe9),
+                               QColor(0x00, 0x9e, 0x73), QColor(0xcc, 0x79, 0xa7),
+                               QColor(0x00, 0x72, 0xb2), QColor(0xd5, 0x5e, 0x00),
+                               QColor(0xf0, 0xe4, 0x42), QColor(0x99, 0x99, 0x99)};
+} // namespace
+
+HeadsGridView::HeadsGridView(Document* document, QWidget* parent) : PlotView(document, parent) {
+    setToolTip(tr("Every head's weights; frames of one colour share keys and values (a kv "
+                  "group). Click a head to focus it, double-click to open it in the heatmap."));
+    connect(m_plot, &QCustomPlot::mousePress, this, [this](QMouseEvent* event) {
+        const int head = headAt(event->pos());
+        if (head >= 0) this->document()->setFocusedHead(head);
+    });
+    connect(m_plot, &QCustomPlot::mouseDoubleClick, this, [this](QMouseEvent* event) {
+        const int head = headAt(event->pos());
+        if (head >= 0) emit headActivated(head);
+    });
+}
+
+int HeadsGridView::columnsFor(int heads, int kvHeads) {
+    const int group = heads / std::max(1, kvHeads);
+    if (kvHeads > 1 && group > 1 && group <= 8) return group;
+    return std::max(1, static_cast<int>(std::ceil(std::sqrt(static_cast<double>(heads)))));
+}
+
+int HeadsGridView::headAt(const QPoint& position) const {
+    const QList<QCPAxisRect*> rects = m_plot->axisRects();
+    for (int h = 0; h < rects.size() && h < m_heads; ++h)
+        if (rects[h]->outerRect().contains(position)) return h;
+    return -1;
+}
+
+void HeadsGridView::refresh() {
+    const Theme look = theme();
+    m_plot->clearPlottables();
+    m_plot->clearItems();
+    m_plot->plotLayout()->clear();
+    TokenTooltips::of(m_plot)->clear();
+    m_heads = 0;
+    const Experiment* experiment = document()->experiment();
+    const ViewState& state = document()->session().viewState;
+    if (!experiment || experiment->attention.weights.empty()) {
+        m_plot->replot();
+        return;
+    }
+    const int heads = static_cast<int>(experiment->headCount());
+    const int kvHeads = static_cast<int>(experiment->kvHeadCount());
+    const int columns = columnsFor(heads, kvHeads);
+    const QString gradientName = QString::fromStdString(state.colormap);
+    const QString mapName = isDiverging(gradientName) ? QStringLiteral("viridis") : gradientName;
+    const QCPColorGradient gradient = makeGradient(mapName, maskedColor(look, mapName));
+    const BoolMatrix masked = maskedCells(*experiment);
+    const Index focused = clampedHead(*experiment, state.head);
+    // An attention dump holds weights only: how its heads shared K and V is not recorded, so
+    // it is not called MHA (it may well be GQA).
+    const bool sharingKnown = experiment->source.kind != ExperimentSource::Kind::AttentionDump;
+    const QString heading = sharingKnown
+                                ? tr("%1 heads, %2 kv heads (%3)")
+                                      .arg(heads)
+                                      .arg(kvHeads)
+                                      .arg(kvHeads == heads ? tr("MHA")
+                                           : kvHeads == 1   ? tr("MQA")
+                                                            : tr("GQA"))
+                                : tr("%1 heads of %2 (key/value sharing not recorded in the dump)")
+                                      .arg(heads)
+                                      .arg(describeSource(experiment->source));
+    m_heading = heading;
+    auto* title = new QCPTextElement(m_plot, heading);
+    m_plot->plotLayout()->addElement(0, 0, title);
+    auto* grid = new QCPLayoutGrid;
+    m_plot->plotLayout()->addElement(1, 0, grid);
+    grid->setColumnSpacing(8);
+    grid->setRowSpacing(8);
+    for (int h = 0; h < heads; ++h) {
+        auto* rect = new QCPAxisRect(m_plot);
+        grid->addElement(h / columns, h % columns, rect);
+        rect->setupFullAxesBox(false);
+        const int group = static_cast<int>(experiment->kvHeadOf(h));
+        for (QCPAxis* axis : rect->axes()) {
+            axis->setTicks(false);
+            axis->setTickLabels(false);
+            axis->grid()->setVisible(false);
+        }
+        QCPAxis* x = rect->axis(QCPAxis::atBottom);
+        QCPAxis* y = rect->axis(QCPAxis::atLeft);
+        y->setRangeReversed(true);
+        rect->axis(QCPAxis::atTop)
+            ->setLabel(kvHeads == heads || !sharingKnown
+                           ? tr("head %1").arg(h)
+                           : tr("head %1 \u00b7 kv %2").arg(h).arg(group));
+        TokenTooltips::of(m_plot)->setTokens(x, experiment->keyTokens, {}, tr("key"));
+        TokenTooltips::of(m_plot)->setTokens(y, experiment->queryTokens, {}, tr("query"));
+        auto* map = new QCPColorMap(x, y);
+        map->setInterpolate(false);
+        map->setGradient(gradient);
+        map->setDataRange(QCPRange(0, 1));
+        const MatrixD weights = headWeights(*experiment, h);
+        const int rows = static_cast<int>(weights.rows());
+        const int cols = static_cast<int>(weights.cols());
+        fillColorMap(map, weights, &masked);
+        x->setRange(-0.5, std::max(cols, 1) - 0.5);
+        y->setRange(-0.5, std::max(rows, 1) - 0.5);
+        if (figureStyle().showSelection && state.query >= 0 && state.query < rows) {
+            auto* row = new QCPItemRect(m_plot);
+            row->setClipAxisRect(rect);
+            row->topLeft->setAxes(x, y);
+            row->bottomRight->setAxes(x, y);
+            row->topLeft->setCoords(-0.5, static_cast<double>(state.query) - 0.5);
+            row->bottomRight->setCoords(cols - 0.5, static_cast<double>(state.query) + 0.5);
+            row->setPen(QPen(look.accent, 2 * look.lineWidth));
+        }
+    }
+    m_heads = heads;
+    stylePlot(*m_plot, look);
+    // stylePlot resets axis pens; restore group frames.
+    const QList<QCPAxisRect*> rects = m_plot->axisRects();
+    for (int h = 0; h < rects.size(); ++h) {
+        const int group = static_cast<int>(experiment->kvHeadOf(h));
+        const QColor frame = kGroupColors[group % std::size(kGroupColors)];
+        const double frameWidth = (h == focused ? 5.0 : 3.0) * look.lineWidth;
+        for (QCPAxis* axis : rects[h]->axes())
+            axis->setBasePen(QPen(frame, frameWidth));
+        if (h != focused) continue;
+        QCPAxis* top = rects[h]->axis(QCPAxis::atTop);
+        QFont bold = top->labelFont();
+        bold.setBold(true);
+        top->setLabelFont(bold);
+        top->setLabelColor(look.accent);
+    }
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+DataTable HeadsGridView::data() const {
+    DataTable table;
+    const Experiment* experiment = document()->experiment();
+    if (!experiment) return table;
+    // One row per (head, query), one column per key.
+    const Index heads = experiment->headCount();
+    const Index sq = experiment->sq();
+    const Index sk = experiment->sk();
+    table.rows = static_cast<int>(heads * sq);
+    table.cols = static_cast<int>(sk);
+    table.columnLabels = displayTokens(experiment->keyTokens);
+    const QStringList queries = displayTokens(experiment->queryTokens);
+    table.values.reserve(static_cast<std::size_t>(table.rows) * table.cols);
+    table.groupHeader = QStringLiteral("head");
+    for (Index h = 0; h < heads; ++h) {
+        table.groupLabels << QString::number(h);
+        const MatrixD weights = headWeights(*experiment, h);
+        for (Index i = 0; i < sq; ++i) {
+            table.rowLabels << queries.value(static_cast<int>(i));
+            for (Index j = 0; j < sk; ++j)
+                table.values.push_back(weights(i, j));
+        }
+    }
+    return table;
+}
+
+} // namespace attnlab::ui

@@ -1,0 +1,34 @@
+#pragma once
+/// HeadsGridView: small multiples of every head's weights. Under GQA/MQA each row of the grid
+/// is one kv group, framed in its group's colour. Clicking a head focuses it everywhere;
+/// double-clicking also asks the window to open it in the heatmap.
+
+#include "ui/views/view.h"
+
+namespace attnlab::ui {
+
+class HeadsGridView : public PlotView {
+    Q_OBJECT
+public:
+    explicit HeadsGridView(Document* document, QWidget* parent = nullptr);
+    QString viewId() const override { return QStringLiteral("heads"); }
+    QString title() const override { return tr("Heads"); }
+    /// The figure's title as last drawn ("8 heads, 2 kv heads (GQA)").
+    QString heading() const { return m_heading; }
+    void refresh() override;
+    DataTable data() const override;
+    /// Head drawn in each axis rect, in layout order.
+    int headCount() const { return m_heads; }
+    /// Columns of the grid: the kv group size under GQA, else about sqrt(H).
+    static int columnsFor(int heads, int kvHeads);
+
+signals:
+    void headActivated(int head);
+
+private:
+    QString m_heading;
+    int headAt(const QPoint& position) const;
+    int m_heads = 0;
+};
+
+} // namespace attnlab::ui

@@ -1,0 +1,696 @@
+#include "ui/views/heatmap_view.h"
+
+#include "attnlab/lab/cell.h"
+
+#include <QHelpEvent>
+#include <QMouseEvent>
+#include <QPicture>
+#include <QToolTip>
+#include <qcustomplot.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "ui/state/experiment_data.h"
+#include "ui/views/colormap.h"
+#include "ui/views/plot_captions.h"
+#include "ui/views/teaching_plot.h"
+#include "ui/views/token_tooltips.h"
+
+namespace attnlab::ui {
+
+namespace {
+
+QStringList dimensionLabels(Index count) {
+    QStringList labels;
+    for (Index d = 0; d < count; ++d)
+        labels << QStringLiteral("d%1").arg(d);
+    return labels;
+}
+
+/// Text ticker with one tick per visible cell, thinned so labels do not collide: at most
+/// `maxLabels` over the visible `range` (zooming in brings every label back).
+QSharedPointer<QCPAxisTickerText> tokenTicker(const QStringList& labels, const QCPRange& range,
+                                              double maxLabels) {
+    auto ticker = QSharedPointer<QCPAxisTickerText>::create();
+    const int count = static_cast<int>(labels.size());
+    if (count == 0) return ticker;
+    const int first = std::clamp(static_cast<int>(std::floor(range.lower)), 0, count - 1);
+    const int last = std::clamp(static_cast<int>(std::ceil(range.upper)), 0, count - 1);
+    const int visible = std::max(1, last - first + 1);
+    const int step =
+        std::max(1, static_cast<int>(std::ceil(visible / std::max(1.0, std::floor(maxLabels)))));
+    for (int i = (first / step) * step; i <= last; i += step)
+        ticker->addTick(i, labels[i]);
+    return ticker;
+}
+
+/// Keeps a zoomed or panned range inside [-0.5, count - 0.5].
+QCPRange boundedRange(const QCPRange& range, Index count) {
+    const double lowest = -0.5;
+    const double highest = static_cast<double>(std::max<Index>(count, 1)) - 0.5;
+    double size = std::min(range.size(), highest - lowest);
+    size = std::max(size, std::min(1.0, highest - lowest));
+    const double lower = std::clamp(range.lower, lowest, highest - size);
+    return QCPRange(lower, lower + size);
+}
+
+QString number(double value) {
+    return QString::number(value, 'g', 4);
+}
+
+} // namespace
+
+HeatmapView::HeatmapView(Document* document, HeatmapSource source, QWidget* parent)
+    : PlotView(document, parent), m_source(source) {
+    QCustomPlot& plot = *m_plot;
+    plot.plotLayout()->insertRow(0);
+    m_title = new QCPTextElement(&plot, QString());
+    plot.plotLayout()->addElement(0, 0, m_title);
+
+    QCPAxisRect* rect = plot.axisRect();
+    rect->axis(QCPAxis::atBottom)->grid()->setVisible(false);
+    rect->axis(QCPAxis::atLeft)->grid()->setVisible(false);
+    rect->axis(QCPAxis::atLeft)->setRangeReversed(true); // query 0 at the top
+    rect->axis(QCPAxis::atBottom)->setSubTicks(false);
+    rect->axis(QCPAxis::atLeft)->setSubTicks(false);
+    // Token ticks point out of the matrix: inside they would sit on the cells.
+    rect->axis(QCPAxis::atBottom)->setTickLength(0, 3);
+    rect->axis(QCPAxis::atLeft)->setTickLength(0, 3);
+
+    m_colorMap = new QCPColorMap(rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft));
+    m_colorMap->setInterpolate(false);
+    m_colorMap->setTightBoundary(false);
+
+    m_colorScale = new QCPColorScale(&plot);
+    plot.plotLayout()->addElement(1, 1, m_colorScale);
+    m_colorScale->setType(QCPAxis::atRight);
+    m_colorMap->setColorScale(m_colorScale);
+    auto* margins = new QCPMarginGroup(&plot);
+    rect->setMarginGroup(QCP::msBottom | QCP::msTop, margins);
+    m_colorScale->setMarginGroup(QCP::msBottom | QCP::msTop, margins);
+
+    m_maskMarks = plot.addGraph(rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft));
+    m_maskMarks->setLineStyle(QCPGraph::lsNone);
+    m_maskMarks->setSelectable(QCP::stNone);
+    m_dropMarks = plot.addGraph(rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft));
+    m_dropMarks->setLineStyle(QCPGraph::lsNone);
+    m_dropMarks->setSelectable(QCP::stNone);
+    // The rings are sized to the cells as laid out, so they stay inside them at any size.
+    connect(m_plot, &QCustomPlot::afterLayout, this, [this] {
+        const QCPAxisRect* axes = m_plot->axisRect();
+        const double cellWidth = std::abs(axes->axis(QCPAxis::atBottom)->coordToPixel(1) -
+                                          axes->axis(QCPAxis::atBottom)->coordToPixel(0));
+        const double cellHeight = std::abs(axes->axis(QCPAxis::atLeft)->coordToPixel(1) -
+                                           axes->axis(QCPAxis::atLeft)->coordToPixel(0));
+        QCPScatterStyle ring = m_dropMarks->scatterStyle();
+        const double size = std::clamp(0.55 * std::min(cellWidth, cellHeight), 3.0, 16.0);
+        ring.setSize(size);
+        QPen pen = ring.pen();
+        pen.setWidthF(std::clamp(size / 10, 0.6, 2.0));
+        ring.setPen(pen);
+        m_dropMarks->setScatterStyle(ring);
+    });
+
+    m_selection = new QCPItemRect(&plot);
+    m_selection->setClipToAxisRect(true);
+    m_selection->setVisible(false);
+
+    plot.setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+    for (QCPAxis* axis : {rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft)}) {
+        connect(axis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this,
+                [this, axis](const QCPRange& range) {
+                    const bool horizontal = axis->orientation() == Qt::Horizontal;
+                    const QCPRange bounded = boundedRange(range, horizontal ? m_cols : m_rows);
+                    if (bounded != range) {
+                        axis->setRange(bounded); // re-enters once with the bounded range
+                        return;
+                    }
+                    updateTickers();
+                });
+    }
+    // How many labels fit depends on the axis rect's size, which is only known once the plot
+    // has been laid out at its real size. Tick vectors are built during layout, so a changed
+    // budget takes effect on the next replot.
+    connect(m_plot, &QCustomPlot::afterLayout, this, [this] {
+        fitToCells();
+        const QSize budget = labelBudget();
+        if (budget == m_labelBudget) return;
+        m_labelBudget = budget;
+        updateTickers();
+        m_plot->replot(QCustomPlot::rpQueuedReplot);
+    });
+    plot.setMouseTracking(true);
+    // Qt's delayed tool-tip event would otherwise reach this widget's generic tip and replace
+    // the cell's breakdown after ~0.7 s: the plot answers it itself while over a cell.
+    m_plot->installEventFilter(this);
+    connect(m_plot, &QCustomPlot::mouseMove, this, &HeatmapView::onMouseMove);
+    connect(m_plot, &QCustomPlot::mousePress, this, &HeatmapView::onMousePress);
+    setToolTip(tr("Hover a cell to see its computation; click a row to select its query; "
+                  "wheel zooms, drag pans."));
+}
+
+QString HeatmapView::viewId() const {
+    switch (m_source) {
+    case HeatmapSource::Primary:
+        return QStringLiteral("heatmap");
+    case HeatmapSource::Comparison:
+        return QStringLiteral("heatmap-b");
+    case HeatmapSource::Difference:
+        return QStringLiteral("difference");
+    }
+    return QStringLiteral("heatmap");
+}
+
+void HeatmapView::setPanel(bool rowLabels) {
+    m_panel = true;
+    m_panelRowLabels = rowLabels;
+    markStale();
+}
+
+void HeatmapView::setSharedColorRange(std::optional<std::pair<double, double>> range,
+                                      const QString& label) {
+    m_sharedRange = range;
+    m_sharedLabel = label;
+    markStale();
+}
+
+void HeatmapView::setColorBarShown(bool shown) {
+    if (shown == m_colorBarShown) return;
+    m_colorBarShown = shown;
+    QCPLayoutGrid* layout = m_plot->plotLayout();
+    if (shown) {
+        layout->addElement(1, 1, m_colorScale);
+    } else {
+        layout->take(m_colorScale);
+        layout->simplify();
+    }
+    m_colorScale->setVisible(shown);
+    m_colorScale->axis()->axisRect()->setVisible(shown);
+    markStale();
+}
+
+void HeatmapView::setCaption(const QString& caption) {
+    m_caption = caption;
+    markStale();
+}
+
+QString HeatmapView::title() const {
+    if (!figureStyle().caption.isEmpty()) return figureStyle().caption;
+    if (!m_caption.isEmpty()) return m_caption;
+    switch (m_source) {
+    case HeatmapSource::Primary:
+        return tr("Heatmap");
+    case HeatmapSource::Comparison:
+        return tr("Heatmap (B)");
+    case HeatmapSource::Difference:
+        return tr("Difference B \u2212 A");
+    }
+    return tr("Heatmap");
+}
+
+const Experiment* HeatmapView::experimentFor(HeatmapSource source) const {
+    return source == HeatmapSource::Primary ? document()->experiment()
+                                            : document()->comparisonExperiment();
+}
+
+HeatmapData HeatmapView::heatmapData() const {
+    HeatmapData out;
+    const ViewState& state = document()->session().viewState;
+    if (m_source == HeatmapSource::Difference) {
+        const Experiment* a = experimentFor(HeatmapSource::Primary);
+        const Experiment* b = experimentFor(HeatmapSource::Comparison);
+        if (!a || !b) return out;
+        const MatrixD wa = headWeights(*a, state.head);
+        const MatrixD wb = headWeights(*b, state.head);
+        if (wa.rows() != wb.rows() || wa.cols() != wb.cols()) return out;
+        out.values = wb - wa;
+        out.rowLabels = displayTokens(a->queryTokens);
+        out.columnLabels = displayTokens(a->keyTokens);
+        out.quantity = tr("weight B \u2212 A");
+        out.signedValues = true;
+        return out;
+    }
+    const Experiment* experiment = experimentFor(m_source);
+    if (!experiment) return out;
+    const Index head = clampedHead(*experiment, state.head);
+    const QString show = QString::fromStdString(state.show);
+    out.rowLabels = displayTokens(experiment->queryTokens);
+    out.columnLabels = displayTokens(experiment->keyTokens);
+    if (show == QLatin1String("scores")) {
+        out.values = rawScores(*experiment, head);
+        out.quantity = tr("q\u00b7k");
+        out.signedValues = true;
+    } else if (show == QLatin1String("scaled")) {
+        out.values = scaledScores(*experiment, head);
+        out.masked = maskedCells(*experiment);
+        out.quantity = tr("scaled score");
+        out.signedValues = true;
+    } else if (show == QLatin1String("mask")) {
+        const BoolMatrix masked = maskedCells(*experiment);
+        out.values = (masked.array() == false).cast<double>().matrix();
+        out.quantity = tr("allowed");
+        out.unitRange = true;
+    } else if (show == QLatin1String("output")) {
+        out.values = experiment->output.cast<double>();
+        out.columnLabels = dimensionLabels(out.values.cols());
+        out.quantity = tr("output");
+        out.signedValues = true;
+    } else if (show == QLatin1String("q") || show == QLatin1String("k") ||
+               show == QLatin1String("v")) {
+        const Tensor4& tensor = show == QLatin1String("q")   ? experiment->qkv.q
+                                : show == QLatin1String("k") ? experiment->qkv.k
+                                                             : experiment->qkv.v;
+        const Index h = show == QLatin1String("q") ? head : experiment->kvHeadOf(head);
+        out.values = headSlice(tensor, h);
+        if (show != QLatin1String("q")) out.rowLabels = out.columnLabels;
+        out.columnLabels = dimensionLabels(out.values.cols());
+        out.quantity = show.toUpper();
+        out.signedValues = true;
+    } else {
+        out.values = headWeights(*experiment, head);
+        out.masked = maskedCells(*experiment);
+        out.quantity = tr("weight");
+        out.unitRange = true;
+        if (experiment->dropout.active()) {
+            // Train mode: the cells dropout zeroed are marked, apart from the masked ones.
+            out.dropped = BoolMatrix::Constant(out.values.rows(), out.values.cols(), false);
+            for (Index i = 0; i < out.values.rows(); ++i)
+                for (Index j = 0; j < out.values.cols(); ++j)
+                    out.dropped(i, j) = experiment->isDropped(head, i, j);
+            out.quantity = tr("weight after dropout");
+            out.unitRange = false; // kept weights reach 1 / (1 - p): the colours span them
+        }
+    }
+    if (out.masked.size() != 0 &&
+        (out.masked.rows() != out.values.rows() || out.masked.cols() != out.values.cols()))
+        out.masked.resize(0, 0);
+    return out;
+}
+
+void HeatmapView::clearItems() {
+    for (QCPAbstractItem* item : m_valueLabels)
+        m_plot->removeItem(item);
+    m_valueLabels.clear();
+}
+
+void HeatmapView::refresh() {
+    const Theme look = theme();
+    const ViewState& state = document()->session().viewState;
+    const HeatmapData heat = heatmapData();
+    clearItems();
+    m_rows = heat.values.rows();
+    m_cols = heat.values.cols();
+    QCPAxis* xAxis = m_plot->axisRect()->axis(QCPAxis::atBottom);
+    QCPAxis* yAxis = m_plot->axisRect()->axis(QCPAxis::atLeft);
+    // Hovering a token label gives its raw form (a cell has its own, fuller tooltip).
+    {
+        const Experiment* labelled = experimentFor(
+            m_source == HeatmapSource::Difference ? HeatmapSource::Primary : m_source);
+        const bool keyRows = state.show == "k" || state.show == "v";
+        const bool tokenColumns = !keyRows && state.show != "q" && state.show != "output";
+        const std::vector<std::string> none;
+        TokenTooltips::of(m_plot)->setTokens(
+            yAxis, labelled ? (keyRows ? labelled->keyTokens : labelled->queryTokens) : none, {},
+            {}, false);
+        TokenTooltips::of(m_plot)->setTokens(
+            xAxis, labelled && tokenColumns ? labelled->keyTokens : none, {}, {}, false);
+    }
+
+    QString name = QString::fromStdString(state.colormap);
+    if (heat.signedValues) name = QStringLiteral("diverging");
+    m_colorMap->setGradient(makeGradient(name, maskedColor(look, name)));
+
+    const bool hasMask = heat.masked.size() != 0;
+    const QCPRange drawn = fillColorMap(m_colorMap, heat.values, hasMask ? &heat.masked : nullptr);
+    const double lowest = drawn.lower;
+    const double highest = drawn.upper;
+    QVector<double> markX;
+    QVector<double> markY;
+    if (hasMask && m_rows * m_cols <= kMaxMarkedCells)
+        for (Index i = 0; i < m_rows; ++i)
+            for (Index j = 0; j < m_cols; ++j)
+                if (heat.masked(i, j)) {
+                    markX << static_cast<double>(j);
+                    markY << static_cast<double>(i);
+                }
+    QCPRange range(lowest, highest);
+    if (heat.unitRange) range = QCPRange(0, 1);
+    if (heat.signedValues) {
+        const double reach = std::max({std::abs(lowest), std::abs(highest), 1e-12});
+        range = QCPRange(-reach, reach);
+    }
+    if (m_sharedRange && !heat.signedValues)
+        range = QCPRange(m_sharedRange->first, m_sharedRange->second);
+    if (range.size() <= 0) range = QCPRange(range.lower - 0.5, range.upper + 0.5);
+    m_colorMap->setDataRange(range);
+    m_colorScale->axis()->setLabel(m_sharedRange && !m_sharedLabel.isEmpty() ? m_sharedLabel
+                                                                             : heat.quantity);
+
+    m_maskMarks->setData(markX, markY, true); // sized to the cells in fitToCells()
+    // Train-mode dropout: a ring on each allowed cell it zeroed, apart from the masked 'x'.
+    QVector<double> dropX;
+    QVector<double> dropY;
+    const bool hasDrops =
+        heat.dropped.size() != 0 && heat.dropped.rows() == m_rows && heat.dropped.cols() == m_cols;
+    if (hasDrops && m_rows * m_cols <= kMaxMarkedCells)
+        for (Index i = 0; i < m_rows; ++i)
+            for (Index j = 0; j < m_cols; ++j)
+                if (heat.dropped(i, j) && !(hasMask && heat.masked(i, j))) {
+                    dropX << static_cast<double>(j);
+                    dropY << static_cast<double>(i);
+                }
+    // Drawn in the colour that reads on a 0 cell; sized to the cells after layout.
+    m_dropMarks->setScatterStyle(
+        QCPScatterStyle(QCPScatterStyle::ssCircle,
+                        QPen(contrastingText(colormapColor(name, 0.0)), 1.5), Qt::NoBrush, 8));
+    m_dropMarks->setData(dropX, dropY, true);
+
+    m_rowLabels = heat.rowLabels;
+    m_columnLabels = heat.columnLabels;
+    xAxis->setLabel(heat.columnLabels.isEmpty() || heat.columnLabels.first() == QLatin1String("d0")
+                        ? tr("dimension")
+                        : tr("keys"));
+    yAxis->setLabel(tr("queries"));
+    if (m_panel) {
+        // A panel beside others (compare): no axis titles, and row labels only on the first.
+        xAxis->setLabel(QString());
+        yAxis->setLabel(QString());
+        yAxis->setTickLabels(m_panelRowLabels);
+    }
+    if (hasDrops) // the legend of the two marks
+        if (const Experiment* shown = experimentFor(m_source))
+            xAxis->setLabel(tr("keys   \u25cb dropped by dropout (train, p = %1)   \u00d7 masked")
+                                .arg(shown->dropout.rate, 0, 'g', 3));
+    if (m_rows != m_shownRows || m_cols != m_shownCols) {
+        // A new shape resets zoom; the same shape keeps the person's zoom and pan.
+        m_shownRows = m_rows;
+        m_shownCols = m_cols;
+        xAxis->setRange(-0.5, std::max<Index>(m_cols, 1) - 0.5);
+        yAxis->setRange(-0.5, std::max<Index>(m_rows, 1) - 0.5);
+    }
+    updateTickers();
+
+    // Value labels in the cells, in a colour that reads on the cell.
+    // They are hidden when the cells, as laid out, are too small for them (fitToCells).
+    if (state.cellValues && m_rows <= kMaxLabelledTokens && m_cols <= kMaxLabelledTokens) {
+        QFont font = m_plot->font();
+        setFontSize(font, look, valueFontSize(look));
+        for (Index i = 0; i < m_rows; ++i) {
+            for (Index j = 0; j < m_cols; ++j) {
+                if (hasMask && heat.masked(i, j)) continue;
+                if (hasDrops && heat.dropped(i, j)) continue; // the ring says it: 0
+                const double value = heat.values(i, j);
+                auto* label = new QCPItemText(m_plot);
+                label->setClipToAxisRect(true);
+                label->position->setType(QCPItemPosition::ptPlotCoords);
+                label->position->setCoords(static_cast<double>(j), static_cast<double>(i));
+                // No "-0.00": tiny values print as zero.
+                label->setText(QString::number(std::abs(value) < 0.005 ? 0.0 : value, 'f', 2));
+                label->setFont(font);
+                QColor cellColor = colormapColor(name, (value - range.lower) / range.size());
+                label->setColor(contrastingText(cellColor));
+                m_valueLabels.push_back(label);
+            }
+        }
+    }
+
+    // The selected query row.
+    const Index selected = state.query;
+    const bool rowSelectable =
+        figureStyle().showSelection && m_rows > 0 && selected >= 0 && selected < m_rows;
+    m_selection->setVisible(rowSelectable);
+    if (rowSelectable) {
+        m_selection->topLeft->setCoords(-0.5, static_cast<double>(selected) - 0.5);
+        m_selection->bottomRight->setCoords(static_cast<double>(m_cols) - 0.5,
+                                            static_cast<double>(selected) + 0.5);
+        m_selection->setPen(QPen(look.accent, 2.5 * look.lineWidth));
+        m_selection->setBrush(Qt::NoBrush);
+    }
+
+    const Experiment* experiment =
+        experimentFor(m_source == HeatmapSource::Difference ? HeatmapSource::Primary : m_source);
+    // A figure says what it shows: the quantity, where the numbers come from, the variant,
+    // the mask and the head, unless the compare view or --caption names it.
+    QString heading = title();
+    if (experiment && figureStyle().caption.isEmpty() && m_caption.isEmpty())
+        heading = tr("%1 \u2014 %2").arg(heat.quantity, figureCaption(*experiment, state.head));
+    m_heading = heading;
+    m_title->setVisible(figureStyle().showTitle);
+    stylePlot(*m_plot, look);
+    m_title->setText(wrappedHeading());
+    m_colorScale->axis()->setLabelColor(look.foreground);
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+double HeatmapView::valueFontSize(const Theme& look) {
+    return std::max(6, look.fontPointSize - 1);
+}
+
+QString HeatmapView::wrappedHeading() const {
+    const int width =
+        figureStyle().wrapWidth > 0 ? figureStyle().wrapWidth : std::max(200, m_plot->width());
+    // The title sits in the matrix's column of the layout, beside the colour scale's column:
+    // lay the plot out at the figure's width (as replot will) and wrap to the title's cell.
+    // wrapCaption breaks lines as Unicode does, so Chinese wraps between characters too.
+    QCPLayoutGrid* layout = m_plot->plotLayout();
+    const QRect viewport = m_plot->viewport();
+    layout->setOuterRect(QRect(viewport.topLeft(), QSize(width, viewport.height())));
+    for (const auto phase :
+         {QCPLayoutElement::upPreparation, QCPLayoutElement::upMargins, QCPLayoutElement::upLayout})
+        layout->update(phase);
+    const QMargins margins = m_title->margins();
+    const int cell = m_title->outerRect().width() - margins.left() - margins.right();
+    const int room = std::max(40, static_cast<int>(0.97 * (cell > 0 ? cell : width) - 8));
+    return wrapCaption(m_heading, m_title->font(), room);
+}
+
+QSize HeatmapView::labelBudget() const {
+    const QSize room = axisRoom();
+    const int across = room.width();
+    const int down = room.height();
+    // Labels are spaced by at least their line height (rows, and columns drawn upright), or by
+    // their width plus a gap when the columns fit side by side: never two on one spot.
+    const QFontMetricsF metrics(m_plot->axisRect()->axis(QCPAxis::atLeft)->tickLabelFont());
+    const double pitch = metrics.height() * 1.02;
+    return {std::max(1, static_cast<int>(across /
+                                         (columnLabelsUpright() ? pitch : widestColumnLabel()))),
+            std::max(1, static_cast<int>(down / pitch))};
+}
+
+QSize HeatmapView::axisRoom() const {
+    const QRect rect = m_plot->axisRect()->rect();
+    // A widget not shown has never been laid out at its size (its axis rect is a stub):
+    // assume the matrix takes most of it. A figure is always laid out at its own size.
+    if (m_exporting || m_plot->isVisible())
+        return {std::max(1, rect.width()), std::max(1, rect.height())};
+    return {std::max({1, rect.width(), width() * 7 / 10}),
+            std::max({1, rect.height(), height() * 7 / 10})};
+}
+
+double HeatmapView::widestColumnLabel() const {
+    const QFontMetricsF metrics(m_plot->axisRect()->axis(QCPAxis::atBottom)->tickLabelFont());
+    double widest = 0;
+    for (const QString& label : m_columnLabels)
+        widest = std::max(widest, metrics.horizontalAdvance(label));
+    return widest + metrics.height() * 0.6;
+}
+
+bool HeatmapView::columnLabelsUpright() const {
+    // Side by side when every visible column has room for the widest label; else upright.
+    QCPAxis* xAxis = m_plot->axisRect()->axis(QCPAxis::atBottom);
+    const double visible = std::max(1.0, xAxis->range().size());
+    const double cell = axisRoom().width() / visible;
+    return cell < widestColumnLabel();
+}
+
+void HeatmapView::fitToCells() {
+    QCPAxisRect* rect = m_plot->axisRect();
+    QCPAxis* xAxis = rect->axis(QCPAxis::atBottom);
+    QCPAxis* yAxis = rect->axis(QCPAxis::atLeft);
+    const double cellWidth = rect->width() / std::max(1.0, xAxis->range().size());
+    const double cellHeight = rect->height() / std::max(1.0, yAxis->range().size());
+    xAxis->setTickLabelRotation(columnLabelsUpright() ? -90 : 0);
+    // A value is shown only when "0.00" fits its cell with a margin.
+    if (!m_valueLabels.empty()) {
+        const auto* first = static_cast<QCPItemText*>(m_valueLabels.front());
+        const QFontMetricsF metrics(first->font());
+        const bool fits = metrics.horizontalAdvance(QStringLiteral("0.00")) * 1.15 <= cellWidth &&
+                          metrics.height() <= cellHeight;
+        for (QCPAbstractItem* item : m_valueLabels)
+            item->setVisible(fits);
+    }
+    const Theme look = theme();
+    const double markSize = std::clamp(0.45 * std::min(cellWidth, cellHeight), 2.0, 14.0);
+    m_maskMarks->setScatterStyle(QCPScatterStyle(
+        QCPScatterStyle::ssCross,
+        QPen(look.maskedMark, std::min(1.2 * look.lineWidth, std::max(0.5, markSize / 6))),
+        Qt::NoBrush, markSize));
+}
+
+int HeatmapView::visibleValueLabelCount() const {
+    return static_cast<int>(std::count_if(m_valueLabels.begin(), m_valueLabels.end(),
+                                          [](QCPAbstractItem* item) { return item->visible(); }));
+}
+
+void HeatmapView::updateTickers() {
+    QCPAxis* xAxis = m_plot->axisRect()->axis(QCPAxis::atBottom);
+    QCPAxis* yAxis = m_plot->axisRect()->axis(QCPAxis::atLeft);
+    const QSize budget = labelBudget();
+    xAxis->setTicker(tokenTicker(m_columnLabels, xAxis->range(), budget.width()));
+    yAxis->setTicker(tokenTicker(m_rowLabels, yAxis->range(), budget.height()));
+}
+
+void HeatmapView::paintFigure(QCPPainter& painter, const QSize& size) {
+    // A dry pass lays the plot out at the figure's size, so the token labels are thinned for
+    // that size (afterLayout) before the pass that is kept.
+    // Two dry passes: the second lays out with the labels the first chose (upright or not).
+    m_exporting = true;
+    for (int pass = 0; pass < 2; ++pass) {
+        QPicture scratch;
+        QCPPainter dry(&scratch);
+        m_plot->toPainter(&dry, size.width(), size.height());
+        dry.end();
+    }
+    PlotView::paintFigure(painter, size);
+    m_exporting = false;
+}
+
+DataTable HeatmapView::data() const {
+    const HeatmapData heat = heatmapData();
+    return DataTable::fromMatrix(heat.values, heat.rowLabels, heat.columnLabels);
+}
+
+QString HeatmapView::explainCell(Index row, Index column) const {
+    const HeatmapData heat = heatmapData();
+    if (row < 0 || column < 0 || row >= heat.values.rows() || column >= heat.values.cols())
+        return {};
+    QString query = row < heat.rowLabels.size() ? heat.rowLabels[row] : QString();
+    QString key = column < heat.columnLabels.size() ? heat.columnLabels[column] : QString();
+    const QString show = QString::fromStdString(document()->session().viewState.show);
+    const Experiment* experiment = experimentFor(m_source);
+    // The label is the token as read; the tooltip also gives the raw token when it differs.
+    if (const Experiment* labelled = experimentFor(
+            m_source == HeatmapSource::Difference ? HeatmapSource::Primary : m_source)) {
+        const bool keyRows = show == QLatin1String("k") || show == QLatin1String("v");
+        auto withRaw = [this](const QString& shown, const std::vector<std::string>& tokens,
+                              Index i) {
+            if (i >= static_cast<Index>(tokens.size())) return shown;
+            const std::string& raw = tokens[static_cast<std::size_t>(i)];
+            if (displayToken(raw) != shown || QString::fromStdString(raw) == shown) return shown;
+            return tr("%1 (raw token %2)").arg(shown, QString::fromStdString(raw));
+        };
+        query = withRaw(query, keyRows ? labelled->keyTokens : labelled->queryTokens, row);
+        if (heat.values.cols() == static_cast<Index>(labelled->keyTokens.size()) && !keyRows)
+            key = withRaw(key, labelled->keyTokens, column);
+    }
+    const bool matrixOfScores = show == QLatin1String("weights") ||
+                                show == QLatin1String("scores") || show == QLatin1String("scaled");
+    if (m_source == HeatmapSource::Difference || !experiment || !matrixOfScores) {
+        return tr("%1 \u2192 %2\n%3 = %4")
+            .arg(query, key, heat.quantity, number(heat.values(row, column)));
+    }
+    const std::optional<CellComputation> cell =
+        attnlab::explainCell(*experiment, document()->session().viewState.head, row, column);
+    if (!cell) return {};
+    QStringList lines;
+    lines << tr("query \u201c%1\u201d (row %2) \u2192 key \u201c%3\u201d (column %4), head %5")
+                 .arg(query)
+                 .arg(row)
+                 .arg(key)
+                 .arg(column)
+                 .arg(cell->head);
+    if (!cell->hasScores) {
+        // No Q/K in the experiment (an attention dump of a real model): only the weight.
+        lines << tr("weight = %1").arg(number(cell->storedWeight));
+        return lines.join(QLatin1Char('\n'));
+    }
+    lines << tr("q\u00b7k = %1").arg(number(cell->dot));
+    // s = q.k x baseScale / T: the experiment says which part is which (scale = base / T).
+    if (experiment->temperature != 1.0)
+        lines << tr("\u00d7 scale %1 \u00f7 temperature %2 = s = %3")
+                     .arg(number(experiment->baseScale), number(experiment->temperature),
+                          number(cell->scaled));
+    else
+        lines
+            << tr("\u00d7 scale %1 = s = %2").arg(number(experiment->scale), number(cell->scaled));
+    if (cell->masked) {
+        lines << tr("masked: yes \u2192 weight 0 (excluded from the softmax)");
+        return lines.join(QLatin1Char('\n'));
+    }
+    lines << tr("masked: no");
+    if (!cell->softmax) {
+        lines << tr("%1 attention: weight = %2 (not a softmax of s)")
+                     .arg(QString::fromUtf8(variantName(experiment->variant)),
+                          number(cell->storedWeight));
+        return lines.join(QLatin1Char('\n'));
+    }
+    lines << tr("exp(s \u2212 max) = exp(%1 \u2212 %2) = %3")
+                 .arg(number(cell->scaled), number(cell->rowMax), number(cell->numerator));
+    lines << tr("\u00f7 row sum %1 = weight %2").arg(number(cell->rowSum), number(cell->weight));
+    lines << tr("(stored weight %1)").arg(number(cell->storedWeight));
+    if (cell->dropoutActive) {
+        lines << (cell->dropped
+                      ? tr("dropout (train mode): dropped \u2192 weight 0")
+                      : tr("dropout (train mode): kept \u2192 \u00d7 1/(1 \u2212 p) = %1 = %2")
+                            .arg(number(cell->keepScale), number(cell->weight * cell->keepScale)));
+    }
+    return lines.join(QLatin1Char('\n'));
+}
+
+bool HeatmapView::cellAt(const QPoint& position, Index* row, Index* column) const {
+    QCPAxisRect* rect = m_plot->axisRect();
+    if (!rect->rect().contains(position)) return false;
+    const double x = rect->axis(QCPAxis::atBottom)->pixelToCoord(position.x());
+    const double y = rect->axis(QCPAxis::atLeft)->pixelToCoord(position.y());
+    const auto j = static_cast<Index>(std::lround(x));
+    const auto i = static_cast<Index>(std::lround(y));
+    if (i < 0 || j < 0 || i >= m_rows || j >= m_cols) return false;
+    *row = i;
+    *column = j;
+    return true;
+}
+
+bool HeatmapView::eventFilter(QObject* watched, QEvent* event) {
+    if (watched == m_plot && event->type() == QEvent::ToolTip) {
+        const auto* help = static_cast<QHelpEvent*>(event);
+        Index row = 0;
+        Index column = 0;
+        if (cellAt(help->pos(), &row, &column)) {
+            QToolTip::showText(help->globalPos(), explainCell(row, column), m_plot);
+            return true;
+        }
+    }
+    return PlotView::eventFilter(watched, event);
+}
+
+void HeatmapView::onMouseMove(QMouseEvent* event) {
+    Index row = 0;
+    Index column = 0;
+    if (!cellAt(event->pos(), &row, &column)) {
+        QToolTip::hideText();
+        return;
+    }
+    QToolTip::showText(event->globalPosition().toPoint(), explainCell(row, column), m_plot);
+}
+
+void HeatmapView::onMousePress(QMouseEvent* event) {
+    Index row = 0;
+    Index column = 0;
+    if (event->button() != Qt::LeftButton || !cellAt(event->pos(), &row, &column)) return;
+    const Session& session = document()->session();
+    if (m_source == HeatmapSource::Primary && session.viewState.show == "mask" &&
+        session.mask.custom && row < session.mask.custom->rows() &&
+        column < session.mask.custom->cols()) {
+        document()->modify(
+            [row, column](Session& s) {
+                (*s.mask.custom)(row, column) = !(*s.mask.custom)(row, column);
+            },
+            tr("Toggle mask cell"));
+        return;
+    }
+    document()->setSelectedQuery(session.viewState.query == row ? -1 : row);
+}
+
+} // namespace attnlab::ui

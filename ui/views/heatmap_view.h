@@ -1,0 +1,133 @@
+#pragma once
+/// HeatmapView: one head's [Sq, Sk] matrix (weights, raw or scaled scores, mask) or a
+/// [S, D] matrix (output, Q, K, V). Queries run top to bottom, keys left to right, with token
+/// labels, no interpolation, a colour bar, masked cells drawn grey with an 'x', optional value
+/// labels (S <= 24), zoom and pan, and a tooltip that spells out a cell's whole computation.
+
+#include <QString>
+#include <QStringList>
+
+#include <optional>
+#include <utility>
+
+#include "ui/views/view.h"
+
+class QCPColorMap;
+class QCPColorScale;
+class QCPGraph;
+class QCPItemRect;
+class QCPTextElement;
+class QCPAbstractItem;
+
+namespace attnlab::ui {
+
+/// Which experiment a heatmap shows: the document's, the comparison's, or B - A.
+enum class HeatmapSource { Primary, Comparison, Difference };
+
+/// The matrix a heatmap draws, with everything needed to label it.
+struct HeatmapData {
+    MatrixD values;     ///< [rows, cols]
+    BoolMatrix masked;  ///< [rows, cols] true = masked (drawn grey, not a value); may be empty
+    BoolMatrix dropped; ///< [rows, cols] true = zeroed by train-mode dropout (a ring); or empty
+    QStringList rowLabels;
+    QStringList columnLabels;
+    QString quantity;          ///< colour-bar label
+    bool signedValues = false; ///< use a diverging map, symmetric range
+    bool unitRange = false;    ///< weights and mask: range [0, 1]
+};
+
+class HeatmapView : public PlotView {
+    Q_OBJECT
+public:
+    /// Value labels are drawn in the cells when both sides are at most this long.
+    static constexpr int kMaxLabelledTokens = 24;
+    /// Masked cells get an 'x' when the matrix has at most this many cells.
+    static constexpr int kMaxMarkedCells = 64 * 64;
+
+    explicit HeatmapView(Document* document, HeatmapSource source = HeatmapSource::Primary,
+                         QWidget* parent = nullptr);
+
+    QString viewId() const override;
+    QString title() const override;
+    void refresh() override;
+    DataTable data() const override;
+    void paintFigure(QCPPainter& painter, const QSize& size) override;
+
+    /// The matrix for the session's view state (show, head); empty when nothing to show.
+    HeatmapData heatmapData() const;
+    /// The tooltip text of cell (query row, key column): q.k, x scale, masked?, exp(s - max),
+    /// / row sum = weight. Empty outside the matrix.
+    QString explainCell(Index row, Index column) const;
+    /// The colour map item (tests read its data cells).
+    QCPColorMap* colorMap() const { return m_colorMap; }
+    /// Number of value labels currently drawn in cells.
+    int valueLabelCount() const { return static_cast<int>(m_valueLabels.size()); }
+    /// Number of value labels shown as laid out (the others' cells are too small for them).
+    int visibleValueLabelCount() const;
+    HeatmapSource source() const { return m_source; }
+    /// Replaces the title (the compare view names its sides); empty restores the default.
+    void setCaption(const QString& caption);
+    /// Drawn as one panel of several side by side: no axis titles; row labels only if asked.
+    void setPanel(bool rowLabels);
+    /// Compare's A and B: colours on this range instead of the matrix's own (one scale for
+    /// both), and `label` on the colour bar; nullopt restores the matrix's own. A diverging
+    /// matrix keeps its symmetric range.
+    void setSharedColorRange(std::optional<std::pair<double, double>> range,
+                             const QString& label = {});
+    /// Whether this panel draws its colour bar (A shares B's); the plot takes its room.
+    void setColorBarShown(bool shown);
+
+protected:
+    /// Answers the plot's tool-tip event with the hovered cell's breakdown.
+    bool eventFilter(QObject* watched, QEvent* event) override;
+
+private:
+    const Experiment* experimentFor(HeatmapSource source) const;
+    /// The cell under a widget position; false outside.
+    bool cellAt(const QPoint& position, Index* row, Index* column) const;
+    void onMouseMove(QMouseEvent* event);
+    void onMousePress(QMouseEvent* event);
+    void clearItems();
+    /// Token labels for the visible range, thinned to fit.
+    /// How many token labels fit across and down the axis rect as laid out now.
+    QSize labelBudget() const;
+    void updateTickers();
+    /// After layout: column labels side by side or upright, value labels shown only when they
+    /// fit their cells, mask crosses sized to the cells.
+    void fitToCells();
+    /// The widest column label plus a gap, in the tick-label font.
+    double widestColumnLabel() const;
+    /// True when the column labels do not fit side by side and are drawn upright.
+    bool columnLabelsUpright() const;
+    /// The title wrapped to the figure's (or widget's) width.
+    QString wrappedHeading() const;
+    static double valueFontSize(const Theme& look);
+
+    HeatmapSource m_source;
+    QString m_caption;
+    QCPColorMap* m_colorMap = nullptr;
+    QCPColorScale* m_colorScale = nullptr;
+    QCPGraph* m_maskMarks = nullptr;
+    QCPGraph* m_dropMarks = nullptr; ///< rings on the cells dropout zeroed (train mode)
+    QCPItemRect* m_selection = nullptr;
+    QCPTextElement* m_title = nullptr;
+    QString m_heading; ///< the title before wrapping
+    bool m_panel = false;
+    bool m_exporting = false; ///< inside paintFigure: the layout is the figure's
+    /// The axis rect's size as laid out (or, for a widget never shown, most of the widget).
+    QSize axisRoom() const;
+    bool m_panelRowLabels = true;
+    std::optional<std::pair<double, double>> m_sharedRange;
+    QString m_sharedLabel;
+    bool m_colorBarShown = true;
+    std::vector<QCPAbstractItem*> m_valueLabels;
+    Index m_rows = 0;
+    Index m_cols = 0;
+    Index m_shownRows = -1; ///< shape the zoom was set for
+    Index m_shownCols = -1;
+    QStringList m_rowLabels;
+    QSize m_labelBudget;
+    QStringList m_columnLabels;
+};
+
+} // namespace attnlab::ui

@@ -1,0 +1,225 @@
+#include "ui/views/model_view.h"
+
+#include <QMouseEvent>
+#include <QPainter>
+#include <QtConcurrent/QtConcurrentMap>
+
+#include <algorithm>
+#include <numeric>
+
+#include "ui/state/dump_document.h"
+#include "ui/views/colormap.h"
+
+namespace attnlab::ui {
+
+namespace {
+constexpr int kMargin = 8;
+constexpr int kTitleHeight = 26;
+constexpr int kLabelWidth = 34;
+constexpr int kLabelHeight = 18;
+
+/// One thumbnail: the [Sq, Sk] weights block-averaged to at most `pixels` per side, scaled to
+/// the matrix's own maximum, through a 256-entry colour table.
+QImage makeThumbnail(ConstMatrixMap weights, int pixels, const std::vector<QRgb>& table) {
+    const Index sq = weights.rows();
+    const Index sk = weights.cols();
+    const int rows = static_cast<int>(std::min<Index>(sq, pixels));
+    const int cols = static_cast<int>(std::min<Index>(sk, pixels));
+    std::vector<float> sums(static_cast<std::size_t>(rows) * cols, 0.0f);
+    std::vector<int> rowCount(static_cast<std::size_t>(rows), 0);
+    std::vector<int> colOf(static_cast<std::size_t>(sk));
+    std::vector<int> colCount(static_cast<std::size_t>(cols), 0);
+    for (Index j = 0; j < sk; ++j) {
+        colOf[static_cast<std::size_t>(j)] = static_cast<int>(j * cols / sk);
+        ++colCount[static_cast<std::size_t>(colOf[static_cast<std::size_t>(j)])];
+    }
+    for (Index i = 0; i < sq; ++i) {
+        const int y = static_cast<int>(i * rows / sq);
+        ++rowCount[static_cast<std::size_t>(y)];
+        float* out = sums.data() + static_cast<std::size_t>(y) * cols;
+        const float* in = weights.data() + i * sk;
+        for (Index j = 0; j < sk; ++j)
+            out[colOf[static_cast<std::size_t>(j)]] += in[j];
+    }
+    float highest = 0;
+    for (int y = 0; y < rows; ++y)
+        for (int x = 0; x < cols; ++x) {
+            float& cell = sums[static_cast<std::size_t>(y) * cols + x];
+            cell /= static_cast<float>(rowCount[static_cast<std::size_t>(y)] *
+                                       colCount[static_cast<std::size_t>(x)]);
+            highest = std::max(highest, cell);
+        }
+    QImage image(cols, rows, QImage::Format_RGB32);
+    const float toIndex = highest > 0 ? 255.0f / highest : 0.0f;
+    for (int y = 0; y < rows; ++y) {
+        auto* line = reinterpret_cast<QRgb*>(image.scanLine(y));
+        for (int x = 0; x < cols; ++x) {
+            const float v = sums[static_cast<std::size_t>(y) * cols + x] * toIndex;
+            line[x] = table[static_cast<std::size_t>(std::clamp(static_cast<int>(v), 0, 255))];
+        }
+    }
+    return image;
+}
+} // namespace
+
+ModelView::ModelView(Document* document, QWidget* parent)
+    : View(document, parent), m_dumps(DumpDocument::of(document)) {
+    setMinimumSize(200, 160);
+    setToolTip(tr("Every layer (rows) and head (columns) of the model dump, each scaled to its "
+                  "own maximum. Click one to open it in the heatmap."));
+    connect(m_dumps, &DumpDocument::dumpChanged, this, [this] {
+        ++m_generation;
+        markStale();
+    });
+    connect(m_dumps, &DumpDocument::layerChanged, this, [this] { markStale(); });
+}
+
+bool ModelView::dependsOn(Document::What what) const {
+    return what == Document::What::ViewState || what == Document::What::Selection ||
+           what == Document::What::Experiment;
+}
+
+void ModelView::rebuild() {
+    const AttentionDump* dump = m_dumps->dump();
+    const QString colormap = QString::fromStdString(document()->session().viewState.colormap);
+    if (m_builtGeneration == m_generation && m_builtColormap == colormap) return;
+    m_builtGeneration = m_generation;
+    m_builtColormap = colormap;
+    m_images.clear();
+    m_layers = m_heads = 0;
+    if (!dump) return;
+    m_layers = static_cast<int>(dump->layers);
+    m_heads = static_cast<int>(dump->heads);
+    std::vector<QRgb> table(256);
+    for (int i = 0; i < 256; ++i)
+        table[static_cast<std::size_t>(i)] = colormapColor(colormap, i / 255.0).rgb();
+    m_images.resize(static_cast<std::size_t>(m_layers) * m_heads);
+    std::vector<int> indices(m_images.size());
+    std::iota(indices.begin(), indices.end(), 0);
+    const Index batch = m_dumps->batch();
+    QtConcurrent::blockingMap(indices, [&](int n) {
+        m_images[static_cast<std::size_t>(n)] =
+            makeThumbnail(dump->head(batch, n / m_heads, n % m_heads), kMaxThumbnailPixels, table);
+    });
+}
+
+void ModelView::refresh() {
+    rebuild();
+    update();
+}
+
+ModelView::Layout ModelView::layout() const {
+    Layout out;
+    if (m_layers == 0 || m_heads == 0) return out;
+    const int width = this->width() - 2 * kMargin - kLabelWidth;
+    const int height = this->height() - 2 * kMargin - kTitleHeight - kLabelHeight;
+    const int pitch = std::max(4, std::min(width / m_heads, height / m_layers));
+    out.gap = pitch >= 24 ? 3 : 1;
+    out.cell = pitch - out.gap;
+    out.grid = QRect(kMargin + kLabelWidth, kMargin + kTitleHeight + kLabelHeight, pitch * m_heads,
+                     pitch * m_layers);
+    return out;
+}
+
+QRect ModelView::thumbnailRect(int layer, int head) const {
+    const Layout grid = layout();
+    if (layer < 0 || head < 0 || layer >= m_layers || head >= m_heads || grid.cell <= 0) return {};
+    const int pitch = grid.cell + grid.gap;
+    return QRect(grid.grid.left() + head * pitch, grid.grid.top() + layer * pitch, grid.cell,
+                 grid.cell);
+}
+
+const QImage& ModelView::thumbnail(int layer, int head) const {
+    static const QImage kNone;
+    if (layer < 0 || head < 0 || layer >= m_layers || head >= m_heads) return kNone;
+    return m_images[static_cast<std::size_t>(layer) * m_heads + head];
+}
+
+void ModelView::paintEvent(QPaintEvent*) {
+    const Theme look = theme();
+    QPainter painter(this);
+    painter.fillRect(rect(), look.background);
+    painter.setPen(look.foreground);
+    QFont font = painter.font();
+    font.setPointSize(look.fontPointSize);
+    painter.setFont(font);
+    if (!m_dumps->dump()) {
+        painter.drawText(rect(), Qt::AlignCenter | Qt::TextWordWrap,
+                         tr("No model dump open.\nFile \u203a Open Attention Dump\u2026 or Open "
+                            "Q/K/V Dump\u2026 shows every layer and head of a real model here."));
+        return;
+    }
+    const AttentionDump& dump = *m_dumps->dump();
+    QString heading = tr("%1 \u2014 %2 layers \u00d7 %3 heads, S = %4")
+                          .arg(m_dumps->displayName())
+                          .arg(dump.layers)
+                          .arg(dump.heads)
+                          .arg(dump.sk);
+    if (dump.batch > 1) heading += tr(", batch %1 of %2").arg(m_dumps->batch()).arg(dump.batch);
+    painter.drawText(QRect(kMargin, kMargin, width() - 2 * kMargin, kTitleHeight),
+                     Qt::AlignLeft | Qt::AlignVCenter, heading);
+    const Layout grid = layout();
+    if (grid.cell <= 0) return;
+    QFont small = font;
+    small.setPointSize(std::max(6, std::min(look.fontPointSize - 1, grid.cell / 2)));
+    painter.setFont(small);
+    const int labelEvery = std::max(1, 14 / std::max(1, grid.cell + grid.gap));
+    for (int h = 0; h < m_heads; h += labelEvery) {
+        const QRect cell = thumbnailRect(0, h);
+        painter.drawText(
+            QRect(cell.left() - 6, grid.grid.top() - kLabelHeight, cell.width() + 12, kLabelHeight),
+            Qt::AlignCenter, QString::number(h));
+    }
+    for (int l = 0; l < m_layers; l += labelEvery) {
+        const QRect cell = thumbnailRect(l, 0);
+        painter.drawText(QRect(kMargin, cell.top(), kLabelWidth - 4, cell.height()),
+                         Qt::AlignRight | Qt::AlignVCenter, tr("L%1").arg(l));
+    }
+    painter.setRenderHint(QPainter::SmoothPixmapTransform, false);
+    for (int l = 0; l < m_layers; ++l)
+        for (int h = 0; h < m_heads; ++h)
+            painter.drawImage(thumbnailRect(l, h), thumbnail(l, h));
+    if (m_dumps->active()) {
+        const int focused = static_cast<int>(document()->session().viewState.head);
+        const QRect target = thumbnailRect(static_cast<int>(m_dumps->layer()), focused);
+        if (!target.isEmpty()) {
+            painter.setPen(QPen(look.accent, std::max(2.0, 2.5 * look.lineWidth)));
+            painter.setBrush(Qt::NoBrush);
+            painter.drawRect(target.adjusted(-1, -1, 1, 1));
+        }
+    }
+}
+
+void ModelView::mousePressEvent(QMouseEvent* event) {
+    if (event->button() != Qt::LeftButton) return View::mousePressEvent(event);
+    for (int l = 0; l < m_layers; ++l)
+        for (int h = 0; h < m_heads; ++h)
+            if (thumbnailRect(l, h).contains(event->pos())) {
+                m_dumps->focus(l, h);
+                emit headActivated(l, h);
+                ViewState state = document()->session().viewState;
+                state.view = "heatmap";
+                document()->setViewState(state);
+                return;
+            }
+}
+
+DataTable ModelView::data() const {
+    DataTable table;
+    if (!m_dumps->dump()) return table;
+    const std::vector<HeadSummary>& rows = m_dumps->headTable();
+    table.columnLabels = {tr("layer"), tr("head"), tr("mean entropy"), tr("mean distance"),
+                          tr("first-token mass")};
+    table.cols = 5;
+    table.rowHeader = QStringLiteral("head");
+    table.rows = static_cast<int>(rows.size());
+    for (const HeadSummary& row : rows) {
+        table.rowLabels << tr("L%1 H%2").arg(row.layer).arg(row.head);
+        table.values.insert(table.values.end(),
+                            {static_cast<double>(row.layer), static_cast<double>(row.head),
+                             row.meanEntropy, row.meanDistance, row.firstTokenMass});
+    }
+    return table;
+}
+
+} // namespace attnlab::ui

@@ -1,0 +1,93 @@
+#include "ui/views/plot_captions.h"
+
+#include <QFont>
+#include <QFontMetricsF>
+#include <QHash>
+#include <QPointer>
+#include <QString>
+#include <QStringList>
+#include <QTextLayout>
+#include <qcustomplot.h>
+
+#include <algorithm>
+
+namespace attnlab::ui {
+
+QString wrapCaption(const QString& text, const QFont& font, int width) {
+    if (text.isEmpty() || width <= 0) return text;
+    QStringList lines;
+    for (const QString& paragraph : text.split(QLatin1Char('\n'))) {
+        if (QFontMetricsF(font).horizontalAdvance(paragraph) <= width) {
+            lines << paragraph;
+            continue;
+        }
+        QTextLayout layout(paragraph, font);
+        QTextOption option;
+        option.setWrapMode(QTextOption::WrapAtWordBoundaryOrAnywhere);
+        layout.setTextOption(option);
+        layout.beginLayout();
+        for (QTextLine line = layout.createLine(); line.isValid(); line = layout.createLine()) {
+            line.setLineWidth(width);
+            lines << paragraph.mid(line.textStart(), line.textLength()).trimmed();
+        }
+        layout.endLayout();
+    }
+    return lines.join(QLatin1Char('\n'));
+}
+
+namespace {
+
+/// Remembers, per caption, the text its view set and the wrapped text shown, so a caption the
+/// view has not changed is re-wrapped from its original at the new width.
+class CaptionWrapper : public QObject {
+public:
+    explicit CaptionWrapper(QCustomPlot* plot) : QObject(plot), m_plot(plot) {
+        setObjectName(QStringLiteral("attnlab_caption_wrapper"));
+        connect(plot, &QCustomPlot::beforeReplot, this, &CaptionWrapper::wrap);
+    }
+
+private:
+    struct Shown {
+        QString original;
+        QString wrapped;
+    };
+
+    void wrap() {
+        const int plotWidth = m_plot->width() - 16;
+        if (plotWidth < 40) return;
+        QHash<QCPTextElement*, Shown> next;
+        for (QCPLayoutElement* element : m_plot->plotLayout()->elements(true)) {
+            auto* caption = qobject_cast<QCPTextElement*>(element);
+            if (!caption) continue;
+            const QString current = caption->text();
+            const auto known = m_shown.constFind(caption);
+            const QString original = known != m_shown.constEnd() && known->wrapped == current
+                                         ? known->original
+                                         : current;
+            // A caption may sit in one column of the layout (above the axes, beside a colour
+            // scale): it wraps to that column as last laid out, else to the plot.
+            const int cell = caption->outerRect().width() - caption->margins().left() -
+                             caption->margins().right() - 8;
+            const int width = cell >= 40 ? std::min(plotWidth, cell) : plotWidth;
+            const QString wrapped = wrapCaption(original, caption->font(), width);
+            if (wrapped != current) caption->setText(wrapped);
+            next.insert(caption, {original, wrapped});
+        }
+        m_shown = next;
+    }
+
+    QCustomPlot* m_plot;
+    QHash<QCPTextElement*, Shown> m_shown;
+};
+
+} // namespace
+
+void fitPlotCaptions(QCustomPlot* plot, int minimumWidth, int minimumHeight) {
+    if (!plot) return;
+    plot->setMinimumSize(minimumWidth, minimumHeight);
+    if (!plot->findChild<QObject*>(QStringLiteral("attnlab_caption_wrapper"),
+                                   Qt::FindDirectChildrenOnly))
+        new CaptionWrapper(plot);
+}
+
+} // namespace attnlab::ui

@@ -1,0 +1,193 @@
+#include "ui/views/teaching_plot.h"
+
+#include <qcustomplot.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace attnlab::ui {
+
+QCPRange fillColorMap(QCPColorMap* map, const MatrixD& values, const BoolMatrix* hidden) {
+    const int rows = static_cast<int>(values.rows());
+    const int cols = static_cast<int>(values.cols());
+    QCPColorMapData* cells = map->data();
+    cells->setSize(std::max(1, cols), std::max(1, rows));
+    // Cell i sits at coordinate i. QCustomPlot spreads a side of n > 1 cells over the range of
+    // their centres plus half a cell each way, but draws a side of one cell with zero width:
+    // give that side the cell's own extent.
+    auto span = [](int count) { return count <= 1 ? QCPRange(-0.5, 0.5) : QCPRange(0, count - 1); };
+    cells->setRange(span(cols), span(rows));
+    if (rows == 0 || cols == 0) {
+        cells->fill(std::numeric_limits<double>::quiet_NaN());
+        return QCPRange(0, 0);
+    }
+    const bool useHidden = hidden && hidden->rows() == rows && hidden->cols() == cols;
+    double lowest = std::numeric_limits<double>::infinity();
+    double highest = -lowest;
+    for (int r = 0; r < rows; ++r)
+        for (int c = 0; c < cols; ++c) {
+            if (useHidden && (*hidden)(r, c)) {
+                cells->setCell(c, r, std::numeric_limits<double>::quiet_NaN());
+                continue;
+            }
+            const double value = values(r, c);
+            cells->setCell(c, r, value);
+            if (!std::isfinite(value)) continue;
+            lowest = std::min(lowest, value);
+            highest = std::max(highest, value);
+        }
+    if (!std::isfinite(lowest)) return QCPRange(0, 0);
+    return QCPRange(lowest, highest);
+}
+
+QCPAxisRect* makeAxisRect(QCustomPlot* plot, const QString& xLabel, const QString& yLabel) {
+    auto* rect = new QCPAxisRect(plot);
+    rect->axis(QCPAxis::atBottom)->setLabel(xLabel);
+    rect->axis(QCPAxis::atLeft)->setLabel(yLabel);
+    return rect;
+}
+
+void setupMatrixAxes(QCPAxisRect* rect) {
+    rect->axis(QCPAxis::atLeft)->setRangeReversed(true);
+    for (QCPAxis* axis : {rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft)}) {
+        axis->grid()->setVisible(false);
+        axis->setSubTicks(false);
+    }
+}
+
+QSharedPointer<QCPAxisTicker> integerTicker() {
+    auto ticker = QSharedPointer<QCPAxisTickerFixed>::create();
+    ticker->setTickStep(1.0);
+    ticker->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);
+    return ticker;
+}
+
+QSharedPointer<QCPAxisTickerText> labelTicker(const QStringList& labels, int maxLabels) {
+    auto ticker = QSharedPointer<QCPAxisTickerText>::create();
+    const int count = static_cast<int>(labels.size());
+    const int step = std::max(1, (count + maxLabels - 1) / std::max(1, maxLabels));
+    for (int i = 0; i < count; i += step)
+        ticker->addTick(i, labels[i]);
+    return ticker;
+}
+
+namespace {
+constexpr const char* kTokenLabels = "attnlab_token_labels";
+} // namespace
+
+void setTokenLabels(QCPAxis* axis, const QStringList& labels) {
+    axis->setProperty(kTokenLabels, labels);
+    axis->setTicker(labelTicker(labels, std::max<int>(1, static_cast<int>(labels.size()))));
+}
+
+bool fitTokenLabels(QCPAxis* axis) {
+    const QStringList labels = axis->property(kTokenLabels).toStringList();
+    const auto current = axis->ticker().dynamicCast<QCPAxisTickerText>();
+    if (labels.isEmpty() || !current || !axis->axisRect()) return false;
+    const bool vertical = axis->orientation() == Qt::Vertical;
+    const int length = vertical ? axis->axisRect()->height() : axis->axisRect()->width();
+    if (length <= 0) return false;
+    const QFontMetrics metrics(axis->tickLabelFont());
+    double pitch = metrics.height() + 1.0; // a label's room along the axis
+    if (!vertical && axis->tickLabelRotation() == 0) {
+        int widest = 0;
+        for (const QString& label : labels)
+            widest = std::max(widest, metrics.horizontalAdvance(label));
+        pitch = widest + 6.0;
+    } else if (!vertical && std::abs(axis->tickLabelRotation()) < 80) {
+        pitch = 1.5 * metrics.height() + 2.0;
+    }
+    const int fits = std::max(1, static_cast<int>(length / pitch));
+    auto thinned = labelTicker(labels, fits);
+    if (thinned->ticks().keys() == current->ticks().keys()) return false;
+    axis->setTicker(thinned);
+    return true;
+}
+
+void styleLegend(QCPLegend* legend, const Theme& theme) {
+    legend->setBrush(theme.background);
+    legend->setTextColor(theme.foreground);
+    legend->setBorderPen(QPen(theme.grid));
+    QFont font = legend->font();
+    setFontSize(font, theme, std::max(7, theme.fontPointSize - 2));
+    legend->setFont(font);
+}
+
+void fitLegendIcons(QCPLegend* legend) {
+    const int height = QFontMetrics(legend->font()).height();
+    legend->setIconSize(2 * height, height);
+}
+
+bool wrapLegendToWidth(QCPLegend* legend, int width) {
+    if (width <= 0) return false;
+    const QFontMetrics metrics(legend->font());
+    const int items = legend->itemCount();
+    int widest = 0, total = 0;
+    for (int i = 0; i < items; ++i) {
+        auto* item = qobject_cast<QCPPlottableLegendItem*>(legend->item(i));
+        const QString text = item ? item->plottable()->name() : QString();
+        const QMargins margins = legend->item(i)->margins();
+        const int itemWidth = legend->iconSize().width() + legend->iconTextPadding() +
+                              metrics.horizontalAdvance(text) + margins.left() + margins.right() +
+                              legend->columnSpacing();
+        widest = std::max(widest, itemWidth);
+        total += itemWidth;
+    }
+    int columns = items;
+    if (total > width) columns = std::max(1, width / std::max(1, widest));
+    const int wrap = columns >= items ? 0 : columns;
+    if (wrap == legend->wrap() && legend->fillOrder() == QCPLayoutGrid::foColumnsFirst)
+        return false;
+    legend->setWrap(wrap);
+    legend->setFillOrder(QCPLayoutGrid::foColumnsFirst, true);
+    return true;
+}
+
+QCPLegend* insetLegend(QCPAxisRect* rect, const Theme& theme, Qt::Alignment alignment) {
+    QCPLegend* legend = nullptr;
+    if (rect->insetLayout()->elementCount() > 0)
+        legend = qobject_cast<QCPLegend*>(rect->insetLayout()->elementAt(0));
+    if (!legend) {
+        legend = new QCPLegend;
+        rect->insetLayout()->addElement(legend, alignment);
+        legend->setLayer(QStringLiteral("legend"));
+    }
+    styleLegend(legend, theme);
+    return legend;
+}
+
+QCPLegend* legendAbove(QCPLayoutGrid* grid, int row, int column, QCPAxisRect* rect) {
+    auto* cell = new QCPLayoutGrid;
+    grid->addElement(row, column, cell);
+    auto* legend = new QCPLegend;
+    cell->addElement(0, 0, legend);
+    cell->addElement(1, 0, rect);
+    cell->setRowStretchFactors({0.001, 1.0});
+    cell->setRowSpacing(2);
+    legend->setLayer(QStringLiteral("legend"));
+    legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
+    // The plot's own legend is gone (the views clear the layout): without this, every
+    // plottable made from now on would be added to this one as well.
+    if (QCustomPlot* plot = legend->parentPlot()) plot->setAutoAddPlottableToLegend(false);
+    legend->setMargins(QMargins(0, 0, 0, 0));
+    return legend;
+}
+
+QString bytesText(double bytes) {
+    if (bytes < 10 * 1024.0) return QObject::tr("%1 B").arg(bytes, 0, 'f', 0);
+    if (bytes < 10 * 1024.0 * 1024) return QObject::tr("%1 KiB").arg(bytes / 1024, 0, 'f', 0);
+    if (bytes < 10 * 1024.0 * 1024 * 1024)
+        return QObject::tr("%1 MiB").arg(bytes / (1024.0 * 1024), 0, 'f', 0);
+    return QObject::tr("%1 GiB").arg(bytes / (1024.0 * 1024 * 1024), 0, 'f', 1);
+}
+
+void setViewStep(Document& document, Index ViewState::*field, Index step, Index last) {
+    const Index clamped = std::clamp<Index>(step, 0, std::max<Index>(0, last));
+    if (document.session().viewState.*field == clamped) return;
+    ViewState state = document.session().viewState;
+    state.*field = clamped;
+    document.setViewState(state);
+}
+
+} // namespace attnlab::ui

@@ -1,0 +1,73 @@
+#pragma once
+/// Small plotting helpers shared by the views: the one colour-map fill with hidden (masked)
+/// cells, token tick labels, titled axis rects, inset legends.
+
+#include <QSharedPointer>
+#include <QString>
+#include <QStringList>
+
+#include "attnlab/attention/attention.h"
+#include "attnlab/attention/mask.h"
+#include "attnlab/base/result.h"
+#include "attnlab/base/tensor.h"
+#include "attnlab/io/npy.h"
+#include "attnlab/lab/embedding.h"
+#include "attnlab/lab/session.h"
+#include "attnlab/lab/stats.h"
+#include "ui/state/document.h"
+#include "ui/window/theme.h"
+
+class QCPAxisRect;
+class QCPAxis;
+class QCPAxisTicker;
+class QCPAxisTickerText;
+class QCPColorMap;
+class QCPLayoutGrid;
+class QCPLegend;
+class QCPRange;
+class QCustomPlot;
+
+namespace attnlab::ui {
+
+/// Fills a colour map cell by cell from a [rows, cols] matrix (x = column, y = row, cell i at
+/// coordinate i); cells where `hidden` is true (same shape, may be null or empty) become NaN
+/// (drawn in the gradient's NaN colour, "masked"). The one fill every matrix view uses: a 1 x 1
+/// or 1 x n matrix draws too. Returns the range of the finite values drawn, (0, 0) if none.
+QCPRange fillColorMap(QCPColorMap* map, const MatrixD& values, const BoolMatrix* hidden);
+/// A new axis rect with axis labels.
+QCPAxisRect* makeAxisRect(QCustomPlot* plot, const QString& xLabel, const QString& yLabel);
+/// Matrix axes: row 0 at the top, no grid, no sub-ticks.
+void setupMatrixAxes(QCPAxisRect* rect);
+/// One text tick per label, thinned to at most `maxLabels`.
+/// Ticks at whole numbers only (multiples of 1, 2, 5 ...), for axes of indices such as head
+/// dimensions: never 2.5.
+QSharedPointer<QCPAxisTicker> integerTicker();
+QSharedPointer<QCPAxisTickerText> labelTicker(const QStringList& labels, int maxLabels);
+/// Token labels on a matrix axis: every label now (labelTicker), kept with the axis so that
+/// fitTokenLabels can thin them once the plot is laid out.
+void setTokenLabels(QCPAxis* axis, const QStringList& labels);
+/// Thins the labels setTokenLabels gave `axis` to those its laid-out length holds without
+/// overlap: one per text line down a vertical axis or along a turned one, one per widest label
+/// along a level one. For QCustomPlot::afterLayout; true when the ticks changed (lay out again).
+bool fitTokenLabels(QCPAxis* axis);
+/// A legend inside `rect` (created once, at `alignment`), styled for the theme. It sits on the
+/// data: use it only where the corner is known to be empty.
+QCPLegend* insetLegend(QCPAxisRect* rect, const Theme& theme, Qt::Alignment alignment);
+/// A legend in its own row above `rect`, outside the data, so it never covers a bar or a curve;
+/// items run left to right. `rect` goes into a new sub-grid placed at (row, column) of `grid`.
+QCPLegend* legendAbove(QCPLayoutGrid* grid, int row, int column, QCPAxisRect* rect);
+/// Background, text and border of a legend for the theme.
+void styleLegend(QCPLegend* legend, const Theme& theme);
+/// Icons one text line high (2:1), so each name sits level with its icon in any font size.
+void fitLegendIcons(QCPLegend* legend);
+/// Lays a left-to-right legend's items out in as many columns as fit in `width` pixels (its
+/// font as set), wrapping to further rows, so a legend never runs past the plot it labels.
+/// Returns whether the layout changed (a width <= 0, not laid out yet, changes nothing).
+bool wrapLegendToWidth(QCPLegend* legend, int width);
+/// "12 B", "34 KiB", "5 MiB", "2 GiB".
+QString bytesText(double bytes);
+/// Moves a stepper to `step` clamped to [0, last]: writes the view-state field (flashStep,
+/// kvStep) through the document, so the window, render and saved sessions agree.
+void setViewStep(Document& document, Index ViewState::*field, Index step, Index last);
+
+} // namespace attnlab::ui

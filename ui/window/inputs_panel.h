@@ -1,0 +1,100 @@
+#pragma once
+/// InputsPanel: everything a person sets up: token text (or two texts for cross-attention),
+/// tokenizer, token chips, model settings, scale/temperature, the variant and the masks.
+/// Every change is one undoable Document edit; the panel follows the Document on undo/redo.
+
+#include <QWidget>
+
+#include "ui/state/document.h"
+
+class QCheckBox;
+class QComboBox;
+class QDoubleSpinBox;
+class QLabel;
+class QLineEdit;
+class QListWidget;
+class QSlider;
+class QSpinBox;
+
+namespace attnlab::ui {
+
+/// The variant picker's entries; each sets the session fields it stands for.
+enum class VariantPreset {
+    Softmax,
+    MultiHead,
+    Cross,
+    Gqa,
+    Mqa,
+    SlidingWindow,
+    Linear,
+    Additive,
+    Flash,
+    KvCache
+};
+
+/// The preset a session looks like (the most specific one).
+VariantPreset classifySession(const Session& session);
+/// Applies a preset to a session, keeping everything it does not concern.
+void applyPreset(Session& session, VariantPreset preset);
+
+class InputsPanel : public QWidget {
+    Q_OBJECT
+public:
+    explicit InputsPanel(Document* document, QWidget* parent = nullptr);
+
+    QLineEdit* textEdit() const { return m_text; }
+    QLineEdit* sourceEdit() const { return m_source; }
+    QComboBox* variantCombo() const { return m_variant; }
+    QCheckBox* causalCheck() const { return m_causal; }
+    QCheckBox* windowCheck() const { return m_window; }
+    QSpinBox* windowSpin() const { return m_windowSize; }
+    QSpinBox* headsSpin() const { return m_heads; }
+    QListWidget* chips() const { return m_chips; }
+    QLabel* problemLabel() const { return m_problemLabel; }
+    /// "Showing gpt2.npz, layer 3 ..." while a model dump is on screen; hidden otherwise.
+    QLabel* sourceNote() const { return m_sourceNote; }
+
+protected:
+    /// Keeps the whole form visible when the theme changes the font size.
+    void changeEvent(QEvent* event) override;
+
+private:
+    void fitWidth();
+    void updateFromSession();
+    void updateChips();
+    void updateProblems();
+    void editMask();
+    void editScale(int position);
+    /// slider position -> multiple of 1/sqrt(d_head)
+    static double sliderFactor(int position);
+
+    Document* m_document;
+    QWidget* m_content = nullptr;
+    QLineEdit* m_text = nullptr;
+    QCheckBox* m_cross = nullptr;
+    QLineEdit* m_source = nullptr;
+    QComboBox* m_tokenizer = nullptr;
+    QListWidget* m_chips = nullptr;
+    QSpinBox* m_dModel = nullptr;
+    QSpinBox* m_heads = nullptr;
+    QSpinBox* m_kvHeads = nullptr;
+    QComboBox* m_positional = nullptr;
+    QSpinBox* m_seed = nullptr;
+    QCheckBox* m_identity = nullptr;
+    QSlider* m_scale = nullptr;
+    QLabel* m_scaleLabel = nullptr;
+    QDoubleSpinBox* m_temperature = nullptr;
+    QComboBox* m_variant = nullptr;
+    QCheckBox* m_causal = nullptr;
+    QCheckBox* m_padding = nullptr;
+    QSpinBox* m_validLen = nullptr;
+    QCheckBox* m_window = nullptr;
+    QSpinBox* m_windowSize = nullptr;
+    QCheckBox* m_causalWindow = nullptr;
+    QSpinBox* m_causalWindowSize = nullptr;
+    QCheckBox* m_custom = nullptr;
+    QLabel* m_problemLabel = nullptr;
+    QLabel* m_sourceNote = nullptr;
+};
+
+} // namespace attnlab::ui

@@ -1,0 +1,261 @@
+#include "ui/window/model_tool_bar.h"
+
+#include <QAction>
+#include <QCoreApplication>
+#include <QDir>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QKeySequence>
+#include <QLabel>
+#include <QMainWindow>
+#include <QMenu>
+#include <QPointer>
+#include <QProgressDialog>
+#include <QSettings>
+#include <QStatusBar>
+#include <QToolBar>
+#include <QToolButton>
+
+#include "ui/state/document.h"
+#include "ui/state/model_document.h"
+#include "ui/window/data_folders.h"
+
+namespace attnlab::ui {
+
+namespace {
+
+constexpr int kMaxRecentModels = 8;
+const char* const kRecentModelsKey = "recentModels";
+const char* const kBundledModel = "tiny-llama-induction";
+
+void addRecentModel(const QString& directory) {
+    QSettings settings;
+    QStringList recent = settings.value(QLatin1String(kRecentModelsKey)).toStringList();
+    const QString absolute = QFileInfo(directory).absoluteFilePath();
+    recent.removeAll(absolute);
+    recent.prepend(absolute);
+    while (recent.size() > kMaxRecentModels)
+        recent.removeLast();
+    settings.setValue(QLatin1String(kRecentModelsKey), recent);
+}
+
+/// Fills the "Switch Heads Off" menu: one submenu per layer, one checkable entry per head.
+void fillAblationMenu(QMenu* menu, ModelDocument* models) {
+    menu->clear();
+    const model::Model* loaded = models->model();
+    if (!loaded) return;
+    const HeadSet ablated = models->ablatedHeads();
+    QAction* focused = menu->addAction(QObject::tr("Switch the &Focused Head Off or On"));
+    focused->setShortcut(QKeySequence(Qt::CTRL | Qt::ALT | Qt::Key_H));
+    QObject::connect(focused, &QAction::triggered, models, [models] {
+        HeadSet heads = models->ablatedHeads();
+        const std::pair<Index, Index> key{models->layer(), models->head()};
+        if (!heads.erase(key)) heads.insert(key);
+        models->setAblatedHeads(heads);
+    });
+    QAction* allOn = menu->addAction(QObject::tr("&All Heads On"));
+    allOn->setEnabled(!ablated.empty());
+    QObject::connect(allOn, &QAction::triggered, models, [models] { models->setAblatedHeads({}); });
+    menu->addSeparator();
+    const Index layers = loaded->config.layers;
+    const Index heads = loaded->config.heads;
+    // A large model gets one submenu per layer; the menu lists at most 64 layers.
+    for (Index l = 0; l < std::min<Index>(layers, 64); ++l) {
+        Index off = 0;
+        for (Index h = 0; h < heads; ++h)
+            off += ablated.count({l, h});
+        QMenu* layerMenu = menu->addMenu(off > 0 ? QObject::tr("Layer %1 (%2 off)").arg(l).arg(off)
+                                                 : QObject::tr("Layer %1").arg(l));
+        for (Index h = 0; h < heads; ++h) {
+            QAction* action = layerMenu->addAction(QObject::tr("Head %1 off").arg(h));
+            action->setCheckable(true);
+            action->setChecked(ablated.count({l, h}) > 0);
+            QObject::connect(action, &QAction::toggled, models, [models, l, h](bool on) {
+                HeadSet next = models->ablatedHeads();
+                if (on)
+                    next.insert({l, h});
+                else
+                    next.erase({l, h});
+                models->setAblatedHeads(next);
+            });
+        }
+    }
+}
+
+} // namespace
+
+QString bundledModelDirectory() {
+    const QString config = findDataFile(QStringLiteral("models/") + QLatin1String(kBundledModel) +
+                                        QStringLiteral("/config.json"));
+    return config.isEmpty() ? QString() : QFileInfo(config).absolutePath();
+}
+
+QString weightsBadgeText(Document* document) {
+    const Experiment* shown = document->experiment();
+    if (!shown) return {};
+    switch (shown->source.kind) {
+    case ExperimentSource::Kind::Session:
+        return shown->session.identityProjections ? QObject::tr("no weights: identity projections")
+                                                  : QObject::tr("untrained: random projections");
+    case ExperimentSource::Kind::Model:
+        return QObject::tr("trained model: %1").arg(QString::fromStdString(shown->source.name));
+    case ExperimentSource::Kind::AttentionDump:
+    case ExperimentSource::Kind::QkvDump:
+        return QObject::tr("model dump: %1").arg(QString::fromStdString(shown->source.name));
+    }
+    return {};
+}
+
+void installModelControls(QMainWindow* window, QMenu* fileMenu, QMenu* examplesMenu,
+                          Document* document) {
+    ModelDocument* models = ModelDocument::of(document);
+
+    // File menu.
+    QAction* open = fileMenu->addAction(QObject::tr("Open &Model\u2026"), window, [window, models] {
+        const QString directory = QFileDialog::getExistingDirectory(
+            window,
+            QObject::tr("Open a model folder (config.json, *.safetensors, tokenizer.json)"));
+        if (!directory.isEmpty()) models->openModel(directory);
+    });
+    open->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O));
+    open->setToolTip(QObject::tr("A Hugging Face checkpoint folder (gpt2, llama, qwen2, qwen3, "
+                                 "mistral): type text and every view shows the real model"));
+    QMenu* recentMenu = fileMenu->addMenu(QObject::tr("Open Recent Mo&del"));
+    auto updateRecent = [recentMenu, models] {
+        recentMenu->clear();
+        const QStringList recent =
+            QSettings().value(QLatin1String(kRecentModelsKey)).toStringList();
+        for (const QString& path : recent) {
+            QAction* action = recentMenu->addAction(QFileInfo(path).fileName());
+            action->setToolTip(path);
+            QObject::connect(action, &QAction::triggered, models,
+                             [models, path] { models->openModel(path); });
+        }
+        recentMenu->setEnabled(!recent.isEmpty());
+    };
+    updateRecent();
+    QAction* close =
+        fileMenu->addAction(QObject::tr("Close Model"), models, &ModelDocument::closeModel);
+    close->setToolTip(QObject::tr("Back to the lab's own random projections"));
+
+    // The bundled trained model under File > Examples.
+    if (examplesMenu) {
+        examplesMenu->addSeparator();
+        QAction* bundled = examplesMenu->addAction(
+            QObject::tr("Trained model: %1 (induction heads)").arg(QLatin1String(kBundledModel)));
+        const QString directory = bundledModelDirectory();
+        bundled->setEnabled(!directory.isEmpty());
+        bundled->setToolTip(
+            directory.isEmpty()
+                ? QObject::tr("The bundled model was not found beside the program")
+                : QObject::tr("A 3-layer Llama trained by scripts/train_demo_model.py: "
+                              "layer 0 head 1 attends to the previous token, layer 1 "
+                              "head 1 is an induction head"));
+        QObject::connect(bundled, &QAction::triggered, models,
+                         [models, directory] { models->openModel(directory); });
+    }
+
+    // Tool bar: the model's name and run time, show it again, switch heads off.
+    QToolBar* bar = window->addToolBar(QObject::tr("Real model"));
+    bar->setObjectName(QStringLiteral("RealModelToolBar"));
+    auto* name = new QLabel(bar);
+    bar->addWidget(name);
+    QAction* show = bar->addAction(QObject::tr("Show Model"), models, &ModelDocument::showModel);
+    show->setToolTip(QObject::tr("The views show the lab session; show the real model again"));
+    auto* ablationButton = new QToolButton(bar);
+    ablationButton->setText(QObject::tr("Heads Off"));
+    ablationButton->setToolTip(
+        QObject::tr("Switch heads off (their output is zeroed) and watch the next "
+                    "token and later layers change; each change is one undo step"));
+    ablationButton->setPopupMode(QToolButton::InstantPopup);
+    auto* ablationMenu = new QMenu(ablationButton);
+    ablationButton->setMenu(ablationMenu);
+    QAction* ablationAction = bar->addWidget(ablationButton);
+
+    // Status bar badge: where the numbers on screen come from.
+    auto* badge = new QLabel(window);
+    badge->setObjectName(QStringLiteral("WeightsBadge"));
+    window->statusBar()->addPermanentWidget(badge);
+
+    auto sync = [=] {
+        const bool loaded = models->model() != nullptr;
+        const bool active = models->active();
+        bar->setVisible(loaded);
+        close->setEnabled(loaded);
+        show->setVisible(loaded && !active);
+        ablationAction->setVisible(loaded);
+        if (loaded) {
+            QString text = QStringLiteral(" %1 ").arg(models->displayName());
+            if (models->run())
+                text += QObject::tr("\u2014 %1 tokens, %2 ms ")
+                            .arg(models->run()->ids.size())
+                            .arg(models->lastRunMilliseconds(), 0, 'f', 1);
+            if (!models->ablatedHeads().empty())
+                text += QObject::tr("\u2014 %1 heads off ").arg(models->ablatedHeads().size());
+            name->setText(text);
+        }
+        const QString badgeText = weightsBadgeText(document);
+        badge->setText(badgeText);
+        badge->setVisible(!badgeText.isEmpty());
+        const bool trained = document->experiment() &&
+                             document->experiment()->source.kind == ExperimentSource::Kind::Model;
+        const bool lab = document->experiment() && document->experiment()->source.isSession();
+        badge->setStyleSheet(
+            trained ? QStringLiteral("QLabel { background: #d7f0dc; color: #14532d; "
+                                     "padding: 1px 8px; border-radius: 3px; font-weight: bold; }")
+            : lab   ? QStringLiteral("QLabel { background: #ffe0b2; color: #6d3a00; "
+                                       "padding: 1px 8px; border-radius: 3px; font-weight: bold; }")
+                    : QStringLiteral("QLabel { padding: 1px 8px; font-weight: bold; }"));
+        badge->setToolTip(
+            trained ? QObject::tr("The views show a trained model's own q, k, v and attention")
+            : lab   ? QObject::tr(
+                          "The lab's own seeded random projections: the patterns are arithmetic, "
+                            "not learned meaning. Open a model (File > Open Model or Examples) to see "
+                            "trained attention.")
+                  : QObject::tr("Attention or Q/K/V read from a dump file"));
+    };
+    QObject::connect(models, &ModelDocument::modelChanged, bar, [=] {
+        if (models->model()) addRecentModel(models->directory());
+        updateRecent();
+        fillAblationMenu(ablationMenu, models);
+        sync();
+    });
+    QObject::connect(models, &ModelDocument::runChanged, bar, [=] {
+        fillAblationMenu(ablationMenu, models);
+        sync();
+    });
+    QObject::connect(ablationMenu, &QMenu::aboutToShow, bar,
+                     [=] { fillAblationMenu(ablationMenu, models); });
+    QObject::connect(document, &Document::changed, bar, [sync](Document::What what) {
+        if (what == Document::What::Experiment || what == Document::What::Session) sync();
+    });
+
+    // Loading: a progress dialog with Cancel; the window stays live meanwhile.
+    auto dialog = std::make_shared<QPointer<QProgressDialog>>();
+    QObject::connect(models, &ModelDocument::loadingChanged, window, [=](bool loading) {
+        if (loading) {
+            if (!*dialog) {
+                auto* created = new QProgressDialog(QObject::tr("Loading the model\u2026"),
+                                                    QObject::tr("Cancel"), 0, 100, window);
+                created->setWindowTitle(QObject::tr("Open Model"));
+                created->setMinimumDuration(300);
+                created->setAutoClose(false);
+                created->setAutoReset(false);
+                QObject::connect(created, &QProgressDialog::canceled, models,
+                                 &ModelDocument::cancelLoad);
+                *dialog = created;
+            }
+            (*dialog)->setValue(0);
+            window->statusBar()->showMessage(QObject::tr("Loading the model\u2026"));
+        } else {
+            if (*dialog) (*dialog)->reset();
+            window->statusBar()->clearMessage();
+        }
+    });
+    QObject::connect(models, &ModelDocument::loadProgress, window, [=](double fraction) {
+        if (*dialog && models->loading()) (*dialog)->setValue(static_cast<int>(fraction * 100));
+    });
+    sync();
+}
+
+} // namespace attnlab::ui
