@@ -41,12 +41,15 @@ public:
         auto storage = std::make_unique<std::vector<float>>();
         auto values = m_tensors.floats(*entry, *storage);
         if (!values) throw LoadError{values.error()};
-        if (!storage->empty()) m_widened.push_back(std::move(storage));
+        // Read before the move below: `storage` is null after it (bench --model, which touches
+        // the pages of a mapped checkpoint, crashed on every F16/BF16 one).
+        const bool widened = !storage->empty();
+        if (widened) m_widened.push_back(std::move(storage));
         Weight weight;
         weight.values = *values;
         weight.rows = shape.size() == 2 ? shape[0] : 1;
         weight.cols = shape.size() == 2 ? shape[1] : shape[0];
-        if (m_options.touchPages && storage->empty()) touch(*entry);
+        if (m_options.touchPages && !widened) touch(*entry); // widened values are in memory
         m_done += entry->bytes;
         if (m_options.progress)
             m_options.progress(
