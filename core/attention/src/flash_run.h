@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "attnlab/attention/flash.h"
+#include "flash_tile.h"
 #include "kernels.h"
 
 namespace attnlab {
@@ -23,12 +24,12 @@ template <typename T> constexpr T kMinusInf = -std::numeric_limits<T>::infinity(
 
 /// Per-thread buffers of one q tile, sized once per head and reused for every tile.
 template <typename T> struct TileBuffers {
-    MatrixT<T> scores;          // [Br, Bc] logits, then probabilities
-    MatrixT<T> accumulator;     // [Br, Dv] un-normalised output
-    ArrayT<T> rowMax, rowSum;   // [Br] running m and l
-    ArrayT<T> tileMax, rescale; // [Br]
-    ArrayT<T> shift;            // [Br] the m_new subtracted before exp (0 while m_new is -inf)
-    ArrayT<T> inverse;          // [Br] 1 / l, or 0 for a row with no allowed key
+    MatrixT<T> scores;        // [Br, Bc] logits, then probabilities
+    MatrixT<T> accumulator;   // [Br, Dv] un-normalised output
+    ArrayT<T> rowMax, rowSum; // [Br] running m and l
+    ArrayT<T> rescale;        // [Br] exp(m_old - m_new) of the last tile
+    ArrayT<T> shift;          // [Br] the m_new subtracted before exp (0 while m_new is -inf)
+    ArrayT<T> inverse;        // [Br] 1 / l, or 0 for a row with no allowed key
     std::vector<KeyRange> ranges;
 
     void reserve(Index br, Index bc, Index dv) {
@@ -36,7 +37,6 @@ template <typename T> struct TileBuffers {
         accumulator.resize(br, dv);
         rowMax.resize(br);
         rowSum.resize(br);
-        tileMax.resize(br);
         rescale.resize(br);
         shift.resize(br);
         inverse.resize(br);
@@ -57,38 +57,6 @@ void sinkTile(const TileBuffers<T>& buf, Index q0, Index br, FlashStateT<T>& sta
     for (Index i = 0; i < br; ++i) {
         state.rowMax[static_cast<std::size_t>(q0 + i)] = buf.rowMax(i);
         state.rowSum[static_cast<std::size_t>(q0 + i)] = buf.rowSum(i);
-    }
-}
-
-/// Whether the tile rows x [k0, k1) holds at least one allowed cell.
-bool tileHasAllowed(const std::vector<KeyRange>& ranges, Index br, Index q0, Index k0, Index k1,
-                    const BoolMatrix* custom) {
-    for (Index i = 0; i < br; ++i) {
-        const KeyRange& r = ranges[static_cast<std::size_t>(i)];
-        const Index b = std::max(r.begin, k0);
-        const Index e = std::min(r.end, k1);
-        if (e <= b) continue;
-        if (!custom || custom->row(q0 + i).segment(b, e - b).any()) return true;
-    }
-    return false;
-}
-
-/// Sets the cells of the [br, bc] tile at (q0, k0) that the mask forbids to -inf.
-template <typename T>
-void maskTile(Eigen::Ref<MatrixT<T>, 0, Eigen::OuterStride<>> tile,
-              const std::vector<KeyRange>& ranges, Index q0, Index k0, const BoolMatrix* custom) {
-    const Index br = tile.rows();
-    const Index bc = tile.cols();
-    for (Index i = 0; i < br; ++i) {
-        const KeyRange& r = ranges[static_cast<std::size_t>(i)];
-        const Index b = std::clamp<Index>(r.begin - k0, 0, bc);
-        const Index e = std::clamp<Index>(r.end - k0, b, bc);
-        if (b > 0) tile.row(i).head(b).setConstant(kMinusInf<T>);
-        if (e < bc) tile.row(i).tail(bc - e).setConstant(kMinusInf<T>);
-        if (custom) {
-            const auto allow = custom->row(q0 + i).segment(k0, bc).array();
-            tile.row(i) = allow.select(tile.row(i).array(), kMinusInf<T>).matrix();
-        }
     }
 }
 
@@ -136,31 +104,20 @@ void flashRun(const kernels::HeadJobT<T>& job, Index qBlock, Index kvBlock,
                 break;
             }
             const Index bc = std::min(kvBlock, sk - k0);
-            const bool skip = !tileHasAllowed(buf.ranges, br, q0, k0, k0 + bc, custom);
+            const bool skip = !kernels::tileHasAllowed(buf.ranges, br, q0, k0, k0 + bc, custom);
             auto rescale = buf.rescale.head(br);
             if (!skip) {
                 auto s = buf.scores.topLeftCorner(br, bc);
                 s.noalias() = job.scale * (qTile * job.k.middleRows(k0, bc).transpose());
-                maskTile<T>(s, buf.ranges, q0, k0, custom);
-                auto tileMax = buf.tileMax.head(br);
+                kernels::maskTile<T>(s, buf.ranges, q0, k0, custom);
                 auto shift = buf.shift.head(br);
-                tileMax = s.rowwise().maxCoeff().array();
-                auto& newMax = tileMax;
-                newMax = rowMax.max(tileMax);
-                // A row that has seen no allowed key keeps m = -inf: shift by 0 so exp gives 0.
-                shift = (newMax > kMinusInf<T>).select(newMax, T(0));
-                // exp(m_old - m_new); 0 for a row that had seen no key (its state is zero).
-                rescale = kernels::expMasked(rowMax - shift);
-                s.array().colwise() -= shift;
-                s = kernels::expMasked(s.array()).matrix();
-                rowSum = rescale * rowSum + s.rowwise().sum().array();
+                kernels::onlineSoftmaxUpdate<T>(s, rowMax, rowSum, rescale, shift);
                 if constexpr (kDropout)
                     for (Index i = 0; i < br; ++i)
                         kernels::dropWeights<T>(&s(i, 0), bc, k0, *job.dropout, job.batch, q0 + i,
                                                 kernels::keepScale<T>(*job.dropout));
                 acc.array().colwise() *= rescale;
                 acc.noalias() += s * job.v.middleRows(k0, bc);
-                rowMax = newMax;
             } else {
                 rescale.setOnes();
             }
@@ -199,12 +156,12 @@ void flashRun(const kernels::HeadJobT<T>& job, Index qBlock, Index kvBlock,
             for (Index k0 = 0; k0 < sk; k0 += kvBlock) {
                 const Index bc = std::min(kvBlock, sk - k0);
                 auto w = weights.middleCols(k0, bc);
-                if (!tileHasAllowed(buf.ranges, br, q0, k0, k0 + bc, custom)) {
+                if (!kernels::tileHasAllowed(buf.ranges, br, q0, k0, k0 + bc, custom)) {
                     w.setZero();
                     continue;
                 }
                 w.noalias() = job.scale * (qTile * job.k.middleRows(k0, bc).transpose());
-                maskTile<T>(w, buf.ranges, q0, k0, custom);
+                kernels::maskTile<T>(w, buf.ranges, q0, k0, custom);
                 auto shift = buf.shift.head(br);
                 shift = (rowMax > kMinusInf<T>).select(rowMax, T(0));
                 w.array().colwise() -= shift;

@@ -3,7 +3,7 @@
 // standard softmax attention in double.
 
 #include "attnlab/attention/flash_walk.h"
-#include "kernels.h"
+#include "flash_tile.h"
 
 #include <algorithm>
 #include <cmath>
@@ -81,44 +81,34 @@ Index FlashWalk::skippedAmong(Index steps) const {
 }
 
 bool FlashWalk::tileHasAllowed(Index q0, Index br, Index k0, Index bc) const {
-    const BoolMatrix* custom = m_mask.custom ? &*m_mask.custom : nullptr;
-    for (Index i = 0; i < br; ++i) {
-        const KeyRange r = keyRange(m_mask, m_batch, q0 + i, sq(), sk());
-        const Index b = std::max(r.begin, k0);
-        const Index e = std::min(r.end, k0 + bc);
-        if (e <= b) continue;
-        if (!custom || custom->row(q0 + i).segment(b, e - b).any()) return true;
-    }
-    return false;
+    std::vector<KeyRange> ranges(static_cast<std::size_t>(br));
+    for (Index i = 0; i < br; ++i)
+        ranges[static_cast<std::size_t>(i)] = keyRange(m_mask, m_batch, q0 + i, sq(), sk());
+    return kernels::tileHasAllowed(ranges, br, q0, k0, k0 + bc,
+                                   m_mask.custom ? &*m_mask.custom : nullptr);
 }
 
 void FlashWalk::applyTile(Index q0, Index br, Index k0, Index bc, Matrix& accumulator,
                           std::vector<float>& rowMax, std::vector<float>& rowSum,
                           std::vector<float>* rescaleOut) const {
+    // The kernel's own tile update (flash_tile.h) on this walk's state.
     thread_local Matrix scores;
+    thread_local std::vector<KeyRange> ranges;
+    thread_local std::vector<float> rescale, shift;
     scores.resize(br, bc);
     scores.noalias() = m_scale * (m_q.middleRows(q0, br) * m_k.middleRows(k0, bc).transpose());
-    const BoolMatrix* custom = m_mask.custom ? &*m_mask.custom : nullptr;
-    if (rescaleOut) rescaleOut->assign(static_cast<std::size_t>(br), 1.0f);
-    for (Index i = 0; i < br; ++i) {
-        const KeyRange r = keyRange(m_mask, m_batch, q0 + i, sq(), sk());
-        auto row = scores.row(i);
-        for (Index c = 0; c < bc; ++c) {
-            const Index j = k0 + c;
-            if (j < r.begin || j >= r.end || (custom && !(*custom)(q0 + i, j))) row(c) = kMinusInf;
-        }
-        const auto local = static_cast<std::size_t>(i);
-        const float newMax = std::max(rowMax[local], row.maxCoeff());
-        // A row that has seen no allowed key keeps m = -inf: shift by 0 so exp gives 0.
-        const float shift = newMax > kMinusInf ? newMax : 0.0f;
-        const float rescale = std::exp(rowMax[local] - shift);
-        row = kernels::expMasked(row.array() - shift).matrix();
-        rowSum[local] = rescale * rowSum[local] + row.sum();
-        accumulator.row(i) *= rescale;
-        rowMax[local] = newMax;
-        if (rescaleOut) (*rescaleOut)[local] = rescale;
-    }
+    ranges.resize(static_cast<std::size_t>(br));
+    for (Index i = 0; i < br; ++i)
+        ranges[static_cast<std::size_t>(i)] = keyRange(m_mask, m_batch, q0 + i, sq(), sk());
+    kernels::maskTile<float>(scores, ranges, q0, k0, m_mask.custom ? &*m_mask.custom : nullptr);
+    rescale.resize(static_cast<std::size_t>(br));
+    shift.resize(static_cast<std::size_t>(br));
+    using Rows = Eigen::Map<Array>;
+    kernels::onlineSoftmaxUpdate<float>(scores, Rows(rowMax.data(), br), Rows(rowSum.data(), br),
+                                        Rows(rescale.data(), br), Rows(shift.data(), br));
+    accumulator.array().colwise() *= Rows(rescale.data(), br);
     accumulator.noalias() += scores * m_v.middleRows(k0, bc);
+    if (rescaleOut) rescaleOut->assign(rescale.begin(), rescale.end());
 }
 
 void FlashWalk::walk() {

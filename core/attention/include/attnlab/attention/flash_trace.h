@@ -10,10 +10,15 @@
 
 namespace attnlab {
 
-template <typename T> struct FlashStepT {
-    Index qStart = 0, qEnd = 0;   ///< query rows [qStart, qEnd)
-    Index kvStart = 0, kvEnd = 0; ///< key columns [kvStart, kvEnd)
-    bool skipped = false;         ///< no allowed cell in the tile: not computed, state unchanged
+/// One tile of the walk: query rows [qStart, qEnd) x key columns [kvStart, kvEnd).
+struct FlashTile {
+    Index qStart = 0, qEnd = 0;
+    Index kvStart = 0, kvEnd = 0;
+    bool skipped = false; ///< no allowed cell in the tile: not computed, state unchanged
+};
+
+/// A tile of a traced run with the state after it.
+template <typename T> struct FlashStepT : FlashTile {
     /// Per query row of the tile after this step: running max m (-inf while no key seen),
     /// running sum l relative to m, and exp(m_old - m_new) applied to the accumulator.
     std::vector<T> rowMax, rowSum, rescale;

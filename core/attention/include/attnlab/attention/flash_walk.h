@@ -23,13 +23,6 @@
 
 namespace attnlab {
 
-/// One tile of the walk: query rows [qStart, qEnd) x key columns [kvStart, kvEnd).
-struct FlashTile {
-    Index qStart = 0, qEnd = 0;
-    Index kvStart = 0, kvEnd = 0;
-    bool skipped = false; ///< no allowed cell: not computed, state unchanged
-};
-
 /// The online-softmax values of one query row after one computed tile.
 struct FlashRowPoint {
     Index stepsDone = 0; ///< the tile is step stepsDone (1-based: tiles done after it)
