@@ -82,7 +82,7 @@ Document::Document(QObject* parent)
 
 Document::~Document() {
     m_timer->stop();
-    if (m_running) m_watcher->waitForFinished();
+    if (m_runs.running()) m_watcher->waitForFinished();
     if (m_walkRunning) m_walkWatcher->waitForFinished();
 }
 
@@ -104,7 +104,7 @@ QStringList Document::problemsOf(const Session& session) {
 
 bool Document::experimentOutOfDate() const {
     if (!m_experiment || m_external) return false;
-    return !m_problems.isEmpty() || m_doneGeneration != m_generation;
+    return !m_problems.isEmpty() || m_runs.pending();
 }
 
 void Document::edit(const Session& next, const QString& description, EditMerge merge) {
@@ -144,7 +144,8 @@ void Document::applySession(const Session& session) {
 void Document::setExternalExperiment(Experiment experiment) {
     m_timer->stop();
     m_external = true;
-    m_doneGeneration = ++m_generation; // a run still in flight is dropped when it finishes
+    m_runs.change(); // a run still in flight is dropped when it finishes
+    m_runs.settle();
     setExperiment(std::move(experiment));
     m_comparisonExperiment.reset();
     emit changed(What::Experiment);
@@ -257,7 +258,7 @@ bool Document::save(const QString& path) {
 
 void Document::scheduleRun() {
     if (m_external) return; // a dump is shown; the next session edit clears m_external
-    ++m_generation;
+    m_runs.change();
     if (!m_problems.isEmpty()) {
         m_timer->stop();
         emit errorOccurred(m_problems.join(QLatin1Char('\n')));
@@ -294,24 +295,24 @@ RunOutput Document::compute(const Session& session, Comparison comparison,
 }
 
 void Document::startRun() {
-    if (m_running || !m_problems.isEmpty() || m_doneGeneration == m_generation) return;
+    if (!m_runs.canStart() || !m_problems.isEmpty()) return;
+    const quint64 ticket = m_runs.start();
     if (workOf(m_session) <= m_workerThreshold) {
-        finishRun(compute(m_session, m_comparison, m_otherSession, m_generation));
+        finishRun(compute(m_session, m_comparison, m_otherSession, ticket));
         return;
     }
-    m_running = true;
     if (!m_busy) {
         m_busy = true;
         emit changed(What::Busy);
     }
-    m_watcher->setFuture(QtConcurrent::run(&Document::compute, m_session, m_comparison,
-                                           m_otherSession, m_generation));
+    m_watcher->setFuture(
+        QtConcurrent::run(&Document::compute, m_session, m_comparison, m_otherSession, ticket));
 }
 
 void Document::finishRun(RunOutput output) {
-    m_running = false;
-    if (output.generation > m_doneGeneration) {
-        m_doneGeneration = output.generation;
+    // A result newer than the one shown is shown even when edits came since: typing sees the
+    // maps follow.
+    if (m_runs.finish(output.generation)) {
         if (output.experiment) {
             setExperiment(std::move(output.experiment));
             m_comparisonExperiment = std::move(output.comparison);
@@ -321,7 +322,7 @@ void Document::finishRun(RunOutput output) {
             emit errorOccurred(output.error);
         }
     }
-    if (m_generation != m_doneGeneration && m_problems.isEmpty()) {
+    if (m_runs.pending() && m_problems.isEmpty()) {
         startRun(); // edits arrived while the worker ran: compute the latest one
         return;
     }
@@ -439,7 +440,7 @@ void Document::finishWalk() {
         m_walkSerial = m_walkRunningSerial;
         m_walkHead = m_walkRunningHead;
     }
-    if (m_busy && !m_running) {
+    if (m_busy && !m_runs.running()) {
         m_busy = false;
         emit changed(What::Busy);
     }
@@ -451,19 +452,19 @@ void Document::flush() {
         m_walkWatcher->waitForFinished();
         finishWalk();
     }
-    if (m_running) m_watcher->waitForFinished();
+    if (m_runs.running()) m_watcher->waitForFinished();
     QCoreApplication::processEvents();
-    if (m_timer->isActive() || (m_doneGeneration != m_generation && m_problems.isEmpty())) {
+    if (m_timer->isActive() || (m_runs.pending() && m_problems.isEmpty())) {
         m_timer->stop();
-        if (!m_running && m_problems.isEmpty() && m_doneGeneration != m_generation)
-            finishRun(compute(m_session, m_comparison, m_otherSession, m_generation));
+        if (m_runs.canStart() && m_problems.isEmpty())
+            finishRun(compute(m_session, m_comparison, m_otherSession, m_runs.start()));
     }
 }
 
 bool Document::waitForIdle(int timeoutMs) {
     QElapsedTimer clock;
     clock.start();
-    while (m_running || m_walkRunning || m_timer->isActive()) {
+    while (m_runs.running() || m_walkRunning || m_timer->isActive()) {
         if (clock.elapsed() > timeoutMs) return false;
         QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
     }

@@ -19,6 +19,7 @@
 #include "attnlab/lab/embedding.h"
 #include "attnlab/lab/session.h"
 #include "attnlab/lab/stats.h"
+#include "ui/state/latest_request.h"
 
 class QTimer;
 class QUndoStack;
@@ -198,9 +199,7 @@ private:
     QFutureWatcher<RunOutput>* m_watcher = nullptr;
     QString m_filePath;
     QString m_theme = QStringLiteral("light");
-    quint64 m_generation = 0;     ///< bumped by every change that needs a recompute
-    quint64 m_doneGeneration = 0; ///< generation of the last finished run
-    bool m_running = false;
+    LatestRequest m_runs; ///< run(session): the latest edit's result wins
     bool m_busy = false;
     bool m_external = false; ///< m_experiment came from setExternalExperiment()
     qint64 m_workerThreshold = 64 * 64 * 16;

@@ -328,7 +328,9 @@ void ModelDocument::setModel(std::shared_ptr<const model::Model> loaded,
 void ModelDocument::closeModel() {
     if (!m_model) return;
     if (m_runCancel) m_runCancel->store(true);
-    ++m_generation;
+    // A run in flight is stale, and nothing is left to run.
+    m_runs.change();
+    m_runs.settle();
     const bool wasShown = active();
     m_model.reset();
     m_tokenizer.reset();
@@ -406,7 +408,7 @@ void ModelDocument::showModel() {
 }
 
 bool ModelDocument::idle() const {
-    return !m_loading && !m_running && m_doneGeneration == m_generation;
+    return !m_loading && m_runs.idle();
 }
 
 bool ModelDocument::waitForIdle(int timeoutMs) {
@@ -414,12 +416,12 @@ bool ModelDocument::waitForIdle(int timeoutMs) {
     clock.start();
     while (!idle()) {
         if (clock.elapsed() > timeoutMs) return false;
-        if (m_timer->isActive() && !m_running) {
+        if (m_timer->isActive() && !m_runs.running()) {
             m_timer->stop();
             startRun();
         }
         QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
-        if (m_running) m_runWatcher->waitForFinished();
+        if (m_runs.running()) m_runWatcher->waitForFinished();
         if (m_loading) m_loadWatcher->waitForFinished();
         QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
     }
@@ -428,42 +430,43 @@ bool ModelDocument::waitForIdle(int timeoutMs) {
 
 void ModelDocument::scheduleRun() {
     if (!m_model) return;
-    ++m_generation;
-    if (m_running && m_runCancel) m_runCancel->store(true); // stale: stop between layers
-    if (!m_running) m_timer->start(kCoalesceMs);
+    m_runs.change();
+    if (m_runs.running() && m_runCancel) m_runCancel->store(true); // stale: stop between layers
+    if (!m_runs.running()) m_timer->start(kCoalesceMs);
 }
 
 void ModelDocument::startRun() {
-    if (!m_model || m_running || m_doneGeneration == m_generation) return;
+    if (!m_model || !m_runs.canStart()) return;
     if (m_ids.empty()) {
         // Nothing to run (an empty text and no template tokens): the last figure stays.
-        m_doneGeneration = m_generation;
+        m_runs.settle();
         emit runChanged();
         return;
     }
     for (const RecentRun& recent : m_recent) {
         if (recent.run->ids != m_ids || recent.run->ablatedHeads != m_ablated) continue;
         ModelRunOutput out;
-        out.generation = m_generation;
+        out.generation = m_runs.start();
         out.ids = m_ids;
         out.milliseconds = recent.milliseconds; // the forward that made it; none runs now
         toDumps(*m_model, *m_tokenizer, *recent.run, out);
         out.run = recent.run;
-        m_running = true;
         finishRun(std::move(out));
         return;
     }
-    m_running = true;
+    const quint64 ticket = m_runs.start();
     m_runCancel = std::make_shared<std::atomic<bool>>(false);
     // The previous run's cache is reused when the new ids extend its ids (runModel checks).
     m_runWatcher->setFuture(QtConcurrent::run(computeRun, m_model, m_tokenizer, m_ids, m_ablated,
-                                              m_run, m_runCancel, m_generation));
+                                              m_run, m_runCancel, ticket));
 }
 
 void ModelDocument::finishRun(ModelRunOutput output) {
-    m_running = false;
-    const bool stale = output.generation != m_generation;
-    if (!stale) m_doneGeneration = output.generation;
+    // Only the latest request's result counts as done; a stale one is still shown when
+    // nothing is (below).
+    const bool stale = !m_runs.isLatest(output.generation);
+    m_runs.finish(stale ? 0 : output.generation); // ticket 0: ends the run, marks nothing done
+    if (!m_model) return;                         // closed while it ran
     if (!output.run) {
         if (!output.cancelled && !stale) fail(output.error);
     } else if (!stale || !m_run) {
@@ -492,7 +495,7 @@ void ModelDocument::finishRun(ModelRunOutput output) {
         }
         emit runChanged();
     }
-    if (m_generation != m_doneGeneration) m_timer->start(0);
+    if (m_runs.pending()) m_timer->start(0);
 }
 
 void ModelDocument::publish() {

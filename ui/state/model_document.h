@@ -39,6 +39,7 @@
 
 #include "attnlab/model/model.h"
 #include "attnlab/tokenizer/tokenizer.h"
+#include "ui/state/latest_request.h"
 
 class QTimer;
 template <typename T> class QFutureWatcher;
@@ -188,9 +189,7 @@ private:
     QFutureWatcher<ModelLoadOutput>* m_loadWatcher = nullptr;
     std::shared_ptr<std::atomic<bool>> m_runCancel;
     std::shared_ptr<std::atomic<bool>> m_loadCancel;
-    quint64 m_generation = 0;     ///< bumped by every change that needs a run
-    quint64 m_doneGeneration = 0; ///< generation of the last finished run
-    bool m_running = false;
+    LatestRequest m_runs; ///< the forward: the latest text's run wins
     bool m_loading = false;
     double m_lastRunMs = 0;
 };
