@@ -43,7 +43,7 @@ Index wholeNumber(const nlohmann::json& v, const std::string& where) {
 
 using Json = nlohmann::json;
 
-Result<nlohmann::json> parseJson(const std::string& text) {
+Result<nlohmann::json> parseJson(std::string_view text) {
     std::vector<std::string> keys; // keys[d] is the key being read at nesting depth d + 1
     const Json::parser_callback_t track = [&keys](int depth, Json::parse_event_t event,
                                                   Json& parsed) {
@@ -54,7 +54,7 @@ Result<nlohmann::json> parseJson(const std::string& text) {
         return true;
     };
     try {
-        return Json::parse(text, track);
+        return Json::parse(text.begin(), text.end(), track);
     } catch (const Json::out_of_range& e) {
         std::string where;
         for (const auto& key : keys)

@@ -15,10 +15,14 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <limits>
 #include <optional>
 #include <set>
 #include <sstream>
+#include <string_view>
+
+#include "attnlab/io/json_read.h"
 
 namespace attnlab::model {
 namespace {
@@ -187,12 +191,10 @@ Result<std::vector<TensorEntry>> parseSafetensorsHeader(const unsigned char* byt
                               " is larger than the format's 100 MB limit");
     if (headerLength < 2) return fail(name, "header is not a JSON object");
 
-    nlohmann::json header;
-    try {
-        header = nlohmann::json::parse(bytes + 8, bytes + 8 + headerLength);
-    } catch (const nlohmann::json::exception& e) {
-        return fail(name, std::string("header is not valid JSON: ") + e.what());
-    }
+    Result<nlohmann::json> parsed =
+        detail::parseJson(std::string_view(reinterpret_cast<const char*>(bytes) + 8, headerLength));
+    if (!parsed) return fail(name, "header: " + parsed.error());
+    const nlohmann::json header = std::move(*parsed);
     if (!header.is_object()) return fail(name, "header is not a JSON object");
 
     const std::size_t dataStart = 8 + static_cast<std::size_t>(headerLength);
@@ -295,12 +297,10 @@ Result<SafeTensors> SafeTensors::open(const std::string& path) {
             indexPath = index.string();
             std::ifstream in(indexPath, std::ios::binary);
             if (!in) return fail(indexPath, "cannot open");
-            nlohmann::json json;
-            try {
-                json = nlohmann::json::parse(in);
-            } catch (const nlohmann::json::exception& e) {
-                return fail(indexPath, std::string("not valid JSON: ") + e.what());
-            }
+            const std::string text{std::istreambuf_iterator<char>(in), {}};
+            Result<nlohmann::json> parsed = detail::parseJson(text);
+            if (!parsed) return fail(indexPath, parsed.error());
+            const nlohmann::json json = std::move(*parsed);
             if (!json.is_object() || !json.contains("weight_map") ||
                 !json["weight_map"].is_object())
                 return fail(indexPath, "has no weight_map object");

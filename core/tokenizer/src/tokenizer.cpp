@@ -12,6 +12,7 @@
 #include <system_error>
 
 #include "attnlab/base/check.h"
+#include "attnlab/io/json_read.h"
 #include "tokenizer_bpe.h"
 #include "tokenizer_pipeline.h"
 #include "tokenizer_text.h"
@@ -160,16 +161,11 @@ std::string readWholeFile(const std::filesystem::path& path, const std::string& 
     return content;
 }
 
-Json parseJson(std::string_view text, const std::string& name) {
-    try {
-        return Json::parse(text.begin(), text.end());
-    } catch (const Json::parse_error& error) {
-        std::string message = error.what();
-        if (const auto close = message.find("] ");
-            message.rfind("[json.", 0) == 0 && close != std::string::npos)
-            message = message.substr(close + 2);
-        throw FormatError(name + ": not valid JSON: " + message);
-    }
+/// The core's one JSON reader (attnlab/io/json_read.h); its message names the file.
+Json parseJsonFile(std::string_view text, const std::string& name) {
+    Result<Json> parsed = attnlab::detail::parseJson(text);
+    if (!parsed) throw FormatError(name + ": " + parsed.error());
+    return std::move(*parsed);
 }
 
 /// tokenizer_config.json's bos_token / eos_token: a string, {"content": ...}, or null.
@@ -264,7 +260,7 @@ Result<Tokenizer> Tokenizer::fromFile(const std::string& path) {
         const std::filesystem::path configPath = file.parent_path() / "tokenizer_config.json";
         if (std::filesystem::is_regular_file(configPath, error)) {
             const std::string configName = configPath.string();
-            const Json config = parseJson(readWholeFile(configPath, configName), configName);
+            const Json config = parseJsonFile(readWholeFile(configPath, configName), configName);
             if (!config.is_object()) return Error{configName + ": must hold a JSON object"};
             auto impl = std::const_pointer_cast<Impl>(loaded->m_impl);
             try {
@@ -290,7 +286,7 @@ Result<Tokenizer> Tokenizer::fromJson(std::string_view jsonText, const std::stri
     auto impl = std::make_shared<Impl>();
     impl->source = name;
     try {
-        const Json root = parseJson(jsonText, name);
+        const Json root = parseJsonFile(jsonText, name);
         if (!root.is_object()) throw FormatError(name + ": must hold a JSON object");
 
         // The model: BPE only.

@@ -3,6 +3,7 @@
 // the type names and whole-number check every reader's messages use. Internal to the core.
 
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -29,6 +30,6 @@ Index wholeNumber(const nlohmann::json& value, const std::string& where);
 /// Parses JSON text. A number nlohmann cannot hold (1e400 overflows a double) is an error
 /// naming the key it belongs to ("attention.scale: the number 1e400 is too large ..."); a
 /// syntax error is "not valid JSON: ..." without nlohmann's exception prefix.
-Result<nlohmann::json> parseJson(const std::string& text);
+Result<nlohmann::json> parseJson(std::string_view text);
 
 } // namespace attnlab::detail
