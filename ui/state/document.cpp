@@ -68,14 +68,12 @@ void fitCustomMask(Session& session) {
 
 Document::Document(QObject* parent)
     : QObject(parent), m_undo(new QUndoStack(this)), m_timer(new QTimer(this)),
-      m_watcher(new QFutureWatcher<RunOutput>(this)) {
+      m_watcher(new QFutureWatcher<RunOutput>(this)), m_walks(new FlashWalkRunner(this)) {
     m_timer->setSingleShot(true);
     connect(m_timer, &QTimer::timeout, this, &Document::startRun);
     connect(m_watcher, &QFutureWatcher<RunOutput>::finished, this,
             [this] { finishRun(m_watcher->result()); });
-    m_walkWatcher = new QFutureWatcher<std::shared_ptr<const attnlab::FlashWalk>>(this);
-    connect(m_walkWatcher, &QFutureWatcher<std::shared_ptr<const attnlab::FlashWalk>>::finished,
-            this, &Document::finishWalk);
+    connect(m_walks, &FlashWalkRunner::finished, this, &Document::finishWalk);
     m_problems = problemsOf(m_session);
     scheduleRun();
 }
@@ -83,7 +81,6 @@ Document::Document(QObject* parent)
 Document::~Document() {
     m_timer->stop();
     if (m_runs.running()) m_watcher->waitForFinished();
-    if (m_walkRunning) m_walkWatcher->waitForFinished();
 }
 
 bool Document::isModified() const {
@@ -326,51 +323,11 @@ void Document::finishRun(RunOutput output) {
         startRun(); // edits arrived while the worker ran: compute the latest one
         return;
     }
-    if (m_busy && !m_walkRunning) {
+    if (m_busy && !m_walks->running()) {
         m_busy = false;
         emit changed(What::Busy);
     }
 }
-
-namespace {
-
-/// The focused head's walk: its Q, K, V copied out of the experiment (one head, small).
-struct WalkJob {
-    Matrix q, k, v;
-    MaskSpec mask;
-    double scale = 1;
-    Index qBlock = 1, kvBlock = 1;
-};
-
-std::optional<WalkJob> walkJobOf(const Experiment& experiment, Index head) {
-    if (!experiment.hasQk() || experiment.headCount() == 0) return std::nullopt;
-    head = std::clamp<Index>(head, 0, experiment.headCount() - 1);
-    const Index kvHead = experiment.kvHeadOf(head);
-    WalkJob job;
-    job.q = experiment.qkv.q.head(0, head);
-    job.k = experiment.qkv.k.head(0, kvHead);
-    job.v = experiment.qkv.v.head(0, kvHead);
-    job.mask = experiment.mask;
-    if (job.mask.custom &&
-        (job.mask.custom->rows() != job.q.rows() || job.mask.custom->cols() != job.k.rows()))
-        job.mask.custom.reset();
-    job.scale = experiment.scale;
-    // Blocks: the session's (the stepper edits them); a dump re-run uses the defaults.
-    job.qBlock = std::max<Index>(1, experiment.session.qBlock);
-    job.kvBlock = std::max<Index>(1, experiment.session.kvBlock);
-    return job;
-}
-
-std::shared_ptr<const FlashWalk> runWalk(const WalkJob& job) {
-    try {
-        return std::make_shared<const FlashWalk>(job.q, job.k, job.v, job.mask, 0, job.scale,
-                                                 job.qBlock, job.kvBlock);
-    } catch (const std::exception&) {
-        return nullptr; // the view says there is nothing to step
-    }
-}
-
-} // namespace
 
 QString comparisonName(Comparison comparison) {
     switch (comparison) {
@@ -395,51 +352,28 @@ QString comparisonName(Comparison comparison) {
 void Document::setExperiment(std::optional<Experiment> experiment) {
     m_experiment = std::move(experiment);
     ++m_experimentSerial;
-    m_walk.reset();
+    m_walks->clear();
+}
+
+Index Document::focusedHead() const {
+    return std::clamp<Index>(m_session.viewState.head, 0,
+                             std::max<Index>(1, m_experiment ? m_experiment->headCount() : 1) - 1);
 }
 
 const FlashWalk* Document::flashWalk() const {
-    if (!m_walk || !m_experiment || m_walkSerial != m_experimentSerial) return nullptr;
-    const Index head = std::clamp<Index>(m_session.viewState.head, 0,
-                                         std::max<Index>(1, m_experiment->headCount()) - 1);
-    return head == m_walkHead ? m_walk.get() : nullptr;
+    return m_experiment ? m_walks->walk(m_experimentSerial, focusedHead()) : nullptr;
 }
 
 void Document::requestFlashWalk() {
     if (flashWalk() || !m_experiment) return;
-    const Index head = std::clamp<Index>(m_session.viewState.head, 0,
-                                         std::max<Index>(1, m_experiment->headCount()) - 1);
-    if (m_walkRunning) {
-        if (m_walkRunningSerial == m_experimentSerial && m_walkRunningHead == head) return;
-        return; // finishWalk() asks again for the head wanted then
-    }
-    const std::optional<WalkJob> job = walkJobOf(*m_experiment, head);
-    if (!job) return;
-    const qint64 work = static_cast<qint64>(job->q.rows()) * job->k.rows();
-    if (work <= m_workerThreshold) {
-        m_walk = runWalk(*job);
-        m_walkSerial = m_experimentSerial;
-        m_walkHead = head;
-        return; // the caller reads flashWalk() now; nothing else changed
-    }
-    m_walkRunning = true;
-    m_walkRunningSerial = m_experimentSerial;
-    m_walkRunningHead = head;
-    if (!m_busy) {
+    if (m_walks->request(*m_experiment, m_experimentSerial, focusedHead(), m_workerThreshold) &&
+        !m_busy) {
         m_busy = true;
         emit changed(What::Busy);
     }
-    m_walkWatcher->setFuture(QtConcurrent::run(&runWalk, *job));
 }
 
 void Document::finishWalk() {
-    if (!m_walkRunning) return; // flush() took the result already
-    m_walkRunning = false;
-    if (m_walkRunningSerial == m_experimentSerial) {
-        m_walk = m_walkWatcher->result();
-        m_walkSerial = m_walkRunningSerial;
-        m_walkHead = m_walkRunningHead;
-    }
     if (m_busy && !m_runs.running()) {
         m_busy = false;
         emit changed(What::Busy);
@@ -448,10 +382,7 @@ void Document::finishWalk() {
 }
 
 void Document::flush() {
-    if (m_walkRunning) {
-        m_walkWatcher->waitForFinished();
-        finishWalk();
-    }
+    if (m_walks->running()) m_walks->wait();
     if (m_runs.running()) m_watcher->waitForFinished();
     QCoreApplication::processEvents();
     if (m_timer->isActive() || (m_runs.pending() && m_problems.isEmpty())) {
@@ -464,7 +395,7 @@ void Document::flush() {
 bool Document::waitForIdle(int timeoutMs) {
     QElapsedTimer clock;
     clock.start();
-    while (m_runs.running() || m_walkRunning || m_timer->isActive()) {
+    while (m_runs.running() || m_walks->running() || m_timer->isActive()) {
         if (clock.elapsed() > timeoutMs) return false;
         QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
     }

@@ -19,6 +19,7 @@
 #include "attnlab/lab/embedding.h"
 #include "attnlab/lab/session.h"
 #include "attnlab/lab/stats.h"
+#include "ui/state/flash_walk_runner.h"
 #include "ui/state/latest_request.h"
 
 class QTimer;
@@ -185,6 +186,8 @@ private:
     /// Stores a new experiment on screen (the walk of the old one is dropped).
     void setExperiment(std::optional<Experiment> experiment);
     void finishWalk();
+    /// The head the views focus, clamped to the experiment's heads.
+    Index focusedHead() const;
 
     Session m_session;
     std::optional<Experiment> m_experiment;
@@ -204,15 +207,8 @@ private:
     bool m_external = false; ///< m_experiment came from setExternalExperiment()
     qint64 m_workerThreshold = 64 * 64 * 16;
 
-    // The flash walk of one head of the experiment with serial m_walkSerial.
-    quint64 m_experimentSerial = 0; ///< bumped whenever m_experiment is replaced
-    std::shared_ptr<const attnlab::FlashWalk> m_walk;
-    quint64 m_walkSerial = 0;
-    Index m_walkHead = -1;
-    bool m_walkRunning = false;
-    quint64 m_walkRunningSerial = 0;
-    Index m_walkRunningHead = -1;
-    QFutureWatcher<std::shared_ptr<const attnlab::FlashWalk>>* m_walkWatcher = nullptr;
+    quint64 m_experimentSerial = 0;     ///< bumped whenever m_experiment is replaced
+    FlashWalkRunner* m_walks = nullptr; ///< the focused head's walk, keyed by that serial
 };
 
 } // namespace attnlab::ui
