@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <optional>
@@ -709,6 +710,38 @@ TEST(Npy, WritesNpzThatReadsBack) {
     EXPECT_EQ(arrays->at("a").dtype, DType::Float64);
     EXPECT_EQ(arrays->at("b").shape, b.shape);
     EXPECT_EQ(dir.listing(), std::vector<std::string>{"out.npz"});
+}
+
+// Same input, same bytes: every zip header of an .npz dates its member 1980-01-01 00:00 (DOS
+// time 0x0000, date 0x0021), as NumPy's savez does, never the time of writing. The headers are
+// read from the bytes by the zip format's own layout (APPNOTE 4.3.7 and 4.3.12).
+TEST(Npy, NpzMembersCarryNoWritingTime) {
+    TempDir dir{"attnlab_npy"};
+    NpyArray a;
+    a.shape = {3};
+    a.data = {1, 2, 3};
+    const std::string path = dir.file("out.npz");
+    ASSERT_FALSE(writeNpz(path, {{"a", a}, {"b", a}}, DType::Float32).has_value());
+    std::ifstream in(path, std::ios::binary);
+    const std::string bytes{std::istreambuf_iterator<char>(in), {}};
+    auto u16 = [&](std::size_t at) {
+        return static_cast<unsigned>(static_cast<unsigned char>(bytes[at])) |
+               static_cast<unsigned>(static_cast<unsigned char>(bytes[at + 1])) << 8;
+    };
+    int local = 0, central = 0;
+    for (std::size_t at = 0; at + 16 <= bytes.size(); ++at) {
+        if (bytes.compare(at, 4, "PK\x03\x04") == 0) { // local header: time at 10, date at 12
+            EXPECT_EQ(u16(at + 10), 0u);
+            EXPECT_EQ(u16(at + 12), 0x21u);
+            ++local;
+        } else if (bytes.compare(at, 4, "PK\x01\x02") == 0) { // central: time 12, date 14
+            EXPECT_EQ(u16(at + 12), 0u);
+            EXPECT_EQ(u16(at + 14), 0x21u);
+            ++central;
+        }
+    }
+    EXPECT_EQ(local, 2);
+    EXPECT_EQ(central, 2);
 }
 
 // ---- atomic writes ------------------------------------------------------------------------

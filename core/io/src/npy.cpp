@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -838,6 +839,20 @@ Status writeNpz(const std::string& path, const std::map<std::string, NpyArray>& 
     return writeNpzMembers(path, members);
 }
 
+namespace {
+
+/// The time_t that a zip entry's DOS date and time read back as 1980-01-01 00:00 (libzip
+/// converts through local time, so the epoch is taken in local time too).
+time_t dosEpoch() {
+    std::tm epoch{};
+    epoch.tm_year = 80;
+    epoch.tm_mday = 1;
+    epoch.tm_isdst = -1;
+    return std::mktime(&epoch);
+}
+
+} // namespace
+
 Status writeNpzMembers(const std::string& path, const std::map<std::string, std::string>& members) {
     zip_error_t error;
     zip_error_init(&error);
@@ -873,6 +888,10 @@ Status writeNpzMembers(const std::string& path, const std::map<std::string, std:
             return failWith(zip_strerror(archive));
         }
         if (zip_set_file_compression(archive, static_cast<zip_uint64_t>(at), ZIP_CM_STORE, 0) != 0)
+            return failWith(zip_strerror(archive));
+        // Same input, same bytes: every member is dated 1980-01-01 00:00 as NumPy's savez dates
+        // them, not the time of writing.
+        if (zip_file_set_mtime(archive, static_cast<zip_uint64_t>(at), dosEpoch(), 0) != 0)
             return failWith(zip_strerror(archive));
     }
     if (zip_close(archive) != 0) return failWith(zip_strerror(archive));
