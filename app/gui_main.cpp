@@ -6,6 +6,7 @@
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QDir>
+#include <QHashFunctions>
 #include <QIcon>
 #include <QTimer>
 
@@ -21,6 +22,7 @@
 namespace attnlab::app {
 
 int guiMain(int argc, char** argv) {
+    QHashSeed::setDeterministicGlobalSeed(); // exported figures: same view, same bytes
     QApplication app(argc, argv);
     QCoreApplication::setOrganizationName(QStringLiteral("AttnLab"));
     QCoreApplication::setApplicationName(QStringLiteral("AttnLab"));

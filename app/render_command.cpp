@@ -7,6 +7,7 @@
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
+#include <QHashFunctions>
 #include <QSize>
 #include <QString>
 #include <QtGlobal>
@@ -343,6 +344,9 @@ ModelInput loadModelInput(const Arguments& args, const std::string& directory,
 void quietMessages(QtMsgType, const QMessageLogContext&, const QString&) {}
 
 int run(int argc, char** argv) {
+    // Same input, same bytes: Qt seeds its hashes per process unless told otherwise, and the PDF
+    // engine wrote a figure's font objects in an order that changed from run to run.
+    QHashSeed::setDeterministicGlobalSeed();
     const Arguments args = parseArguments(argc, argv, kOptions, "render", kMayBeEmpty);
     if (get(args, "help")) {
         std::cout << kUsage;

@@ -497,3 +497,36 @@ TEST_F(RenderFigures, ByteLevelAndSentencepieceMarkersShowAsSpaces) {
 }
 
 } // namespace
+
+namespace attnlab {
+namespace {
+
+// Same input, same bytes, for figures too: two processes render the same PDF, SVG and PNG byte
+// for byte (Qt seeds its hashes per process, and the PDF engine wrote its font objects in hash
+// order), and a PDF carries no time of writing (/CreationDate is 1980-01-01, as an .npz's
+// members are dated). A step sequence PDF (the flash stepper) likewise.
+TEST_F(RenderFigures, TheSameFigureIsTheSameBytesInAnotherProcess) {
+    for (const std::string extension : {"pdf", "svg", "png"}) {
+        const fs::path first = path("first." + extension), second = path("second." + extension);
+        ASSERT_EQ(render({"--tokens", kText, "--view", "heatmap", "--out", first.string()}).status,
+                  0);
+        ASSERT_EQ(render({"--tokens", kText, "--view", "heatmap", "--out", second.string()}).status,
+                  0);
+        const std::string a = test::readWholeFile(first), b = test::readWholeFile(second);
+        EXPECT_FALSE(a.empty());
+        EXPECT_TRUE(a == b) << extension << " differs between two runs";
+        if (extension == "pdf") {
+            EXPECT_NE(a.find("/CreationDate (D:19800101000000"), std::string::npos);
+        }
+    }
+    const fs::path stepsA = path("steps_a.pdf"), stepsB = path("steps_b.pdf");
+    for (const fs::path& out : {stepsA, stepsB})
+        ASSERT_EQ(render({"--tokens", kText, "--mask", "causal", "--view", "flash", "--all-steps",
+                          "--out", out.string()})
+                      .status,
+                  0);
+    EXPECT_TRUE(test::readWholeFile(stepsA) == test::readWholeFile(stepsB));
+}
+
+} // namespace
+} // namespace attnlab

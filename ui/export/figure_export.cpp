@@ -230,6 +230,32 @@ bool exportFormatFor(const QString& path, ExportFormat* format) {
     return true;
 }
 
+QString publishPdf(const QString& temporary, const QString& path) {
+    QFile file(temporary);
+    if (!file.open(QIODevice::ReadWrite)) return QObject::tr("Cannot write %1").arg(path);
+    QByteArray bytes = file.readAll();
+    static const QByteArray key = QByteArrayLiteral("/CreationDate (D:");
+    const qsizetype at = bytes.indexOf(key);
+    const qsizetype end = at < 0 ? -1 : bytes.indexOf(')', at + key.size());
+    if (at >= 0 && end > at) {
+        // D:YYYYMMDDHHmmSS then a zone ("Z" or "+hh'mm'"): keep the length, zero the time.
+        QByteArray date = bytes.mid(at + key.size(), end - at - key.size());
+        if (date.size() >= 14) {
+            date.replace(0, 14, QByteArrayLiteral("19800101000000"));
+            bytes.replace(at + key.size(), date.size(), date);
+            if (!file.seek(0) || file.write(bytes) != bytes.size()) {
+                file.close();
+                QFile::remove(temporary);
+                return QObject::tr("Cannot write %1").arg(path);
+            }
+        }
+    }
+    file.close();
+    QFile::remove(path);
+    if (!QFile::rename(temporary, path)) return QObject::tr("Cannot write %1").arg(path);
+    return {};
+}
+
 QString exportFilter() {
     return QObject::tr("PNG image (*.png);;SVG vector (*.svg);;PDF document (*.pdf);;"
                        "CSV data (*.csv);;NumPy data (*.npy);;JSON data (*.json)");
@@ -315,9 +341,7 @@ QString exportView(View& view, const QString& path, const FigureOptions& options
             view.paintFigure(painter, size);
             painter.end();
         }
-        QFile::remove(path);
-        if (!QFile::rename(temporary, path)) return QObject::tr("Cannot write %1").arg(path);
-        return {};
+        return publishPdf(temporary, path);
     }
     default:
         break;

@@ -48,6 +48,12 @@ struct FigureOptions {
     FigureStyle style = exportFigureStyle(); ///< selection hidden unless asked for
 };
 
+/// Moves the PDF that QPdfWriter wrote at `temporary` to `path` with its /CreationDate set to
+/// 1980-01-01 00:00 (the same length, so the cross-reference offsets hold): a figure carries
+/// no time of writing, and the same input gives the same bytes. Empty on success, else a
+/// message naming `path`.
+QString publishPdf(const QString& temporary, const QString& path);
+
 /// The format a file name asks for by its extension; false when unknown.
 bool exportFormatFor(const QString& path, ExportFormat* format);
 /// File-dialog filter listing the figure formats (PNG, SVG, PDF) and then the data formats.

@@ -88,8 +88,7 @@ QString exportSteps(View& view, Document& document, const QString& path, const Q
             }
             painter.end();
         }
-        QFile::remove(path);
-        if (!QFile::rename(temporary, path)) error = QObject::tr("Cannot write %1").arg(path);
+        error = publishPdf(temporary, path);
     } else {
         QDir directory(path);
         if (!directory.exists() && !QDir().mkpath(path))
