@@ -94,8 +94,7 @@ void flashRun(const kernels::HeadJobT<T>& job, Index qBlock, Index kvBlock,
         acc.setZero();
         rowMax.setConstant(kMinusInf<T>);
         rowSum.setZero();
-        for (Index i = 0; i < br; ++i)
-            buf.ranges[static_cast<std::size_t>(i)] = keyRange(job.mask, job.batch, q0 + i, sq, sk);
+        kernels::tileKeyRanges(job.mask, job.batch, q0, br, sq, sk, buf.ranges);
 
         bool stopped = false;
         for (Index k0 = 0; k0 < sk; k0 += kvBlock, ++step) {

@@ -14,6 +14,14 @@
 
 namespace attnlab::kernels {
 
+/// ranges[i] = the key range of query row q0 + i under the interval masks, for br rows.
+inline void tileKeyRanges(const MaskSpec& mask, Index batch, Index q0, Index br, Index sq, Index sk,
+                          std::vector<KeyRange>& ranges) {
+    ranges.resize(static_cast<std::size_t>(br));
+    for (Index i = 0; i < br; ++i)
+        ranges[static_cast<std::size_t>(i)] = keyRange(mask, batch, q0 + i, sq, sk);
+}
+
 /// Whether the tile of rows [q0, q0 + ranges.size()) x keys [k0, k1) holds an allowed cell;
 /// ranges[i] is row q0 + i's key range under the interval masks.
 inline bool tileHasAllowed(const std::vector<KeyRange>& ranges, Index br, Index q0, Index k0,

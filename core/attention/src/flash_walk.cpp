@@ -81,9 +81,8 @@ Index FlashWalk::skippedAmong(Index steps) const {
 }
 
 bool FlashWalk::tileHasAllowed(Index q0, Index br, Index k0, Index bc) const {
-    std::vector<KeyRange> ranges(static_cast<std::size_t>(br));
-    for (Index i = 0; i < br; ++i)
-        ranges[static_cast<std::size_t>(i)] = keyRange(m_mask, m_batch, q0 + i, sq(), sk());
+    std::vector<KeyRange> ranges;
+    kernels::tileKeyRanges(m_mask, m_batch, q0, br, sq(), sk(), ranges);
     return kernels::tileHasAllowed(ranges, br, q0, k0, k0 + bc,
                                    m_mask.custom ? &*m_mask.custom : nullptr);
 }
@@ -97,9 +96,7 @@ void FlashWalk::applyTile(Index q0, Index br, Index k0, Index bc, Matrix& accumu
     thread_local std::vector<float> rescale, shift;
     scores.resize(br, bc);
     scores.noalias() = m_scale * (m_q.middleRows(q0, br) * m_k.middleRows(k0, bc).transpose());
-    ranges.resize(static_cast<std::size_t>(br));
-    for (Index i = 0; i < br; ++i)
-        ranges[static_cast<std::size_t>(i)] = keyRange(m_mask, m_batch, q0 + i, sq(), sk());
+    kernels::tileKeyRanges(m_mask, m_batch, q0, br, sq(), sk(), ranges);
     kernels::maskTile<float>(scores, ranges, q0, k0, m_mask.custom ? &*m_mask.custom : nullptr);
     rescale.resize(static_cast<std::size_t>(br));
     shift.resize(static_cast<std::size_t>(br));
