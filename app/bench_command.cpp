@@ -236,8 +236,8 @@ int benchModel(const BenchOptions& options, int workers) {
     const double qDim = static_cast<double>(c.heads * c.headDim);
     const double kvDim = static_cast<double>(c.kvHeads * c.headDim);
     const double inner = static_cast<double>(c.intermediate);
-    const double perLayer =
-        c.llamaFamily() ? 2 * d * qDim + 2 * d * kvDim + 3 * d * inner : 4 * d * d + 2 * d * inner;
+    const double mlpMatrices = c.arch().mlp == model::MlpKind::Plain ? 2 : 3;
+    const double perLayer = 2 * d * qDim + 2 * d * kvDim + mlpMatrices * d * inner;
     const double s = static_cast<double>(count);
     const double flops =
         static_cast<double>(c.layers) * (2 * s * perLayer + 2 * s * (s + 1) * qDim); // causal pairs
@@ -247,7 +247,7 @@ int benchModel(const BenchOptions& options, int workers) {
     const double size = static_cast<double>(net.checkpointBytes());
     std::printf("attnlab bench --model %s: %s, %lld layers x %lld heads (%lld kv), head dim %lld, "
                 "vocab %lld; %lld tokens, %d thread%s\n",
-                options.model.c_str(), model::architectureName(c.architecture),
+                options.model.c_str(), std::string(c.arch().displayName).c_str(),
                 static_cast<long long>(c.layers), static_cast<long long>(c.heads),
                 static_cast<long long>(c.kvHeads), static_cast<long long>(c.headDim),
                 static_cast<long long>(c.vocab), static_cast<long long>(count), workers,

@@ -126,7 +126,7 @@ TEST_P(EveryArchitecture, AttentionRowsAreCausalDistributions) {
     const Model model = load(fixtureDir(GetParam()));
     auto run = runModel(model, fixtureIds());
     ASSERT_TRUE(run.ok());
-    const Index window = model.config.slidingWindow;
+    const Index window = model.config.uniformWindow().value_or(-1);
     for (const auto& layer : run->attentions)
         for (Index h = 0; h < layer.heads; ++h)
             for (Index i = 0; i < layer.seq; ++i) {
@@ -247,14 +247,14 @@ TEST(LoadModel, ReadsTheConfigsShapes) {
     EXPECT_EQ(gqa.config.heads, 4);
     EXPECT_EQ(gqa.config.kvHeads, 2);
     EXPECT_FALSE(gqa.config.tiedEmbeddings);
-    EXPECT_NE(gqa.lmHead.values.data(), gqa.tokenEmbedding.values.data());
+    EXPECT_NE(gqa.lmHead.weight.values.data(), gqa.tokenEmbedding.values.data());
     const Model qwen3 = load(fixtureDir("qwen3_qknorm"));
     EXPECT_EQ(qwen3.config.headDim, 8);
     EXPECT_EQ(qwen3.config.hidden, 24);
-    EXPECT_TRUE(qwen3.config.qkNorm);
+    EXPECT_EQ(qwen3.config.arch().qkNorm, QkNorm::PerHead);
     const Model tied = load(fixtureDir("llama_mqa_linear_tied"));
-    EXPECT_EQ(tied.lmHead.values.data(), tied.tokenEmbedding.values.data());
-    EXPECT_EQ(load(fixtureDir("mistral_window3")).config.slidingWindow, 3);
+    EXPECT_EQ(tied.lmHead.weight.values.data(), tied.tokenEmbedding.values.data());
+    EXPECT_EQ(load(fixtureDir("mistral_window3")).config.uniformWindow(), 3);
 }
 
 // ---- refusals -------------------------------------------------------------------------------
@@ -302,9 +302,10 @@ TEST(LoadModel, RefusesUnsupportedArchitecturesAndSettings) {
     EXPECT_NE(loadError(copy).find("model_type 'bert' is not supported"), std::string::npos);
     editConfig(copy, [](auto& c) {
         c["model_type"] = "llama";
-        c["rope_scaling"] = {{"rope_type", "yarn"}, {"factor", 4.0}};
+        c["rope_scaling"] = {{"rope_type", "su"}, {"factor", 4.0}};
     });
-    EXPECT_NE(loadError(copy).find("rope_scaling type 'yarn'"), std::string::npos);
+    EXPECT_NE(loadError(copy).find("rope_type 'su' is not supported"), std::string::npos)
+        << loadError(copy);
     editConfig(copy, [](auto& c) {
         c.erase("rope_scaling");
         c["num_key_value_heads"] = 3;
@@ -312,9 +313,9 @@ TEST(LoadModel, RefusesUnsupportedArchitecturesAndSettings) {
     EXPECT_NE(loadError(copy).find("not a multiple of num_key_value_heads"), std::string::npos);
     editConfig(copy, [](auto& c) {
         c["num_key_value_heads"] = 1;
-        c["hidden_act"] = "gelu";
+        c["hidden_act"] = "mish";
     });
-    EXPECT_NE(loadError(copy).find("hidden_act 'gelu'"), std::string::npos);
+    EXPECT_NE(loadError(copy).find("activation 'mish' is not supported"), std::string::npos);
     editConfig(copy, [](auto& c) { c.erase("vocab_size"); });
     EXPECT_NE(loadError(copy).find("config.json: missing 'vocab_size'"), std::string::npos);
     test::writeBytes(copy + "/config.json", "{\"model_type\": ");

@@ -66,10 +66,11 @@ QkvOrigin originOf(const model::Model& loaded, const model::ModelRun& run, doubl
     QkvOrigin origin;
     origin.kind = ExperimentSource::Kind::Model;
     origin.milliseconds = milliseconds;
-    origin.positional = loaded.config.llamaFamily() ? Positional::RopeHalf : Positional::None;
-    origin.ropeBase = loaded.config.ropeTheta;
-    if (loaded.config.llamaFamily())
+    origin.positional = loaded.config.usesRope() ? Positional::RopeHalf : Positional::None;
+    if (loaded.config.usesRope()) {
+        origin.ropeBase = loaded.config.ropes.front().theta;
         origin.ropeFrequencies = model::ropeInverseFrequencies(loaded.config);
+    }
     const Index seq = static_cast<Index>(run.ids.size());
     origin.kvPrefill =
         run.extended && run.reusedPositions > 0 ? run.reusedPositions : std::max<Index>(1, seq / 2);

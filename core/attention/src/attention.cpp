@@ -79,6 +79,10 @@ std::optional<std::string> validateT(const QkvT<T>& qkv, const AttentionSpec& sp
     }
     if (auto problem = validateMask(spec.mask, q.batch, q.seq, k.seq)) return problem;
     if (spec.scale && !std::isfinite(*spec.scale)) return std::string("scale must be finite");
+    if (spec.softcap && !(std::isfinite(*spec.softcap) && *spec.softcap > 0))
+        return std::string("soft-capping must be a positive number");
+    if (spec.softcap && spec.variant != Variant::Softmax)
+        return std::string("soft-capping runs with the softmax variant only");
     if (spec.qBlock < 1)
         return "q block size must be >= 1 (got " + std::to_string(spec.qBlock) + ")";
     if (spec.kvBlock < 1)
@@ -194,7 +198,8 @@ template <typename T> AttentionT<T> attendT(const QkvT<T>& qkv, const AttentionS
             spec.wantScores ? result.scores.data.data() + slot * cells : nullptr, spec.mask, b,
             static_cast<T>(result.scale),
             // The mask does not depend on the head: head 0 reports the empty rows.
-            h == 0 ? result.emptyRows.data() + b * sq : nullptr, dropout ? &*dropout : nullptr};
+            h == 0 ? result.emptyRows.data() + b * sq : nullptr, dropout ? &*dropout : nullptr,
+            spec.softcap ? static_cast<T>(*spec.softcap) : T(0)};
         switch (spec.variant) {
         case Variant::Softmax:
             kernels::softmaxHead(job);

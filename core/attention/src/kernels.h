@@ -35,6 +35,9 @@ template <typename T> struct HeadJobT {
     /// Train mode: drop weights after the softmax (kernels dispatch on it once per head, so
     /// eval mode runs exactly the code it ran before dropout existed). nullptr in eval mode.
     const HeadDropout* dropout = nullptr;
+    /// Soft-capping of the scaled scores, cap * tanh(s / cap), before the mask (softmax only;
+    /// 0 = none, checked once per chunk).
+    T softcap = 0;
 };
 using HeadJob = HeadJobT<float>;
 

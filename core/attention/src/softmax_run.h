@@ -94,6 +94,7 @@ template <typename T, bool kDropout> void softmaxRun(const HeadJobT<T>& job) {
         /// s = scale * Q K^T (the scale folds into the GEMM's alpha).
         logits.noalias() =
             job.scale * (job.q.middleRows(r0, rows) * job.k.middleRows(lo, width).transpose());
+        if (job.softcap > 0) logits = (logits.array() / job.softcap).tanh() * job.softcap;
         if (job.scores) MatrixMapT<T>(job.scores + r0 * sk, rows, sk) = probs;
         if (job.weights) {
             probs.leftCols(lo).setZero();

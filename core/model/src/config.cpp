@@ -1,11 +1,18 @@
-// config.json: the Hugging Face keys of gpt2 and the llama family, with their defaults.
+// config.json as transformers 4 and 5 write it, read against the table of architectures. Every
+// key is either read here, on the list of keys that change nothing, or refused: a checkpoint
+// whose config says something AttnLab does not understand is never run as if it did not.
 
 #include "attnlab/model/config.h"
 #include "attnlab/io/json_read.h"
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <array>
+#include <cmath>
 #include <fstream>
+#include <numbers>
+#include <set>
 #include <sstream>
 
 namespace attnlab::model {
@@ -17,221 +24,566 @@ using Json = nlohmann::json;
 constexpr std::int64_t kMaxExtent = std::int64_t{1} << 24;
 constexpr std::int64_t kMaxLayers = 4096;
 
+constexpr std::string_view kChangeNothing[] = {
+    // what the file is and who wrote it
+    "architectures", "transformers_version", "_name_or_path", "dtype", "torch_dtype",
+    "auto_map", "tokenizer_class", "model_max_length", "_commit_hash",
+    // token ids: they name tokens, the computation never reads them
+    "pad_token_id", "sep_token_id", "unk_token_id", "cls_token_id", "mask_token_id",
+    "decoder_start_token_id", "forced_bos_token_id", "forced_eos_token_id", "image_token_id",
+    "suppress_tokens", "begin_suppress_tokens", "bad_words_ids",
+    // training only: dropout is off at inference, initialisation is overwritten by the weights
+    "attention_dropout", "attn_pdrop", "embd_pdrop", "resid_pdrop", "hidden_dropout",
+    "hidden_dropout_prob", "attention_probs_dropout_prob", "classifier_dropout",
+    "embedding_dropout", "residual_dropout", "dropout", "initializer_range",
+    "initializer_factor", "init_std", "layerdrop", "gradient_checkpointing",
+    "use_cache", "cache_implementation", "torchscript", "output_attentions",
+    "output_hidden_states", "return_dict", "use_return_dict", "chunk_size_feed_forward",
+    "pretraining_tp", "is_decoder", "reorder_and_upcast_attn",
+    // heads for other tasks than language modelling
+    "id2label", "label2id", "num_labels", "problem_type", "finetuning_task",
+    "summary_type", "summary_use_proj", "summary_activation", "summary_proj_to_labels",
+    "summary_first_dropout", "task_specific_params", "prefix",
+    // generation settings
+    "max_length", "min_length", "do_sample", "temperature", "top_k", "top_p", "num_beams",
+    "repetition_penalty", "length_penalty", "no_repeat_ngram_size", "early_stopping",
+    "num_return_sequences",
+};
+
 struct ConfigError {
     std::string message;
 };
 
+/// A JSON object whose keys are marked as they are read, so the keys nobody read can be named.
 class Reader {
 public:
-    Reader(const Json& json, std::string name) : m_json(json), m_name(std::move(name)) {}
+    Reader(const Json& json, std::string name, std::string where = {})
+        : m_json(json), m_name(std::move(name)), m_where(std::move(where)) {}
 
     [[noreturn]] void fail(const std::string& what) const {
-        throw ConfigError{m_name + ": " + what};
+        throw ConfigError{m_name + ": " + m_where + what};
     }
 
-    bool has(const char* key) const {
-        const auto it = m_json.find(key);
-        return it != m_json.end() && !it->is_null();
-    }
-
-    /// A positive integer under key (or the first present of the keys), or fail.
-    Index positive(std::initializer_list<const char*> keys, std::int64_t limit = kMaxExtent,
-                   std::optional<Index> fallback = std::nullopt) const {
-        for (const char* key : keys) {
-            if (!has(key)) continue;
-            const Json& value = m_json.at(key);
-            if (!value.is_number_integer() || value.get<std::int64_t>() <= 0)
-                fail(std::string("'") + key + "' must be a positive integer");
-            const std::int64_t v = value.get<std::int64_t>();
-            if (v > limit)
-                fail(std::string("'") + key + "' = " + std::to_string(v) +
-                     " is larger than AttnLab accepts (" + std::to_string(limit) + ")");
-            return static_cast<Index>(v);
+    /// The first of `keys` ("a|b") present and not null, marking every candidate read.
+    const char* find(std::string_view keys) const {
+        const char* found = nullptr;
+        std::size_t at = 0;
+        while (at <= keys.size()) {
+            const std::size_t bar = std::min(keys.find('|', at), keys.size());
+            const std::string key(keys.substr(at, bar - at));
+            m_read.insert(key);
+            const auto it = m_json.find(key);
+            if (!found && it != m_json.end() && !it->is_null()) found = it.key().c_str();
+            at = bar + 1;
         }
-        if (fallback) return *fallback;
-        fail(std::string("missing '") + *keys.begin() + "'");
+        return found;
+    }
+    bool has(std::string_view keys) const { return find(keys) != nullptr; }
+    const Json& at(const char* key) const { return m_json.at(key); }
+
+    /// A positive integer under the first present of `keys`, else `fallback`, else fail.
+    Index positive(std::string_view keys, std::optional<Index> fallback = std::nullopt,
+                   std::int64_t limit = kMaxExtent) const {
+        const char* key = find(keys);
+        if (!key) {
+            if (fallback) return *fallback;
+            fail("missing '" + std::string(keys.substr(0, keys.find('|'))) + "'");
+        }
+        const Json& value = at(key);
+        if (!value.is_number_integer() || value.get<std::int64_t>() <= 0)
+            fail(std::string("'") + key + "' must be a positive integer");
+        const std::int64_t v = value.get<std::int64_t>();
+        if (v > limit)
+            fail(std::string("'") + key + "' = " + std::to_string(v) +
+                 " is larger than AttnLab accepts (" + std::to_string(limit) + ")");
+        return static_cast<Index>(v);
     }
 
-    double number(const char* key, double fallback, bool positiveOnly = true) const {
-        if (!has(key)) return fallback;
-        const Json& value = m_json.at(key);
-        if (!value.is_number()) fail(std::string("'") + key + "' must be a number");
+    double number(std::string_view keys, double fallback, bool positiveOnly = true) const {
+        const char* key = find(keys);
+        if (!key) return fallback;
+        const Json& value = at(key);
+        if (!value.is_number() || !std::isfinite(value.get<double>()))
+            fail(std::string("'") + key + "' must be a number");
         const double v = value.get<double>();
         if (positiveOnly && !(v > 0)) fail(std::string("'") + key + "' must be positive");
         return v;
     }
 
-    bool flag(const char* key, bool fallback) const {
-        if (!has(key)) return fallback;
-        const Json& value = m_json.at(key);
+    bool flag(std::string_view keys, bool fallback) const {
+        const char* key = find(keys);
+        if (!key) return fallback;
+        const Json& value = at(key);
         if (!value.is_boolean()) fail(std::string("'") + key + "' must be true or false");
         return value.get<bool>();
     }
 
-    std::string text(const char* key, const std::string& fallback) const {
-        if (!has(key)) return fallback;
-        const Json& value = m_json.at(key);
+    std::string text(std::string_view keys, const std::string& fallback) const {
+        const char* key = find(keys);
+        if (!key) return fallback;
+        const Json& value = at(key);
         if (!value.is_string()) fail(std::string("'") + key + "' must be a string");
         return value.get<std::string>();
     }
 
+    /// A key that must be false (or absent) for AttnLab to run the model as transformers does.
+    void mustBeFalse(const char* key, const std::string& why) const {
+        if (flag(key, false)) fail(std::string("'") + key + "' = true is not supported (" + why + ")");
+    }
+
     std::optional<std::int64_t> tokenId(const char* key) const {
         if (!has(key)) return std::nullopt;
-        const Json& value = m_json.at(key);
+        const Json& value = at(key);
         if (value.is_number_integer()) return value.get<std::int64_t>();
         if (value.is_array() && !value.empty() && value.front().is_number_integer())
             return value.front().get<std::int64_t>(); // eos lists (Llama 3.1): the first
         return std::nullopt;
     }
 
+    /// Fails naming the first key that was neither read nor listed in `ignorable`. A null value
+    /// says "not set" and is ignored.
+    void refuseUnread(std::span<const std::string_view> ignorable) const {
+        for (auto it = m_json.begin(); it != m_json.end(); ++it) {
+            if (it->is_null() || m_read.count(it.key())) continue;
+            if (std::find(ignorable.begin(), ignorable.end(), it.key()) != ignorable.end())
+                continue;
+            fail("key '" + it.key() +
+                 "' is not one AttnLab understands; it may change the computation, so the "
+                 "checkpoint is refused (docs/models.md lists the keys it reads)");
+        }
+    }
+
     const Json& json() const { return m_json; }
+
+    /// A Reader of the object under `key` (checked to be one), with the same file name.
+    Reader child(const Json& json, const std::string& where) const {
+        if (!json.is_object()) fail("'" + where + "' must be an object");
+        return Reader(json, m_name, m_where + where + ": ");
+    }
 
 private:
     const Json& m_json;
     std::string m_name;
+    std::string m_where;
+    mutable std::set<std::string, std::less<>> m_read;
 };
 
-RopeScaling parseRopeScaling(const Reader& config) {
-    RopeScaling scaling;
-    if (!config.has("rope_scaling")) return scaling;
-    const Json& json = config.json().at("rope_scaling");
-    if (!json.is_object()) config.fail("'rope_scaling' must be an object or null");
-    Reader rope(json, "");
-    std::string type = rope.has("rope_type") ? json.at("rope_type").is_string()
-                                                   ? json.at("rope_type").get<std::string>()
-                                                   : std::string("?")
-                                             : std::string();
-    if (type.empty() && rope.has("type"))
-        type = json.at("type").is_string() ? json.at("type").get<std::string>() : "?";
-    auto ropeNumber = [&](const char* key, double fallback) {
-        if (!rope.has(key)) return fallback;
-        const Json& value = json.at(key);
-        if (!value.is_number() || !(value.get<double>() > 0))
-            config.fail(std::string("rope_scaling '") + key + "' must be a positive number");
-        return value.get<double>();
-    };
-    if (type == "default" || type.empty()) return scaling;
-    if (type == "linear") {
-        scaling.type = RopeScalingType::Linear;
-        scaling.factor = ropeNumber("factor", 1.0);
-    } else if (type == "llama3") {
-        scaling.type = RopeScalingType::Llama3;
-        scaling.factor = ropeNumber("factor", 8.0);
-        scaling.lowFreqFactor = ropeNumber("low_freq_factor", 1.0);
-        scaling.highFreqFactor = ropeNumber("high_freq_factor", 4.0);
-        scaling.originalMaxPositions = ropeNumber("original_max_position_embeddings", 8192);
-        if (!(scaling.highFreqFactor > scaling.lowFreqFactor))
-            config.fail("rope_scaling high_freq_factor must be larger than low_freq_factor");
-    } else {
-        config.fail("rope_scaling type '" + type +
-                    "' is not supported (AttnLab runs 'linear' and 'llama3')");
+Activation parseActivation(const std::string& name, const Reader& config) {
+    if (name == "gelu_new" || name == "gelu_pytorch_tanh" || name == "gelu_fast")
+        return Activation::GeluTanh;
+    if (name == "gelu") return Activation::GeluErf;
+    if (name == "silu" || name == "swish") return Activation::Silu;
+    if (name == "relu") return Activation::Relu;
+    config.fail("activation '" + name +
+                "' is not supported (AttnLab runs gelu, gelu_new, gelu_pytorch_tanh, silu, relu)");
+}
+
+// ---- RoPE -------------------------------------------------------------------------------------
+
+/// Hugging Face's 1 / theta^(arange(0, dim, 2) / dim), the exponent in float32.
+std::vector<double> defaultFrequencies(double theta, Index dim) {
+    std::vector<double> inverse(static_cast<std::size_t>(dim / 2));
+    for (std::size_t i = 0; i < inverse.size(); ++i) {
+        const float exponent = static_cast<float>(2 * i) / static_cast<float>(dim);
+        inverse[i] = static_cast<float>(1.0 / std::pow(theta, static_cast<double>(exponent)));
     }
-    return scaling;
+    return inverse;
 }
 
-ModelConfig parseGpt2(const Reader& config) {
-    ModelConfig c;
-    c.architecture = Architecture::Gpt2;
-    c.hidden = config.positive({"n_embd", "hidden_size"});
-    c.layers = config.positive({"n_layer", "num_hidden_layers"}, kMaxLayers);
-    c.heads = config.positive({"n_head", "num_attention_heads"});
-    c.kvHeads = c.heads;
-    if (c.hidden % c.heads != 0)
-        config.fail("n_embd " + std::to_string(c.hidden) + " is not a multiple of n_head " +
-                    std::to_string(c.heads));
-    c.headDim = c.hidden / c.heads;
-    c.intermediate = config.positive({"n_inner"}, kMaxExtent, 4 * c.hidden);
-    c.vocab = config.positive({"vocab_size"});
-    c.maxPositions = config.positive({"n_positions", "n_ctx", "max_position_embeddings"});
-    c.normEps = config.number("layer_norm_epsilon", 1e-5);
-    c.tiedEmbeddings = config.flag("tie_word_embeddings", true);
-    const std::string activation = config.text("activation_function", "gelu_new");
-    if (activation != "gelu_new" && activation != "gelu_pytorch_tanh")
-        config.fail("activation_function '" + activation +
-                    "' is not supported (AttnLab runs gelu_new)");
-    if (config.flag("scale_attn_by_inverse_layer_idx", false))
-        config.fail("scale_attn_by_inverse_layer_idx is not supported");
-    if (!config.flag("scale_attn_weights", true))
-        config.fail("scale_attn_weights = false is not supported");
-    return c;
+/// What the RoPE keys of a config say, before frequencies are computed: either a v5
+/// rope_parameters object or v4's rope_theta + rope_scaling, read into one Reader.
+struct RopeContext {
+    Index headDim = 0;
+    Index maxPositions = 0;
+    std::optional<Index> originalMaxPositions; ///< Phi-3's top-level key
+    double partialRotary = 1.0;
+    double thetaFallback = 10000.0;
+};
+
+std::vector<double> factorList(const Reader& rope, const char* key, Index count) {
+    if (!rope.has(key)) rope.fail(std::string("missing '") + key + "'");
+    const Json& list = rope.at(key);
+    if (!list.is_array() || static_cast<Index>(list.size()) != count)
+        rope.fail(std::string("'") + key + "' must be a list of " + std::to_string(count) +
+                  " numbers (rotary dim / 2)");
+    std::vector<double> values;
+    for (const Json& v : list) {
+        if (!v.is_number() || !(v.get<double>() > 0))
+            rope.fail(std::string("'") + key + "' must hold positive numbers");
+        values.push_back(v.get<double>());
+    }
+    return values;
 }
 
-ModelConfig parseLlamaFamily(const Reader& config, Architecture architecture) {
-    ModelConfig c;
-    c.architecture = architecture;
-    c.hidden = config.positive({"hidden_size"});
-    c.layers = config.positive({"num_hidden_layers"}, kMaxLayers);
-    c.heads = config.positive({"num_attention_heads"});
-    c.kvHeads = config.positive({"num_key_value_heads"}, kMaxExtent, c.heads);
+/// One Rope from a rope_parameters object (or a v4 rope_scaling object with theta given).
+Rope parseRope(const Reader& rope, const RopeContext& context) {
+    Rope r;
+    r.theta = rope.number("rope_theta", context.thetaFallback);
+    r.type = rope.text("rope_type|type", "default");
+    const double partial = rope.number("partial_rotary_factor", context.partialRotary);
+    if (partial > 1.0) rope.fail("'partial_rotary_factor' must be at most 1");
+    r.dim = static_cast<Index>(static_cast<double>(context.headDim) * partial);
+    if (r.dim < 2 || r.dim % 2 != 0)
+        rope.fail("the rotary dimension " + std::to_string(r.dim) +
+                  " (head_dim x partial_rotary_factor) must be even and at least 2");
+    r.inverseFrequencies = defaultFrequencies(r.theta, r.dim);
+    const Index half = r.dim / 2;
+    auto& inverse = r.inverseFrequencies;
+
+    if (r.type == "default") {
+    } else if (r.type == "linear") {
+        const double factor = rope.number("factor", 1.0);
+        for (auto& f : inverse)
+            f /= factor;
+    } else if (r.type == "dynamic") {
+        // Dynamic NTK changes the base only for runs longer than max_position_embeddings,
+        // which AttnLab refuses: within them it is the default RoPE.
+        (void)rope.number("factor", 1.0);
+        (void)rope.positive("original_max_position_embeddings", context.maxPositions);
+    } else if (r.type == "llama3") {
+        // Llama 3.1's _compute_llama3_parameters
+        const double factor = rope.number("factor", 8.0);
+        const double low = rope.number("low_freq_factor", 1.0);
+        const double high = rope.number("high_freq_factor", 4.0);
+        const double original =
+            static_cast<double>(rope.positive("original_max_position_embeddings", 8192));
+        if (!(high > low)) rope.fail("high_freq_factor must be larger than low_freq_factor");
+        const double lowWavelength = original / low;
+        const double highWavelength = original / high;
+        for (auto& f : inverse) {
+            const double wavelength = 2 * std::numbers::pi / f;
+            if (wavelength < highWavelength) continue;
+            if (wavelength > lowWavelength) {
+                f /= factor;
+                continue;
+            }
+            const double smooth = (original / wavelength - low) / (high - low);
+            f = (1 - smooth) * f / factor + smooth * f;
+        }
+    } else if (r.type == "yarn") {
+        const double factor = rope.number("factor", 1.0);
+        const double original = static_cast<double>(
+            rope.positive("original_max_position_embeddings", context.maxPositions));
+        const double mscale = rope.number("mscale", 0.0, false);
+        const double mscaleAllDim = rope.number("mscale_all_dim", 0.0, false);
+        auto getMscale = [](double scale, double m) {
+            return scale <= 1 ? 1.0 : 0.1 * m * std::log(scale) + 1.0;
+        };
+        r.attentionFactor = rope.number(
+            "attention_factor", mscale != 0 && mscaleAllDim != 0
+                                    ? getMscale(factor, mscale) / getMscale(factor, mscaleAllDim)
+                                    : getMscale(factor, 1.0));
+        const double betaFast = rope.number("beta_fast", 32);
+        const double betaSlow = rope.number("beta_slow", 1);
+        const bool truncate = rope.flag("truncate", true);
+        const auto dim = static_cast<double>(r.dim);
+        auto correctionDim = [&](double rotations) {
+            return dim * std::log(original / (rotations * 2 * std::numbers::pi)) /
+                   (2 * std::log(r.theta));
+        };
+        double lowDim = correctionDim(betaFast);
+        double highDim = correctionDim(betaSlow);
+        if (truncate) {
+            lowDim = std::floor(lowDim);
+            highDim = std::ceil(highDim);
+        }
+        lowDim = std::max(lowDim, 0.0);
+        highDim = std::min(highDim, dim - 1);
+        if (lowDim == highDim) highDim += 0.001;
+        for (Index i = 0; i < half; ++i) {
+            auto& f = inverse[static_cast<std::size_t>(i)];
+            const float ramp = std::clamp(
+                static_cast<float>((static_cast<double>(i) - lowDim) / (highDim - lowDim)), 0.0f,
+                1.0f);
+            const float extrapolation = 1.0f - ramp;
+            const auto extrapolated = static_cast<float>(f);
+            const auto interpolated = static_cast<float>(f / factor);
+            f = interpolated * (1.0f - extrapolation) + extrapolated * extrapolation;
+        }
+    } else if (r.type == "longrope") {
+        const std::vector<double> shortFactor = factorList(rope, "short_factor", half);
+        const std::vector<double> longFactor = factorList(rope, "long_factor", half);
+        Index original = rope.positive("original_max_position_embeddings",
+                                       context.originalMaxPositions.value_or(context.maxPositions));
+        double factor = rope.number("factor", 1.0);
+        // Phi-3 keeps the pretrained length at the top level and scales by the ratio to it.
+        if (context.originalMaxPositions) {
+            original = *context.originalMaxPositions;
+            factor = static_cast<double>(context.maxPositions) / static_cast<double>(original);
+        }
+        r.attentionFactor = rope.number(
+            "attention_factor",
+            factor <= 1 ? 1.0
+                        : std::sqrt(1 + std::log(factor) / std::log(static_cast<double>(original))));
+        r.longAbove = original;
+        r.longInverseFrequencies.resize(inverse.size());
+        for (Index i = 0; i < half; ++i) {
+            // 1 / (factor_i * theta^(2i / dim)), as _compute_longrope_parameters
+            const auto at = static_cast<std::size_t>(i);
+            const float exponent = static_cast<float>(2 * i) / static_cast<float>(r.dim);
+            const double power = std::pow(r.theta, static_cast<double>(exponent));
+            inverse[at] = static_cast<float>(1.0 / (shortFactor[at] * power));
+            r.longInverseFrequencies[at] = static_cast<float>(1.0 / (longFactor[at] * power));
+        }
+    } else {
+        rope.fail("rope_type '" + r.type +
+                  "' is not supported (AttnLab runs default, linear, dynamic, yarn, longrope, "
+                  "llama3)");
+    }
+    rope.refuseUnread({});
+    return r;
+}
+
+// ---- layers -------------------------------------------------------------------------------------
+
+enum class LayerType { Full, Sliding };
+
+std::vector<LayerType> parseLayerTypes(const Reader& config, Index layers) {
+    const Json& list = config.at("layer_types");
+    if (!list.is_array() || static_cast<Index>(list.size()) != layers)
+        config.fail("'layer_types' must list one type per layer (" + std::to_string(layers) + ")");
+    std::vector<LayerType> types;
+    for (const Json& type : list) {
+        if (type == "full_attention")
+            types.push_back(LayerType::Full);
+        else if (type == "sliding_attention")
+            types.push_back(LayerType::Sliding);
+        else
+            config.fail("layer type " + type.dump() +
+                        " is not supported (AttnLab runs full_attention and sliding_attention)");
+    }
+    return types;
+}
+
+/// Each layer's type from layer_types, or from the family's older keys.
+std::vector<LayerType> layerTypes(const Reader& config, const Architecture& a, Index layers) {
+    std::vector<LayerType> types(static_cast<std::size_t>(layers), LayerType::Full);
+    if (a.has(kLayerTypes)) {
+        // Qwen2/3, SmolLM3: no window unless use_sliding_window; then layer_types, or before
+        // layer_types existed, every layer from max_window_layers on.
+        const bool sliding = config.flag("use_sliding_window", false);
+        const Index from = config.positive("max_window_layers", layers, kMaxLayers);
+        const bool listed = config.has("layer_types");
+        if (!sliding) {
+            if (listed) (void)parseLayerTypes(config, layers); // checked, but nothing slides
+            return types;
+        }
+        if (listed) return parseLayerTypes(config, layers);
+        for (Index l = from; l < layers; ++l)
+            types[static_cast<std::size_t>(l)] = LayerType::Sliding;
+        return types;
+    }
+    if (a.has(kWindowPattern))
+        (void)config.has("sliding_window_pattern|_sliding_window_pattern"); // layer_types wins
+    if ((a.has(kAlternatingWindow) || a.has(kWindowPattern)) && config.has("layer_types"))
+        return parseLayerTypes(config, layers);
+    if (a.has(kSlidingWindow)) {
+        if (config.has("sliding_window") || a.slidingWindowDefault > 0)
+            std::fill(types.begin(), types.end(), LayerType::Sliding);
+    } else if (a.has(kAlternatingWindow)) {
+        for (Index l = 0; l < layers; l += 2)
+            types[static_cast<std::size_t>(l)] = LayerType::Sliding;
+    } else if (a.has(kWindowPattern)) {
+        const Index pattern =
+            config.positive("sliding_window_pattern|_sliding_window_pattern", 6, kMaxLayers);
+        for (Index l = 0; l < layers; ++l)
+            if ((l + 1) % pattern != 0) types[static_cast<std::size_t>(l)] = LayerType::Sliding;
+    }
+    return types;
+}
+
+// ---- the whole config -----------------------------------------------------------------------
+
+void parseSizes(const Reader& config, const Architecture& a, ModelConfig& c) {
+    const bool gpt2 = a.has(kGpt2Keys);
+    c.hidden = config.positive(gpt2 ? "n_embd|hidden_size" : "hidden_size");
+    c.layers = config.positive(gpt2 ? "n_layer|num_hidden_layers" : "num_hidden_layers",
+                               std::nullopt, kMaxLayers);
+    c.heads = config.positive(gpt2 ? "n_head|num_attention_heads" : "num_attention_heads");
+    c.kvHeads = gpt2 ? c.heads : config.positive("num_key_value_heads", c.heads);
     if (c.heads % c.kvHeads != 0)
         config.fail("num_attention_heads " + std::to_string(c.heads) +
                     " is not a multiple of num_key_value_heads " + std::to_string(c.kvHeads));
-    if (config.has("head_dim")) {
-        c.headDim = config.positive({"head_dim"});
+    if (!gpt2 && config.has("head_dim")) {
+        c.headDim = config.positive("head_dim");
     } else {
         if (c.hidden % c.heads != 0)
-            config.fail("hidden_size " + std::to_string(c.hidden) +
-                        " is not a multiple of num_attention_heads " + std::to_string(c.heads) +
+            config.fail("hidden size " + std::to_string(c.hidden) +
+                        " is not a multiple of the head count " + std::to_string(c.heads) +
                         " and there is no head_dim");
         c.headDim = c.hidden / c.heads;
     }
-    if (c.headDim % 2 != 0)
-        config.fail("head_dim " + std::to_string(c.headDim) + " is odd; RoPE needs it even");
-    c.intermediate = config.positive({"intermediate_size"});
-    c.vocab = config.positive({"vocab_size"});
-    c.maxPositions = config.positive({"max_position_embeddings"});
-    c.normEps = config.number("rms_norm_eps", 1e-6);
-    c.ropeTheta = config.number("rope_theta", 10000.0);
-    c.ropeScaling = parseRopeScaling(config);
-    c.tiedEmbeddings = config.flag("tie_word_embeddings", false);
-    const std::string activation = config.text("hidden_act", "silu");
-    if (activation != "silu")
-        config.fail("hidden_act '" + activation + "' is not supported (AttnLab runs silu)");
-    if (config.flag("mlp_bias", false)) config.fail("mlp_bias = true is not supported");
+    c.intermediate = gpt2 ? config.positive("n_inner", 4 * c.hidden)
+                          : config.positive("intermediate_size");
+    c.vocab = config.positive("vocab_size");
+    c.maxPositions = config.positive(gpt2 ? "n_positions|n_ctx|max_position_embeddings"
+                                          : "max_position_embeddings");
+    if (gpt2) (void)config.has("n_ctx");
+}
 
-    const bool attentionBias = config.flag("attention_bias", false);
-    switch (architecture) {
-    case Architecture::Llama:
-        c.qkvBias = attentionBias;
-        c.outputBias = attentionBias;
-        break;
-    case Architecture::Qwen2:
-        c.qkvBias = true; // Qwen2Attention: q/k/v with bias, o_proj without
-        if (config.flag("use_sliding_window", false))
-            config.fail("use_sliding_window = true is not supported for qwen2");
-        break;
-    case Architecture::Qwen3:
-        c.qkvBias = attentionBias;
-        c.outputBias = attentionBias;
-        c.qkNorm = true;
-        if (config.flag("use_sliding_window", false))
-            config.fail("use_sliding_window = true is not supported for qwen3");
-        break;
-    case Architecture::Mistral:
-        if (config.has("sliding_window")) c.slidingWindow = config.positive({"sliding_window"});
-        break;
-    case Architecture::Gpt2:
-        break;
+bool biasOf(const Reader& config, const BiasRule& rule) {
+    switch (rule.kind) {
+    case BiasRule::Kind::Never:
+        return false;
+    case BiasRule::Kind::Always:
+        return true;
+    case BiasRule::Kind::Key:
+        return config.flag(rule.key, rule.fallback);
     }
+    return false;
+}
+
+const Json kNoKeys = Json::object();
+
+/// The RoPE sets and each layer's attention.
+void parsePositions(const Reader& config, const Architecture& a, ModelConfig& c) {
+    const std::vector<LayerType> types = layerTypes(config, a, c.layers);
+    const bool anySliding = std::find(types.begin(), types.end(), LayerType::Sliding) != types.end();
+    Index window = -1;
+    if (a.has(kSlidingWindow) || a.has(kLayerTypes) || a.has(kAlternatingWindow) ||
+        a.has(kWindowPattern)) {
+        const bool has = config.has("sliding_window");
+        if (anySliding) {
+            if (!has && a.slidingWindowDefault <= 0)
+                config.fail("a layer slides but there is no 'sliding_window'");
+            window = config.positive("sliding_window", static_cast<Index>(a.slidingWindowDefault));
+        }
+    }
+    c.layerAttention.assign(static_cast<std::size_t>(c.layers), LayerAttention{});
+    for (std::size_t l = 0; l < types.size(); ++l)
+        if (types[l] == LayerType::Sliding) c.layerAttention[l].window = window;
+
+    if (a.positions != Positions::Rope) return;
+    RopeContext context;
+    context.headDim = c.headDim;
+    context.maxPositions = c.maxPositions;
+    context.thetaFallback = config.number(
+        a.has(kPartialRotary) ? "rope_theta|rotary_emb_base" : "rope_theta", a.ropeThetaDefault);
+    if (a.has(kPartialRotary))
+        context.partialRotary = config.number("partial_rotary_factor|rotary_pct", 1.0);
+    if (a.has(kOriginalMaxPositions) && config.has("original_max_position_embeddings"))
+        context.originalMaxPositions = config.positive("original_max_position_embeddings");
+
+    // Which set each layer reads: one set, or one per layer type (Gemma 3).
+    bool perType = false;
+    if (config.has("rope_parameters")) {
+        const Json& json = config.at("rope_parameters");
+        if (!json.is_object()) config.fail("'rope_parameters' must be an object");
+        perType = json.contains("full_attention") || json.contains("sliding_attention");
+        if (perType) {
+            const Reader sets = config.child(json, "rope_parameters");
+            for (const char* type : {"full_attention", "sliding_attention"}) {
+                if (!sets.has(type)) sets.fail(std::string("missing '") + type + "'");
+                c.ropes.push_back(parseRope(sets.child(sets.at(type), type), context));
+            }
+            sets.refuseUnread({});
+        } else {
+            c.ropes.push_back(parseRope(config.child(json, "rope_parameters"), context));
+        }
+    } else if (config.has("rope_scaling")) {
+        c.ropes.push_back(parseRope(config.child(config.at("rope_scaling"), "rope_scaling"), context));
+    } else {
+        c.ropes.push_back(parseRope(config.child(kNoKeys, "rope"), context));
+    }
+    if (!perType && a.has(kLocalRopeBase)) {
+        // Gemma 3 before rope_parameters: sliding layers use rope_local_base_freq, unscaled.
+        RopeContext local = context;
+        local.thetaFallback = config.number("rope_local_base_freq", 10000.0);
+        c.ropes.push_back(parseRope(config.child(kNoKeys, "rope"), local));
+        perType = true;
+    }
+    for (std::size_t l = 0; l < types.size(); ++l)
+        c.layerAttention[l].rope = perType && types[l] == LayerType::Sliding ? 1 : 0;
+
+    if (a.has(kNoRopeLayers)) {
+        if (config.has("no_rope_layers")) {
+            const Json& list = config.at("no_rope_layers");
+            if (!list.is_array() || static_cast<Index>(list.size()) != c.layers)
+                config.fail("'no_rope_layers' must hold one 0 or 1 per layer");
+            for (std::size_t l = 0; l < list.size(); ++l) {
+                if (!list[l].is_number_integer() || (list[l] != 0 && list[l] != 1))
+                    config.fail("'no_rope_layers' must hold one 0 or 1 per layer");
+                if (list[l] == 0) c.layerAttention[l].rope = -1; // 1 means "uses RoPE"
+            }
+            (void)config.has("no_rope_layer_interval");
+        } else {
+            const Index interval = config.positive("no_rope_layer_interval", 4, kMaxLayers);
+            for (Index l = 0; l < c.layers; ++l)
+                if ((l + 1) % interval == 0) c.layerAttention[static_cast<std::size_t>(l)].rope = -1;
+        }
+    }
+}
+
+void parseScalings(const Reader& config, const Architecture& a, ModelConfig& c) {
+    if (a.embedScaleSqrtHidden) c.embeddingScale = std::sqrt(static_cast<double>(c.hidden));
+    if (a.has(kQueryPreAttnScalar))
+        c.attentionScale = 1.0 / std::sqrt(config.number("query_pre_attn_scalar", 256.0));
+    if (a.has(kSoftcapping)) {
+        c.attentionSoftcap = config.number("attn_logit_softcapping", a.attnSoftcapDefault);
+        c.finalSoftcap = config.number("final_logit_softcapping", a.finalSoftcapDefault);
+        // An explicit null turns a family default off.
+        if (config.json().contains("attn_logit_softcapping") &&
+            config.json().at("attn_logit_softcapping").is_null())
+            c.attentionSoftcap = 0;
+        if (config.json().contains("final_logit_softcapping") &&
+            config.json().at("final_logit_softcapping").is_null())
+            c.finalSoftcap = 0;
+    }
+    if (a.has(kMultipliers)) {
+        c.embeddingScale = config.number("embedding_multiplier", 1.0);
+        c.attentionScale = config.number("attention_multiplier", 1.0);
+        c.residualScale = config.number("residual_multiplier", 1.0);
+        c.logitScale = 1.0 / config.number("logits_scaling", 1.0);
+    }
+    if (a.has(kGpt2Keys)) {
+        config.mustBeFalse("scale_attn_by_inverse_layer_idx", "GPT-2 scales by 1/sqrt(head dim)");
+        if (!config.flag("scale_attn_weights", true))
+            config.fail("'scale_attn_weights' = false is not supported");
+    }
+    if (a.has(kParallelResidualKey) && !config.flag("use_parallel_residual", true))
+        c.residual = Residual::Sequential;
+    if (a.has(kQkLayernormKey)) config.mustBeFalse("qk_layernorm", "Phi without q/k LayerNorm");
+    if (a.has(kBidirectionalKey))
+        config.mustBeFalse("use_bidirectional_attention", "AttnLab runs these models causally");
+}
+
+ModelConfig parseModel(const Reader& config, const Architecture& a) {
+    ModelConfig c;
+    c.architecture = &a;
+    c.residual = a.residual;
+    parseSizes(config, a, c);
+    c.normEps = config.number(a.normEpsKey, a.normEpsDefault);
+    c.activation = parseActivation(config.text(a.activationKey, a.activationDefault), config);
+    c.tiedEmbeddings = config.flag("tie_word_embeddings", a.tiedDefault);
+    c.qkvBias = biasOf(config, a.qkvBias);
+    c.outputBias = biasOf(config, a.outBias);
+    c.mlpBias = biasOf(config, a.mlpBias);
+    c.lmHeadBias = a.lmHeadBias;
+    parsePositions(config, a, c);
+    parseScalings(config, a, c);
+    config.mustBeFalse("add_cross_attention", "AttnLab runs decoder-only models here");
+    config.mustBeFalse("is_encoder_decoder", "AttnLab runs decoder-only models here");
+    if (config.has("pruned_heads") &&
+        !(config.at("pruned_heads").is_object() && config.at("pruned_heads").empty()))
+        config.fail("'pruned_heads' is not supported");
+    c.bosTokenId = config.tokenId("bos_token_id");
+    c.eosTokenId = config.tokenId("eos_token_id");
+    config.refuseUnread(kChangeNothing);
     return c;
 }
 
 } // namespace
 
-const char* architectureName(Architecture a) {
-    switch (a) {
-    case Architecture::Gpt2:
-        return "gpt2";
-    case Architecture::Llama:
-        return "llama";
-    case Architecture::Qwen2:
-        return "qwen2";
-    case Architecture::Qwen3:
-        return "qwen3";
-    case Architecture::Mistral:
-        return "mistral";
-    }
-    return "?";
+std::optional<Index> ModelConfig::uniformWindow() const {
+    if (layerAttention.empty()) return -1;
+    const Index first = layerAttention.front().window;
+    for (const LayerAttention& layer : layerAttention)
+        if (layer.window != first) return std::nullopt;
+    return first;
+}
+
+std::span<const std::string_view> keysThatChangeNothing() {
+    return kChangeNothing;
 }
 
 Result<ModelConfig> parseConfig(const std::string& text, const std::string& name) {
@@ -245,24 +597,11 @@ Result<ModelConfig> parseConfig(const std::string& text, const std::string& name
         Reader config(json, name);
         const std::string type = config.text("model_type", "");
         if (type.empty()) config.fail("missing 'model_type'");
-        ModelConfig c;
-        if (type == "gpt2") {
-            c = parseGpt2(config);
-        } else if (type == "llama") {
-            c = parseLlamaFamily(config, Architecture::Llama);
-        } else if (type == "qwen2") {
-            c = parseLlamaFamily(config, Architecture::Qwen2);
-        } else if (type == "qwen3") {
-            c = parseLlamaFamily(config, Architecture::Qwen3);
-        } else if (type == "mistral") {
-            c = parseLlamaFamily(config, Architecture::Mistral);
-        } else {
-            config.fail("model_type '" + type +
-                        "' is not supported (AttnLab runs gpt2, llama, qwen2, qwen3, mistral)");
-        }
-        c.bosTokenId = config.tokenId("bos_token_id");
-        c.eosTokenId = config.tokenId("eos_token_id");
-        return c;
+        const Architecture* architecture = findArchitecture(type);
+        if (!architecture)
+            config.fail("model_type '" + type + "' is not supported (AttnLab runs " +
+                        architectureList() + ")");
+        return parseModel(config, *architecture);
     } catch (const ConfigError& e) {
         return Error{e.message};
     }

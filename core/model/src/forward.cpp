@@ -1,8 +1,9 @@
-// The forward pass, one readable loop over layers (llama2.c's run.c is the model): embed,
-// then per block norm -> q/k/v -> (q/k norm, RoPE) -> attend() from the core -> output
-// projection -> norm -> MLP, each with its residual; the final norm and lm head only where
-// logits are asked for. GEMMs run on threads in fixed blocks of output columns (same bytes at any
-// thread count).
+// The forward pass, one readable loop over layers (llama2.c's run.c is the model) that reads
+// the architecture's traits, never its name: embed (scaled), then per block norm -> q/k/v ->
+// (q/k norm, RoPE) -> attend() from the core -> output projection (-> norm) -> residual, and
+// the MLP the same way, sequential or parallel; the final norm and lm head (scaled, capped)
+// where logits are asked for. GEMMs run on threads in fixed blocks of output columns (same bytes
+// at any thread count).
 
 #include <algorithm>
 #include <cmath>
@@ -46,69 +47,99 @@ template <typename Fn> void parallelColumns(Index count, int threads, const Fn& 
         worker.join();
 }
 
-/// y = x W^T (+ bias) for an nn.Linear weight W [out, in].
-void linear(const Matrix& x, const Weight& w, const Weight& bias, Matrix& y, int threads) {
-    y.resize(x.rows(), w.rows);
+/// y = x W^T (+ bias) for an nn.Linear weight W [out, in], or y = x W for a Conv1D [in, out].
+void project(const Matrix& x, const Linear& p, Matrix& y, int threads) {
+    const Weight& w = p.weight;
+    const Index outputs = w.outputs();
+    y.resize(x.rows(), outputs);
     const auto weight = w.matrix();
-    parallelColumns(w.rows, threads, [&](Index begin, Index end) {
+    parallelColumns(outputs, threads, [&](Index begin, Index end) {
         auto block = y.middleCols(begin, end - begin);
-        block.noalias() = x * weight.middleRows(begin, end - begin).transpose();
-        if (!bias.empty()) block.rowwise() += bias.vector().segment(begin, end - begin).transpose();
+        if (w.inOut)
+            block.noalias() = x * weight.middleCols(begin, end - begin);
+        else
+            block.noalias() = x * weight.middleRows(begin, end - begin).transpose();
+        if (!p.bias.empty())
+            block.rowwise() += p.bias.vector().segment(begin, end - begin).transpose();
     });
 }
 
-/// y = x W (+ bias) for a GPT-2 Conv1D weight W [in, out].
-void conv1d(const Matrix& x, const Weight& w, const Weight& bias, Matrix& y, int threads) {
-    y.resize(x.rows(), w.cols);
-    const auto weight = w.matrix();
-    parallelColumns(w.cols, threads, [&](Index begin, Index end) {
-        auto block = y.middleCols(begin, end - begin);
-        block.noalias() = x * weight.middleCols(begin, end - begin);
-        if (!bias.empty()) block.rowwise() += bias.vector().segment(begin, end - begin).transpose();
-    });
-}
-
-/// LayerNorm over each row: (x - mean) / sqrt(var + eps) * w + b (biased variance).
-void layerNorm(const Matrix& x, const Weight& w, const Weight& b, double eps, Matrix& out) {
-    out.resize(x.rows(), x.cols());
-    const auto weight = w.vector().transpose().array();
-    const auto bias = b.vector().transpose().array();
-    for (Index i = 0; i < x.rows(); ++i) {
-        const auto row = x.row(i).array();
-        const float mean = row.mean();
-        const float variance = (row - mean).square().mean();
-        const float inv = 1.0f / std::sqrt(variance + static_cast<float>(eps));
-        out.row(i).array() = (row - mean) * inv * weight + bias;
-    }
-}
-
-/// RMSNorm over each row (or each `width` segment of it): x / sqrt(mean(x^2) + eps) * w.
-void rmsNorm(Matrix& x, const Weight& w, double eps, Index width) {
-    const auto weight = w.vector().transpose().array();
+/// The family's norm over each `width` segment of each row of x, in place: LayerNorm
+/// ((x - mean) / sqrt(var + eps) * w + b, biased variance), RMSNorm (x / rms * w) or Gemma's
+/// (x / rms * (1 + w)).
+void normalize(Matrix& x, const Norm& n, NormKind kind, double eps, Index width) {
+    const auto weight = n.weight.vector().transpose().array();
+    const float epsilon = static_cast<float>(eps);
     for (Index i = 0; i < x.rows(); ++i)
         for (Index at = 0; at < x.cols(); at += width) {
             auto segment = x.row(i).segment(at, width).array();
-            const float inv = 1.0f / std::sqrt(segment.square().mean() + static_cast<float>(eps));
-            segment = segment * inv * weight;
+            switch (kind) {
+            case NormKind::LayerNorm: {
+                const float mean = segment.mean();
+                const float variance = (segment - mean).square().mean();
+                const float inv = 1.0f / std::sqrt(variance + epsilon);
+                if (n.bias.empty())
+                    segment = (segment - mean) * inv * weight;
+                else
+                    segment = (segment - mean) * inv * weight + n.bias.vector().transpose().array();
+                break;
+            }
+            case NormKind::RmsNorm: {
+                const float inv = 1.0f / std::sqrt(segment.square().mean() + epsilon);
+                segment = segment * inv * weight;
+                break;
+            }
+            case NormKind::RmsNormPlusOne: {
+                const float inv = 1.0f / std::sqrt(segment.square().mean() + epsilon);
+                segment = segment * inv * (1.0f + weight);
+                break;
+            }
+            }
         }
 }
 
-void rmsNormInto(const Matrix& x, const Weight& w, double eps, Matrix& out) {
+/// out = norm(x) over whole rows.
+void normalizeInto(const Matrix& x, const Norm& n, const ModelConfig& c, Matrix& out) {
     out = x;
-    rmsNorm(out, w, eps, x.cols());
+    normalize(out, n, c.arch().norm, c.normEps, x.cols());
 }
 
-/// GPT-2's gelu_new: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
-void geluNew(Matrix& x) {
-    const float c = static_cast<float>(std::sqrt(2.0 / std::numbers::pi));
-    x.array() = 0.5f * x.array() * (1.0f + (c * (x.array() + 0.044715f * x.array().cube())).tanh());
+/// The MLP's activation in place.
+void activate(Matrix& x, Activation activation) {
+    auto a = x.array();
+    switch (activation) {
+    case Activation::GeluTanh: { // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+        const float c = static_cast<float>(std::sqrt(2.0 / std::numbers::pi));
+        a = 0.5f * a * (1.0f + (c * (a + 0.044715f * a.cube())).tanh());
+        break;
+    }
+    case Activation::GeluErf: { // 0.5 x (1 + erf(x / sqrt 2))
+        const float invSqrt2 = static_cast<float>(1.0 / std::numbers::sqrt2);
+        a = a.unaryExpr([invSqrt2](float v) { return 0.5f * v * (1.0f + std::erf(v * invSqrt2)); });
+        break;
+    }
+    case Activation::Silu:
+        a = a / (1.0f + (-a).exp());
+        break;
+    case Activation::Relu:
+        a = a.max(0.0f);
+        break;
+    }
 }
 
-/// Rotate-half RoPE (Hugging Face's apply_rotary_pos_emb) on every head of x [S, heads * hd],
-/// row s at position offset + s.
-void applyRotateHalf(Matrix& x, Index headDim, const std::vector<double>& inverseFrequencies,
-                     Index offset) {
-    const Index half = headDim / 2;
+/// cap * tanh(x / cap) in place (Gemma 2's soft-capping).
+void softcap(Eigen::Ref<Matrix> x, double cap) {
+    const float c = static_cast<float>(cap);
+    x.array() = (x.array() / c).tanh() * c;
+}
+
+/// Rotate-half RoPE (Hugging Face's apply_rotary_pos_emb) on the first rope.dim values of every
+/// head of x [S, heads * hd], row s at position offset + s; cos and sin scaled by the rope's
+/// attention factor.
+void applyRope(Matrix& x, Index headDim, const Rope& rope, Index offset, Index total) {
+    const std::vector<double>& inverseFrequencies = rope.frequenciesFor(total);
+    const Index half = rope.dim / 2;
+    const float factor = static_cast<float>(rope.attentionFactor);
     std::vector<float> cosines(static_cast<std::size_t>(half));
     std::vector<float> sines(static_cast<std::size_t>(half));
     for (Index s = 0; s < x.rows(); ++s) {
@@ -116,8 +147,8 @@ void applyRotateHalf(Matrix& x, Index headDim, const std::vector<double>& invers
             // float32 angle, as Hugging Face computes position x inv_freq
             const float angle = static_cast<float>(offset + s) *
                                 static_cast<float>(inverseFrequencies[static_cast<size_t>(i)]);
-            cosines[static_cast<std::size_t>(i)] = std::cos(angle);
-            sines[static_cast<std::size_t>(i)] = std::sin(angle);
+            cosines[static_cast<std::size_t>(i)] = std::cos(angle) * factor;
+            sines[static_cast<std::size_t>(i)] = std::sin(angle) * factor;
         }
         for (Index at = 0; at < x.cols(); at += headDim) {
             float* head = x.row(s).data() + at;
@@ -130,6 +161,69 @@ void applyRotateHalf(Matrix& x, Index headDim, const std::vector<double>& invers
                 head[i + half] = b * c + a * sn;
             }
         }
+    }
+}
+
+/// q, k, v [S, H*hd] / [S, Hkv*hd] of a block's input h, by the family's Q/K/V layout.
+void projectQkv(const Matrix& h, const LayerWeights& w, const ModelConfig& c, Matrix& q,
+                Matrix& k, Matrix& v, int threads) {
+    const Index hd = c.headDim;
+    const Index qDim = c.heads * hd;
+    const Index kvDim = c.kvHeads * hd;
+    switch (c.arch().qkv) {
+    case QkvLayout::Separate:
+        project(h, w.q, q, threads);
+        project(h, w.k, k, threads);
+        project(h, w.v, v, threads);
+        return;
+    case QkvLayout::Fused: {
+        Matrix qkv;
+        project(h, w.qkv, qkv, threads);
+        q = qkv.leftCols(qDim);
+        k = qkv.middleCols(qDim, kvDim);
+        v = qkv.rightCols(kvDim);
+        return;
+    }
+    case QkvLayout::FusedPerHead: { // GPT-NeoX: view(S, H, 3 hd), then chunk(3)
+        Matrix qkv;
+        project(h, w.qkv, qkv, threads);
+        q.resize(h.rows(), qDim);
+        k.resize(h.rows(), kvDim);
+        v.resize(h.rows(), kvDim);
+        for (Index head = 0; head < c.heads; ++head) {
+            q.middleCols(head * hd, hd) = qkv.middleCols(3 * head * hd, hd);
+            k.middleCols(head * hd, hd) = qkv.middleCols((3 * head + 1) * hd, hd);
+            v.middleCols(head * hd, hd) = qkv.middleCols((3 * head + 2) * hd, hd);
+        }
+        return;
+    }
+    }
+}
+
+/// The MLP of h into out.
+void mlp(const Matrix& h, const LayerWeights& w, const ModelConfig& c, Matrix& out,
+         Matrix& up, Matrix& gate, int threads) {
+    switch (c.arch().mlp) {
+    case MlpKind::Plain:
+        project(h, w.up, up, threads);
+        activate(up, c.activation);
+        project(up, w.down, out, threads);
+        return;
+    case MlpKind::Gated:
+        project(h, w.gate, gate, threads);
+        project(h, w.up, up, threads);
+        activate(gate, c.activation);
+        gate.array() *= up.array();
+        project(gate, w.down, out, threads);
+        return;
+    case MlpKind::GatedFused: { // gate_up_proj: [gate | up]
+        project(h, w.gateUp, up, threads);
+        gate = up.leftCols(c.intermediate);
+        activate(gate, c.activation);
+        gate.array() *= up.rightCols(c.intermediate).array();
+        project(gate, w.down, out, threads);
+        return;
+    }
     }
 }
 
@@ -159,6 +253,11 @@ bool canExtend(const ModelRun* previous, std::span<const std::int64_t> ids,
     const Index old = static_cast<Index>(previous->ids.size());
     if (previous->finalHidden.rows() != old || previous->finalHidden.cols() != config.hidden)
         return false;
+    // A longrope model switches its frequencies when the run outgrows the pretrained length:
+    // positions cached under the short factors cannot be reused under the long ones.
+    for (const Rope& rope : config.ropes)
+        if (&rope.frequenciesFor(old) != &rope.frequenciesFor(static_cast<Index>(ids.size())))
+            return false;
     return previous->k.front().heads == config.kvHeads &&
            previous->k.front().dim == config.headDim && previous->k.front().seq == old &&
            previous->attentions.front().heads == config.heads;
@@ -167,36 +266,7 @@ bool canExtend(const ModelRun* previous, std::span<const std::int64_t> ids,
 } // namespace
 
 std::vector<double> ropeInverseFrequencies(const ModelConfig& config) {
-    const Index half = config.headDim / 2;
-    std::vector<double> inverse(static_cast<std::size_t>(half));
-    for (Index i = 0; i < half; ++i) {
-        // Hugging Face: 1 / theta^(arange(0, hd, 2) / hd), in float32
-        const float exponent = static_cast<float>(2 * i) / static_cast<float>(config.headDim);
-        inverse[static_cast<std::size_t>(i)] =
-            static_cast<float>(1.0 / std::pow(config.ropeTheta, static_cast<double>(exponent)));
-    }
-    const RopeScaling& scaling = config.ropeScaling;
-    if (scaling.type == RopeScalingType::Linear) {
-        for (auto& f : inverse)
-            f /= scaling.factor;
-    } else if (scaling.type == RopeScalingType::Llama3) {
-        // Llama 3.1's _compute_llama3_parameters
-        const double lowWavelength = scaling.originalMaxPositions / scaling.lowFreqFactor;
-        const double highWavelength = scaling.originalMaxPositions / scaling.highFreqFactor;
-        for (auto& f : inverse) {
-            const double wavelength = 2 * std::numbers::pi / f;
-            if (wavelength < highWavelength) continue;
-            if (wavelength > lowWavelength) {
-                f /= scaling.factor;
-                continue;
-            }
-            const double smooth =
-                (scaling.originalMaxPositions / wavelength - scaling.lowFreqFactor) /
-                (scaling.highFreqFactor - scaling.lowFreqFactor);
-            f = (1 - smooth) * f / scaling.factor + smooth * f;
-        }
-    }
-    return inverse;
+    return config.ropes.empty() ? std::vector<double>{} : config.ropes.front().inverseFrequencies;
 }
 
 std::optional<std::string> validateRun(const ModelConfig& config, std::span<const std::int64_t> ids,
@@ -225,6 +295,7 @@ std::optional<std::string> validateRun(const ModelConfig& config, std::span<cons
 Result<ModelRun> runModel(const Model& model, std::span<const std::int64_t> ids,
                           const RunOptions& options, const ModelRun* previous) {
     const ModelConfig& c = model.config;
+    const Architecture& a = c.arch();
     if (auto problem = validateRun(c, ids, options)) return Error{*problem};
     const int threads = resolveThreads(options.threads);
     const bool extend = canExtend(previous, ids, options, c);
@@ -233,8 +304,7 @@ Result<ModelRun> runModel(const Model& model, std::span<const std::int64_t> ids,
     const Index total = static_cast<Index>(ids.size());
     const Index fresh = total - old;
     const Index hd = c.headDim;
-    const std::vector<double> inverseFrequencies =
-        c.llamaFamily() ? ropeInverseFrequencies(c) : std::vector<double>{};
+    const float residualScale = static_cast<float>(c.residualScale);
 
     ModelRun run;
     run.ids.assign(ids.begin(), ids.end());
@@ -243,7 +313,7 @@ Result<ModelRun> runModel(const Model& model, std::span<const std::int64_t> ids,
     run.reusedPositions = old;
     auto cancelled = [&] { return options.cancel && options.cancel->load(); };
 
-    // Embeddings of the new positions.
+    // Embeddings of the new positions (scaled in float32, as the embedding's dtype).
     Matrix x(fresh, c.hidden);
     const auto embedding = model.tokenEmbedding.matrix();
     for (Index i = 0; i < fresh; ++i) {
@@ -251,44 +321,47 @@ Result<ModelRun> runModel(const Model& model, std::span<const std::int64_t> ids,
         if (!model.positionEmbedding.empty())
             x.row(i) += model.positionEmbedding.matrix().row(old + i);
     }
+    if (c.embeddingScale != 1.0) x *= static_cast<float>(c.embeddingScale);
 
     AttentionSpec spec;
-    spec.mask.causal = true;
-    if (c.slidingWindow > 0) spec.mask.causalWindow = c.slidingWindow - 1; // i - W < j <= i
     spec.wantWeights = true;
     spec.threads = threads;
+    spec.scale = c.attentionScale;
+    if (c.attentionSoftcap > 0) spec.softcap = c.attentionSoftcap;
 
-    Matrix h, q, k, v, mixed, projected, up, gate;
+    Matrix h, q, k, v, mixed, attended, mlpIn, mlpOut, up, gate;
     for (Index l = 0; l < c.layers; ++l) {
         if (cancelled()) return Error{"cancelled"};
         const LayerWeights& w = model.layers[static_cast<std::size_t>(l)];
         const std::size_t lu = static_cast<std::size_t>(l);
+        const LayerAttention& layer = c.layerAttention[lu];
 
-        // Attention block: h = norm(x); q, k, v; attend; x += o(concat heads).
-        if (c.llamaFamily()) {
-            rmsNormInto(x, w.norm1, c.normEps, h);
-            linear(h, w.q, w.qBias, q, threads);
-            linear(h, w.k, w.kBias, k, threads);
-            linear(h, w.v, w.vBias, v, threads);
-            if (c.qkNorm) {
-                rmsNorm(q, w.qNorm, c.normEps, hd);
-                rmsNorm(k, w.kNorm, c.normEps, hd);
-            }
-            applyRotateHalf(q, hd, inverseFrequencies, old);
-            applyRotateHalf(k, hd, inverseFrequencies, old);
-        } else {
-            layerNorm(x, w.norm1, w.norm1Bias, c.normEps, h);
-            Matrix qkv;
-            conv1d(h, w.attnQkv, w.attnQkvBias, qkv, threads);
-            q = qkv.leftCols(c.hidden);
-            k = qkv.middleCols(c.hidden, c.hidden);
-            v = qkv.rightCols(c.hidden);
+        // Attention block: h = norm(x) (where the family has one); q, k, v; q/k norm; RoPE.
+        if (w.attnNormIn.empty())
+            h = x;
+        else
+            normalizeInto(x, w.attnNormIn, c, h);
+        projectQkv(h, w, c, q, k, v, threads);
+        if (a.qkNorm != QkNorm::None) {
+            const bool perHead = a.qkNorm == QkNorm::PerHead;
+            normalize(q, w.qNorm, a.norm, c.normEps, perHead ? hd : q.cols());
+            normalize(k, w.kNorm, a.norm, c.normEps, perHead ? hd : k.cols());
+        }
+        if (layer.rope >= 0 && c.usesRope()) {
+            const Rope& rope = c.ropes[static_cast<std::size_t>(layer.rope)];
+            applyRope(q, hd, rope, old, total);
+            applyRope(k, hd, rope, old, total);
         }
 
         Qkv heads;
         heads.q = appendHeads(nullptr, q, c.heads, hd);
         heads.k = appendHeads(previous ? &previous->k[lu] : nullptr, k, c.kvHeads, hd);
         heads.v = appendHeads(previous ? &previous->v[lu] : nullptr, v, c.kvHeads, hd);
+        spec.mask = MaskSpec{};
+        if (layer.window > 0)
+            spec.mask.causalWindow = layer.window - 1; // i - W < j <= i
+        else
+            spec.mask.causal = true;
         Attention attention = attend(heads, spec);
 
         // Record: attention rows [H, total, total], q (asked), k and v (the cache).
@@ -311,51 +384,62 @@ Result<ModelRun> runModel(const Model& model, std::span<const std::int64_t> ids,
             else
                 mixed.middleCols(head * hd, hd) = attention.output.head(0, head);
         }
-        if (c.llamaFamily())
-            linear(mixed, w.o, w.oBias, projected, threads);
-        else
-            conv1d(mixed, w.o, w.oBias, projected, threads);
-        x += projected;
+        project(mixed, w.o, attended, threads);
+        if (!w.attnNormOut.empty()) normalize(attended, w.attnNormOut, a.norm, c.normEps, c.hidden);
 
-        // MLP block: x += mlp(norm(x)).
-        if (c.llamaFamily()) {
-            rmsNormInto(x, w.norm2, c.normEps, h);
-            linear(h, w.gate, Weight{}, gate, threads);
-            linear(h, w.up, Weight{}, up, threads);
-            gate.array() = gate.array() / (1.0f + (-gate.array()).exp()) * up.array(); // SwiGLU
-            linear(gate, w.down, Weight{}, projected, threads);
-        } else {
-            layerNorm(x, w.norm2, w.norm2Bias, c.normEps, h);
-            conv1d(h, w.mlpIn, w.mlpInBias, up, threads);
-            geluNew(up);
-            conv1d(up, w.mlpOut, w.mlpOutBias, projected, threads);
+        // MLP block, after the attention's residual (sequential) or beside it (parallel).
+        switch (c.residual) {
+        case Residual::Sequential:
+            if (residualScale != 1.0f) attended *= residualScale;
+            x += attended;
+            if (w.mlpNormIn.empty())
+                mlpIn = x;
+            else
+                normalizeInto(x, w.mlpNormIn, c, mlpIn);
+            break;
+        case Residual::ParallelSharedNorm:
+            mlpIn = std::move(h);
+            break;
+        case Residual::ParallelTwoNorms:
+            normalizeInto(x, w.mlpNormIn, c, mlpIn);
+            break;
         }
-        x += projected;
+        mlp(mlpIn, w, c, mlpOut, up, gate, threads);
+        if (!w.mlpNormOut.empty()) normalize(mlpOut, w.mlpNormOut, a.norm, c.normEps, c.hidden);
+        if (c.residual == Residual::Sequential) {
+            if (residualScale != 1.0f) mlpOut *= residualScale;
+            x += mlpOut;
+        } else {
+            x += attended + mlpOut; // transformers adds attn + mlp first, then the residual
+        }
     }
     if (cancelled()) return Error{"cancelled"};
 
     // Final norm of every position (cheap, and kept so an extension can ask for old logits).
     Matrix normed;
-    if (c.llamaFamily())
-        rmsNormInto(x, model.finalNorm, c.normEps, normed);
-    else
-        layerNorm(x, model.finalNorm, model.finalNormBias, c.normEps, normed);
+    normalizeInto(x, model.finalNorm, c, normed);
     run.finalHidden.resize(total, c.hidden);
     if (previous) run.finalHidden.topRows(old) = previous->finalHidden;
     run.finalHidden.bottomRows(fresh) = normed;
 
+    // Logits: lm head, then Granite's scaling and Gemma 2's soft-capping.
+    auto logitsOf = [&](const Matrix& hidden, Matrix& out) {
+        project(hidden, model.lmHead, out, threads);
+        if (c.logitScale != 1.0) out *= static_cast<float>(c.logitScale);
+        if (c.finalSoftcap > 0) softcap(out, c.finalSoftcap);
+    };
     run.logitRows = options.logits;
     if (options.logits == LogitRows::Last) {
-        linear(run.finalHidden.bottomRows(1), model.lmHead, Weight{}, run.logits, threads);
+        logitsOf(run.finalHidden.bottomRows(1), run.logits);
     } else if (options.logits == LogitRows::All) {
         if (previous && previous->logitRows == LogitRows::All && previous->logits.rows() == old) {
             Matrix fresher;
-            linear(normed, model.lmHead, Weight{}, fresher, threads);
+            logitsOf(normed, fresher);
             run.logits.resize(total, c.vocab);
             run.logits.topRows(old) = previous->logits;
             run.logits.bottomRows(fresh) = fresher;
         } else {
-            linear(run.finalHidden, model.lmHead, Weight{}, run.logits, threads);
+            logitsOf(run.finalHidden, run.logits);
         }
     }
     return run;

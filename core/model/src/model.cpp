@@ -80,71 +80,96 @@ private:
     std::size_t m_done = 0;
 };
 
-void bindGpt2(Model& model, Binder& bind) {
-    const ModelConfig& c = model.config;
-    const std::string prefix = bind.has("wte.weight") ? "" : "transformer.";
-    const Index d = c.hidden;
-    const Index inner = c.intermediate;
-    model.tokenEmbedding = bind.bind(prefix + "wte.weight", {c.vocab, d});
-    model.positionEmbedding = bind.bind(prefix + "wpe.weight", {c.maxPositions, d});
-    for (Index l = 0; l < c.layers; ++l) {
-        const std::string p = prefix + "h." + std::to_string(l) + ".";
-        LayerWeights layer;
-        layer.norm1 = bind.bind(p + "ln_1.weight", {d});
-        layer.norm1Bias = bind.bind(p + "ln_1.bias", {d});
-        layer.attnQkv = bind.bind(p + "attn.c_attn.weight", {d, 3 * d});
-        layer.attnQkvBias = bind.bind(p + "attn.c_attn.bias", {3 * d});
-        layer.o = bind.bind(p + "attn.c_proj.weight", {d, d});
-        layer.oBias = bind.bind(p + "attn.c_proj.bias", {d});
-        layer.norm2 = bind.bind(p + "ln_2.weight", {d});
-        layer.norm2Bias = bind.bind(p + "ln_2.bias", {d});
-        layer.mlpIn = bind.bind(p + "mlp.c_fc.weight", {d, inner});
-        layer.mlpInBias = bind.bind(p + "mlp.c_fc.bias", {inner});
-        layer.mlpOut = bind.bind(p + "mlp.c_proj.weight", {inner, d});
-        layer.mlpOutBias = bind.bind(p + "mlp.c_proj.bias", {d});
-        model.layers.push_back(layer);
+/// Binds every tensor the row names, with the shapes the config implies.
+class ArchitectureBinder {
+public:
+    ArchitectureBinder(Model& model, Binder& bind)
+        : m_model(model), m_bind(bind), m_c(model.config), m_names(model.config.arch().names) {
+        const std::string embed = std::string(m_names.prefix) + std::string(m_names.embed);
+        m_prefix = m_bind.has(embed + ".weight") ? std::string(m_names.prefix) : std::string();
     }
-    model.finalNorm = bind.bind(prefix + "ln_f.weight", {d});
-    model.finalNormBias = bind.bind(prefix + "ln_f.bias", {d});
-    model.lmHead =
-        c.tiedEmbeddings ? model.tokenEmbedding : bind.bind("lm_head.weight", {c.vocab, d});
-}
 
-void bindLlama(Model& model, Binder& bind) {
-    const ModelConfig& c = model.config;
-    const std::string prefix = bind.has("model.embed_tokens.weight") ? "model." : "";
-    const Index d = c.hidden;
-    const Index qDim = c.heads * c.headDim;
-    const Index kvDim = c.kvHeads * c.headDim;
-    model.tokenEmbedding = bind.bind(prefix + "embed_tokens.weight", {c.vocab, d});
-    for (Index l = 0; l < c.layers; ++l) {
-        const std::string p = prefix + "layers." + std::to_string(l) + ".";
-        LayerWeights layer;
-        layer.norm1 = bind.bind(p + "input_layernorm.weight", {d});
-        layer.q = bind.bind(p + "self_attn.q_proj.weight", {qDim, d});
-        layer.k = bind.bind(p + "self_attn.k_proj.weight", {kvDim, d});
-        layer.v = bind.bind(p + "self_attn.v_proj.weight", {kvDim, d});
-        if (c.qkvBias) {
-            layer.qBias = bind.bind(p + "self_attn.q_proj.bias", {qDim});
-            layer.kBias = bind.bind(p + "self_attn.k_proj.bias", {kvDim});
-            layer.vBias = bind.bind(p + "self_attn.v_proj.bias", {kvDim});
+    void bindAll() {
+        const Index d = m_c.hidden;
+        m_model.tokenEmbedding = m_bind.bind(name(m_names.embed, ".weight"), {m_c.vocab, d});
+        if (!m_names.positions.empty())
+            m_model.positionEmbedding =
+                m_bind.bind(name(m_names.positions, ".weight"), {m_c.maxPositions, d});
+        for (Index l = 0; l < m_c.layers; ++l)
+            m_model.layers.push_back(layer(l));
+        m_model.finalNorm = norm("", m_names.finalNorm, d);
+        if (m_c.tiedEmbeddings) {
+            m_model.lmHead.weight = m_model.tokenEmbedding;
+        } else {
+            const std::string head(m_names.lmHead);
+            m_model.lmHead.weight = m_bind.bind(head + ".weight", {m_c.vocab, d});
         }
-        layer.o = bind.bind(p + "self_attn.o_proj.weight", {d, qDim});
-        if (c.outputBias) layer.oBias = bind.bind(p + "self_attn.o_proj.bias", {d});
-        if (c.qkNorm) {
-            layer.qNorm = bind.bind(p + "self_attn.q_norm.weight", {c.headDim});
-            layer.kNorm = bind.bind(p + "self_attn.k_norm.weight", {c.headDim});
-        }
-        layer.norm2 = bind.bind(p + "post_attention_layernorm.weight", {d});
-        layer.gate = bind.bind(p + "mlp.gate_proj.weight", {c.intermediate, d});
-        layer.up = bind.bind(p + "mlp.up_proj.weight", {c.intermediate, d});
-        layer.down = bind.bind(p + "mlp.down_proj.weight", {d, c.intermediate});
-        model.layers.push_back(layer);
+        if (m_c.lmHeadBias)
+            m_model.lmHead.bias = m_bind.bind(std::string(m_names.lmHead) + ".bias", {m_c.vocab});
     }
-    model.finalNorm = bind.bind(prefix + "norm.weight", {d});
-    model.lmHead =
-        c.tiedEmbeddings ? model.tokenEmbedding : bind.bind("lm_head.weight", {c.vocab, d});
-}
+
+private:
+    std::string name(std::string_view module, const char* suffix) const {
+        return m_prefix + std::string(module) + suffix;
+    }
+
+    /// A norm of `width` values, with a bias where the family's norms have one.
+    Norm norm(const std::string& layer, std::string_view module, Index width) {
+        Norm n;
+        if (module.empty()) return n;
+        const std::string base = layer + std::string(module);
+        n.weight = m_bind.bind(name(base, ".weight"), {width});
+        if (m_c.arch().normBias) n.bias = m_bind.bind(name(base, ".bias"), {width});
+        return n;
+    }
+
+    /// A projection from `in` to `out` features.
+    Linear linear(const std::string& layer, std::string_view module, Index out, Index in,
+                  bool bias) {
+        Linear p;
+        if (module.empty()) return p;
+        const std::string base = layer + std::string(module);
+        const bool inOut = m_c.arch().weightsInOut;
+        p.weight = m_bind.bind(name(base, ".weight"), inOut ? std::vector<Index>{in, out}
+                                                           : std::vector<Index>{out, in});
+        p.weight.inOut = inOut;
+        if (bias) p.bias = m_bind.bind(name(base, ".bias"), {out});
+        return p;
+    }
+
+    LayerWeights layer(Index l) {
+        const Index d = m_c.hidden;
+        const Index qDim = m_c.heads * m_c.headDim;
+        const Index kvDim = m_c.kvHeads * m_c.headDim;
+        const Index inner = m_c.intermediate;
+        const std::string at = std::string(m_names.layers) + "." + std::to_string(l) + ".";
+        const TensorNames& n = m_names;
+        LayerWeights w;
+        w.attnNormIn = norm(at, n.attnNormIn, d);
+        w.attnNormOut = norm(at, n.attnNormOut, d);
+        w.mlpNormIn = norm(at, n.mlpNormIn, d);
+        w.mlpNormOut = norm(at, n.mlpNormOut, d);
+        w.q = linear(at, n.q, qDim, d, m_c.qkvBias);
+        w.k = linear(at, n.k, kvDim, d, m_c.qkvBias);
+        w.v = linear(at, n.v, kvDim, d, m_c.qkvBias);
+        w.qkv = linear(at, n.qkv, qDim + 2 * kvDim, d, m_c.qkvBias);
+        w.o = linear(at, n.o, d, qDim, m_c.outputBias);
+        const bool perHead = m_c.arch().qkNorm == QkNorm::PerHead;
+        w.qNorm = norm(at, n.qNorm, perHead ? m_c.headDim : qDim);
+        w.kNorm = norm(at, n.kNorm, perHead ? m_c.headDim : kvDim);
+        w.gate = linear(at, n.gate, inner, d, m_c.mlpBias);
+        w.up = linear(at, n.up, inner, d, m_c.mlpBias);
+        w.gateUp = linear(at, n.gateUp, 2 * inner, d, m_c.mlpBias);
+        w.down = linear(at, n.down, d, inner, m_c.mlpBias);
+        return w;
+    }
+
+    Model& m_model;
+    Binder& m_bind;
+    const ModelConfig& m_c;
+    const TensorNames& m_names;
+    std::string m_prefix;
+};
 
 } // namespace
 
@@ -172,10 +197,7 @@ Result<Model> loadModel(const std::string& directory, const LoadOptions& options
                                : (fs::path(directory) / "model.safetensors.index.json").string();
     Binder binder(*model.m_tensors, checkpoint, model.m_widened, options);
     try {
-        if (model.config.architecture == Architecture::Gpt2)
-            bindGpt2(model, binder);
-        else
-            bindLlama(model, binder);
+        ArchitectureBinder(model, binder).bindAll();
     } catch (const LoadError& e) {
         return Error{e.message};
     }

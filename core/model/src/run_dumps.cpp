@@ -74,18 +74,26 @@ QkvApply nativeApply(const ModelConfig& config) {
     QkvApply apply;
     apply.spec.variant = Variant::Softmax;
     apply.spec.mask = MaskSpec{};
-    if (config.slidingWindow > 0)
-        apply.spec.mask.causalWindow = config.slidingWindow - 1; // i - W < j <= i
+    // Layers that differ (Gemma 2's alternation) re-run under full causal attention; their
+    // own weights are shown as recorded.
+    const std::optional<Index> window = config.uniformWindow();
+    if (window && *window > 0)
+        apply.spec.mask.causalWindow = *window - 1; // i - W < j <= i
     else
         apply.spec.mask.causal = true;
+    apply.spec.scale = config.attentionScale;
+    if (config.attentionSoftcap > 0) apply.spec.softcap = config.attentionSoftcap;
     return apply;
 }
 
 bool reproducesModel(const QkvApply& apply, const ModelConfig& config) {
-    const MaskSpec native = nativeApply(config).spec.mask;
+    const AttentionSpec nativeSpec = nativeApply(config).spec;
+    const MaskSpec& native = nativeSpec.mask;
     const MaskSpec& mask = apply.spec.mask;
-    return (apply.spec.variant == Variant::Softmax || apply.spec.variant == Variant::Flash) &&
-           apply.kvHeads == 0 && apply.temperature == 1.0 && !apply.spec.scale &&
+    const bool flashServes = apply.spec.variant == Variant::Flash && !nativeSpec.softcap;
+    return (apply.spec.variant == Variant::Softmax || flashServes) && apply.kvHeads == 0 &&
+           apply.temperature == 1.0 && apply.spec.scale == nativeSpec.scale &&
+           apply.spec.softcap == nativeSpec.softcap &&
            mask.causal == native.causal && mask.window == native.window &&
            mask.causalWindow == native.causalWindow && mask.validLen.empty() && !mask.custom;
 }

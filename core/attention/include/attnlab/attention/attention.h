@@ -52,6 +52,9 @@ struct AttentionSpec {
     Variant variant = Variant::Softmax;
     MaskSpec mask;
     std::optional<double> scale; ///< replaces the default 1/sqrt(D)
+    /// Softmax only: the scaled scores are soft-capped, cap * tanh(s / cap), before the mask
+    /// (Gemma 2's attn_logit_softcapping). Scores, when asked, are the capped ones.
+    std::optional<double> softcap;
     /// Flash tiles of the generic kernels (double, trace, scores, dropout, custom mask); a
     /// float run without them takes the fast path (fast_attention.h), which tiles for the
     /// machine: same result up to rounding.

@@ -1,55 +1,89 @@
 #pragma once
-/// config.json of a Hugging Face checkpoint, for the architectures AttnLab runs: gpt2, llama,
-/// qwen2, qwen3 and mistral. Anything else is refused with a message naming model_type.
+/// config.json of a Hugging Face checkpoint, as transformers 4 and 5 write it, resolved against
+/// the table of architectures (architecture.h) into what the forward pass reads: sizes, the
+/// family's traits, each layer's attention (window, RoPE or none) and the scalings. A model_type
+/// outside the table, a value AttnLab cannot run, and any key it does not understand (other
+/// than the keys known to change nothing) are refused with one line naming the key.
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "attnlab/base/result.h"
 #include "attnlab/base/tensor.h"
+#include "attnlab/model/architecture.h"
 
 namespace attnlab::model {
 
-enum class Architecture { Gpt2, Llama, Qwen2, Qwen3, Mistral };
+enum class Activation {
+    GeluTanh, ///< gelu_new, gelu_pytorch_tanh, gelu_fast
+    GeluErf,  ///< gelu
+    Silu,     ///< silu, swish
+    Relu
+};
 
-const char* architectureName(Architecture a);
+/// One set of rotary frequencies (rotate-half RoPE on the first `dim` values of each head).
+struct Rope {
+    std::string type = "default"; ///< default, linear, dynamic, yarn, longrope, llama3
+    double theta = 10000.0;
+    Index dim = 0; ///< rotated values per head (even, <= head_dim)
+    std::vector<double> inverseFrequencies; ///< dim / 2 values
+    double attentionFactor = 1.0;           ///< cos and sin are scaled by it (yarn, longrope)
+    /// longrope: a run longer than this many positions uses longInverseFrequencies (0: never).
+    Index longAbove = 0;
+    std::vector<double> longInverseFrequencies;
 
-enum class RopeScalingType { None, Linear, Llama3 };
+    const std::vector<double>& frequenciesFor(Index length) const {
+        return longAbove > 0 && length > longAbove ? longInverseFrequencies : inverseFrequencies;
+    }
+};
 
-/// rope_scaling: `linear` divides positions by factor; `llama3` rescales the frequencies
-/// (low-frequency bands by 1/factor, high ones kept, a smooth blend between).
-struct RopeScaling {
-    RopeScalingType type = RopeScalingType::None;
-    double factor = 1.0;
-    double lowFreqFactor = 1.0;
-    double highFreqFactor = 4.0;
-    double originalMaxPositions = 8192;
+/// How one layer attends.
+struct LayerAttention {
+    Index window = -1; ///< sliding window W: query i sees keys i - W < j <= i; -1 = all j <= i
+    int rope = 0;      ///< index into ModelConfig::ropes; -1 = no rotary positions (NoPE)
 };
 
 struct ModelConfig {
-    Architecture architecture = Architecture::Llama;
+    const Architecture* architecture = nullptr; ///< the table's row; never null after parsing
     Index layers = 0;
     Index hidden = 0;       ///< d_model
     Index heads = 0;        ///< query heads
-    Index kvHeads = 0;      ///< key/value heads (== heads for gpt2)
-    Index headDim = 0;      ///< may differ from hidden / heads (qwen3, explicit head_dim)
+    Index kvHeads = 0;      ///< key/value heads
+    Index headDim = 0;      ///< may differ from hidden / heads (explicit head_dim)
     Index intermediate = 0; ///< MLP width
     Index vocab = 0;
     Index maxPositions = 0;
     double normEps = 1e-5;
-    double ropeTheta = 10000.0;
-    RopeScaling ropeScaling;
+    Activation activation = Activation::Silu;
     bool tiedEmbeddings = false; ///< lm head is the embedding matrix
-    bool qkvBias = false;        ///< q/k/v projections carry a bias (qwen2, attention_bias)
-    bool outputBias = false;     ///< o_proj carries a bias (llama attention_bias)
-    bool qkNorm = false;         ///< qwen3: RMSNorm over each head of q and k before RoPE
-    Index slidingWindow = -1;    ///< mistral: query i sees keys i - W < j <= i; -1 = none
+    bool qkvBias = false;
+    bool outputBias = false;
+    bool mlpBias = false;
+    bool lmHeadBias = false;
+    Residual residual = Residual::Sequential;
+    std::vector<Rope> ropes;                   ///< empty for learned positions
+    std::vector<LayerAttention> layerAttention; ///< one per layer
+    double embeddingScale = 1.0;               ///< Gemma sqrt(hidden), Granite embedding_multiplier
+    std::optional<double> attentionScale;      ///< replaces 1/sqrt(head_dim)
+    double residualScale = 1.0;                ///< Granite residual_multiplier
+    double logitScale = 1.0;                   ///< Granite 1 / logits_scaling
+    double attentionSoftcap = 0.0;             ///< Gemma 2: cap * tanh(s / cap) on the scores; 0 = none
+    double finalSoftcap = 0.0;                 ///< Gemma 2: the same on the logits
     std::optional<std::int64_t> bosTokenId;
     std::optional<std::int64_t> eosTokenId;
 
-    bool llamaFamily() const { return architecture != Architecture::Gpt2; }
+    const Architecture& arch() const { return *architecture; }
+    bool usesRope() const { return !ropes.empty(); }
+    /// The sliding window of every layer when they all share one, -1 when all are full, and
+    /// nullopt when the layers differ (Gemma 2's alternation).
+    std::optional<Index> uniformWindow() const;
 };
+
+/// The keys that change nothing AttnLab computes (generation settings, ids, dropout, versions).
+std::span<const std::string_view> keysThatChangeNothing();
 
 /// Parses config.json's text; `name` (the file) starts every message.
 Result<ModelConfig> parseConfig(const std::string& text, const std::string& name);

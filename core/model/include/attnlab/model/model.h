@@ -31,8 +31,9 @@ namespace attnlab::model {
 /// copy owned by the Model (F16/BF16). Empty when the architecture has no such weight.
 struct Weight {
     std::span<const float> values;
-    Index rows = 0; ///< first extent (1 for a vector)
-    Index cols = 0; ///< second extent (the length for a vector)
+    Index rows = 0;      ///< first extent (1 for a vector)
+    Index cols = 0;      ///< second extent (the length for a vector)
+    bool inOut = false;  ///< a matrix stored [in, out] (GPT-2's Conv1D), not nn.Linear's [out, in]
 
     bool empty() const { return values.empty(); }
     /// The weight as a row-major [rows, cols] matrix, in place.
@@ -42,20 +43,31 @@ struct Weight {
     Eigen::Map<const Vector> vector() const {
         return Eigen::Map<const Vector>(values.data(), static_cast<Index>(values.size()));
     }
+    /// Output features of a projection matrix.
+    Index outputs() const { return inOut ? cols : rows; }
 };
 
-/// One decoder block. GPT-2 uses attnQkv ([D, 3D], Conv1D [in, out]), attnOut, mlpIn, mlpOut
-/// in [in, out] layout and both norm weights and biases; the llama family uses q/k/v/o and
-/// gate/up/down in nn.Linear's [out, in] layout and RMSNorm weights only.
+/// A projection: weight and optional bias.
+struct Linear {
+    Weight weight, bias;
+    bool empty() const { return weight.empty(); }
+};
+
+/// A norm: weight and, for LayerNorms with one, bias. Empty where the family has no such norm.
+struct Norm {
+    Weight weight, bias;
+    bool empty() const { return weight.empty(); }
+};
+
+/// One decoder block, as the table's row names it (architecture.h): every slot the family
+/// does not have stays empty.
 struct LayerWeights {
-    Weight norm1, norm1Bias, norm2, norm2Bias;
-    Weight attnQkv, attnQkvBias; // gpt2
-    Weight q, k, v, qBias, kBias, vBias;
-    Weight o, oBias;           // gpt2: c_proj [D, D]; llama: o_proj [D, H*hd]
-    Weight qNorm, kNorm;       // qwen3: [hd]
-    Weight mlpIn, mlpInBias;   // gpt2 c_fc [D, I]
-    Weight mlpOut, mlpOutBias; // gpt2 c_proj [I, D]
-    Weight gate, up, down;     // llama family
+    Norm attnNormIn, attnNormOut, mlpNormIn, mlpNormOut;
+    Linear q, k, v; ///< separate projections
+    Linear qkv;     ///< fused: [q | k | v] or, per head, [q_h | k_h | v_h]
+    Linear o;
+    Norm qNorm, kNorm;
+    Linear up, gate, gateUp, down;
 };
 
 struct LoadOptions {
@@ -75,10 +87,10 @@ public:
     std::string name; ///< the folder's name, for titles
 
     Weight tokenEmbedding;    ///< [V, D]
-    Weight positionEmbedding; ///< gpt2: [P, D]
+    Weight positionEmbedding; ///< learned positions: [P, D]
     std::vector<LayerWeights> layers;
-    Weight finalNorm, finalNormBias;
-    Weight lmHead; ///< [V, D]; the embedding when tied
+    Norm finalNorm;
+    Linear lmHead; ///< [V, D]; the embedding when tied
 
     /// Bytes of the mapped checkpoint files.
     std::size_t checkpointBytes() const { return m_tensors ? m_tensors->mappedBytes() : 0; }
@@ -134,8 +146,8 @@ std::optional<std::string> validateRun(const ModelConfig& config, std::span<cons
 Result<ModelRun> runModel(const Model& model, std::span<const std::int64_t> ids,
                           const RunOptions& options = {}, const ModelRun* previous = nullptr);
 
-/// The inverse frequencies of the llama family's rotate-half RoPE under the config's
-/// rope_theta and rope_scaling (linear, llama3): hd / 2 values.
+/// The inverse frequencies of the model's rotate-half RoPE (its first set, the full-attention
+/// layers' where they differ): rotary dim / 2 values; empty for learned positions.
 std::vector<double> ropeInverseFrequencies(const ModelConfig& config);
 
 } // namespace attnlab::model

@@ -1,0 +1,136 @@
+#pragma once
+/// The table of architectures AttnLab runs: one row per Hugging Face `model_type`, holding the
+/// traits the forward pass reads (norm, MLP, Q/K/V layout, residual, positions, biases), the
+/// optional config keys the family may carry and the names of its tensors. The forward, the
+/// loader, the window, `bench` and the docs read this table; none of them names a family.
+///
+/// Adding a family is one row in architecture.cpp and one checkpoint saved by transformers in
+/// tests/model/fixtures/hf/ (a test fails for a row without one).
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace attnlab::model {
+
+enum class NormKind {
+    LayerNorm,     ///< (x - mean) / sqrt(var + eps) * w (+ b)
+    RmsNorm,       ///< x / sqrt(mean(x^2) + eps) * w
+    RmsNormPlusOne ///< Gemma: x / sqrt(mean(x^2) + eps) * (1 + w)
+};
+
+enum class MlpKind {
+    Plain,     ///< down(act(up(x)))
+    Gated,     ///< down(act(gate(x)) * up(x)): SwiGLU, GeGLU
+    GatedFused ///< the same with gate and up stacked in one gate_up_proj [2I, D] (gate first)
+};
+
+enum class QkvLayout {
+    Separate,   ///< q_proj, k_proj, v_proj
+    Fused,      ///< one projection whose output is [q | k | v] (GPT-2's c_attn, Phi-3's qkv_proj)
+    FusedPerHead ///< GPT-NeoX's query_key_value: per head [q_h | k_h | v_h]
+};
+
+enum class QkNorm {
+    None,
+    PerHead,       ///< Qwen3, Gemma 3: a norm over each head's hd values
+    OverProjection ///< OLMo 2: a norm over the whole q (H*hd) and k (Hkv*hd) projections
+};
+
+enum class Residual {
+    Sequential,        ///< x += attn(norm(x)); x += mlp(norm(x))
+    ParallelSharedNorm, ///< Phi: h = norm(x); x += attn(h) + mlp(h)
+    ParallelTwoNorms    ///< GPT-NeoX: x += attn(norm1(x)) + mlp(norm2(x))
+};
+
+enum class Positions { Learned, Rope };
+
+/// Where a bias comes from: never, always, or a boolean config key with its default.
+struct BiasRule {
+    enum class Kind { Never, Always, Key } kind = Kind::Never;
+    const char* key = nullptr;
+    bool fallback = false;
+
+    static constexpr BiasRule never() { return {}; }
+    static constexpr BiasRule always() { return {Kind::Always, nullptr, true}; }
+    static constexpr BiasRule fromKey(const char* key, bool fallback) {
+        return {Kind::Key, key, fallback};
+    }
+};
+
+/// Optional config keys a family may carry, each understood by the config reader. A key of a
+/// feature the row does not list is refused, as is any key nobody understands.
+enum Feature : std::uint32_t {
+    kGpt2Keys = 1u << 0,           ///< n_embd, n_layer, n_head, n_inner, n_positions, scale_attn_*
+    kSlidingWindow = 1u << 1,      ///< sliding_window on every layer (Mistral, Starcoder2, Phi-3)
+    kLayerTypes = 1u << 2,         ///< layer_types / use_sliding_window / max_window_layers (Qwen)
+    kAlternatingWindow = 1u << 3,  ///< Gemma 2: layer_types, else every other layer sliding
+    kWindowPattern = 1u << 4,      ///< Gemma 3: layer_types, else sliding_window_pattern
+    kQueryPreAttnScalar = 1u << 5, ///< Gemma 2/3: scale = query_pre_attn_scalar^-1/2
+    kSoftcapping = 1u << 6,        ///< attn_logit_softcapping, final_logit_softcapping
+    kMultipliers = 1u << 7,        ///< Granite: embedding/attention/residual multipliers, logits_scaling
+    kNoRopeLayers = 1u << 8,       ///< SmolLM3: no_rope_layers, no_rope_layer_interval
+    kPartialRotary = 1u << 9,      ///< partial_rotary_factor / rotary_pct (rotary_emb_base)
+    kParallelResidualKey = 1u << 10, ///< GPT-NeoX: use_parallel_residual (default true)
+    kLocalRopeBase = 1u << 11,     ///< Gemma 3 v4 configs: rope_local_base_freq
+    kOriginalMaxPositions = 1u << 12, ///< Phi-3: original_max_position_embeddings (longrope)
+    kQkLayernormKey = 1u << 13,    ///< Phi: qk_layernorm (false only)
+    kBidirectionalKey = 1u << 14,  ///< Gemma: use_bidirectional_attention (false only)
+};
+
+/// The names of a family's tensors: module names, to which ".weight" / ".bias" are added. The
+/// prefix ("model.") is optional in a checkpoint (a bare base model saves without it); the lm
+/// head's name is never prefixed. An empty name means the family has no such tensor.
+struct TensorNames {
+    std::string_view prefix{};
+    std::string_view embed{};
+    std::string_view positions{}; ///< learned position embeddings
+    std::string_view layers{};    ///< "layers" -> "model.layers.3."
+    std::string_view attnNormIn{}, attnNormOut{}; ///< before attention, on its output (Gemma 2, OLMo 2)
+    std::string_view mlpNormIn{}, mlpNormOut{};   ///< before the MLP, on its output
+    std::string_view q{}, k{}, v{}, qkv{}, o{};
+    std::string_view qNorm{}, kNorm{};
+    std::string_view up{}, gate{}, gateUp{}, down{};
+    std::string_view finalNorm{};
+    std::string_view lmHead{};
+};
+
+struct Architecture {
+    std::string_view modelType;   ///< config.json's model_type
+    std::string_view displayName; ///< "Gemma 2"
+    std::string_view examples;    ///< released checkpoints of this family, for the docs and help
+    NormKind norm = NormKind::RmsNorm;
+    bool normBias = false;        ///< LayerNorms carry a bias
+    MlpKind mlp = MlpKind::Gated;
+    QkvLayout qkv = QkvLayout::Separate;
+    QkNorm qkNorm = QkNorm::None;
+    Residual residual = Residual::Sequential;
+    Positions positions = Positions::Rope;
+    bool weightsInOut = false;    ///< GPT-2's Conv1D: matrices stored [in, out]
+    bool embedScaleSqrtHidden = false; ///< Gemma: embeddings times sqrt(hidden_size)
+    BiasRule qkvBias{}, outBias{}, mlpBias{};
+    bool lmHeadBias = false;
+    const char* normEpsKey = "rms_norm_eps";
+    double normEpsDefault = 1e-6;
+    const char* activationKey = "hidden_act";
+    const char* activationDefault = "silu";
+    bool tiedDefault = false;     ///< tie_word_embeddings when the config does not say
+    double ropeThetaDefault = 10000.0;
+    long long slidingWindowDefault = -1; ///< sliding_window when the config does not say
+    double attnSoftcapDefault = 0;       ///< attn_logit_softcapping when the config does not say
+    double finalSoftcapDefault = 0;      ///< final_logit_softcapping likewise
+    std::uint32_t features = 0;
+    TensorNames names;
+
+    bool has(Feature f) const { return (features & f) != 0; }
+};
+
+/// Every architecture, in the order the docs list them.
+std::span<const Architecture> architectures();
+/// The row of a model_type, or nullptr.
+const Architecture* findArchitecture(std::string_view modelType);
+/// "gpt2, llama, qwen2, ..." for messages and help.
+std::string architectureList();
+
+} // namespace attnlab::model

@@ -1,0 +1,322 @@
+// The table of architectures: one row per model_type, checked against a checkpoint saved by
+// transformers itself (tests/model/fixtures/hf/, tests/model/architecture_test.cpp). The rows
+// say what the family's modeling file in transformers does; the forward reads only this.
+
+#include "attnlab/model/architecture.h"
+
+#include <array>
+
+namespace attnlab::model {
+namespace {
+
+using B = BiasRule;
+
+/// The module names of the Llama lineage (Llama, Mistral, Qwen, Gemma, Granite, SmolLM3, ...).
+constexpr TensorNames kLlamaNames{
+    .prefix = "model.",
+    .embed = "embed_tokens",
+    .layers = "layers",
+    .attnNormIn = "input_layernorm",
+    .mlpNormIn = "post_attention_layernorm",
+    .q = "self_attn.q_proj",
+    .k = "self_attn.k_proj",
+    .v = "self_attn.v_proj",
+    .o = "self_attn.o_proj",
+    .up = "mlp.up_proj",
+    .gate = "mlp.gate_proj",
+    .down = "mlp.down_proj",
+    .finalNorm = "norm",
+    .lmHead = "lm_head",
+};
+
+constexpr TensorNames withQkNorm(TensorNames names) {
+    names.qNorm = "self_attn.q_norm";
+    names.kNorm = "self_attn.k_norm";
+    return names;
+}
+
+/// Gemma 2 and 3: a norm before and after both the attention and the MLP.
+constexpr TensorNames sandwiched(TensorNames names) {
+    names.attnNormOut = "post_attention_layernorm";
+    names.mlpNormIn = "pre_feedforward_layernorm";
+    names.mlpNormOut = "post_feedforward_layernorm";
+    return names;
+}
+
+/// OLMo 2: no norm on the way in, one on each block's output.
+constexpr TensorNames postNormed(TensorNames names) {
+    names.attnNormIn = {};
+    names.mlpNormIn = {};
+    names.attnNormOut = "post_attention_layernorm";
+    names.mlpNormOut = "post_feedforward_layernorm";
+    return names;
+}
+
+constexpr std::array kArchitectures{
+    Architecture{
+        .modelType = "gpt2",
+        .displayName = "GPT-2",
+        .examples = "gpt2, distilgpt2",
+        .norm = NormKind::LayerNorm,
+        .normBias = true,
+        .mlp = MlpKind::Plain,
+        .qkv = QkvLayout::Fused,
+        .positions = Positions::Learned,
+        .weightsInOut = true,
+        .qkvBias = B::always(),
+        .outBias = B::always(),
+        .mlpBias = B::always(),
+        .normEpsKey = "layer_norm_epsilon",
+        .normEpsDefault = 1e-5,
+        .activationKey = "activation_function",
+        .activationDefault = "gelu_new",
+        .tiedDefault = true,
+        .features = kGpt2Keys,
+        .names = {.prefix = "transformer.",
+                  .embed = "wte",
+                  .positions = "wpe",
+                  .layers = "h",
+                  .attnNormIn = "ln_1",
+                  .mlpNormIn = "ln_2",
+                  .qkv = "attn.c_attn",
+                  .o = "attn.c_proj",
+                  .up = "mlp.c_fc",
+                  .down = "mlp.c_proj",
+                  .finalNorm = "ln_f",
+                  .lmHead = "lm_head"},
+    },
+    Architecture{
+        .modelType = "llama",
+        .displayName = "Llama",
+        .examples = "Llama 2, Llama 3.x, TinyLlama, DeepSeek-R1-Distill-Llama",
+        .qkvBias = B::fromKey("attention_bias", false),
+        .outBias = B::fromKey("attention_bias", false),
+        .mlpBias = B::fromKey("mlp_bias", false),
+        .names = kLlamaNames,
+    },
+    Architecture{
+        .modelType = "qwen2",
+        .displayName = "Qwen2",
+        .examples = "Qwen2, Qwen2.5, DeepSeek-R1-Distill-Qwen",
+        .qkvBias = B::always(),
+        .features = kLayerTypes,
+        .names = kLlamaNames,
+    },
+    Architecture{
+        .modelType = "qwen3",
+        .displayName = "Qwen3",
+        .examples = "Qwen3",
+        .qkNorm = QkNorm::PerHead,
+        .qkvBias = B::fromKey("attention_bias", false),
+        .outBias = B::fromKey("attention_bias", false),
+        .features = kLayerTypes,
+        .names = withQkNorm(kLlamaNames),
+    },
+    Architecture{
+        .modelType = "mistral",
+        .displayName = "Mistral",
+        .examples = "Mistral 7B, Ministral",
+        .slidingWindowDefault = 4096,
+        .features = kSlidingWindow,
+        .names = kLlamaNames,
+    },
+    Architecture{
+        .modelType = "gemma",
+        .displayName = "Gemma",
+        .examples = "Gemma 2B/7B, CodeGemma",
+        .norm = NormKind::RmsNormPlusOne,
+        .embedScaleSqrtHidden = true,
+        .qkvBias = B::fromKey("attention_bias", false),
+        .outBias = B::fromKey("attention_bias", false),
+        .activationKey = "hidden_activation|hidden_act",
+        .activationDefault = "gelu_pytorch_tanh",
+        .tiedDefault = true,
+        .features = kBidirectionalKey,
+        .names = kLlamaNames,
+    },
+    Architecture{
+        .modelType = "gemma2",
+        .displayName = "Gemma 2",
+        .examples = "Gemma 2 2B/9B/27B",
+        .norm = NormKind::RmsNormPlusOne,
+        .embedScaleSqrtHidden = true,
+        .qkvBias = B::fromKey("attention_bias", false),
+        .outBias = B::fromKey("attention_bias", false),
+        .activationKey = "hidden_activation|hidden_act",
+        .activationDefault = "gelu_pytorch_tanh",
+        .tiedDefault = true,
+        .slidingWindowDefault = 4096,
+        .attnSoftcapDefault = 50.0,
+        .finalSoftcapDefault = 30.0,
+        .features = kAlternatingWindow | kQueryPreAttnScalar | kSoftcapping | kBidirectionalKey,
+        .names = sandwiched(kLlamaNames),
+    },
+    Architecture{
+        .modelType = "gemma3_text",
+        .displayName = "Gemma 3",
+        .examples = "Gemma 3 1B (text), the text tower of Gemma 3 4B-27B",
+        .norm = NormKind::RmsNormPlusOne,
+        .qkNorm = QkNorm::PerHead,
+        .embedScaleSqrtHidden = true,
+        .qkvBias = B::fromKey("attention_bias", false),
+        .outBias = B::fromKey("attention_bias", false),
+        .activationKey = "hidden_activation|hidden_act",
+        .activationDefault = "gelu_pytorch_tanh",
+        .tiedDefault = true,
+        .ropeThetaDefault = 1000000.0,
+        .slidingWindowDefault = 4096,
+        .features = kWindowPattern | kQueryPreAttnScalar | kSoftcapping | kLocalRopeBase |
+                    kBidirectionalKey,
+        .names = withQkNorm(sandwiched(kLlamaNames)),
+    },
+    Architecture{
+        .modelType = "phi3",
+        .displayName = "Phi-3",
+        .examples = "Phi-3 mini/medium, Phi-3.5 mini, Phi-4 mini",
+        .mlp = MlpKind::GatedFused,
+        .qkv = QkvLayout::Fused,
+        .normEpsDefault = 1e-5,
+        .features = kSlidingWindow | kPartialRotary | kOriginalMaxPositions,
+        .names = [] {
+            TensorNames names = kLlamaNames;
+            names.q = names.k = names.v = names.up = names.gate = {};
+            names.qkv = "self_attn.qkv_proj";
+            names.gateUp = "mlp.gate_up_proj";
+            return names;
+        }(),
+    },
+    Architecture{
+        .modelType = "phi",
+        .displayName = "Phi",
+        .examples = "Phi-1, Phi-1.5, Phi-2",
+        .norm = NormKind::LayerNorm,
+        .normBias = true,
+        .mlp = MlpKind::Plain,
+        .residual = Residual::ParallelSharedNorm,
+        .qkvBias = B::always(),
+        .outBias = B::always(),
+        .mlpBias = B::always(),
+        .lmHeadBias = true,
+        .normEpsKey = "layer_norm_eps",
+        .normEpsDefault = 1e-5,
+        .activationDefault = "gelu_new",
+        .features = kPartialRotary | kQkLayernormKey,
+        .names = {.prefix = "model.",
+                  .embed = "embed_tokens",
+                  .layers = "layers",
+                  .attnNormIn = "input_layernorm",
+                  .q = "self_attn.q_proj",
+                  .k = "self_attn.k_proj",
+                  .v = "self_attn.v_proj",
+                  .o = "self_attn.dense",
+                  .up = "mlp.fc1",
+                  .down = "mlp.fc2",
+                  .finalNorm = "final_layernorm",
+                  .lmHead = "lm_head"},
+    },
+    Architecture{
+        .modelType = "gpt_neox",
+        .displayName = "GPT-NeoX",
+        .examples = "Pythia, GPT-NeoX-20B",
+        .norm = NormKind::LayerNorm,
+        .normBias = true,
+        .mlp = MlpKind::Plain,
+        .qkv = QkvLayout::FusedPerHead,
+        .residual = Residual::ParallelTwoNorms,
+        .qkvBias = B::fromKey("attention_bias", true),
+        .outBias = B::fromKey("attention_bias", true),
+        .mlpBias = B::always(),
+        .normEpsKey = "layer_norm_eps",
+        .normEpsDefault = 1e-5,
+        .activationDefault = "gelu",
+        .features = kPartialRotary | kParallelResidualKey,
+        .names = {.prefix = "gpt_neox.",
+                  .embed = "embed_in",
+                  .layers = "layers",
+                  .attnNormIn = "input_layernorm",
+                  .mlpNormIn = "post_attention_layernorm",
+                  .qkv = "attention.query_key_value",
+                  .o = "attention.dense",
+                  .up = "mlp.dense_h_to_4h",
+                  .down = "mlp.dense_4h_to_h",
+                  .finalNorm = "final_layer_norm",
+                  .lmHead = "embed_out"},
+    },
+    Architecture{
+        .modelType = "olmo2",
+        .displayName = "OLMo 2",
+        .examples = "OLMo 2 1B/7B/13B",
+        .qkNorm = QkNorm::OverProjection,
+        .qkvBias = B::fromKey("attention_bias", false),
+        .outBias = B::fromKey("attention_bias", false),
+        .normEpsDefault = 1e-5,
+        .names = withQkNorm(postNormed(kLlamaNames)),
+    },
+    Architecture{
+        .modelType = "granite",
+        .displayName = "Granite",
+        .examples = "Granite 3.x",
+        .qkvBias = B::fromKey("attention_bias", false),
+        .outBias = B::fromKey("attention_bias", false),
+        .mlpBias = B::fromKey("mlp_bias", false),
+        .features = kMultipliers,
+        .names = kLlamaNames,
+    },
+    Architecture{
+        .modelType = "starcoder2",
+        .displayName = "StarCoder2",
+        .examples = "StarCoder2 3B/7B/15B",
+        .norm = NormKind::LayerNorm,
+        .normBias = true,
+        .mlp = MlpKind::Plain,
+        .qkvBias = B::fromKey("use_bias", true),
+        .outBias = B::fromKey("use_bias", true),
+        .mlpBias = B::fromKey("use_bias", true),
+        .normEpsKey = "norm_epsilon",
+        .normEpsDefault = 1e-5,
+        .activationDefault = "gelu_pytorch_tanh",
+        .tiedDefault = true,
+        .features = kSlidingWindow,
+        .names = [] {
+            TensorNames names = kLlamaNames;
+            names.gate = {};
+            names.up = "mlp.c_fc";
+            names.down = "mlp.c_proj";
+            return names;
+        }(),
+    },
+    Architecture{
+        .modelType = "smollm3",
+        .displayName = "SmolLM3",
+        .examples = "SmolLM3 3B",
+        .qkvBias = B::fromKey("attention_bias", false),
+        .outBias = B::fromKey("attention_bias", false),
+        .mlpBias = B::fromKey("mlp_bias", false),
+        .tiedDefault = true,
+        .features = kLayerTypes | kNoRopeLayers,
+        .names = kLlamaNames,
+    },
+};
+
+} // namespace
+
+std::span<const Architecture> architectures() {
+    return kArchitectures;
+}
+
+const Architecture* findArchitecture(std::string_view modelType) {
+    for (const Architecture& a : kArchitectures)
+        if (a.modelType == modelType) return &a;
+    return nullptr;
+}
+
+std::string architectureList() {
+    std::string list;
+    for (const Architecture& a : kArchitectures) {
+        if (!list.empty()) list += ", ";
+        list += a.modelType;
+    }
+    return list;
+}
+
+} // namespace attnlab::model

@@ -1,0 +1,330 @@
+// The table of architectures against transformers itself: every folder in fixtures/hf/ is a
+// checkpoint saved by transformers 5's save_pretrained with the attentions and logits it
+// computed (fixtures/hf/README.md). Every row of the table must have one; each must give
+// transformers' attentions and logits; and a config that says something AttnLab does not
+// understand is refused naming the key.
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <numbers>
+#include <set>
+#include <sstream>
+
+#include "attnlab/io/npy.h"
+#include "attnlab/model/architecture.h"
+#include "attnlab/model/model.h"
+#include "checkpoint_builder.h"
+#include "temp_dir.h"
+
+namespace attnlab::model {
+namespace {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::json;
+
+fs::path hfDir() {
+    return fs::path(ATTNLAB_SOURCE_DIR) / "tests/model/fixtures/hf";
+}
+
+std::vector<std::string> hfFixtures() {
+    std::vector<std::string> names;
+    for (const auto& entry : fs::directory_iterator(hfDir()))
+        if (entry.is_directory()) names.push_back(entry.path().filename().string());
+    std::sort(names.begin(), names.end());
+    return names;
+}
+
+std::string readText(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+/// What transformers computed: ids, attentions [L, H, S, S], logits [S, V].
+struct Reference {
+    std::vector<std::int64_t> ids;
+    NpyArray attentions;
+    NpyArray logits;
+};
+
+Reference readReference(const std::string& name) {
+    const std::string path = (hfDir() / name / "reference.npz").string();
+    auto members = readNpzMembers(path);
+    if (!members.ok()) throw std::runtime_error(members.error());
+    Reference reference;
+    const std::string& idBytes = members->at("ids");
+    auto header = parseNpyHeader(idBytes, path + "[ids]");
+    if (!header.ok() || header->descr != "<i8" || header->shape.size() != 1 ||
+        idBytes.size() != header->dataOffset + 8 * static_cast<std::size_t>(header->count))
+        throw std::runtime_error(path + ": ids are not a 1-D int64 array");
+    reference.ids.resize(static_cast<std::size_t>(header->count));
+    std::memcpy(reference.ids.data(), idBytes.data() + header->dataOffset, 8 * reference.ids.size());
+    for (const char* key : {"attentions", "logits"}) {
+        auto array = parseNpy(members->at(key), path + "[" + key + "]");
+        if (!array.ok()) throw std::runtime_error(array.error());
+        (std::string(key) == "logits" ? reference.logits : reference.attentions) = std::move(*array);
+    }
+    return reference;
+}
+
+Model load(const fs::path& dir) {
+    auto model = loadModel(dir.string());
+    if (!model.ok()) throw std::runtime_error(model.error());
+    return std::move(*model);
+}
+
+TEST(ArchitectureTable, EveryRowHasACheckpointSavedByTransformers) {
+    std::set<std::string> covered;
+    for (const std::string& name : hfFixtures()) {
+        const Json config = Json::parse(readText(hfDir() / name / "config.json"));
+        covered.insert(config.value("model_type", ""));
+    }
+    for (const Architecture& row : architectures())
+        EXPECT_TRUE(covered.count(std::string(row.modelType)))
+            << "the row '" << row.modelType << "' has no checkpoint in " << hfDir();
+    // Names are unique and every row names its tensors.
+    std::set<std::string_view> types;
+    for (const Architecture& row : architectures()) {
+        EXPECT_TRUE(types.insert(row.modelType).second) << row.modelType;
+        EXPECT_FALSE(row.names.embed.empty()) << row.modelType;
+        EXPECT_FALSE(row.names.finalNorm.empty()) << row.modelType;
+        EXPECT_EQ(findArchitecture(row.modelType), &row);
+    }
+    EXPECT_EQ(findArchitecture("bert"), nullptr);
+}
+
+class SavedByTransformers : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(SavedByTransformers, GivesTransformersAttentionsAndLogits) {
+    const Model model = load(hfDir() / GetParam());
+    const Reference reference = readReference(GetParam());
+    RunOptions options;
+    options.logits = LogitRows::All;
+    options.threads = 2;
+    auto run = runModel(model, reference.ids, options);
+    ASSERT_TRUE(run.ok()) << run.error();
+
+    const auto seq = static_cast<Index>(reference.ids.size());
+    ASSERT_EQ(reference.attentions.shape,
+              (std::vector<Index>{model.config.layers, model.config.heads, seq, seq}));
+    double worstAttention = 0;
+    std::size_t at = 0;
+    for (const Tensor4& layer : run->attentions)
+        for (float value : layer.data)
+            worstAttention = std::max(
+                worstAttention, std::abs(static_cast<double>(value) - reference.attentions.data[at++]));
+    EXPECT_LT(worstAttention, 1e-5) << "attention differs from transformers'";
+
+    ASSERT_EQ(reference.logits.shape, (std::vector<Index>{seq, model.config.vocab}));
+    const Eigen::Map<const Matrix> expected(reference.logits.data.data(), seq, model.config.vocab);
+    const double scale = expected.cwiseAbs().maxCoeff();
+    const double worstLogit = (run->logits - expected).cwiseAbs().maxCoeff();
+    EXPECT_LT(worstLogit / scale, 1e-5) << "logits differ by " << worstLogit << " (largest "
+                                        << scale << ")";
+}
+
+TEST_P(SavedByTransformers, ExtendingTheCacheEqualsAFullRun) {
+    const Model model = load(hfDir() / GetParam());
+    const Reference reference = readReference(GetParam());
+    RunOptions options;
+    options.logits = LogitRows::All;
+    options.recordQkv = true;
+    const std::span<const std::int64_t> ids(reference.ids);
+    auto full = runModel(model, ids, options);
+    ASSERT_TRUE(full.ok()) << full.error();
+    auto prefix = runModel(model, ids.first(ids.size() - 3), options);
+    ASSERT_TRUE(prefix.ok());
+    auto extended = runModel(model, ids, options, &*prefix);
+    ASSERT_TRUE(extended.ok());
+    EXPECT_TRUE(extended->extended);
+    for (std::size_t l = 0; l < full->attentions.size(); ++l)
+        for (std::size_t i = 0; i < full->attentions[l].data.size(); ++i)
+            ASSERT_NEAR(extended->attentions[l].data[i], full->attentions[l].data[i], 1e-6);
+    EXPECT_LT((extended->logits - full->logits).cwiseAbs().maxCoeff(),
+              1e-5 * full->logits.cwiseAbs().maxCoeff());
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, SavedByTransformers, ::testing::ValuesIn(hfFixtures()),
+                         [](const auto& param) { return param.param; });
+
+// ---- configs ------------------------------------------------------------------------------------
+
+Json configOf(const std::string& name) {
+    return Json::parse(readText(hfDir() / name / "config.json"));
+}
+
+Result<ModelConfig> parse(const Json& json) {
+    return parseConfig(json.dump(), "config.json");
+}
+
+TEST(ModelConfigKeys, AKeyNobodyUnderstandsIsRefusedNamingIt) {
+    Json config = configOf("llama_gqa");
+    ASSERT_TRUE(parse(config).ok()) << parse(config).error();
+    config["attn_temperature_tuning"] = 4;
+    auto refused = parse(config);
+    ASSERT_FALSE(refused.ok());
+    EXPECT_NE(refused.error().find("'attn_temperature_tuning'"), std::string::npos)
+        << refused.error();
+    EXPECT_EQ(refused.error().find('\n'), std::string::npos) << "one line";
+
+    // A key of another family is as unknown here as any other: Gemma 2's soft-capping on Llama.
+    config = configOf("llama_gqa");
+    config["attn_logit_softcapping"] = 50.0;
+    EXPECT_FALSE(parse(config).ok());
+    // ... and an unknown key inside rope_parameters.
+    config = configOf("llama_gqa");
+    config["rope_parameters"]["mrope_section"] = Json::array({2, 2});
+    ASSERT_FALSE(parse(config).ok());
+    EXPECT_NE(parse(config).error().find("mrope_section"), std::string::npos);
+}
+
+TEST(ModelConfigKeys, KeysKnownToChangeNothingAreAccepted) {
+    Json config = configOf("llama_gqa");
+    for (std::string_view key : keysThatChangeNothing())
+        config[std::string(key)] = 1;
+    EXPECT_TRUE(parse(config).ok()) << parse(config).error();
+    // A null value says "not set".
+    config = configOf("llama_gqa");
+    config["some_future_option"] = nullptr;
+    EXPECT_TRUE(parse(config).ok());
+}
+
+TEST(ModelConfigKeys, AnUnknownRopeTypeIsRefused) {
+    Json config = configOf("qwen3_qknorm");
+    config["rope_parameters"]["rope_type"] = "mrope";
+    auto refused = parse(config);
+    ASSERT_FALSE(refused.ok());
+    EXPECT_NE(refused.error().find("rope_type 'mrope'"), std::string::npos) << refused.error();
+}
+
+TEST(ModelConfigKeys, TransformersFourAndFiveSayTheSame) {
+    // The same llama3-scaled RoPE as v5's rope_parameters and as v4's rope_theta + rope_scaling.
+    const Json v5 = configOf("llama_llama3rope_bf16");
+    Json v4 = v5;
+    v4.erase("rope_parameters");
+    v4.erase("dtype");
+    v4["torch_dtype"] = "bfloat16";
+    v4["rope_theta"] = v5["rope_parameters"]["rope_theta"];
+    Json scaling = v5["rope_parameters"];
+    scaling.erase("rope_theta");
+    v4["rope_scaling"] = scaling;
+    auto a = parse(v5);
+    auto b = parse(v4);
+    ASSERT_TRUE(a.ok() && b.ok()) << (a.ok() ? b.error() : a.error());
+    ASSERT_EQ(a->ropes.size(), 1u);
+    EXPECT_EQ(a->ropes[0].type, "llama3");
+    EXPECT_EQ(a->ropes[0].inverseFrequencies, b->ropes[0].inverseFrequencies);
+    // Llama 3.1's rule with original_max_position_embeddings 16, factors 1 and 4: wavelengths
+    // past 16 are divided by 8, those between 4 and 16 blended, shorter ones kept.
+    const Rope& rope = a->ropes[0];
+    const double lowest = std::pow(10000.0, -6.0 / 8.0); // wavelength ~ 6283
+    EXPECT_NEAR(rope.inverseFrequencies.back(), lowest / 8.0, 1e-9);
+    const double smooth = (16.0 / (2 * std::numbers::pi) - 1.0) / 3.0; // f = 1: wavelength 2 pi
+    EXPECT_NEAR(rope.inverseFrequencies.front(), (1 - smooth) / 8.0 + smooth, 1e-7);
+
+    // rope_theta read from rope_parameters (the bug this table ended: θ silently 10000).
+    auto qwen = parse(configOf("qwen2_bias_f16"));
+    ASSERT_TRUE(qwen.ok());
+    EXPECT_EQ(qwen->ropes[0].theta, 1e6);
+}
+
+TEST(ModelConfigKeys, EachFamilysTraitsComeFromItsRow) {
+    auto gemma2 = parse(configOf("gemma2_softcap"));
+    ASSERT_TRUE(gemma2.ok()) << gemma2.error();
+    EXPECT_EQ(gemma2->attentionSoftcap, 50.0);
+    EXPECT_EQ(gemma2->finalSoftcap, 30.0);
+    EXPECT_EQ(gemma2->layerAttention[0].window, 6); // sliding, full, as layer_types says
+    EXPECT_EQ(gemma2->layerAttention[1].window, -1);
+    EXPECT_FALSE(gemma2->uniformWindow().has_value());
+    EXPECT_DOUBLE_EQ(*gemma2->attentionScale, 0.25); // query_pre_attn_scalar 16
+
+    auto gemma3 = parse(configOf("gemma3_text"));
+    ASSERT_TRUE(gemma3.ok()) << gemma3.error();
+    ASSERT_EQ(gemma3->ropes.size(), 2u); // full_attention and sliding_attention
+    EXPECT_EQ(gemma3->ropes[0].theta, 1e6);
+    EXPECT_EQ(gemma3->ropes[1].theta, 1e4);
+    EXPECT_EQ(gemma3->layerAttention[0].rope, 1); // a sliding layer reads the local set
+
+    auto neox = parse(configOf("gpt_neox_pythia"));
+    ASSERT_TRUE(neox.ok());
+    EXPECT_EQ(neox->ropes[0].dim, neox->headDim / 4); // partial_rotary_factor 0.25
+    EXPECT_EQ(neox->residual, Residual::ParallelTwoNorms);
+
+    auto smol = parse(configOf("smollm3_nope"));
+    ASSERT_TRUE(smol.ok());
+    EXPECT_EQ(smol->layerAttention[0].rope, 0);
+    EXPECT_EQ(smol->layerAttention[1].rope, -1); // no_rope_layers [1, 0]: layer 1 has no RoPE
+
+    auto granite = parse(configOf("granite"));
+    ASSERT_TRUE(granite.ok());
+    EXPECT_EQ(granite->embeddingScale, 4.0);
+    EXPECT_EQ(*granite->attentionScale, 0.2);
+    EXPECT_EQ(granite->residualScale, 0.5);
+    EXPECT_EQ(granite->logitScale, 0.5);
+}
+
+TEST(ModelConfigKeys, GemmaTwoWithoutLayerTypesAlternatesFromTheFirstLayer) {
+    Json config = configOf("gemma2_softcap");
+    config.erase("layer_types");
+    config.erase("attn_logit_softcapping"); // the family's defaults: 50 and 30
+    config.erase("final_logit_softcapping");
+    auto c = parse(config);
+    ASSERT_TRUE(c.ok()) << c.error();
+    EXPECT_EQ(c->layerAttention[0].window, 6);
+    EXPECT_EQ(c->layerAttention[1].window, -1);
+    EXPECT_EQ(c->attentionSoftcap, 50.0);
+    EXPECT_EQ(c->finalSoftcap, 30.0);
+}
+
+TEST(ModelConfigKeys, LongRopeSwitchesFactorsPastThePretrainedLength) {
+    Json config = configOf("phi3");
+    const Index half = 4; // head_dim 8
+    config["max_position_embeddings"] = 128;
+    config["original_max_position_embeddings"] = 32;
+    config["rope_parameters"] = {{"rope_type", "longrope"},
+                                 {"rope_theta", 10000.0},
+                                 {"short_factor", Json::array({1.0, 1.0, 2.0, 2.0})},
+                                 {"long_factor", Json::array({1.0, 2.0, 4.0, 8.0})}};
+    auto c = parse(config);
+    ASSERT_TRUE(c.ok()) << c.error();
+    const Rope& rope = c->ropes[0];
+    ASSERT_EQ(static_cast<Index>(rope.inverseFrequencies.size()), half);
+    EXPECT_EQ(rope.longAbove, 32);
+    EXPECT_EQ(&rope.frequenciesFor(32), &rope.inverseFrequencies);
+    EXPECT_EQ(&rope.frequenciesFor(33), &rope.longInverseFrequencies);
+    EXPECT_NEAR(rope.longInverseFrequencies[3] * 8, rope.inverseFrequencies[3] * 2, 1e-7);
+    // sqrt(1 + ln(128 / 32) / ln 32)
+    EXPECT_NEAR(rope.attentionFactor, std::sqrt(1 + std::log(4.0) / std::log(32.0)), 1e-12);
+    // A factor list of the wrong length is refused.
+    config["rope_parameters"]["long_factor"] = Json::array({1.0});
+    EXPECT_FALSE(parse(config).ok());
+}
+
+TEST(LoadModel, AMissingTensorOfTheFamilyIsRefusedNamingIt) {
+    test::TempDir dir;
+    const fs::path source = hfDir() / "gemma2_softcap";
+    fs::copy_file(source / "config.json", dir.path() / "config.json");
+    // The checkpoint without layer 1's post_feedforward_layernorm.
+    const auto tensors = test::splitImage(readText(source / "model.safetensors"));
+    std::vector<test::RawTensor> kept;
+    for (const auto& tensor : tensors)
+        if (tensor.name != "model.layers.1.post_feedforward_layernorm.weight")
+            kept.push_back(tensor);
+    ASSERT_EQ(kept.size() + 1, tensors.size());
+    test::writeBytes((dir.path() / "model.safetensors").string(), test::safetensorsImage(kept));
+    auto model = loadModel(dir.path().string());
+    ASSERT_FALSE(model.ok());
+    EXPECT_NE(model.error().find("model.layers.1.post_feedforward_layernorm.weight"),
+              std::string::npos)
+        << model.error();
+}
+
+} // namespace
+} // namespace attnlab::model
