@@ -19,6 +19,7 @@
 #include "attnlab/io/npy.h"
 #include "attnlab/model/architecture.h"
 #include "attnlab/model/model.h"
+#include "attnlab/model/run_dumps.h"
 #include "checkpoint_builder.h"
 #include "temp_dir.h"
 
@@ -149,6 +150,27 @@ TEST_P(SavedByTransformers, ExtendingTheCacheEqualsAFullRun) {
             ASSERT_NEAR(extended->attentions[l].data[i], full->attentions[l].data[i], 1e-6);
     EXPECT_LT((extended->logits - full->logits).cwiseAbs().maxCoeff(),
               1e-5 * full->logits.cwiseAbs().maxCoeff());
+}
+
+TEST_P(SavedByTransformers, ItsQkvUnderTheNativeSpecGiveItsAttentionBack) {
+    // What the window does with a model's run: each layer's recorded q/k/v re-run by the
+    // core under nativeApply (the model's scale, soft-capping and per-layer windows).
+    const Model model = load(hfDir() / GetParam());
+    const Reference reference = readReference(GetParam());
+    RunOptions options;
+    options.recordQkv = true;
+    auto run = runModel(model, reference.ids, options);
+    ASSERT_TRUE(run.ok()) << run.error();
+    const QkvDump dump = qkvDumpOf(model, *run, {});
+    const QkvApply apply = nativeApply(model.config);
+    EXPECT_TRUE(reproducesModel(apply, model.config));
+    for (Index l = 0; l < model.config.layers; ++l) {
+        const Experiment again = applyToQkvLayer(dump, l, apply);
+        const Tensor4& recorded = run->attentions[static_cast<std::size_t>(l)];
+        ASSERT_TRUE(again.attention.weights.sameShape(recorded));
+        for (std::size_t i = 0; i < recorded.data.size(); ++i)
+            ASSERT_NEAR(again.attention.weights.data[i], recorded.data[i], 1e-6) << "layer " << l;
+    }
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, SavedByTransformers, ::testing::ValuesIn(hfFixtures()),

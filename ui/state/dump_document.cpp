@@ -206,6 +206,7 @@ void DumpDocument::showLayer() {
         if (m_origin.kvPrefill >= 0 && causalSoftmax && experiment.sq() == experiment.sk()) {
             // The KV-cache steps of this layer's own q/k/v (the weights equal the full run's).
             AttentionSpec spec = m_apply.spec;
+            spec.mask = experiment.mask; // the layer's own window where layers differ
             spec.scale = experiment.scale;
             KvCacheTrace trace;
             attendKvCache(experiment.qkv, spec,

@@ -150,11 +150,18 @@ void installDumpControls(QMainWindow* window, QMenu* fileMenu, Document* documen
     auto applySpec = [=] {
         QkvApply apply = dumps->qkvApply();
         apply.spec.variant = static_cast<Variant>(variant->currentData().toInt());
+        // Soft-capping (Gemma 2) is the softmax's: other variants run without it.
+        if (apply.spec.variant != Variant::Softmax) apply.spec.softcap.reset();
+        const MaskSpec before = apply.spec.mask;
         apply.spec.mask = MaskSpec{};
         const int kind = mask->currentData().toInt();
         apply.spec.mask.causal = kind == 1;
         if (kind == 2) apply.spec.mask.window = window_->value();
         if (kind == 3) apply.spec.mask.causalWindow = window_->value();
+        // A mask chosen by hand replaces the model's per-layer windows.
+        if (before.causal != apply.spec.mask.causal || before.window != apply.spec.mask.window ||
+            before.causalWindow != apply.spec.mask.causalWindow)
+            apply.layerWindows.clear();
         const QkvDump* qkv = dumps->qkvDump();
         apply.kvHeads = qkv && kv->value() < qkv->kvHeads ? kv->value() : 0;
         dumps->setQkvApply(apply);

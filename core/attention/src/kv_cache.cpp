@@ -104,7 +104,8 @@ AttentionT<T> attendKvCacheT(const QkvT<T>& qkv, const AttentionSpec& spec, Inde
                 b,
                 static_cast<T>(result.scale),
                 h == 0 ? result.emptyRows.data() + b * seq + step.r0 : nullptr,
-                dropout ? &*dropout : nullptr};
+                dropout ? &*dropout : nullptr,
+                spec.softcap ? static_cast<T>(*spec.softcap) : T(0)};
             switch (spec.variant) {
             case Variant::Softmax:
                 kernels::softmaxHead(job);

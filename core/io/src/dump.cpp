@@ -586,6 +586,16 @@ Experiment applyToQkvLayer(const QkvDump& dump, Index l, const QkvApply& apply) 
     }
     ATTN_CHECK(apply.temperature > 0, "temperature must be positive, got " << apply.temperature);
     AttentionSpec spec = apply.spec;
+    if (!apply.layerWindows.empty()) {
+        ATTN_CHECK(l >= 0 && l < static_cast<Index>(apply.layerWindows.size()),
+                   "layer " << l << " has no window among " << apply.layerWindows.size());
+        const Index window = apply.layerWindows[static_cast<std::size_t>(l)];
+        spec.mask = MaskSpec{};
+        if (window > 0)
+            spec.mask.causalWindow = window - 1;
+        else
+            spec.mask.causal = true;
+    }
     ex.baseScale = spec.scale.value_or(1.0 / std::sqrt(static_cast<double>(dump.dim)));
     ex.temperature = apply.temperature;
     ex.scale = ex.baseScale / ex.temperature;

@@ -81,6 +81,9 @@ QkvApply nativeApply(const ModelConfig& config) {
         apply.spec.mask.causalWindow = *window - 1; // i - W < j <= i
     else
         apply.spec.mask.causal = true;
+    if (!window)
+        for (const LayerAttention& layer : config.layerAttention)
+            apply.layerWindows.push_back(layer.window);
     apply.spec.scale = config.attentionScale;
     if (config.attentionSoftcap > 0) apply.spec.softcap = config.attentionSoftcap;
     return apply;
@@ -94,6 +97,7 @@ bool reproducesModel(const QkvApply& apply, const ModelConfig& config) {
     return (apply.spec.variant == Variant::Softmax || flashServes) && apply.kvHeads == 0 &&
            apply.temperature == 1.0 && apply.spec.scale == nativeSpec.scale &&
            apply.spec.softcap == nativeSpec.softcap &&
+           apply.layerWindows == nativeApply(config).layerWindows &&
            mask.causal == native.causal && mask.window == native.window &&
            mask.causalWindow == native.causalWindow && mask.validLen.empty() && !mask.custom;
 }

@@ -127,6 +127,10 @@ struct QkvApply {
     AttentionSpec spec;       ///< variant, mask, scale (weights/scores are always filled)
     Index kvHeads = 0;        ///< 0: as dumped; else share K/V in groups of Hkv/kvHeads
     double temperature = 1.0; ///< divides the scale
+    /// A model's own per-layer sliding windows where its layers differ (Gemma 2 alternates):
+    /// when not empty, layer l runs causal attention with window layerWindows[l] (-1: none,
+    /// W: keys i - W < j <= i) in place of spec.mask. Empty once a mask is chosen by hand.
+    std::vector<Index> layerWindows;
 };
 
 /// Runs layer l of a Q/K/V dump through attend() under `apply` and returns the Experiment the

@@ -31,7 +31,7 @@ std::shared_ptr<const ModelRun> reusablePrefix(std::shared_ptr<const ModelRun> p
 
 /// The spec under which re-running the model's q and k gives back its own attention: softmax,
 /// causal (a sliding-window model: its window), the model's scale and soft-capping. Where the
-/// layers' windows differ, full causal attention (the recorded weights stay the model's own).
+/// layers' windows differ, each layer's own (QkvApply::layerWindows).
 QkvApply nativeApply(const ModelConfig& config);
 
 /// True when re-running the model's q/k under `apply` gives its own attention back, so the
