@@ -36,9 +36,12 @@ constexpr const char* kUsage =
     "                     [--out F.npz [--logits] [--qkv]] [--roles [--sort SCORE]]\n"
     "                     [--top-k K] [--temperature T] [--top-p P] [--ablate L:H,...]\n"
     "                     [--json] [--threads N]\n"
+    "       attnlab model --architectures\n"
     "\n"
     "DIR holds config.json, model.safetensors (or shards and model.safetensors.index.json)\n"
-    "and, for --text, tokenizer.json. Architectures: gpt2, llama, qwen2, qwen3, mistral.\n"
+    "and, for --text, tokenizer.json. --architectures prints the table of what AttnLab runs\n"
+    "(Markdown, as docs/models.md has it). config.json's model_type is one of:\n"
+    "%ARCHITECTURES%"
     "\n"
     "F.npz holds attentions float32 [L, H, S, S] (an attention dump: render --dump and\n"
     "File > Open Attention Dump read it), ids int64 [S] and tokens [S]; with\n"
@@ -66,8 +69,21 @@ constexpr OptionSpec kOptions[] = {
     {"model", true},  {"text", true},    {"ids", true},   {"out", true},         {"logits", false},
     {"qkv", false},   {"threads", true}, {"help", false}, {"roles", false},      {"probe", true},
     {"seed", true},   {"sort", true},    {"top-k", true}, {"temperature", true}, {"top-p", true},
-    {"ablate", true}, {"json", false},
+    {"ablate", true}, {"json", false}, {"architectures", false},
 };
+
+/// The usage text with the table's families, one per line.
+std::string usage() {
+    std::string families;
+    for (const model::Architecture& a : model::architectures())
+        families += "  " + std::string(a.modelType) +
+                    std::string(a.modelType.size() < 12 ? 12 - a.modelType.size() : 1, ' ') +
+                    std::string(a.displayName) + ": " + std::string(a.examples) + "\n";
+    std::string text = kUsage;
+    const std::string marker = "%ARCHITECTURES%";
+    text.replace(text.find(marker), marker.size(), families);
+    return text;
+}
 constexpr std::string_view kEmptyAllowed[] = {"text", "ids"};
 
 std::vector<std::int64_t> parseIds(const std::string& text) {
@@ -141,7 +157,11 @@ std::string quoted(const std::string& text) {
 int run(int argc, char** argv) {
     const Arguments args = parseArguments(argc, argv, kOptions, "model", kEmptyAllowed);
     if (args.count("help")) {
-        std::cout << kUsage;
+        std::cout << usage();
+        return 0;
+    }
+    if (args.count("architectures")) {
+        std::cout << model::architectureMarkdown();
         return 0;
     }
     const std::string dir = require(args, "model");

@@ -311,8 +311,8 @@
         <translation>打开模型文件夹（config.json、*.safetensors、tokenizer.json）</translation>
     </message>
     <message>
-        <source>A Hugging Face checkpoint folder (gpt2, llama, qwen2, qwen3, mistral): type text and every view shows the real model</source>
-        <translation>Hugging Face 检查点文件夹（gpt2、llama、qwen2、qwen3、mistral）：输入文本，每个视图都显示真实模型</translation>
+        <source>A Hugging Face checkpoint folder (%1): type text and every view shows the real model</source>
+        <translation>Hugging Face 检查点文件夹（%1）：输入文本，每个视图都显示真实模型</translation>
     </message>
     <message>
         <source>Open Recent Mo&amp;del</source>

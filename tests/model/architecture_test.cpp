@@ -101,6 +101,16 @@ TEST(ArchitectureTable, EveryRowHasACheckpointSavedByTransformers) {
     EXPECT_EQ(findArchitecture("bert"), nullptr);
 }
 
+TEST(ArchitectureTable, TheDocsCarryTheTableAsItIs) {
+    const std::string docs = readText(fs::path(ATTNLAB_SOURCE_DIR) / "docs/models.md");
+    EXPECT_NE(docs.find(architectureMarkdown()), std::string::npos)
+        << "docs/models.md is out of date: paste the output of `attnlab model --architectures`";
+    const std::string readme = readText(fs::path(ATTNLAB_SOURCE_DIR) / "README.md");
+    for (const Architecture& row : architectures())
+        EXPECT_NE(readme.find(std::string(row.displayName)), std::string::npos)
+            << "README.md does not name " << row.displayName;
+}
+
 class SavedByTransformers : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(SavedByTransformers, GivesTransformersAttentionsAndLogits) {

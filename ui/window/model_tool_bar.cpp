@@ -16,6 +16,7 @@
 #include <QToolBar>
 #include <QToolButton>
 
+#include "attnlab/model/architecture.h"
 #include "ui/state/document.h"
 #include "ui/state/model_document.h"
 #include "ui/window/data_folders.h"
@@ -118,8 +119,9 @@ void installModelControls(QMainWindow* window, QMenu* fileMenu, QMenu* examplesM
         if (!directory.isEmpty()) models->openModel(directory);
     });
     open->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O));
-    open->setToolTip(QObject::tr("A Hugging Face checkpoint folder (gpt2, llama, qwen2, qwen3, "
-                                 "mistral): type text and every view shows the real model"));
+    open->setToolTip(QObject::tr("A Hugging Face checkpoint folder (%1): type text and every view "
+                                 "shows the real model")
+                         .arg(QString::fromStdString(model::architectureList())));
     QMenu* recentMenu = fileMenu->addMenu(QObject::tr("Open Recent Mo&del"));
     auto updateRecent = [recentMenu, models] {
         recentMenu->clear();

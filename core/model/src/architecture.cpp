@@ -310,6 +310,97 @@ const Architecture* findArchitecture(std::string_view modelType) {
     return nullptr;
 }
 
+namespace {
+
+std::string activationName(std::string_view name) {
+    if (name == "silu") return "SiLU";
+    if (name == "gelu") return "GELU (erf)";
+    return "tanh GELU"; // gelu_new, gelu_pytorch_tanh
+}
+
+} // namespace
+
+ArchitectureSummary summarize(const Architecture& a) {
+    ArchitectureSummary s;
+    const TensorNames& n = a.names;
+    s.norm = a.norm == NormKind::LayerNorm        ? "LayerNorm"
+             : a.norm == NormKind::RmsNorm        ? "RMSNorm"
+                                                  : "RMSNorm x (1 + w)";
+    if (a.normBias) s.norm += " with bias";
+    const bool in = !n.attnNormIn.empty();
+    const bool out = !n.attnNormOut.empty();
+    s.norm += in && out ? ", before and after each block" : out ? ", on each block's output" : ", pre-norm";
+
+    const std::string act = activationName(a.activationDefault);
+    switch (a.mlp) {
+    case MlpKind::Plain:
+        s.mlp = "up, " + act + ", down";
+        break;
+    case MlpKind::Gated:
+        s.mlp = a.activationDefault == std::string_view("silu") ? "SwiGLU" : "GeGLU (" + act + ")";
+        break;
+    case MlpKind::GatedFused:
+        s.mlp = std::string(a.activationDefault == std::string_view("silu") ? "SwiGLU" : "GeGLU") +
+                ", fused `gate_up_proj`";
+        break;
+    }
+    if (a.residual == Residual::ParallelSharedNorm)
+        s.mlp += "; parallel to attention, one shared norm";
+    else if (a.residual == Residual::ParallelTwoNorms)
+        s.mlp += "; parallel to attention (`use_parallel_residual`)";
+
+    switch (a.qkv) {
+    case QkvLayout::Separate:
+        s.attention = "q/k/v projections";
+        break;
+    case QkvLayout::Fused:
+        s.attention = a.weightsInOut ? "fused Conv1D `c_attn` [in, out]" : "fused `qkv_proj`";
+        break;
+    case QkvLayout::FusedPerHead:
+        s.attention = "fused per-head `query_key_value`";
+        break;
+    }
+    if (!a.has(kGpt2Keys) && a.qkv != QkvLayout::FusedPerHead) s.attention += ", grouped-query";
+    if (a.qkNorm == QkNorm::PerHead) s.attention += ", q/k norm per head";
+    if (a.qkNorm == QkNorm::OverProjection) s.attention += ", q/k norm over the projection";
+    if (a.qkvBias.kind == BiasRule::Kind::Always) s.attention += ", q/k/v bias";
+    if (a.qkvBias.kind == BiasRule::Kind::Key)
+        s.attention += std::string(", biases: `") + a.qkvBias.key + "`";
+    if (a.has(kSlidingWindow)) s.attention += ", `sliding_window` on every layer";
+    if (a.has(kLayerTypes)) s.attention += ", `layer_types` / `use_sliding_window`";
+    if (a.has(kAlternatingWindow)) s.attention += ", sliding window on alternate layers";
+    if (a.has(kWindowPattern)) s.attention += ", sliding window except every 6th layer";
+    if (a.has(kQueryPreAttnScalar)) s.attention += ", scale `query_pre_attn_scalar`^-1/2";
+    if (a.has(kSoftcapping))
+        s.attention += a.attnSoftcapDefault > 0 ? ", soft-capped scores and logits"
+                                                : ", soft-capping when the config sets it";
+    if (a.has(kMultipliers))
+        s.attention += ", embedding / attention / residual multipliers, `logits_scaling`";
+    if (a.embedScaleSqrtHidden) s.attention += ", embeddings x sqrt(hidden)";
+
+    if (a.positions == Positions::Learned) {
+        s.positions = "learned";
+    } else {
+        s.positions = "RoPE (rotate-half)";
+        if (a.has(kPartialRotary)) s.positions += ", partial (`partial_rotary_factor`)";
+        if (a.has(kLocalRopeBase)) s.positions += ", local and global theta";
+        if (a.has(kNoRopeLayers)) s.positions += ", NoPE layers (`no_rope_layers`)";
+    }
+    return s;
+}
+
+std::string architectureMarkdown() {
+    std::string table = "| `model_type` | family | checkpoints | norm | MLP | attention | positions |\n"
+                        "| --- | --- | --- | --- | --- | --- | --- |\n";
+    for (const Architecture& a : kArchitectures) {
+        const ArchitectureSummary s = summarize(a);
+        table += "| `" + std::string(a.modelType) + "` | " + std::string(a.displayName) + " | " +
+                 std::string(a.examples) + " | " + s.norm + " | " + s.mlp + " | " + s.attention +
+                 " | " + s.positions + " |\n";
+    }
+    return table;
+}
+
 std::string architectureList() {
     std::string list;
     for (const Architecture& a : kArchitectures) {

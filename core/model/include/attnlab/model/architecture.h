@@ -132,5 +132,13 @@ std::span<const Architecture> architectures();
 const Architecture* findArchitecture(std::string_view modelType);
 /// "gpt2, llama, qwen2, ..." for messages and help.
 std::string architectureList();
+/// What a row says, in words: its norm, MLP, attention and positions.
+struct ArchitectureSummary {
+    std::string norm, mlp, attention, positions;
+};
+ArchitectureSummary summarize(const Architecture& a);
+/// The whole table as Markdown, one row per model_type (docs/models.md carries it verbatim;
+/// `attnlab model --architectures` prints it).
+std::string architectureMarkdown();
 
 } // namespace attnlab::model
