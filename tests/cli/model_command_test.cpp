@@ -183,9 +183,34 @@ TEST_F(ModelCommand, RejectsBadCheckpointsWithoutWriting) {
 
     const std::string arch = copyFixture("mistral_window3");
     std::ofstream(arch + "/config.json", std::ios::trunc)
-        << R"({"model_type": "t5", "vocab_size": 40})";
+        << R"({"model_type": "albert", "vocab_size": 40})";
     expectRejected({"--model", arch, "--ids", "1", "--out", out}, "config.json",
-                   "model_type 't5' is not supported");
+                   "model_type 'albert' is not supported");
+
+    // A config key nobody understands, an unknown rope_type, a family's tensor missing.
+    const std::string unknownKey = copyFixture("hf/qwen3_qknorm");
+    std::string config = test::readWholeFile(unknownKey + "/config.json");
+    config.insert(config.find('{') + 1, "\"attn_temperature_tuning\": true, ");
+    std::ofstream(unknownKey + "/config.json", std::ios::trunc) << config;
+    expectRejected({"--model", unknownKey, "--ids", "1", "--out", out}, "config.json",
+                   "'attn_temperature_tuning'");
+
+    const std::string rope = copyFixture("hf/llama_gqa");
+    config = test::readWholeFile(rope + "/config.json");
+    const std::string defaultType = "\"rope_type\": \"default\"";
+    ASSERT_NE(config.find(defaultType), std::string::npos);
+    config.replace(config.find(defaultType), defaultType.size(), "\"rope_type\": \"mrope\"");
+    std::ofstream(rope + "/config.json", std::ios::trunc) << config;
+    expectRejected({"--model", rope, "--ids", "1", "--out", out}, "config.json",
+                   "rope_type 'mrope' is not supported");
+
+    const std::string missing = copyFixture("hf/olmo2");
+    std::string image = test::readWholeFile(missing + "/model.safetensors");
+    const std::string name = "model.layers.1.self_attn.k_norm.weight";
+    ASSERT_NE(image.find(name), std::string::npos);
+    image.replace(image.find(name), name.size(), "model.layers.1.self_attn.k_nrom.weight");
+    std::ofstream(missing + "/model.safetensors", std::ios::binary | std::ios::trunc) << image;
+    expectRejected({"--model", missing, "--ids", "1", "--out", out}, name, "is missing");
 
     const std::string tokenizer = copyFixture("llama_mqa_linear_tied");
     std::ofstream(tokenizer + "/tokenizer.json") << "{\"model\": ";
