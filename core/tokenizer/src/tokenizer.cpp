@@ -1,4 +1,4 @@
-// tokenizer.json: added tokens -> normalizer -> pre-tokenizer -> BPE -> post-processor, after
+// tokenizer.json: added tokens -> normalizer -> pre-tokenizer -> model -> post-processor, after
 // Hugging Face tokenizers (tokenizer/mod.rs encode_single_sequence, added_vocabulary.rs).
 
 #include "attnlab/tokenizer/tokenizer.h"
@@ -13,7 +13,7 @@
 
 #include "attnlab/base/check.h"
 #include "attnlab/io/json_read.h"
-#include "tokenizer_bpe.h"
+#include "tokenizer_model.h"
 #include "tokenizer_pipeline.h"
 #include "tokenizer_text.h"
 
@@ -25,7 +25,7 @@ namespace {
 
 /// tokenizer.json files are tens of megabytes; a gigabyte is not a tokenizer.
 constexpr std::uintmax_t kMaxFileBytes = std::uintmax_t{1} << 30;
-constexpr int64_t kMaxId = std::numeric_limits<int32_t>::max() - 1;
+constexpr int64_t kMaxId = kMaxTokenId;
 
 struct AddedToken {
     std::string content;
@@ -183,7 +183,7 @@ struct Tokenizer::Impl {
     std::string source;
     std::unique_ptr<Normalizer> normalizer;
     std::unique_ptr<PreTokenizer> preTokenizer;
-    std::unique_ptr<Bpe> model;
+    std::unique_ptr<Model> model;
     std::unique_ptr<Decoder> decoder;
     std::vector<TemplateItem> singleTemplate;
     std::vector<AddedToken> added;
@@ -196,12 +196,12 @@ struct Tokenizer::Impl {
     std::optional<int64_t> bos, eos;
 
     void encodeText(std::string text, bool atTextStart, std::vector<int32_t>& ids,
-                    std::vector<uint8_t>& specialMask, BpeCache& cache) const;
+                    std::vector<uint8_t>& specialMask, WordCache& cache) const;
     std::string displayOf(int32_t id) const;
 };
 
 void Tokenizer::Impl::encodeText(std::string text, bool atTextStart, std::vector<int32_t>& ids,
-                                 std::vector<uint8_t>& specialMask, BpeCache& cache) const {
+                                 std::vector<uint8_t>& specialMask, WordCache& cache) const {
     if (normalizer) normalizer->normalize(text);
     if (text.empty()) return;
     std::vector<Segment> segments;
@@ -229,7 +229,9 @@ std::string Tokenizer::Impl::displayOf(int32_t id) const {
         !known[static_cast<std::size_t>(id)])
         return {};
     const std::string& piece = pieces[static_cast<std::size_t>(id)];
-    if (addedIds.find(piece) != addedIds.end() || !decoder) return displayUtf8(piece);
+    // Special tokens show as they are; other added tokens (Gemma's "▁▁") go through the decoder
+    // as decode() takes them.
+    if (special[static_cast<std::size_t>(id)] || !decoder) return displayUtf8(piece);
     std::vector<std::string> parts{piece};
     decoder->decode(parts, true);
     std::string joined;
@@ -289,71 +291,14 @@ Result<Tokenizer> Tokenizer::fromJson(std::string_view jsonText, const std::stri
         const Json root = parseJsonFile(jsonText, name);
         if (!root.is_object()) throw FormatError(name + ": must hold a JSON object");
 
-        // The model: BPE only.
-        const Json& model = requireMember(root, "", "model");
-        const std::string modelType =
-            optionalString(model, "model", "type").value_or(model.contains("merges") ? "BPE" : "");
-        if (modelType != "BPE")
-            formatError("model.type", "the model '" + modelType +
-                                          "' is not supported (only BPE: GPT-2, Llama, Qwen, "
-                                          "Mistral style tokenizers)");
-        if (const auto dropout = model.find("dropout");
-            dropout != model.end() && !dropout->is_null() &&
-            !(dropout->is_number() && dropout->get<double>() == 0.0))
-            formatError("model.dropout", "BPE dropout is random at encode time and not supported");
-
-        const Json& vocabJson = requireMember(model, "model", "vocab");
-        if (!vocabJson.is_object()) formatError("model.vocab", "must be an object of token: id");
-        Vocabulary vocab;
-        vocab.reserve(vocabJson.size());
+        refuseUnknownKeys(root, "",
+                          {"version", "truncation", "padding", "added_tokens", "normalizer",
+                           "pre_tokenizer", "model", "post_processor", "decoder"});
+        // The model: BPE, WordPiece, Unigram or WordLevel.
+        impl->model = makeModel(requireMember(root, "", "model"), "model");
         int64_t maxId = -1;
-        for (const auto& [piece, idJson] : vocabJson.items()) {
-            const int64_t id = requireInteger(idJson, "model.vocab[\"" + piece + "\"]", 0, kMaxId);
-            vocab.emplace(piece, static_cast<int32_t>(id));
-            maxId = std::max(maxId, id);
-        }
-
-        const Json& mergesJson = requireMember(model, "model", "merges");
-        if (!mergesJson.is_array()) formatError("model.merges", "must be an array");
-        // Views into the parsed JSON, which outlives the BPE's construction.
-        std::vector<std::pair<std::string_view, std::string_view>> merges;
-        merges.reserve(mergesJson.size());
-        for (std::size_t i = 0; i < mergesJson.size(); ++i) {
-            const Json& entry = mergesJson[i];
-            const auto where = [&] { return "model.merges[" + std::to_string(i) + "]"; };
-            if (entry.is_string()) {
-                const std::string& line = entry.get_ref<const std::string&>();
-                if (line.rfind("#version", 0) == 0) continue;
-                const std::size_t space = line.find(' ');
-                if (space == std::string::npos || line.find(' ', space + 1) != std::string::npos)
-                    formatError(where(),
-                                "must be \"left right\" with one space, got '" + line + "'");
-                const std::string_view view = line;
-                merges.emplace_back(view.substr(0, space), view.substr(space + 1));
-            } else if (entry.is_array() && entry.size() == 2 && entry[0].is_string() &&
-                       entry[1].is_string()) {
-                merges.emplace_back(entry[0].get_ref<const std::string&>(),
-                                    entry[1].get_ref<const std::string&>());
-            } else {
-                formatError(where(), "must be \"left right\" or [left, right]");
-            }
-        }
-
-        BpeOptions options;
-        options.unkToken = optionalString(model, "model", "unk_token");
-        options.continuingSubwordPrefix =
-            optionalString(model, "model", "continuing_subword_prefix").value_or("");
-        options.endOfWordSuffix = optionalString(model, "model", "end_of_word_suffix").value_or("");
-        options.fuseUnk = optionalBool(model, "model", "fuse_unk", false);
-        options.byteFallback = optionalBool(model, "model", "byte_fallback", false);
-        options.ignoreMerges = optionalBool(model, "model", "ignore_merges", false);
-        try {
-            impl->model = std::make_unique<Bpe>(std::move(vocab), merges, std::move(options));
-        } catch (const std::invalid_argument& error) {
-            formatError("model", error.what());
-        }
-        merges.clear();
-        merges.shrink_to_fit();
+        for (const auto& [piece, id] : impl->model->vocabulary())
+            maxId = std::max<int64_t>(maxId, id);
 
         // Added tokens.
         if (const auto it = root.find("added_tokens"); it != root.end() && !it->is_null()) {
@@ -361,6 +306,9 @@ Result<Tokenizer> Tokenizer::fromJson(std::string_view jsonText, const std::stri
             for (std::size_t i = 0; i < it->size(); ++i) {
                 const Json& entry = (*it)[i];
                 const std::string path = "added_tokens[" + std::to_string(i) + "]";
+                refuseUnknownKeys(
+                    entry, path,
+                    {"id", "content", "single_word", "lstrip", "rstrip", "normalized", "special"});
                 AddedToken token;
                 token.id = static_cast<int32_t>(
                     requireInteger(requireMember(entry, path, "id"), path + ".id", 0, kMaxId));
@@ -455,7 +403,7 @@ Encoding Tokenizer::encode(std::string_view text, bool addSpecialTokens) const {
     std::vector<uint8_t> specialMask;
     ids.reserve(text.size() / 3 + 4);
     specialMask.reserve(ids.capacity());
-    BpeCache cache;
+    WordCache cache;
 
     std::vector<Segment> segments;
     impl.rawMatcher.split(repairUtf8(text), true, impl.added, segments);
@@ -525,10 +473,16 @@ std::string Tokenizer::decode(std::span<const int64_t> ids, bool skipSpecialToke
         if (skipSpecialTokens && m_impl->special[static_cast<std::size_t>(id)]) continue;
         tokens.push_back(m_impl->pieces[static_cast<std::size_t>(id)]);
     }
-    if (m_impl->decoder) m_impl->decoder->decode(tokens, false);
     std::string text;
-    for (const std::string& token : tokens)
-        text += token;
+    if (m_impl->decoder) {
+        m_impl->decoder->decode(tokens, false);
+        for (const std::string& token : tokens)
+            text += token;
+    } else {
+        // No decoder: Hugging Face joins the tokens with spaces.
+        for (std::size_t i = 0; i < tokens.size(); ++i)
+            text += (i ? " " : "") + tokens[i];
+    }
     return repairUtf8(text);
 }
 

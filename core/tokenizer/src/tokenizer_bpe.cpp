@@ -1,6 +1,5 @@
 #include "tokenizer_bpe.h"
 
-#include <cstdio>
 #include <queue>
 #include <stdexcept>
 
@@ -15,9 +14,6 @@ uint64_t pairKey(int32_t left, int32_t right) {
            static_cast<uint32_t>(right);
 }
 
-/// Longer words are rarely repeated; caching them costs memory for nothing.
-constexpr std::size_t kMaxCachedWordBytes = 256;
-
 } // namespace
 
 Bpe::Bpe(Vocabulary vocab, const std::vector<std::pair<std::string_view, std::string_view>>& merges,
@@ -30,12 +26,7 @@ Bpe::Bpe(Vocabulary vocab, const std::vector<std::pair<std::string_view, std::st
                                         "' is not in the vocabulary");
         m_unkId = it->second;
     }
-    for (int b = 0; b < 256; ++b) {
-        char name[8];
-        std::snprintf(name, sizeof name, "<0x%02X>", static_cast<unsigned>(b));
-        const auto it = m_vocab.find(std::string_view(name));
-        m_byteIds[b] = it == m_vocab.end() ? -1 : it->second;
-    }
+    m_byteIds = byteTokenIds(m_vocab);
     m_merges.reserve(merges.size());
     const std::string_view prefix = m_options.continuingSubwordPrefix;
     std::string merged;
@@ -70,7 +61,7 @@ const Bpe::Merge* Bpe::findMerge(int32_t left, int32_t right) const {
     return it == m_merges.end() ? nullptr : &it->second;
 }
 
-void Bpe::tokenize(std::string_view word, std::vector<int32_t>& ids, BpeCache& cache) const {
+void Bpe::tokenize(std::string_view word, std::vector<int32_t>& ids, WordCache& cache) const {
     if (word.empty()) return;
     if (m_options.ignoreMerges) {
         if (const auto it = m_vocab.find(word); it != m_vocab.end()) {
@@ -188,6 +179,57 @@ void Bpe::mergeWord(std::string_view word, std::vector<int32_t>& ids) const {
             ids.push_back(symbols[static_cast<std::size_t>(i)]);
     } else if (n == 1) {
         ids.push_back(symbols[0]);
+    }
+}
+
+std::unique_ptr<Model> makeBpeModel(const Json& model, const std::string& path) {
+    refuseUnknownKeys(model, path,
+                      {"dropout", "unk_token", "continuing_subword_prefix", "end_of_word_suffix",
+                       "fuse_unk", "byte_fallback", "ignore_merges", "vocab", "merges"});
+    if (const auto dropout = model.find("dropout");
+        dropout != model.end() && !dropout->is_null() &&
+        !(dropout->is_number() && dropout->get<double>() == 0.0))
+        formatError(path + ".dropout", "BPE dropout is random at encode time and not supported");
+
+    Vocabulary vocab = readVocabularyObject(model, path);
+    const std::string mergesPath = path + ".merges";
+    const Json& mergesJson = requireMember(model, path, "merges");
+    if (!mergesJson.is_array()) formatError(mergesPath, "must be an array");
+    // Views into the parsed JSON, which outlives the BPE's construction.
+    std::vector<std::pair<std::string_view, std::string_view>> merges;
+    merges.reserve(mergesJson.size());
+    for (std::size_t i = 0; i < mergesJson.size(); ++i) {
+        const Json& entry = mergesJson[i];
+        const auto where = [&] { return mergesPath + "[" + std::to_string(i) + "]"; };
+        if (entry.is_string()) {
+            const std::string& line = entry.get_ref<const std::string&>();
+            if (line.rfind("#version", 0) == 0) continue;
+            const std::size_t space = line.find(' ');
+            if (space == std::string::npos || line.find(' ', space + 1) != std::string::npos)
+                formatError(where(), "must be \"left right\" with one space, got '" + line + "'");
+            const std::string_view view = line;
+            merges.emplace_back(view.substr(0, space), view.substr(space + 1));
+        } else if (entry.is_array() && entry.size() == 2 && entry[0].is_string() &&
+                   entry[1].is_string()) {
+            merges.emplace_back(entry[0].get_ref<const std::string&>(),
+                                entry[1].get_ref<const std::string&>());
+        } else {
+            formatError(where(), "must be \"left right\" or [left, right]");
+        }
+    }
+
+    BpeOptions options;
+    options.unkToken = optionalString(model, path, "unk_token");
+    options.continuingSubwordPrefix =
+        optionalString(model, path, "continuing_subword_prefix").value_or("");
+    options.endOfWordSuffix = optionalString(model, path, "end_of_word_suffix").value_or("");
+    options.fuseUnk = optionalBool(model, path, "fuse_unk", false);
+    options.byteFallback = optionalBool(model, path, "byte_fallback", false);
+    options.ignoreMerges = optionalBool(model, path, "ignore_merges", false);
+    try {
+        return std::make_unique<Bpe>(std::move(vocab), merges, std::move(options));
+    } catch (const std::invalid_argument& error) {
+        formatError(path, error.what());
     }
 }
 

@@ -11,15 +11,9 @@
 #include <unordered_map>
 #include <vector>
 
-namespace attnlab::model::detail {
+#include "tokenizer_model.h"
 
-struct StringHash {
-    using is_transparent = void;
-    std::size_t operator()(std::string_view text) const noexcept {
-        return std::hash<std::string_view>{}(text);
-    }
-};
-using Vocabulary = std::unordered_map<std::string, int32_t, StringHash, std::equal_to<>>;
+namespace attnlab::model::detail {
 
 struct BpeOptions {
     std::optional<std::string> unkToken;
@@ -30,10 +24,7 @@ struct BpeOptions {
     bool ignoreMerges = false;
 };
 
-/// Results of words already seen, for one encode() call.
-using BpeCache = std::unordered_map<std::string, std::vector<int32_t>, StringHash, std::equal_to<>>;
-
-class Bpe {
+class Bpe final : public Model {
 public:
     /// `merges` are (left, right) pieces in rank order (views that need to live only during
     /// the call); throws std::invalid_argument naming the index of a merge whose pieces or
@@ -41,10 +32,9 @@ public:
     Bpe(Vocabulary vocab, const std::vector<std::pair<std::string_view, std::string_view>>& merges,
         BpeOptions options);
 
-    /// Appends the ids of one pre-tokenized word.
-    void tokenize(std::string_view word, std::vector<int32_t>& ids, BpeCache& cache) const;
-
-    const Vocabulary& vocabulary() const { return m_vocab; }
+    void tokenize(std::string_view word, std::vector<int32_t>& ids,
+                  WordCache& cache) const override;
+    const Vocabulary& vocabulary() const override { return m_vocab; }
     const BpeOptions& options() const { return m_options; }
 
 private:
@@ -59,7 +49,7 @@ private:
     std::unordered_map<uint64_t, Merge> m_merges;
     BpeOptions m_options;
     std::optional<int32_t> m_unkId;
-    int32_t m_byteIds[256]; // "<0x41>" ... when byte fallback is on; -1 where absent
+    std::vector<int32_t> m_byteIds; // "<0x41>" ... when byte fallback is on; -1 where absent
 };
 
 } // namespace attnlab::model::detail

@@ -1,8 +1,11 @@
 #include "tokenizer_pipeline.h"
 
 #include <algorithm>
+#include <array>
 #include <limits>
+#include <type_traits>
 
+#include "tokenizer_precompiled.h"
 #include "tokenizer_regex.h"
 #include "tokenizer_text.h"
 
@@ -96,11 +99,40 @@ std::string stageType(const Json& object, const std::string& path) {
 
 namespace {
 
+void refuseKeysOutside(const Json& object, const std::string& path, const char* const* known,
+                       std::size_t knownCount) {
+    if (!object.is_object()) return;
+    for (const auto& [key, value] : object.items()) {
+        if (key == "type") continue;
+        bool understood = false;
+        for (std::size_t i = 0; i < knownCount && !understood; ++i)
+            understood = key == known[i];
+        if (understood) continue;
+        std::string list;
+        for (std::size_t i = 0; i < knownCount; ++i)
+            list += (i ? ", " : "") + std::string(known[i]);
+        formatError(path.empty() ? key : path + "." + key,
+                    "is not a key this reader understands, and it might change the ids (known "
+                    "here: " +
+                        (list.empty() ? std::string("type only") : list) + ")");
+    }
+}
+
+} // namespace
+
+void refuseUnknownKeys(const Json& object, const std::string& path,
+                       std::initializer_list<const char*> known) {
+    refuseKeysOutside(object, path, known.begin(), known.size());
+}
+
+namespace {
+
 // ---- shared pieces ---------------------------------------------------------------------------
 
 /// A tokenizer.json pattern: {"String": "..."} (literal) or {"Regex": "..."}.
 class Pattern {
 public:
+    explicit Pattern(std::string literal) : m_literal(std::move(literal)) {}
     Pattern(const Json& object, const std::string& path) {
         if (!object.is_object()) formatError(path, "must be an object with String or Regex");
         if (const auto it = object.find("String"); it != object.end()) {
@@ -321,6 +353,103 @@ private:
     std::vector<std::unique_ptr<Normalizer>> m_stages;
 };
 
+/// Rewrites each character of valid UTF-8: `rewrite(codePoint, out)` appends what replaces it
+/// (NormalizedString's filter and map).
+template <typename Rewrite> void rewriteCharacters(std::string& text, Rewrite rewrite) {
+    std::string out;
+    out.reserve(text.size());
+    for (std::size_t pos = 0; pos < text.size();)
+        rewrite(nextCodePoint(text, pos), out);
+    text.swap(out);
+}
+
+/// The CJK ideograph blocks BERT puts spaces around (normalizers/bert.rs is_chinese_char).
+bool isChineseCharacter(char32_t c) {
+    return (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0x3400 && c <= 0x4DBF) ||
+           (c >= 0x20000 && c <= 0x2A6DF) || (c >= 0x2A700 && c <= 0x2B73F) ||
+           (c >= 0x2B740 && c <= 0x2B81F) || (c >= 0x2B920 && c <= 0x2CEAF) ||
+           (c >= 0xF900 && c <= 0xFAFF) || (c >= 0x2F800 && c <= 0x2FA1F);
+}
+
+/// BertNormalizer: clean_text drops NUL, U+FFFD and control characters and turns whitespace
+/// into spaces; handle_chinese_chars puts spaces around CJK ideographs; strip_accents (null:
+/// as lowercase) decomposes (NFD) and drops nonspacing marks; lowercase.
+class BertNormalizer final : public Normalizer {
+public:
+    BertNormalizer(const Json& config, const std::string& path)
+        : m_cleanText(optionalBool(config, path, "clean_text", true)),
+          m_chineseChars(optionalBool(config, path, "handle_chinese_chars", true)),
+          m_lowercase(optionalBool(config, path, "lowercase", true)),
+          m_stripAccents(optionalBool(config, path, "strip_accents", m_lowercase)) {}
+    void normalize(std::string& text) const override {
+        if (m_cleanText)
+            rewriteCharacters(text, [](char32_t c, std::string& out) {
+                const bool tabOrNewline = c == '\t' || c == '\n' || c == '\r';
+                if (c == 0 || c == 0xFFFD || (!tabOrNewline && isUnicode8Other(c))) return;
+                if (tabOrNewline || isWhiteSpace(c))
+                    out += ' ';
+                else
+                    appendUtf8(out, c);
+            });
+        if (m_chineseChars)
+            rewriteCharacters(text, [](char32_t c, std::string& out) {
+                const bool spaced = isChineseCharacter(c);
+                if (spaced) out += ' ';
+                appendUtf8(out, c);
+                if (spaced) out += ' ';
+            });
+        if (m_stripAccents) {
+            normalizeUnicode(text, UnicodeForm::Nfd);
+            rewriteCharacters(text, [](char32_t c, std::string& out) {
+                if (!isUnicode8NonspacingMark(c)) appendUtf8(out, c);
+            });
+        }
+        if (m_lowercase) lowercaseUnicode(text);
+    }
+
+private:
+    bool m_cleanText, m_chineseChars, m_lowercase, m_stripAccents;
+};
+
+/// Nmt: drops ASCII control characters, turns other whitespace-like ones into spaces
+/// (normalizers/unicode.rs do_nmt).
+class NmtNormalizer final : public Normalizer {
+public:
+    void normalize(std::string& text) const override {
+        rewriteCharacters(text, [](char32_t c, std::string& out) {
+            if ((c >= 0x01 && c <= 0x08) || c == 0x0B || (c >= 0x0E && c <= 0x1F) || c == 0x7F ||
+                c == 0x8F || c == 0x9F)
+                return;
+            const bool space = c == 0x09 || c == 0x0A || c == 0x0C || c == 0x0D || c == 0x1680 ||
+                               (c >= 0x200B && c <= 0x200F) || c == 0x2028 || c == 0x2029 ||
+                               c == 0x2581 || c == 0xFEFF || c == 0xFFFD;
+            appendUtf8(out, space ? U' ' : c);
+        });
+    }
+};
+
+/// StripAccents: drops combining marks.
+class StripAccentsNormalizer final : public Normalizer {
+public:
+    void normalize(std::string& text) const override {
+        rewriteCharacters(text, [](char32_t c, std::string& out) {
+            if (!isCombiningMark(c)) appendUtf8(out, c);
+        });
+    }
+};
+
+/// ByteLevel (as a normalizer): every byte as GPT-2's character for it.
+class ByteLevelNormalizer final : public Normalizer {
+public:
+    void normalize(std::string& text) const override {
+        std::string mapped;
+        mapped.reserve(text.size() * 2);
+        for (const char c : text)
+            appendUtf8(mapped, byteToChar()[static_cast<unsigned char>(c)]);
+        text.swap(mapped);
+    }
+};
+
 // ---- pre-tokenizers --------------------------------------------------------------------------
 
 /// GPT-2's pattern, which ByteLevel uses when use_regex is on.
@@ -494,6 +623,46 @@ public:
 
 private:
     Regex m_keep;
+};
+
+/// Splits at single characters that `isDelimiter` picks, with a split behaviour:
+/// BertPreTokenizer (whitespace removed, then punctuation isolated), Punctuation and
+/// CharDelimiterSplit (the delimiter removed).
+class CharacterSplitPreTokenizer final : public PreTokenizer {
+public:
+    using Predicate = bool (*)(char32_t codePoint, char32_t delimiter);
+    struct Step {
+        Predicate isDelimiter;
+        Behavior behavior;
+    };
+    CharacterSplitPreTokenizer(std::vector<Step> steps, char32_t delimiter = 0)
+        : m_steps(std::move(steps)), m_delimiter(delimiter) {}
+    void split(std::vector<Piece>& pieces) const override {
+        std::vector<Piece> out;
+        std::vector<std::pair<std::size_t, std::size_t>> matches;
+        for (const Step& step : m_steps) {
+            out.clear();
+            out.reserve(pieces.size());
+            for (const Piece& piece : pieces) {
+                matches.clear();
+                for (std::size_t pos = 0; pos < piece.text.size();) {
+                    const std::size_t begin = pos;
+                    if (step.isDelimiter(nextCodePoint(piece.text, pos), m_delimiter))
+                        matches.emplace_back(begin, pos);
+                }
+                splitPiece(piece, matches, step.behavior, false, out);
+            }
+            pieces.swap(out);
+        }
+    }
+
+    static bool whitespace(char32_t c, char32_t) { return isWhiteSpace(c); }
+    static bool punctuation(char32_t c, char32_t) { return isBertPunctuation(c); }
+    static bool delimiter(char32_t c, char32_t delimiter) { return c == delimiter; }
+
+private:
+    std::vector<Step> m_steps;
+    char32_t m_delimiter;
 };
 
 class SequencePreTokenizer final : public PreTokenizer {
@@ -785,6 +954,99 @@ private:
     PrependScheme m_scheme;
 };
 
+/// WordPiece's cleanup of spaces before punctuation and contractions (decoders/wordpiece.rs).
+std::string wordPieceCleanup(std::string text) {
+    static constexpr std::pair<std::string_view, std::string_view> kRules[] = {
+        {" .", "."},   {" ?", "?"},     {" !", "!"},     {" ,", ","},
+        {" ' ", "'"},  {" n't", "n't"}, {" 'm", "'m"},   {" do not", " don't"},
+        {" 's", "'s"}, {" 've", "'ve"}, {" 're", "'re"},
+    };
+    for (const auto& [from, to] : kRules) {
+        std::string out;
+        std::size_t last = 0;
+        for (std::size_t at = text.find(from); at != std::string::npos;
+             at = text.find(from, at + from.size())) {
+            out.append(text, last, at - last);
+            out += to;
+            last = at + from.size();
+        }
+        if (last == 0) continue;
+        out.append(text, last, std::string::npos);
+        text.swap(out);
+    }
+    return text;
+}
+
+/// WordPiece: pieces after the first lose the prefix ("##") and join the one before; the
+/// others get a space before them; `cleanup` then removes spaces before punctuation. Shown
+/// alone (display), a prefixed piece loses its prefix and another piece gets its space.
+class WordPieceDecoder final : public Decoder {
+public:
+    WordPieceDecoder(const Json& config, const std::string& path)
+        : m_prefix(optionalString(config, path, "prefix").value_or("##")),
+          m_cleanup(optionalBool(config, path, "cleanup", true)) {}
+    void decode(std::vector<std::string>& tokens, bool display) const override {
+        for (std::size_t i = 0; i < tokens.size(); ++i) {
+            std::string& token = tokens[i];
+            if (i != 0 || display) {
+                if (token.compare(0, m_prefix.size(), m_prefix) == 0)
+                    token.erase(0, m_prefix.size());
+                else
+                    token.insert(0, 1, ' ');
+            }
+            if (m_cleanup && !display) token = wordPieceCleanup(std::move(token));
+        }
+    }
+
+private:
+    std::string m_prefix;
+    bool m_cleanup;
+};
+
+/// BPEDecoder: the end-of-word suffix ("</w>") becomes a space, except in the last token.
+class BpeSuffixDecoder final : public Decoder {
+public:
+    BpeSuffixDecoder(const Json& config, const std::string& path)
+        : m_suffix(optionalString(config, path, "suffix").value_or("</w>")) {}
+    void decode(std::vector<std::string>& tokens, bool display) const override {
+        for (std::size_t i = 0; i < tokens.size(); ++i) {
+            const bool last = i + 1 == tokens.size() && !display;
+            replaceAll(tokens[i], Pattern(m_suffix), last ? "" : " ");
+        }
+    }
+
+private:
+    std::string m_suffix;
+};
+
+/// CTC: repeated tokens collapse, the pad token vanishes, the word delimiter becomes a space
+/// (with cleanup), empty tokens are dropped.
+class CtcDecoder final : public Decoder {
+public:
+    CtcDecoder(const Json& config, const std::string& path)
+        : m_pad(optionalString(config, path, "pad_token").value_or("<pad>")),
+          m_delimiter(optionalString(config, path, "word_delimiter_token").value_or("|")),
+          m_cleanup(optionalBool(config, path, "cleanup", true)) {}
+    void decode(std::vector<std::string>& tokens, bool) const override {
+        std::vector<std::string> out;
+        for (std::size_t i = 0; i < tokens.size(); ++i) {
+            if (i > 0 && tokens[i] == tokens[i - 1]) continue;
+            std::string token = tokens[i];
+            replaceAll(token, Pattern(m_pad), "");
+            if (m_cleanup) {
+                token = wordPieceCleanup(std::move(token));
+                replaceAll(token, Pattern(m_delimiter), " ");
+            }
+            if (!token.empty()) out.push_back(std::move(token));
+        }
+        tokens.swap(out);
+    }
+
+private:
+    std::string m_pad, m_delimiter;
+    bool m_cleanup;
+};
+
 class SequenceDecoder final : public Decoder {
 public:
     explicit SequenceDecoder(std::vector<std::unique_ptr<Decoder>> stages)
@@ -798,9 +1060,41 @@ private:
     std::vector<std::unique_ptr<Decoder>> m_stages;
 };
 
-template <typename Stage, typename Make>
+template <typename Stage>
+using StageMaker = std::unique_ptr<Stage> (*)(const Json& config, const std::string& path);
+
+/// One row of a stage table: the "type", the keys besides "type" that it reads or that cannot
+/// change the ids (offsets, the pair template), and how to build it.
+template <typename Stage> struct StageKind {
+    const char* type;
+    std::array<const char*, 5> keys;
+    StageMaker<Stage> make;
+};
+
+/// The stage `config` names in `kinds`; null gives nullptr. An unknown type or key is refused.
+template <typename Stage, std::size_t N>
+std::unique_ptr<Stage> makeStage(const Json& config, const std::string& path, const char* kind,
+                                 const std::array<StageKind<Stage>, N>& kinds) {
+    if (config.is_null()) return nullptr;
+    const std::string type = stageType(config, path);
+    for (const StageKind<Stage>& entry : kinds) {
+        if (type != entry.type) continue;
+        std::size_t keyCount = 0;
+        while (keyCount < entry.keys.size() && entry.keys[keyCount])
+            ++keyCount;
+        refuseKeysOutside(config, path, entry.keys.data(), keyCount);
+        return entry.make(config, path);
+    }
+    std::string supported;
+    for (const StageKind<Stage>& entry : kinds)
+        supported += (supported.empty() ? "" : ", ") + std::string(entry.type);
+    formatError(path + ".type", "the " + std::string(kind) + " '" + type +
+                                    "' is not supported (supported: " + supported + ")");
+}
+
+template <typename Stage>
 std::vector<std::unique_ptr<Stage>> makeStages(const Json& config, const std::string& path,
-                                               const char* key, Make make) {
+                                               const char* key, StageMaker<Stage> make) {
     const Json& list = requireArray(config, path, key);
     std::vector<std::unique_ptr<Stage>> stages;
     for (std::size_t i = 0; i < list.size(); ++i) {
@@ -810,83 +1104,177 @@ std::vector<std::unique_ptr<Stage>> makeStages(const Json& config, const std::st
     return stages;
 }
 
-[[noreturn]] void unsupported(const std::string& path, const std::string& kind,
-                              const std::string& type, const char* supported) {
-    formatError(path + ".type",
-                "the " + kind + " '" + type + "' is not supported (supported: " + supported + ")");
+template <typename Stage, typename Concrete>
+std::unique_ptr<Stage> make(const Json& config, const std::string& path) {
+    if constexpr (std::is_constructible_v<Concrete, const Json&, const std::string&>)
+        return std::make_unique<Concrete>(config, path);
+    else
+        return std::make_unique<Concrete>();
 }
+
+template <UnicodeForm form>
+std::unique_ptr<Normalizer> makeUnicode(const Json&, const std::string&) {
+    return std::make_unique<UnicodeNormalizer>(form);
+}
+
+using CharacterSplit = CharacterSplitPreTokenizer;
+
+const std::array<StageKind<Normalizer>, 14> kNormalizers = {{
+    {"BertNormalizer",
+     {"clean_text", "handle_chinese_chars", "strip_accents", "lowercase"},
+     make<Normalizer, BertNormalizer>},
+    {"NFC", {}, makeUnicode<UnicodeForm::Nfc>},
+    {"NFD", {}, makeUnicode<UnicodeForm::Nfd>},
+    {"NFKC", {}, makeUnicode<UnicodeForm::Nfkc>},
+    {"NFKD", {}, makeUnicode<UnicodeForm::Nfkd>},
+    {"Nmt", {}, make<Normalizer, NmtNormalizer>},
+    {"Precompiled", {"precompiled_charsmap"}, makePrecompiledNormalizer},
+    {"Lowercase", {}, make<Normalizer, LowercaseNormalizer>},
+    {"StripAccents", {}, make<Normalizer, StripAccentsNormalizer>},
+    {"Strip",
+     {"strip_left", "strip_right"},
+     [](const Json& config, const std::string& path) -> std::unique_ptr<Normalizer> {
+         return std::make_unique<StripNormalizer>(optionalBool(config, path, "strip_left", true),
+                                                  optionalBool(config, path, "strip_right", true));
+     }},
+    {"Prepend",
+     {"prepend"},
+     [](const Json& config, const std::string& path) -> std::unique_ptr<Normalizer> {
+         return std::make_unique<PrependNormalizer>(requireString(config, path, "prepend"));
+     }},
+    {"Replace", {"pattern", "content"}, make<Normalizer, ReplaceNormalizer>},
+    {"ByteLevel", {}, make<Normalizer, ByteLevelNormalizer>},
+    {"Sequence",
+     {"normalizers"},
+     [](const Json& config, const std::string& path) -> std::unique_ptr<Normalizer> {
+         return std::make_unique<SequenceNormalizer>(
+             makeStages<Normalizer>(config, path, "normalizers", makeNormalizer));
+     }},
+}};
+
+const std::array<StageKind<PreTokenizer>, 10> kPreTokenizers = {{
+    {"BertPreTokenizer",
+     {},
+     [](const Json&, const std::string&) -> std::unique_ptr<PreTokenizer> {
+         return std::make_unique<CharacterSplit>(
+             std::vector<CharacterSplit::Step>{{CharacterSplit::whitespace, Behavior::Removed},
+                                               {CharacterSplit::punctuation, Behavior::Isolated}});
+     }},
+    {"ByteLevel",
+     {"add_prefix_space", "trim_offsets", "use_regex"},
+     make<PreTokenizer, ByteLevelPreTokenizer>},
+    {"CharDelimiterSplit",
+     {"delimiter"},
+     [](const Json& config, const std::string& path) -> std::unique_ptr<PreTokenizer> {
+         const std::string delimiter = requireCharacter(config, path, "delimiter");
+         std::size_t pos = 0;
+         return std::make_unique<CharacterSplit>(
+             std::vector<CharacterSplit::Step>{{CharacterSplit::delimiter, Behavior::Removed}},
+             nextCodePoint(delimiter, pos));
+     }},
+    {"Digits",
+     {"individual_digits"},
+     [](const Json& config, const std::string& path) -> std::unique_ptr<PreTokenizer> {
+         return std::make_unique<DigitsPreTokenizer>(
+             optionalBool(config, path, "individual_digits", false));
+     }},
+    {"Metaspace",
+     {"replacement", "prepend_scheme", "split", "add_prefix_space", "str_rep"},
+     make<PreTokenizer, MetaspacePreTokenizer>},
+    {"Punctuation",
+     {"behavior"},
+     [](const Json& config, const std::string& path) -> std::unique_ptr<PreTokenizer> {
+         const Behavior behavior =
+             config.contains("behavior") ? parseBehavior(config, path) : Behavior::Isolated;
+         return std::make_unique<CharacterSplit>(
+             std::vector<CharacterSplit::Step>{{CharacterSplit::punctuation, behavior}});
+     }},
+    {"Split", {"pattern", "behavior", "invert"}, make<PreTokenizer, SplitPreTokenizer>},
+    {"Whitespace",
+     {},
+     [](const Json&, const std::string&) -> std::unique_ptr<PreTokenizer> {
+         return std::make_unique<PatternKeepPreTokenizer>(R"(\w+|[^\w\s]+)");
+     }},
+    {"WhitespaceSplit",
+     {},
+     [](const Json&, const std::string&) -> std::unique_ptr<PreTokenizer> {
+         return std::make_unique<PatternKeepPreTokenizer>(R"(\S+)");
+     }},
+    {"Sequence",
+     {"pretokenizers"},
+     [](const Json& config, const std::string& path) -> std::unique_ptr<PreTokenizer> {
+         return std::make_unique<SequencePreTokenizer>(
+             makeStages<PreTokenizer>(config, path, "pretokenizers", makePreTokenizer));
+     }},
+}};
+
+const std::array<StageKind<PostProcessor>, 5> kPostProcessors = {{
+    {"TemplateProcessing",
+     {"single", "pair", "special_tokens"},
+     [](const Json& config, const std::string& path) -> std::unique_ptr<PostProcessor> {
+         return std::make_unique<TemplatePostProcessor>(parseTemplate(config, path));
+     }},
+    {"BertProcessing",
+     {"sep", "cls"},
+     [](const Json& config, const std::string& path) -> std::unique_ptr<PostProcessor> {
+         return std::make_unique<TemplatePostProcessor>(parseClsSep(config, path));
+     }},
+    {"RobertaProcessing",
+     {"sep", "cls", "trim_offsets", "add_prefix_space"},
+     [](const Json& config, const std::string& path) -> std::unique_ptr<PostProcessor> {
+         return std::make_unique<TemplatePostProcessor>(parseClsSep(config, path));
+     }},
+    {"ByteLevel",
+     {"add_prefix_space", "trim_offsets", "use_regex"},
+     [](const Json&, const std::string&) -> std::unique_ptr<PostProcessor> {
+         return std::make_unique<TemplatePostProcessor>(std::vector<TemplateItem>{});
+     }},
+    {"Sequence",
+     {"processors"},
+     [](const Json& config, const std::string& path) -> std::unique_ptr<PostProcessor> {
+         return std::make_unique<SequencePostProcessor>(
+             makeStages<PostProcessor>(config, path, "processors", makePostProcessor));
+     }},
+}};
+
+const std::array<StageKind<Decoder>, 10> kDecoders = {{
+    {"ByteLevel",
+     {"add_prefix_space", "trim_offsets", "use_regex"},
+     make<Decoder, ByteLevelDecoder>},
+    {"WordPiece", {"prefix", "cleanup"}, make<Decoder, WordPieceDecoder>},
+    {"Metaspace",
+     {"replacement", "prepend_scheme", "split", "add_prefix_space", "str_rep"},
+     make<Decoder, MetaspaceDecoder>},
+    {"BPEDecoder", {"suffix"}, make<Decoder, BpeSuffixDecoder>},
+    {"CTC", {"pad_token", "word_delimiter_token", "cleanup"}, make<Decoder, CtcDecoder>},
+    {"Replace", {"pattern", "content"}, make<Decoder, ReplaceDecoder>},
+    {"ByteFallback", {}, make<Decoder, ByteFallbackDecoder>},
+    {"Fuse", {}, make<Decoder, FuseDecoder>},
+    {"Strip", {"content", "start", "stop"}, make<Decoder, StripDecoder>},
+    {"Sequence",
+     {"decoders"},
+     [](const Json& config, const std::string& path) -> std::unique_ptr<Decoder> {
+         return std::make_unique<SequenceDecoder>(
+             makeStages<Decoder>(config, path, "decoders", makeDecoder));
+     }},
+}};
 
 } // namespace
 
 std::unique_ptr<Normalizer> makeNormalizer(const Json& config, const std::string& path) {
-    if (config.is_null()) return nullptr;
-    const std::string type = stageType(config, path);
-    if (type == "NFC") return std::make_unique<UnicodeNormalizer>(UnicodeForm::Nfc);
-    if (type == "NFD") return std::make_unique<UnicodeNormalizer>(UnicodeForm::Nfd);
-    if (type == "NFKC") return std::make_unique<UnicodeNormalizer>(UnicodeForm::Nfkc);
-    if (type == "NFKD") return std::make_unique<UnicodeNormalizer>(UnicodeForm::Nfkd);
-    if (type == "Lowercase") return std::make_unique<LowercaseNormalizer>();
-    if (type == "Prepend")
-        return std::make_unique<PrependNormalizer>(requireString(config, path, "prepend"));
-    if (type == "Replace") return std::make_unique<ReplaceNormalizer>(config, path);
-    if (type == "Strip")
-        return std::make_unique<StripNormalizer>(optionalBool(config, path, "strip_left", true),
-                                                 optionalBool(config, path, "strip_right", true));
-    if (type == "Sequence")
-        return std::make_unique<SequenceNormalizer>(
-            makeStages<Normalizer>(config, path, "normalizers", makeNormalizer));
-    unsupported(path, "normalizer", type,
-                "NFC, NFD, NFKC, NFKD, Lowercase, Prepend, Replace, Strip, Sequence");
+    return makeStage(config, path, "normalizer", kNormalizers);
 }
 
 std::unique_ptr<PreTokenizer> makePreTokenizer(const Json& config, const std::string& path) {
-    if (config.is_null()) return nullptr;
-    const std::string type = stageType(config, path);
-    if (type == "ByteLevel") return std::make_unique<ByteLevelPreTokenizer>(config, path);
-    if (type == "Split") return std::make_unique<SplitPreTokenizer>(config, path);
-    if (type == "Metaspace") return std::make_unique<MetaspacePreTokenizer>(config, path);
-    if (type == "Digits")
-        return std::make_unique<DigitsPreTokenizer>(
-            optionalBool(config, path, "individual_digits", false));
-    if (type == "Whitespace") return std::make_unique<PatternKeepPreTokenizer>(R"(\w+|[^\w\s]+)");
-    if (type == "WhitespaceSplit") return std::make_unique<PatternKeepPreTokenizer>(R"(\S+)");
-    if (type == "Sequence")
-        return std::make_unique<SequencePreTokenizer>(
-            makeStages<PreTokenizer>(config, path, "pretokenizers", makePreTokenizer));
-    unsupported(path, "pre-tokenizer", type,
-                "ByteLevel, Split, Metaspace, Digits, Whitespace, WhitespaceSplit, Sequence");
+    return makeStage(config, path, "pre-tokenizer", kPreTokenizers);
 }
 
 std::unique_ptr<PostProcessor> makePostProcessor(const Json& config, const std::string& path) {
-    if (config.is_null()) return nullptr;
-    const std::string type = stageType(config, path);
-    if (type == "ByteLevel")
-        return std::make_unique<TemplatePostProcessor>(std::vector<TemplateItem>{});
-    if (type == "TemplateProcessing")
-        return std::make_unique<TemplatePostProcessor>(parseTemplate(config, path));
-    if (type == "RobertaProcessing" || type == "BertProcessing")
-        return std::make_unique<TemplatePostProcessor>(parseClsSep(config, path));
-    if (type == "Sequence")
-        return std::make_unique<SequencePostProcessor>(
-            makeStages<PostProcessor>(config, path, "processors", makePostProcessor));
-    unsupported(path, "post-processor", type,
-                "TemplateProcessing, ByteLevel, RobertaProcessing, BertProcessing, Sequence");
+    return makeStage(config, path, "post-processor", kPostProcessors);
 }
 
 std::unique_ptr<Decoder> makeDecoder(const Json& config, const std::string& path) {
-    if (config.is_null()) return nullptr;
-    const std::string type = stageType(config, path);
-    if (type == "ByteLevel") return std::make_unique<ByteLevelDecoder>();
-    if (type == "Replace") return std::make_unique<ReplaceDecoder>(config, path);
-    if (type == "ByteFallback") return std::make_unique<ByteFallbackDecoder>();
-    if (type == "Fuse") return std::make_unique<FuseDecoder>();
-    if (type == "Strip") return std::make_unique<StripDecoder>(config, path);
-    if (type == "Metaspace") return std::make_unique<MetaspaceDecoder>(config, path);
-    if (type == "Sequence")
-        return std::make_unique<SequenceDecoder>(
-            makeStages<Decoder>(config, path, "decoders", makeDecoder));
-    unsupported(path, "decoder", type,
-                "ByteLevel, Replace, ByteFallback, Fuse, Strip, Metaspace, Sequence");
+    return makeStage(config, path, "decoder", kDecoders);
 }
 
 } // namespace attnlab::model::detail

@@ -4,6 +4,7 @@
 // refused with the key that names them.
 
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -34,6 +35,10 @@ int64_t requireInteger(const Json& value, const std::string& path, int64_t minim
                        int64_t maximum);
 /// The "type" of a stage object.
 std::string stageType(const Json& object, const std::string& path);
+/// Refuses any key of `object` not in `known` (besides "type"), naming it: Hugging Face acts
+/// on keys this reader would not understand, and skipping one silently could change the ids.
+void refuseUnknownKeys(const Json& object, const std::string& path,
+                       std::initializer_list<const char*> known);
 
 // ---- normalizers --------------------------------------------------------------------------
 

@@ -192,6 +192,12 @@ void normalizeUnicode(std::string& text, UnicodeForm form) {
 }
 
 void lowercaseUnicode(std::string& text) {
+    // ICU maps a capital sigma at the end of a word to the final form "ς"; Rust maps each
+    // character alone, so every capital sigma becomes "σ" first (σ lowercases to itself).
+    static constexpr std::string_view kCapitalSigma = "\u03A3", kSmallSigma = "\u03C3";
+    for (std::size_t at = text.find(kCapitalSigma); at != std::string::npos;
+         at = text.find(kCapitalSigma, at + kSmallSigma.size()))
+        text.replace(at, kCapitalSigma.size(), kSmallSigma);
     UErrorCode status = U_ZERO_ERROR;
     std::string out;
     out.reserve(text.size());
@@ -214,6 +220,54 @@ bool isNumeric(char32_t cp) {
 bool isAlphanumeric(char32_t cp) {
     const auto c = static_cast<UChar32>(cp);
     return u_hasBinaryProperty(c, UCHAR_ALPHABETIC) || isNumeric(cp);
+}
+
+namespace {
+
+/// Assigned by Unicode 8.0 (u_charAge gives 0.0 for unassigned characters).
+bool inUnicode8(UChar32 c) {
+    UVersionInfo age;
+    u_charAge(c, age);
+    return age[0] < 8 || (age[0] == 8 && age[1] == 0 && age[2] == 0);
+}
+
+} // namespace
+
+bool isUnicode8Other(char32_t cp) {
+    const auto c = static_cast<UChar32>(cp);
+    const int8_t type = u_charType(c);
+    return (type == U_CONTROL_CHAR || type == U_FORMAT_CHAR || type == U_PRIVATE_USE_CHAR) &&
+           inUnicode8(c);
+}
+
+bool isUnicode8NonspacingMark(char32_t cp) {
+    // Mn in Unicode 8.0, another category now: U+1734 (Mc). Mn now but not in 8.0: U+1885,
+    // U+1886 (Mongolian, were Lo), U+A9BD (Javanese, was Mc), U+111C9 (Sharada, was Po).
+    if (cp == 0x1734) return true;
+    if (cp == 0x1885 || cp == 0x1886 || cp == 0xA9BD || cp == 0x111C9) return false;
+    const auto c = static_cast<UChar32>(cp);
+    return u_charType(c) == U_NON_SPACING_MARK && inUnicode8(c);
+}
+
+bool isBertPunctuation(char32_t cp) {
+    if (cp < 0x80)
+        return (cp >= '!' && cp <= '/') || (cp >= ':' && cp <= '@') || (cp >= '[' && cp <= '`') ||
+               (cp >= '{' && cp <= '~');
+    // Punctuation in Unicode 8.0, another category now: U+166D (So), U+111C9 (Mn).
+    if (cp == 0x166D || cp == 0x111C9) return true;
+    const auto c = static_cast<UChar32>(cp);
+    const int8_t type = u_charType(c);
+    const bool punctuation = type == U_CONNECTOR_PUNCTUATION || type == U_DASH_PUNCTUATION ||
+                             type == U_START_PUNCTUATION || type == U_END_PUNCTUATION ||
+                             type == U_INITIAL_PUNCTUATION || type == U_FINAL_PUNCTUATION ||
+                             type == U_OTHER_PUNCTUATION;
+    return punctuation && inUnicode8(c);
+}
+
+bool isCombiningMark(char32_t cp) {
+    const int8_t type = u_charType(static_cast<UChar32>(cp));
+    return type == U_NON_SPACING_MARK || type == U_COMBINING_SPACING_MARK ||
+           type == U_ENCLOSING_MARK;
 }
 
 bool isWordChar(char32_t cp) {

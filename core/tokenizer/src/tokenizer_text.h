@@ -31,7 +31,8 @@ int charToByte(char32_t codePoint);
 enum class UnicodeForm { Nfc, Nfd, Nfkc, Nfkd };
 /// Normalizes valid UTF-8 in place.
 void normalizeUnicode(std::string& text, UnicodeForm form);
-/// Lower-cases valid UTF-8 in place (Unicode full case mapping, root locale).
+/// Lower-cases valid UTF-8 in place, character by character as Rust's char::to_lowercase
+/// (Unicode full case mapping, root locale, no context: a final capital sigma gives "σ").
 void lowercaseUnicode(std::string& text);
 
 /// Rust's char::is_whitespace (the White_Space property).
@@ -40,6 +41,21 @@ bool isWhiteSpace(char32_t codePoint);
 bool isNumeric(char32_t codePoint);
 /// Rust's char::is_alphanumeric (Alphabetic or a number).
 bool isAlphanumeric(char32_t codePoint);
+
+// Hugging Face's BertNormalizer, BertPreTokenizer and Punctuation classify characters with
+// the unicode_categories crate (0.1.1), whose tables are Unicode 8.0: a character added since
+// is in none of its categories. These follow those tables exactly (ICU's categories, limited
+// to characters of Unicode 8.0, and the seven whose category changed since).
+
+/// unicode_categories' is_other: Cc, Cf or Co.
+bool isUnicode8Other(char32_t codePoint);
+/// unicode_categories' is_mark_nonspacing (Mn).
+bool isUnicode8NonspacingMark(char32_t codePoint);
+/// BERT's punctuation: Rust's is_ascii_punctuation (ASCII symbols such as $ + < included)
+/// or unicode_categories' is_punctuation (P*).
+bool isBertPunctuation(char32_t codePoint);
+/// A combining mark (Mn, Mc or Me), as StripAccents removes them.
+bool isCombiningMark(char32_t codePoint);
 
 /// Rust regex's Unicode \w (Alphabetic, marks, decimal digits, connector punctuation,
 /// Join_Control).

@@ -1,0 +1,90 @@
+// The model stage: which model a tokenizer.json names, the vocabulary reading the models
+// share, and WordLevel (Hugging Face tokenizers' models/mod.rs and models/wordlevel).
+
+#include "tokenizer_model.h"
+
+#include <array>
+#include <cstdio>
+
+namespace attnlab::model::detail {
+
+namespace {
+
+/// WordLevel: a word is one token, or the unk token when the vocabulary lacks it.
+class WordLevel final : public Model {
+public:
+    WordLevel(const Json& config, const std::string& path)
+        : m_vocab(readVocabularyObject(config, path)) {
+        refuseUnknownKeys(config, path, {"vocab", "unk_token"});
+        const std::string unk = requireString(config, path, "unk_token");
+        const auto it = m_vocab.find(unk);
+        if (it == m_vocab.end())
+            formatError(path + ".unk_token",
+                        "'" + unk +
+                            "' is not in the vocabulary (Hugging Face fails on any word "
+                            "outside it)");
+        m_unkId = it->second;
+    }
+    void tokenize(std::string_view word, std::vector<int32_t>& ids, WordCache&) const override {
+        const auto it = m_vocab.find(word);
+        ids.push_back(it == m_vocab.end() ? m_unkId : it->second);
+    }
+    const Vocabulary& vocabulary() const override { return m_vocab; }
+
+private:
+    Vocabulary m_vocab;
+    int32_t m_unkId = 0;
+};
+
+/// A model object without "type" (files from before it): told apart by its keys, in the
+/// order Hugging Face tries them.
+std::string guessModelType(const Json& config) {
+    if (config.contains("merges")) return "BPE";
+    if (config.contains("continuing_subword_prefix") && config.contains("max_input_chars_per_word"))
+        return "WordPiece";
+    if (const auto vocab = config.find("vocab"); vocab != config.end()) {
+        if (vocab->is_array()) return "Unigram";
+        if (config.contains("unk_token")) return "WordLevel";
+    }
+    return "";
+}
+
+} // namespace
+
+Vocabulary readVocabularyObject(const Json& config, const std::string& path) {
+    const Json& vocabJson = requireMember(config, path, "vocab");
+    if (!vocabJson.is_object()) formatError(path + ".vocab", "must be an object of token: id");
+    Vocabulary vocab;
+    vocab.reserve(vocabJson.size());
+    for (const auto& [piece, idJson] : vocabJson.items()) {
+        const int64_t id =
+            requireInteger(idJson, path + ".vocab[\"" + piece + "\"]", 0, kMaxTokenId);
+        vocab.emplace(piece, static_cast<int32_t>(id));
+    }
+    return vocab;
+}
+
+std::vector<int32_t> byteTokenIds(const Vocabulary& vocab) {
+    std::vector<int32_t> ids(256, -1);
+    for (int b = 0; b < 256; ++b) {
+        std::array<char, 8> name{};
+        std::snprintf(name.data(), name.size(), "<0x%02X>", static_cast<unsigned>(b));
+        if (const auto it = vocab.find(std::string_view(name.data())); it != vocab.end())
+            ids[static_cast<std::size_t>(b)] = it->second;
+    }
+    return ids;
+}
+
+std::unique_ptr<Model> makeModel(const Json& config, const std::string& path) {
+    if (!config.is_object()) formatError(path, "must be an object");
+    const std::string type = optionalString(config, path, "type").value_or(guessModelType(config));
+    if (type == "BPE") return makeBpeModel(config, path);
+    if (type == "WordPiece") return makeWordPieceModel(config, path);
+    if (type == "Unigram") return makeUnigramModel(config, path);
+    if (type == "WordLevel") return std::make_unique<WordLevel>(config, path);
+    formatError(path + ".type", "the model '" + type +
+                                    "' is not supported (supported: BPE, WordPiece, "
+                                    "Unigram, WordLevel)");
+}
+
+} // namespace attnlab::model::detail
