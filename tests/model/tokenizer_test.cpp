@@ -391,8 +391,8 @@ TEST(TokenizerFile, MalformedFilesNameTheKey) {
     config.erase("model");
     refused(config, "model: is missing");
     config = good;
-    config["model"]["type"] = "WordPiece";
-    refused(config, "model.type: the model 'WordPiece' is not supported");
+    config["model"]["type"] = "Dictionary";
+    refused(config, "model.type: the model 'Dictionary' is not supported");
     config = good;
     config["model"]["vocab"]["b"] = -1;
     refused(config, "model.vocab[\"b\"]");
@@ -421,11 +421,11 @@ TEST(TokenizerFile, MalformedFilesNameTheKey) {
     config["model"]["dropout"] = 0.1;
     refused(config, "model.dropout");
     config = good;
-    config["normalizer"] = {{"type", "BertNormalizer"}};
-    refused(config, "normalizer.type: the normalizer 'BertNormalizer' is not supported");
+    config["normalizer"] = {{"type", "Casefold"}};
+    refused(config, "normalizer.type: the normalizer 'Casefold' is not supported");
     config = good;
     config["normalizer"] = {{"type", "Sequence"},
-                            {"normalizers", json::array({{{"type", "Precompiled"}}})}};
+                            {"normalizers", json::array({{{"type", "Casefold"}}})}};
     refused(config, "normalizer.normalizers[0].type");
     config = good;
     config["pre_tokenizer"] = {
@@ -439,7 +439,7 @@ TEST(TokenizerFile, MalformedFilesNameTheKey) {
     config["pre_tokenizer"] = {{"type", "Metaspace"}, {"replacement", "ab"}};
     refused(config, "pre_tokenizer.replacement: must be one character");
     config = good;
-    config["pre_tokenizer"] = {{"type", "BertPreTokenizer"}};
+    config["pre_tokenizer"] = {{"type", "UnicodeScripts"}};
     refused(config, "pre_tokenizer.type");
     config = good;
     config["post_processor"] = {
@@ -450,8 +450,8 @@ TEST(TokenizerFile, MalformedFilesNameTheKey) {
         "special_tokens": {"<s>": {"id": "<s>", "ids": [99], "tokens": ["<s>"]}}})");
     refused(config, "post_processor: the template's id 99 is not a token");
     config = good;
-    config["decoder"] = {{"type", "WordPiece"}};
-    refused(config, "decoder.type: the decoder 'WordPiece' is not supported");
+    config["decoder"] = {{"type", "Glue"}};
+    refused(config, "decoder.type: the decoder 'Glue' is not supported");
     config = good;
     config["added_tokens"] = json::array({{{"id", 1}, {"content", ""}}});
     refused(config, "added_tokens[0].content: is empty");
