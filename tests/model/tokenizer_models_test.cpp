@@ -471,43 +471,42 @@ TEST(TokenizerPrecompiled, BrokenCharsmapsAreRefused) {
 // ---- what is not understood is refused --------------------------------------------------------
 
 TEST(TokenizerModels, UnknownTypesAndKeysAreRefused) {
-    json config = pipeline({{"type", "Dictionary"}, {"vocab", vocabObject({"a"})}});
-    EXPECT_NE(loadError(config).find("tiny.json: model.type: the model 'Dictionary' is not "
-                                     "supported (supported: BPE, WordPiece, Unigram, WordLevel)"),
-              std::string::npos)
-        << loadError(config);
-    config = bertTokenizer();
+    const auto refused = [](const json& config, const std::string& expected) {
+        const std::string message = loadError(config);
+        EXPECT_EQ(message.rfind("tiny.json: ", 0), 0u) << message;
+        EXPECT_NE(message.find(expected), std::string::npos)
+            << "expected '" << expected << "' in: " << message;
+    };
+    refused(pipeline({{"type", "Dictionary"}, {"vocab", vocabObject({"a"})}}),
+            "model.type: the model 'Dictionary' is not supported (supported: BPE, WordPiece, "
+            "Unigram, WordLevel)");
+    json config = bertTokenizer();
     config["normalizer"]["lowercase_all"] = true;
-    EXPECT_NE(loadError(config).find("tiny.json: normalizer.lowercase_all: is not a key"),
-              std::string::npos)
-        << loadError(config);
+    refused(config, "normalizer.lowercase_all: is not a key");
     config = bertTokenizer();
     config["model"]["dropout"] = 0.1;
-    EXPECT_NE(loadError(config).find("model.dropout: is not a key"), std::string::npos);
+    refused(config, "model.dropout: is not a key");
     config = bertTokenizer();
     config["pre_tokenizer"] = {{"type", "Sequence"},
                                {"pretokenizers", json::array({{{"type", "UnicodeScripts"}}})}};
-    EXPECT_NE(loadError(config).find("pre_tokenizer.pretokenizers[0].type: the pre-tokenizer "
-                                     "'UnicodeScripts' is not supported"),
-              std::string::npos)
-        << loadError(config);
+    refused(config,
+            "pre_tokenizer.pretokenizers[0].type: the pre-tokenizer 'UnicodeScripts' is not "
+            "supported");
     config = bertTokenizer();
     config["decoder"]["strip"] = 1;
-    EXPECT_NE(loadError(config).find("decoder.strip: is not a key"), std::string::npos);
+    refused(config, "decoder.strip: is not a key");
     config = bertTokenizer();
     config["added_tokens"][0]["stripped"] = true;
-    EXPECT_NE(loadError(config).find("added_tokens[0].stripped: is not a key"), std::string::npos);
+    refused(config, "added_tokens[0].stripped: is not a key");
     config = bertTokenizer();
     config["sampling"] = 0.5;
-    EXPECT_NE(loadError(config).find("tiny.json: sampling: is not a key"), std::string::npos)
-        << loadError(config);
+    refused(config, "tiny.json: sampling: is not a key");
     // Unigram needs its unk (Hugging Face fails on an unknown character without one).
     config = pipeline(unigramModel({{"a", 0.0}}));
     config["model"]["unk_id"] = nullptr;
-    EXPECT_NE(loadError(config).find("model.unk_id: is missing"), std::string::npos);
+    refused(config, "model.unk_id: is missing");
     config["model"]["unk_id"] = 5;
-    EXPECT_NE(loadError(config).find("model.unk_id: must be at most 0"), std::string::npos)
-        << loadError(config);
+    refused(config, "model.unk_id: must be at most 0");
 }
 
 } // namespace

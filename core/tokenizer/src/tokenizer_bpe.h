@@ -32,12 +32,11 @@ public:
     Bpe(Vocabulary vocab, const std::vector<std::pair<std::string_view, std::string_view>>& merges,
         BpeOptions options);
 
-    void tokenize(std::string_view word, std::vector<int32_t>& ids,
-                  WordCache& cache) const override;
     const Vocabulary& vocabulary() const override { return m_vocab; }
     const BpeOptions& options() const { return m_options; }
 
 private:
+    void tokenizeWord(std::string_view word, std::vector<int32_t>& ids) const override;
     struct Merge {
         uint32_t rank;
         int32_t result;

@@ -16,22 +16,17 @@ public:
     WordLevel(const Json& config, const std::string& path)
         : m_vocab(readVocabularyObject(config, path)) {
         refuseUnknownKeys(config, path, {"vocab", "unk_token"});
-        const std::string unk = requireString(config, path, "unk_token");
-        const auto it = m_vocab.find(unk);
-        if (it == m_vocab.end())
-            formatError(path + ".unk_token",
-                        "'" + unk +
-                            "' is not in the vocabulary (Hugging Face fails on any word "
-                            "outside it)");
-        m_unkId = it->second;
-    }
-    void tokenize(std::string_view word, std::vector<int32_t>& ids, WordCache&) const override {
-        const auto it = m_vocab.find(word);
-        ids.push_back(it == m_vocab.end() ? m_unkId : it->second);
+        m_unkId =
+            requireUnkToken(m_vocab, requireString(config, path, "unk_token"), path + ".unk_token");
     }
     const Vocabulary& vocabulary() const override { return m_vocab; }
 
 private:
+    void tokenizeWord(std::string_view word, std::vector<int32_t>& ids) const override {
+        const auto it = m_vocab.find(word);
+        ids.push_back(it == m_vocab.end() ? m_unkId : it->second);
+    }
+
     Vocabulary m_vocab;
     int32_t m_unkId = 0;
 };
@@ -50,6 +45,29 @@ std::string guessModelType(const Json& config) {
 }
 
 } // namespace
+
+void Model::tokenize(std::string_view word, std::vector<int32_t>& ids, WordCache& cache) const {
+    if (word.empty()) return;
+    if (const auto it = cache.find(word); it != cache.end()) {
+        ids.insert(ids.end(), it->second.begin(), it->second.end());
+        return;
+    }
+    const std::size_t first = ids.size();
+    tokenizeWord(word, ids);
+    if (word.size() <= kMaxCachedWordBytes)
+        cache.emplace(
+            std::string(word),
+            std::vector<int32_t>(ids.begin() + static_cast<std::ptrdiff_t>(first), ids.end()));
+}
+
+int32_t requireUnkToken(const Vocabulary& vocab, const std::string& unk, const std::string& path) {
+    const auto it = vocab.find(unk);
+    if (it == vocab.end())
+        formatError(path, "'" + unk +
+                              "' is not in the vocabulary (Hugging Face fails on any word it "
+                              "cannot tokenize without it)");
+    return it->second;
+}
 
 Vocabulary readVocabularyObject(const Json& config, const std::string& path) {
     const Json& vocabJson = requireMember(config, path, "vocab");

@@ -38,11 +38,15 @@ constexpr int64_t kMaxTokenId = 2147483646;
 class Model {
 public:
     virtual ~Model() = default;
-    /// Appends the ids of one pre-tokenized word (valid UTF-8, not empty).
-    virtual void tokenize(std::string_view word, std::vector<int32_t>& ids,
-                          WordCache& cache) const = 0;
+    /// Appends the ids of one pre-tokenized word (valid UTF-8; empty gives nothing), from
+    /// `cache` when the word was seen before in this encode() call.
+    void tokenize(std::string_view word, std::vector<int32_t>& ids, WordCache& cache) const;
     /// Every token of the model's vocabulary with its id (Hugging Face `get_vocab`).
     virtual const Vocabulary& vocabulary() const = 0;
+
+protected:
+    /// The model's own work: appends the ids of one word (not empty).
+    virtual void tokenizeWord(std::string_view word, std::vector<int32_t>& ids) const = 0;
 };
 
 /// The model of tokenizer.json's "model" object at `path`: "type" BPE, WordPiece, WordLevel
@@ -57,6 +61,10 @@ std::unique_ptr<Model> makeUnigramModel(const Json& config, const std::string& p
 
 /// A vocabulary object {"token": id, ...} at `path`.
 Vocabulary readVocabularyObject(const Json& config, const std::string& path);
+
+/// The id of the unk token `unk` (config key `path`), which must be in `vocab`: WordPiece and
+/// WordLevel fail on the first unknown word without it in Hugging Face.
+int32_t requireUnkToken(const Vocabulary& vocab, const std::string& unk, const std::string& path);
 
 /// Hugging Face's `<0x41>` byte tokens: the id of each byte's token, or -1 where absent.
 std::vector<int32_t> byteTokenIds(const Vocabulary& vocab);

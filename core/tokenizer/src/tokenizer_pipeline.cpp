@@ -1104,6 +1104,21 @@ std::vector<std::unique_ptr<Stage>> makeStages(const Json& config, const std::st
     return stages;
 }
 
+/// A Sequence stage: the stages listed under `key`, each built by `makeOne`.
+template <typename Stage, typename Sequence, const char* key,
+          std::unique_ptr<Stage> (*makeOne)(const Json&, const std::string&)>
+std::unique_ptr<Stage> makeSequence(const Json& config, const std::string& path) {
+    return std::make_unique<Sequence>(makeStages<Stage>(config, path, key, makeOne));
+}
+constexpr char kNormalizersKey[] = "normalizers";
+constexpr char kPreTokenizersKey[] = "pretokenizers";
+constexpr char kProcessorsKey[] = "processors";
+constexpr char kDecodersKey[] = "decoders";
+
+std::unique_ptr<PostProcessor> makeClsSep(const Json& config, const std::string& path) {
+    return std::make_unique<TemplatePostProcessor>(parseClsSep(config, path));
+}
+
 template <typename Stage, typename Concrete>
 std::unique_ptr<Stage> make(const Json& config, const std::string& path) {
     if constexpr (std::is_constructible_v<Concrete, const Json&, const std::string&>)
@@ -1146,10 +1161,7 @@ const std::array<StageKind<Normalizer>, 14> kNormalizers = {{
     {"ByteLevel", {}, make<Normalizer, ByteLevelNormalizer>},
     {"Sequence",
      {"normalizers"},
-     [](const Json& config, const std::string& path) -> std::unique_ptr<Normalizer> {
-         return std::make_unique<SequenceNormalizer>(
-             makeStages<Normalizer>(config, path, "normalizers", makeNormalizer));
-     }},
+     makeSequence<Normalizer, SequenceNormalizer, kNormalizersKey, makeNormalizer>},
 }};
 
 const std::array<StageKind<PreTokenizer>, 10> kPreTokenizers = {{
@@ -1202,10 +1214,7 @@ const std::array<StageKind<PreTokenizer>, 10> kPreTokenizers = {{
      }},
     {"Sequence",
      {"pretokenizers"},
-     [](const Json& config, const std::string& path) -> std::unique_ptr<PreTokenizer> {
-         return std::make_unique<SequencePreTokenizer>(
-             makeStages<PreTokenizer>(config, path, "pretokenizers", makePreTokenizer));
-     }},
+     makeSequence<PreTokenizer, SequencePreTokenizer, kPreTokenizersKey, makePreTokenizer>},
 }};
 
 const std::array<StageKind<PostProcessor>, 5> kPostProcessors = {{
@@ -1214,16 +1223,8 @@ const std::array<StageKind<PostProcessor>, 5> kPostProcessors = {{
      [](const Json& config, const std::string& path) -> std::unique_ptr<PostProcessor> {
          return std::make_unique<TemplatePostProcessor>(parseTemplate(config, path));
      }},
-    {"BertProcessing",
-     {"sep", "cls"},
-     [](const Json& config, const std::string& path) -> std::unique_ptr<PostProcessor> {
-         return std::make_unique<TemplatePostProcessor>(parseClsSep(config, path));
-     }},
-    {"RobertaProcessing",
-     {"sep", "cls", "trim_offsets", "add_prefix_space"},
-     [](const Json& config, const std::string& path) -> std::unique_ptr<PostProcessor> {
-         return std::make_unique<TemplatePostProcessor>(parseClsSep(config, path));
-     }},
+    {"BertProcessing", {"sep", "cls"}, makeClsSep},
+    {"RobertaProcessing", {"sep", "cls", "trim_offsets", "add_prefix_space"}, makeClsSep},
     {"ByteLevel",
      {"add_prefix_space", "trim_offsets", "use_regex"},
      [](const Json&, const std::string&) -> std::unique_ptr<PostProcessor> {
@@ -1231,10 +1232,7 @@ const std::array<StageKind<PostProcessor>, 5> kPostProcessors = {{
      }},
     {"Sequence",
      {"processors"},
-     [](const Json& config, const std::string& path) -> std::unique_ptr<PostProcessor> {
-         return std::make_unique<SequencePostProcessor>(
-             makeStages<PostProcessor>(config, path, "processors", makePostProcessor));
-     }},
+     makeSequence<PostProcessor, SequencePostProcessor, kProcessorsKey, makePostProcessor>},
 }};
 
 const std::array<StageKind<Decoder>, 10> kDecoders = {{
@@ -1251,12 +1249,7 @@ const std::array<StageKind<Decoder>, 10> kDecoders = {{
     {"ByteFallback", {}, make<Decoder, ByteFallbackDecoder>},
     {"Fuse", {}, make<Decoder, FuseDecoder>},
     {"Strip", {"content", "start", "stop"}, make<Decoder, StripDecoder>},
-    {"Sequence",
-     {"decoders"},
-     [](const Json& config, const std::string& path) -> std::unique_ptr<Decoder> {
-         return std::make_unique<SequenceDecoder>(
-             makeStages<Decoder>(config, path, "decoders", makeDecoder));
-     }},
+    {"Sequence", {"decoders"}, makeSequence<Decoder, SequenceDecoder, kDecodersKey, makeDecoder>},
 }};
 
 } // namespace

@@ -78,8 +78,6 @@ double serdeJsonDouble(double value) {
 class Unigram final : public Model {
 public:
     Unigram(const Json& config, const std::string& path);
-    void tokenize(std::string_view word, std::vector<int32_t>& ids,
-                  WordCache& cache) const override;
     const Vocabulary& vocabulary() const override { return m_vocab; }
 
 private:
@@ -94,7 +92,7 @@ private:
     };
     void insert(std::string_view piece, int32_t id);
     int32_t child(int32_t node, unsigned char byte) const;
-    void segment(std::string_view word, std::vector<int32_t>& ids) const;
+    void tokenizeWord(std::string_view word, std::vector<int32_t>& ids) const override;
 
     Vocabulary m_vocab;
     std::vector<double> m_scores; ///< id -> score
@@ -177,21 +175,7 @@ int32_t Unigram::child(int32_t node, unsigned char byte) const {
     return -1;
 }
 
-void Unigram::tokenize(std::string_view word, std::vector<int32_t>& ids, WordCache& cache) const {
-    if (word.empty()) return;
-    if (const auto it = cache.find(word); it != cache.end()) {
-        ids.insert(ids.end(), it->second.begin(), it->second.end());
-        return;
-    }
-    const std::size_t first = ids.size();
-    segment(word, ids);
-    if (word.size() <= kMaxCachedWordBytes)
-        cache.emplace(
-            std::string(word),
-            std::vector<int32_t>(ids.begin() + static_cast<std::ptrdiff_t>(first), ids.end()));
-}
-
-void Unigram::segment(std::string_view word, std::vector<int32_t>& ids) const {
+void Unigram::tokenizeWord(std::string_view word, std::vector<int32_t>& ids) const {
     // best[end]: the best path over word[0, end): its score, where its last piece starts
     // (-1: no path yet) and that piece's id (the unk id for an unknown character).
     struct Best {

@@ -19,14 +19,9 @@ public:
         refuseUnknownKeys(
             config, path,
             {"unk_token", "continuing_subword_prefix", "max_input_chars_per_word", "vocab"});
-        const std::string unk = optionalString(config, path, "unk_token").value_or("[UNK]");
-        const auto it = m_vocab.find(unk);
-        if (it == m_vocab.end())
-            formatError(path + ".unk_token",
-                        "'" + unk +
-                            "' is not in the vocabulary (Hugging Face fails on any word it "
-                            "cannot split without it)");
-        m_unkId = it->second;
+        m_unkId =
+            requireUnkToken(m_vocab, optionalString(config, path, "unk_token").value_or("[UNK]"),
+                            path + ".unk_token");
         m_prefix = optionalString(config, path, "continuing_subword_prefix").value_or("##");
         if (const auto max = config.find("max_input_chars_per_word");
             max != config.end() && !max->is_null())
@@ -34,25 +29,10 @@ public:
                 *max, path + ".max_input_chars_per_word", 0, std::numeric_limits<int64_t>::max()));
     }
 
-    void tokenize(std::string_view word, std::vector<int32_t>& ids,
-                  WordCache& cache) const override {
-        if (word.empty()) return;
-        if (const auto it = cache.find(word); it != cache.end()) {
-            ids.insert(ids.end(), it->second.begin(), it->second.end());
-            return;
-        }
-        const std::size_t first = ids.size();
-        split(word, ids);
-        if (word.size() <= kMaxCachedWordBytes)
-            cache.emplace(
-                std::string(word),
-                std::vector<int32_t>(ids.begin() + static_cast<std::ptrdiff_t>(first), ids.end()));
-    }
-
     const Vocabulary& vocabulary() const override { return m_vocab; }
 
 private:
-    void split(std::string_view word, std::vector<int32_t>& ids) const {
+    void tokenizeWord(std::string_view word, std::vector<int32_t>& ids) const override {
         std::size_t characters = 0;
         for (std::size_t pos = 0; pos < word.size(); ++characters)
             pos += utf8CharLength(static_cast<unsigned char>(word[pos]));
