@@ -309,6 +309,19 @@ TEST(TokenizerWordLevel, WholeWordsOrUnk) {
         << loadError(config);
 }
 
+// Whitespace and WhitespaceSplit use Rust's classes: a combining mark is a word character, a
+// superscript two is not; U+180E (a format character since Unicode 6.3) is not whitespace.
+TEST(TokenizerWordLevel, WhitespacePreTokenizersUseRustsClasses) {
+    json config = pipeline({{"type", "WordLevel"},
+                            {"vocab", vocabObject({"<unk>", "a\u0301b", "x", "\u00b2",
+                                                   "a\u180eb", "x\u00b2"})},
+                            {"unk_token", "<unk>"}});
+    config["pre_tokenizer"] = {{"type", "Whitespace"}};
+    EXPECT_EQ(make(config).encode("a\u0301b x\u00b2").ids, (Ids{1, 2, 3}));
+    config["pre_tokenizer"] = {{"type", "WhitespaceSplit"}};
+    EXPECT_EQ(make(config).encode("a\u180eb\u3000x\u00b2").ids, (Ids{4, 5}));
+}
+
 // ---- Precompiled ----------------------------------------------------------------------------
 
 /// A precompiled_charsmap as SentencePiece lays it out (u32 trie size, Darts-clone double-array

@@ -607,22 +607,30 @@ private:
     bool m_individual;
 };
 
-/// Whitespace (\w+|[^\w\s]+ kept) and WhitespaceSplit (split on whitespace, removed).
-class PatternKeepPreTokenizer final : public PreTokenizer {
+/// Whitespace: runs of word characters and runs of other characters but whitespace (the
+/// Rust regex \w+|[^\w\s]+ Hugging Face uses, with Rust's Unicode \w and \s); the rest goes.
+class WordRunsPreTokenizer final : public PreTokenizer {
 public:
-    explicit PatternKeepPreTokenizer(const char* keep) : m_keep(keep) {}
     void split(std::vector<Piece>& pieces) const override {
         std::vector<Piece> out;
-        std::vector<std::pair<std::size_t, std::size_t>> matches;
+        std::vector<std::pair<std::size_t, std::size_t>> runs;
         for (const Piece& piece : pieces) {
-            m_keep.findAll(piece.text, matches);
-            splitPiece(piece, matches, Behavior::Removed, true, out);
+            runs.clear();
+            int previousKind = -1; // 0: word character, 1: other, -1: whitespace
+            for (std::size_t pos = 0; pos < piece.text.size();) {
+                const std::size_t begin = pos;
+                const char32_t c = nextCodePoint(piece.text, pos);
+                const int kind = isWordChar(c) ? 0 : isWhiteSpace(c) ? -1 : 1;
+                if (kind >= 0 && kind == previousKind)
+                    runs.back().second = pos;
+                else if (kind >= 0)
+                    runs.emplace_back(begin, pos);
+                previousKind = kind;
+            }
+            splitPiece(piece, runs, Behavior::Removed, true, out);
         }
         pieces.swap(out);
     }
-
-private:
-    Regex m_keep;
 };
 
 /// Splits at single characters that `isDelimiter` picks, with a split behaviour:
@@ -1202,15 +1210,12 @@ const std::array<StageKind<PreTokenizer>, 10> kPreTokenizers = {{
              std::vector<CharacterSplit::Step>{{CharacterSplit::punctuation, behavior}});
      }},
     {"Split", {"pattern", "behavior", "invert"}, make<PreTokenizer, SplitPreTokenizer>},
-    {"Whitespace",
-     {},
-     [](const Json&, const std::string&) -> std::unique_ptr<PreTokenizer> {
-         return std::make_unique<PatternKeepPreTokenizer>(R"(\w+|[^\w\s]+)");
-     }},
+    {"Whitespace", {}, make<PreTokenizer, WordRunsPreTokenizer>},
     {"WhitespaceSplit",
      {},
      [](const Json&, const std::string&) -> std::unique_ptr<PreTokenizer> {
-         return std::make_unique<PatternKeepPreTokenizer>(R"(\S+)");
+         return std::make_unique<CharacterSplit>(
+             std::vector<CharacterSplit::Step>{{CharacterSplit::whitespace, Behavior::Removed}});
      }},
     {"Sequence",
      {"pretokenizers"},
