@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <numbers>
 #include <set>
 #include <sstream>
@@ -33,14 +34,6 @@ fs::path hfDir() {
     return fs::path(ATTNLAB_SOURCE_DIR) / "tests/model/fixtures/hf";
 }
 
-std::vector<std::string> hfFixtures() {
-    std::vector<std::string> names;
-    for (const auto& entry : fs::directory_iterator(hfDir()))
-        if (entry.is_directory()) names.push_back(entry.path().filename().string());
-    std::sort(names.begin(), names.end());
-    return names;
-}
-
 std::string readText(const fs::path& path) {
     std::ifstream in(path, std::ios::binary);
     std::ostringstream text;
@@ -48,31 +41,77 @@ std::string readText(const fs::path& path) {
     return text.str();
 }
 
-/// What transformers computed: ids, attentions [L, H, S, S], logits [S, V].
+/// The fixture folders: all, or those of one sequence (decoders, encoders) or of two
+/// (encoder-decoders).
+std::vector<std::string> hfFixtures(std::optional<bool> encoderDecoder = std::nullopt) {
+    std::vector<std::string> names;
+    for (const auto& entry : fs::directory_iterator(hfDir())) {
+        if (!entry.is_directory()) continue;
+        const bool twoSequences =
+            Json::parse(readText(entry.path() / "config.json")).value("is_encoder_decoder", false);
+        if (!encoderDecoder || *encoderDecoder == twoSequences)
+            names.push_back(entry.path().filename().string());
+    }
+    std::sort(names.begin(), names.end());
+    return names;
+}
+
+/// What transformers computed: ids, attentions [L, H, S, S], logits [S, V]; an
+/// encoder-decoder: source ids, decoder_ids, encoder_/decoder_/cross_attentions, logits.
 struct Reference {
     std::vector<std::int64_t> ids;
-    NpyArray attentions;
-    NpyArray logits;
+    std::vector<std::int64_t> decoderIds;
+    std::map<std::string, NpyArray> arrays;
+
+    const NpyArray& at(const std::string& key) const { return arrays.at(key); }
 };
+
+std::vector<std::int64_t> int64s(const std::string& bytes, const std::string& name) {
+    auto header = parseNpyHeader(bytes, name);
+    if (!header.ok() || header->descr != "<i8" || header->shape.size() != 1 ||
+        bytes.size() != header->dataOffset + 8 * static_cast<std::size_t>(header->count))
+        throw std::runtime_error(name + ": not a 1-D int64 array");
+    std::vector<std::int64_t> values(static_cast<std::size_t>(header->count));
+    std::memcpy(values.data(), bytes.data() + header->dataOffset, 8 * values.size());
+    return values;
+}
 
 Reference readReference(const std::string& name) {
     const std::string path = (hfDir() / name / "reference.npz").string();
     auto members = readNpzMembers(path);
     if (!members.ok()) throw std::runtime_error(members.error());
     Reference reference;
-    const std::string& idBytes = members->at("ids");
-    auto header = parseNpyHeader(idBytes, path + "[ids]");
-    if (!header.ok() || header->descr != "<i8" || header->shape.size() != 1 ||
-        idBytes.size() != header->dataOffset + 8 * static_cast<std::size_t>(header->count))
-        throw std::runtime_error(path + ": ids are not a 1-D int64 array");
-    reference.ids.resize(static_cast<std::size_t>(header->count));
-    std::memcpy(reference.ids.data(), idBytes.data() + header->dataOffset, 8 * reference.ids.size());
-    for (const char* key : {"attentions", "logits"}) {
-        auto array = parseNpy(members->at(key), path + "[" + key + "]");
-        if (!array.ok()) throw std::runtime_error(array.error());
-        (std::string(key) == "logits" ? reference.logits : reference.attentions) = std::move(*array);
+    for (const auto& [key, bytes] : *members) {
+        if (key == "ids") {
+            reference.ids = int64s(bytes, path + "[ids]");
+        } else if (key == "decoder_ids") {
+            reference.decoderIds = int64s(bytes, path + "[decoder_ids]");
+        } else {
+            auto array = parseNpy(bytes, path + "[" + key + "]");
+            if (!array.ok()) throw std::runtime_error(array.error());
+            reference.arrays[key] = std::move(*array);
+        }
     }
     return reference;
+}
+
+/// Largest |a - b| of per-layer [1, H, R, C] tensors against a reference [L, H, R, C].
+double worstDifference(const std::vector<Tensor4>& layers, const NpyArray& expected) {
+    std::size_t at = 0;
+    double worst = 0;
+    for (const Tensor4& layer : layers)
+        for (float value : layer.data) {
+            if (at >= expected.data.size()) return INFINITY;
+            worst = std::max(worst, std::abs(static_cast<double>(value) - expected.data[at++]));
+        }
+    return at == expected.data.size() ? worst : INFINITY;
+}
+
+/// Largest |a - b| of logits over the largest |b|.
+double relativeDifference(const Matrix& logits, const NpyArray& expected) {
+    if (expected.shape != std::vector<Index>{logits.rows(), logits.cols()}) return INFINITY;
+    const Eigen::Map<const Matrix> reference(expected.data.data(), logits.rows(), logits.cols());
+    return (logits - reference).cwiseAbs().maxCoeff() / reference.cwiseAbs().maxCoeff();
 }
 
 Model load(const fs::path& dir) {
@@ -95,10 +134,10 @@ TEST(ArchitectureTable, EveryRowHasACheckpointSavedByTransformers) {
     for (const Architecture& row : architectures()) {
         EXPECT_TRUE(types.insert(row.modelType).second) << row.modelType;
         EXPECT_FALSE(row.names.embed.empty()) << row.modelType;
-        EXPECT_FALSE(row.names.finalNorm.empty()) << row.modelType;
+        EXPECT_FALSE(row.names.layers.empty()) << row.modelType;
         EXPECT_EQ(findArchitecture(row.modelType), &row);
     }
-    EXPECT_EQ(findArchitecture("bert"), nullptr);
+    EXPECT_EQ(findArchitecture("albert"), nullptr);
 }
 
 TEST(ArchitectureTable, TheDocsCarryTheTableAsItIs) {
@@ -121,24 +160,10 @@ TEST_P(SavedByTransformers, GivesTransformersAttentionsAndLogits) {
     options.threads = 2;
     auto run = runModel(model, reference.ids, options);
     ASSERT_TRUE(run.ok()) << run.error();
-
-    const auto seq = static_cast<Index>(reference.ids.size());
-    ASSERT_EQ(reference.attentions.shape,
-              (std::vector<Index>{model.config.layers, model.config.heads, seq, seq}));
-    double worstAttention = 0;
-    std::size_t at = 0;
-    for (const Tensor4& layer : run->attentions)
-        for (float value : layer.data)
-            worstAttention = std::max(
-                worstAttention, std::abs(static_cast<double>(value) - reference.attentions.data[at++]));
-    EXPECT_LT(worstAttention, 1e-5) << "attention differs from transformers'";
-
-    ASSERT_EQ(reference.logits.shape, (std::vector<Index>{seq, model.config.vocab}));
-    const Eigen::Map<const Matrix> expected(reference.logits.data.data(), seq, model.config.vocab);
-    const double scale = expected.cwiseAbs().maxCoeff();
-    const double worstLogit = (run->logits - expected).cwiseAbs().maxCoeff();
-    EXPECT_LT(worstLogit / scale, 1e-5) << "logits differ by " << worstLogit << " (largest "
-                                        << scale << ")";
+    EXPECT_LT(worstDifference(run->attentions, reference.at("attentions")), 1e-5)
+        << "attention differs from transformers'";
+    EXPECT_LT(relativeDifference(run->logits, reference.at("logits")), 1e-5)
+        << "logits differ from transformers'";
 }
 
 TEST_P(SavedByTransformers, ExtendingTheCacheEqualsAFullRun) {
@@ -154,7 +179,8 @@ TEST_P(SavedByTransformers, ExtendingTheCacheEqualsAFullRun) {
     ASSERT_TRUE(prefix.ok());
     auto extended = runModel(model, ids, options, &*prefix);
     ASSERT_TRUE(extended.ok());
-    EXPECT_TRUE(extended->extended);
+    // An encoder's two-way attention changes every position: it never extends.
+    EXPECT_EQ(extended->extended, model.config.kind == ModelKind::Decoder);
     for (std::size_t l = 0; l < full->attentions.size(); ++l)
         for (std::size_t i = 0; i < full->attentions[l].data.size(); ++i)
             ASSERT_NEAR(extended->attentions[l].data[i], full->attentions[l].data[i], 1e-6);
@@ -183,7 +209,69 @@ TEST_P(SavedByTransformers, ItsQkvUnderTheNativeSpecGiveItsAttentionBack) {
     }
 }
 
-INSTANTIATE_TEST_SUITE_P(Fixtures, SavedByTransformers, ::testing::ValuesIn(hfFixtures()),
+INSTANTIATE_TEST_SUITE_P(Fixtures, SavedByTransformers, ::testing::ValuesIn(hfFixtures(false)),
+                         [](const auto& param) { return param.param; });
+
+class TranslationSavedByTransformers : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(TranslationSavedByTransformers, GivesTransformersThreeAttentionsAndLogits) {
+    const Model model = load(hfDir() / GetParam());
+    ASSERT_EQ(model.config.kind, ModelKind::EncoderDecoder);
+    const Reference reference = readReference(GetParam());
+    RunOptions options;
+    options.logits = LogitRows::All;
+    options.threads = 2;
+    auto run = runTranslation(model, reference.ids, reference.decoderIds, options);
+    ASSERT_TRUE(run.ok()) << run.error();
+    EXPECT_LT(worstDifference(run->encoderAttentions, reference.at("encoder_attentions")), 1e-5);
+    EXPECT_LT(worstDifference(run->attentions, reference.at("decoder_attentions")), 1e-5);
+    EXPECT_LT(worstDifference(run->crossAttentions, reference.at("cross_attentions")), 1e-5);
+    EXPECT_LT(relativeDifference(run->logits, reference.at("logits")), 1e-5);
+    // One sequence is refused, naming what is missing.
+    auto single = runModel(model, reference.ids, options);
+    ASSERT_FALSE(single.ok());
+    EXPECT_NE(single.error().find("encoder-decoder"), std::string::npos);
+}
+
+TEST_P(TranslationSavedByTransformers, DecodingTokenByTokenEqualsAFullRun) {
+    // What translation does: the target grows one token at a time, the encoder and the cross
+    // K/V computed once, the decoder's self-attention cache extended.
+    const Model model = load(hfDir() / GetParam());
+    const Reference reference = readReference(GetParam());
+    RunOptions options;
+    options.logits = LogitRows::All;
+    const std::span<const std::int64_t> source(reference.ids);
+    const std::span<const std::int64_t> target(reference.decoderIds);
+    auto full = runTranslation(model, source, target, options);
+    ASSERT_TRUE(full.ok()) << full.error();
+    auto step = runTranslation(model, source, target.first(1), options);
+    ASSERT_TRUE(step.ok());
+    for (std::size_t n = 2; n <= target.size(); ++n) {
+        auto next = runTranslation(model, source, target.first(n), options, &*step);
+        ASSERT_TRUE(next.ok());
+        EXPECT_TRUE(next->extended);
+        EXPECT_EQ(next->reusedPositions, static_cast<Index>(n - 1));
+        step = std::move(next);
+    }
+    for (std::size_t l = 0; l < full->crossAttentions.size(); ++l)
+        for (std::size_t i = 0; i < full->crossAttentions[l].data.size(); ++i)
+            ASSERT_NEAR(step->crossAttentions[l].data[i], full->crossAttentions[l].data[i], 1e-6);
+    for (std::size_t l = 0; l < full->attentions.size(); ++l)
+        for (std::size_t i = 0; i < full->attentions[l].data.size(); ++i)
+            ASSERT_NEAR(step->attentions[l].data[i], full->attentions[l].data[i], 1e-6);
+    EXPECT_LT((step->logits - full->logits).cwiseAbs().maxCoeff(),
+              1e-5 * full->logits.cwiseAbs().maxCoeff());
+    // Another source runs the encoder again.
+    std::vector<std::int64_t> other(source.begin(), source.end());
+    other.front() = other.front() == 5 ? 6 : 5;
+    auto changed = runTranslation(model, other, target, options, &*full);
+    ASSERT_TRUE(changed.ok());
+    EXPECT_FALSE(changed->extended);
+    EXPECT_GT((changed->logits - full->logits).cwiseAbs().maxCoeff(), 0.0f);
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, TranslationSavedByTransformers,
+                         ::testing::ValuesIn(hfFixtures(true)),
                          [](const auto& param) { return param.param; });
 
 // ---- configs ------------------------------------------------------------------------------------

@@ -83,6 +83,18 @@ std::optional<std::string> validateT(const QkvT<T>& qkv, const AttentionSpec& sp
         return std::string("soft-capping must be a positive number");
     if (spec.softcap && spec.variant != Variant::Softmax)
         return std::string("soft-capping runs with the softmax variant only");
+    if (spec.scoreBias) {
+        if (spec.variant != Variant::Softmax || !std::is_same_v<T, float>)
+            return std::string("a score bias runs with the float32 softmax variant only");
+        const Tensor4& bias = *spec.scoreBias;
+        if ((bias.batch != 1 && bias.batch != q.batch) || bias.heads != q.heads ||
+            bias.seq != q.seq || bias.dim != k.seq) {
+            out << "the score bias must be [1 or B, H, Sq, Sk] = [" << q.batch << ", " << q.heads
+                << ", " << q.seq << ", " << k.seq << "], not [" << bias.batch << ", "
+                << bias.heads << ", " << bias.seq << ", " << bias.dim << "]";
+            return out.str();
+        }
+    }
     if (spec.qBlock < 1)
         return "q block size must be >= 1 (got " + std::to_string(spec.qBlock) + ")";
     if (spec.kvBlock < 1)
@@ -155,6 +167,17 @@ template std::optional<AdditiveParamsT<double>> additiveParamsFor(const QkvT<dou
 
 namespace {
 
+/// Head (b, h)'s [Sq, Sk] score bias, or nullptr (validate() admits one only for float).
+template <typename T> const T* scoreBiasOf(const AttentionSpec& spec, Index b, Index h) {
+    if constexpr (std::is_same_v<T, float>) {
+        if (!spec.scoreBias) return nullptr;
+        const Tensor4& bias = *spec.scoreBias;
+        return bias.head(bias.batch == 1 ? 0 : b, h).data();
+    } else {
+        return nullptr;
+    }
+}
+
 template <typename T> AttentionT<T> attendT(const QkvT<T>& qkv, const AttentionSpec& spec) {
     if (auto problem = validate(qkv, spec)) ATTN_CHECK(false, *problem);
     const Index batch = qkv.q.batch;
@@ -199,7 +222,7 @@ template <typename T> AttentionT<T> attendT(const QkvT<T>& qkv, const AttentionS
             static_cast<T>(result.scale),
             // The mask does not depend on the head: head 0 reports the empty rows.
             h == 0 ? result.emptyRows.data() + b * sq : nullptr, dropout ? &*dropout : nullptr,
-            spec.softcap ? static_cast<T>(*spec.softcap) : T(0)};
+            spec.softcap ? static_cast<T>(*spec.softcap) : T(0), scoreBiasOf<T>(spec, b, h)};
         switch (spec.variant) {
         case Variant::Softmax:
             kernels::softmaxHead(job);

@@ -433,7 +433,7 @@ void runRows(const HeadJob& job, const RunShape& shape, const PackedHead& packed
 bool fastPathServes(const AttentionSpec& spec, bool tracing) {
     const bool variantFits = spec.variant == Variant::Softmax || spec.variant == Variant::Flash;
     return variantFits && !tracing && !spec.wantScores && !spec.dropout.active() &&
-           !spec.mask.custom && !spec.softcap;
+           !spec.mask.custom && !spec.softcap && !spec.scoreBias;
 }
 
 void attendFast(const Qkv& qkv, const AttentionSpec& spec, Attention& result) {

@@ -38,6 +38,9 @@ template <typename T> struct HeadJobT {
     /// Soft-capping of the scaled scores, cap * tanh(s / cap), before the mask (softmax only;
     /// 0 = none, checked once per chunk).
     T softcap = 0;
+    /// [Sq, Sk] row-major, added to the scaled (and capped) scores before the mask (softmax
+    /// only: T5's relative position bias); nullptr for none.
+    const T* scoreBias = nullptr;
 };
 using HeadJob = HeadJobT<float>;
 

@@ -95,6 +95,8 @@ template <typename T, bool kDropout> void softmaxRun(const HeadJobT<T>& job) {
         logits.noalias() =
             job.scale * (job.q.middleRows(r0, rows) * job.k.middleRows(lo, width).transpose());
         if (job.softcap > 0) logits = (logits.array() / job.softcap).tanh() * job.softcap;
+        if (job.scoreBias)
+            logits += ConstMatrixMapT<T>(job.scoreBias + r0 * sk, rows, sk).middleCols(lo, width);
         if (job.scores) MatrixMapT<T>(job.scores + r0 * sk, rows, sk) = probs;
         if (job.weights) {
             probs.leftCols(lo).setZero();

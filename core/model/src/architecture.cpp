@@ -52,6 +52,53 @@ constexpr TensorNames postNormed(TensorNames names) {
     return names;
 }
 
+/// BART's decoder and encoder (post-LN: each sublayer's norm after its residual sum).
+constexpr TensorNames kBartDecoder{
+    .prefix = "model.",
+    .embed = "shared",
+    .positions = "decoder.embed_positions",
+    .layers = "decoder.layers",
+    .q = "self_attn.q_proj",
+    .k = "self_attn.k_proj",
+    .v = "self_attn.v_proj",
+    .o = "self_attn.out_proj",
+    .up = "fc1",
+    .down = "fc2",
+    .lmHead = "lm_head",
+    .embedNorm = "decoder.layernorm_embedding",
+    .attnNormAfter = "self_attn_layer_norm",
+    .mlpNormAfter = "final_layer_norm",
+    .crossQ = "encoder_attn.q_proj",
+    .crossK = "encoder_attn.k_proj",
+    .crossV = "encoder_attn.v_proj",
+    .crossO = "encoder_attn.out_proj",
+    .crossNormAfter = "encoder_attn_layer_norm",
+    .logitsBias = "final_logits_bias",
+};
+
+constexpr TensorNames kBartEncoder{
+    .prefix = "model.",
+    .embed = "shared",
+    .positions = "encoder.embed_positions",
+    .layers = "encoder.layers",
+    .q = "self_attn.q_proj",
+    .k = "self_attn.k_proj",
+    .v = "self_attn.v_proj",
+    .o = "self_attn.out_proj",
+    .up = "fc1",
+    .down = "fc2",
+    .embedNorm = "encoder.layernorm_embedding",
+    .attnNormAfter = "self_attn_layer_norm",
+    .mlpNormAfter = "final_layer_norm",
+};
+
+/// Marian: BART's names without learned positions or an embedding norm.
+constexpr TensorNames withoutPositions(TensorNames names) {
+    names.positions = {};
+    names.embedNorm = {};
+    return names;
+}
+
 constexpr std::array kArchitectures{
     Architecture{
         .modelType = "gpt2",
@@ -196,7 +243,6 @@ constexpr std::array kArchitectures{
         .qkvBias = B::always(),
         .outBias = B::always(),
         .mlpBias = B::always(),
-        .lmHeadBias = true,
         .normEpsKey = "layer_norm_eps",
         .normEpsDefault = 1e-5,
         .activationDefault = "gelu_new",
@@ -212,7 +258,8 @@ constexpr std::array kArchitectures{
                   .up = "mlp.fc1",
                   .down = "mlp.fc2",
                   .finalNorm = "final_layernorm",
-                  .lmHead = "lm_head"},
+                  .lmHead = "lm_head",
+                  .logitsBias = "lm_head.bias"},
     },
     Architecture{
         .modelType = "gpt_neox",
@@ -296,6 +343,129 @@ constexpr std::array kArchitectures{
         .features = kLayerTypes | kNoRopeLayers,
         .names = kLlamaNames,
     },
+    Architecture{
+        .modelType = "bert",
+        .displayName = "BERT",
+        .examples = "bert-base-uncased, bert-base-chinese, MiniLM",
+        .norm = NormKind::LayerNorm,
+        .normBias = true,
+        .mlp = MlpKind::Plain,
+        .positions = Positions::Learned,
+        .qkvBias = B::always(),
+        .outBias = B::always(),
+        .mlpBias = B::always(),
+        .normEpsKey = "layer_norm_eps",
+        .normEpsDefault = 1e-12,
+        .activationDefault = "gelu",
+        .tiedDefault = true,
+        .features = kBertKeys,
+        .kind = ModelKind::Encoder,
+        .names = {.prefix = "bert.",
+                  .embed = "embeddings.word_embeddings",
+                  .positions = "embeddings.position_embeddings",
+                  .layers = "encoder.layer",
+                  .q = "attention.self.query",
+                  .k = "attention.self.key",
+                  .v = "attention.self.value",
+                  .o = "attention.output.dense",
+                  .up = "intermediate.dense",
+                  .down = "output.dense",
+                  .lmHead = "cls.predictions.decoder",
+                  .embedNorm = "embeddings.LayerNorm",
+                  .tokenTypes = "embeddings.token_type_embeddings",
+                  .attnNormAfter = "attention.output.LayerNorm",
+                  .mlpNormAfter = "output.LayerNorm",
+                  .headTransform = "cls.predictions.transform.dense",
+                  .headNorm = "cls.predictions.transform.LayerNorm",
+                  .logitsBias = "cls.predictions.bias"},
+    },
+    Architecture{
+        .modelType = "bart",
+        .displayName = "BART",
+        .examples = "facebook/bart-base, bart-large-cnn",
+        .norm = NormKind::LayerNorm,
+        .normBias = true,
+        .mlp = MlpKind::Plain,
+        .positions = Positions::Learned,
+        .qkvBias = B::always(),
+        .outBias = B::always(),
+        .mlpBias = B::always(),
+        .normEpsKey = nullptr,
+        .normEpsDefault = 1e-5,
+        .activationKey = "activation_function",
+        .activationDefault = "gelu",
+        .tiedDefault = true,
+        .features = kSeq2SeqKeys,
+        .kind = ModelKind::EncoderDecoder,
+        .positionOffset = 2,
+        .names = kBartDecoder,
+        .encoderNames = kBartEncoder,
+    },
+    Architecture{
+        .modelType = "marian",
+        .displayName = "Marian",
+        .examples = "Helsinki-NLP/opus-mt-en-zh and the other opus-mt models",
+        .norm = NormKind::LayerNorm,
+        .normBias = true,
+        .mlp = MlpKind::Plain,
+        .positions = Positions::Sinusoidal,
+        .qkvBias = B::always(),
+        .outBias = B::always(),
+        .mlpBias = B::always(),
+        .normEpsKey = nullptr,
+        .normEpsDefault = 1e-5,
+        .activationKey = "activation_function",
+        .activationDefault = "gelu",
+        .tiedDefault = true,
+        .features = kSeq2SeqKeys,
+        .kind = ModelKind::EncoderDecoder,
+        .names = withoutPositions(kBartDecoder),
+        .encoderNames = withoutPositions(kBartEncoder),
+    },
+    Architecture{
+        .modelType = "t5",
+        .displayName = "T5",
+        .examples = "t5-small, t5-base",
+        .mlp = MlpKind::Plain,
+        .positions = Positions::RelativeBuckets,
+        .normEpsKey = "layer_norm_epsilon",
+        .activationKey = "dense_act_fn",
+        .activationDefault = "relu",
+        .tiedDefault = true,
+        .features = kT5Keys,
+        .kind = ModelKind::EncoderDecoder,
+        .scaledScores = false,
+        .names = {.embed = "shared",
+                  .layers = "decoder.block",
+                  .attnNormIn = "layer.0.layer_norm",
+                  .mlpNormIn = "layer.2.layer_norm",
+                  .q = "layer.0.SelfAttention.q",
+                  .k = "layer.0.SelfAttention.k",
+                  .v = "layer.0.SelfAttention.v",
+                  .o = "layer.0.SelfAttention.o",
+                  .up = "layer.2.DenseReluDense.wi",
+                  .down = "layer.2.DenseReluDense.wo",
+                  .finalNorm = "decoder.final_layer_norm",
+                  .lmHead = "lm_head",
+                  .crossQ = "layer.1.EncDecAttention.q",
+                  .crossK = "layer.1.EncDecAttention.k",
+                  .crossV = "layer.1.EncDecAttention.v",
+                  .crossO = "layer.1.EncDecAttention.o",
+                  .crossNormIn = "layer.1.layer_norm",
+                  .relativeBias = "layer.0.SelfAttention.relative_attention_bias"},
+        .encoderNames = {.embed = "shared",
+                         .layers = "encoder.block",
+                         .attnNormIn = "layer.0.layer_norm",
+                         .mlpNormIn = "layer.1.layer_norm",
+                         .q = "layer.0.SelfAttention.q",
+                         .k = "layer.0.SelfAttention.k",
+                         .v = "layer.0.SelfAttention.v",
+                         .o = "layer.0.SelfAttention.o",
+                         .up = "layer.1.DenseReluDense.wi",
+                         .down = "layer.1.DenseReluDense.wo",
+                         .finalNorm = "encoder.final_layer_norm",
+                         .relativeBias = "layer.0.SelfAttention.relative_attention_bias"},
+    },
 };
 
 } // namespace
@@ -315,6 +485,7 @@ namespace {
 std::string activationName(std::string_view name) {
     if (name == "silu") return "SiLU";
     if (name == "gelu") return "GELU (erf)";
+    if (name == "relu") return "ReLU";
     return "tanh GELU"; // gelu_new, gelu_pytorch_tanh
 }
 
@@ -329,7 +500,11 @@ ArchitectureSummary summarize(const Architecture& a) {
     if (a.normBias) s.norm += " with bias";
     const bool in = !n.attnNormIn.empty();
     const bool out = !n.attnNormOut.empty();
-    s.norm += in && out ? ", before and after each block" : out ? ", on each block's output" : ", pre-norm";
+    s.norm += !n.attnNormAfter.empty() ? ", after each residual sum (post-norm)"
+              : in && out              ? ", before and after each block"
+              : out                    ? ", on each block's output"
+                                       : ", pre-norm";
+    if (!n.embedNorm.empty()) s.norm += "; embeddings normed";
 
     const std::string act = activationName(a.activationDefault);
     switch (a.mlp) {
@@ -344,6 +519,7 @@ ArchitectureSummary summarize(const Architecture& a) {
                 ", fused `gate_up_proj`";
         break;
     }
+    if (!a.names.headTransform.empty()) s.mlp += "; masked-LM head: dense, activation, norm";
     if (a.residual == Residual::ParallelSharedNorm)
         s.mlp += "; parallel to attention, one shared norm";
     else if (a.residual == Residual::ParallelTwoNorms)
@@ -360,7 +536,12 @@ ArchitectureSummary summarize(const Architecture& a) {
         s.attention = "fused per-head `query_key_value`";
         break;
     }
-    if (!a.has(kGpt2Keys) && a.qkv != QkvLayout::FusedPerHead) s.attention += ", grouped-query";
+    if (a.kind == ModelKind::Encoder) s.attention += ", two-way (no causal mask)";
+    if (a.kind == ModelKind::EncoderDecoder)
+        s.attention += ": two-way encoder, causal decoder, cross-attention to the source";
+    if (a.kind == ModelKind::Decoder && !a.has(kGpt2Keys) && a.qkv != QkvLayout::FusedPerHead)
+        s.attention += ", grouped-query";
+    if (!a.scaledScores) s.attention += ", scores not scaled by 1/sqrt(d)";
     if (a.qkNorm == QkNorm::PerHead) s.attention += ", q/k norm per head";
     if (a.qkNorm == QkNorm::OverProjection) s.attention += ", q/k norm over the projection";
     if (a.qkvBias.kind == BiasRule::Kind::Always) s.attention += ", q/k/v bias";
@@ -379,7 +560,13 @@ ArchitectureSummary summarize(const Architecture& a) {
     if (a.embedScaleSqrtHidden) s.attention += ", embeddings x sqrt(hidden)";
 
     if (a.positions == Positions::Learned) {
-        s.positions = "learned";
+        s.positions = a.positionOffset > 0 ? "learned, from row " + std::to_string(a.positionOffset)
+                                            : "learned";
+        if (!a.names.tokenTypes.empty()) s.positions += ", token type 0 added";
+    } else if (a.positions == Positions::Sinusoidal) {
+        s.positions = "sinusoidal (sin half, cos half)";
+    } else if (a.positions == Positions::RelativeBuckets) {
+        s.positions = "relative: a learned bias per head and distance bucket";
     } else {
         s.positions = "RoPE (rotate-half)";
         if (a.has(kPartialRotary)) s.positions += ", partial (`partial_rotary_factor`)";

@@ -39,7 +39,8 @@ constexpr std::string_view kChangeNothing[] = {
     "initializer_factor", "init_std", "layerdrop", "gradient_checkpointing",
     "use_cache", "cache_implementation", "torchscript", "output_attentions",
     "output_hidden_states", "return_dict", "use_return_dict", "chunk_size_feed_forward",
-    "pretraining_tp", "is_decoder", "reorder_and_upcast_attn",
+    "pretraining_tp", "reorder_and_upcast_attn", "encoder_layerdrop", "decoder_layerdrop",
+    "activation_dropout", "dropout_rate", "classifier_activation",
     // heads for other tasks than language modelling
     "id2label", "label2id", "num_labels", "problem_type", "finetuning_task",
     "summary_type", "summary_use_proj", "summary_activation", "summary_proj_to_labels",
@@ -394,7 +395,68 @@ std::vector<LayerType> layerTypes(const Reader& config, const Architecture& a, I
 
 // ---- the whole config -----------------------------------------------------------------------
 
+/// BART and Marian: d_model, encoder_* and decoder_* (the two stacks must have the same heads
+/// and MLP width).
+void parseSeq2SeqSizes(const Reader& config, ModelConfig& c) {
+    c.hidden = config.positive("d_model");
+    c.layers = config.positive("decoder_layers", std::nullopt, kMaxLayers);
+    c.encoderLayers = config.positive("encoder_layers", std::nullopt, kMaxLayers);
+    c.heads = config.positive("decoder_attention_heads");
+    c.intermediate = config.positive("decoder_ffn_dim");
+    if (config.positive("encoder_attention_heads") != c.heads ||
+        config.positive("encoder_ffn_dim") != c.intermediate)
+        config.fail("encoder and decoder differ in attention heads or ffn_dim; AttnLab runs "
+                    "stacks of one shape");
+    (void)config.has("num_hidden_layers"); // an alias of encoder_layers in BartConfig
+    c.vocab = config.positive("vocab_size");
+    if (config.has("decoder_vocab_size") && config.positive("decoder_vocab_size") != c.vocab)
+        config.fail("'decoder_vocab_size' differs from 'vocab_size': separate target "
+                    "vocabularies are not supported");
+    if (!config.flag("share_encoder_decoder_embeddings", true))
+        config.fail("'share_encoder_decoder_embeddings' = false is not supported");
+    c.maxPositions = config.positive("max_position_embeddings");
+    config.mustBeFalse("normalize_before", "AttnLab runs BART's post-norm");
+    config.mustBeFalse("add_final_layer_norm", "AttnLab runs BART's post-norm");
+    if (config.flag("scale_embedding", false))
+        c.embeddingScale = std::sqrt(static_cast<double>(c.hidden));
+}
+
+/// T5: d_model, d_kv, d_ff, num_layers / num_decoder_layers, num_heads, relative buckets.
+void parseT5Sizes(const Reader& config, ModelConfig& c) {
+    c.hidden = config.positive("d_model");
+    c.headDim = config.positive("d_kv");
+    c.intermediate = config.positive("d_ff");
+    c.encoderLayers = config.positive("num_layers", std::nullopt, kMaxLayers);
+    c.layers = config.positive("num_decoder_layers", c.encoderLayers, kMaxLayers);
+    c.heads = config.positive("num_heads");
+    c.vocab = config.positive("vocab_size");
+    c.relativeBuckets = config.positive("relative_attention_num_buckets", 32);
+    c.relativeMaxDistance = config.positive("relative_attention_max_distance", 128);
+    if (c.relativeBuckets < 4)
+        config.fail("'relative_attention_num_buckets' must be at least 4");
+    c.maxPositions = config.positive("n_positions", Index{1} << 14);
+    const std::string projection = config.text("feed_forward_proj", "relu");
+    if (projection.rfind("gated-", 0) == 0 || config.flag("is_gated_act", false))
+        config.fail("feed_forward_proj '" + projection +
+                    "' (gated, T5 v1.1 / Flan-T5) is not supported yet; AttnLab runs relu T5");
+}
+
 void parseSizes(const Reader& config, const Architecture& a, ModelConfig& c) {
+    if (a.has(kSeq2SeqKeys)) {
+        parseSeq2SeqSizes(config, c);
+    } else if (a.has(kT5Keys)) {
+        parseT5Sizes(config, c);
+    }
+    if (a.has(kSeq2SeqKeys) || a.has(kT5Keys)) {
+        c.kvHeads = c.heads;
+        if (c.headDim == 0) {
+            if (c.hidden % c.heads != 0)
+                config.fail("d_model " + std::to_string(c.hidden) +
+                            " is not a multiple of the head count " + std::to_string(c.heads));
+            c.headDim = c.hidden / c.heads;
+        }
+        return;
+    }
     const bool gpt2 = a.has(kGpt2Keys);
     c.hidden = config.positive(gpt2 ? "n_embd|hidden_size" : "hidden_size");
     c.layers = config.positive(gpt2 ? "n_layer|num_hidden_layers" : "num_hidden_layers",
@@ -552,17 +614,41 @@ ModelConfig parseModel(const Reader& config, const Architecture& a) {
     c.architecture = &a;
     c.residual = a.residual;
     parseSizes(config, a, c);
-    c.normEps = config.number(a.normEpsKey, a.normEpsDefault);
+    c.normEps = a.normEpsKey ? config.number(a.normEpsKey, a.normEpsDefault) : a.normEpsDefault;
     c.activation = parseActivation(config.text(a.activationKey, a.activationDefault), config);
     c.tiedEmbeddings = config.flag("tie_word_embeddings", a.tiedDefault);
     c.qkvBias = biasOf(config, a.qkvBias);
     c.outputBias = biasOf(config, a.outBias);
     c.mlpBias = biasOf(config, a.mlpBias);
-    c.lmHeadBias = a.lmHeadBias;
+    c.lmHeadBias = !a.names.logitsBias.empty();
+    c.kind = a.kind;
     parsePositions(config, a, c);
     parseScalings(config, a, c);
-    config.mustBeFalse("add_cross_attention", "AttnLab runs decoder-only models here");
-    config.mustBeFalse("is_encoder_decoder", "AttnLab runs decoder-only models here");
+    if (!a.scaledScores) c.attentionScale = 1.0;
+    config.mustBeFalse("add_cross_attention", "cross-attention inside this family");
+    if (a.kind == ModelKind::EncoderDecoder) {
+        (void)config.has("is_encoder_decoder");
+        (void)config.has("is_decoder");
+        c.decoderStartTokenId = config.tokenId("decoder_start_token_id");
+        if (!c.decoderStartTokenId && a.has(kT5Keys)) c.decoderStartTokenId = config.tokenId("pad_token_id");
+        if (!c.decoderStartTokenId) config.fail("missing 'decoder_start_token_id'");
+        if (*c.decoderStartTokenId < 0 || *c.decoderStartTokenId >= c.vocab)
+            config.fail("'decoder_start_token_id' " + std::to_string(*c.decoderStartTokenId) +
+                        " is outside the vocabulary");
+        if (a.has(kT5Keys) && config.flag("scale_decoder_outputs", c.tiedEmbeddings))
+            c.logitScale = 1.0 / std::sqrt(static_cast<double>(c.hidden));
+    } else {
+        config.mustBeFalse("is_encoder_decoder", "this family is not an encoder-decoder");
+    }
+    if (a.kind == ModelKind::Encoder) {
+        config.mustBeFalse("is_decoder", "BERT as a decoder is causal; AttnLab runs it as an encoder");
+        c.typeVocab = config.positive("type_vocab_size", 2);
+        const std::string type = config.text("position_embedding_type", "absolute");
+        if (type != "absolute")
+            config.fail("position_embedding_type '" + type + "' is not supported (absolute only)");
+    } else if (a.kind == ModelKind::Decoder) {
+        (void)config.has("is_decoder"); // decoders are causal whatever it says
+    }
     if (config.has("pruned_heads") &&
         !(config.at("pruned_heads").is_object() && config.at("pruned_heads").empty()))
         config.fail("'pruned_heads' is not supported");

@@ -7,7 +7,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <numbers>
+#include <set>
 #include <thread>
 
 #include "attnlab/attention/attention.h"
@@ -243,6 +245,7 @@ Tensor4 appendHeads(const Tensor4* previous, const Matrix& fresh, Index heads, I
 bool canExtend(const ModelRun* previous, std::span<const std::int64_t> ids,
                const RunOptions& options, const ModelConfig& config) {
     if (!previous || previous->ids.empty() || previous->ids.size() >= ids.size()) return false;
+    if (config.kind == ModelKind::Encoder) return false; // two-way: every position changes
     if (!std::equal(previous->ids.begin(), previous->ids.end(), ids.begin())) return false;
     if (previous->ablatedHeads != options.ablatedHeads) return false;
     const auto layers = static_cast<std::size_t>(config.layers);
@@ -292,51 +295,145 @@ std::optional<std::string> validateRun(const ModelConfig& config, std::span<cons
     return std::nullopt;
 }
 
-Result<ModelRun> runModel(const Model& model, std::span<const std::int64_t> ids,
-                          const RunOptions& options, const ModelRun* previous) {
+namespace {
+
+/// T5's _relative_position_bucket of `relative` = key - query (float32 logs, truncated).
+Index relativeBucket(Index relative, bool bidirectional, Index buckets, Index maxDistance) {
+    Index bucket = 0;
+    if (bidirectional) {
+        buckets /= 2;
+        if (relative > 0) bucket += buckets;
+        relative = relative < 0 ? -relative : relative;
+    } else {
+        relative = relative < 0 ? -relative : 0;
+    }
+    const Index maxExact = buckets / 2;
+    if (relative < maxExact) return bucket + relative;
+    const float ratio = std::log(static_cast<float>(relative) / static_cast<float>(maxExact)) /
+                        static_cast<float>(std::log(static_cast<double>(maxDistance) /
+                                                    static_cast<double>(maxExact)));
+    const Index large =
+        maxExact + static_cast<Index>(ratio * static_cast<float>(buckets - maxExact));
+    return bucket + std::min(large, buckets - 1);
+}
+
+/// T5's position bias [1, H, fresh, total] for queries at old.. and keys 0..total-1.
+std::shared_ptr<const Tensor4> relativeBias(const ModelConfig& c, const Weight& table, Index old,
+                                            Index fresh, Index total, bool bidirectional) {
+    auto bias = std::make_shared<Tensor4>(1, c.heads, fresh, total);
+    const auto values = table.matrix(); // [buckets, H]
+    for (Index i = 0; i < fresh; ++i)
+        for (Index j = 0; j < total; ++j) {
+            const Index bucket =
+                relativeBucket(j - (old + i), bidirectional, c.relativeBuckets, c.relativeMaxDistance);
+            for (Index h = 0; h < c.heads; ++h)
+                bias->head(0, h)(i, j) = values(bucket, h);
+        }
+    return bias;
+}
+
+/// The embeddings of ids[old..] entering a stack: tokens (scaled), positions (learned, with the
+/// family's offset, or sinusoidal), BERT's token type 0, then the stack's embedding norm.
+Matrix embed(const Model& model, const StackWeights& stack, std::span<const std::int64_t> ids,
+             Index old) {
     const ModelConfig& c = model.config;
-    const Architecture& a = c.arch();
-    if (auto problem = validateRun(c, ids, options)) return Error{*problem};
-    const int threads = resolveThreads(options.threads);
-    const bool extend = canExtend(previous, ids, options, c);
-    if (!extend) previous = nullptr;
-    const Index old = previous ? static_cast<Index>(previous->ids.size()) : 0;
-    const Index total = static_cast<Index>(ids.size());
-    const Index fresh = total - old;
-    const Index hd = c.headDim;
-    const float residualScale = static_cast<float>(c.residualScale);
-
-    ModelRun run;
-    run.ids.assign(ids.begin(), ids.end());
-    run.ablatedHeads = options.ablatedHeads;
-    run.extended = extend;
-    run.reusedPositions = old;
-    auto cancelled = [&] { return options.cancel && options.cancel->load(); };
-
-    // Embeddings of the new positions (scaled in float32, as the embedding's dtype).
+    const Index fresh = static_cast<Index>(ids.size()) - old;
     Matrix x(fresh, c.hidden);
     const auto embedding = model.tokenEmbedding.matrix();
-    for (Index i = 0; i < fresh; ++i) {
+    for (Index i = 0; i < fresh; ++i)
         x.row(i) = embedding.row(static_cast<Index>(ids[static_cast<std::size_t>(old + i)]));
-        if (!model.positionEmbedding.empty())
-            x.row(i) += model.positionEmbedding.matrix().row(old + i);
-    }
     if (c.embeddingScale != 1.0) x *= static_cast<float>(c.embeddingScale);
+    const Index offset = static_cast<Index>(c.arch().positionOffset);
+    if (!stack.positions.empty())
+        for (Index i = 0; i < fresh; ++i)
+            x.row(i) += stack.positions.matrix().row(old + i + offset);
+    if (c.arch().positions == Positions::Sinusoidal) {
+        // Marian: sin(p / 10000^(2i/D)) in the first half of the features, cos in the second.
+        const Index half = (c.hidden + 1) / 2;
+        for (Index i = 0; i < fresh; ++i) {
+            const auto p = static_cast<double>(old + i);
+            for (Index f = 0; f < c.hidden; ++f) {
+                const Index pair = f < half ? 2 * f : 2 * (f - half) + 1;
+                const double angle =
+                    p / std::pow(10000.0, static_cast<double>(2 * (pair / 2)) /
+                                              static_cast<double>(c.hidden));
+                x(i, f) += static_cast<float>(f < half ? std::sin(angle) : std::cos(angle));
+            }
+        }
+    }
+    if (!stack.tokenTypes.empty()) x.rowwise() += stack.tokenTypes.matrix().row(0);
+    if (!stack.embedNorm.empty()) normalize(x, stack.embedNorm, c.arch().norm, c.normEps, c.hidden);
+    return x;
+}
+
+/// Adds `out` (scaled by the residual multiplier) to x, then the post-LN norm where there is one.
+void addResidual(Matrix& x, Matrix& out, const Norm& after, const ModelConfig& c) {
+    if (c.residualScale != 1.0) out *= static_cast<float>(c.residualScale);
+    x += out;
+    if (!after.empty()) normalize(x, after, c.arch().norm, c.normEps, c.hidden);
+}
+
+/// Concatenated heads [fresh, H * hd] of an attention's output, ablated heads zeroed.
+void mergeHeads(const Attention& attention, const ModelConfig& c, Index layer,
+                const std::set<std::pair<Index, Index>>* ablated, Matrix& mixed) {
+    const Index hd = c.headDim;
+    mixed.resize(attention.output.seq, c.heads * hd);
+    for (Index head = 0; head < c.heads; ++head) {
+        if (ablated && ablated->count({layer, head}))
+            mixed.middleCols(head * hd, hd).setZero();
+        else
+            mixed.middleCols(head * hd, hd) = attention.output.head(0, head);
+    }
+}
+
+/// [1, H, total, cols] holding `previous`'s first rows (when given), then `fresh`'s [H, rows, cols].
+Tensor4 stackRows(const Tensor4* previous, const Tensor4& fresh, Index total) {
+    const Index old = total - fresh.seq;
+    Tensor4 all(1, fresh.heads, total, fresh.dim);
+    for (Index head = 0; head < fresh.heads; ++head) {
+        if (previous) all.head(0, head).topRows(old) = previous->head(0, head).topRows(old);
+        all.head(0, head).bottomRows(fresh.seq) = fresh.head(0, head);
+    }
+    return all;
+}
+
+enum class Pass { Main, Encoder };
+
+/// One stack's layers over x (the rows of positions old..), recording into run: the main
+/// stack its attention, q/k/v (the cache) and cross-attention; the encoder its attention.
+/// False when cancelled.
+bool runStack(const Model& model, Pass pass, Matrix& x, Index old, ModelRun& run,
+              const ModelRun* previous, const RunOptions& options, int threads) {
+    const ModelConfig& c = model.config;
+    const Architecture& a = c.arch();
+    const bool main = pass == Pass::Main;
+    const StackWeights& stack = main ? model.main : model.encoder;
+    const bool causal = main && c.kind != ModelKind::Encoder;
+    const bool cross = main && c.kind == ModelKind::EncoderDecoder;
+    const Index fresh = x.rows();
+    const Index total = old + fresh;
+    const Index hd = c.headDim;
+    const std::set<std::pair<Index, Index>>* ablated = main ? &options.ablatedHeads : nullptr;
 
     AttentionSpec spec;
     spec.wantWeights = true;
     spec.threads = threads;
     spec.scale = c.attentionScale;
     if (c.attentionSoftcap > 0) spec.softcap = c.attentionSoftcap;
+    if (a.positions == Positions::RelativeBuckets)
+        spec.scoreBias = relativeBias(c, stack.relativeBias, old, fresh, total, !causal);
+    AttentionSpec crossSpec = spec;
+    crossSpec.scoreBias.reset();
+    crossSpec.softcap.reset();
 
     Matrix h, q, k, v, mixed, attended, mlpIn, mlpOut, up, gate;
-    for (Index l = 0; l < c.layers; ++l) {
-        if (cancelled()) return Error{"cancelled"};
-        const LayerWeights& w = model.layers[static_cast<std::size_t>(l)];
+    for (Index l = 0; l < static_cast<Index>(stack.layers.size()); ++l) {
+        if (options.cancel && options.cancel->load()) return false;
+        const LayerWeights& w = stack.layers[static_cast<std::size_t>(l)];
         const std::size_t lu = static_cast<std::size_t>(l);
-        const LayerAttention& layer = c.layerAttention[lu];
+        const LayerAttention layer = main ? c.layerAttention[lu] : LayerAttention{};
 
-        // Attention block: h = norm(x) (where the family has one); q, k, v; q/k norm; RoPE.
+        // Self-attention: h = norm(x) (where the family has one); q, k, v; q/k norm; RoPE.
         if (w.attnNormIn.empty())
             h = x;
         else
@@ -358,9 +455,9 @@ Result<ModelRun> runModel(const Model& model, std::span<const std::int64_t> ids,
         heads.k = appendHeads(previous ? &previous->k[lu] : nullptr, k, c.kvHeads, hd);
         heads.v = appendHeads(previous ? &previous->v[lu] : nullptr, v, c.kvHeads, hd);
         spec.mask = MaskSpec{};
-        if (layer.window > 0)
+        if (causal && layer.window > 0)
             spec.mask.causalWindow = layer.window - 1; // i - W < j <= i
-        else
+        else if (causal)
             spec.mask.causal = true;
         Attention attention = attend(heads, spec);
 
@@ -371,27 +468,40 @@ Result<ModelRun> runModel(const Model& model, std::span<const std::int64_t> ids,
             if (previous) all.topLeftCorner(old, old) = previous->attentions[lu].head(0, head);
             all.bottomRows(fresh) = attention.weights.head(0, head);
         }
-        run.attentions.push_back(std::move(weights));
-        if (options.recordQkv)
-            run.q.push_back(appendHeads(previous ? &previous->q[lu] : nullptr, q, c.heads, hd));
-        run.k.push_back(std::move(heads.k));
-        run.v.push_back(std::move(heads.v));
-
-        mixed.resize(fresh, c.heads * hd);
-        for (Index head = 0; head < c.heads; ++head) {
-            if (options.ablatedHeads.count({l, head}))
-                mixed.middleCols(head * hd, hd).setZero();
-            else
-                mixed.middleCols(head * hd, hd) = attention.output.head(0, head);
+        (main ? run.attentions : run.encoderAttentions).push_back(std::move(weights));
+        if (main) {
+            if (options.recordQkv)
+                run.q.push_back(appendHeads(previous ? &previous->q[lu] : nullptr, q, c.heads, hd));
+            run.k.push_back(std::move(heads.k));
+            run.v.push_back(std::move(heads.v));
         }
+
+        mergeHeads(attention, c, l, ablated, mixed);
         project(mixed, w.o, attended, threads);
         if (!w.attnNormOut.empty()) normalize(attended, w.attnNormOut, a.norm, c.normEps, c.hidden);
 
         // MLP block, after the attention's residual (sequential) or beside it (parallel).
         switch (c.residual) {
         case Residual::Sequential:
-            if (residualScale != 1.0f) attended *= residualScale;
-            x += attended;
+            addResidual(x, attended, w.attnNormAfter, c);
+            if (cross) {
+                // Cross-attention: queries from the target, keys and values from the source.
+                if (w.crossNormIn.empty())
+                    h = x;
+                else
+                    normalizeInto(x, w.crossNormIn, c, h);
+                project(h, w.crossQ, q, threads);
+                Qkv toSource;
+                toSource.q = appendHeads(nullptr, q, c.heads, hd);
+                toSource.k = run.crossK[lu];
+                toSource.v = run.crossV[lu];
+                const Attention reading = attend(toSource, crossSpec);
+                run.crossAttentions.push_back(stackRows(
+                    previous ? &previous->crossAttentions[lu] : nullptr, reading.weights, total));
+                mergeHeads(reading, c, l, nullptr, mixed);
+                project(mixed, w.crossO, attended, threads);
+                addResidual(x, attended, w.crossNormAfter, c);
+            }
             if (w.mlpNormIn.empty())
                 mlpIn = x;
             else
@@ -407,41 +517,136 @@ Result<ModelRun> runModel(const Model& model, std::span<const std::int64_t> ids,
         mlp(mlpIn, w, c, mlpOut, up, gate, threads);
         if (!w.mlpNormOut.empty()) normalize(mlpOut, w.mlpNormOut, a.norm, c.normEps, c.hidden);
         if (c.residual == Residual::Sequential) {
-            if (residualScale != 1.0f) mlpOut *= residualScale;
-            x += mlpOut;
+            addResidual(x, mlpOut, w.mlpNormAfter, c);
         } else {
             x += attended + mlpOut; // transformers adds attn + mlp first, then the residual
         }
     }
-    if (cancelled()) return Error{"cancelled"};
+    return true;
+}
 
+/// The logits of hidden rows: BERT's head transform, the lm head and its bias, then Granite's
+/// scaling and Gemma 2's soft-capping.
+void logitsOf(const Model& model, const Matrix& hidden, Matrix& out, int threads) {
+    const ModelConfig& c = model.config;
+    if (!model.headTransform.empty()) {
+        Matrix transformed;
+        project(hidden, model.headTransform, transformed, threads);
+        activate(transformed, c.activation);
+        normalize(transformed, model.headNorm, c.arch().norm, c.normEps, c.hidden);
+        project(transformed, model.lmHead, out, threads);
+    } else {
+        project(hidden, model.lmHead, out, threads);
+    }
+    if (c.logitScale != 1.0) out *= static_cast<float>(c.logitScale);
+    if (c.finalSoftcap > 0) softcap(out, c.finalSoftcap);
+}
+
+/// The main stack's final norm, the hidden states kept and the logits asked for.
+void finish(const Model& model, Matrix& x, Index old, ModelRun& run, const ModelRun* previous,
+            const RunOptions& options, int threads) {
+    const ModelConfig& c = model.config;
+    const Index fresh = x.rows();
+    const Index total = old + fresh;
     // Final norm of every position (cheap, and kept so an extension can ask for old logits).
-    Matrix normed;
-    normalizeInto(x, model.finalNorm, c, normed);
+    if (!model.main.finalNorm.empty())
+        normalize(x, model.main.finalNorm, c.arch().norm, c.normEps, c.hidden);
     run.finalHidden.resize(total, c.hidden);
     if (previous) run.finalHidden.topRows(old) = previous->finalHidden;
-    run.finalHidden.bottomRows(fresh) = normed;
+    run.finalHidden.bottomRows(fresh) = x;
 
-    // Logits: lm head, then Granite's scaling and Gemma 2's soft-capping.
-    auto logitsOf = [&](const Matrix& hidden, Matrix& out) {
-        project(hidden, model.lmHead, out, threads);
-        if (c.logitScale != 1.0) out *= static_cast<float>(c.logitScale);
-        if (c.finalSoftcap > 0) softcap(out, c.finalSoftcap);
-    };
     run.logitRows = options.logits;
     if (options.logits == LogitRows::Last) {
-        logitsOf(run.finalHidden.bottomRows(1), run.logits);
+        logitsOf(model, run.finalHidden.bottomRows(1), run.logits, threads);
     } else if (options.logits == LogitRows::All) {
         if (previous && previous->logitRows == LogitRows::All && previous->logits.rows() == old) {
             Matrix fresher;
-            logitsOf(normed, fresher);
+            logitsOf(model, x, fresher, threads);
             run.logits.resize(total, c.vocab);
             run.logits.topRows(old) = previous->logits;
             run.logits.bottomRows(fresh) = fresher;
         } else {
-            logitsOf(run.finalHidden, run.logits);
+            logitsOf(model, run.finalHidden, run.logits, threads);
         }
     }
+}
+
+} // namespace
+
+Result<ModelRun> runModel(const Model& model, std::span<const std::int64_t> ids,
+                          const RunOptions& options, const ModelRun* previous) {
+    const ModelConfig& c = model.config;
+    if (c.kind == ModelKind::EncoderDecoder)
+        return Error{model.name + " is an encoder-decoder (" + std::string(c.arch().displayName) +
+                     "): give a source and a target"};
+    if (auto problem = validateRun(c, ids, options)) return Error{*problem};
+    const int threads = resolveThreads(options.threads);
+    if (!canExtend(previous, ids, options, c)) previous = nullptr;
+    const Index old = previous ? static_cast<Index>(previous->ids.size()) : 0;
+
+    ModelRun run;
+    run.ids.assign(ids.begin(), ids.end());
+    run.ablatedHeads = options.ablatedHeads;
+    run.extended = previous != nullptr;
+    run.reusedPositions = old;
+    Matrix x = embed(model, model.main, ids, old);
+    if (!runStack(model, Pass::Main, x, old, run, previous, options, threads) ||
+        (options.cancel && options.cancel->load()))
+        return Error{"cancelled"};
+    finish(model, x, old, run, previous, options, threads);
+    return run;
+}
+
+Result<ModelRun> runTranslation(const Model& model, std::span<const std::int64_t> source,
+                                std::span<const std::int64_t> target, const RunOptions& options,
+                                const ModelRun* previous) {
+    const ModelConfig& c = model.config;
+    if (c.kind != ModelKind::EncoderDecoder)
+        return Error{model.name + " is not an encoder-decoder: it runs one sequence"};
+    RunOptions sourceOptions = options;
+    sourceOptions.ablatedHeads.clear(); // ablation names decoder heads
+    if (auto problem = validateRun(c, source, sourceOptions)) return Error{"source: " + *problem};
+    if (auto problem = validateRun(c, target, options)) return Error{"target: " + *problem};
+    const int threads = resolveThreads(options.threads);
+    const bool sameSource = previous && previous->sourceIds.size() == source.size() &&
+                            std::equal(source.begin(), source.end(), previous->sourceIds.begin()) &&
+                            previous->crossK.size() == static_cast<std::size_t>(c.layers) &&
+                            previous->encoderHidden.rows() == static_cast<Index>(source.size());
+    const ModelRun* cache = sameSource && canExtend(previous, target, options, c) ? previous : nullptr;
+    const Index old = cache ? static_cast<Index>(cache->ids.size()) : 0;
+
+    ModelRun run;
+    run.ids.assign(target.begin(), target.end());
+    run.sourceIds.assign(source.begin(), source.end());
+    run.ablatedHeads = options.ablatedHeads;
+    run.extended = cache != nullptr;
+    run.reusedPositions = old;
+    if (sameSource) {
+        // The encoder's output and the cross K/V depend on the source alone.
+        run.encoderAttentions = previous->encoderAttentions;
+        run.encoderHidden = previous->encoderHidden;
+        run.crossK = previous->crossK;
+        run.crossV = previous->crossV;
+    } else {
+        Matrix e = embed(model, model.encoder, source, 0);
+        if (!runStack(model, Pass::Encoder, e, 0, run, nullptr, sourceOptions, threads))
+            return Error{"cancelled"};
+        if (!model.encoder.finalNorm.empty())
+            normalize(e, model.encoder.finalNorm, c.arch().norm, c.normEps, c.hidden);
+        run.encoderHidden = std::move(e);
+        Matrix projected;
+        for (const LayerWeights& w : model.main.layers) {
+            project(run.encoderHidden, w.crossK, projected, threads);
+            run.crossK.push_back(appendHeads(nullptr, projected, c.kvHeads, c.headDim));
+            project(run.encoderHidden, w.crossV, projected, threads);
+            run.crossV.push_back(appendHeads(nullptr, projected, c.kvHeads, c.headDim));
+        }
+    }
+    Matrix x = embed(model, model.main, target, old);
+    if (!runStack(model, Pass::Main, x, old, run, cache, options, threads) ||
+        (options.cancel && options.cancel->load()))
+        return Error{"cancelled"};
+    finish(model, x, old, run, cache, options, threads);
     return run;
 }
 

@@ -27,6 +27,10 @@ public:
           m_options(options), m_total(std::max<std::size_t>(1, tensors.mappedBytes())) {}
 
     bool has(const std::string& name) const { return m_tensors.find(name) != nullptr; }
+    bool hasShape(const std::string& name, const std::vector<Index>& shape) const {
+        const TensorEntry* entry = m_tensors.find(name);
+        return entry && entry->shape == shape;
+    }
 
     /// The tensor `name` of shape `shape` (rank 1 or 2).
     Weight bind(const std::string& name, std::vector<Index> shape) {
@@ -83,34 +87,67 @@ private:
 /// Binds every tensor the row names, with the shapes the config implies.
 class ArchitectureBinder {
 public:
-    ArchitectureBinder(Model& model, Binder& bind)
-        : m_model(model), m_bind(bind), m_c(model.config), m_names(model.config.arch().names) {
-        const std::string embed = std::string(m_names.prefix) + std::string(m_names.embed);
-        m_prefix = m_bind.has(embed + ".weight") ? std::string(m_names.prefix) : std::string();
-    }
+    ArchitectureBinder(Model& model, Binder& bind) : m_model(model), m_bind(bind), m_c(model.config) {}
 
     void bindAll() {
+        const Architecture& a = m_c.arch();
         const Index d = m_c.hidden;
-        m_model.tokenEmbedding = m_bind.bind(name(m_names.embed, ".weight"), {m_c.vocab, d});
-        if (!m_names.positions.empty())
-            m_model.positionEmbedding =
-                m_bind.bind(name(m_names.positions, ".weight"), {m_c.maxPositions, d});
-        for (Index l = 0; l < m_c.layers; ++l)
-            m_model.layers.push_back(layer(l));
-        m_model.finalNorm = norm("", m_names.finalNorm, d);
-        if (m_c.tiedEmbeddings) {
-            m_model.lmHead.weight = m_model.tokenEmbedding;
-        } else {
-            const std::string head(m_names.lmHead);
-            m_model.lmHead.weight = m_bind.bind(head + ".weight", {m_c.vocab, d});
+        const bool seq2seq = m_c.kind == ModelKind::EncoderDecoder;
+        m_prefix = prefixOf(a.names);
+        m_model.tokenEmbedding = m_bind.bind(name(a.names.embed, ".weight"), {m_c.vocab, d});
+        if (seq2seq) m_model.encoder = stack(a.encoderNames, m_c.encoderLayers, false);
+        m_model.main = stack(a.names, m_c.layers, seq2seq);
+        if (!a.names.headTransform.empty()) {
+            m_model.headTransform = unprefixedLinear(a.names.headTransform, d, d, true);
+            m_model.headNorm.weight = m_bind.bind(std::string(a.names.headNorm) + ".weight", {d});
+            if (a.normBias)
+                m_model.headNorm.bias = m_bind.bind(std::string(a.names.headNorm) + ".bias", {d});
         }
-        if (m_c.lmHeadBias)
-            m_model.lmHead.bias = m_bind.bind(std::string(m_names.lmHead) + ".bias", {m_c.vocab});
+        if (m_c.tiedEmbeddings)
+            m_model.lmHead.weight = m_model.tokenEmbedding;
+        else
+            m_model.lmHead.weight =
+                m_bind.bind(std::string(a.names.lmHead) + ".weight", {m_c.vocab, d});
+        if (!a.names.logitsBias.empty()) {
+            // BART and Marian keep theirs as a [1, V] buffer.
+            const std::string bias(a.names.logitsBias);
+            m_model.lmHead.bias = m_bind.hasShape(bias, {1, m_c.vocab})
+                                      ? m_bind.bind(bias, {1, m_c.vocab})
+                                      : m_bind.bind(bias, {m_c.vocab});
+        }
     }
 
 private:
+    /// The names' prefix when the checkpoint uses it ("model.", "bert."); a bare base model
+    /// saves without.
+    std::string prefixOf(const TensorNames& names) const {
+        const std::string embed = std::string(names.prefix) + std::string(names.embed);
+        return m_bind.has(embed + ".weight") ? std::string(names.prefix) : std::string();
+    }
+
     std::string name(std::string_view module, const char* suffix) const {
         return m_prefix + std::string(module) + suffix;
+    }
+
+    StackWeights stack(const TensorNames& names, Index layers, bool cross) {
+        const Index d = m_c.hidden;
+        StackWeights s;
+        if (!names.positions.empty()) {
+            const Index rows = m_c.maxPositions + static_cast<Index>(m_c.arch().positionOffset);
+            s.positions = m_bind.bind(name(names.positions, ".weight"), {rows, d});
+        }
+        if (!names.tokenTypes.empty())
+            s.tokenTypes = m_bind.bind(name(names.tokenTypes, ".weight"), {m_c.typeVocab, d});
+        s.embedNorm = norm("", names.embedNorm, d);
+        for (Index l = 0; l < layers; ++l)
+            s.layers.push_back(layer(names, l, cross));
+        s.finalNorm = norm("", names.finalNorm, d);
+        if (!names.relativeBias.empty())
+            s.relativeBias = m_bind.bind(name(std::string(names.layers) + ".0." +
+                                                  std::string(names.relativeBias),
+                                              ".weight"),
+                                         {m_c.relativeBuckets, m_c.heads});
+        return s;
     }
 
     /// A norm of `width` values, with a bias where the family's norms have one.
@@ -137,18 +174,26 @@ private:
         return p;
     }
 
-    LayerWeights layer(Index l) {
+    Linear unprefixedLinear(std::string_view module, Index out, Index in, bool bias) {
+        Linear p;
+        p.weight = m_bind.bind(std::string(module) + ".weight", {out, in});
+        if (bias) p.bias = m_bind.bind(std::string(module) + ".bias", {out});
+        return p;
+    }
+
+    LayerWeights layer(const TensorNames& n, Index l, bool cross) {
         const Index d = m_c.hidden;
         const Index qDim = m_c.heads * m_c.headDim;
         const Index kvDim = m_c.kvHeads * m_c.headDim;
         const Index inner = m_c.intermediate;
-        const std::string at = std::string(m_names.layers) + "." + std::to_string(l) + ".";
-        const TensorNames& n = m_names;
+        const std::string at = std::string(n.layers) + "." + std::to_string(l) + ".";
         LayerWeights w;
         w.attnNormIn = norm(at, n.attnNormIn, d);
         w.attnNormOut = norm(at, n.attnNormOut, d);
+        w.attnNormAfter = norm(at, n.attnNormAfter, d);
         w.mlpNormIn = norm(at, n.mlpNormIn, d);
         w.mlpNormOut = norm(at, n.mlpNormOut, d);
+        w.mlpNormAfter = norm(at, n.mlpNormAfter, d);
         w.q = linear(at, n.q, qDim, d, m_c.qkvBias);
         w.k = linear(at, n.k, kvDim, d, m_c.qkvBias);
         w.v = linear(at, n.v, kvDim, d, m_c.qkvBias);
@@ -161,13 +206,20 @@ private:
         w.up = linear(at, n.up, inner, d, m_c.mlpBias);
         w.gateUp = linear(at, n.gateUp, 2 * inner, d, m_c.mlpBias);
         w.down = linear(at, n.down, d, inner, m_c.mlpBias);
+        if (cross) {
+            w.crossNormIn = norm(at, n.crossNormIn, d);
+            w.crossQ = linear(at, n.crossQ, qDim, d, m_c.qkvBias);
+            w.crossK = linear(at, n.crossK, kvDim, d, m_c.qkvBias);
+            w.crossV = linear(at, n.crossV, kvDim, d, m_c.qkvBias);
+            w.crossO = linear(at, n.crossO, d, qDim, m_c.outputBias);
+            w.crossNormAfter = norm(at, n.crossNormAfter, d);
+        }
         return w;
     }
 
     Model& m_model;
     Binder& m_bind;
     const ModelConfig& m_c;
-    const TensorNames& m_names;
     std::string m_prefix;
 };
 

@@ -80,7 +80,7 @@ QkvApply nativeApply(const ModelConfig& config) {
     if (window && *window > 0)
         apply.spec.mask.causalWindow = *window - 1; // i - W < j <= i
     else
-        apply.spec.mask.causal = true;
+        apply.spec.mask.causal = config.kind != ModelKind::Encoder; // an encoder sees both sides
     if (!window)
         for (const LayerAttention& layer : config.layerAttention)
             apply.layerWindows.push_back(layer.window);

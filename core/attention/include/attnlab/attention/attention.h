@@ -4,6 +4,7 @@
 /// (Qkv) are computed in float, float64 tensors (QkvD) in double, by the same kernels.
 
 #include <algorithm>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -55,6 +56,9 @@ struct AttentionSpec {
     /// Softmax only: the scaled scores are soft-capped, cap * tanh(s / cap), before the mask
     /// (Gemma 2's attn_logit_softcapping). Scores, when asked, are the capped ones.
     std::optional<double> softcap;
+    /// Softmax over float32 only: [1 or B, H, Sq, Sk] added to the scaled scores before the
+    /// mask (T5's relative position bias). Scores, when asked, include it.
+    std::shared_ptr<const Tensor4> scoreBias;
     /// Flash tiles of the generic kernels (double, trace, scores, dropout, custom mask); a
     /// float run without them takes the fast path (fast_attention.h), which tiles for the
     /// machine: same result up to rounding.

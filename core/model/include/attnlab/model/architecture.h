@@ -7,6 +7,7 @@
 /// Adding a family is one row in architecture.cpp and one checkpoint saved by transformers in
 /// tests/model/fixtures/hf/ (a test fails for a row without one).
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -44,7 +45,16 @@ enum class Residual {
     ParallelTwoNorms    ///< GPT-NeoX: x += attn(norm1(x)) + mlp(norm2(x))
 };
 
-enum class Positions { Learned, Rope };
+enum class Positions {
+    Learned,        ///< a table of position embeddings (BERT, GPT-2, BART with an offset)
+    Rope,           ///< rotary, rotate-half
+    Sinusoidal,     ///< Marian: sin in the first half of the features, cos in the second
+    RelativeBuckets ///< T5: a learned bias per head and bucketed relative distance
+};
+
+/// What the model is: a decoder (causal LM), an encoder (two-way attention, BERT's masked-LM
+/// head), or an encoder-decoder (translation: encoder, causal decoder, cross-attention).
+enum class ModelKind { Decoder, Encoder, EncoderDecoder };
 
 /// Where a bias comes from: never, always, or a boolean config key with its default.
 struct BiasRule {
@@ -77,6 +87,9 @@ enum Feature : std::uint32_t {
     kOriginalMaxPositions = 1u << 12, ///< Phi-3: original_max_position_embeddings (longrope)
     kQkLayernormKey = 1u << 13,    ///< Phi: qk_layernorm (false only)
     kBidirectionalKey = 1u << 14,  ///< Gemma: use_bidirectional_attention (false only)
+    kBertKeys = 1u << 15,          ///< type_vocab_size, position_embedding_type
+    kSeq2SeqKeys = 1u << 16,       ///< d_model, encoder_/decoder_ layers, heads, ffn_dim (BART, Marian)
+    kT5Keys = 1u << 17,            ///< d_model, d_kv, d_ff, num_layers, relative_attention_*
 };
 
 /// The names of a family's tensors: module names, to which ".weight" / ".bias" are added. The
@@ -94,6 +107,15 @@ struct TensorNames {
     std::string_view up{}, gate{}, gateUp{}, down{};
     std::string_view finalNorm{};
     std::string_view lmHead{};
+    // Encoders and encoder-decoders:
+    std::string_view embedNorm{};   ///< a norm of the summed embeddings (BERT, BART)
+    std::string_view tokenTypes{};  ///< BERT's token type embeddings (type 0 is added)
+    std::string_view attnNormAfter{}, mlpNormAfter{}; ///< post-LN: a norm after the residual sum
+    std::string_view crossQ{}, crossK{}, crossV{}, crossO{}; ///< the decoder's cross-attention
+    std::string_view crossNormIn{}, crossNormAfter{};
+    std::string_view relativeBias{}; ///< T5: in the stack's first layer, [buckets, H]
+    std::string_view headTransform{}, headNorm{}; ///< BERT's masked-LM head (never prefixed)
+    std::string_view logitsBias{};   ///< a bias added to the logits (never prefixed)
 };
 
 struct Architecture {
@@ -110,8 +132,7 @@ struct Architecture {
     bool weightsInOut = false;    ///< GPT-2's Conv1D: matrices stored [in, out]
     bool embedScaleSqrtHidden = false; ///< Gemma: embeddings times sqrt(hidden_size)
     BiasRule qkvBias{}, outBias{}, mlpBias{};
-    bool lmHeadBias = false;
-    const char* normEpsKey = "rms_norm_eps";
+    const char* normEpsKey = "rms_norm_eps"; ///< nullptr: the family's eps is fixed
     double normEpsDefault = 1e-6;
     const char* activationKey = "hidden_act";
     const char* activationDefault = "silu";
@@ -121,7 +142,11 @@ struct Architecture {
     double attnSoftcapDefault = 0;       ///< attn_logit_softcapping when the config does not say
     double finalSoftcapDefault = 0;      ///< final_logit_softcapping likewise
     std::uint32_t features = 0;
-    TensorNames names;
+    ModelKind kind = ModelKind::Decoder;
+    bool scaledScores = true; ///< scores times 1/sqrt(head_dim); T5 does not scale
+    long long positionOffset = 0; ///< BART's learned positions start at row 2
+    TensorNames names;        ///< the model, or an encoder-decoder's decoder
+    TensorNames encoderNames{}; ///< an encoder-decoder's encoder
 
     bool has(Feature f) const { return (features & f) != 0; }
 };

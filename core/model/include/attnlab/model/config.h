@@ -74,6 +74,14 @@ struct ModelConfig {
     double finalSoftcap = 0.0;                 ///< Gemma 2: the same on the logits
     std::optional<std::int64_t> bosTokenId;
     std::optional<std::int64_t> eosTokenId;
+    // Encoders and encoder-decoders:
+    ModelKind kind = ModelKind::Decoder;
+    Index encoderLayers = 0;  ///< an encoder-decoder's encoder (layers: its decoder)
+    Index typeVocab = 0;      ///< BERT's token types (type 0 is added)
+    Index relativeBuckets = 0;     ///< T5: relative_attention_num_buckets
+    Index relativeMaxDistance = 0; ///< T5: relative_attention_max_distance
+    /// The first id of an encoder-decoder's target (decoder_start_token_id; T5: the pad id).
+    std::optional<std::int64_t> decoderStartTokenId;
 
     const Architecture& arch() const { return *architecture; }
     bool usesRope() const { return !ropes.empty(); }

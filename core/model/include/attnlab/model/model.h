@@ -63,11 +63,25 @@ struct Norm {
 /// does not have stays empty.
 struct LayerWeights {
     Norm attnNormIn, attnNormOut, mlpNormIn, mlpNormOut;
+    Norm attnNormAfter, mlpNormAfter; ///< post-LN (BERT, BART): after the residual sum
     Linear q, k, v; ///< separate projections
     Linear qkv;     ///< fused: [q | k | v] or, per head, [q_h | k_h | v_h]
     Linear o;
     Norm qNorm, kNorm;
     Linear up, gate, gateUp, down;
+    Linear crossQ, crossK, crossV, crossO; ///< an encoder-decoder's decoder: cross-attention
+    Norm crossNormIn, crossNormAfter;
+};
+
+/// One stack of layers with what surrounds it: a decoder-only model or an encoder has one, an
+/// encoder-decoder two. Slots the family does not have stay empty.
+struct StackWeights {
+    Weight positions;  ///< learned positions [P (+ offset), D]
+    Weight tokenTypes; ///< BERT: [types, D]; type 0 is added
+    Norm embedNorm;    ///< BERT, BART: a norm of the summed embeddings
+    std::vector<LayerWeights> layers;
+    Norm finalNorm;
+    Weight relativeBias; ///< T5: [buckets, H], shared by the stack's layers
 };
 
 struct LoadOptions {
@@ -86,11 +100,12 @@ public:
     std::string directory;
     std::string name; ///< the folder's name, for titles
 
-    Weight tokenEmbedding;    ///< [V, D]
-    Weight positionEmbedding; ///< learned positions: [P, D]
-    std::vector<LayerWeights> layers;
-    Norm finalNorm;
-    Linear lmHead; ///< [V, D]; the embedding when tied
+    Weight tokenEmbedding; ///< [V, D], shared by an encoder-decoder's two stacks
+    StackWeights main;     ///< the model's layers; an encoder-decoder's decoder
+    StackWeights encoder;  ///< an encoder-decoder's encoder
+    Linear headTransform;  ///< BERT's masked-LM head: dense, activation, norm, then lmHead
+    Norm headNorm;
+    Linear lmHead; ///< [V, D]; the embedding when tied; its bias is the family's logits bias
 
     /// Bytes of the mapped checkpoint files.
     std::size_t checkpointBytes() const { return m_tensors ? m_tensors->mappedBytes() : 0; }
@@ -121,8 +136,8 @@ struct RunOptions {
 
 /// The recorded forward of ids. Every per-layer tensor has batch 1.
 struct ModelRun {
-    std::vector<std::int64_t> ids;
-    std::vector<Tensor4> attentions; ///< per layer [1, H, S, S]; rows sum to 1 over j <= i
+    std::vector<std::int64_t> ids;   ///< an encoder-decoder: the target (the decoder's input)
+    std::vector<Tensor4> attentions; ///< per layer [1, H, S, S]: causal (decoders), two-way (encoders)
     std::vector<Tensor4> q;          ///< per layer [1, H, S, hd] after q-norm and RoPE (asked)
     std::vector<Tensor4> k;          ///< per layer [1, Hkv, S, hd] after k-norm and RoPE
     std::vector<Tensor4> v;          ///< per layer [1, Hkv, S, hd]
@@ -132,6 +147,13 @@ struct ModelRun {
     std::set<std::pair<Index, Index>> ablatedHeads;
     bool extended = false;     ///< this run reused a previous run's cache
     Index reusedPositions = 0; ///< how many positions came from that cache
+
+    // Encoder-decoders (runTranslation): the source, run once, and what the decoder reads of it.
+    std::vector<std::int64_t> sourceIds;
+    std::vector<Tensor4> encoderAttentions; ///< per encoder layer [1, H, Ss, Ss]
+    std::vector<Tensor4> crossAttentions;   ///< per decoder layer [1, H, St, Ss]
+    std::vector<Tensor4> crossK, crossV;    ///< per decoder layer [1, H, Ss, hd]: computed once
+    Matrix encoderHidden;                   ///< [Ss, D], the encoder's output
 };
 
 /// Checks ids against the model (non-empty, every id < vocab, at most max positions, the
@@ -145,6 +167,15 @@ std::optional<std::string> validateRun(const ModelConfig& config, std::span<cons
 /// Errors: validateRun's messages, or "cancelled".
 Result<ModelRun> runModel(const Model& model, std::span<const std::int64_t> ids,
                           const RunOptions& options = {}, const ModelRun* previous = nullptr);
+
+/// Runs an encoder-decoder: the encoder over `source` (two-way attention), then the decoder
+/// over `target` (its input as given, starting with the decoder start token) with causal
+/// self-attention and cross-attention to the encoder's output; logits are the decoder's. When
+/// `previous` ran the same source, its encoder output and cross K/V are reused, and when its
+/// target is a proper prefix of `target` the decoder's cache too: the result equals a full run.
+Result<ModelRun> runTranslation(const Model& model, std::span<const std::int64_t> source,
+                                std::span<const std::int64_t> target,
+                                const RunOptions& options = {}, const ModelRun* previous = nullptr);
 
 /// The inverse frequencies of the model's rotate-half RoPE (its first set, the full-attention
 /// layers' where they differ): rotary dim / 2 values; empty for learned positions.
