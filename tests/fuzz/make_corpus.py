@@ -2,6 +2,7 @@
 """Writes the fuzzers' seed corpora (tests/fuzz/corpus/<harness>/) with the standard library
 only: a few tiny valid files and near-valid ones (truncated, wrong dtype, lying sizes).
 Re-run after changing it; the files are committed so fuzz.sh needs no Python."""
+import base64
 import io
 import json
 import os
@@ -216,6 +217,64 @@ write("tokenizer", "split_digits.json", tokenizer(
          "invert": False},
         {"type": "Digits", "individual_digits": False}]}))
 write("tokenizer", "bad_merge.json", tokenizer(["a"], ["a b c"]))
+
+
+def charsmap(entries):
+    """SentencePiece's precompiled_charsmap: u32 trie size, Darts-clone units, NUL-ended strings;
+    each trie node's children and leaf value in a 256-unit block of their own."""
+    nodes, strings = [{"children": {}, "value": None, "label": 0}], b""
+    for key, replacement in entries:
+        node = 0
+        for byte in key.encode():
+            if byte not in nodes[node]["children"]:
+                nodes.append({"children": {}, "value": None, "label": byte})
+                nodes[node]["children"][byte] = len(nodes) - 1
+            node = nodes[node]["children"][byte]
+        nodes[node]["value"] = len(strings)
+        strings += replacement.encode() + b"\0"
+    position = [0] * len(nodes)
+    for index, node in enumerate(nodes):
+        for byte, child in node["children"].items():
+            position[child] = (256 * (index + 1)) ^ byte
+    units = [0] * (256 * (len(nodes) + 1))
+    for index, node in enumerate(nodes):
+        block = 256 * (index + 1)
+        leaf = node["value"] is not None
+        units[position[index]] = ((position[index] ^ block) << 10) | (leaf << 8) | node["label"]
+        if leaf:
+            units[block] = (1 << 31) | node["value"]
+    trie = b"".join(unit.to_bytes(4, "little") for unit in units)
+    return base64.b64encode(len(trie).to_bytes(4, "little") + trie + strings).decode()
+
+
+write("tokenizer", "wordpiece.json", json.dumps({
+    "version": "1.0", "added_tokens": [
+        {"id": 1, "content": "[CLS]", "single_word": False, "lstrip": False, "rstrip": False,
+         "normalized": False, "special": True}],
+    "normalizer": {"type": "BertNormalizer", "clean_text": True, "handle_chinese_chars": True,
+                   "strip_accents": None, "lowercase": True},
+    "pre_tokenizer": {"type": "BertPreTokenizer"},
+    "post_processor": {"type": "BertProcessing", "sep": ["[SEP]", 2], "cls": ["[CLS]", 1]},
+    "decoder": {"type": "WordPiece", "prefix": "##", "cleanup": True},
+    "model": {"type": "WordPiece", "unk_token": "[UNK]", "continuing_subword_prefix": "##",
+              "max_input_chars_per_word": 100,
+              "vocab": {p: i for i, p in enumerate(
+                  ["[UNK]", "[CLS]", "[SEP]", "hello", "##lo", "wo", "##rl", "##d", "1", "猫"])}}},
+    ensure_ascii=False))
+write("tokenizer", "unigram_precompiled.json", json.dumps({
+    "version": "1.0", "added_tokens": [],
+    "normalizer": {"type": "Sequence", "normalizers": [
+        {"type": "Precompiled", "precompiled_charsmap": charsmap(
+            [("\ufb01", "fi"), ("o\u0308", "\u00f6"), ("\r", " "), ("\u00ff", "")])},
+        {"type": "Replace", "pattern": {"Regex": " {2,}"}, "content": " "}]},
+    "pre_tokenizer": {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "first",
+                      "split": True},
+    "decoder": {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "first",
+                "split": True},
+    "model": {"type": "Unigram", "unk_id": 0, "byte_fallback": True,
+              "vocab": [["<unk>", 0.0], ["\u2581", -2.5], ["\u2581hello", -3.25], ["w", -4.0],
+                        ["\u00f6", -4.5], ["rld", -5.0], ["<0xFF>", -9.0], ["<0x0A>", -9.0]]}},
+    ensure_ascii=False))
 
 # lesson: lessonFromJson (a teacher's own file); three of the bundled lessons (changes, a
 # comparison, a formula, a model step) and small near-valid ones.
