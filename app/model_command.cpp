@@ -24,6 +24,7 @@
 #include "attnlab/model/model.h"
 #include "attnlab/model/run_npz.h"
 #include "attnlab/model/sampling.h"
+#include "attnlab/model/translate.h"
 #include "attnlab/tokenizer/tokenizer.h"
 #include "cli_options.h"
 #include "commands.h"
@@ -36,6 +37,9 @@ constexpr const char* kUsage =
     "                     [--out F.npz [--logits] [--qkv]] [--roles [--sort SCORE]]\n"
     "                     [--top-k K] [--temperature T] [--top-p P] [--ablate L:H,...]\n"
     "                     [--json] [--threads N]\n"
+    "       attnlab model --model DIR (--ids SRC | --text \"...\")\n"
+    "                     (--target-ids TGT | --target-text \"...\" | --translate)\n"
+    "                     [--out F.npz [--logits]] [--max-tokens N] [--top-k K ...] [--json]\n"
     "       attnlab model --architectures\n"
     "\n"
     "DIR holds config.json, model.safetensors (or shards and model.safetensors.index.json)\n"
@@ -63,13 +67,27 @@ constexpr const char* kUsage =
     "  --ablate L:H,.. switch heads off (zero their output) for everything above\n"
     "  --json          print one JSON object instead of tables\n"
     "\n"
+    "Encoder-decoders (BART, Marian, T5): the source is --ids or --text, the target the\n"
+    "decoder's input as given (--target-ids, starting with the decoder start token) or\n"
+    "--target-text (the start token, then its tokens). F.npz then holds\n"
+    "encoder_attentions [L, H, Ss, Ss], decoder_attentions [L, H, St, St],\n"
+    "cross_attentions [L, H, St, Ss] (queries: target, keys: source), ids and tokens\n"
+    "(source), decoder_ids and decoder_tokens (target), and with --logits logits [St, V].\n"
+    "  --translate       decode from the start token until </s> or --max-tokens N (default\n"
+    "                    64): greedy, or sampled under --top-k/--top-p/--temperature with\n"
+    "                    --seed S; prints each step, the source token its cross-attention\n"
+    "                    reads most (last layer, mean of the heads), and the translation;\n"
+    "                    --out writes the run whose rows produced the translation\n"
+    "An encoder (BERT) runs --ids/--text like a decoder; its logits are the masked-LM head's.\n"
+    "\n"
     "Bad input exits with status 2 and one line on stderr; nothing is written then.\n";
 
 constexpr OptionSpec kOptions[] = {
     {"model", true},  {"text", true},    {"ids", true},   {"out", true},         {"logits", false},
     {"qkv", false},   {"threads", true}, {"help", false}, {"roles", false},      {"probe", true},
     {"seed", true},   {"sort", true},    {"top-k", true}, {"temperature", true}, {"top-p", true},
-    {"ablate", true}, {"json", false}, {"architectures", false},
+    {"ablate", true}, {"json", false}, {"architectures", false}, {"target-ids", true},
+    {"target-text", true}, {"translate", false}, {"max-tokens", true},
 };
 
 /// The usage text with the table's families, one per line.
@@ -84,7 +102,7 @@ std::string usage() {
     text.replace(text.find(marker), marker.size(), families);
     return text;
 }
-constexpr std::string_view kEmptyAllowed[] = {"text", "ids"};
+constexpr std::string_view kEmptyAllowed[] = {"text", "ids", "target-text"};
 
 std::vector<std::int64_t> parseIds(const std::string& text) {
     std::vector<std::int64_t> ids;
@@ -154,6 +172,151 @@ std::string quoted(const std::string& text) {
     return nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
+/// The model folder's tokenizer, when it has one; `need` names the option that requires it.
+std::optional<model::Tokenizer> folderTokenizer(const std::string& dir, const char* need) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    const std::string tokenizerPath = (fs::path(dir) / "tokenizer.json").string();
+    if (fs::is_directory(dir, ec) && fs::exists(tokenizerPath, ec)) {
+        auto loaded = model::Tokenizer::fromFile(tokenizerPath);
+        if (!loaded) fail(loaded.error());
+        return std::move(*loaded);
+    }
+    if (need && fs::is_directory(dir, ec))
+        fail(tokenizerPath + ": missing; " + need + " needs the model's tokenizer.json (or use ids)");
+    return std::nullopt;
+}
+
+std::vector<std::string> displayTokens(const std::optional<model::Tokenizer>& tokenizer,
+                                       std::span<const std::int64_t> ids) {
+    std::vector<std::string> tokens;
+    for (std::int64_t id : ids)
+        tokens.push_back(tokenizer ? tokenizer->displayToken(id) : std::to_string(id));
+    return tokens;
+}
+
+/// An encoder-decoder: one run on a source and a target, or --translate's decoding.
+int runTranslationCommand(const Arguments& args, const std::string& dir) {
+    const auto out = get(args, "out");
+    const auto text = get(args, "text");
+    const auto idsText = get(args, "ids");
+    const auto targetIds = get(args, "target-ids");
+    const auto targetText = get(args, "target-text");
+    const bool translate = args.count("translate") > 0;
+    if (int(text.has_value()) + int(idsText.has_value()) != 1 || args.count("probe"))
+        fail("an encoder-decoder's source is --ids or --text");
+    if (int(targetIds.has_value()) + int(targetText.has_value()) + int(translate) != 1)
+        fail("give exactly one of --target-ids, --target-text and --translate");
+    for (const char* option : {"roles", "qkv", "sort"})
+        if (args.count(option))
+            fail(std::string("--") + option + " runs decoder-only models, not encoder-decoders");
+    if (!out && !translate) fail("nothing to do: give --out F.npz or --translate");
+    if (args.count("logits") && !out) fail("--logits needs --out F.npz");
+    if (args.count("max-tokens") && !translate) fail("--max-tokens needs --translate");
+    if (args.count("seed") && !translate) fail("--seed needs --translate (or --probe)");
+    const bool sampled = args.count("top-k") || args.count("temperature") || args.count("top-p");
+    if (sampled && !translate) fail("--top-k/--top-p/--temperature need --translate here");
+    model::SamplingOptions sampling;
+    sampling.temperature = sampled ? 1.0 : 0.0; // greedy unless a control is given
+    if (auto v = get(args, "top-k")) sampling.topK = parseAtLeast(*v, "--top-k", 0);
+    if (auto v = get(args, "temperature")) sampling.temperature = parseReal(*v, "--temperature");
+    if (auto v = get(args, "top-p")) sampling.topP = parseReal(*v, "--top-p");
+    if (auto problem = model::validateSampling(sampling)) fail("--" + *problem);
+    const Index maxTokens =
+        args.count("max-tokens") ? std::min<Index>(parseAtLeast(*get(args, "max-tokens"),
+                                                                "--max-tokens", 1),
+                                                   4096)
+                                 : 64;
+    const std::uint64_t seed =
+        args.count("seed")
+            ? static_cast<std::uint64_t>(parseAtLeast(*get(args, "seed"), "--seed", 0))
+            : 0;
+    model::RunOptions options;
+    options.logits = args.count("logits") ? model::LogitRows::All : model::LogitRows::Last;
+    if (auto v = get(args, "ablate")) options.ablatedHeads = parseAblation(*v);
+    if (auto threads = get(args, "threads"))
+        options.threads =
+            static_cast<int>(std::min<Index>(parseAtLeast(*threads, "--threads", 1), 1024));
+
+    const std::optional<model::Tokenizer> tokenizer =
+        folderTokenizer(dir, text ? "--text" : targetText ? "--target-text" : nullptr);
+    auto loaded = model::loadModel(dir);
+    if (!loaded) fail(loaded.error());
+    const model::Model& net = *loaded;
+    const std::int64_t start = *net.config.decoderStartTokenId;
+
+    std::vector<std::int64_t> source = idsText ? parseIds(*idsText) : tokenizer->encode(*text).ids;
+    if (source.empty()) fail("--text: the tokenizer gives no tokens for this text");
+    std::vector<std::int64_t> target{start};
+    if (targetIds) target = parseIds(*targetIds);
+    if (targetText) {
+        // shift_tokens_right of the labels: the start token, then the text's tokens without
+        // the closing </s>.
+        std::vector<std::int64_t> labels = tokenizer->encode(*targetText).ids;
+        if (!labels.empty() && net.config.eosTokenId && labels.back() == *net.config.eosTokenId)
+            labels.pop_back();
+        target.insert(target.end(), labels.begin(), labels.end());
+    }
+    if (auto problem = model::validateRun(net.config, source, {}))
+        fail((idsText ? "--ids: " : "--text: ") + *problem);
+    if (auto problem = model::validateRun(net.config, target, options))
+        fail(std::string(problem->rfind("ablated head", 0) == 0 ? "--ablate: "
+                         : targetIds                            ? "--target-ids: "
+                                                                : "--target-text: ") +
+             *problem);
+
+    nlohmann::json steps = nlohmann::json::array();
+    std::ostringstream table;
+    std::vector<std::int64_t> generated;
+    std::optional<model::ModelRun> run;
+    if (translate) {
+        model::TranslateOptions decoding;
+        decoding.maxTokens = maxTokens;
+        decoding.sampling = sampling;
+        decoding.seed = seed;
+        auto translation = model::translate(net, source, decoding, options);
+        if (!translation) fail(translation.error());
+        generated = translation->generated;
+        table << "step      id  probability  reads  token\n";
+        for (std::size_t step = 0; step < translation->steps.size(); ++step) {
+            const model::TranslationStep& s = translation->steps[step];
+            const std::int64_t readId = source[static_cast<std::size_t>(s.reads)];
+            const std::string piece = tokenizer ? tokenizer->displayToken(s.id) : std::to_string(s.id);
+            const std::string read = tokenizer ? tokenizer->displayToken(readId) : std::to_string(readId);
+            steps.push_back({{"step", step}, {"id", s.id}, {"token", piece},
+                             {"probability", s.probability}, {"reads", s.reads},
+                             {"reads_token", read}});
+            char line[64];
+            std::snprintf(line, sizeof line, "%4zu  %6lld  %11s  %5lld  ", step,
+                          static_cast<long long>(s.id), fixed(s.probability, 4).c_str(),
+                          static_cast<long long>(s.reads));
+            table << line << quoted(piece) << " <- " << quoted(read) << "\n";
+        }
+        run = std::move(translation->run);
+        const std::string translated =
+            tokenizer ? tokenizer->decode(generated, true) : std::string();
+        table << "translation: " << (tokenizer ? translated : "(no tokenizer.json: ids above)")
+              << "\n";
+        steps = {{"source", source}, {"steps", steps}, {"generated", generated},
+                 {"translation", translated}};
+    } else {
+        auto result = model::runTranslation(net, source, target, options);
+        if (!result) fail(result.error());
+        run = std::move(*result);
+    }
+    if (out)
+        if (auto error = model::writeTranslationNpz(*out, *run, displayTokens(tokenizer, source),
+                                                    displayTokens(tokenizer, run->ids),
+                                                    args.count("logits") > 0))
+            fail(error->message);
+    if (translate)
+        std::cout << (args.count("json") ? steps.dump(-1, ' ', false,
+                                                      nlohmann::json::error_handler_t::replace) +
+                                               "\n"
+                                         : table.str());
+    return 0;
+}
+
 int run(int argc, char** argv) {
     const Arguments args = parseArguments(argc, argv, kOptions, "model", kEmptyAllowed);
     if (args.count("help")) {
@@ -165,6 +328,17 @@ int run(int argc, char** argv) {
         return 0;
     }
     const std::string dir = require(args, "model");
+    if (args.count("target-ids") || args.count("target-text") || args.count("translate")) {
+        auto config = model::readConfig((std::filesystem::path(dir) / "config.json").string());
+        if (config && config->kind != model::ModelKind::EncoderDecoder)
+            fail(std::string("--target-ids/--target-text/--translate: ") + dir + " is a " +
+                 std::string(config->arch().displayName) + " model, not an encoder-decoder");
+        return runTranslationCommand(args, dir);
+    }
+    if (auto config = model::readConfig((std::filesystem::path(dir) / "config.json").string());
+        config && config->kind == model::ModelKind::EncoderDecoder)
+        fail(dir + " is an encoder-decoder (" + std::string(config->arch().displayName) +
+             "): give --target-ids, --target-text or --translate");
     const auto out = get(args, "out");
     const auto text = get(args, "text");
     const auto idsText = get(args, "ids");

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -104,6 +106,101 @@ TEST_F(ModelCommand, WritesTheReferenceAttentionsLogitsAndQkv) {
         EXPECT_EQ(got["ids"].substr(got["ids"].size() - 56),
                   expected["ids"].substr(expected["ids"].size() - 56));
     }
+}
+
+/// The int64 values of an .npz member, as "a,b,c".
+std::string idList(const std::string& bytes) {
+    auto header = parseNpyHeader(bytes, "ids");
+    EXPECT_TRUE(header.ok() && header->descr == "<i8");
+    if (!header.ok()) return "";
+    std::string list;
+    for (Index i = 0; i < header->count; ++i) {
+        std::int64_t id = 0;
+        std::memcpy(&id, bytes.data() + header->dataOffset + 8 * i, 8);
+        list += (i ? "," : "") + std::to_string(id);
+    }
+    return list;
+}
+
+TEST_F(ModelCommand, TranslationModelsWriteTransformersThreeAttentions) {
+    // Checkpoints saved by transformers 5.17 with what it computed (fixtures/hf/README.md).
+    for (const std::string name : {"hf/bart", "hf/marian", "hf/t5"}) {
+        auto reference = members(fixture(name) + "/reference.npz");
+        const std::string out = file("translation.npz");
+        const RunResult run =
+            model({"--model", fixture(name), "--ids", idList(reference["ids"]), "--target-ids",
+                   idList(reference["decoder_ids"]), "--out", out, "--logits"});
+        ASSERT_EQ(run.status, 0) << run.err;
+        auto got = members(out);
+        for (const std::string key :
+             {"encoder_attentions", "decoder_attentions", "cross_attentions", "logits"}) {
+            ASSERT_TRUE(got.count(key)) << name << " lacks " << key;
+            EXPECT_LT(maxDifference(floats(got[key], key), floats(reference[key], key)), 1e-4)
+                << name << " " << key;
+        }
+        EXPECT_EQ(idList(got["ids"]), idList(reference["ids"]));
+        EXPECT_EQ(idList(got["decoder_ids"]), idList(reference["decoder_ids"]));
+
+        // Each attention opens as a dump; cross-attention's queries are the target's tokens.
+        auto cross = loadAttentionDump(out);
+        ASSERT_TRUE(cross.ok()) << cross.error();
+        EXPECT_EQ(cross->kind, "cross");
+        const auto targetLength = static_cast<Index>(floats(got["logits"], "logits").shape[0]);
+        EXPECT_EQ(cross->sq, targetLength);
+        EXPECT_EQ(cross->queryTokens(0).size(), static_cast<std::size_t>(targetLength));
+        EXPECT_EQ(cross->keyTokens(0).size(), static_cast<std::size_t>(cross->sk));
+        auto encoder = loadAttentionDump(out, "", "encoder");
+        ASSERT_TRUE(encoder.ok());
+        EXPECT_EQ(encoder->sq, cross->sk);
+        EXPECT_FALSE(loadAttentionDump(out, "", "sideways").ok());
+    }
+}
+
+TEST_F(ModelCommand, TranslateDecodesTheArgmaxOfEachStep) {
+    const RunResult decoded = model({"--model", fixture("hf/bart"), "--ids", "5,17,33,8,2",
+                                     "--translate", "--max-tokens", "6", "--json"});
+    ASSERT_EQ(decoded.status, 0) << decoded.err;
+    const auto report = nlohmann::json::parse(decoded.out);
+    const auto generated = report.at("generated").get<std::vector<std::int64_t>>();
+    ASSERT_FALSE(generated.empty());
+    EXPECT_EQ(report.at("steps").size(), generated.size());
+    // A full run on start + the tokens before the last gives the same argmax in every row.
+    std::string target = "2"; // BART's decoder_start_token_id
+    for (std::size_t i = 0; i + 1 < generated.size(); ++i)
+        target += "," + std::to_string(generated[i]);
+    const std::string out = file("decoded.npz");
+    ASSERT_EQ(model({"--model", fixture("hf/bart"), "--ids", "5,17,33,8,2", "--target-ids", target,
+                     "--out", out, "--logits"})
+                  .status,
+              0);
+    const NpyArray logits = floats(members(out)["logits"], "logits");
+    ASSERT_EQ(logits.shape[0], static_cast<Index>(generated.size()));
+    for (Index row = 0; row < logits.shape[0]; ++row) {
+        const auto begin = logits.data.begin() + row * logits.shape[1];
+        const auto best = std::max_element(begin, begin + logits.shape[1]) - begin;
+        EXPECT_EQ(best, generated[static_cast<std::size_t>(row)]) << "row " << row;
+    }
+}
+
+TEST_F(ModelCommand, TranslationRefusesBadInputWithoutWriting) {
+    const std::string out = file("t.npz");
+    expectRejected({"--model", fixture("hf/marian"), "--ids", "5,6", "--out", out},
+                   "encoder-decoder", "--target-ids");
+    expectRejected({"--model", fixture("hf/marian"), "--ids", "5,6", "--target-ids", "255,300",
+                    "--out", out},
+                   "--target-ids", "outside the vocabulary");
+    expectRejected({"--model", fixture("hf/llama_gqa"), "--ids", "5,6", "--translate"},
+                   "--translate", "not an encoder-decoder");
+    expectRejected({"--model", fixture("hf/t5"), "--ids", "5,6", "--target-ids", "0", "--roles"},
+                   "--roles");
+    const std::string noStart = copyFixture("hf/marian");
+    std::string config = test::readWholeFile(noStart + "/config.json");
+    const std::string key = "\"decoder_start_token_id\": 255,";
+    ASSERT_NE(config.find(key), std::string::npos);
+    config.erase(config.find(key), key.size());
+    std::ofstream(noStart + "/config.json", std::ios::trunc) << config;
+    expectRejected({"--model", noStart, "--ids", "5,6", "--translate"}, "config.json",
+                   "decoder_start_token_id");
 }
 
 TEST_F(ModelCommand, OutputIsAnAttentionDumpWithTokens) {

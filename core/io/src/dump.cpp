@@ -170,6 +170,7 @@ std::vector<std::string> AttentionDump::keyTokens(Index b) const {
 }
 
 std::vector<std::string> AttentionDump::queryTokens(Index b) const {
+    if (static_cast<Index>(queryTokenList.size()) == sq) return queryTokenList;
     std::vector<std::string> keys = keyTokens(b);
     if (sq >= sk) {
         keys.resize(static_cast<std::size_t>(sq));
@@ -279,7 +280,8 @@ std::string checkDistributions(const AttentionDump& dump, double tolerance) {
     return out.str();
 }
 
-Result<AttentionDump> loadAttentionDump(const std::string& path, const std::string& tokensPath) {
+Result<AttentionDump> loadAttentionDump(const std::string& path, const std::string& tokensPath,
+                                        const std::string& kind) {
     auto prefix = filePrefix(path, 6);
     if (!prefix) return Error{prefix.error()};
     AttentionDump dump;
@@ -287,13 +289,39 @@ Result<AttentionDump> loadAttentionDump(const std::string& path, const std::stri
     NpyArray array;
     std::string label = path;
     std::optional<std::string> tokensMember;
-    if (prefix->compare(0, 2, "PK") == 0 || lowerExtension(path) == "npz") {
+    std::optional<std::string> queryTokensMember;
+    const bool npz = prefix->compare(0, 2, "PK") == 0 || lowerExtension(path) == "npz";
+    if (!kind.empty() && std::find_if(std::begin(kTranslationAttentions),
+                                      std::end(kTranslationAttentions), [&](const char* k) {
+                                          return kind == k;
+                                      }) == std::end(kTranslationAttentions))
+        return Error{"attention '" + kind + "': give encoder, decoder or cross"};
+    if (npz) {
         auto members = readNpzMembers(path);
         if (!members) return Error{members.error()};
-        tokensMember = takeTokensMember(*members);
         std::string key;
+        if (members->count("cross_attentions")) {
+            // A translation run: the attention asked for, and its tokens.
+            dump.kind = kind.empty() ? "cross" : kind;
+            key = dump.kind + "_attentions";
+            if (!members->count(key)) return Error{path + ": no '" + key + "' in the archive"};
+            auto take = [&](const char* name) -> std::optional<std::string> {
+                auto it = members->find(name);
+                if (it == members->end()) return std::nullopt;
+                return std::move(it->second);
+            };
+            std::optional<std::string> source = take("tokens");
+            std::optional<std::string> target = take("decoder_tokens");
+            tokensMember = dump.kind == "decoder" ? target : source;
+            if (dump.kind == "cross") queryTokensMember = target;
+        } else {
+            if (!kind.empty())
+                return Error{path + ": has one attention, not a translation run's " + kind +
+                             " attention"};
+            tokensMember = takeTokensMember(*members);
+        }
         for (const char* name : {"attentions", "attention"})
-            if (members->count(name)) {
+            if (key.empty() && members->count(name)) {
                 key = name;
                 break;
             }
@@ -364,6 +392,16 @@ Result<AttentionDump> loadAttentionDump(const std::string& path, const std::stri
         const std::string tokensLabel = tokensPath.empty() ? path + "[tokens]" : tokensPath;
         if (auto bad = attachTokens(tokensLabel, **tokens, dump.batch, dump.sk, dump.tokens))
             return Error{bad->message};
+    }
+    if (queryTokensMember) {
+        auto queries = readTokens(path, queryTokensMember, "", kMaxTokenCount);
+        if (!queries) return Error{queries.error()};
+        if (*queries) {
+            std::vector<std::string> list;
+            if (auto bad = attachTokens(path + "[decoder_tokens]", **queries, 1, dump.sq, list))
+                return Error{bad->message};
+            dump.queryTokenList = std::move(list);
+        }
     }
     // bfloat16 keeps 8 significant bits: its rounding alone can move a row sum by 2^-8.
     const double tolerance = dump.dtype == DType::BFloat16 ? std::ldexp(1.0, -8) : 1e-3;
@@ -453,6 +491,7 @@ Experiment dumpExperiment(const AttentionDump& dump, Index b, Index l) {
     // The dump is its own source: no Session is invented for it.
     ex.source.kind = ExperimentSource::Kind::AttentionDump;
     ex.source.name = baseName(dump.source);
+    ex.source.attention = dump.kind;
     ex.source.layer = l;
     ex.source.batch = dump.batch > 1 ? b : -1;
     ex.variant = Variant::Softmax; // the model's own weights, shown as they are

@@ -43,6 +43,8 @@ Index defaultKvPrefill(const Session& session) {
 std::string ExperimentSource::describe() const {
     if (kind == Kind::Session) return name.empty() ? std::string("session") : name;
     std::string text = name;
+    if (attention == "cross") text += ", cross-attention";
+    if (attention == "encoder" || attention == "decoder") text += ", " + attention + " self-attention";
     if (layer >= 0) text += ", layer " + std::to_string(layer);
     if (batch >= 0) text += ", batch " + std::to_string(batch);
     if (head >= 0) text += ", head " + std::to_string(head);

@@ -17,6 +17,15 @@ std::string floatMember(const std::vector<Tensor4>& layers) {
     return encodeNpy(array, DType::Float32);
 }
 
+std::string logitsMember(const ModelRun& run) {
+    ATTN_CHECK(run.logits.rows() == static_cast<Index>(run.ids.size()),
+               "run npz: logits were not computed for every row");
+    NpyArray logits;
+    logits.shape = {run.logits.rows(), run.logits.cols()};
+    logits.data.assign(run.logits.data(), run.logits.data() + run.logits.size());
+    return encodeNpy(logits, DType::Float32);
+}
+
 } // namespace
 
 std::map<std::string, std::string> runNpzMembers(const ModelRun& run,
@@ -29,14 +38,7 @@ std::map<std::string, std::string> runNpzMembers(const ModelRun& run,
     members["attentions"] = floatMember(run.attentions);
     members["ids"] = encodeNpyInt64({static_cast<Index>(run.ids.size())}, run.ids);
     members["tokens"] = encodeNpyUnicode(tokens);
-    if (contents.logits) {
-        ATTN_CHECK(run.logits.rows() == static_cast<Index>(run.ids.size()),
-                   "runNpzMembers: logits were not computed for every row");
-        NpyArray logits;
-        logits.shape = {run.logits.rows(), run.logits.cols()};
-        logits.data.assign(run.logits.data(), run.logits.data() + run.logits.size());
-        members["logits"] = encodeNpy(logits, DType::Float32);
-    }
+    if (contents.logits) members["logits"] = logitsMember(run);
     if (contents.qkv) {
         ATTN_CHECK(run.q.size() == run.attentions.size(), "runNpzMembers: q was not recorded");
         members["q"] = floatMember(run.q);
@@ -49,6 +51,32 @@ std::map<std::string, std::string> runNpzMembers(const ModelRun& run,
 Status writeRunNpz(const std::string& path, const ModelRun& run,
                    const std::vector<std::string>& tokens, const RunNpzContents& contents) {
     return writeNpzMembers(path, runNpzMembers(run, tokens, contents));
+}
+
+std::map<std::string, std::string> translationNpzMembers(const ModelRun& run,
+                                                         const std::vector<std::string>& sourceTokens,
+                                                         const std::vector<std::string>& targetTokens,
+                                                         bool logits) {
+    ATTN_CHECK(!run.encoderAttentions.empty() && !run.crossAttentions.empty(),
+               "translationNpzMembers: not a translation run");
+    ATTN_CHECK(sourceTokens.size() == run.sourceIds.size() && targetTokens.size() == run.ids.size(),
+               "translationNpzMembers: the tokens do not match the ids");
+    std::map<std::string, std::string> members;
+    members["encoder_attentions"] = floatMember(run.encoderAttentions);
+    members["decoder_attentions"] = floatMember(run.attentions);
+    members["cross_attentions"] = floatMember(run.crossAttentions);
+    members["ids"] = encodeNpyInt64({static_cast<Index>(run.sourceIds.size())}, run.sourceIds);
+    members["decoder_ids"] = encodeNpyInt64({static_cast<Index>(run.ids.size())}, run.ids);
+    members["tokens"] = encodeNpyUnicode(sourceTokens);
+    members["decoder_tokens"] = encodeNpyUnicode(targetTokens);
+    if (logits) members["logits"] = logitsMember(run);
+    return members;
+}
+
+Status writeTranslationNpz(const std::string& path, const ModelRun& run,
+                           const std::vector<std::string>& sourceTokens,
+                           const std::vector<std::string>& targetTokens, bool logits) {
+    return writeNpzMembers(path, translationNpzMembers(run, sourceTokens, targetTokens, logits));
 }
 
 } // namespace attnlab::model

@@ -30,6 +30,11 @@ struct AttentionDump {
     AlignedVector<float> weights;      ///< [B, L, H, Sq, Sk]
     std::vector<std::string> tokens;   ///< Sk tokens, or B * Sk when given per batch entry
     std::vector<std::string> warnings; ///< rows that are not distributions, etc.
+    /// Which attention of a translation run this is: "encoder", "decoder" or "cross" (queries
+    /// from the target, keys from the source); empty for a model's one attention.
+    std::string kind;
+    /// The Sq query tokens when they are not the keys' (cross-attention: the target's).
+    std::vector<std::string> queryTokenList;
 
     Index headStride() const { return sq * sk; }
     /// The [Sq, Sk] weights of batch b, layer l, head h, viewed in place.
@@ -54,8 +59,18 @@ struct AttentionDump {
 /// Rows that are not distributions (negative, or sums off by more than 1e-3, or the dtype's
 /// rounding for bfloat16) give a warning with the count and the worst row, never an error.
 /// `tokensPath` (.json list or .txt one per line), when given, replaces tokens in the npz.
+///
+/// A translation run (`attnlab model` on an encoder-decoder) holds three attentions:
+/// `encoder_attentions` [L, H, Ss, Ss], `decoder_attentions` [L, H, St, St] and
+/// `cross_attentions` [L, H, St, Ss], with `tokens` (source) and `decoder_tokens` (target).
+/// `kind` picks one ("encoder", "decoder", "cross"; empty: cross); the dump's tokens follow
+/// (cross: source keys, target queries). A kind asked of another file is an error.
 Result<AttentionDump> loadAttentionDump(const std::string& path,
-                                        const std::string& tokensPath = {});
+                                        const std::string& tokensPath = {},
+                                        const std::string& kind = {});
+
+/// The attentions a translation run holds, in the order they are offered.
+inline constexpr const char* kTranslationAttentions[] = {"cross", "encoder", "decoder"};
 
 /// Tokens from a .json list of strings (numbers are written as text) or a text file with one
 /// token per line (a final newline does not add a token; "\r\n" is accepted). A file over

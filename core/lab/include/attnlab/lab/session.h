@@ -98,8 +98,12 @@ struct ExperimentSource {
     Index layer = -1; ///< dumps and models: the layer shown (-1 for a session)
     Index batch = -1; ///< dumps: the batch entry when the file holds several (-1 otherwise)
     Index head = -1;  ///< a source of a single head (-1: every head of the layer)
+    /// Which attention of a translation model: "cross", "encoder" or "decoder" (empty: the
+    /// model's one attention).
+    std::string attention;
 
-    /// "session", "gpt2.npz, layer 5", "gpt2.npz, layer 5, batch 1".
+    /// "session", "gpt2.npz, layer 5", "gpt2.npz, layer 5, batch 1",
+    /// "opus.npz, cross-attention, layer 1".
     std::string describe() const;
     bool isSession() const { return kind == Kind::Session; }
 };

@@ -27,4 +27,17 @@ std::map<std::string, std::string> runNpzMembers(const ModelRun& run,
 Status writeRunNpz(const std::string& path, const ModelRun& run,
                    const std::vector<std::string>& tokens, const RunNpzContents& contents);
 
+/// A translation run (runTranslation) as an .npz: `encoder_attentions` [L, H, Ss, Ss],
+/// `decoder_attentions` [L, H, St, St], `cross_attentions` [L, H, St, Ss], `ids` int64 [Ss]
+/// (the source), `decoder_ids` int64 [St] (the decoder's input), `tokens` [Ss] and
+/// `decoder_tokens` [St]; with `logits`, logits float32 [St, V]. loadAttentionDump reads each
+/// of the three attentions.
+std::map<std::string, std::string> translationNpzMembers(const ModelRun& run,
+                                                         const std::vector<std::string>& sourceTokens,
+                                                         const std::vector<std::string>& targetTokens,
+                                                         bool logits);
+Status writeTranslationNpz(const std::string& path, const ModelRun& run,
+                           const std::vector<std::string>& sourceTokens,
+                           const std::vector<std::string>& targetTokens, bool logits);
+
 } // namespace attnlab::model
