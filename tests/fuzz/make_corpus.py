@@ -177,7 +177,13 @@ write("config", "qwen3.json", json.dumps(
 write("config", "mistral.json", json.dumps(
     {"model_type": "mistral", "hidden_size": 8, "num_attention_heads": 2, "num_key_value_heads": 1,
      "num_hidden_layers": 1, "intermediate_size": 16, "vocab_size": 20, "sliding_window": 3}))
-write("config", "unknown.json", '{"model_type": "bert", "hidden_size": 8}')
+write("config", "unknown.json", '{"model_type": "albert", "hidden_size": 8}')
+# configs as transformers 5 writes them, every family's keys (tests/model/fixtures/hf)
+HF = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "model", "fixtures", "hf")
+for name in sorted(os.listdir(HF)):
+    if os.path.exists(os.path.join(HF, name, "config.json")):
+        with open(os.path.join(HF, name, "config.json")) as f:
+            write("config", "hf_" + name + ".json", f.read())
 
 # tokenizer: tokenizer.json (tiny BPE vocabularies with the stages real files use)
 def tokenizer(pieces, merges, **stages):
