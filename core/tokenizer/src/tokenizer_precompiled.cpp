@@ -167,6 +167,94 @@ std::string PrecompiledCharsmap::normalize(std::string_view text) const {
     return out;
 }
 
+void checkCharsmapForDarts(std::string_view blob, std::size_t maxMatches) {
+    // A real charsmap has tens of thousands of units; past this the check itself would cost.
+    constexpr std::size_t kMaxUnits = std::size_t{1} << 22;
+    if (blob.size() <= 4)
+        throw std::invalid_argument("is " + std::to_string(blob.size()) +
+                                    " bytes, too short for a trie");
+    const uint32_t trieBytes = readLittleEndian(blob, 0);
+    if (trieBytes > blob.size() - 4)
+        throw std::invalid_argument("says its trie is " + std::to_string(trieBytes) +
+                                    " bytes, but only " + std::to_string(blob.size() - 4) +
+                                    " bytes follow");
+    const std::size_t unitCount = trieBytes / 4;
+    if (unitCount == 0) throw std::invalid_argument("its trie is empty");
+    if (unitCount > kMaxUnits)
+        throw std::invalid_argument("its trie of " + std::to_string(unitCount) +
+                                    " units is too large for a charsmap");
+    std::vector<uint32_t> units(unitCount);
+    for (std::size_t i = 0; i < unitCount; ++i)
+        units[i] = readLittleEndian(blob, 4 + 4 * i);
+    const std::size_t stringBytes = blob.size() - 4 - trieBytes;
+    const auto badTrie = [](const std::string& what) {
+        throw std::invalid_argument("its trie is corrupt: " + what);
+    };
+
+    // Depth-first over the nodes a walk can reach (a node is the base its children are XORed
+    // with): every one of its 256 cells must be readable, and the most matches on a walk from
+    // each node is remembered once the node is done. Meeting a node still on the path is a
+    // cycle, which a text repeating it could walk round for ever.
+    enum : uint8_t { kUnseen, kOnPath, kDone };
+    std::vector<uint8_t> state(unitCount, kUnseen);
+    std::vector<std::size_t> matchesFrom(unitCount, 0);
+    struct Frame {
+        std::size_t node;
+        uint32_t nextLabel = 0;
+        std::size_t best = 0;     ///< most matches on a walk from here, over the labels done
+        std::size_t edgeLeaf = 0; ///< whether the edge to the child being walked is a match
+    };
+    std::vector<Frame> path;
+    const auto requireInside = [&](std::size_t node, const std::string& from) {
+        if ((node | 0xFF) >= unitCount)
+            badTrie(from + " leads to cells " + std::to_string(node & ~std::size_t{0xFF}) + "..." +
+                    std::to_string(node | 0xFF) + ", past its " + std::to_string(unitCount) +
+                    " units");
+    };
+    const std::size_t root = unitOffset(units[0]);
+    requireInside(root, "the root");
+    state[root] = kOnPath;
+    path.push_back(Frame{root});
+    while (!path.empty()) {
+        Frame& frame = path.back();
+        if (frame.nextLabel == 256) {
+            const std::size_t done = frame.best;
+            matchesFrom[frame.node] = done;
+            state[frame.node] = kDone;
+            path.pop_back();
+            if (!path.empty())
+                path.back().best = std::max(path.back().best, path.back().edgeLeaf + done);
+            continue;
+        }
+        const uint32_t label = frame.nextLabel++;
+        const std::size_t at = frame.node ^ label;
+        const uint32_t unit = units[at];
+        if (unitLabel(unit) != label) continue;
+        const std::size_t child = at ^ unitOffset(unit);
+        const std::size_t edgeLeaf = hasLeaf(unit) ? 1 : 0;
+        // An empty cell under label 0: a NUL byte leaves the walk where it was, harmlessly.
+        if (child == frame.node && edgeLeaf == 0) continue;
+        const std::string unitName = "unit " + std::to_string(at);
+        requireInside(child, unitName);
+        if (edgeLeaf != 0 && leafValue(units[child]) > stringBytes)
+            badTrie("unit " + std::to_string(child) + " names string offset " +
+                    std::to_string(leafValue(units[child])) + ", past the " +
+                    std::to_string(stringBytes) + " bytes of strings");
+        if (state[child] == kOnPath) badTrie(unitName + " closes a cycle");
+        if (state[child] == kDone) {
+            frame.best = std::max(frame.best, edgeLeaf + matchesFrom[child]);
+            continue;
+        }
+        frame.edgeLeaf = edgeLeaf;
+        state[child] = kOnPath;
+        path.push_back(Frame{child}); // invalidates `frame`
+    }
+    if (matchesFrom[root] > maxMatches)
+        badTrie("a text can match " + std::to_string(matchesFrom[root]) +
+                " of its keys at one place, more than the " + std::to_string(maxMatches) +
+                " SentencePiece makes room for");
+}
+
 void graphemeClusterEnds(std::string_view text, std::vector<std::size_t>& ends) {
     ends.clear();
     int previous = -1;                 // the break class of the character before, -1 at the start

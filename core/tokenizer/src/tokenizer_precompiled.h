@@ -40,6 +40,16 @@ private:
     std::string m_strings;
 };
 
+/// Checks a charsmap blob for SentencePiece's own normalizer (libsentencepiece's normalizer.cc),
+/// which splits it as <u32 trie bytes><trie><strings> and walks the trie with darts-clone's
+/// commonPrefixSearch over every byte of the text (NUL included) with no bounds checks,
+/// writing its matches to a fixed array of `maxMatches`. Passes when, for every text, each unit
+/// such a walk reads lies inside the trie, each replacement offset inside the strings, and no
+/// walk meets more than `maxMatches` prefixes (so the trie has no cycle through a match).
+/// Real charsmaps pass (darts-clone lays its units out in whole blocks of 256). Throws
+/// std::invalid_argument saying what is wrong.
+void checkCharsmapForDarts(std::string_view blob, std::size_t maxMatches);
+
 /// The extended grapheme clusters of valid UTF-8 `text` (Unicode's UAX #29 rules GB3-GB13,
 /// with ICU's character properties), as the end offset of each cluster, in order.
 void graphemeClusterEnds(std::string_view text, std::vector<std::size_t>& ends);
