@@ -1,5 +1,7 @@
 // tokenizer.json: added tokens -> normalizer -> pre-tokenizer -> model -> post-processor, after
 // Hugging Face tokenizers (tokenizer/mod.rs encode_single_sequence, added_vocabulary.rs).
+// SentencePiece .model files and Marian folders fill the same parts (tokenizer_parts.h) with a
+// model and decoder that run libsentencepiece (tokenizer_sentencepiece.cpp).
 
 #include "attnlab/tokenizer/tokenizer.h"
 
@@ -14,7 +16,9 @@
 #include "attnlab/base/check.h"
 #include "attnlab/io/json_read.h"
 #include "tokenizer_model.h"
+#include "tokenizer_parts.h"
 #include "tokenizer_pipeline.h"
+#include "tokenizer_sentencepiece.h"
 #include "tokenizer_text.h"
 
 namespace attnlab::model {
@@ -26,12 +30,6 @@ namespace {
 /// tokenizer.json files are tens of megabytes; a gigabyte is not a tokenizer.
 constexpr std::uintmax_t kMaxFileBytes = std::uintmax_t{1} << 30;
 constexpr int64_t kMaxId = kMaxTokenId;
-
-struct AddedToken {
-    std::string content;
-    int32_t id = 0;
-    bool singleWord = false, lstrip = false, rstrip = false, normalized = false, special = false;
-};
 
 /// A run of text on its way through the pipeline, or an added token found in it.
 struct Segment {
@@ -142,6 +140,10 @@ private:
     std::array<std::vector<int32_t>, 256> m_byFirstByte;
 };
 
+} // namespace
+
+namespace detail {
+
 std::string readWholeFile(const std::filesystem::path& path, const std::string& name) {
     std::error_code error;
     if (!std::filesystem::is_regular_file(path, error))
@@ -161,14 +163,13 @@ std::string readWholeFile(const std::filesystem::path& path, const std::string& 
     return content;
 }
 
-/// The core's one JSON reader (attnlab/io/json_read.h); its message names the file.
+// The core's one JSON reader (attnlab/io/json_read.h); its message names the file.
 Json parseJsonFile(std::string_view text, const std::string& name) {
     Result<Json> parsed = attnlab::detail::parseJson(text);
     if (!parsed) throw FormatError(name + ": " + parsed.error());
     return std::move(*parsed);
 }
 
-/// tokenizer_config.json's bos_token / eos_token: a string, {"content": ...}, or null.
 std::optional<std::string> configToken(const Json& config, const char* key) {
     const auto it = config.find(key);
     if (it == config.end() || it->is_null()) return std::nullopt;
@@ -177,7 +178,7 @@ std::optional<std::string> configToken(const Json& config, const char* key) {
     formatError(key, "must be a string, an object with content, or null");
 }
 
-} // namespace
+} // namespace detail
 
 struct Tokenizer::Impl {
     std::string source;
@@ -240,19 +241,177 @@ std::string Tokenizer::Impl::displayOf(int32_t id) const {
     return displayUtf8(joined);
 }
 
+namespace {
+
+/// tokenizer.json's stages, each read from its key.
+TokenizerParts readJsonParts(std::string_view jsonText, const std::string& name) {
+    const Json root = parseJsonFile(jsonText, name);
+    if (!root.is_object()) throw FormatError(name + ": must hold a JSON object");
+
+    refuseUnknownKeys(root, "",
+                      {"version", "truncation", "padding", "added_tokens", "normalizer",
+                       "pre_tokenizer", "model", "post_processor", "decoder"});
+    TokenizerParts parts;
+    // The model: BPE, WordPiece, Unigram or WordLevel.
+    parts.model = makeModel(requireMember(root, "", "model"), "model");
+
+    // Added tokens.
+    if (const auto it = root.find("added_tokens"); it != root.end() && !it->is_null()) {
+        if (!it->is_array()) formatError("added_tokens", "must be an array");
+        for (std::size_t i = 0; i < it->size(); ++i) {
+            const Json& entry = (*it)[i];
+            const std::string path = "added_tokens[" + std::to_string(i) + "]";
+            refuseUnknownKeys(
+                entry, path,
+                {"id", "content", "single_word", "lstrip", "rstrip", "normalized", "special"});
+            AddedToken token;
+            token.id = static_cast<int32_t>(
+                requireInteger(requireMember(entry, path, "id"), path + ".id", 0, kMaxId));
+            token.content = requireString(entry, path, "content");
+            if (token.content.empty()) formatError(path + ".content", "is empty");
+            token.singleWord = optionalBool(entry, path, "single_word", false);
+            token.lstrip = optionalBool(entry, path, "lstrip", false);
+            token.rstrip = optionalBool(entry, path, "rstrip", false);
+            token.special = optionalBool(entry, path, "special", false);
+            token.normalized = optionalBool(entry, path, "normalized", !token.special);
+            parts.added.push_back(std::move(token));
+        }
+    }
+
+    // Normalizer, pre-tokenizer, post-processor and decoder.
+    parts.normalizer = makeNormalizer(root.value("normalizer", Json()), "normalizer");
+    parts.preTokenizer = makePreTokenizer(root.value("pre_tokenizer", Json()), "pre_tokenizer");
+    if (const auto processor =
+            makePostProcessor(root.value("post_processor", Json()), "post_processor"))
+        parts.singleTemplate = processor->singleTemplate();
+    parts.decoder = makeDecoder(root.value("decoder", Json()), "decoder");
+    return parts;
+}
+
+/// Indexes `parts` into the tables that encode(), decode() and the lookups share. Throws
+/// FormatError when the ids do not hold together.
+std::shared_ptr<const Tokenizer::Impl> assemble(TokenizerParts parts, const std::string& name) {
+    auto impl = std::make_shared<Tokenizer::Impl>();
+    impl->source = name;
+    int64_t maxId = -1;
+    for (const auto& [piece, id] : parts.model->vocabulary())
+        maxId = std::max<int64_t>(maxId, id);
+    for (const AddedToken& token : parts.added)
+        maxId = std::max<int64_t>(maxId, token.id);
+
+    // Ids index tables: refuse a file whose ids are so sparse that the tables would be mostly
+    // holes (a hostile id of 2^31 must not allocate gigabytes).
+    const auto count = static_cast<int64_t>(parts.model->vocabulary().size() + parts.added.size());
+    if (maxId >= 2 * count + 1024)
+        formatError(parts.vocabularyKey, "the largest id " + std::to_string(maxId) +
+                                             " is far beyond the " + std::to_string(count) +
+                                             " tokens");
+    const auto size = static_cast<std::size_t>(maxId + 1);
+    impl->pieces.assign(size, std::string());
+    impl->known.assign(size, 0);
+    impl->special.assign(size, 0);
+    for (const auto& [piece, id] : parts.model->vocabulary()) {
+        auto& slot = impl->pieces[static_cast<std::size_t>(id)];
+        if (!impl->known[static_cast<std::size_t>(id)] || piece < slot) slot = piece;
+        impl->known[static_cast<std::size_t>(id)] = 1;
+    }
+    for (const int32_t id : parts.specialIds)
+        if (id >= 0 && static_cast<std::size_t>(id) < size)
+            impl->special[static_cast<std::size_t>(id)] = 1;
+
+    // The normalizer also rewrites normalized added tokens.
+    impl->normalizer = std::move(parts.normalizer);
+    impl->preTokenizer = std::move(parts.preTokenizer);
+    impl->added = std::move(parts.added);
+    for (std::size_t i = 0; i < impl->added.size(); ++i) {
+        AddedToken& token = impl->added[i];
+        const auto index = static_cast<int32_t>(i);
+        impl->pieces[static_cast<std::size_t>(token.id)] = token.content;
+        impl->known[static_cast<std::size_t>(token.id)] = 1;
+        impl->special[static_cast<std::size_t>(token.id)] = token.special ? 1 : 0;
+        impl->addedIds[token.content] = token.id;
+        if (token.normalized) {
+            std::string normalizedContent = token.content;
+            if (impl->normalizer) impl->normalizer->normalize(normalizedContent);
+            impl->normalizedMatcher.add(std::move(normalizedContent), index);
+        } else {
+            impl->rawMatcher.add(token.content, index);
+        }
+    }
+    impl->rawMatcher.finish();
+    impl->normalizedMatcher.finish();
+
+    // Post-processor and decoder.
+    impl->singleTemplate = std::move(parts.singleTemplate);
+    for (const TemplateItem& item : impl->singleTemplate)
+        for (const int32_t id : item.ids)
+            if (id < 0 || static_cast<std::size_t>(id) >= size ||
+                !impl->known[static_cast<std::size_t>(id)])
+                formatError("post_processor", "the template's id " + std::to_string(id) +
+                                                  " is not a token of this vocabulary");
+    impl->decoder = std::move(parts.decoder);
+    impl->model = std::move(parts.model);
+
+    // bos/eos as the file names them, else from the template (for tokenizer.json,
+    // tokenizer_config.json, read by fromFile, may override).
+    impl->bos = parts.bos;
+    impl->eos = parts.eos;
+    const auto sequenceAt = std::find_if(impl->singleTemplate.begin(), impl->singleTemplate.end(),
+                                         [](const TemplateItem& item) { return item.isSequence; });
+    if (!impl->bos && sequenceAt != impl->singleTemplate.begin() &&
+        sequenceAt != impl->singleTemplate.end() && !impl->singleTemplate.front().ids.empty())
+        impl->bos = impl->singleTemplate.front().ids.front();
+    if (!impl->eos && sequenceAt != impl->singleTemplate.end() &&
+        sequenceAt + 1 != impl->singleTemplate.end() && !impl->singleTemplate.back().ids.empty())
+        impl->eos = impl->singleTemplate.back().ids.back();
+    return impl;
+}
+
+/// Runs a loader, turning whatever it throws into one line that names the file: a
+/// FormatError's message (with `name` put first unless `messagesNameTheirFile`), running out
+/// of memory, or anything else (libsentencepiece's darts-clone throws on a corrupt model).
+template <typename Load>
+Result<std::shared_ptr<const Tokenizer::Impl>>
+loadGuarded(const std::string& name, bool messagesNameTheirFile, Load&& load) {
+    try {
+        return load();
+    } catch (const FormatError& error) {
+        const std::string message = error.what();
+        if (messagesNameTheirFile || message.rfind(name + ":", 0) == 0) return Error{message};
+        return Error{name + ": " + message};
+    } catch (const std::bad_alloc&) {
+        return Error{name + ": not enough memory to load this tokenizer"};
+    } catch (const std::exception& error) {
+        return Error{name + ": " + error.what()};
+    } catch (...) {
+        return Error{name + ": could not be read (an unknown error)"};
+    }
+}
+
+/// SentencePiece model files go by these extensions: `tokenizer.model` (Llama, T5, ...),
+/// `spiece.model`, Marian's `source.spm` / `target.spm`.
+bool isSentencePieceFileName(const std::filesystem::path& file) {
+    const std::string extension = file.extension().string();
+    return extension == ".model" || extension == ".spm";
+}
+
+} // namespace
+
 Tokenizer::Tokenizer(std::shared_ptr<const Impl> impl) : m_impl(std::move(impl)) {}
 
 Result<Tokenizer> Tokenizer::fromFile(const std::string& path) {
+    const std::filesystem::path file(path);
+    std::error_code error;
+    if (std::filesystem::is_directory(file, error)) return fromFolder(path, TokenizerSide::Source);
+    if (!std::filesystem::exists(file, error)) return Error{path + ": no such file"};
+    if (isSentencePieceFileName(file)) {
+        auto loaded = loadGuarded(path, false, [&] {
+            return assemble(sentencePieceParts(readWholeFile(file, path)), path);
+        });
+        if (!loaded) return Error{loaded.error()};
+        return Tokenizer(std::move(loaded).value());
+    }
     try {
-        std::filesystem::path file(path);
-        std::error_code error;
-        if (std::filesystem::is_directory(file, error)) {
-            file /= "tokenizer.json";
-            if (!std::filesystem::exists(file, error))
-                return Error{path + ": no tokenizer.json in this folder"};
-        } else if (!std::filesystem::exists(file, error)) {
-            return Error{path + ": no such file"};
-        }
         const std::string name = file.string();
         const std::string text = readWholeFile(file, name);
         Result<Tokenizer> loaded = fromJson(text, name);
@@ -275,126 +434,46 @@ Result<Tokenizer> Tokenizer::fromFile(const std::string& path) {
             }
         }
         return loaded;
-    } catch (const FormatError& error) {
-        return Error{error.what()};
+    } catch (const FormatError& problem) {
+        return Error{problem.what()};
     } catch (const std::bad_alloc&) {
         return Error{path + ": not enough memory to load this tokenizer"};
-    } catch (const std::exception& error) {
-        return Error{path + ": " + error.what()};
+    } catch (const std::exception& problem) {
+        return Error{path + ": " + problem.what()};
     }
 }
 
+Result<Tokenizer> Tokenizer::fromFolder(const std::string& dir, TokenizerSide side) {
+    const std::filesystem::path folder(dir);
+    std::error_code error;
+    if (!std::filesystem::is_directory(folder, error))
+        return Error{
+            dir + (std::filesystem::exists(folder, error) ? ": not a folder" : ": no such folder")};
+    // tokenizer.json serves both sides (T5, BART and most encoder-decoders share one).
+    if (std::filesystem::exists(folder / "tokenizer.json", error))
+        return fromFile((folder / "tokenizer.json").string());
+    if (!isMarianFolder(folder))
+        return Error{dir + ": no tokenizer.json in this folder (nor Marian's source.spm, "
+                           "target.spm and vocab.json)"};
+    auto loaded = loadGuarded(dir, true, [&] {
+        return assemble(marianParts(folder, side == TokenizerSide::Target), dir);
+    });
+    if (!loaded) return Error{loaded.error()};
+    return Tokenizer(std::move(loaded).value());
+}
+
+Result<Tokenizer> Tokenizer::fromSentencePiece(std::string_view bytes, const std::string& name) {
+    auto loaded =
+        loadGuarded(name, false, [&] { return assemble(sentencePieceParts(bytes), name); });
+    if (!loaded) return Error{loaded.error()};
+    return Tokenizer(std::move(loaded).value());
+}
+
 Result<Tokenizer> Tokenizer::fromJson(std::string_view jsonText, const std::string& name) {
-    auto impl = std::make_shared<Impl>();
-    impl->source = name;
-    try {
-        const Json root = parseJsonFile(jsonText, name);
-        if (!root.is_object()) throw FormatError(name + ": must hold a JSON object");
-
-        refuseUnknownKeys(root, "",
-                          {"version", "truncation", "padding", "added_tokens", "normalizer",
-                           "pre_tokenizer", "model", "post_processor", "decoder"});
-        // The model: BPE, WordPiece, Unigram or WordLevel.
-        impl->model = makeModel(requireMember(root, "", "model"), "model");
-        int64_t maxId = -1;
-        for (const auto& [piece, id] : impl->model->vocabulary())
-            maxId = std::max<int64_t>(maxId, id);
-
-        // Added tokens.
-        if (const auto it = root.find("added_tokens"); it != root.end() && !it->is_null()) {
-            if (!it->is_array()) formatError("added_tokens", "must be an array");
-            for (std::size_t i = 0; i < it->size(); ++i) {
-                const Json& entry = (*it)[i];
-                const std::string path = "added_tokens[" + std::to_string(i) + "]";
-                refuseUnknownKeys(
-                    entry, path,
-                    {"id", "content", "single_word", "lstrip", "rstrip", "normalized", "special"});
-                AddedToken token;
-                token.id = static_cast<int32_t>(
-                    requireInteger(requireMember(entry, path, "id"), path + ".id", 0, kMaxId));
-                token.content = requireString(entry, path, "content");
-                if (token.content.empty()) formatError(path + ".content", "is empty");
-                token.singleWord = optionalBool(entry, path, "single_word", false);
-                token.lstrip = optionalBool(entry, path, "lstrip", false);
-                token.rstrip = optionalBool(entry, path, "rstrip", false);
-                token.special = optionalBool(entry, path, "special", false);
-                token.normalized = optionalBool(entry, path, "normalized", !token.special);
-                maxId = std::max<int64_t>(maxId, token.id);
-                impl->added.push_back(std::move(token));
-            }
-        }
-
-        // Ids index tables: refuse a file whose ids are so sparse that the tables would be
-        // mostly holes (a hostile id of 2^31 must not allocate gigabytes).
-        const auto count =
-            static_cast<int64_t>(impl->model->vocabulary().size() + impl->added.size());
-        if (maxId >= 2 * count + 1024)
-            formatError("model.vocab", "the largest id " + std::to_string(maxId) +
-                                           " is far beyond the " + std::to_string(count) +
-                                           " tokens");
-        const auto size = static_cast<std::size_t>(maxId + 1);
-        impl->pieces.assign(size, std::string());
-        impl->known.assign(size, 0);
-        impl->special.assign(size, 0);
-        for (const auto& [piece, id] : impl->model->vocabulary()) {
-            auto& slot = impl->pieces[static_cast<std::size_t>(id)];
-            if (!impl->known[static_cast<std::size_t>(id)] || piece < slot) slot = piece;
-            impl->known[static_cast<std::size_t>(id)] = 1;
-        }
-
-        // Normalizer and pre-tokenizer (the normalizer also rewrites normalized added tokens).
-        impl->normalizer = makeNormalizer(root.value("normalizer", Json()), "normalizer");
-        impl->preTokenizer = makePreTokenizer(root.value("pre_tokenizer", Json()), "pre_tokenizer");
-        for (std::size_t i = 0; i < impl->added.size(); ++i) {
-            AddedToken& token = impl->added[i];
-            const auto index = static_cast<int32_t>(i);
-            impl->pieces[static_cast<std::size_t>(token.id)] = token.content;
-            impl->known[static_cast<std::size_t>(token.id)] = 1;
-            impl->special[static_cast<std::size_t>(token.id)] = token.special ? 1 : 0;
-            impl->addedIds[token.content] = token.id;
-            if (token.normalized) {
-                std::string normalizedContent = token.content;
-                if (impl->normalizer) impl->normalizer->normalize(normalizedContent);
-                impl->normalizedMatcher.add(std::move(normalizedContent), index);
-            } else {
-                impl->rawMatcher.add(token.content, index);
-            }
-        }
-        impl->rawMatcher.finish();
-        impl->normalizedMatcher.finish();
-
-        // Post-processor and decoder.
-        if (const auto processor =
-                makePostProcessor(root.value("post_processor", Json()), "post_processor"))
-            impl->singleTemplate = processor->singleTemplate();
-        for (const TemplateItem& item : impl->singleTemplate)
-            for (const int32_t id : item.ids)
-                if (id < 0 || static_cast<std::size_t>(id) >= size ||
-                    !impl->known[static_cast<std::size_t>(id)])
-                    formatError("post_processor", "the template's id " + std::to_string(id) +
-                                                      " is not a token of this vocabulary");
-        impl->decoder = makeDecoder(root.value("decoder", Json()), "decoder");
-
-        // bos/eos from the template (tokenizer_config.json, read by fromFile, may override).
-        const auto sequenceAt =
-            std::find_if(impl->singleTemplate.begin(), impl->singleTemplate.end(),
-                         [](const TemplateItem& item) { return item.isSequence; });
-        if (sequenceAt != impl->singleTemplate.begin() &&
-            sequenceAt != impl->singleTemplate.end() && !impl->singleTemplate.front().ids.empty())
-            impl->bos = impl->singleTemplate.front().ids.front();
-        if (sequenceAt != impl->singleTemplate.end() &&
-            sequenceAt + 1 != impl->singleTemplate.end() &&
-            !impl->singleTemplate.back().ids.empty())
-            impl->eos = impl->singleTemplate.back().ids.back();
-    } catch (const FormatError& error) {
-        const std::string message = error.what();
-        return Error{message.rfind(name + ":", 0) == 0 ? message : name + ": " + message};
-    } catch (const std::bad_alloc&) {
-        return Error{name + ": not enough memory to load this tokenizer"};
-    } catch (const std::exception& error) {
-        return Error{name + ": " + error.what()};
-    }
-    return Tokenizer(std::move(impl));
+    auto loaded =
+        loadGuarded(name, false, [&] { return assemble(readJsonParts(jsonText, name), name); });
+    if (!loaded) return Error{loaded.error()};
+    return Tokenizer(std::move(loaded).value());
 }
 
 Encoding Tokenizer::encode(std::string_view text, bool addSpecialTokens) const {

@@ -70,13 +70,15 @@ int32_t requireUnkToken(const Vocabulary& vocab, const std::string& unk, const s
 }
 
 Vocabulary readVocabularyObject(const Json& config, const std::string& path) {
-    const Json& vocabJson = requireMember(config, path, "vocab");
-    if (!vocabJson.is_object()) formatError(path + ".vocab", "must be an object of token: id");
+    return readVocabulary(requireMember(config, path, "vocab"), path + ".vocab");
+}
+
+Vocabulary readVocabulary(const Json& vocabJson, const std::string& path) {
+    if (!vocabJson.is_object()) formatError(path, "must be an object of token: id");
     Vocabulary vocab;
     vocab.reserve(vocabJson.size());
     for (const auto& [piece, idJson] : vocabJson.items()) {
-        const int64_t id =
-            requireInteger(idJson, path + ".vocab[\"" + piece + "\"]", 0, kMaxTokenId);
+        const int64_t id = requireInteger(idJson, path + "[\"" + piece + "\"]", 0, kMaxTokenId);
         vocab.emplace(piece, static_cast<int32_t>(id));
     }
     return vocab;

@@ -61,6 +61,8 @@ std::unique_ptr<Model> makeUnigramModel(const Json& config, const std::string& p
 
 /// A vocabulary object {"token": id, ...} at `path`.
 Vocabulary readVocabularyObject(const Json& config, const std::string& path);
+/// The vocabulary object itself ({"token": id, ...}, as Marian's vocab.json), named `path`.
+Vocabulary readVocabulary(const Json& vocabJson, const std::string& path);
 
 /// The id of the unk token `unk` (config key `path`), which must be in `vocab`: WordPiece and
 /// WordLevel fail on the first unknown word without it in Hugging Face.
