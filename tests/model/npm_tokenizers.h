@@ -8,6 +8,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -20,6 +21,16 @@ inline std::string slurp(const std::filesystem::path& path) {
     std::ostringstream text;
     text << in.rdbuf();
     return text.str();
+}
+
+/// The 120 texts of the Hugging Face reference fixtures (fixtures/hf_tokenizers/texts.json), for
+/// which hf_tokenizers/ids.json and sentencepiece/ids.json hold the libraries' ids.
+inline const std::vector<std::string>& referenceTexts() {
+    static const std::vector<std::string> texts =
+        nlohmann::json::parse(slurp(std::filesystem::path(ATTNLAB_SOURCE_DIR) / "tests" / "model" /
+                                    "fixtures" / "hf_tokenizers" / "texts.json"))
+            .get<std::vector<std::string>>();
+    return texts;
 }
 
 inline std::filesystem::path npmModules() {

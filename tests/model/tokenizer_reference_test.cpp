@@ -33,12 +33,6 @@ const json& referenceIds() {
     return ids;
 }
 
-const std::vector<std::string>& referenceTexts() {
-    static const std::vector<std::string> texts =
-        json::parse(npm::slurp(referenceDir() / "texts.json")).get<std::vector<std::string>>();
-    return texts;
-}
-
 /// Loads one of the nine, once per test program; throws with the loader's message.
 const Tokenizer& load(const std::string& name) {
     static std::map<std::string, Tokenizer> cache;
@@ -75,7 +69,7 @@ TEST_P(HfReferenceTest, IdsEqualTheLibrary) {
     const Tokenizer* tokenizer = loadOrReport(name);
     ASSERT_NE(tokenizer, nullptr);
     const json& expected = referenceIds().at(name);
-    const std::vector<std::string>& texts = referenceTexts();
+    const std::vector<std::string>& texts = npm::referenceTexts();
     ASSERT_EQ(texts.size(), 120u);
     ASSERT_EQ(expected.size(), texts.size());
     int exact = 0, wrong = 0;
@@ -107,7 +101,7 @@ TEST_P(HfReferenceTest, DisplayAndDecodeReadAsText) {
     const std::string name = GetParam();
     const Tokenizer* tokenizer = loadOrReport(name);
     ASSERT_NE(tokenizer, nullptr);
-    for (const std::string& text : referenceTexts()) {
+    for (const std::string& text : npm::referenceTexts()) {
         const Encoding encoding = tokenizer->encode(text, false);
         ASSERT_EQ(encoding.display.size(), encoding.ids.size());
         for (std::size_t i = 0; i < encoding.ids.size(); ++i) {
