@@ -1,7 +1,8 @@
-// `attnlab tokenize`: the tokens of one or more texts under a Hugging Face tokenizer.json, one
-// JSON object per text and per line. The ids are those of Hugging Face
-// `tokenizer.encode(text)` (special tokens added unless --no-special); "tokens" are the tokens
-// as people read them (byte-level markers undone: "Ġcat" -> " cat"), "pieces" the raw
+// `attnlab tokenize`: the tokens of one or more texts under a Hugging Face tokenizer.json, a
+// SentencePiece .model file or a Marian folder, one JSON object per text and per line. The ids
+// are those of Hugging Face `tokenizer.encode(text)` (special tokens added unless
+// --no-special), SentencePieceProcessor.encode(text) or MarianTokenizer; "tokens" are the
+// tokens as people read them (byte-level markers undone: "Ġcat" -> " cat"), "pieces" the raw
 // vocabulary strings. Bad input: one line on stderr, exit status 2, nothing on stdout.
 
 #include <iostream>
@@ -22,18 +23,23 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: attnlab tokenize --tokenizer FILE|DIR --text \"...\" [--text \"...\" ...] "
-    "[--no-special]\n"
+    "[--no-special] [--target]\n"
     "\n"
     "Prints one JSON object per --text, one per line, in the order given:\n"
     "  {\"ids\": [...], \"tokens\": [...], \"pieces\": [...]}\n"
-    "ids are Hugging Face tokenizer.encode(text); tokens are the tokens as read (\"Ġcat\" shows\n"
-    "as \" cat\", \"<0x0A>\" as a newline; a byte that is only part of a character shows as\n"
+    "ids are Hugging Face tokenizer.encode(text) (SentencePieceProcessor.encode(text) for a\n"
+    ".model file); tokens are the tokens as read (\"Ġcat\" shows as \" cat\", \"▁cat\" as\n"
+    "\" cat\", \"<0x0A>\" as a newline; a byte that is only part of a character shows as\n"
     "\"<0xE6>\"); pieces are the raw vocabulary strings.\n"
     "\n"
-    "  --tokenizer FILE|DIR   tokenizer.json, or a folder holding it (a model folder)\n"
+    "  --tokenizer FILE|DIR   tokenizer.json, a SentencePiece model (.model, .spm), or a model\n"
+    "                         folder holding tokenizer.json or Marian's source.spm,\n"
+    "                         target.spm and vocab.json\n"
     "  --text TEXT            a text to tokenize; repeat for more (may be empty)\n"
-    "  --no-special           do not add the template's special tokens (e.g. Llama 2's <s>);\n"
-    "                         special tokens written in the text are still recognized\n"
+    "  --no-special           do not add the template's special tokens (e.g. Llama 2's <s>,\n"
+    "                         Marian's </s>); special tokens written in the text are still\n"
+    "                         recognized. A .model file adds none either way\n"
+    "  --target               a Marian folder's target side (target.spm) instead of its source\n"
     "  --help                 show this text\n"
     "\n"
     "Bad input exits with status 2 and one line on stderr.\n";
@@ -41,6 +47,7 @@ constexpr const char* kUsage =
 constexpr OptionSpec kOptions[] = {
     {"tokenizer", true},
     {"no-special", false},
+    {"target", false},
     {"help", false},
 };
 
@@ -80,7 +87,9 @@ int run(int argc, char** argv) {
     if (texts.empty()) fail("missing required option --text");
     const bool addSpecial = args.count("no-special") == 0;
 
-    const Result<model::Tokenizer> tokenizer = model::Tokenizer::fromFile(path);
+    const Result<model::Tokenizer> tokenizer =
+        args.count("target") ? model::Tokenizer::fromFolder(path, model::TokenizerSide::Target)
+                             : model::Tokenizer::fromFile(path);
     if (!tokenizer) fail(tokenizer.error());
 
     std::string output;

@@ -129,6 +129,115 @@ TEST_F(TokenizeCliTest, BadInputExitsTwoWithOneLine) {
                    "cut.json: not valid JSON");
 }
 
+// A SentencePiece .model file (tests/model/fixtures/sentencepiece/, made by the sentencepiece
+// library): the ids are the library's own, with --no-special or without (it adds no BOS/EOS).
+TEST_F(TokenizeCliTest, SentencePieceModelFile) {
+    const fs::path fixtures = fs::path(ATTNLAB_SOURCE_DIR) / "tests" / "model" / "fixtures";
+    std::ifstream textsFile(fixtures / "hf_tokenizers" / "texts.json");
+    std::ifstream idsFile(fixtures / "sentencepiece" / "ids.json");
+    const auto texts = json::parse(textsFile).get<std::vector<std::string>>();
+    const json ids = json::parse(idsFile);
+    for (const std::string kind : {"unigram", "bpe"}) {
+        const std::string model = (fixtures / "sentencepiece" / (kind + ".model")).string();
+        for (const bool noSpecial : {false, true}) {
+            std::vector<std::string> args = {"--tokenizer", model};
+            if (noSpecial) args.push_back("--no-special");
+            for (std::size_t i = 0; i < texts.size(); i += 7) {
+                args.push_back("--text");
+                args.push_back(texts[i]);
+            }
+            const RunResult result = run(args);
+            ASSERT_EQ(result.status, 0) << result.err;
+            EXPECT_TRUE(result.err.empty()) << result.err;
+            const std::vector<json> out = lines(result.out);
+            ASSERT_EQ(out.size(), (texts.size() + 6) / 7);
+            for (std::size_t k = 0; k < out.size(); ++k)
+                EXPECT_EQ(out[k]["ids"], ids[kind][std::to_string(k * 7)])
+                    << kind << " text " << k * 7;
+        }
+    }
+    const RunResult hello = run(
+        {"--tokenizer", (fixtures / "sentencepiece" / "unigram.model").string(), "--text", "a b"});
+    ASSERT_EQ(hello.status, 0) << hello.err;
+    const json line = lines(hello.out).at(0);
+    ASSERT_EQ(line["pieces"].size(), line["tokens"].size());
+    for (std::size_t i = 0; i < line["pieces"].size(); ++i) // "▁a" reads " a"
+        EXPECT_EQ(line["tokens"][i].get<std::string>().front() == ' ',
+                  line["pieces"][i].get<std::string>().rfind("\u2581", 0) == 0);
+}
+
+// Not a SentencePiece model: exit 2, one line naming the file, and nothing from the library.
+TEST_F(TokenizeCliTest, RefusesAFileThatIsNotASentencePieceModel) {
+    std::ofstream(m_dir.file("empty.model")).flush();
+    expectRejected({"--tokenizer", m_dir.file("empty.model"), "--text", "x"},
+                   "empty.model: is empty");
+    fs::copy_file(m_dir.file("tokenizer.json"), m_dir.file("renamed.model"));
+    expectRejected({"--tokenizer", m_dir.file("renamed.model"), "--text", "x"},
+                   "renamed.model: not a SentencePiece model: it holds JSON");
+    std::string noise(3000, '\0');
+    for (std::size_t i = 0; i < noise.size(); ++i)
+        noise[i] = static_cast<char>((i * 2654435761u) >> 13);
+    std::ofstream(m_dir.file("noise.spm"), std::ios::binary) << noise;
+    expectRejected({"--tokenizer", m_dir.file("noise.spm"), "--text", "x"},
+                   "noise.spm: not a SentencePiece model");
+    const fs::path model = fs::path(ATTNLAB_SOURCE_DIR) / "tests" / "model" / "fixtures" /
+                           "sentencepiece" / "bpe.model";
+    std::ifstream whole(model, std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(whole)), std::istreambuf_iterator<char>());
+    std::ofstream(m_dir.file("cut.model"), std::ios::binary) << bytes.substr(0, bytes.size() / 2);
+    expectRejected({"--tokenizer", m_dir.file("cut.model"), "--text", "x"},
+                   "cut.model: not a SentencePiece model");
+}
+
+// A Marian folder: source.spm by default, target.spm with --target, pieces through vocab.json
+// and </s> at the end unless --no-special.
+TEST_F(TokenizeCliTest, MarianFolderSides) {
+    const fs::path fixtures =
+        fs::path(ATTNLAB_SOURCE_DIR) / "tests" / "model" / "fixtures" / "sentencepiece";
+    test::TempDir marian("attnlab_tokenize_marian");
+    fs::copy_file(fixtures / "unigram.model", marian.file("source.spm"));
+    fs::copy_file(fixtures / "bpe.model", marian.file("target.spm"));
+    // Each side's pieces for "ab" are ["▁", "a", "b"] or ["▁a", "b"]; give every piece an id
+    // far from its SentencePiece id, so a missed mapping shows.
+    json vocab = {{"</s>", 0}, {"<unk>", 1}, {"<pad>", 2}};
+    std::ifstream unigramVocab(fixtures / "unigram.vocab"), bpeVocab(fixtures / "bpe.vocab");
+    for (std::ifstream* listing : {&unigramVocab, &bpeVocab})
+        for (std::string line; std::getline(*listing, line);) {
+            const std::string piece = line.substr(0, line.find('\t'));
+            if (!vocab.contains(piece)) vocab[piece] = 3000 - static_cast<int>(vocab.size());
+        }
+    std::ofstream(marian.file("vocab.json")) << vocab.dump();
+    const auto idsOf = [&](const json& pieces) {
+        json ids = json::array();
+        for (const json& piece : pieces)
+            ids.push_back(vocab.at(piece.get<std::string>()));
+        return ids;
+    };
+    for (const bool target : {false, true}) {
+        std::vector<std::string> args = {"--tokenizer", marian.path().string(), "--text",
+                                         "Hello world"};
+        if (target) args.push_back("--target");
+        const RunResult result = run(args);
+        ASSERT_EQ(result.status, 0) << result.err;
+        const json line = lines(result.out).at(0);
+        json pieces = line["pieces"];
+        ASSERT_EQ(pieces.back(), "</s>");
+        EXPECT_EQ(line["ids"], idsOf(pieces));
+        // The same pieces as the side's .model file gives.
+        const RunResult alone =
+            run({"--tokenizer", (fixtures / (target ? "bpe.model" : "unigram.model")).string(),
+                 "--text", "Hello world"});
+        pieces.erase(pieces.size() - 1);
+        EXPECT_EQ(lines(alone.out).at(0)["pieces"], pieces);
+        args.push_back("--no-special");
+        EXPECT_EQ(lines(run(args).out).at(0)["pieces"], pieces);
+    }
+    expectRejected({"--tokenizer", m_dir.file("tokenizer.json"), "--target", "--text", "x"},
+                   "not a folder");
+    fs::remove(marian.file("vocab.json"));
+    expectRejected({"--tokenizer", marian.path().string(), "--text", "x"}, "vocab.json: missing");
+}
+
 // The real Llama 3 tokenizer.json (npm, installed by scripts/test.sh).
 TEST_F(TokenizeCliTest, RealLlama3File) {
     const fs::path folder =
