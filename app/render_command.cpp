@@ -82,6 +82,8 @@ constexpr const char* kUsage =
     "                             [L,H,S,S] or [B,L,H,S,S]); --head picks the head\n"
     "  --tokens-file FILE         tokens, .json list or .txt one per line\n"
     "  --batch N  --layer N       batch entry and layer of the dump (default 0)\n"
+    "  --attention KIND           a translation run's cross (default), encoder or decoder\n"
+    "                             attention (attnlab model --target-ids / --translate)\n"
     "\n"
     "Real models (docs/models.md):\n"
     "  --model DIR --text \"...\"   run a checkpoint folder on the text; --layer and --head\n"
@@ -146,6 +148,7 @@ constexpr OptionSpec kOptions[] = {
     {"help", false},
     {"dump", true},
     {"tokens-file", true},
+    {"attention", true},
     {"batch", true},
     {"layer", true},
     {"model", true},
@@ -482,7 +485,8 @@ int run(int argc, char** argv) {
     std::optional<AttentionDump> dump;
     Index dumpBatch = 0, dumpLayer = 0;
     if (auto path = get(args, "dump")) {
-        auto loaded = loadAttentionDump(*path, get(args, "tokens-file").value_or(""));
+        auto loaded = loadAttentionDump(*path, get(args, "tokens-file").value_or(""),
+                                        get(args, "attention").value_or(""));
         if (!loaded) fail(loaded.error());
         dump = std::move(loaded).value();
         if (auto v = get(args, "batch")) dumpBatch = parseAtLeast(*v, "--batch", 0);
@@ -497,7 +501,7 @@ int run(int argc, char** argv) {
             fail("--head " + std::to_string(session.viewState.head) + ": " + *path + " has " +
                  std::to_string(dump->heads) + " heads");
     } else {
-        for (const char* option : {"tokens-file", "batch", "layer"})
+        for (const char* option : {"tokens-file", "batch", "layer", "attention"})
             if (get(args, option) && !(get(args, "model") && option == std::string("layer")))
                 fail(std::string("--") + option + " needs --dump");
     }

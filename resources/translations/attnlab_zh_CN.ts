@@ -446,6 +446,34 @@
         <source>, id %1</source>
         <translation>，id %1</translation>
     </message>
+    <message>
+        <source>%1, cross-attention</source>
+        <translation>%1，交叉注意力</translation>
+    </message>
+    <message>
+        <source>%1, encoder self-attention</source>
+        <translation>%1，编码器自注意力</translation>
+    </message>
+    <message>
+        <source>%1, decoder self-attention</source>
+        <translation>%1，解码器自注意力</translation>
+    </message>
+    <message>
+        <source>cross-attention (target reads source)</source>
+        <translation>交叉注意力（目标语言读取源语言）</translation>
+    </message>
+    <message>
+        <source>encoder self-attention (source)</source>
+        <translation>编码器自注意力（源语言）</translation>
+    </message>
+    <message>
+        <source>decoder self-attention (target)</source>
+        <translation>解码器自注意力（目标语言）</translation>
+    </message>
+    <message>
+        <source>Which attention of the translation model the views show: cross-attention&apos;s queries come from the target, its keys and values from the source</source>
+        <translation>视图显示翻译模型的哪一种注意力：交叉注意力的查询来自目标语言，键和值来自源语言</translation>
+    </message>
 </context>
 <context>
     <name>attnlab::ui::AggregateView</name>

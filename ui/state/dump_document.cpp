@@ -26,6 +26,15 @@ bool DumpDocument::active() const {
     return m_dump && m_document->hasExternalExperiment();
 }
 
+void DumpDocument::setAttentionKind(const QString& kind) {
+    if (!m_dump || m_dump->kind.empty() || kind.toStdString() == m_dump->kind) return;
+    if (m_origin.kind == ExperimentSource::Kind::Model) {
+        emit attentionKindRequested(kind);
+        return;
+    }
+    openAttention(QString::fromStdString(m_dump->source), {}, m_batch, kind);
+}
+
 QString DumpDocument::displayName() const {
     if (!m_dump) return {};
     return QFileInfo(QString::fromStdString(m_dump->source)).fileName();
@@ -36,11 +45,12 @@ void DumpDocument::fail(const QString& message) {
     emit m_document->errorOccurred(message);
 }
 
-bool DumpDocument::openAttention(const QString& path, const QString& tokensPath, Index batch) {
+bool DumpDocument::openAttention(const QString& path, const QString& tokensPath, Index batch,
+                                 const QString& kind) {
     // Whatever the file holds is one message, never an abort; a refused file changes nothing.
     try {
         Result<AttentionDump> loaded =
-            loadAttentionDump(path.toStdString(), tokensPath.toStdString());
+            loadAttentionDump(path.toStdString(), tokensPath.toStdString(), kind.toStdString());
         if (!loaded) {
             fail(QString::fromStdString(loaded.error()));
             return false;
@@ -59,15 +69,16 @@ bool DumpDocument::openAttention(const QString& path, const QString& tokensPath,
     return true;
 }
 
-void DumpDocument::showAttention(AttentionDump dump, Index batch) {
+void DumpDocument::showAttention(AttentionDump dump, Index batch, const QkvOrigin& origin,
+                                 Index layer) {
     ATTN_CHECK(batch >= 0 && batch < dump.batch,
                "batch " << batch << " outside [0, " << dump.batch << ")");
     m_dump = std::move(dump);
     m_qkv.reset();
-    m_origin = QkvOrigin{ExperimentSource::Kind::AttentionDump};
+    m_origin = origin;
     m_comparison.reset();
     m_batch = batch;
-    m_layer = 0;
+    m_layer = std::clamp<Index>(layer, 0, m_dump->layers - 1);
     m_tableValid = false;
     showLayer();
     emit dumpChanged();

@@ -64,9 +64,18 @@ public:
 
     /// Opens an attention dump (.npy / .npz) with optional tokens file. On failure the
     /// previous state is kept, errorOccurred (and the Document's) carries the message.
-    bool openAttention(const QString& path, const QString& tokensPath = {}, Index batch = 0);
-    /// Shows an attention dump already read (attnlab render checks it before drawing).
-    void showAttention(AttentionDump dump, Index batch = 0);
+    /// A translation run's file opens its `kind` attention ("cross", "encoder", "decoder";
+    /// empty: cross).
+    bool openAttention(const QString& path, const QString& tokensPath = {}, Index batch = 0,
+                       const QString& kind = {});
+    /// Shows an attention dump already read (attnlab render checks it before drawing). A
+    /// real translation model's run passes its origin and keeps the layer shown.
+    void showAttention(AttentionDump dump, Index batch = 0,
+                       const QkvOrigin& origin = QkvOrigin{ExperimentSource::Kind::AttentionDump},
+                       Index layer = 0);
+    /// Shows another of a translation's three attentions: reopens the file, or asks the
+    /// model (attentionKindRequested) when a translation model is shown.
+    void setAttentionKind(const QString& kind);
     /// Opens a Q/K/V dump (.npz with q, k, v) and runs every layer under qkvApply().
     bool openQkv(const QString& path, const QString& tokensPath = {});
     /// Shows Q/K/V already in memory (a real model's run: model_document.h) at `layer`,
@@ -101,6 +110,8 @@ signals:
     /// The layer changed (same dump).
     void layerChanged();
     void errorOccurred(const QString& message);
+    /// A translation model's run is shown and another attention is asked for.
+    void attentionKindRequested(const QString& kind);
 
 private:
     explicit DumpDocument(Document* document);

@@ -72,6 +72,12 @@ QString describeSource(const ExperimentSource& source) {
     if (source.kind == ExperimentSource::Kind::Session)
         return source.name.empty() ? QObject::tr("session") : QString::fromStdString(source.name);
     QString text = QString::fromStdString(source.name);
+    if (source.attention == "cross")
+        text = QObject::tr("%1, cross-attention").arg(text);
+    else if (source.attention == "encoder")
+        text = QObject::tr("%1, encoder self-attention").arg(text);
+    else if (source.attention == "decoder")
+        text = QObject::tr("%1, decoder self-attention").arg(text);
     if (source.layer >= 0) text = QObject::tr("%1, layer %2").arg(text).arg(source.layer);
     if (source.batch >= 0) text = QObject::tr("%1, batch %2").arg(text).arg(source.batch);
     if (source.head >= 0) text = QObject::tr("%1, head %2").arg(text).arg(source.head);

@@ -16,6 +16,7 @@
 #include <exception>
 
 #include "attnlab/model/run_dumps.h"
+#include "attnlab/model/translate.h"
 #include "ui/state/document.h"
 #include "ui/state/dump_document.h"
 
@@ -34,6 +35,8 @@ struct ModelRunOutput {
     /// The run as the DumpDocument shows it: q/k/v and the model's own attention weights.
     std::optional<QkvDump> qkv;
     std::optional<AttentionDump> weights;
+    /// An encoder-decoder: the translation decoded from the text.
+    QString translation;
     QString error;
     bool cancelled = false;
     quint64 generation = 0;
@@ -46,6 +49,14 @@ namespace {
 constexpr int kCoalesceMs = 15;
 /// How many finished runs are kept for an undo or a retyped word.
 constexpr std::size_t kRecentRuns = 3;
+/// A translation model decodes at most this many target tokens from the text.
+constexpr Index kTranslationTokens = 48;
+
+/// Whether `run` was made from `ids` (a translation's source, else its ids).
+bool madeFrom(const model::ModelRun& run, const std::vector<std::int64_t>& ids) {
+    const std::span<const std::int64_t> input = model::inputIdsOf(run);
+    return std::equal(input.begin(), input.end(), ids.begin(), ids.end());
+}
 
 std::vector<std::string> labelsOf(const model::Tokenizer& tokenizer,
                                   const std::vector<std::int64_t>& ids) {
@@ -80,6 +91,7 @@ QkvOrigin originOf(const model::Model& loaded, const model::ModelRun& run, doubl
 /// The run as the DumpDocument shows it: its q/k/v and the attention weights it computed.
 void toDumps(const model::Model& loaded, const model::Tokenizer& tokenizer,
              const model::ModelRun& run, ModelRunOutput& out) {
+    if (loaded.config.kind == model::ModelKind::EncoderDecoder) return; // showTranslation()
     std::vector<std::string> tokens = labelsOf(tokenizer, run.ids);
     out.qkv = model::qkvDumpOf(loaded, run, tokens);
     out.weights = model::attentionDumpOf(loaded, run, std::move(tokens));
@@ -100,6 +112,25 @@ ModelRunOutput computeRun(std::shared_ptr<const model::Model> loaded,
         options.recordQkv = true;
         options.ablatedHeads = std::move(ablated);
         options.cancel = cancel.get();
+        if (loaded->config.kind == model::ModelKind::EncoderDecoder) {
+            // A translation model: the text is the source; the target is decoded from it,
+            // the encoder reused while the source is the same.
+            options.recordQkv = false;
+            model::TranslateOptions decoding;
+            decoding.maxTokens = kTranslationTokens;
+            auto translation = model::translate(*loaded, ids, decoding, options, previous.get());
+            if (!translation) {
+                out.cancelled = cancel->load();
+                out.error = QString::fromStdString(translation.error());
+                return out;
+            }
+            out.translation = QString::fromStdString(tokenizer->decode(translation->generated, true));
+            out.run = std::make_shared<model::ModelRun>(std::move(translation->run));
+            out.milliseconds = std::chrono::duration<double, std::milli>(
+                                   std::chrono::steady_clock::now() - started)
+                                   .count();
+            return out;
+        }
         // The cache up to the first changed id is reused.
         previous = model::reusablePrefix(std::move(previous), ids, options);
         Result<model::ModelRun> result = runModel(*loaded, ids, options, previous.get());
@@ -156,6 +187,8 @@ ModelDocument::ModelDocument(Document* document)
     m_loadWatcher = new QFutureWatcher<ModelLoadOutput>(this);
     connect(m_loadWatcher, &QFutureWatcher<ModelLoadOutput>::finished, this,
             [this] { finishLoad(m_loadWatcher->result()); });
+    connect(m_dumps, &DumpDocument::attentionKindRequested, this,
+            [this](const QString& kind) { setAttentionKind(kind); });
     connect(m_dumps, &DumpDocument::layerChanged, this, [this] {
         if (active() && m_dumps->layer() != m_layer) {
             m_layer = m_dumps->layer();
@@ -193,7 +226,9 @@ QString ModelDocument::directory() const {
 
 std::vector<std::string> ModelDocument::tokenLabels() const {
     if (!m_tokenizer) return {};
-    return labelsOf(*m_tokenizer, m_run ? m_run->ids : m_ids);
+    if (!m_run) return labelsOf(*m_tokenizer, m_ids);
+    const std::span<const std::int64_t> input = model::inputIdsOf(*m_run);
+    return labelsOf(*m_tokenizer, std::vector<std::int64_t>(input.begin(), input.end()));
 }
 
 Index ModelDocument::head() const {
@@ -351,7 +386,7 @@ void ModelDocument::setText(const QString& text) {
         return;
     }
     m_shown = true;
-    if (text == m_text && m_run && m_run->ids == m_ids) {
+    if (text == m_text && m_run && madeFrom(*m_run, m_ids)) {
         if (!active()) publish();
         return;
     }
@@ -402,7 +437,7 @@ void ModelDocument::focus(Index layer, Index head) {
 void ModelDocument::showModel() {
     if (!m_model) return;
     m_shown = true;
-    if (m_run && m_run->ids == m_ids && m_run->ablatedHeads == m_ablated)
+    if (m_run && madeFrom(*m_run, m_ids) && m_run->ablatedHeads == m_ablated)
         publish();
     else
         scheduleRun();
@@ -445,11 +480,12 @@ void ModelDocument::startRun() {
         return;
     }
     for (const RecentRun& recent : m_recent) {
-        if (recent.run->ids != m_ids || recent.run->ablatedHeads != m_ablated) continue;
+        if (!madeFrom(*recent.run, m_ids) || recent.run->ablatedHeads != m_ablated) continue;
         ModelRunOutput out;
         out.generation = m_runs.start();
         out.ids = m_ids;
         out.milliseconds = recent.milliseconds; // the forward that made it; none runs now
+        out.translation = recent.translation;
         toDumps(*m_model, *m_tokenizer, *recent.run, out);
         out.run = recent.run;
         finishRun(std::move(out));
@@ -475,11 +511,14 @@ void ModelDocument::finishRun(ModelRunOutput output) {
         m_run = std::move(output.run);
         if (std::none_of(m_recent.begin(), m_recent.end(),
                          [&](const RecentRun& recent) { return recent.run == m_run; })) {
-            m_recent.push_front({m_run, output.milliseconds});
+            m_recent.push_front({m_run, output.milliseconds, output.translation});
             if (m_recent.size() > kRecentRuns) m_recent.pop_back();
         }
         m_lastRunMs = output.milliseconds;
-        if (m_shown) {
+        m_translation = output.translation;
+        if (m_shown && m_model->config.kind == model::ModelKind::EncoderDecoder) {
+            showTranslation();
+        } else if (m_shown) {
             QkvApply apply = model::nativeApply(m_model->config);
             // "What if" settings stay while the model's text changes.
             if (m_dumps->sourceKind() == ExperimentSource::Kind::Model && m_dumps->qkvDump() &&
@@ -502,8 +541,12 @@ void ModelDocument::finishRun(ModelRunOutput output) {
 void ModelDocument::publish() {
     if (!m_model) return;
     m_shown = true;
-    if (!m_run || m_run->ids != m_ids || m_run->ablatedHeads != m_ablated) {
+    if (!m_run || !madeFrom(*m_run, m_ids) || m_run->ablatedHeads != m_ablated) {
         scheduleRun();
+        return;
+    }
+    if (m_model->config.kind == model::ModelKind::EncoderDecoder) {
+        showTranslation();
         return;
     }
     // The lab was shown meanwhile: the dump is rebuilt from the current run, no forward.
@@ -511,6 +554,27 @@ void ModelDocument::publish() {
     toDumps(*m_model, *m_tokenizer, *m_run, out);
     m_dumps->showQkv(std::move(*out.qkv), model::nativeApply(m_model->config),
                      std::move(out.weights), m_layer, originOf(*m_model, *m_run, m_lastRunMs));
+}
+
+void ModelDocument::showTranslation() {
+    if (!m_model || !m_run || m_run->crossAttentions.empty()) return;
+    const std::span<const std::int64_t> source = model::inputIdsOf(*m_run);
+    try {
+        m_dumps->showAttention(
+            model::translationDumpOf(*m_model, *m_run, m_attentionKind.toStdString(),
+                                     labelsOf(*m_tokenizer, {source.begin(), source.end()}),
+                                     labelsOf(*m_tokenizer, m_run->ids)),
+            0, originOf(*m_model, *m_run, m_lastRunMs), m_layer);
+    } catch (const std::exception& error) {
+        fail(QString::fromUtf8(error.what()));
+    }
+}
+
+void ModelDocument::setAttentionKind(const QString& kind) {
+    if (kind == m_attentionKind) return;
+    m_attentionKind = kind;
+    if (m_shown && m_run) showTranslation();
+    emit runChanged();
 }
 
 } // namespace attnlab::ui

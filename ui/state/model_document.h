@@ -139,6 +139,11 @@ public:
     /// the status bar shows it through the experiment's milliseconds). A run shown again from
     /// the recent runs keeps the time its forward took.
     double lastRunMilliseconds() const { return m_lastRunMs; }
+    /// A translation model: the text's translation, decoded greedily (empty otherwise).
+    QString translation() const { return m_translation; }
+    /// Which of a translation's attentions the views show: "cross", "encoder" or "decoder".
+    QString attentionKind() const { return m_attentionKind; }
+    void setAttentionKind(const QString& kind);
 
 signals:
     /// A new model was loaded (or closed): shapes, names and the tokenizer changed.
@@ -162,6 +167,8 @@ private:
     void finishRun(ModelRunOutput output);
     /// Hands the run to the DumpDocument as a Q/K/V dump at m_layer.
     void publish();
+    /// A translation model's run: the attention of m_attentionKind as an attention dump.
+    void showTranslation();
     /// Applies an ablation set without undo (the undo command's redo/undo).
     void applyAblation(const HeadSet& heads);
     friend class AblationCommand;
@@ -176,6 +183,7 @@ private:
     struct RecentRun {
         std::shared_ptr<const model::ModelRun> run;
         double milliseconds = 0;
+        QString translation;
     };
     std::deque<RecentRun> m_recent;
     QString m_text;
@@ -192,6 +200,8 @@ private:
     LatestRequest m_runs; ///< the forward: the latest text's run wins
     bool m_loading = false;
     double m_lastRunMs = 0;
+    QString m_translation;
+    QString m_attentionKind = QStringLiteral("cross");
 };
 
 } // namespace attnlab::ui

@@ -92,6 +92,15 @@ void installDumpControls(QMainWindow* window, QMenu* fileMenu, Document* documen
     auto* layer = new QSpinBox(bar);
     layer->setToolTip(QObject::tr("The layer the heatmap, heads, entropy and statistics show"));
     QAction* batchActions[] = {bar->addWidget(batchLabel), bar->addWidget(batch)};
+    // A translation model's three attentions.
+    auto* attention = new QComboBox(bar);
+    attention->addItem(QObject::tr("cross-attention (target reads source)"), QStringLiteral("cross"));
+    attention->addItem(QObject::tr("encoder self-attention (source)"), QStringLiteral("encoder"));
+    attention->addItem(QObject::tr("decoder self-attention (target)"), QStringLiteral("decoder"));
+    attention->setToolTip(QObject::tr("Which attention of the translation model the views show: "
+                                      "cross-attention's queries come from the target, its keys "
+                                      "and values from the source"));
+    QAction* attentionAction = bar->addWidget(attention);
     bar->addWidget(layerLabel);
     bar->addWidget(layer);
     auto* variantLabel = new QLabel(QObject::tr(" Re-run as "), bar);
@@ -122,10 +131,14 @@ void installDumpControls(QMainWindow* window, QMenu* fileMenu, Document* documen
                             : QObject::tr(" No model dump "));
         for (QAction* a : batchActions)
             a->setVisible(shown && dump->batch > 1);
+        attentionAction->setVisible(shown && !dump->kind.empty());
         for (QAction* a : qkvActions)
             a->setVisible(shown && dumps->qkvDump());
         if (!dump) return;
-        const QSignalBlocker b1(batch), b2(layer), b3(kv);
+        const QSignalBlocker b1(batch), b2(layer), b3(kv), b0(attention);
+        if (!dump->kind.empty())
+            attention->setCurrentIndex(
+                std::max(0, attention->findData(QString::fromStdString(dump->kind))));
         batch->setRange(0, static_cast<int>(dump->batch - 1));
         batch->setValue(static_cast<int>(dumps->batch()));
         layer->setRange(0, static_cast<int>(dump->layers - 1));
@@ -175,6 +188,9 @@ void installDumpControls(QMainWindow* window, QMenu* fileMenu, Document* documen
                      [dumps](int value) { dumps->setBatch(value); });
     QObject::connect(layer, &QSpinBox::valueChanged, bar,
                      [dumps](int value) { dumps->setLayer(value); });
+    QObject::connect(attention, &QComboBox::activated, bar, [dumps, attention] {
+        dumps->setAttentionKind(attention->currentData().toString());
+    });
     QObject::connect(variant, &QComboBox::activated, bar, applySpec);
     QObject::connect(mask, &QComboBox::activated, bar, applySpec);
     QObject::connect(window_, &QSpinBox::editingFinished, bar, applySpec);

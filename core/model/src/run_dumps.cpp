@@ -121,6 +121,28 @@ QkvDump qkvDumpOf(const Model& model, const ModelRun& run, std::vector<std::stri
     return qkv;
 }
 
+AttentionDump translationDumpOf(const Model& model, const ModelRun& run, const std::string& kind,
+                                std::vector<std::string> sourceTokens,
+                                std::vector<std::string> targetTokens) {
+    const std::vector<Tensor4>& layers = kind == "encoder" ? run.encoderAttentions
+                                         : kind == "decoder" ? run.attentions
+                                                             : run.crossAttentions;
+    ATTN_CHECK(!layers.empty(), "translationDumpOf: not a translation run");
+    AttentionDump dump;
+    dump.source = model.name;
+    dump.kind = kind == "encoder" || kind == "decoder" ? kind : "cross";
+    dump.storedRank = 4;
+    dump.batch = 1;
+    dump.layers = static_cast<Index>(layers.size());
+    dump.heads = layers.front().heads;
+    dump.sq = layers.front().seq;
+    dump.sk = layers.front().dim;
+    dump.weights = stackLayers(layers);
+    dump.tokens = dump.kind == "decoder" ? std::move(targetTokens) : std::move(sourceTokens);
+    if (dump.kind == "cross") dump.queryTokenList = std::move(targetTokens);
+    return dump;
+}
+
 AttentionDump attentionDumpOf(const Model& model, const ModelRun& run,
                               std::vector<std::string> tokens) {
     const ModelConfig& c = model.config;

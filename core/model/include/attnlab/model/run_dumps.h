@@ -41,6 +41,12 @@ bool reproducesModel(const QkvApply& apply, const ModelConfig& config);
 /// Every layer's q/k/v of a run (recorded with RunOptions::recordQkv) as one Q/K/V dump, and
 /// its attention weights as one attention dump [1, L, H, S, S]; `tokens` label the positions.
 QkvDump qkvDumpOf(const Model& model, const ModelRun& run, std::vector<std::string> tokens);
+
+/// One of a translation run's three attentions as an attention dump: "cross" [1, L, H, St, Ss]
+/// (keys: source tokens, queries: target tokens), "encoder" (source) or "decoder" (target).
+AttentionDump translationDumpOf(const Model& model, const ModelRun& run, const std::string& kind,
+                                std::vector<std::string> sourceTokens,
+                                std::vector<std::string> targetTokens);
 AttentionDump attentionDumpOf(const Model& model, const ModelRun& run,
                               std::vector<std::string> tokens);
 
