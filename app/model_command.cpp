@@ -172,17 +172,21 @@ std::string quoted(const std::string& text) {
     return nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-/// The model folder's tokenizer, when it has one; `need` names the option that requires it.
-std::optional<model::Tokenizer> folderTokenizer(const std::string& dir, const char* need) {
+/// The model folder's tokenizer (tokenizer.json, or Marian's source.spm / target.spm with
+/// vocab.json), when it has one; `need` names the option that requires it.
+std::optional<model::Tokenizer> folderTokenizer(const std::string& dir, const char* need,
+                                                model::TokenizerSide side = model::TokenizerSide::Source) {
     namespace fs = std::filesystem;
     std::error_code ec;
+    if (!fs::is_directory(dir, ec)) return std::nullopt;
     const std::string tokenizerPath = (fs::path(dir) / "tokenizer.json").string();
-    if (fs::is_directory(dir, ec) && fs::exists(tokenizerPath, ec)) {
-        auto loaded = model::Tokenizer::fromFile(tokenizerPath);
+    if (fs::exists(tokenizerPath, ec) || fs::exists(fs::path(dir) / "source.spm", ec) ||
+        fs::exists(fs::path(dir) / "vocab.json", ec)) {
+        auto loaded = model::Tokenizer::fromFolder(dir, side);
         if (!loaded) fail(loaded.error());
         return std::move(*loaded);
     }
-    if (need && fs::is_directory(dir, ec))
+    if (need)
         fail(tokenizerPath + ": missing; " + need + " needs the model's tokenizer.json (or use ids)");
     return std::nullopt;
 }
@@ -238,8 +242,9 @@ int runTranslationCommand(const Arguments& args, const std::string& dir) {
         options.threads =
             static_cast<int>(std::min<Index>(parseAtLeast(*threads, "--threads", 1), 1024));
 
-    const std::optional<model::Tokenizer> tokenizer =
-        folderTokenizer(dir, text ? "--text" : targetText ? "--target-text" : nullptr);
+    const std::optional<model::Tokenizer> tokenizer = folderTokenizer(dir, text ? "--text" : nullptr);
+    const std::optional<model::Tokenizer> targetTokenizer = folderTokenizer(
+        dir, targetText ? "--target-text" : nullptr, model::TokenizerSide::Target);
     auto loaded = model::loadModel(dir);
     if (!loaded) fail(loaded.error());
     const model::Model& net = *loaded;
@@ -252,7 +257,7 @@ int runTranslationCommand(const Arguments& args, const std::string& dir) {
     if (targetText) {
         // shift_tokens_right of the labels: the start token, then the text's tokens without
         // the closing </s>.
-        std::vector<std::int64_t> labels = tokenizer->encode(*targetText).ids;
+        std::vector<std::int64_t> labels = targetTokenizer->encode(*targetText).ids;
         if (!labels.empty() && net.config.eosTokenId && labels.back() == *net.config.eosTokenId)
             labels.pop_back();
         target.insert(target.end(), labels.begin(), labels.end());
@@ -281,7 +286,8 @@ int runTranslationCommand(const Arguments& args, const std::string& dir) {
         for (std::size_t step = 0; step < translation->steps.size(); ++step) {
             const model::TranslationStep& s = translation->steps[step];
             const std::int64_t readId = source[static_cast<std::size_t>(s.reads)];
-            const std::string piece = tokenizer ? tokenizer->displayToken(s.id) : std::to_string(s.id);
+            const std::string piece =
+                targetTokenizer ? targetTokenizer->displayToken(s.id) : std::to_string(s.id);
             const std::string read = tokenizer ? tokenizer->displayToken(readId) : std::to_string(readId);
             steps.push_back({{"step", step}, {"id", s.id}, {"token", piece},
                              {"probability", s.probability}, {"reads", s.reads},
@@ -294,8 +300,9 @@ int runTranslationCommand(const Arguments& args, const std::string& dir) {
         }
         run = std::move(translation->run);
         const std::string translated =
-            tokenizer ? tokenizer->decode(generated, true) : std::string();
-        table << "translation: " << (tokenizer ? translated : "(no tokenizer.json: ids above)")
+            targetTokenizer ? targetTokenizer->decode(generated, true) : std::string();
+        table << "translation: "
+              << (targetTokenizer ? translated : "(no tokenizer.json: ids above)")
               << "\n";
         steps = {{"source", source}, {"steps", steps}, {"generated", generated},
                  {"translation", translated}};
@@ -306,7 +313,7 @@ int runTranslationCommand(const Arguments& args, const std::string& dir) {
     }
     if (out)
         if (auto error = model::writeTranslationNpz(*out, *run, displayTokens(tokenizer, source),
-                                                    displayTokens(tokenizer, run->ids),
+                                                    displayTokens(targetTokenizer, run->ids),
                                                     args.count("logits") > 0))
             fail(error->message);
     if (translate)
@@ -375,17 +382,7 @@ int run(int argc, char** argv) {
     if (idsText) ids = parseIds(*idsText);
 
     // The tokenizer, when --text needs it or (for display) when the folder has one.
-    namespace fs = std::filesystem;
-    std::error_code ec;
-    const std::string tokenizerPath = (fs::path(dir) / "tokenizer.json").string();
-    std::optional<model::Tokenizer> tokenizer;
-    if (fs::is_directory(dir, ec) && fs::exists(tokenizerPath, ec)) {
-        auto loaded = model::Tokenizer::fromFile(tokenizerPath);
-        if (!loaded) fail(loaded.error());
-        tokenizer = std::move(*loaded);
-    } else if (text && fs::is_directory(dir, ec)) {
-        fail(tokenizerPath + ": missing; --text needs the model's tokenizer.json (or use --ids)");
-    }
+    std::optional<model::Tokenizer> tokenizer = folderTokenizer(dir, text ? "--text" : nullptr);
 
     auto loaded = model::loadModel(dir);
     if (!loaded) fail(loaded.error());
