@@ -474,6 +474,14 @@
         <source>Which attention of the translation model the views show: cross-attention&apos;s queries come from the target, its keys and values from the source</source>
         <translation>视图显示翻译模型的哪一种注意力：交叉注意力的查询来自目标语言，键和值来自源语言</translation>
     </message>
+    <message>
+        <source>Trained model: %1 (English → Chinese, cross-attention)</source>
+        <translation>训练过的模型：%1（英译中，交叉注意力）</translation>
+    </message>
+    <message>
+        <source>A Marian encoder-decoder trained by scripts/train_translation_model.py: type English, read the Chinese and the cross-attention that wrote it</source>
+        <translation>由 scripts/train_translation_model.py 训练的 Marian 编码器–解码器：输入英文，看它写出的中文和写出每个词时的交叉注意力</translation>
+    </message>
 </context>
 <context>
     <name>attnlab::ui::AggregateView</name>
@@ -1827,6 +1835,10 @@ output</source>
     <message>
         <source>C&amp;ustom mask</source>
         <translation>自定义掩码(&amp;U)</translation>
+    </message>
+    <message>
+        <source>Showing the model %1. The text is translated: &lt;b&gt;%2&lt;/b&gt;. Each row of the cross-attention is the step that wrote that word, reading the source words (keys and values).</source>
+        <translation>正在显示模型 %1。文本被翻译为：&lt;b&gt;%2&lt;/b&gt;。交叉注意力的每一行是写出那个词的一步，它读取源语言的词（键和值）。</translation>
     </message>
 </context>
 <context>

@@ -104,8 +104,13 @@ TEST(LessonPanel, EveryBundledLessonWalksEveryStepInBothLanguages) {
                 panel->setLanguage(language);
                 EXPECT_FALSE(panel->stepTitleText().isEmpty());
                 EXPECT_FALSE(panel->bodyText().trimmed().isEmpty());
-                EXPECT_EQ(hasHan(panel->bodyText()), language == QLatin1String("zh_CN"))
-                    << language.toStdString() << ": " << panel->bodyText().toStdString();
+                // The English walk of the English->Chinese model quotes its Chinese.
+                const bool quotesChinese =
+                    step.model && step.model->path.find("-en-zh") != std::string::npos;
+                if (language == QLatin1String("zh_CN") || !quotesChinese) {
+                    EXPECT_EQ(hasHan(panel->bodyText()), language == QLatin1String("zh_CN"))
+                        << language.toStdString() << ": " << panel->bodyText().toStdString();
+                }
             }
             panel->setLanguage(QString());
         }

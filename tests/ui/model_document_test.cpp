@@ -405,6 +405,53 @@ TEST(ModelDocument, TheStatusBarShowsTheForwardsTime) {
 
 TEST(ModelDocument, TheBundledModelIsFoundAndListedUnderExamples) {
     EXPECT_FALSE(bundledModelDirectory().isEmpty());
+    EXPECT_FALSE(bundledTranslationModelDirectory().isEmpty());
+}
+
+TEST(ModelDocument, ATranslationModelTranslatesTheTextAndShowsItsCrossAttention) {
+    MainWindow window;
+    window.resize(1280, 720);
+    window.show();
+    ModelDocument* models = ModelDocument::of(window.document());
+    models->openModel(bundledTranslationModelDirectory());
+    ASSERT_TRUE(models->waitForIdle());
+    models->setText(QStringLiteral("the cat sat on the mat"));
+    ASSERT_TRUE(models->waitForIdle());
+    QCoreApplication::processEvents();
+
+    // The grammar's own translation (resources/models/tiny-marian-en-zh/README.md).
+    EXPECT_EQ(models->translation(), QStringLiteral("猫坐在垫子上。"));
+    ASSERT_TRUE(models->active());
+    const AttentionDump* dump = DumpDocument::of(window.document())->dump();
+    ASSERT_NE(dump, nullptr);
+    EXPECT_EQ(dump->kind, "cross");
+    // Keys: the English tokens and </s>; queries: one row per Chinese word written.
+    const std::vector<std::string> keys = dump->keyTokens(0);
+    ASSERT_EQ(keys.size(), 7u);
+    EXPECT_EQ(keys[1], " cat");
+    const std::vector<std::string> queries = dump->queryTokens(0);
+    ASSERT_FALSE(queries.empty());
+    EXPECT_EQ(queries.front(), "猫");
+    // The model's own layer and the caption say which attention is shown.
+    const Experiment* shown = window.document()->experiment();
+    ASSERT_NE(shown, nullptr);
+    EXPECT_EQ(shown->source.attention, "cross");
+    EXPECT_TRUE(describeSource(shown->source).contains(QStringLiteral("cross-attention")));
+    EXPECT_EQ(shown->source.layer, 1);
+    // Each Chinese word's row reads most the English word it translates (the best head).
+    const Matrix weights = dump->head(0, 1, 2);
+    Index cat = 0;
+    weights.row(0).maxCoeff(&cat);
+    EXPECT_EQ(keys[static_cast<std::size_t>(cat)], " cat");
+
+    // The encoder's attention is square over the source, one box away.
+    models->setAttentionKind(QStringLiteral("encoder"));
+    QCoreApplication::processEvents();
+    dump = DumpDocument::of(window.document())->dump();
+    ASSERT_NE(dump, nullptr);
+    EXPECT_EQ(dump->kind, "encoder");
+    EXPECT_EQ(dump->sq, 7);
+    EXPECT_EQ(dump->sk, 7);
 }
 
 // Not a test but a measurement, skipped unless asked for:

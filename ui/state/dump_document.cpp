@@ -227,6 +227,11 @@ void DumpDocument::showLayer() {
         }
     } else {
         experiment = dumpExperiment(*m_dump, m_batch, m_layer);
+        if (m_origin.kind == ExperimentSource::Kind::Model) {
+            // A translation model's run, shown as its attention: the model's own weights.
+            experiment.source.kind = m_origin.kind;
+            experiment.milliseconds = m_origin.milliseconds;
+        }
     }
     m_document->setExternalExperiment(std::move(experiment));
 }

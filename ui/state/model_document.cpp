@@ -35,8 +35,10 @@ struct ModelRunOutput {
     /// The run as the DumpDocument shows it: q/k/v and the model's own attention weights.
     std::optional<QkvDump> qkv;
     std::optional<AttentionDump> weights;
-    /// An encoder-decoder: the translation decoded from the text.
+    /// An encoder-decoder: the translation decoded from the text, and its tokens (row i of
+    /// the run's cross-attention is the step that wrote generated[i]).
     QString translation;
+    std::vector<std::int64_t> generated;
     QString error;
     bool cancelled = false;
     quint64 generation = 0;
@@ -125,6 +127,7 @@ ModelRunOutput computeRun(std::shared_ptr<const model::Model> loaded,
                 return out;
             }
             out.translation = QString::fromStdString(tokenizer->decode(translation->generated, true));
+            out.generated = translation->generated;
             out.run = std::make_shared<model::ModelRun>(std::move(translation->run));
             out.milliseconds = std::chrono::duration<double, std::milli>(
                                    std::chrono::steady_clock::now() - started)
@@ -347,6 +350,8 @@ void ModelDocument::setModel(std::shared_ptr<const model::Model> loaded,
     m_recent.clear();
     m_ablated.clear();
     m_layer = std::min<Index>(m_layer, m_model->config.layers - 1);
+    // A translation model opens on its last decoder layer, where cross-attention aligns.
+    if (m_model->config.kind == model::ModelKind::EncoderDecoder) m_layer = m_model->config.layers - 1;
     m_shown = true;
     // The ablation steps of the previous model mean nothing for this one.
     for (int i = m_document->undoStack()->count() - 1; i >= 0; --i) {
@@ -486,6 +491,7 @@ void ModelDocument::startRun() {
         out.ids = m_ids;
         out.milliseconds = recent.milliseconds; // the forward that made it; none runs now
         out.translation = recent.translation;
+        out.generated = recent.generated;
         toDumps(*m_model, *m_tokenizer, *recent.run, out);
         out.run = recent.run;
         finishRun(std::move(out));
@@ -511,11 +517,12 @@ void ModelDocument::finishRun(ModelRunOutput output) {
         m_run = std::move(output.run);
         if (std::none_of(m_recent.begin(), m_recent.end(),
                          [&](const RecentRun& recent) { return recent.run == m_run; })) {
-            m_recent.push_front({m_run, output.milliseconds, output.translation});
+            m_recent.push_front({m_run, output.milliseconds, output.translation, output.generated});
             if (m_recent.size() > kRecentRuns) m_recent.pop_back();
         }
         m_lastRunMs = output.milliseconds;
         m_translation = output.translation;
+        m_generated = output.generated;
         if (m_shown && m_model->config.kind == model::ModelKind::EncoderDecoder) {
             showTranslation();
         } else if (m_shown) {
@@ -559,11 +566,15 @@ void ModelDocument::publish() {
 void ModelDocument::showTranslation() {
     if (!m_model || !m_run || m_run->crossAttentions.empty()) return;
     const std::span<const std::int64_t> source = model::inputIdsOf(*m_run);
+    // Cross-attention's rows are labelled with the word each step wrote (what a reader
+    // aligns), the decoder's own attention with its input tokens.
+    const bool written = m_attentionKind == QLatin1String("cross") &&
+                         m_generated.size() == m_run->ids.size();
     try {
         m_dumps->showAttention(
             model::translationDumpOf(*m_model, *m_run, m_attentionKind.toStdString(),
                                      labelsOf(*m_tokenizer, {source.begin(), source.end()}),
-                                     labelsOf(*m_tokenizer, m_run->ids)),
+                                     labelsOf(*m_tokenizer, written ? m_generated : m_run->ids)),
             0, originOf(*m_model, *m_run, m_lastRunMs), m_layer);
     } catch (const std::exception& error) {
         fail(QString::fromUtf8(error.what()));

@@ -184,6 +184,7 @@ private:
         std::shared_ptr<const model::ModelRun> run;
         double milliseconds = 0;
         QString translation;
+        std::vector<std::int64_t> generated;
     };
     std::deque<RecentRun> m_recent;
     QString m_text;
@@ -201,6 +202,7 @@ private:
     bool m_loading = false;
     double m_lastRunMs = 0;
     QString m_translation;
+    std::vector<std::int64_t> m_generated;
     QString m_attentionKind = QStringLiteral("cross");
 };
 

@@ -516,7 +516,15 @@ void InputsPanel::updateChips() {
 
 void InputsPanel::updateProblems() {
     const bool external = m_document->hasExternalExperiment() && m_document->experiment();
-    if (external && ModelDocument::of(m_document)->active())
+    ModelDocument* models = ModelDocument::of(m_document);
+    if (external && models->active() && !models->translation().isEmpty())
+        m_sourceNote->setText(
+            tr("Showing the model %1. The text is translated: <b>%2</b>. Each row of the "
+               "cross-attention is the step that wrote that word, reading the source words "
+               "(keys and values).")
+                .arg(describeSource(m_document->experiment()->source),
+                     models->translation().toHtmlEscaped()));
+    else if (external && models->active())
         m_sourceNote->setText(
             tr("Showing the model %1. The text runs the model; the other inputs are the lab "
                "session's: editing one goes back to it.")

@@ -327,6 +327,7 @@ bool LessonPanel::applyStep(int index, bool forward) {
         ModelDocument* models = ModelDocument::of(document);
         if (models->directory() != modelFolder) models->openModel(modelFolder);
         models->setText(QString::fromStdString(step.model->text));
+        models->setAttentionKind(QString::fromStdString(step.model->attention));
         models->focus(step.model->layer, step.model->head);
         models->showModel();
     }

@@ -28,6 +28,7 @@ namespace {
 constexpr int kMaxRecentModels = 8;
 const char* const kRecentModelsKey = "recentModels";
 const char* const kBundledModel = "tiny-llama-induction";
+const char* const kTranslationModel = "tiny-marian-en-zh";
 
 void addRecentModel(const QString& directory) {
     QSettings settings;
@@ -85,10 +86,14 @@ void fillAblationMenu(QMenu* menu, ModelDocument* models) {
 
 } // namespace
 
-QString bundledModelDirectory() {
-    const QString config = findDataFile(QStringLiteral("models/") + QLatin1String(kBundledModel) +
-                                        QStringLiteral("/config.json"));
+QString bundledModelDirectory(const QString& name) {
+    const QString config =
+        findDataFile(QStringLiteral("models/") + name + QStringLiteral("/config.json"));
     return config.isEmpty() ? QString() : QFileInfo(config).absolutePath();
+}
+
+QString bundledTranslationModelDirectory() {
+    return bundledModelDirectory(QLatin1String(kTranslationModel));
 }
 
 QString weightsBadgeText(Document* document) {
@@ -155,6 +160,21 @@ void installModelControls(QMainWindow* window, QMenu* fileMenu, QMenu* examplesM
                               "head 1 is an induction head"));
         QObject::connect(bundled, &QAction::triggered, models,
                          [models, directory] { models->openModel(directory); });
+        QAction* translator = examplesMenu->addAction(
+            QObject::tr("Trained model: %1 (English \u2192 Chinese, cross-attention)")
+                .arg(QLatin1String(kTranslationModel)));
+        const QString translatorDirectory = bundledTranslationModelDirectory();
+        translator->setEnabled(!translatorDirectory.isEmpty());
+        translator->setToolTip(
+            translatorDirectory.isEmpty()
+                ? QObject::tr("The bundled model was not found beside the program")
+                : QObject::tr("A Marian encoder-decoder trained by "
+                              "scripts/train_translation_model.py: type English, read the "
+                              "Chinese and the cross-attention that wrote it"));
+        QObject::connect(translator, &QAction::triggered, models, [models, translatorDirectory] {
+            models->openModel(translatorDirectory);
+            models->setText(QStringLiteral("the cat sat on the mat"));
+        });
     }
 
     // Tool bar: the model's name and run time, show it again, switch heads off.

@@ -24,6 +24,8 @@ QString weightsBadgeText(Document* document);
 
 /// The folder of the bundled trained model (resources/models/tiny-llama-induction), looked for
 /// beside the program and in its source tree; empty when it cannot be found.
-QString bundledModelDirectory();
+QString bundledModelDirectory(const QString& name = QStringLiteral("tiny-llama-induction"));
+/// The bundled English->Chinese translation model's folder (same search), or empty.
+QString bundledTranslationModelDirectory();
 
 } // namespace attnlab::ui

@@ -180,7 +180,7 @@ LessonStep readStep(const Json& value, const std::string& key, std::vector<std::
     if (const auto it = value.find("model"); it != value.end()) {
         const std::string where = key + ".model";
         if (!it->is_object()) fail(where, "expected an object, got " + typeOf(*it));
-        onlyKeys(*it, where, {"path", "text", "layer", "head"});
+        onlyKeys(*it, where, {"path", "text", "layer", "head", "attention"});
         for (const char* required : {"path", "text"})
             if (!it->contains(required))
                 fail(where, std::string("the key \"") + required + "\" is missing");
@@ -192,6 +192,13 @@ LessonStep readStep(const Json& value, const std::string& key, std::vector<std::
             model.layer = readWhole(*layer, where + ".layer", 0, 1023);
         if (const auto head = it->find("head"); head != it->end())
             model.head = readWhole(*head, where + ".head", 0, 255);
+        if (const auto attention = it->find("attention"); attention != it->end()) {
+            model.attention = readString(*attention, where + ".attention", 16);
+            if (model.attention != "cross" && model.attention != "encoder" &&
+                model.attention != "decoder")
+                fail(where + ".attention",
+                     "\"" + model.attention + "\" is not cross, encoder or decoder");
+        }
         step.model = std::move(model);
     }
 

@@ -34,6 +34,8 @@ struct LessonModel {
     std::string text;
     Index layer = 0;
     Index head = 0;
+    /// A translation model's attention shown: "cross" (the default), "encoder" or "decoder".
+    std::string attention = "cross";
 };
 
 struct LessonStep {
