@@ -20,6 +20,7 @@
 #include "attnlab/io/npy.h"
 #include "attnlab/model/architecture.h"
 #include "attnlab/model/model.h"
+#include "reference_npz.h"
 #include "attnlab/model/run_dumps.h"
 #include "checkpoint_builder.h"
 #include "temp_dir.h"
@@ -28,6 +29,9 @@ namespace attnlab::model {
 namespace {
 
 namespace fs = std::filesystem;
+using test::int64s;
+using test::relativeDifference;
+using test::worstDifference;
 using Json = nlohmann::json;
 
 fs::path hfDir() {
@@ -66,16 +70,6 @@ struct Reference {
     const NpyArray& at(const std::string& key) const { return arrays.at(key); }
 };
 
-std::vector<std::int64_t> int64s(const std::string& bytes, const std::string& name) {
-    auto header = parseNpyHeader(bytes, name);
-    if (!header.ok() || header->descr != "<i8" || header->shape.size() != 1 ||
-        bytes.size() != header->dataOffset + 8 * static_cast<std::size_t>(header->count))
-        throw std::runtime_error(name + ": not a 1-D int64 array");
-    std::vector<std::int64_t> values(static_cast<std::size_t>(header->count));
-    std::memcpy(values.data(), bytes.data() + header->dataOffset, 8 * values.size());
-    return values;
-}
-
 Reference readReference(const std::string& name) {
     const std::string path = (hfDir() / name / "reference.npz").string();
     auto members = readNpzMembers(path);
@@ -95,24 +89,7 @@ Reference readReference(const std::string& name) {
     return reference;
 }
 
-/// Largest |a - b| of per-layer [1, H, R, C] tensors against a reference [L, H, R, C].
-double worstDifference(const std::vector<Tensor4>& layers, const NpyArray& expected) {
-    std::size_t at = 0;
-    double worst = 0;
-    for (const Tensor4& layer : layers)
-        for (float value : layer.data) {
-            if (at >= expected.data.size()) return INFINITY;
-            worst = std::max(worst, std::abs(static_cast<double>(value) - expected.data[at++]));
-        }
-    return at == expected.data.size() ? worst : INFINITY;
-}
 
-/// Largest |a - b| of logits over the largest |b|.
-double relativeDifference(const Matrix& logits, const NpyArray& expected) {
-    if (expected.shape != std::vector<Index>{logits.rows(), logits.cols()}) return INFINITY;
-    const Eigen::Map<const Matrix> reference(expected.data.data(), logits.rows(), logits.cols());
-    return (logits - reference).cwiseAbs().maxCoeff() / reference.cwiseAbs().maxCoeff();
-}
 
 Model load(const fs::path& dir) {
     auto model = loadModel(dir.string());

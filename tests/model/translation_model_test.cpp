@@ -19,11 +19,15 @@
 
 #include "attnlab/io/npy.h"
 #include "attnlab/model/model.h"
+#include "reference_npz.h"
 
 namespace attnlab::model {
 namespace {
 
 namespace fs = std::filesystem;
+using test::int64s;
+using test::relativeDifference;
+using test::worstDifference;
 
 fs::path modelDir() {
     return fs::path(ATTNLAB_SOURCE_DIR) / "resources/models/tiny-marian-en-zh";
@@ -42,15 +46,6 @@ struct Reference {
     std::vector<std::int64_t> bestHead; ///< [layer, head] of the best alignment head
 };
 
-std::vector<std::int64_t> int64s(const std::string& bytes, const std::string& name) {
-    auto header = parseNpyHeader(bytes, name);
-    if (!header.ok() || header->descr != "<i8" || header->shape.size() != 1 ||
-        bytes.size() != header->dataOffset + 8 * static_cast<std::size_t>(header->count))
-        throw std::runtime_error(name + ": not a 1-D int64 array");
-    std::vector<std::int64_t> values(static_cast<std::size_t>(header->count));
-    std::memcpy(values.data(), bytes.data() + header->dataOffset, 8 * values.size());
-    return values;
-}
 
 Reference readReference() {
     const std::string path = (modelDir() / "reference.npz").string();
@@ -85,24 +80,7 @@ Model load() {
     return std::move(*model);
 }
 
-/// Largest |a - b| of per-layer [1, H, R, C] tensors against a reference [L, H, R, C].
-double worstDifference(const std::vector<Tensor4>& layers, const NpyArray& expected) {
-    std::size_t at = 0;
-    double worst = 0;
-    for (const Tensor4& layer : layers)
-        for (float value : layer.data) {
-            if (at >= expected.data.size()) return INFINITY;
-            worst = std::max(worst, std::abs(static_cast<double>(value) - expected.data[at++]));
-        }
-    return at == expected.data.size() ? worst : INFINITY;
-}
 
-/// Largest |a - b| of logits over the largest |b|.
-double relativeDifference(const Matrix& logits, const NpyArray& expected) {
-    if (expected.shape != std::vector<Index>{logits.rows(), logits.cols()}) return INFINITY;
-    const Eigen::Map<const Matrix> reference(expected.data.data(), logits.rows(), logits.cols());
-    return (logits - reference).cwiseAbs().maxCoeff() / reference.cwiseAbs().maxCoeff();
-}
 
 TEST(TranslationModel, IsAMarianEncoderDecoderThatStartsWithPad) {
     const Model model = load();
