@@ -46,7 +46,6 @@ struct Reference {
     std::vector<std::int64_t> bestHead; ///< [layer, head] of the best alignment head
 };
 
-
 Reference readReference() {
     const std::string path = (modelDir() / "reference.npz").string();
     auto members = readNpzMembers(path);
@@ -79,8 +78,6 @@ Model load() {
     if (!model.ok()) throw std::runtime_error(model.error());
     return std::move(*model);
 }
-
-
 
 TEST(TranslationModel, IsAMarianEncoderDecoderThatStartsWithPad) {
     const Model model = load();
