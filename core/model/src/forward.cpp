@@ -571,6 +571,19 @@ void finish(const Model& model, Matrix& x, Index old, ModelRun& run, const Model
     }
 }
 
+/// The main stack over ids[old..] (a decoder, an encoder, or a translation's decoder), then
+/// its final norm and logits: the finished run, or "cancelled".
+Result<ModelRun> runMain(const Model& model, std::span<const std::int64_t> ids, Index old,
+                         ModelRun run, const ModelRun* previous, const RunOptions& options,
+                         int threads) {
+    Matrix x = embed(model, model.main, ids, old);
+    if (!runStack(model, Pass::Main, x, old, run, previous, options, threads) ||
+        (options.cancel && options.cancel->load()))
+        return Error{"cancelled"};
+    finish(model, x, old, run, previous, options, threads);
+    return run;
+}
+
 } // namespace
 
 Result<ModelRun> runModel(const Model& model, std::span<const std::int64_t> ids,
@@ -589,12 +602,7 @@ Result<ModelRun> runModel(const Model& model, std::span<const std::int64_t> ids,
     run.ablatedHeads = options.ablatedHeads;
     run.extended = previous != nullptr;
     run.reusedPositions = old;
-    Matrix x = embed(model, model.main, ids, old);
-    if (!runStack(model, Pass::Main, x, old, run, previous, options, threads) ||
-        (options.cancel && options.cancel->load()))
-        return Error{"cancelled"};
-    finish(model, x, old, run, previous, options, threads);
-    return run;
+    return runMain(model, ids, old, std::move(run), previous, options, threads);
 }
 
 Result<ModelRun> runTranslation(const Model& model, std::span<const std::int64_t> source,
@@ -642,12 +650,7 @@ Result<ModelRun> runTranslation(const Model& model, std::span<const std::int64_t
             run.crossV.push_back(appendHeads(nullptr, projected, c.kvHeads, c.headDim));
         }
     }
-    Matrix x = embed(model, model.main, target, old);
-    if (!runStack(model, Pass::Main, x, old, run, cache, options, threads) ||
-        (options.cancel && options.cancel->load()))
-        return Error{"cancelled"};
-    finish(model, x, old, run, cache, options, threads);
-    return run;
+    return runMain(model, target, old, std::move(run), cache, options, threads);
 }
 
 } // namespace attnlab::model
