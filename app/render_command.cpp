@@ -107,7 +107,8 @@ constexpr const char* kUsage =
     "  --scale-factor F           PNG pixels per unit (default 1)\n"
     "  --theme light|dark|projector  (a session file's theme is not used)\n"
     "  --language en|zh_CN        the figure's texts (default en)\n"
-    "  --step N                   flash: tiles done; kv-cache: step index\n"
+    "  --step N                   flash: tiles done; kv-cache: step index; translation:\n"
+    "                             the word being written (0 = the first)\n"
     "  --all-steps                every step: numbered PNG frames in the --out directory\n"
     "                             (frame_0001.png, ...) or one page per step of a .pdf\n"
     "\n"
@@ -392,7 +393,8 @@ int run(int argc, char** argv) {
     const bool knownFormat = out && ui::exportFormatFor(outPath, &format);
     if (allSteps) {
         if (!ui::isStepView(choice.id))
-            fail("--all-steps: view '" + *viewName + "' has no steps (use flash or kv-cache)");
+            fail("--all-steps: view '" + *viewName +
+                 "' has no steps (use flash, kv-cache or translation)");
         if (knownFormat && format != ui::ExportFormat::Pdf)
             fail("--all-steps --out " + *out + ": give a directory or a .pdf file");
         if (!knownFormat && QFileInfo(outPath).exists() && !QFileInfo(outPath).isDir())
@@ -461,7 +463,8 @@ int run(int argc, char** argv) {
     std::optional<Index> step;
     if (auto v = get(args, "step")) {
         if (!ui::isStepView(choice.id))
-            fail("--step: view '" + *viewName + "' has no steps (use flash or kv-cache)");
+            fail("--step: view '" + *viewName +
+                 "' has no steps (use flash, kv-cache or translation)");
         if (allSteps) fail("--step and --all-steps do not go together");
         step = parseAtLeast(*v, "--step", 0);
     }

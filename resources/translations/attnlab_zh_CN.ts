@@ -3077,6 +3077,73 @@ weight</source>
     </message>
 </context>
 <context>
+    <name>attnlab::ui::TranslationView</name>
+    <message>
+        <source>Write the next word</source>
+        <translation>写出下一个词</translation>
+    </message>
+    <message>
+        <source>Mean of heads</source>
+        <translation>各头平均</translation>
+    </message>
+    <message>
+        <source>Draw the mean of the layer&apos;s heads instead of the focused head</source>
+        <translation>画出这一层所有头的平均，而不是当前选中的头</translation>
+    </message>
+    <message>
+        <source>source token (key, value)</source>
+        <translation>源词元（键、值）</translation>
+    </message>
+    <message>
+        <source>word written (query)</source>
+        <translation>写出的词（查询）</translation>
+    </message>
+    <message>
+        <source>source token</source>
+        <translation>源词元</translation>
+    </message>
+    <message>
+        <source>weight</source>
+        <translation>权重</translation>
+    </message>
+    <message>
+        <source>Cross-attention while the model translates: each word the decoder writes is a query; the keys and values are the encoder&apos;s source tokens. The row of the newest word shows which source words it reads.</source>
+        <translation>模型翻译时的交叉注意力：解码器写出的每个词是一个查询；键和值是编码器的源词元。最新一个词的那一行显示它在读哪些源词。</translation>
+    </message>
+    <message>
+        <source>The translation view needs a translation model (an encoder-decoder such as File &gt; Examples &gt; tiny-marian-en-zh).</source>
+        <translation>翻译视图需要一个翻译模型（编码器–解码器，例如 文件 &gt; 示例 &gt; tiny-marian-en-zh）。</translation>
+    </message>
+    <message>
+        <source>Translation: waiting for the first run</source>
+        <translation>翻译：等待第一次运行</translation>
+    </message>
+    <message>
+        <source>decoder layer %1, mean of heads</source>
+        <translation>解码器第 %1 层，各头平均</translation>
+    </message>
+    <message>
+        <source>decoder layer %1, head %2</source>
+        <translation>解码器第 %1 层，第 %2 个头</translation>
+    </message>
+    <message>
+        <source>“%1” reads “%2” (%3)</source>
+        <translation>“%1”读的是“%2”（%3）</translation>
+    </message>
+    <message>
+        <source>Cross-attention, %1: word %2 of %3, %4</source>
+        <translation>交叉注意力，%1：第 %2 / %3 个词，%4</translation>
+    </message>
+    <message>
+        <source>Translation</source>
+        <translation>翻译</translation>
+    </message>
+    <message>
+        <source>Open a translation model (File &gt; Examples &gt; tiny-marian-en-zh), type English and watch it write Chinese word by word.</source>
+        <translation>打开一个翻译模型（文件 &gt; 示例 &gt; tiny-marian-en-zh），输入英文，看它一个词一个词地写出中文。</translation>
+    </message>
+</context>
+<context>
     <name>attnlab::ui::ViewGroups</name>
     <message>
         <source>Attention</source>
@@ -3101,6 +3168,14 @@ weight</source>
     <message>
         <source>A real model&apos;s attention: open a model or an attention dump (File menu)</source>
         <translation>真实模型的注意力：先打开一个模型或注意力转储（文件菜单）</translation>
+    </message>
+    <message>
+        <source>Probe the model</source>
+        <translation>探查模型</translation>
+    </message>
+    <message>
+        <source>What an open model predicts, and which heads produce it: open a model (File menu)</source>
+        <translation>打开的模型预测什么，又是哪些头产生了它：请打开一个模型（文件菜单）</translation>
     </message>
 </context>
 <context>

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -78,6 +79,49 @@ TEST_F(RenderModel, EveryViewThatAppliesDraws) {
     EXPECT_EQ(lines(refused.err), 1) << refused.err;
     EXPECT_NE(refused.err.find("--view compare"), std::string::npos) << refused.err;
     EXPECT_FALSE(fs::exists(out));
+}
+
+// The translation view steps through the words the model writes: --all-steps gives one frame a
+// word, --step N the rows written up to word N, the last of them reading the English word the
+// grammar aligns it with (resources/models/tiny-marian-en-zh/README.md, layer 1 head 3).
+TEST_F(RenderModel, TheTranslationViewStepsThroughTheWordsWritten) {
+    const std::string marian =
+        std::string(ATTNLAB_SOURCE_DIR) + "/resources/models/tiny-marian-en-zh";
+    const std::vector<std::string> base = {"render", "--model", marian, "--text",
+                                           "the cat sat on the mat", "--layer", "1", "--head",
+                                           "3", "--view", "translation"};
+    std::vector<std::string> frames = base;
+    frames.insert(frames.end(), {"--all-steps", "--out", m_dir.file("frames")});
+    const auto all = attnlab(frames);
+    ASSERT_EQ(all.status, 0) << all.err;
+    int count = 0;
+    for ([[maybe_unused]] const auto& entry : fs::directory_iterator(m_dir.file("frames")))
+        ++count;
+    EXPECT_EQ(count, 7) << "猫 坐 在 垫子 上 。 </s>";
+
+    std::vector<std::string> third = base;
+    third.insert(third.end(), {"--step", "3", "--data", m_dir.file("step3.csv"), "--out",
+                               m_dir.file("step3.png")});
+    const auto run = attnlab(third);
+    ASSERT_EQ(run.status, 0) << run.err;
+    const std::string csv = test::readWholeFile(m_dir.file("step3.csv"));
+    // A header and the four rows written so far, the last one the fourth word.
+    EXPECT_EQ(lines(csv), 5) << csv;
+    const std::string last = csv.substr(csv.rfind('\n', csv.size() - 2) + 1);
+    EXPECT_EQ(last.rfind("垫子,", 0), 0u) << last;
+    // Its largest weight is in the column of "mat" (the sixth of seven source tokens).
+    std::vector<double> values;
+    for (std::size_t at = last.find(','); at != std::string::npos; at = last.find(',', at + 1))
+        values.push_back(std::stod(last.substr(at + 1)));
+    ASSERT_EQ(values.size(), 7u);
+    EXPECT_EQ(std::max_element(values.begin(), values.end()) - values.begin(), 5);
+
+    // A decoder-only model cannot translate: one line, no file.
+    const auto refused = attnlab({"render", "--model", kModel, "--text", kText, "--view",
+                                  "translation", "--out", m_dir.file("none.png")});
+    EXPECT_EQ(refused.status, 2);
+    EXPECT_EQ(lines(refused.err), 1) << refused.err;
+    EXPECT_FALSE(fs::exists(m_dir.file("none.png")));
 }
 
 TEST_F(RenderModel, BadInputIsOneLineAndNoFile) {

@@ -22,12 +22,16 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <map>
 
+#include "attnlab/model/translate.h"
 #include "ui/state/document.h"
 #include "ui/state/dump_document.h"
 #include "ui/state/experiment_data.h"
 #include "ui/state/model_document.h"
 #include "ui/views/heatmap_view.h"
+#include "ui/views/step_controls.h"
+#include "ui/views/translation_view.h"
 #include "ui/views/view.h"
 #include "ui/window/inputs_panel.h"
 #include "ui/window/main_window.h"
@@ -452,6 +456,95 @@ TEST(ModelDocument, ATranslationModelTranslatesTheTextAndShowsItsCrossAttention)
     EXPECT_EQ(dump->kind, "encoder");
     EXPECT_EQ(dump->sq, 7);
     EXPECT_EQ(dump->sk, 7);
+}
+
+// The translation view writes the sentence one word at a time: a text typed while it is on
+// screen starts again from the first word and plays; each step's row is the run's
+// cross-attention of the chosen layer and head (the core's, run here outside the window), and
+// the strongest source token of each word is the one the grammar aligns it with
+// (resources/models/tiny-marian-en-zh/README.md: layer 1, head 3).
+TEST(ModelDocument, TheTranslationViewWritesTheSentenceWordByWord) {
+    MainWindow window;
+    window.resize(1280, 720);
+    window.show();
+    ModelDocument* models = ModelDocument::of(window.document());
+    auto* view = qobject_cast<TranslationView*>(window.view(QStringLiteral("translation")));
+    ASSERT_NE(view, nullptr);
+    EXPECT_TRUE(view->notApplicable().isEmpty()); // no model: it says how to open one
+    models->openModel(bundledTranslationModelDirectory());
+    ASSERT_TRUE(models->waitForIdle());
+    models->setText(QStringLiteral("the dog ran"));
+    ASSERT_TRUE(models->waitForIdle());
+    EXPECT_TRUE(view->notApplicable().isEmpty());
+    window.showView(QStringLiteral("translation"));
+    models->focus(1, 3);
+    QCoreApplication::processEvents();
+    view->ensureFresh();
+    // First shown: the whole sentence.
+    EXPECT_EQ(view->currentStep(), view->rowCount() - 1);
+
+    models->setText(QStringLiteral("the cat sat on the mat"));
+    ASSERT_TRUE(models->waitForIdle());
+    QCoreApplication::processEvents();
+    view->ensureFresh();
+    ASSERT_EQ(models->translation(), QStringLiteral("猫坐在垫子上。"));
+    // Typed while on screen: back to the first word, playing.
+    EXPECT_EQ(view->currentStep(), 0);
+    EXPECT_TRUE(view->controls()->playing());
+    view->controls()->pause();
+
+    // The core's cross-attention of the same text, decoded here.
+    const std::string dir = bundledTranslationModelDirectory().toStdString();
+    const model::Model net = std::move(model::loadModel(dir).value());
+    const model::Tokenizer source =
+        std::move(model::Tokenizer::fromFolder(dir, model::TokenizerSide::Source).value());
+    const std::vector<std::int64_t> ids = source.encode("the cat sat on the mat").ids;
+    model::RunOptions options;
+    options.threads = 1;
+    const model::Translation reference =
+        std::move(model::translate(net, ids, {.maxTokens = 48}, options).value());
+    const Tensor4& cross = reference.run.crossAttentions[1];
+    ASSERT_EQ(view->rowCount(), cross.seq);
+
+    const std::vector<std::string> sourceTokens = models->tokenLabels();
+    const std::map<QString, std::string> aligned = {
+        {QStringLiteral("猫"), " cat"}, {QStringLiteral("坐"), " sat"},
+        {QStringLiteral("垫子"), " mat"}};
+    int checked = 0;
+    for (Index step = 0; step < view->rowCount(); ++step) {
+        view->goToStep(step);
+        const MatrixD& shown = view->shownWeights();
+        ASSERT_EQ(shown.cols(), cross.dim);
+        for (Index i = 0; i < shown.rows(); ++i)
+            for (Index j = 0; j < shown.cols(); ++j) {
+                if (i <= step)
+                    EXPECT_NEAR(shown(i, j), cross(0, 3, i, j), 1e-6);
+                else
+                    EXPECT_TRUE(std::isnan(shown(i, j))) << "row " << i << " not written yet";
+            }
+        EXPECT_EQ(view->data().rows, step + 1);
+        const QString word = view->data().rowLabels.back();
+        if (auto it = aligned.find(word); it != aligned.end()) {
+            ASSERT_GE(view->alignedSource(), 0);
+            EXPECT_EQ(sourceTokens[static_cast<std::size_t>(view->alignedSource())], it->second)
+                << word.toStdString();
+            ++checked;
+        }
+    }
+    EXPECT_EQ(checked, 3);
+
+    // The mean of the heads is their mean.
+    view->setMeanOfHeads(true);
+    view->goToStep(0);
+    double mean = 0;
+    for (Index h = 0; h < cross.heads; ++h)
+        mean += cross(0, h, 0, 1);
+    EXPECT_NEAR(view->shownWeights()(0, 1), mean / static_cast<double>(cross.heads), 1e-6);
+
+    // A decoder-only model cannot translate: the tab says so.
+    models->openModel(kModelDir);
+    ASSERT_TRUE(models->waitForIdle());
+    EXPECT_FALSE(view->notApplicable().isEmpty());
 }
 
 // Not a test but a measurement, skipped unless asked for:

@@ -1,7 +1,7 @@
 // The views in named groups (issue 12, item 4): every registered view sits in exactly one
 // group, each group's tab widget holds that group's views and no more than seven; selecting a
 // view by name (showView, the document's view state, a lesson step) brings its group and the
-// view to the front; Alt+1..3, Ctrl+1..9, Ctrl+PgDown/PgUp and Ctrl+Tab navigate; in the
+// view to the front; Alt+1..4, Ctrl+1..9, Ctrl+PgDown/PgUp and Ctrl+Tab navigate; in the
 // projector theme at 1280 x 720 no group's tab bar needs its scroll arrows, in either language.
 #include "ui/window/main_window.h"
 
@@ -74,10 +74,10 @@ struct EnglishAfterwards {
 };
 
 TEST(ViewGroups, EveryRegisteredViewIsInExactlyOneGroup) {
-    // The registry: three groups, each view in one of them, the issue's members where it
-    // names them.
+    // The registry: four groups, each view in one of them, the issue's members where it
+    // names them; what a loaded model predicts has a group of its own.
     EXPECT_EQ(viewGroupIds(), (QStringList{QStringLiteral("attention"), QStringLiteral("steps"),
-                                           QStringLiteral("model")}));
+                                           QStringLiteral("model"), QStringLiteral("probe")}));
     QStringList union_;
     for (const QString& group : viewGroupIds()) {
         EXPECT_FALSE(viewGroupTitle(group).isEmpty()) << group.toStdString();
@@ -94,8 +94,10 @@ TEST(ViewGroups, EveryRegisteredViewIsInExactlyOneGroup) {
         EXPECT_EQ(viewGroupOf(QString::fromLatin1(id)), QStringLiteral("attention")) << id;
     for (const char* id : {"flash", "kv-cache", "rope", "complexity"})
         EXPECT_EQ(viewGroupOf(QString::fromLatin1(id)), QStringLiteral("steps")) << id;
-    for (const char* id : {"model", "aggregate", "head-stats", "dump-difference", "next-token"})
+    for (const char* id : {"model", "aggregate", "head-stats", "dump-difference"})
         EXPECT_EQ(viewGroupOf(QString::fromLatin1(id)), QStringLiteral("model")) << id;
+    for (const char* id : {"next-token", "head-roles", "translation"})
+        EXPECT_EQ(viewGroupOf(QString::fromLatin1(id)), QStringLiteral("probe")) << id;
     EXPECT_TRUE(viewGroupOf(QStringLiteral("no-such-view")).isEmpty());
 
     // The window: each view a page of one tab widget, one tab widget per group, holding
@@ -252,7 +254,7 @@ TEST(ViewGroups, KeyboardMovesThroughViewsAndGroups) {
     QTest::keyClick(&window, Qt::Key_Backtab, Qt::ControlModifier | Qt::ShiftModifier);
     EXPECT_EQ(window.currentView()->viewId(), order.last());
 
-    // Alt+1..3: a group; Ctrl+N: the group's N-th view.
+    // Alt+1..4: a group; Ctrl+N: the group's N-th view.
     const QStringList groups = viewGroupIds();
     for (int g = 0; g < groups.size(); ++g) {
         SCOPED_TRACE(groups[g].toStdString());

@@ -15,24 +15,32 @@
 #include "ui/state/document.h"
 #include "ui/views/flash_stepper_view.h"
 #include "ui/views/kv_cache_view.h"
+#include "ui/views/translation_view.h"
 #include "ui/views/view.h"
 
 namespace attnlab::ui {
 
 bool isStepView(const QString& viewId) {
-    return viewId == QLatin1String("flash") || viewId == QLatin1String("kv-cache");
+    return viewId == QLatin1String("flash") || viewId == QLatin1String("kv-cache") ||
+           viewId == QLatin1String("translation");
 }
 
 std::pair<Index, Index> stepRange(View& view) {
     if (auto* flash = qobject_cast<FlashStepperView*>(&view)) return {0, flash->totalSteps()};
     if (auto* kv = qobject_cast<KvCacheView*>(&view))
         return {0, std::max<Index>(0, kv->stepCount() - 1)};
+    if (auto* translation = qobject_cast<TranslationView*>(&view)) {
+        translation->ensureFresh();
+        return {0, std::max<Index>(0, translation->rowCount() - 1)};
+    }
     return {0, 0};
 }
 
 namespace {
 
 Index currentStep(View& view, const Document& document) {
+    if (auto* translation = qobject_cast<TranslationView*>(&view))
+        return translation->currentStep();
     const ViewState& state = document.session().viewState;
     return qobject_cast<KvCacheView*>(&view) ? state.kvStep : state.flashStep;
 }
@@ -41,6 +49,11 @@ Index currentStep(View& view, const Document& document) {
 
 void setStep(View& view, Document& document, Index step) {
     const auto [first, last] = stepRange(view);
+    // The translation view's step is the word it is writing, not part of the session.
+    if (auto* translation = qobject_cast<TranslationView*>(&view)) {
+        translation->goToStep(std::clamp(step, first, last));
+        return;
+    }
     ViewState state = document.session().viewState;
     const Index clamped = std::clamp(step, first, last);
     if (qobject_cast<KvCacheView*>(&view))

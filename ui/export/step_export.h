@@ -22,12 +22,13 @@ namespace attnlab::ui {
 class Document;
 class View;
 
-/// True for the ids of views that step (flash, kv-cache).
+/// True for the ids of views that step (flash, kv-cache, translation).
 bool isStepView(const QString& viewId);
 /// The first and last step a stepping view can show (flash: 0..tiles, kv-cache:
-/// 0..decode steps); {0, 0} for any other view or when there is no experiment.
+/// 0..decode steps, translation: 0..words written - 1); {0, 0} for any other view or when there is no experiment.
 std::pair<Index, Index> stepRange(View& view);
-/// Sets the view's step in the session's view state through the document (clamped).
+/// Sets the view's step in the session's view state through the document (clamped); the
+/// translation view keeps its own.
 void setStep(View& view, Document& document, Index step);
 /// Writes every step of the view: `path` ending in .pdf gives one page per step (logical
 /// `size` in points); any other path is a directory (created if missing) that receives

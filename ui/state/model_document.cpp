@@ -234,6 +234,12 @@ std::vector<std::string> ModelDocument::tokenLabels() const {
     return labelsOf(*m_tokenizer, std::vector<std::int64_t>(input.begin(), input.end()));
 }
 
+std::vector<std::string> ModelDocument::writtenTokenLabels() const {
+    if (!m_tokenizer || !m_run || m_run->crossAttentions.empty()) return {};
+    return labelsOf(*m_tokenizer,
+                    m_generated.size() == m_run->ids.size() ? m_generated : m_run->ids);
+}
+
 Index ModelDocument::head() const {
     return m_document->session().viewState.head;
 }

@@ -92,6 +92,9 @@ public:
     /// The tokens of run() as people read them: byte-level "Ġ" and sentencepiece "▁" shown
     /// as spaces, special tokens as they are.
     std::vector<std::string> tokenLabels() const;
+    /// A translation's rows: the word each decoder step wrote (its input tokens when the
+    /// decoder did not run on its own output); empty for other models.
+    std::vector<std::string> writtenTokenLabels() const;
 
     /// Starts loading the checkpoint in `directory` on a worker (loadProgress, then
     /// modelChanged or errorOccurred). A bad folder keeps the previous model and run.

@@ -19,6 +19,7 @@
 #include "ui/views/output_projection_view.h"
 #include "ui/views/rope_view.h"
 #include "ui/views/statistics_view.h"
+#include "ui/views/translation_view.h"
 
 namespace attnlab::ui {
 
@@ -28,7 +29,8 @@ const char* const kGroupContext = "attnlab::ui::ViewGroups";
 
 const std::vector<ViewGroup>& viewGroups() {
     // Reading the weights; the computation around them, one step at a time; a real model's
-    // attention (a dump or a model folder). A class sees one group's tabs at a time.
+    // attention (a dump or a model folder); what an open model predicts and why. A class sees
+    // one group's tabs at a time.
     static const std::vector<ViewGroup> groups = {
         {QStringLiteral("attention"), QT_TRANSLATE_NOOP("attnlab::ui::ViewGroups", "Attention"),
          QT_TRANSLATE_NOOP("attnlab::ui::ViewGroups", "The attention weights, read several ways")},
@@ -39,6 +41,10 @@ const std::vector<ViewGroup>& viewGroups() {
          QT_TRANSLATE_NOOP("attnlab::ui::ViewGroups",
                            "A real model's attention: open a model or an attention dump "
                            "(File menu)")},
+        {QStringLiteral("probe"), QT_TRANSLATE_NOOP("attnlab::ui::ViewGroups", "Probe the model"),
+         QT_TRANSLATE_NOOP("attnlab::ui::ViewGroups",
+                           "What an open model predicts, and which heads produce it: open a "
+                           "model (File menu)")},
     };
     return groups;
 }
@@ -80,6 +86,7 @@ const std::vector<ViewEntry>& viewRegistry() {
     const QString attention = QStringLiteral("attention");
     const QString steps = QStringLiteral("steps");
     const QString model = QStringLiteral("model");
+    const QString probe = QStringLiteral("probe");
     static const std::vector<ViewEntry> entries = {
         // Attention: the weights, read several ways.
         {QStringLiteral("heatmap"), attention,
@@ -119,18 +126,21 @@ const std::vector<ViewEntry>& viewRegistry() {
         {QStringLiteral("dump-difference"), model,
          [](Document* d, QWidget* p) -> View* { return new DifferenceView(d, p); }},
         // A real model (File > Open Model...): what it predicts next, and what its heads do.
-        {QStringLiteral("next-token"), model,
+        {QStringLiteral("next-token"), probe,
          [](Document* d, QWidget* p) -> View* {
              auto* view = new NextTokenView(d, p);
              bindNextTokenView(view, ModelDocument::of(d));
              return view;
          }},
-        {QStringLiteral("head-roles"), model,
+        {QStringLiteral("head-roles"), probe,
          [](Document* d, QWidget* p) -> View* {
              auto* view = new HeadRolesView(d, p);
              bindHeadRolesView(view, ModelDocument::of(d));
              return view;
          }},
+        // A translation model writing its sentence, word by word, reading the source.
+        {QStringLiteral("translation"), probe,
+         [](Document* d, QWidget* p) -> View* { return new TranslationView(d, p); }},
     };
     return entries;
 }

@@ -250,7 +250,7 @@ void MainWindow::stepView(int delta) {
 }
 
 void MainWindow::createViewTabs() {
-    // The views in groups a class can follow: a row of group buttons (Alt+1..3), and under it
+    // The views in groups a class can follow: a row of group buttons (Alt+1..4), and under it
     // the group's own views as tabs (Ctrl+1..9), at most seven at a time, so the tab bar fits
     // a 1280-pixel projector in either language. Each group is a tab widget of its own in a
     // stack, so a group keeps the view it showed last.
@@ -490,7 +490,7 @@ void MainWindow::createActions() {
 
     QMenu* viewMenu = menuBar()->addMenu(tr("&View"));
     // View > group > its views; Ctrl+1..9 go to the views of the group in front
-    // (updateNavigation), Alt+1..3 to a group, Ctrl+PgDown/PgUp through every view.
+    // (updateNavigation), Alt+1..4 to a group, Ctrl+PgDown/PgUp through every view.
     const QStringList groups = viewGroupIds();
     for (int g = 0; g < static_cast<int>(groups.size()); ++g) {
         const QString groupId = groups[g];

@@ -113,7 +113,7 @@ private:
     std::vector<QTabWidget*> m_groupTabs;   ///< in viewGroups() order
     QButtonGroup* m_groupButtons = nullptr;
     std::vector<QToolButton*> m_groupButtonList;
-    std::vector<QAction*> m_groupActions; ///< Alt+1..3
+    std::vector<QAction*> m_groupActions; ///< Alt+1..4
     std::vector<QMenu*> m_groupMenus;     ///< View > group > views
     std::vector<View*> m_views;           ///< registry order
     std::vector<QAction*> m_viewActions;  ///< parallel to m_views
