@@ -1,11 +1,16 @@
-// The window entry point: `attnlab [SESSION.json]`. `--screenshots DIR` (with
+// The window entry point: `attnlab [SESSION.json | LESSON.json]`. `--screenshots DIR` (with
 // QT_QPA_PLATFORM=offscreen or under Xvfb) grabs the window with each view in front into
-// DIR/<view>.png and exits (`--size WxH` sets the window size); `--theme NAME` and
-// `--example NAME` pick what to show first.
+// DIR/<view>.png, or with a lesson each of its steps into DIR/lesson_step_NN.png, and exits
+// (`--size WxH` sets the window size); `--theme NAME`, `--example NAME`, `--lesson FILE`,
+// `--model DIR` and `--text TEXT` pick what to show first.
 
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QHashFunctions>
 #include <QIcon>
 #include <QTimer>
@@ -15,11 +20,49 @@
 #include "commands.h"
 #include "ui/state/document.h"
 #include "ui/state/model_document.h"
+#include "ui/views/view.h"
 #include "ui/window/language.h"
+#include "ui/window/lesson_panel.h"
 #include "ui/window/main_window.h"
 #include "ui/window/theme.h"
 
 namespace attnlab::app {
+
+namespace {
+
+/// Whether `path` holds a lesson (a JSON object with "steps") rather than a session.
+bool isLessonFile(const QString& path) {
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly) || file.size() > (16 << 20)) return false;
+    const QJsonDocument json = QJsonDocument::fromJson(file.readAll());
+    return json.isObject() && json.object().value(QStringLiteral("steps")).isArray();
+}
+
+/// Each step of the open lesson, in order, as DIR/lesson_step_NN.png (the whole window).
+QStringList saveLessonScreenshots(ui::MainWindow& window, ui::LessonPanel& lessons,
+                                  const QString& directory) {
+    QDir().mkpath(directory);
+    QStringList written;
+    ui::ModelDocument* models = ui::ModelDocument::of(window.document());
+    for (int step = 0; step < lessons.stepCount(); ++step) {
+        if (!lessons.goToStep(step))
+            std::cerr << "attnlab: lesson step " << step + 1 << ": "
+                      << lessons.lastError().toStdString() << '\n';
+        for (int i = 0; i < 5; ++i) {
+            window.document()->waitForIdle();
+            models->waitForIdle();
+            QCoreApplication::processEvents();
+        }
+        if (ui::View* shown = window.currentView()) shown->ensureFresh();
+        QCoreApplication::processEvents();
+        const QString path = QDir(directory).filePath(
+            QStringLiteral("lesson_step_%1.png").arg(step + 1, 2, 10, QLatin1Char('0')));
+        if (window.grab().save(path)) written << path;
+    }
+    return written;
+}
+
+} // namespace
 
 int guiMain(int argc, char** argv) {
     QHashSeed::setDeterministicGlobalSeed(); // exported figures: same view, same bytes
@@ -47,7 +90,7 @@ int guiMain(int argc, char** argv) {
         QStringLiteral("NAME"));
     const QCommandLineOption size(
         QStringLiteral("size"),
-        QCoreApplication::translate("main", "Window size for --screenshots, WxH."),
+        QCoreApplication::translate("main", "The window's size, WxH."),
         QStringLiteral("WxH"));
     parser.addOption(screenshots);
     parser.addOption(size);
@@ -67,8 +110,14 @@ int guiMain(int argc, char** argv) {
     const QCommandLineOption textOption(QStringLiteral("text"),
                                         QCoreApplication::translate("main", "The text to run."),
                                         QStringLiteral("TEXT"));
+    const QCommandLineOption lessonOption(
+        QStringLiteral("lesson"),
+        QCoreApplication::translate("main", "Open a lesson file (or a bundled lesson's name, "
+                                            "e.g. 16_translation) at its first step."),
+        QStringLiteral("FILE"));
     parser.addOption(modelOption);
     parser.addOption(textOption);
+    parser.addOption(lessonOption);
     parser.process(app);
 
     // Before the window is built, so every text starts in that language.
@@ -90,8 +139,14 @@ int guiMain(int argc, char** argv) {
 
     ui::MainWindow window;
     const QStringList positional = parser.positionalArguments();
-    if (!positional.isEmpty() && !window.openSession(positional.first()))
+    // A lesson given where a session is expected opens as the lesson it is.
+    QString lessonPath = parser.isSet(lessonOption) ? parser.value(lessonOption) : QString();
+    if (!positional.isEmpty() && lessonPath.isEmpty() && isLessonFile(positional.first()))
+        lessonPath = positional.first();
+    else if (!positional.isEmpty() && !window.openSession(positional.first())) {
         std::cerr << "attnlab: " << window.statusMessage().toStdString() << '\n';
+        if (parser.isSet(screenshots)) return 2;
+    }
     if (parser.isSet(example))
         window.openExample(QStringLiteral(":/examples/%1.json").arg(parser.value(example)));
     // The theme of this run; View > Theme changes (and keeps) the preference.
@@ -105,8 +160,17 @@ int guiMain(int argc, char** argv) {
     if (parser.isSet(modelOption)) {
         ui::ModelDocument* models = ui::ModelDocument::of(window.document());
         QString modelError;
+        // A model that does not open keeps the text: the lab session runs it instead.
+        const std::string text = parser.value(textOption).toStdString();
+        const bool hasText = parser.isSet(textOption);
         QObject::connect(models, &ui::ModelDocument::errorOccurred, &window,
-                         [&modelError](const QString& message) { modelError = message; });
+                         [&modelError, &window, models, text, hasText](const QString& message) {
+                             modelError = message;
+                             if (!hasText || models->model()) return;
+                             window.document()->modify([&text](Session& s) { s.text = text; },
+                                                       QCoreApplication::translate("main",
+                                                                                   "Edit text"));
+                         });
         if (parser.isSet(textOption)) models->setText(parser.value(textOption));
         models->openModel(parser.value(modelOption));
         if (parser.isSet(screenshots)) {
@@ -121,8 +185,22 @@ int guiMain(int argc, char** argv) {
         window.document()->modify([&text](Session& s) { s.text = text; },
                                   QCoreApplication::translate("main", "Edit text"));
     }
+    ui::LessonPanel* lessons = window.findChild<ui::LessonPanel*>();
+    if (!lessonPath.isEmpty() && lessons) {
+        if (!QFileInfo::exists(lessonPath) &&
+            QFile::exists(QStringLiteral(":/lessons/%1.json").arg(lessonPath)))
+            lessonPath = QStringLiteral(":/lessons/%1.json").arg(lessonPath);
+        if (!lessons->openLesson(lessonPath)) {
+            std::cerr << "attnlab: --lesson: " << lessons->lastError().toStdString() << '\n';
+            if (parser.isSet(screenshots)) return 2;
+        }
+    }
     if (parser.isSet(screenshots)) {
-        for (const QString& path : window.saveScreenshots(parser.value(screenshots)))
+        const QStringList written =
+            lessons && lessons->hasLesson()
+                ? saveLessonScreenshots(window, *lessons, parser.value(screenshots))
+                : window.saveScreenshots(parser.value(screenshots));
+        for (const QString& path : written)
             std::cout << path.toStdString() << '\n';
         return 0;
     }

@@ -8,13 +8,26 @@
 namespace {
 
 void printUsage(std::ostream& out) {
-    out << "usage: attnlab [SESSION.json]           open the window\n"
+    out << "usage: attnlab [SESSION.json | LESSON.json] [window options]   open the window\n"
            "       attnlab compute --q Q.npy --k K.npy --v V.npy --out O.npy [options]\n"
            "       attnlab render  (--session S.json | --tokens \"...\") --view NAME --out F\n"
            "       attnlab bench   [--sizes 1024,4096] [--dim 64] [--heads 8]\n"
            "       attnlab model   --model DIR (--text \"...\" | --ids N,...) --out F.npz\n"
            "       attnlab tokenize --tokenizer FILE|DIR --text \"...\" [--text ...] [--no-special]\n"
-           "run a command with --help for its options\n";
+           "run a command with --help for its options\n"
+           "\n"
+           "window options:\n"
+           "  --language en|zh_CN     the language (default: the saved choice, else the system's)\n"
+           "  --theme light|dark|projector\n"
+           "                          the theme of this run (View > Theme keeps one)\n"
+           "  --model DIR             open a model folder (config.json, *.safetensors, tokenizer)\n"
+           "  --text TEXT             the text to run (the model's, else the session's)\n"
+           "  --lesson FILE|NAME      open a lesson at its first step (a file, or a bundled\n"
+           "                          lesson's name such as 16_translation)\n"
+           "  --example NAME          open a bundled example session by file name\n"
+           "  --screenshots DIR       save a PNG of each view (with a lesson: of each step)\n"
+           "                          into DIR, then exit; --size WxH sets the window size\n"
+           "  --size WxH              the window's size\n";
 }
 
 } // namespace

@@ -3099,10 +3099,6 @@ weight</source>
         <translation>写出的词（查询）</translation>
     </message>
     <message>
-        <source>source token</source>
-        <translation>源词元</translation>
-    </message>
-    <message>
         <source>weight</source>
         <translation>权重</translation>
     </message>
@@ -3201,10 +3197,6 @@ weight</source>
         <translation>按文件名打开自带的示例。</translation>
     </message>
     <message>
-        <source>Window size for --screenshots, WxH.</source>
-        <translation>--screenshots 的窗口大小，宽x高。</translation>
-    </message>
-    <message>
         <source>en or zh_CN (default: the saved choice, else the system&apos;s language).</source>
         <translation>en 或 zh_CN（默认：保存的选择，否则为系统语言）。</translation>
     </message>
@@ -3219,6 +3211,14 @@ weight</source>
     <message>
         <source>Edit text</source>
         <translation>编辑文本</translation>
+    </message>
+    <message>
+        <source>The window&apos;s size, WxH.</source>
+        <translation>窗口大小，宽x高。</translation>
+    </message>
+    <message>
+        <source>Open a lesson file (or a bundled lesson&apos;s name, e.g. 16_translation) at its first step.</source>
+        <translation>打开一个课程文件（或自带课程的名字，例如 16_translation），从第一步开始。</translation>
     </message>
 </context>
 </TS>

@@ -7,11 +7,14 @@
 #include <QDockWidget>
 #include <QFile>
 #include <QLayout>
+#include <QScreen>
 #include <QTabWidget>
 #include <QTemporaryDir>
 #include <QUndoStack>
 
 #include <gtest/gtest.h>
+
+#include <algorithm>
 
 #include <ostream>
 
@@ -129,6 +132,20 @@ TEST(Presentation, ProjectorThemeFits1280x720OnEveryTabAndSwitchingBackRestoresL
         }
     }
     setLanguage(QStringLiteral("en"));
+}
+
+// A window larger than the screen hides its own edges (a 1280 x 720 projector with no window
+// manager opened 1400 x 880): the first size fits the screen's available area.
+TEST(Presentation, TheFirstSizeFitsTheScreen) {
+    const QScreen* screen = QGuiApplication::primaryScreen();
+    ASSERT_NE(screen, nullptr);
+    const QSize available = screen->availableGeometry().size();
+    MainWindow window;
+    EXPECT_LE(window.width(), available.width());
+    EXPECT_LE(window.height(), available.height());
+    // On a large screen it keeps its roomy default rather than shrinking to nothing.
+    EXPECT_EQ(window.width(), std::min(1400, available.width()));
+    EXPECT_EQ(window.height(), std::min(880, available.height()));
 }
 
 TEST(Presentation, F11HidesTheInputsAndComesBack) {

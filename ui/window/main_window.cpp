@@ -30,6 +30,7 @@
 #include <QTabWidget>
 #include <QToolBar>
 #include <QToolButton>
+#include <QScreen>
 #include <QUndoStack>
 #include <QVBoxLayout>
 #include <qcustomplot.h>
@@ -178,7 +179,12 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), m_document(new Do
     });
     connect(m_document->undoStack(), &QUndoStack::cleanChanged, this, &MainWindow::updateTitle);
 
-    resize(1400, 880);
+    // The first size fits the screen's available area (a 1280 x 720 projector with no window
+    // manager included): a window larger than the screen hides its own edges.
+    QSize first(1400, 880);
+    if (const QScreen* display = QGuiApplication::primaryScreen())
+        first = first.boundedTo(display->availableGeometry().size());
+    resize(first);
     updateFromViewState();
     updateNavigation();
     updateStatus();

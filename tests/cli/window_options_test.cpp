@@ -1,0 +1,76 @@
+// The window's command line through the built binary (offscreen): `attnlab --help` lists the
+// window's options, `--lesson` (a file or a bundled lesson's name) and a lesson given where a
+// session goes open the lesson, and `--screenshots` then grabs each of its steps; a lesson that
+// is not there is one line on stderr, exit status 2 and no file.
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "command_runner.h"
+#include "temp_dir.h"
+
+namespace attnlab {
+namespace {
+
+namespace fs = std::filesystem;
+
+class WindowOptions : public ::testing::Test {
+protected:
+    test::CommandResult attnlab(const std::vector<std::string>& args) const {
+        return test::runCommand(ATTNLAB_BINARY, args, m_dir.path() / "capture");
+    }
+    static int filesIn(const std::string& directory) {
+        if (!fs::is_directory(directory)) return 0;
+        int count = 0;
+        for ([[maybe_unused]] const auto& entry : fs::directory_iterator(directory))
+            ++count;
+        return count;
+    }
+    static int stepsOf(const std::string& lesson) {
+        return static_cast<int>(
+            nlohmann::json::parse(test::readWholeFile(lesson))["steps"].size());
+    }
+    test::TempDir m_dir{"attnlab_window_options"};
+};
+
+TEST_F(WindowOptions, HelpListsTheWindowsOptions) {
+    const auto run = attnlab({"--help"});
+    ASSERT_EQ(run.status, 0) << run.err;
+    for (const char* option : {"--language", "--theme", "--model", "--text", "--lesson",
+                               "--example", "--screenshots", "--size"})
+        EXPECT_NE(run.out.find(option), std::string::npos) << option;
+}
+
+TEST_F(WindowOptions, ALessonOpensByNameOrPathAndEachStepIsGrabbed) {
+    const std::string lessons = std::string(ATTNLAB_SOURCE_DIR) + "/resources/lessons/";
+    const std::string byName = m_dir.file("by_name");
+    const auto named = attnlab({"--lesson", "16_translation", "--size", "1280x720",
+                                "--screenshots", byName});
+    ASSERT_EQ(named.status, 0) << named.err;
+    EXPECT_EQ(filesIn(byName), stepsOf(lessons + "16_translation.json"));
+    EXPECT_TRUE(fs::exists(byName + "/lesson_step_01.png"));
+
+    // A lesson where a session goes is opened as the lesson it is.
+    const std::string positional = m_dir.file("positional");
+    const auto opened = attnlab({lessons + "03_causal_and_padding_masks.json", "--size", "1280x720",
+                                 "--screenshots", positional});
+    ASSERT_EQ(opened.status, 0) << opened.err;
+    EXPECT_EQ(opened.err.find("not an AttnLab session"), std::string::npos) << opened.err;
+    EXPECT_EQ(filesIn(positional), stepsOf(lessons + "03_causal_and_padding_masks.json"));
+}
+
+TEST_F(WindowOptions, AMissingLessonIsOneLineAndNoFile) {
+    const std::string out = m_dir.file("none");
+    const auto run = attnlab({"--lesson", m_dir.file("no_such_lesson.json"), "--screenshots", out});
+    EXPECT_EQ(run.status, 2);
+    EXPECT_NE(run.err.find("no_such_lesson.json"), std::string::npos) << run.err;
+    EXPECT_EQ(filesIn(out), 0);
+}
+
+} // namespace
+} // namespace attnlab
