@@ -486,6 +486,16 @@ TEST(SessionJson, MissingKeysKeepDefaultsUnknownKeysIgnored) {
     EXPECT_FALSE(s->scale.has_value());
 }
 
+// README: every key is optional, the format version too; {} is the default session.
+TEST(SessionJson, EveryKeyIsOptionalTheVersionToo) {
+    const auto empty = sessionFromJson("{}");
+    ASSERT_TRUE(empty.ok()) << empty.error();
+    EXPECT_EQ(sessionToJson(*empty), sessionToJson(Session{}));
+    const auto text = sessionFromJson(R"({"tokens": {"text": "a b"}})");
+    ASSERT_TRUE(text.ok()) << text.error();
+    EXPECT_EQ(text->text, "a b");
+}
+
 TEST(SessionJson, ErrorsNameTheKey) {
     auto expectError = [](const std::string& json, const std::string& part) {
         const auto s = sessionFromJson(json);
@@ -494,7 +504,7 @@ TEST(SessionJson, ErrorsNameTheKey) {
     };
     expectError(R"({"attnlab_session": 3})", "attnlab_session"); // newer than kVersion = 2
     expectError(R"({"attnlab_session": 3})", "newer");
-    expectError(R"({"tokens": {"text": "a"}})", "attnlab_session");
+    expectError(R"({"format": 1, "steps": []})", "a lesson, not a session");
     expectError(R"({"attnlab_session": "one"})", "attnlab_session");
     expectError(R"({"attnlab_session": 1, "model": {"heads": "two"}})", "model.heads");
     expectError(R"({"attnlab_session": 1, "model": {"heads": 1.5}})", "model.heads");
@@ -509,6 +519,8 @@ TEST(SessionJson, ErrorsNameTheKey) {
     expectError(R"({"attnlab_session": 1, "title": 5})", "title");
     expectError(R"({"attnlab_session": 1, )", "JSON");
     expectError(R"([1, 2])", "object");
+    expectError("", "the file is empty");
+    expectError(" \n", "the file is empty");
 }
 
 TEST(SessionJson, NumberBeyondDoubleRangeIsRefusedNamingTheKey) {

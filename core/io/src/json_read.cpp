@@ -44,6 +44,9 @@ Index wholeNumber(const nlohmann::json& v, const std::string& where) {
 using Json = nlohmann::json;
 
 Result<nlohmann::json> parseJson(std::string_view text) {
+    // An empty file is common (a failed save, a new file) and the parser's words for it are not.
+    if (text.find_first_not_of(" \t\r\n") == std::string_view::npos)
+        return Error{"the file is empty"};
     std::vector<std::string> keys; // keys[d] is the key being read at nesting depth d + 1
     const Json::parser_callback_t track = [&keys](int depth, Json::parse_event_t event,
                                                   Json& parsed) {

@@ -272,11 +272,15 @@ Result<Session> sessionFromJson(const std::string& text) {
 
     Session s;
     try {
+        // Every key is optional, the version too ({} is the default session); a lesson is
+        // named as what it is.
         const auto version = root.find("attnlab_session");
-        if (version == root.end())
-            return Error{"not an AttnLab session: the key \"attnlab_session\" (the format "
-                         "version) is missing"};
-        const Index number = Section::wholeNumber(*version, "attnlab_session");
+        if (version == root.end() && root.contains("steps"))
+            return Error{"a lesson, not a session: open it with --lesson or File > Lessons > "
+                         "Open Lesson"};
+        const Index number = version == root.end()
+                                 ? Session::kVersion
+                                 : Section::wholeNumber(*version, "attnlab_session");
         if (number > Session::kVersion)
             return Error{"attnlab_session: the file is format version " + std::to_string(number) +
                          ", newer than this AttnLab reads (" + std::to_string(Session::kVersion) +
