@@ -97,6 +97,16 @@ TEST(Safetensors, RefusesHeaderPastTheEnd) {
     EXPECT_NE(openError(dir.file("m.safetensors")).find("past the end"), std::string::npos);
 }
 
+// A text file (or a PyTorch .bin) renamed: named for what it is not, not by a header length
+// read out of its first bytes.
+TEST(Safetensors, AFileOfAnotherKindIsNamedAsNotSafetensors) {
+    TempDir dir("attnlab_model");
+    writeBytes(dir.file("model.safetensors"), "These are notes, not weights.\n");
+    const std::string error = openError(dir.file("model.safetensors"));
+    EXPECT_NE(error.find("not a safetensors file"), std::string::npos) << error;
+    EXPECT_EQ(error.find("header length"), std::string::npos) << error;
+}
+
 TEST(Safetensors, RefusesBadJsonAndMissingFields) {
     TempDir dir("attnlab_model");
     writeBytes(dir.file("a.safetensors"), safetensorsImage({}, "{not json"));

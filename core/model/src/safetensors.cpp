@@ -180,6 +180,12 @@ Result<std::vector<TensorEntry>> parseSafetensorsHeader(const unsigned char* byt
     if (fileSize < 8)
         return fail(name, "truncated: " + std::to_string(fileSize) +
                               " bytes, too short for a safetensors header length");
+    // A safetensors file is its header's length (8 bytes) and then the header, a JSON object:
+    // anything else (a text file, a PyTorch .bin renamed) is named for what it is not, before
+    // its first bytes are read as a length.
+    if (fileSize > 8 && bytes[8] != '{')
+        return fail(name, "not a safetensors file: what follows the first 8 bytes is not a JSON "
+                          "object header");
     std::uint64_t headerLength = 0;
     std::memcpy(&headerLength, bytes, 8);
     if (headerLength > fileSize - 8)
