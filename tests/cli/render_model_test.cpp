@@ -47,6 +47,9 @@ TEST_F(RenderModel, TitleNamesModelLayerAndHead) {
     // The tokens are the model's (byte-level BPE pieces shown without their markers).
     EXPECT_NE(svg.find("mat"), std::string::npos);
     EXPECT_EQ(svg.find("\xc4\xa0"), std::string::npos) << "a raw 'Ġ' marker reached the figure";
+    // Fonts by CSS's names, which SVG readers know (Qt's own "Sans Serif" is not one).
+    EXPECT_NE(svg.find("font-family=\"sans-serif\""), std::string::npos);
+    EXPECT_EQ(svg.find("font-family=\"Sans Serif\""), std::string::npos);
     // Another layer and head give another title.
     const std::string other = m_dir.file("l2h3.svg");
     ASSERT_EQ(attnlab({"render", "--model", kModel, "--text", kText, "--layer", "2", "--head", "3",

@@ -293,6 +293,25 @@ TEST(ModelConfigKeys, KeysKnownToChangeNothingAreAccepted) {
     EXPECT_TRUE(parse(config).ok());
 }
 
+// T5 v1.1 and Flan-T5 use a gated MLP (wi_0, wi_1) that the t5 row does not run: refused by
+// name, in one line, rather than run as relu T5 on the wrong tensors.
+TEST(ModelConfigKeys, GatedT5IsRefusedByName) {
+    Json config = configOf("t5");
+    ASSERT_TRUE(parse(config).ok()) << parse(config).error();
+    config["feed_forward_proj"] = "gated-gelu";
+    config["dense_act_fn"] = "gelu_new";
+    config["is_gated_act"] = true;
+    auto refused = parse(config);
+    ASSERT_FALSE(refused.ok());
+    EXPECT_NE(refused.error().find("gated-gelu"), std::string::npos) << refused.error();
+    EXPECT_NE(refused.error().find("Flan-T5"), std::string::npos) << refused.error();
+    EXPECT_EQ(refused.error().find('\n'), std::string::npos) << "one line";
+    // is_gated_act alone says the same.
+    config = configOf("t5");
+    config["is_gated_act"] = true;
+    EXPECT_FALSE(parse(config).ok());
+}
+
 TEST(ModelConfigKeys, AnUnknownRopeTypeIsRefused) {
     Json config = configOf("qwen3_qknorm");
     config["rope_parameters"]["rope_type"] = "mrope";

@@ -10,6 +10,8 @@
 #include <QPageSize>
 #include <QPdfWriter>
 #include <QSaveFile>
+#include <QBuffer>
+#include <QRegularExpression>
 #include <QSvgGenerator>
 #include <QTextStream>
 #include <qcustomplot.h>
@@ -22,6 +24,33 @@
 namespace attnlab::ui {
 
 namespace {
+
+/// Qt names fonts by its own family names ("Sans Serif"); SVG readers take CSS's: the generic
+/// families by their CSS names, any other family followed by sans-serif as the fallback.
+QByteArray cssFontFamilies(QByteArray svg) {
+    static const QRegularExpression family(QStringLiteral("font-family=\"([^\"]*)\""));
+    QString text = QString::fromUtf8(svg);
+    QString out;
+    qsizetype last = 0;
+    for (auto it = family.globalMatch(text); it.hasNext();) {
+        const QRegularExpressionMatch match = it.next();
+        const QString name = match.captured(1);
+        QString css;
+        if (name == QLatin1String("Sans Serif") || name == QLatin1String("Sans"))
+            css = QStringLiteral("sans-serif");
+        else if (name == QLatin1String("Serif"))
+            css = QStringLiteral("serif");
+        else if (name == QLatin1String("Monospace"))
+            css = QStringLiteral("monospace");
+        else
+            css = QStringLiteral("'%1', sans-serif").arg(name);
+        out += QStringView(text).mid(last, match.capturedStart() - last);
+        out += QStringLiteral("font-family=\"%1\"").arg(css);
+        last = match.capturedEnd();
+    }
+    out += QStringView(text).mid(last);
+    return out.toUtf8();
+}
 
 QString csvField(QString text) {
     // Leading or trailing spaces (" cat", a byte-level token) survive only inside quotes.
@@ -305,10 +334,11 @@ QString exportView(View& view, const QString& path, const FigureOptions& options
         return {};
     }
     case ExportFormat::Svg: {
-        const QString temporary = path + QStringLiteral(".part");
+        QBuffer svg;
+        svg.open(QIODevice::WriteOnly);
         {
             QSvgGenerator generator;
-            generator.setFileName(temporary);
+            generator.setOutputDevice(&svg);
             generator.setSize(size);
             generator.setViewBox(QRect(QPoint(0, 0), size));
             generator.setTitle(view.title());
@@ -319,8 +349,10 @@ QString exportView(View& view, const QString& path, const FigureOptions& options
             painter.fillRect(QRect(QPoint(0, 0), size), view.theme().background);
             view.paintFigure(painter, size);
         }
-        QFile::remove(path);
-        if (!QFile::rename(temporary, path)) return QObject::tr("Cannot write %1").arg(path);
+        QSaveFile file(path);
+        if (!file.open(QIODevice::WriteOnly) || file.write(cssFontFamilies(svg.data())) < 0 ||
+            !file.commit())
+            return QObject::tr("Cannot write %1").arg(path);
         return {};
     }
     case ExportFormat::Pdf: {
