@@ -10,6 +10,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QListWidget>
+#include <QProgressDialog>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
@@ -405,6 +406,30 @@ TEST(ModelDocument, TheStatusBarShowsTheForwardsTime) {
     DumpDocument::of(f.window.document())->showAttention(dump);
     QCoreApplication::processEvents();
     EXPECT_EQ(timing->text(), QStringLiteral("S=2\u00d72, H=1"));
+}
+
+// The "Loading the model…" dialog stayed over the loaded views until Cancel (autoClose off):
+// it goes when the load ends.
+TEST(ModelDocument, TheLoadingDialogClosesWhenTheModelIsLoaded) {
+    MainWindow window;
+    window.resize(1280, 720);
+    window.show();
+    ModelDocument* models = ModelDocument::of(window.document());
+    // A slow disk: the dialog is on screen while loading (here the load is too quick for its
+    // 300 ms delay, so it is shown by hand).
+    QObject::connect(models, &ModelDocument::loadingChanged, &window, [&window](bool loading) {
+        if (!loading) return;
+        for (auto* dialog : window.findChildren<QProgressDialog*>())
+            dialog->show();
+    });
+    models->openModel(kModelDir);
+    ASSERT_TRUE(models->waitForIdle());
+    QCoreApplication::processEvents();
+    ASSERT_NE(models->model(), nullptr);
+    const auto dialogs = window.findChildren<QProgressDialog*>();
+    ASSERT_FALSE(dialogs.isEmpty());
+    for (const QProgressDialog* dialog : dialogs)
+        EXPECT_FALSE(dialog->isVisible());
 }
 
 TEST(ModelDocument, TheBundledModelIsFoundAndListedUnderExamples) {

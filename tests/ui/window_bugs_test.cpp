@@ -7,6 +7,11 @@
 // focused head is made on the worker.
 
 #include <QApplication>
+#include <QWheelEvent>
+#include <QTest>
+#include <QSignalSpy>
+#include <QLineEdit>
+#include <QComboBox>
 #include <QHelpEvent>
 #include <QLabel>
 #include <QSet>
@@ -365,6 +370,90 @@ TEST(WindowBugs, EditsOfOneFieldMergeIntoOneUndoStep) {
     document.modify([](Session& s) { s.seed = 1; }, QStringLiteral("seed"));
     document.modify([](Session& s) { s.seed = 2; }, QStringLiteral("seed"));
     EXPECT_EQ(document.undoStack()->count(), 5); // None never merges
+}
+
+} // namespace
+} // namespace attnlab::ui
+
+namespace attnlab::ui {
+namespace {
+
+/// A window on screen and active, so window-wide shortcuts reach it.
+void showActiveWindow(MainWindow& window) {
+    window.resize(1280, 720);
+    window.show();
+    QApplication::setActiveWindow(&window);
+    ASSERT_TRUE(QTest::qWaitForWindowActive(&window));
+    window.document()->waitForIdle();
+    QCoreApplication::processEvents();
+}
+
+void wheelOver(QWidget* widget, int steps) {
+    const QPointF centre(widget->width() / 2.0, widget->height() / 2.0);
+    QWheelEvent wheel(centre, widget->mapToGlobal(centre), QPoint(), QPoint(0, 120 * steps),
+                      Qt::NoButton, Qt::NoModifier, Qt::NoScrollPhase, false);
+    QApplication::sendEvent(widget, &wheel);
+}
+
+// Scrolling the inputs panel at 720 px passed the wheel to whichever spin box was under the
+// pointer (dropout 0.10 -> 0.00); a field changes by the wheel only while it has focus.
+TEST(WindowBugs, TheWheelChangesAFieldOnlyWhileItHasFocus) {
+    MainWindow window;
+    showActiveWindow(window);
+    auto* inputs = window.findChild<InputsPanel*>();
+    ASSERT_NE(inputs, nullptr);
+    QSpinBox* heads = inputs->headsSpin();
+    inputs->textEdit()->setFocus();
+    const int before = heads->value();
+    wheelOver(heads, -1);
+    EXPECT_EQ(heads->value(), before) << "changed without focus";
+    QComboBox* variant = inputs->variantCombo();
+    const int variantBefore = variant->currentIndex();
+    wheelOver(variant, -1);
+    EXPECT_EQ(variant->currentIndex(), variantBefore);
+
+    heads->setFocus();
+    wheelOver(heads, 1);
+    EXPECT_NE(heads->value(), before) << "the focused field follows the wheel";
+}
+
+// Ctrl+E did nothing while a text or number field had focus (the field took it as "end of
+// line"); the field keeps its editing keys.
+TEST(WindowBugs, MenuShortcutsWorkWhileAFieldHasFocus) {
+    MainWindow window;
+    showActiveWindow(window);
+    QAction* exportFigure = nullptr;
+    for (QAction* action : window.findChildren<QAction*>())
+        if (action->shortcut() == QKeySequence(Qt::CTRL | Qt::Key_E)) exportFigure = action;
+    ASSERT_NE(exportFigure, nullptr);
+    QObject::disconnect(exportFigure, &QAction::triggered, nullptr, nullptr); // no dialog
+    QSignalSpy triggered(exportFigure, &QAction::triggered);
+    auto* inputs = window.findChild<InputsPanel*>();
+    QLineEdit* text = inputs->textEdit();
+    text->setFocus();
+    QTest::keyClick(text, Qt::Key_E, Qt::ControlModifier);
+    EXPECT_EQ(triggered.count(), 1) << "Ctrl+E in the text field";
+    inputs->headsSpin()->setFocus();
+    QTest::keyClick(inputs->headsSpin(), Qt::Key_E, Qt::ControlModifier);
+    EXPECT_EQ(triggered.count(), 2) << "Ctrl+E in a number field";
+
+    text->setFocus();
+    QTest::keyClick(text, Qt::Key_A, Qt::ControlModifier);
+    EXPECT_EQ(text->selectedText(), text->text()) << "Ctrl+A still selects the field's text";
+}
+
+// PageDown after choosing a variant changed the variant; it turns the panel's page instead.
+TEST(WindowBugs, PageDownOnAComboBoxDoesNotChangeIt) {
+    MainWindow window;
+    showActiveWindow(window);
+    QComboBox* variant = window.findChild<InputsPanel*>()->variantCombo();
+    variant->setFocus();
+    const int before = variant->currentIndex();
+    QTest::keyClick(variant, Qt::Key_PageDown);
+    QTest::keyClick(variant, Qt::Key_PageDown);
+    EXPECT_EQ(variant->currentIndex(), before);
+    QTest::keyClick(variant, Qt::Key_Down);
+    EXPECT_NE(variant->currentIndex(), before) << "arrows still choose";
 }
 
 } // namespace

@@ -48,6 +48,7 @@
 #include "ui/window/dump_tool_bar.h"
 #include "ui/window/inputs_panel.h"
 #include "ui/window/language.h"
+#include "ui/window/input_guard.h"
 #include "ui/window/lesson_panel.h"
 #include "ui/window/model_tool_bar.h"
 #include "ui/window/theme.h"
@@ -108,6 +109,9 @@ const ShowOption kShowOptions[] = {
 
 MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), m_document(new Document(this)) {
     setObjectName(QStringLiteral("AttnLabMainWindow"));
+    // Before the lesson's key filter: filters installed later see keys first, so a lesson's
+    // PageDown still turns its page while a combo box has focus.
+    new InputGuard(this);
     createViewTabs();
     // Captions wrap to the plot's width and no plot's minimum grows with its caption or the
     // projector's font, so the window fits a 1280 x 720 projector.

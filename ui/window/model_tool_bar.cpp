@@ -261,7 +261,9 @@ void installModelControls(QMainWindow* window, QMenu* fileMenu, QMenu* examplesM
                                                     QObject::tr("Cancel"), 0, 100, window);
                 created->setWindowTitle(QObject::tr("Open Model"));
                 created->setMinimumDuration(300);
-                created->setAutoClose(false);
+                // reset() at the end of the load hides it (autoClose); reaching 100 % does
+                // not end the load, so it does not reset by itself (autoReset).
+                created->setAutoClose(true);
                 created->setAutoReset(false);
                 QObject::connect(created, &QProgressDialog::canceled, models,
                                  &ModelDocument::cancelLoad);
