@@ -482,6 +482,14 @@
         <source>A Marian encoder-decoder trained by scripts/train_translation_model.py: type English, read the Chinese and the cross-attention that wrote it</source>
         <translation>由 scripts/train_translation_model.py 训练的 Marian 编码器–解码器：输入英文，看它写出的中文和写出每个词时的交叉注意力</translation>
     </message>
+    <message>
+        <source>Trained model: %1 (BERT: fill in [MASK], two-way attention)</source>
+        <translation>已训练模型：%1（BERT：填写 [MASK]，双向注意力）</translation>
+    </message>
+    <message>
+        <source>A 3-layer BERT trained by scripts/train_fill_mask_model.py: type a sentence with [MASK] and see what fills it, and how the mask reads both sides</source>
+        <translation>由 scripts/train_fill_mask_model.py 训练的 3 层 BERT：输入一个带 [MASK] 的句子，看它填进什么词，以及掩码位置如何读取两侧的词</translation>
+    </message>
 </context>
 <context>
     <name>attnlab::ui::AggregateView</name>
@@ -861,6 +869,77 @@
     <message>
         <source>log(allowed keys)</source>
         <translation>log(允许的键数)</translation>
+    </message>
+</context>
+<context>
+    <name>attnlab::ui::FillMaskView</name>
+    <message>
+        <source>Which [MASK] of the text to fill, when it has several</source>
+        <translation>文本中有多个 [MASK] 时，填写哪一个</translation>
+    </message>
+    <message>
+        <source>Mask</source>
+        <translation>掩码</translation>
+    </message>
+    <message>
+        <source>filler (the masked-LM head&apos;s top %1)</source>
+        <translation>填充词（掩码语言模型头的前 %1 个）</translation>
+    </message>
+    <message>
+        <source>probability</source>
+        <translation>概率</translation>
+    </message>
+    <message>
+        <source>token (key)</source>
+        <translation>词元（键）</translation>
+    </message>
+    <message>
+        <source>mask&apos;s weight</source>
+        <translation>掩码位置的权重</translation>
+    </message>
+    <message>
+        <source>before the mask</source>
+        <translation>掩码之前</translation>
+    </message>
+    <message>
+        <source>after the mask</source>
+        <translation>掩码之后</translation>
+    </message>
+    <message>
+        <source>the mask itself</source>
+        <translation>掩码自身</translation>
+    </message>
+    <message>
+        <source>An encoder reads the whole sentence at once: the [MASK] position attends to the words on both sides (a decoder&apos;s causal mask would hide the right side), and the masked-LM head turns its last hidden state into a word.</source>
+        <translation>编码器一次读入整句话：[MASK] 位置关注两侧的词（解码器的因果掩码会遮住右侧），掩码语言模型头再把它最后的隐藏状态变成一个词。</translation>
+    </message>
+    <message>
+        <source>Filling a [MASK] needs an encoder with its masked-LM head (BERT; File &gt; Examples &gt; tiny-bert-en).</source>
+        <translation>填写 [MASK] 需要带掩码语言模型头的编码器（BERT；文件 &gt; 示例 &gt; tiny-bert-en）。</translation>
+    </message>
+    <message>
+        <source>position %1</source>
+        <translation>位置 %1</translation>
+    </message>
+    <message>
+        <source>Open an encoder (File &gt; Examples &gt; tiny-bert-en) and type a sentence with [MASK] in it.</source>
+        <translation>打开一个编码器（文件 &gt; 示例 &gt; tiny-bert-en），输入一个带 [MASK] 的句子。</translation>
+    </message>
+    <message>
+        <source>Fill mask: waiting for the first run</source>
+        <translation>填写掩码：等待第一次运行</translation>
+    </message>
+    <message>
+        <source>Type [MASK] in the text where a word should be filled in.</source>
+        <translation>在文本中需要填词的地方输入 [MASK]。</translation>
+    </message>
+    <message>
+        <source>[MASK] at position %1 is most likely “%2” (%3); layer %4, head %5 reads %6 before it and %7 after it</source>
+        <translation>位置 %1 的 [MASK] 最可能是“%2”（%3）；第 %4 层第 %5 个头读取它之前的 %6、之后的 %7</translation>
+    </message>
+    <message>
+        <source>Fill mask</source>
+        <translation>填写掩码</translation>
     </message>
 </context>
 <context>

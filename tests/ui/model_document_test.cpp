@@ -30,6 +30,7 @@
 #include "ui/state/dump_document.h"
 #include "ui/state/experiment_data.h"
 #include "ui/state/model_document.h"
+#include "ui/views/fill_mask_view.h"
 #include "ui/views/heatmap_view.h"
 #include "ui/views/step_controls.h"
 #include "ui/views/translation_view.h"
@@ -567,6 +568,67 @@ TEST(ModelDocument, TheTranslationViewWritesTheSentenceWordByWord) {
     EXPECT_NEAR(view->shownWeights()(0, 1), mean / static_cast<double>(cross.heads), 1e-6);
 
     // A decoder-only model cannot translate: the tab says so.
+    models->openModel(kModelDir);
+    ASSERT_TRUE(models->waitForIdle());
+    EXPECT_FALSE(view->notApplicable().isEmpty());
+}
+
+// The fill-mask view on the bundled BERT (resources/models/tiny-bert-en, trained by
+// scripts/train_fill_mask_model.py on a grammar where cats sit on mats): the best filler is
+// the grammar's word, the probabilities are the softmax of the core's logits at the mask (run
+// here, outside the window), and the mask's row is the core's attention row, which reads both
+// sides of the mask.
+TEST(ModelDocument, TheFillMaskViewFillsTheMaskFromBothSides) {
+    MainWindow window;
+    window.resize(1280, 720);
+    window.show();
+    ModelDocument* models = ModelDocument::of(window.document());
+    auto* view = qobject_cast<FillMaskView*>(window.view(QStringLiteral("fill-mask")));
+    ASSERT_NE(view, nullptr);
+    const QString directory = bundledModelDirectory(QStringLiteral("tiny-bert-en"));
+    ASSERT_FALSE(directory.isEmpty());
+    models->openModel(directory);
+    ASSERT_TRUE(models->waitForIdle());
+    models->setText(QStringLiteral("the [MASK] sat on the mat."));
+    ASSERT_TRUE(models->waitForIdle());
+    EXPECT_TRUE(view->notApplicable().isEmpty());
+    window.showView(QStringLiteral("fill-mask"));
+    QCoreApplication::processEvents();
+    view->ensureFresh();
+
+    ASSERT_EQ(view->maskPositions(), (std::vector<Index>{2})); // [CLS] the [MASK]
+    ASSERT_FALSE(view->fillerTexts().isEmpty());
+    EXPECT_EQ(view->fillerTexts().front(), QStringLiteral("cat"));
+
+    const model::Model net = std::move(model::loadModel(directory.toStdString()).value());
+    const model::Tokenizer tokenizer =
+        std::move(model::Tokenizer::fromFile(directory.toStdString()).value());
+    const std::vector<std::int64_t> ids = tokenizer.encode("the [MASK] sat on the mat.").ids;
+    model::RunOptions options;
+    options.logits = model::LogitRows::All;
+    options.threads = 1;
+    const model::ModelRun run = std::move(model::runModel(net, ids, options).value());
+    const auto logits = run.logits.row(2).cast<double>();
+    const double top = logits.maxCoeff();
+    const double total = (logits.array() - top).exp().sum();
+    EXPECT_NEAR(view->fillerProbabilities().front(),
+                std::exp(logits(view->fillerIds().front()) - top) / total, 1e-6);
+
+    int sawRightSide = 0;
+    for (Index layer = 0; layer < net.config.layers; ++layer)
+        for (Index head = 0; head < net.config.heads; ++head) {
+            models->focus(layer, head);
+            QCoreApplication::processEvents();
+            view->ensureFresh();
+            ASSERT_EQ(view->maskRow().size(), ids.size());
+            for (std::size_t j = 0; j < ids.size(); ++j)
+                EXPECT_NEAR(view->maskRow()[j], run.attentions[layer](0, head, 2, Index(j)), 1e-6);
+            EXPECT_NEAR(view->leftShare() + view->rightShare() + view->maskRow()[2], 1.0, 1e-5);
+            sawRightSide += view->rightShare() > 0.2;
+        }
+    EXPECT_GT(sawRightSide, 0) << "no head reads the words after the mask";
+
+    // A decoder has no masked-LM head: the tab says so.
     models->openModel(kModelDir);
     ASSERT_TRUE(models->waitForIdle());
     EXPECT_FALSE(view->notApplicable().isEmpty());

@@ -96,7 +96,7 @@ TEST(ViewGroups, EveryRegisteredViewIsInExactlyOneGroup) {
         EXPECT_EQ(viewGroupOf(QString::fromLatin1(id)), QStringLiteral("steps")) << id;
     for (const char* id : {"model", "aggregate", "head-stats", "dump-difference"})
         EXPECT_EQ(viewGroupOf(QString::fromLatin1(id)), QStringLiteral("model")) << id;
-    for (const char* id : {"next-token", "head-roles", "translation"})
+    for (const char* id : {"next-token", "head-roles", "translation", "fill-mask"})
         EXPECT_EQ(viewGroupOf(QString::fromLatin1(id)), QStringLiteral("probe")) << id;
     EXPECT_TRUE(viewGroupOf(QStringLiteral("no-such-view")).isEmpty());
 

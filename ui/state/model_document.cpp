@@ -110,7 +110,10 @@ ModelRunOutput computeRun(std::shared_ptr<const model::Model> loaded,
     const auto started = std::chrono::steady_clock::now();
     try {
         model::RunOptions options;
-        options.logits = model::LogitRows::Last;
+        // An encoder fills masks anywhere in the text: every position's logits.
+        options.logits = loaded->config.kind == model::ModelKind::Encoder
+                             ? model::LogitRows::All
+                             : model::LogitRows::Last;
         options.recordQkv = true;
         options.ablatedHeads = std::move(ablated);
         options.cancel = cancel.get();

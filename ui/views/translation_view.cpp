@@ -14,6 +14,7 @@
 #include "ui/state/model_document.h"
 #include "ui/views/colormap.h"
 #include "ui/views/step_controls.h"
+#include "ui/views/plot_captions.h"
 #include "ui/views/teaching_plot.h"
 
 namespace attnlab::ui {
@@ -293,6 +294,10 @@ void TranslationView::refresh() {
     }
     stylePlot(*m_plot, look);
     m_sentence->setTextColor(look.foreground);
+    // A figure's captions wrap to its width (the window wraps its own at every replot).
+    if (figureStyle().wrapWidth > 0)
+        for (QCPTextElement* text : {m_title, m_sentence})
+            text->setText(wrapCaption(text->text(), text->font(), figureStyle().wrapWidth - 16));
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 

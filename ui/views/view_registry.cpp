@@ -9,6 +9,7 @@
 #include "ui/views/complexity_view.h"
 #include "ui/views/difference_view.h"
 #include "ui/views/entropy_view.h"
+#include "ui/views/fill_mask_view.h"
 #include "ui/views/flash_stepper_view.h"
 #include "ui/views/head_stats_view.h"
 #include "ui/views/heads_grid_view.h"
@@ -141,6 +142,9 @@ const std::vector<ViewEntry>& viewRegistry() {
         // A translation model writing its sentence, word by word, reading the source.
         {QStringLiteral("translation"), probe,
          [](Document* d, QWidget* p) -> View* { return new TranslationView(d, p); }},
+        // An encoder filling in [MASK], reading both sides.
+        {QStringLiteral("fill-mask"), probe,
+         [](Document* d, QWidget* p) -> View* { return new FillMaskView(d, p); }},
     };
     return entries;
 }

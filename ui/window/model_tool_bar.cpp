@@ -29,6 +29,7 @@ constexpr int kMaxRecentModels = 8;
 const char* const kRecentModelsKey = "recentModels";
 const char* const kBundledModel = "tiny-llama-induction";
 const char* const kTranslationModel = "tiny-marian-en-zh";
+const char* const kFillMaskModel = "tiny-bert-en";
 
 void addRecentModel(const QString& directory) {
     QSettings settings;
@@ -174,6 +175,21 @@ void installModelControls(QMainWindow* window, QMenu* fileMenu, QMenu* examplesM
         QObject::connect(translator, &QAction::triggered, models, [models, translatorDirectory] {
             models->openModel(translatorDirectory);
             models->setText(QStringLiteral("the cat sat on the mat"));
+        });
+        QAction* encoder = examplesMenu->addAction(
+            QObject::tr("Trained model: %1 (BERT: fill in [MASK], two-way attention)")
+                .arg(QLatin1String(kFillMaskModel)));
+        const QString encoderDirectory = bundledModelDirectory(QLatin1String(kFillMaskModel));
+        encoder->setEnabled(!encoderDirectory.isEmpty());
+        encoder->setToolTip(encoderDirectory.isEmpty()
+                                ? QObject::tr("The bundled model was not found beside the program")
+                                : QObject::tr("A 3-layer BERT trained by "
+                                              "scripts/train_fill_mask_model.py: type a sentence "
+                                              "with [MASK] and see what fills it, and how the "
+                                              "mask reads both sides"));
+        QObject::connect(encoder, &QAction::triggered, models, [models, encoderDirectory] {
+            models->openModel(encoderDirectory);
+            models->setText(QStringLiteral("the [MASK] sat on the mat."));
         });
     }
 
