@@ -2611,6 +2611,26 @@ output</source>
         <source>%1 — %2 ms</source>
         <translation>%1 — %2 毫秒</translation>
     </message>
+    <message>
+        <source>grayscale</source>
+        <translation>灰度</translation>
+    </message>
+    <message>
+        <source>print</source>
+        <translation>打印</translation>
+    </message>
+    <message>
+        <source>diverging</source>
+        <translation>发散</translation>
+    </message>
+    <message>
+        <source>&amp;Undo %1</source>
+        <translation>撤销“%1”(&amp;U)</translation>
+    </message>
+    <message>
+        <source>&amp;Redo %1</source>
+        <translation>重做“%1”(&amp;R)</translation>
+    </message>
 </context>
 <context>
     <name>attnlab::ui::ModelDocument</name>
@@ -2818,14 +2838,6 @@ File › Open Attention Dump… or Open Q/K/V Dump… shows every layer and head
         <translation>输出投影属于实验会话：此来源没有 Wᴼ。</translation>
     </message>
     <message>
-        <source>z = Concat(z₀ … z%1) Wᴼ: %2 heads × d_v %3 = h୽_v %4 → d_model %5</source>
-        <translation>z = Concat(z₀ … z%1) Wᴼ：%2 个头 × d_v %3 = h୽_v %4 → d_model %5</translation>
-    </message>
-    <message>
-        <source>h୽_v</source>
-        <translation>h୽_v</translation>
-    </message>
-    <message>
         <source>queries</source>
         <translation>查询</translation>
     </message>
@@ -2842,28 +2854,36 @@ File › Open Attention Dump… or Open Q/K/V Dump… shows every layer and head
         <translation>输出 Wᴼ</translation>
     </message>
     <message>
-        <source>Concat(heads)
-[S, h୽_v] = %1</source>
-        <translation>Concat(各头)
-[S, h୽_v] = %1</translation>
-    </message>
-    <message>
         <source>× Wᴼ = I (identity projections)
 %1</source>
         <translation>× Wᴼ = I（恒等投影）
 %1</translation>
     </message>
     <message>
-        <source>× Wᴼ
-[h୽_v, d_model] = %1</source>
-        <translation>× Wᴼ
-[h୽_v, d_model] = %1</translation>
-    </message>
-    <message>
         <source>= z
 [S, d_model] = %1</source>
         <translation>= z
 [S, d_model] = %1</translation>
+    </message>
+    <message>
+        <source>z = Concat(z₀ … z%1) Wᴼ: %2 heads × d_v %3 = h·d_v %4 → d_model %5</source>
+        <translation>z = Concat(z₀ … z%1) Wᴼ：%2 个头 × d_v %3 = h·d_v %4 → d_model %5</translation>
+    </message>
+    <message>
+        <source>Concat(heads)
+[S, h·d_v] = %1</source>
+        <translation>Concat(各头)
+[S, h·d_v] = %1</translation>
+    </message>
+    <message>
+        <source>× Wᴼ
+[h·d_v, d_model] = %1</source>
+        <translation>× Wᴼ
+[h·d_v, d_model] = %1</translation>
+    </message>
+    <message>
+        <source>h·d_v</source>
+        <translation>h·d_v</translation>
     </message>
 </context>
 <context>

@@ -114,6 +114,23 @@ TEST(Lesson, ChangesApplyToTheSessionOnScreenAndKeepItsTheme) {
     EXPECT_EQ(whole->viewState.theme, "projector");
 }
 
+// A formula of notation is one string for every language; one with words has a text per
+// language ("key j allowed" stayed English in Chinese).
+TEST(Lesson, AFormulaIsOneStringOrATextPerLanguage) {
+    Json lesson = threeSteps();
+    lesson["steps"][0]["formula"] = "softmax(QK<sup>T</sup>)";
+    lesson["steps"][1]["formula"] = {{"en", "key j allowed"}, {"zh_CN", "键 j 可见"}};
+    const Result<Lesson> read = lessonFromJson(lesson.dump(), kOptions);
+    ASSERT_TRUE(read.ok()) << read.error();
+    EXPECT_EQ(read->steps[0].formula.in("zh_CN"), "softmax(QK<sup>T</sup>)");
+    EXPECT_EQ(read->steps[0].formula.in("en"), "softmax(QK<sup>T</sup>)");
+    EXPECT_EQ(read->steps[1].formula.in("zh_CN"), "键 j 可见");
+    EXPECT_EQ(read->steps[1].formula.in("en"), "key j allowed");
+    EXPECT_TRUE(read->steps[2].formula.empty());
+    lesson["steps"][1]["formula"] = {{"fr", "clé j"}};
+    EXPECT_FALSE(lessonFromJson(lesson.dump(), kOptions).ok());
+}
+
 TEST(Lesson, LanguageFallsBackToEnglishThenTheFirst) {
     LocalizedText text;
     text.texts = {{"zh_CN", "中文"}, {"en", "English"}};

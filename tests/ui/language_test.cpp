@@ -6,11 +6,15 @@
 #include <QGroupBox>
 #include <QMenu>
 #include <QMenuBar>
+#include <QRegularExpression>
+#include <QSet>
 #include <QTabWidget>
+#include <qcustomplot.h>
 
 #include <gtest/gtest.h>
 
 #include "ui/views/view.h"
+#include "ui/views/view_registry.h"
 #include "ui/window/inputs_panel.h"
 #include "ui/window/language.h"
 #include "ui/window/main_window.h"
@@ -101,6 +105,80 @@ TEST(Language, WindowStartedInChineseHasChineseMenusTabsAndInputs) {
     for (QGroupBox* group : window.inputsPanel()->findChildren<QGroupBox*>())
         chineseGroup = chineseGroup || hasCjk(group->title());
     EXPECT_TRUE(chineseGroup);
+}
+
+/// Every caption and axis label a view draws.
+QStringList plotTexts(View* view) {
+    QStringList texts;
+    for (QCustomPlot* plot : view->findChildren<QCustomPlot*>()) {
+        for (QCPTextElement* text : plot->findChildren<QCPTextElement*>())
+            if (text->visible() && !text->text().isEmpty()) texts << text->text();
+        for (QCPAxis* axis : plot->findChildren<QCPAxis*>())
+            if (axis->visible() && !axis->label().isEmpty()) texts << axis->label();
+    }
+    return texts;
+}
+
+/// English words of four or more letters in `text` that are not names or notation.
+QStringList englishWords(const QString& text) {
+    static const QSet<QString> names = {
+        QStringLiteral("softmax"), QStringLiteral("FlashAttention"), QStringLiteral("AttnLab"),
+        QStringLiteral("RoPE"),    QStringLiteral("Concat"),         QStringLiteral("MASK")};
+    QStringList words;
+    // Whole words: d_model and W_O are notation.
+    static const QRegularExpression word(QStringLiteral("(?<![A-Za-z_])[A-Za-z]{4,}(?![A-Za-z_])"));
+    for (auto it = word.globalMatch(text); it.hasNext();) {
+        const QString found = it.next().captured();
+        if (!names.contains(found)) words << found;
+    }
+    return words;
+}
+
+// A string whose catalogue entry does not match the code (lupdate read "h\u00b7d_v" as another
+// character) stays English in Chinese: every view's captions and axis labels are walked, and
+// one with English words has Chinese too.
+TEST(Language, EveryViewsCaptionsAreChineseInChinese) {
+    const EnglishAfterwards restore;
+    ASSERT_TRUE(setLanguage(QStringLiteral("zh_CN")));
+    MainWindow window;
+    window.resize(1280, 720);
+    window.show();
+    for (const QString& id : viewIds()) {
+        window.showView(id);
+        window.document()->waitForIdle();
+        QApplication::processEvents();
+        View* view = window.view(id);
+        view->ensureFresh();
+        for (const QString& text : plotTexts(view)) {
+            const QStringList english = englishWords(text);
+            EXPECT_TRUE(english.isEmpty() || hasCjk(text))
+                << id.toStdString() << ": \"" << text.toStdString() << "\"";
+        }
+    }
+}
+
+// After a live switch Edit > Undo kept its English prefix and the command's English text.
+TEST(Language, TheUndoEntryFollowsALiveSwitch) {
+    const EnglishAfterwards restore;
+    ASSERT_TRUE(setLanguage(QStringLiteral("en")));
+    MainWindow window;
+    window.show();
+    window.document()->modify([](Session& s) { s.text = "a b c"; },
+                              QCoreApplication::translate("main", "Edit text"));
+    QAction* undo = nullptr;
+    for (QAction* action : window.findChildren<QAction*>())
+        if (action->shortcut() == QKeySequence(QKeySequence::Undo)) undo = action;
+    ASSERT_NE(undo, nullptr);
+    EXPECT_EQ(undo->text(), QStringLiteral("&Undo Edit text"));
+    ASSERT_TRUE(window.setLanguage(QStringLiteral("zh_CN"), false));
+    QApplication::processEvents();
+    EXPECT_TRUE(hasCjk(undo->text())) << undo->text().toStdString();
+    EXPECT_FALSE(undo->text().contains(QStringLiteral("Edit text"))) << undo->text().toStdString();
+    EXPECT_TRUE(undo->text().contains(QStringLiteral("\u7f16\u8f91\u6587\u672c"))) // 编辑文本
+        << undo->text().toStdString();
+    ASSERT_TRUE(window.setLanguage(QStringLiteral("en"), false));
+    QApplication::processEvents();
+    EXPECT_EQ(undo->text(), QStringLiteral("&Undo Edit text"));
 }
 
 TEST(Language, SwitchesLiveBothWays) {

@@ -14,6 +14,8 @@
 #include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QTextBrowser>
+#include <QTextDocument>
 #include <QUndoStack>
 
 #include <gtest/gtest.h>
@@ -24,6 +26,7 @@
 #include "ui/state/model_document.h"
 #include "ui/views/view.h"
 #include "ui/window/inputs_panel.h"
+#include "ui/window/language.h"
 #include "ui/window/main_window.h"
 
 namespace attnlab::ui {
@@ -155,6 +158,38 @@ QString writeFile(const QTemporaryDir& dir, const QString& name, const QByteArra
     EXPECT_TRUE(file.open(QIODevice::WriteOnly));
     file.write(bytes);
     return path;
+}
+
+// A teacher on a 1280 x 720 projector in Chinese scrolled on every step with a question: each
+// step's formula, text and question fit the panel (the text shrinks, within limits, as slides
+// do), in both languages.
+TEST(LessonPanel, EveryStepFitsTheProjectorWithoutScrolling) {
+    struct Restore {
+        ~Restore() { setLanguage(QStringLiteral("en")); }
+    } restore;
+    for (const QString& language : {QStringLiteral("zh_CN"), QStringLiteral("en")}) {
+        SCOPED_TRACE(language.toStdString());
+        ASSERT_TRUE(setLanguage(language));
+        MainWindow window;
+        window.setTheme(QStringLiteral("projector"), false);
+        window.resize(1280, 720);
+        window.show();
+        LessonPanel* panel = panelOf(window);
+        for (const QString& path : LessonPanel::bundledLessons()) {
+            ASSERT_TRUE(panel->openLesson(path)) << panel->lastError().toStdString();
+            for (int i = 0; i < panel->stepCount(); ++i) {
+                if (i > 0) {
+                    ASSERT_TRUE(panel->goToStep(i));
+                }
+                QCoreApplication::processEvents();
+                QTextBrowser* body = panel->body();
+                EXPECT_LE(body->document()->size().height(), body->viewport()->height() + 1)
+                    << path.toStdString() << " step " << i + 1 << ": "
+                    << body->document()->size().height() << " in " << body->viewport()->height()
+                    << " px, " << body->document()->defaultFont().pointSizeF() << " pt";
+            }
+        }
+    }
 }
 
 TEST(LessonPanel, MalformedLessonIsOneMessageAndChangesNothing) {

@@ -64,7 +64,7 @@ void OutputProjectionView::refresh() {
     const Index dModel = experiment->output.cols();
     const bool identity = experiment->wo.size() == 0;
 
-    m_heading = tr("z = Concat(z\u2080 \u2026 z%1) W\u1d3c: %2 heads \u00d7 d_v %3 = h\u00b7d_v "
+    m_heading = tr("z = Concat(z\u2080 \u2026 z%1) W\u1d3c: %2 heads \u00d7 d_v %3 = h·d_v "
                    "%4 \u2192 d_model %5")
                     .arg(subscript(heads - 1))
                     .arg(heads)
@@ -81,10 +81,10 @@ void OutputProjectionView::refresh() {
 
     // Two lines each, the name over the shape, so the labels fit over narrow panels.
     m_panelLabels
-        << tr("Concat(heads)\n[S, h\u00b7d_v] = %1").arg(shapeText(sq, width))
+        << tr("Concat(heads)\n[S, h·d_v] = %1").arg(shapeText(sq, width))
         << (identity
                 ? tr("\u00d7 W\u1d3c = I (identity projections)\n%1").arg(shapeText(width, dModel))
-                : tr("\u00d7 W\u1d3c\n[h\u00b7d_v, d_model] = %1").arg(shapeText(width, dModel)))
+                : tr("\u00d7 W\u1d3c\n[h·d_v, d_model] = %1").arg(shapeText(width, dModel)))
         << tr("= z\n[S, d_model] = %1").arg(shapeText(sq, dModel));
     const MatrixD matrices[3] = {experiment->merged.cast<double>(), projectionOf(*experiment),
                                  experiment->output.cast<double>()};
@@ -115,7 +115,7 @@ void OutputProjectionView::refresh() {
         // Rows: tokens for the activations, d_v indices for W^O's rows; columns: indices.
         if (panel == 1) {
             y->setTicker(integerTicker());
-            y->setLabel(tr("h\u00b7d_v"));
+            y->setLabel(tr("h·d_v"));
         } else {
             y->setTicker(labelTicker(queries, labelBudget));
             y->setLabel(panel == 0 ? tr("queries") : QString());

@@ -23,6 +23,7 @@
 #include <QSettings>
 #include <QStatusBar>
 #include <QTextBrowser>
+#include <QTextDocument>
 #include <QTimer>
 #include <QUndoStack>
 #include <QVBoxLayout>
@@ -67,6 +68,19 @@ QString inlineHtml(const std::string& text) {
     if (html.startsWith(QLatin1String("<p>")) && html.endsWith(QLatin1String("</p>")))
         html = html.mid(3, html.size() - 7);
     return html;
+}
+
+/// A formula as HTML that breaks lines only where mathematics does: after a comma, a
+/// relation or a binary operator ("=", "+", "−", "⇔", "→"), never inside "max_j s_j".
+QString formulaHtml(const std::string& formula) {
+    static const QString breakAfter = QStringLiteral(",\uff0c;=+\u2212\u21d4\u2192\u2190");
+    QString text = QString::fromStdString(formula);
+    QChar previous;
+    for (QChar& c : text) {
+        if (c == QLatin1Char(' ') && !breakAfter.contains(previous)) c = QChar(0x00a0);
+        if (c != QLatin1Char(' ')) previous = c;
+    }
+    return inlineHtml(text.toStdString());
 }
 
 /// The window's language: View > Language's, else the stored preference or the system's.
@@ -373,7 +387,7 @@ void LessonPanel::refresh() {
     if (!step.formula.empty()) {
         html += QStringLiteral("<p align=\"center\" style=\"font-family: serif; font-size: "
                                "x-large;\">%1</p>")
-                    .arg(inlineHtml(step.formula));
+                    .arg(formulaHtml(step.formula.in(lang)));
     }
     html += QString::fromStdString(lessonTextToHtml(step.text.in(lang)));
     if (!step.question.empty()) {
@@ -384,6 +398,7 @@ void LessonPanel::refresh() {
                         .arg(tr("Answer:"), inlineHtml(step.answer.in(lang)));
     }
     m_body->setHtml(html);
+    fitBodyText();
     // A revealed answer is brought into view (it is last, often below a long text).
     if (m_revealed && !step.question.empty())
         QTimer::singleShot(0, m_body,
@@ -392,6 +407,25 @@ void LessonPanel::refresh() {
     m_back->setEnabled(m_step > 0);
     m_next->setEnabled(m_step + 1 < stepCount() || (!step.question.empty() && !m_revealed));
     m_close->setEnabled(true);
+}
+
+void LessonPanel::fitBodyText() {
+    // A step's text, formula and question fit the panel without scrolling: the text gets
+    // smaller, down to 70 % of the theme's size, as slides do; past that the panel scrolls.
+    QTextDocument* document = m_body->document();
+    const int available = m_body->viewport()->height();
+    const int width = m_body->viewport()->width();
+    if (available <= 0 || width <= 0) return;
+    const QFont base = m_body->font();
+    const qreal points = base.pointSizeF() > 0 ? base.pointSizeF() : 10.0;
+    m_fittedHeight = available;
+    document->setTextWidth(width);
+    for (int percent = 100; percent >= 70; percent -= 5) {
+        QFont font = base;
+        font.setPointSizeF(points * percent / 100.0);
+        document->setDefaultFont(font);
+        if (document->size().height() <= available) break;
+    }
 }
 
 QString LessonPanel::headerText() const {
@@ -415,6 +449,12 @@ void LessonPanel::changeEvent(QEvent* event) {
 }
 
 bool LessonPanel::eventFilter(QObject* watched, QEvent* event) {
+    // The text's room changed (the panel, or the Reveal button shown): fit it again. A width
+    // change alone is the text's own scroll bar coming or going, not new room.
+    if (event->type() == QEvent::Resize && watched == m_body->viewport()) {
+        if (m_body->viewport()->height() != m_fittedHeight) fitBodyText();
+        return false;
+    }
     if (event->type() != QEvent::KeyPress || !m_lesson || !isVisible()) return false;
     auto* widget = qobject_cast<QWidget*>(watched);
     if (!widget || widget->window() != m_window) return false;

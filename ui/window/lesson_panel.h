@@ -69,12 +69,16 @@ public:
     QString headerText() const;
     QString stepTitleText() const;
     QString bodyText() const;
+    /// The step's text widget (tests measure whether it fits).
+    QTextBrowser* body() const { return m_body; }
 
 protected:
     void changeEvent(QEvent* event) override;
     bool eventFilter(QObject* watched, QEvent* event) override;
 
 private:
+    /// Shrinks the step's text (to 70 % at most) until it fits the panel without scrolling.
+    void fitBodyText();
     void refresh();
     void fail(const QString& message);
     bool applyStep(int index, bool forward);
@@ -91,6 +95,7 @@ private:
     QLabel* m_header = nullptr;
     QLabel* m_stepTitle = nullptr;
     QTextBrowser* m_body = nullptr;
+    int m_fittedHeight = -1; ///< the text's height fitBodyText() last fitted to
     QPushButton* m_reveal = nullptr;
     QPushButton* m_back = nullptr;
     QPushButton* m_next = nullptr;

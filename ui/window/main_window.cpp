@@ -490,13 +490,14 @@ void MainWindow::createActions() {
     updateRecentMenu();
 
     QMenu* edit = menuBar()->addMenu(tr("&Edit"));
-    QAction* undo = m_document->undoStack()->createUndoAction(this, tr("&Undo"));
-    undo->setShortcut(QKeySequence::Undo);
-    QAction* redo = m_document->undoStack()->createRedoAction(this, tr("&Redo"));
-    redo->setShortcuts(
+    // Our own actions rather than QUndoStack's: theirs keep the prefix and the command's text
+    // in the language they were made in, so a live switch left "Undo Edit text" in Chinese.
+    QUndoStack* undoStack = m_document->undoStack();
+    m_undoAction = edit->addAction(tr("&Undo"), undoStack, &QUndoStack::undo);
+    m_undoAction->setShortcut(QKeySequence::Undo);
+    m_redoAction = edit->addAction(tr("&Redo"), undoStack, &QUndoStack::redo);
+    m_redoAction->setShortcuts(
         {QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Z), QKeySequence(Qt::CTRL | Qt::Key_Y)});
-    edit->addAction(undo);
-    edit->addAction(redo);
 
     QMenu* viewMenu = menuBar()->addMenu(tr("&View"));
     // View > group > its views; Ctrl+1..9 go to the views of the group in front
@@ -579,17 +580,9 @@ void MainWindow::createToolBar() {
     QUndoStack* stack = m_document->undoStack();
     m_undoButton = bar->addAction(tr("Undo"), stack, &QUndoStack::undo);
     m_redoButton = bar->addAction(tr("Redo"), stack, &QUndoStack::redo);
-    auto tipUndo = [this, stack] {
-        m_undoButton->setEnabled(stack->canUndo());
-        m_undoButton->setToolTip(stack->canUndo() ? tr("Undo: %1").arg(stack->undoText())
-                                                  : tr("Nothing to undo"));
-        m_redoButton->setEnabled(stack->canRedo());
-        m_redoButton->setToolTip(stack->canRedo() ? tr("Redo: %1").arg(stack->redoText())
-                                                  : tr("Nothing to redo"));
-    };
-    connect(stack, &QUndoStack::indexChanged, this, tipUndo);
-    connect(stack, &QUndoStack::cleanChanged, this, tipUndo);
-    tipUndo();
+    connect(stack, &QUndoStack::indexChanged, this, &MainWindow::updateUndoTexts);
+    connect(stack, &QUndoStack::cleanChanged, this, &MainWindow::updateUndoTexts);
+    updateUndoTexts();
     bar->addSeparator();
     bar->addWidget(new QLabel(tr(" Show "), bar));
     m_show = new QComboBox(bar);
@@ -604,8 +597,13 @@ void MainWindow::createToolBar() {
     bar->addWidget(m_head);
     bar->addWidget(new QLabel(tr(" Colours "), bar));
     m_colormap = new QComboBox(bar);
+    // viridis, magma and cividis are names; the others say what they are.
     for (const QString& name : colormapNames())
-        m_colormap->addItem(name, name);
+        m_colormap->addItem(name == QLatin1String("grayscale")   ? tr("grayscale")
+                            : name == QLatin1String("print")     ? tr("print")
+                            : name == QLatin1String("diverging") ? tr("diverging")
+                                                                 : name,
+                            name);
     m_colormap->setToolTip(tr("Colormap of the weights; signed values always use the diverging "
                               "map."));
     bar->addWidget(m_colormap);
@@ -795,12 +793,28 @@ void MainWindow::setPresentationMode(bool on) {
     m_presentationAction->setChecked(on);
 }
 
+void MainWindow::updateUndoTexts() {
+    // A command's text is in the language it was made in: looked up again in this one.
+    const QUndoStack* stack = m_document->undoStack();
+    const QString undo = retranslated(stack->undoText());
+    const QString redo = retranslated(stack->redoText());
+    m_undoAction->setEnabled(stack->canUndo());
+    m_undoAction->setText(stack->canUndo() ? tr("&Undo %1").arg(undo) : tr("&Undo"));
+    m_redoAction->setEnabled(stack->canRedo());
+    m_redoAction->setText(stack->canRedo() ? tr("&Redo %1").arg(redo) : tr("&Redo"));
+    m_undoButton->setEnabled(stack->canUndo());
+    m_undoButton->setToolTip(stack->canUndo() ? tr("Undo: %1").arg(undo) : tr("Nothing to undo"));
+    m_redoButton->setEnabled(stack->canRedo());
+    m_redoButton->setToolTip(stack->canRedo() ? tr("Redo: %1").arg(redo) : tr("Nothing to redo"));
+}
+
 void MainWindow::changeEvent(QEvent* event) {
     QMainWindow::changeEvent(event);
     if (event->type() != QEvent::LanguageChange) return;
     // Texts set once (menus, tool bar, inputs, tabs) are looked up again; texts made from the
     // document (status, banner, title, figures) are rebuilt by their owners.
     retranslateTexts(this);
+    updateUndoTexts();
     if (m_languageGroup)
         for (QAction* action : m_languageGroup->actions())
             action->setChecked(action->data().toString() == currentLanguage());

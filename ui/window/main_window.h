@@ -78,6 +78,8 @@ public:
 protected:
     void closeEvent(QCloseEvent* event) override;
     void changeEvent(QEvent* event) override;
+    /// Edit > Undo/Redo and the tool bar's tips, from the undo stack, in the current language.
+    void updateUndoTexts();
 
 private:
     void createActions();
@@ -128,6 +130,8 @@ private:
     QLabel* m_banner = nullptr;
     QAction* m_undoButton = nullptr;
     QAction* m_redoButton = nullptr;
+    QAction* m_undoAction = nullptr; ///< Edit > Undo
+    QAction* m_redoAction = nullptr;
     QLabel* m_timing = nullptr;
     QProgressBar* m_busy = nullptr;
     QString m_appliedTheme;

@@ -131,8 +131,14 @@ LessonStep readStep(const Json& value, const std::string& key, std::vector<std::
             fail(key, std::string("the key \"") + required + "\" is missing");
     step.title = readLocalized(value["title"], key + ".title", languages);
     step.text = readLocalized(value["text"], key + ".text", languages);
-    if (const auto it = value.find("formula"); it != value.end())
-        step.formula = readString(*it, key + ".formula", 1024);
+    if (const auto it = value.find("formula"); it != value.end()) {
+        // Notation alone is the same in every language; a formula with words has a text per
+        // language like the step's text.
+        if (it->is_object())
+            step.formula = readLocalized(*it, key + ".formula", languages);
+        else
+            step.formula.texts.emplace_back("en", readString(*it, key + ".formula", 1024));
+    }
     const bool hasQuestion = value.contains("question");
     const bool hasAnswer = value.contains("answer");
     if (hasQuestion != hasAnswer)

@@ -44,7 +44,9 @@ struct LessonStep {
 
     LocalizedText title;
     LocalizedText text;     ///< plain text with a few tags (lessonTextToHtml)
-    std::string formula;    ///< one line, the same in every language (Unicode, <sub>, <sup>)
+    /// One line (Unicode, <sub>, <sup>): one text for every language, or one per language
+    /// where it has words ("key j allowed").
+    LocalizedText formula;
     LocalizedText question; ///< empty: no question
     LocalizedText answer;   ///< shown after "Reveal"; present exactly when question is
     Setup setup = Setup::Keep;
