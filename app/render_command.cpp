@@ -75,6 +75,8 @@ constexpr const char* kUsage =
     "  --head N                   the head the figure shows\n"
     "  --query N                  the selected query row\n"
     "  --colormap NAME            viridis, magma, cividis, grayscale, print, diverging\n"
+    "  --color-scale S            fixed (0 to 1, default), data, row (each row over its\n"
+    "                             largest) or log: how weights map to colours\n"
     "  --show WHAT                weights, scores, scaled, mask, output, q, k, v\n"
     "\n"
     "Model dumps (docs/dumps.md):\n"
@@ -136,6 +138,7 @@ constexpr OptionSpec kOptions[] = {
     {"head", true},
     {"query", true},
     {"colormap", true},
+    {"color-scale", true},
     {"show", true},
     {"view", true},
     {"out", true},
@@ -276,6 +279,11 @@ Session buildSession(const Arguments& args, const ViewChoice& choice) {
             fail("--colormap: unknown colormap '" + *v + "' (" +
                  ui::colormapNames().join(QStringLiteral(", ")).toStdString() + ")");
         state.colormap = *v;
+    }
+    if (auto v = get(args, "color-scale")) {
+        if (*v != "fixed" && *v != "data" && *v != "row" && *v != "log")
+            fail("--color-scale: unknown scale '" + *v + "' (fixed, data, row, log)");
+        state.colorScale = *v;
     }
     if (auto v = get(args, "show")) {
         static const QStringList kShow = {"weights", "scores", "scaled", "mask",

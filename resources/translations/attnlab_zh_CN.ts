@@ -1572,6 +1572,18 @@ output</source>
         <source>keys   ○ dropped by dropout (train, p = %1)   × masked</source>
         <translation>键   ○ 被 dropout 丢弃（训练，p = %1）   × 被掩码</translation>
     </message>
+    <message>
+        <source> (data range)</source>
+        <translation>（数据范围）</translation>
+    </message>
+    <message>
+        <source> ÷ row max</source>
+        <translation> ÷ 行最大值</translation>
+    </message>
+    <message>
+        <source> (log₁₀)</source>
+        <translation>（log₁₀）</translation>
+    </message>
 </context>
 <context>
     <name>attnlab::ui::InputsPanel</name>
@@ -2630,6 +2642,26 @@ output</source>
     <message>
         <source>&amp;Redo %1</source>
         <translation>重做“%1”(&amp;R)</translation>
+    </message>
+    <message>
+        <source>0 to 1</source>
+        <translation>0 到 1</translation>
+    </message>
+    <message>
+        <source>data range</source>
+        <translation>数据范围</translation>
+    </message>
+    <message>
+        <source>per row</source>
+        <translation>按行</translation>
+    </message>
+    <message>
+        <source>log scale</source>
+        <translation>对数刻度</translation>
+    </message>
+    <message>
+        <source>How weights map to colours: 0 to 1; the smallest to the largest shown; each row over its own largest; or log10. A long text&apos;s weights are all near 1/S: per row or log shows them.</source>
+        <translation>权重如何映射为颜色：0 到 1；从显示的最小值到最大值；每行除以该行最大值；或取 log10。长文本的权重都接近 1/S：用“按行”或“对数刻度”才看得出来。</translation>
     </message>
 </context>
 <context>

@@ -400,6 +400,7 @@ Session nonDefaultSession() {
     s.kvPrefill = 2;
     s.viewState.view = "flash";
     s.viewState.colormap = "magma";
+    s.viewState.colorScale = "log";
     s.viewState.theme = "dark";
     s.viewState.show = "scores";
     s.viewState.head = 3;
@@ -438,6 +439,7 @@ void expectSameSession(const Session& a, const Session& b) {
     EXPECT_EQ(a.kvPrefill, b.kvPrefill);
     EXPECT_EQ(a.viewState.view, b.viewState.view);
     EXPECT_EQ(a.viewState.colormap, b.viewState.colormap);
+    EXPECT_EQ(a.viewState.colorScale, b.viewState.colorScale);
     EXPECT_EQ(a.viewState.theme, b.viewState.theme);
     EXPECT_EQ(a.viewState.show, b.viewState.show);
     EXPECT_EQ(a.viewState.head, b.viewState.head);
@@ -519,6 +521,7 @@ TEST(SessionJson, ErrorsNameTheKey) {
     expectError(R"({"attnlab_session": 1, "title": 5})", "title");
     expectError(R"({"attnlab_session": 1, )", "JSON");
     expectError(R"([1, 2])", "object");
+    expectError(R"({"view": {"color_scale": "loud"}})", "view.color_scale");
     expectError("", "the file is empty");
     expectError(" \n", "the file is empty");
 }

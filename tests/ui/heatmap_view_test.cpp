@@ -194,6 +194,59 @@ TEST(HeatmapView, ShowsScoresMaskOutputAndQkv) {
     EXPECT_NEAR(f.view.colorMap()->data()->cell(2, 1), dot, 1e-4);
 }
 
+// A long text's weights are all near 1/S: one flat colour on 0..1. The colour scales map them
+// (each row over its own largest, log10, the data's range) and the colour bar says which; the
+// cells' numbers stay the weights.
+TEST(HeatmapView, ColourScalesFitTheDataTheRowOrTheLog) {
+    Fixture f;
+    f.document.modify([](Session& s) { s.mask.causal = true; }, QStringLiteral("causal"));
+    f.settle();
+    const Experiment& experiment = *f.document.experiment();
+    const Tensor4& w = experiment.attention.weights;
+    auto setScale = [&f](const char* scale) {
+        ViewState state = f.document.session().viewState;
+        state.colorScale = scale;
+        f.document.setViewState(state);
+        f.settle();
+    };
+    QCPColorMapData* cells = f.view.colorMap()->data();
+    auto cell = [cells](Index i, Index j) {
+        return cells->cell(static_cast<int>(j), static_cast<int>(i));
+    };
+    const QString quantity = f.view.colorScale()->axis()->label();
+
+    setScale("row");
+    for (Index i = 0; i < w.seq; ++i) {
+        double top = 0;
+        for (Index j = 0; j <= i; ++j)
+            top = std::max(top, double(w(0, 0, i, j)));
+        for (Index j = 0; j <= i; ++j)
+            EXPECT_NEAR(cell(i, j), w(0, 0, i, j) / top, 1e-6) << i << "," << j;
+    }
+    EXPECT_EQ(f.view.colorMap()->dataRange(), QCPRange(0, 1));
+    EXPECT_NE(f.view.colorScale()->axis()->label(), quantity);
+
+    setScale("log");
+    for (Index i = 0; i < w.seq; ++i)
+        for (Index j = 0; j <= i; ++j)
+            EXPECT_NEAR(cell(i, j), std::log10(double(w(0, 0, i, j))), 1e-5) << i << "," << j;
+    EXPECT_LE(f.view.colorMap()->dataRange().upper, 0.0);
+
+    setScale("data");
+    double lowest = 1, highest = 0;
+    for (Index i = 0; i < w.seq; ++i)
+        for (Index j = 0; j <= i; ++j) {
+            lowest = std::min(lowest, double(w(0, 0, i, j)));
+            highest = std::max(highest, double(w(0, 0, i, j)));
+        }
+    EXPECT_NEAR(f.view.colorMap()->dataRange().lower, lowest, 1e-6);
+    EXPECT_NEAR(f.view.colorMap()->dataRange().upper, highest, 1e-6);
+
+    setScale("fixed");
+    expectCellsEqualWeights(f.view, experiment, 0);
+    EXPECT_EQ(f.view.colorScale()->axis()->label(), quantity);
+}
+
 } // namespace
 } // namespace attnlab::ui
 
@@ -218,6 +271,10 @@ TEST(HeatmapView, LongSequencesThinLabelsAndZoomBringsThemBack) {
     auto ticks = [x] { return dynamic_cast<QCPAxisTickerText*>(x->ticker().data())->ticks(); };
     EXPECT_LT(ticks().size(), 60); // thinned: 200 labels do not fit in 600 px
     EXPECT_GT(ticks().size(), 3);
+    // Thinned labels of a long text carry their positions, so a repeated word can be placed.
+    for (auto it = ticks().cbegin(); it != ticks().cend(); ++it)
+        EXPECT_TRUE(it.value().startsWith(QString::number(static_cast<int>(it.key())) + ' '))
+            << it.value().toStdString();
     x->setRange(10, 14); // zoom in: every visible token is labelled
     EXPECT_EQ(ticks().value(11), QStringLiteral("t11"));
     EXPECT_EQ(ticks().value(12), QStringLiteral("t12"));

@@ -31,6 +31,9 @@ QStringList dimensionLabels(Index count) {
 
 /// Text ticker with one tick per visible cell, thinned so labels do not collide: at most
 /// `maxLabels` over the visible `range` (zooming in brings every label back).
+/// Texts longer than this number the labels that are left when they are thinned.
+constexpr int kNumberedLabelsFrom = 64;
+
 QSharedPointer<QCPAxisTickerText> tokenTicker(const QStringList& labels, const QCPRange& range,
                                               double maxLabels) {
     auto ticker = QSharedPointer<QCPAxisTickerText>::create();
@@ -41,8 +44,11 @@ QSharedPointer<QCPAxisTickerText> tokenTicker(const QStringList& labels, const Q
     const int visible = std::max(1, last - first + 1);
     const int step =
         std::max(1, static_cast<int>(std::ceil(visible / std::max(1.0, std::floor(maxLabels)))));
+    // A long text's thinned labels carry their positions, so a repeated word can be placed (a
+    // sentence keeps its words alone: the numbers would take the room of its labels).
+    const bool numbered = step > 1 && count > kNumberedLabelsFrom;
     for (int i = (first / step) * step; i <= last; i += step)
-        ticker->addTick(i, labels[i]);
+        ticker->addTick(i, numbered ? QStringLiteral("%1 %2").arg(i).arg(labels[i]) : labels[i]);
     return ticker;
 }
 
@@ -58,6 +64,42 @@ QCPRange boundedRange(const QCPRange& range, Index count) {
 
 QString number(double value) {
     return QString::number(value, 'g', 4);
+}
+
+/// What the colours show: the values as the colour scale maps them, whether they span 0..1,
+/// and the colour bar's note saying which scale it is.
+struct ColourScale {
+    MatrixD values;
+    bool unitRange = false;
+    QString note;
+};
+
+/// The lowest weight the log scale draws: 10^-6, below any weight a person reads.
+constexpr double kLogFloor = 1e-6;
+
+ColourScale colourScale(const HeatmapData& heat, const ViewState& state) {
+    ColourScale out{heat.values, heat.unitRange, QString()};
+    // Weights only: a mask is 0 or 1, scores and vectors have their own ranges.
+    if (!heat.unitRange || state.show != "weights" || state.colorScale == "fixed") return out;
+    const bool hasMask = heat.masked.size() != 0;
+    auto allowed = [&](Index i, Index j) { return !hasMask || !heat.masked(i, j); };
+    if (state.colorScale == "data") {
+        out.unitRange = false;
+        out.note = HeatmapView::tr(" (data range)");
+    } else if (state.colorScale == "row") {
+        for (Index i = 0; i < out.values.rows(); ++i) {
+            double top = 0;
+            for (Index j = 0; j < out.values.cols(); ++j)
+                if (allowed(i, j)) top = std::max(top, heat.values(i, j));
+            if (top > 0) out.values.row(i) /= top;
+        }
+        out.note = HeatmapView::tr(" \u00f7 row max");
+    } else if (state.colorScale == "log") {
+        out.values = heat.values.cwiseMax(kLogFloor).array().log10().matrix();
+        out.unitRange = false;
+        out.note = HeatmapView::tr(" (log\u2081\u2080)");
+    }
+    return out;
 }
 
 } // namespace
@@ -323,7 +365,11 @@ void HeatmapView::refresh() {
     m_colorMap->setGradient(makeGradient(name, maskedColor(look, name)));
 
     const bool hasMask = heat.masked.size() != 0;
-    const QCPRange drawn = fillColorMap(m_colorMap, heat.values, hasMask ? &heat.masked : nullptr);
+    // The colour scale (view.color_scale) of the weights: 0..1, the data's range, each row
+    // over its own largest, or log10. The cells' numbers stay the weights themselves.
+    const ColourScale scaled = colourScale(heat, state);
+    const QCPRange drawn =
+        fillColorMap(m_colorMap, scaled.values, hasMask ? &heat.masked : nullptr);
     const double lowest = drawn.lower;
     const double highest = drawn.upper;
     QVector<double> markX;
@@ -336,7 +382,7 @@ void HeatmapView::refresh() {
                     markY << static_cast<double>(i);
                 }
     QCPRange range(lowest, highest);
-    if (heat.unitRange) range = QCPRange(0, 1);
+    if (scaled.unitRange) range = QCPRange(0, 1);
     if (heat.signedValues) {
         const double reach = std::max({std::abs(lowest), std::abs(highest), 1e-12});
         range = QCPRange(-reach, reach);
@@ -345,8 +391,9 @@ void HeatmapView::refresh() {
         range = QCPRange(m_sharedRange->first, m_sharedRange->second);
     if (range.size() <= 0) range = QCPRange(range.lower - 0.5, range.upper + 0.5);
     m_colorMap->setDataRange(range);
-    m_colorScale->axis()->setLabel(m_sharedRange && !m_sharedLabel.isEmpty() ? m_sharedLabel
-                                                                             : heat.quantity);
+    m_colorScale->axis()->setLabel(m_sharedRange && !m_sharedLabel.isEmpty()
+                                       ? m_sharedLabel
+                                       : heat.quantity + scaled.note);
 
     m_maskMarks->setData(markX, markY, true); // sized to the cells in fitToCells()
     // Train-mode dropout: a ring on each allowed cell it zeroed, apart from the masked 'x'.
@@ -409,7 +456,8 @@ void HeatmapView::refresh() {
                 // No "-0.00": tiny values print as zero.
                 label->setText(QString::number(std::abs(value) < 0.005 ? 0.0 : value, 'f', 2));
                 label->setFont(font);
-                QColor cellColor = colormapColor(name, (value - range.lower) / range.size());
+                QColor cellColor =
+                    colormapColor(name, (scaled.values(i, j) - range.lower) / range.size());
                 label->setColor(contrastingText(cellColor));
                 m_valueLabels.push_back(label);
             }

@@ -60,6 +60,7 @@ public:
     QString explainCell(Index row, Index column) const;
     /// The colour map item (tests read its data cells).
     QCPColorMap* colorMap() const { return m_colorMap; }
+    QCPColorScale* colorScale() const { return m_colorScale; }
     /// Number of value labels currently drawn in cells.
     int valueLabelCount() const { return static_cast<int>(m_valueLabels.size()); }
     /// Number of value labels shown as laid out (the others' cells are too small for them).

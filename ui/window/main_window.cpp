@@ -607,6 +607,15 @@ void MainWindow::createToolBar() {
     m_colormap->setToolTip(tr("Colormap of the weights; signed values always use the diverging "
                               "map."));
     bar->addWidget(m_colormap);
+    m_colorScale = new QComboBox(bar);
+    m_colorScale->addItem(tr("0 to 1"), QStringLiteral("fixed"));
+    m_colorScale->addItem(tr("data range"), QStringLiteral("data"));
+    m_colorScale->addItem(tr("per row"), QStringLiteral("row"));
+    m_colorScale->addItem(tr("log scale"), QStringLiteral("log"));
+    m_colorScale->setToolTip(tr("How weights map to colours: 0 to 1; the smallest to the largest "
+                                "shown; each row over its own largest; or log10. A long text's "
+                                "weights are all near 1/S: per row or log shows them."));
+    bar->addWidget(m_colorScale);
     bar->addWidget(new QLabel(tr(" Theme "), bar));
     m_theme = new QComboBox(bar);
     m_theme->addItem(tr("light"), QStringLiteral("light"));
@@ -619,7 +628,8 @@ void MainWindow::createToolBar() {
     bar->addWidget(m_values);
     // Fixed widths: on a narrow window (a projector) what does not fit goes behind the tool
     // bar's extension arrow instead of squeezing a combo box until its text is cut.
-    for (QWidget* fixed : std::initializer_list<QWidget*>{m_show, m_head, m_colormap, m_theme})
+    for (QWidget* fixed :
+         std::initializer_list<QWidget*>{m_show, m_head, m_colormap, m_colorScale, m_theme})
         fixed->setSizePolicy(QSizePolicy::Fixed, QSizePolicy::Fixed);
 
     auto editState = [this](const std::function<void(ViewState&)>& change) {
@@ -634,6 +644,11 @@ void MainWindow::createToolBar() {
     connect(m_colormap, &QComboBox::activated, this, [this, editState](int) {
         editState([this](ViewState& s) {
             s.colormap = m_colormap->currentData().toString().toStdString();
+        });
+    });
+    connect(m_colorScale, &QComboBox::activated, this, [this, editState](int) {
+        editState([this](ViewState& s) {
+            s.colorScale = m_colorScale->currentData().toString().toStdString();
         });
     });
     connect(m_theme, &QComboBox::activated, this,
@@ -655,6 +670,11 @@ void MainWindow::updateFromViewState() {
         const QSignalBlocker blocker(m_colormap);
         m_colormap->setCurrentIndex(
             std::max(0, m_colormap->findData(QString::fromStdString(state.colormap))));
+    }
+    {
+        const QSignalBlocker blocker(m_colorScale);
+        m_colorScale->setCurrentIndex(
+            std::max(0, m_colorScale->findData(QString::fromStdString(state.colorScale))));
     }
     {
         const QSignalBlocker blocker(m_theme);

@@ -123,6 +123,7 @@ private:
     QMenu* m_examplesMenu = nullptr;
     QComboBox* m_show = nullptr;
     QComboBox* m_colormap = nullptr;
+    QComboBox* m_colorScale = nullptr; ///< view.color_scale
     QComboBox* m_theme = nullptr;
     QSpinBox* m_head = nullptr;
     QCheckBox* m_values = nullptr;

@@ -256,6 +256,7 @@ std::string sessionToJson(const Session& s) {
                     {"head", v.head},
                     {"query", v.query},
                     {"cell_values", v.cellValues},
+                    {"color_scale", v.colorScale},
                     {"flash_step", v.flashStep},
                     {"kv_step", v.kvStep}};
     return compactNumberArrays(root.dump(2)) + "\n";
@@ -383,6 +384,14 @@ Result<Session> sessionFromJson(const std::string& text) {
         view.get("head", v.head);
         view.get("query", v.query);
         view.get("cell_values", v.cellValues);
+        getEnum(
+            view, "color_scale", v.colorScale,
+            [](const std::string& name) -> std::optional<std::string> {
+                if (name == "fixed" || name == "data" || name == "row" || name == "log")
+                    return name;
+                return std::nullopt;
+            },
+            "fixed, data, row or log");
         view.get("flash_step", v.flashStep);
         view.get("kv_step", v.kvStep);
     } catch (const JsonProblem& problem) {

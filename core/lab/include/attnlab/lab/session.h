@@ -29,6 +29,10 @@ struct ViewState {
     Index head = 0;               ///< focused head
     Index query = -1;             ///< selected query row, -1 none
     bool cellValues = true;
+    /// How weights map to colours: "fixed" (0 to 1), "data" (the smallest to the largest
+    /// value shown), "row" (each row over its own largest) or "log" (log10 of the weight).
+    /// A long text's weights (~1/S) are one flat colour on 0..1; the others show them.
+    std::string colorScale = "fixed";
     Index flashStep = 0;
     Index kvStep = 0;
 };
