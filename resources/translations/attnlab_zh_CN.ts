@@ -600,6 +600,10 @@
         <source>B is not computed yet: nothing to compare</source>
         <translation>B 尚未计算：没有可比较的内容</translation>
     </message>
+    <message>
+        <source>B − A = 0 everywhere: A and B are the same</source>
+        <translation>B − A 处处为 0：A 和 B 相同</translation>
+    </message>
 </context>
 <context>
     <name>attnlab::ui::ComplexityView</name>

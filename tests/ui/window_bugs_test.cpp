@@ -134,6 +134,26 @@ TEST(WindowBugs, CompareShowsTheOpenedExamplesB) {
     EXPECT_NE(window.document()->experiment()->positional, Positional::RopeHalf);
 }
 
+// Comparing a causal session with "B = causal" drew a blank B - A on a +-1e-12 scale: the
+// caption now says that A and B are the same, and a real difference keeps the plain one.
+TEST(WindowBugs, CompareSaysWhenAAndBAreTheSame) {
+    MainWindow window;
+    window.resize(1280, 720);
+    window.show();
+    ASSERT_TRUE(window.openExample(QStringLiteral(":/examples/cat_full_vs_causal.json")));
+    window.document()->flush();
+    auto* compare = qobject_cast<CompareView*>(window.view(QStringLiteral("compare")));
+    ASSERT_NE(compare, nullptr);
+    compare->ensureFresh();
+    EXPECT_FALSE(compare->differenceView()->caption().contains(QStringLiteral("same")));
+    window.document()->modify([](Session& s) { s.mask.causal = true; }, QStringLiteral("causal"));
+    window.document()->flush();
+    window.document()->flush();
+    compare->refresh();
+    EXPECT_TRUE(compare->differenceView()->caption().contains(QStringLiteral("same")))
+        << compare->differenceView()->caption().toStdString();
+}
+
 TEST(WindowBugs, InvalidSettingsMarkTheFigureOutOfDateWithTheProblem) {
     MainWindow window;
     window.resize(1280, 720);

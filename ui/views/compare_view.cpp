@@ -97,6 +97,9 @@ void CompareView::hideEvent(QHideEvent* event) {
     View::hideEvent(event);
 }
 
+/// Below this everywhere, B - A is rounding: A and B are the same computation.
+constexpr double kSameWithin = 1e-6;
+
 void CompareView::refresh() {
     m_a->setCaption(tr("A: %1").arg(tr("session")));
     // B is named after what the document computed it for, never after the combo alone: the
@@ -107,7 +110,18 @@ void CompareView::refresh() {
     m_b->setCaption(shown == Comparison::None
                         ? tr("B: %1 (not computed yet)").arg(m_combo->currentText())
                         : tr("B: %1").arg(bName));
-    m_difference->setCaption(tr("B \u2212 A"));
+    // B the same as A (B = causal on a causal session): a blank B - A on a scale of 1e-12
+    // said nothing; the caption says it.
+    const HeatmapData difference = m_difference->heatmapData();
+    double largest = 0;
+    for (Index i = 0; i < difference.values.rows(); ++i)
+        for (Index j = 0; j < difference.values.cols(); ++j)
+            if (std::isfinite(difference.values(i, j)))
+                largest = std::max(largest, std::abs(difference.values(i, j)));
+    const bool same = shown != Comparison::None && difference.values.size() > 0 &&
+                      largest < kSameWithin;
+    m_difference->setCaption(same ? tr("B \u2212 A = 0 everywhere: A and B are the same")
+                                  : tr("B \u2212 A"));
     // A and B on one colour scale, shown once (B's bar); B - A keeps its diverging one.
     const HeatmapData a = m_a->heatmapData(), b = m_b->heatmapData();
     double low = std::numeric_limits<double>::infinity(), high = -low;

@@ -68,6 +68,7 @@ public:
     HeatmapSource source() const { return m_source; }
     /// Replaces the title (the compare view names its sides); empty restores the default.
     void setCaption(const QString& caption);
+    QString caption() const { return m_caption; }
     /// Drawn as one panel of several side by side: no axis titles; row labels only if asked.
     void setPanel(bool rowLabels);
     /// Compare's A and B: colours on this range instead of the matrix's own (one scale for
