@@ -252,7 +252,7 @@ int benchModel(const BenchOptions& options, int workers) {
                 static_cast<long long>(c.kvHeads), static_cast<long long>(c.headDim),
                 static_cast<long long>(c.vocab), static_cast<long long>(count), workers,
                 workers > 1 ? "s" : "");
-    std::printf("load (mapped, pages read, F16/BF16 widened)  %9.1f ms\n", loadSeconds * 1e3);
+    std::printf("load (mapped, pages read)                    %9.1f ms\n", loadSeconds * 1e3);
     std::printf("forward, all layers, attention recorded       %9.1f ms  %6.1f GFLOP/s\n",
                 forward * 1e3, flops / forward * 1e-9);
     std::printf("append one token (KV cache)                   %9.1f ms\n", append * 1e3);

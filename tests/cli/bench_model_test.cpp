@@ -1,7 +1,8 @@
 // `attnlab bench --model` end to end on checkpoints saved by transformers itself: it loads them
 // with their pages touched, runs the forward and the one-token extension, and reports. An F16
-// (GPT-2) and a sharded BF16 (Llama) checkpoint are widened at load: the page-touching read a
-// moved-from buffer there and crashed (SIGSEGV, nothing printed) on every such checkpoint.
+// (GPT-2) and a sharded BF16 (Llama) checkpoint have their vectors widened at load: the
+// page-touching once read a moved-from buffer there and crashed (SIGSEGV, nothing printed) on
+// every such checkpoint.
 
 #include <gtest/gtest.h>
 

@@ -247,13 +247,13 @@ TEST(LoadModel, ReadsTheConfigsShapes) {
     EXPECT_EQ(gqa.config.heads, 4);
     EXPECT_EQ(gqa.config.kvHeads, 2);
     EXPECT_FALSE(gqa.config.tiedEmbeddings);
-    EXPECT_NE(gqa.lmHead.weight.values.data(), gqa.tokenEmbedding.values.data());
+    EXPECT_NE(gqa.lmHead.weight.data(), gqa.tokenEmbedding.data());
     const Model qwen3 = load(fixtureDir("qwen3_qknorm"));
     EXPECT_EQ(qwen3.config.headDim, 8);
     EXPECT_EQ(qwen3.config.hidden, 24);
     EXPECT_EQ(qwen3.config.arch().qkNorm, QkNorm::PerHead);
     const Model tied = load(fixtureDir("llama_mqa_linear_tied"));
-    EXPECT_EQ(tied.lmHead.weight.values.data(), tied.tokenEmbedding.values.data());
+    EXPECT_EQ(tied.lmHead.weight.data(), tied.tokenEmbedding.data());
     EXPECT_EQ(load(fixtureDir("mistral_window3")).config.uniformWindow(), 3);
 }
 

@@ -3,7 +3,7 @@
 // (q/k norm, RoPE) -> attend() from the core -> output projection (-> norm) -> residual, and
 // the MLP the same way, sequential or parallel; the final norm and lm head (scaled, capped)
 // where logits are asked for. GEMMs run on threads in fixed blocks of output columns (same bytes
-// at any thread count).
+// at any thread count); F16/BF16 weights are widened a block at a time inside them.
 
 #include <algorithm>
 #include <cmath>
@@ -50,17 +50,39 @@ template <typename Fn> void parallelColumns(Index count, int threads, const Fn& 
 }
 
 /// y = x W^T (+ bias) for an nn.Linear weight W [out, in], or y = x W for a Conv1D [in, out].
+/// A F16/BF16 weight is widened one block of outputs at a time into the thread's own panel and
+/// multiplied there, accumulating in float32: widening is exact and the blocks are the same, so
+/// the result equals the product with a float32 copy of the weight, bit for bit, without the
+/// copy.
 void project(const Matrix& x, const Linear& p, Matrix& y, int threads) {
     const Weight& w = p.weight;
     const Index outputs = w.outputs();
     y.resize(x.rows(), outputs);
-    const auto weight = w.matrix();
+    if (w.isFloat32()) {
+        const auto weight = w.matrix();
+        parallelColumns(outputs, threads, [&](Index begin, Index end) {
+            auto block = y.middleCols(begin, end - begin);
+            if (w.inOut)
+                block.noalias() = x * weight.middleCols(begin, end - begin);
+            else
+                block.noalias() = x * weight.middleRows(begin, end - begin).transpose();
+            if (!p.bias.empty())
+                block.rowwise() += p.bias.vector().segment(begin, end - begin).transpose();
+        });
+        return;
+    }
     parallelColumns(outputs, threads, [&](Index begin, Index end) {
+        thread_local Matrix panel; // at most kColumnBlock outputs x in, kept for the next call
         auto block = y.middleCols(begin, end - begin);
-        if (w.inOut)
-            block.noalias() = x * weight.middleCols(begin, end - begin);
-        else
-            block.noalias() = x * weight.middleRows(begin, end - begin).transpose();
+        if (w.inOut) {
+            panel.resize(w.rows, end - begin);
+            w.widenColumns(begin, end - begin, panel.data());
+            block.noalias() = x * panel;
+        } else {
+            panel.resize(end - begin, w.cols);
+            w.widenRows(begin, end - begin, panel.data());
+            block.noalias() = x * panel.transpose();
+        }
         if (!p.bias.empty())
             block.rowwise() += p.bias.vector().segment(begin, end - begin).transpose();
     });
@@ -339,14 +361,18 @@ Matrix embed(const Model& model, const StackWeights& stack, std::span<const std:
     const ModelConfig& c = model.config;
     const Index fresh = static_cast<Index>(ids.size()) - old;
     Matrix x(fresh, c.hidden);
-    const auto embedding = model.tokenEmbedding.matrix();
-    for (Index i = 0; i < fresh; ++i)
-        x.row(i) = embedding.row(static_cast<Index>(ids[static_cast<std::size_t>(old + i)]));
+    for (Index i = 0; i < fresh; ++i) // only the rows read are widened
+        model.tokenEmbedding.widenRows(static_cast<Index>(ids[static_cast<std::size_t>(old + i)]),
+                                       1, x.row(i).data());
     if (c.embeddingScale != 1.0) x *= static_cast<float>(c.embeddingScale);
     const Index offset = static_cast<Index>(c.arch().positionOffset);
-    if (!stack.positions.empty())
-        for (Index i = 0; i < fresh; ++i)
-            x.row(i) += stack.positions.matrix().row(old + i + offset);
+    if (!stack.positions.empty()) {
+        RowVector position(c.hidden);
+        for (Index i = 0; i < fresh; ++i) {
+            stack.positions.widenRows(old + i + offset, 1, position.data());
+            x.row(i) += position;
+        }
+    }
     if (c.arch().positions == Positions::Sinusoidal) {
         // Marian: sin(p / 10000^(2i/D)) in the first half of the features, cos in the second.
         const Index half = (c.hidden + 1) / 2;

@@ -5,8 +5,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <filesystem>
 #include <sstream>
+
+#include "attnlab/base/check.h"
 
 namespace attnlab::model {
 namespace {
@@ -18,13 +21,21 @@ struct LoadError {
     std::string message;
 };
 
-/// Binds tensor names to Weights, checking presence, shape and dtype; widens F16/BF16 once.
+/// How a tensor is held once bound: the projections' matrices and the embeddings in the
+/// checkpoint's precision (16-bit ones widened where they are used), vectors and small tables
+/// widened to float32 once.
+enum class Held { Own, Float32 };
+
+/// Binds tensor names to Weights, checking presence, shape and dtype.
 class Binder {
 public:
     Binder(const SafeTensors& tensors, std::string checkpointName,
-           std::vector<std::unique_ptr<std::vector<float>>>& widened, const LoadOptions& options)
+           std::vector<std::unique_ptr<std::vector<float>>>& widened,
+           std::vector<std::unique_ptr<std::vector<std::uint16_t>>>& realigned,
+           const LoadOptions& options)
         : m_tensors(tensors), m_checkpoint(std::move(checkpointName)), m_widened(widened),
-          m_options(options), m_total(std::max<std::size_t>(1, tensors.mappedBytes())) {}
+          m_realigned(realigned), m_options(options),
+          m_total(std::max<std::size_t>(1, tensors.mappedBytes())) {}
 
     bool has(const std::string& name) const { return m_tensors.find(name) != nullptr; }
     bool hasShape(const std::string& name, const std::vector<Index>& shape) const {
@@ -32,8 +43,8 @@ public:
         return entry && entry->shape == shape;
     }
 
-    /// The tensor `name` of shape `shape` (rank 1 or 2).
-    Weight bind(const std::string& name, std::vector<Index> shape) {
+    /// The tensor `name` of shape `shape` (rank 1 or 2), held as `held` says.
+    Weight bind(const std::string& name, std::vector<Index> shape, Held held = Held::Float32) {
         const TensorEntry* entry = m_tensors.find(name);
         if (!entry)
             throw LoadError{m_checkpoint + ": tensor '" + name + "' is missing (the config needs " +
@@ -42,18 +53,35 @@ public:
             throw LoadError{m_tensors.filePath(*entry) + ": tensor '" + name + "' has shape " +
                             shapeText(entry->shape) + " but the config needs " + shapeText(shape)};
         if (m_options.cancel && m_options.cancel->load()) throw LoadError{"cancelled"};
-        auto storage = std::make_unique<std::vector<float>>();
-        auto values = m_tensors.floats(*entry, *storage);
-        if (!values) throw LoadError{values.error()};
-        // Read before the move below: `storage` is null after it (bench --model, which touches
-        // the pages of a mapped checkpoint, crashed on every F16/BF16 one).
-        const bool widened = !storage->empty();
-        if (widened) m_widened.push_back(std::move(storage));
         Weight weight;
-        weight.values = *values;
         weight.rows = shape.size() == 2 ? shape[0] : 1;
         weight.cols = shape.size() == 2 ? shape[1] : shape[0];
-        if (m_options.touchPages && !widened) touch(*entry); // widened values are in memory
+        const bool sixteen = entry->dtype == TensorDType::F16 || entry->dtype == TensorDType::BF16;
+        bool inMapping = true;
+        if (sixteen && held == Held::Own) {
+            weight.type = entry->dtype == TensorDType::F16 ? WeightType::F16 : WeightType::BF16;
+            const unsigned char* bytes = m_tensors.raw(*entry);
+            if (reinterpret_cast<std::uintptr_t>(bytes) % alignof(std::uint16_t) == 0) {
+                weight.halves = reinterpret_cast<const std::uint16_t*>(bytes);
+            } else { // a header may place a tensor at an odd offset
+                auto copy = std::make_unique<std::vector<std::uint16_t>>(
+                    static_cast<std::size_t>(entry->elementCount()));
+                std::memcpy(copy->data(), bytes, copy->size() * sizeof(std::uint16_t));
+                weight.halves = copy->data();
+                m_realigned.push_back(std::move(copy));
+                inMapping = false;
+            }
+        } else {
+            auto storage = std::make_unique<std::vector<float>>();
+            auto values = m_tensors.floats(*entry, *storage);
+            if (!values) throw LoadError{values.error()};
+            weight.values = *values;
+            // Read before the move below: `storage` is null after it (bench --model, which
+            // touches the pages of a mapped checkpoint, crashed on every F16/BF16 one).
+            inMapping = storage->empty();
+            if (!inMapping) m_widened.push_back(std::move(storage));
+        }
+        if (m_options.touchPages && inMapping) touch(*entry); // copies are in memory already
         m_done += entry->bytes;
         if (m_options.progress)
             m_options.progress(
@@ -62,8 +90,8 @@ public:
     }
 
     /// bind() when the tensor is present, an empty Weight otherwise.
-    Weight optional(const std::string& name, std::vector<Index> shape) {
-        return has(name) ? bind(name, std::move(shape)) : Weight{};
+    Weight optional(const std::string& name, std::vector<Index> shape, Held held = Held::Float32) {
+        return has(name) ? bind(name, std::move(shape), held) : Weight{};
     }
 
 private:
@@ -79,6 +107,7 @@ private:
     const SafeTensors& m_tensors;
     std::string m_checkpoint;
     std::vector<std::unique_ptr<std::vector<float>>>& m_widened;
+    std::vector<std::unique_ptr<std::vector<std::uint16_t>>>& m_realigned;
     const LoadOptions& m_options;
     std::size_t m_total;
     std::size_t m_done = 0;
@@ -94,7 +123,8 @@ public:
         const Index d = m_c.hidden;
         const bool seq2seq = m_c.kind == ModelKind::EncoderDecoder;
         m_prefix = prefixOf(a.names);
-        m_model.tokenEmbedding = m_bind.bind(name(a.names.embed, ".weight"), {m_c.vocab, d});
+        m_model.tokenEmbedding =
+            m_bind.bind(name(a.names.embed, ".weight"), {m_c.vocab, d}, Held::Own);
         if (seq2seq) m_model.encoder = stack(a.encoderNames, m_c.encoderLayers, false);
         m_model.main = stack(a.names, m_c.layers, seq2seq);
         if (!a.names.headTransform.empty()) {
@@ -107,7 +137,7 @@ public:
             m_model.lmHead.weight = m_model.tokenEmbedding;
         else
             m_model.lmHead.weight =
-                m_bind.bind(std::string(a.names.lmHead) + ".weight", {m_c.vocab, d});
+                m_bind.bind(std::string(a.names.lmHead) + ".weight", {m_c.vocab, d}, Held::Own);
         if (!a.names.logitsBias.empty()) {
             // BART and Marian keep theirs as a [1, V] buffer.
             const std::string bias(a.names.logitsBias);
@@ -134,7 +164,7 @@ private:
         StackWeights s;
         if (!names.positions.empty()) {
             const Index rows = m_c.maxPositions + static_cast<Index>(m_c.arch().positionOffset);
-            s.positions = m_bind.bind(name(names.positions, ".weight"), {rows, d});
+            s.positions = m_bind.bind(name(names.positions, ".weight"), {rows, d}, Held::Own);
         }
         if (!names.tokenTypes.empty())
             s.tokenTypes = m_bind.bind(name(names.tokenTypes, ".weight"), {m_c.typeVocab, d});
@@ -167,8 +197,9 @@ private:
         if (module.empty()) return p;
         const std::string base = layer + std::string(module);
         const bool inOut = m_c.arch().weightsInOut;
-        p.weight = m_bind.bind(name(base, ".weight"), inOut ? std::vector<Index>{in, out}
-                                                           : std::vector<Index>{out, in});
+        p.weight = m_bind.bind(name(base, ".weight"),
+                               inOut ? std::vector<Index>{in, out} : std::vector<Index>{out, in},
+                               Held::Own);
         p.weight.inOut = inOut;
         if (bias) p.bias = m_bind.bind(name(base, ".bias"), {out});
         return p;
@@ -176,7 +207,7 @@ private:
 
     Linear unprefixedLinear(std::string_view module, Index out, Index in, bool bias) {
         Linear p;
-        p.weight = m_bind.bind(std::string(module) + ".weight", {out, in});
+        p.weight = m_bind.bind(std::string(module) + ".weight", {out, in}, Held::Own);
         if (bias) p.bias = m_bind.bind(std::string(module) + ".bias", {out});
         return p;
     }
@@ -225,6 +256,77 @@ private:
 
 } // namespace
 
+namespace {
+TensorDType storedAs(WeightType type) {
+    switch (type) {
+    case WeightType::F16:
+        return TensorDType::F16;
+    case WeightType::BF16:
+        return TensorDType::BF16;
+    case WeightType::F32:
+        break;
+    }
+    return TensorDType::F32;
+}
+} // namespace
+
+std::size_t Weight::bytes() const {
+    return static_cast<std::size_t>(rows * cols) * (isFloat32() ? sizeof(float) : sizeof(std::uint16_t));
+}
+
+Eigen::Map<const Matrix> Weight::matrix() const {
+    ATTN_CHECK(isFloat32(), "Weight::matrix(): a " << tensorDTypeName(storedAs(type))
+                                                   << " weight is read through widen()");
+    return Eigen::Map<const Matrix>(values.data(), rows, cols);
+}
+
+Eigen::Map<const Vector> Weight::vector() const {
+    ATTN_CHECK(isFloat32(), "Weight::vector(): a " << tensorDTypeName(storedAs(type))
+                                                   << " weight is read through widen()");
+    return Eigen::Map<const Vector>(values.data(), static_cast<Index>(values.size()));
+}
+
+void Weight::widenRows(Index first, Index count, float* out) const {
+    ATTN_CHECK(first >= 0 && count >= 0 && first + count <= rows,
+               "Weight::widenRows: rows [" << first << ", " << first + count << ") of " << rows);
+    const auto at = static_cast<std::size_t>(first * cols);
+    const auto n = static_cast<std::size_t>(count * cols);
+    if (isFloat32())
+        std::copy_n(values.data() + at, n, out);
+    else
+        widenHalves(halves + at, n, storedAs(type), out);
+}
+
+void Weight::widenColumns(Index first, Index count, float* out) const {
+    ATTN_CHECK(first >= 0 && count >= 0 && first + count <= cols,
+               "Weight::widenColumns: columns [" << first << ", " << first + count << ") of "
+                                                 << cols);
+    const auto n = static_cast<std::size_t>(count);
+    for (Index r = 0; r < rows; ++r) {
+        const auto at = static_cast<std::size_t>(r * cols + first);
+        float* row = out + r * count;
+        if (isFloat32())
+            std::copy_n(values.data() + at, n, row);
+        else
+            widenHalves(halves + at, n, storedAs(type), row);
+    }
+}
+
+Matrix Weight::widen() const {
+    Matrix out(rows, cols);
+    widenRows(0, rows, out.data());
+    return out;
+}
+
+std::size_t Model::copiedBytes() const {
+    std::size_t total = 0;
+    for (const auto& copy : m_widened)
+        total += copy->size() * sizeof(float);
+    for (const auto& copy : m_realigned)
+        total += copy->size() * sizeof(std::uint16_t);
+    return total;
+}
+
 Result<Model> loadModel(const std::string& directory, const LoadOptions& options) {
     namespace fs = std::filesystem;
     std::error_code ec;
@@ -247,7 +349,7 @@ Result<Model> loadModel(const std::string& directory, const LoadOptions& options
     const std::string checkpoint =
         fs::exists(single, ec) ? single.string()
                                : (fs::path(directory) / "model.safetensors.index.json").string();
-    Binder binder(*model.m_tensors, checkpoint, model.m_widened, options);
+    Binder binder(*model.m_tensors, checkpoint, model.m_widened, model.m_realigned, options);
     try {
         ArchitectureBinder(model, binder).bindAll();
     } catch (const LoadError& e) {

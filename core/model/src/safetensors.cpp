@@ -22,7 +22,12 @@
 #include <sstream>
 #include <string_view>
 
+#include "attnlab/base/check.h"
 #include "attnlab/io/json_read.h"
+
+#if defined(__F16C__)
+#include <immintrin.h>
+#endif
 
 namespace attnlab::model {
 namespace {
@@ -51,6 +56,10 @@ std::optional<TensorDType> parseDType(const std::string& text) {
     return it->second;
 }
 
+} // namespace
+
+/// IEEE 754 binary16 to binary32, one value at a time (the reference the bulk path is tested
+/// against; exact for every value, NaN payloads kept).
 float halfToFloat(std::uint16_t h) {
     const std::uint32_t sign = static_cast<std::uint32_t>(h & 0x8000u) << 16;
     std::uint32_t exponent = (h >> 10) & 0x1fu;
@@ -76,11 +85,28 @@ float halfToFloat(std::uint16_t h) {
     return std::bit_cast<float>(bits);
 }
 
+/// bfloat16 is the top half of a binary32: widening is exact for every value.
 float bfloat16ToFloat(std::uint16_t b) {
     return std::bit_cast<float>(static_cast<std::uint32_t>(b) << 16);
 }
 
-} // namespace
+void widenHalves(const std::uint16_t* in, std::size_t count, TensorDType type, float* out) {
+    if (type == TensorDType::BF16) {
+        for (std::size_t i = 0; i < count; ++i)
+            out[i] = std::bit_cast<float>(static_cast<std::uint32_t>(in[i]) << 16);
+        return;
+    }
+    ATTN_CHECK(type == TensorDType::F16, "widenHalves: " << tensorDTypeName(type)
+                                                          << " is not a 16-bit float type");
+    std::size_t i = 0;
+#if defined(__F16C__)
+    for (; i + 8 <= count; i += 8) // exact: VCVTPH2PS widens every binary16 value
+        _mm256_storeu_ps(out + i,
+                         _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i))));
+#endif
+    for (; i < count; ++i)
+        out[i] = halfToFloat(in[i]);
+}
 
 const char* tensorDTypeName(TensorDType t) {
     switch (t) {
@@ -386,11 +412,13 @@ Result<std::span<const float>> SafeTensors::floats(const TensorEntry& entry,
     case TensorDType::F16:
     case TensorDType::BF16: {
         storage.resize(count);
-        const bool half = entry.dtype == TensorDType::F16;
-        for (std::size_t i = 0; i < count; ++i) {
-            std::uint16_t bits;
-            std::memcpy(&bits, bytes + 2 * i, 2);
-            storage[i] = half ? halfToFloat(bits) : bfloat16ToFloat(bits);
+        if (reinterpret_cast<std::uintptr_t>(bytes) % alignof(std::uint16_t) == 0) {
+            widenHalves(reinterpret_cast<const std::uint16_t*>(bytes), count, entry.dtype,
+                        storage.data());
+        } else {
+            std::vector<std::uint16_t> aligned(count);
+            std::memcpy(aligned.data(), bytes, count * sizeof(std::uint16_t));
+            widenHalves(aligned.data(), count, entry.dtype, storage.data());
         }
         return std::span<const float>(storage);
     }

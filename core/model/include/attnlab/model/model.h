@@ -27,22 +27,41 @@
 
 namespace attnlab::model {
 
-/// A weight as float32 values with its shape: a view into the mapping (F32) or into a widened
-/// copy owned by the Model (F16/BF16). Empty when the architecture has no such weight.
+/// The precision a weight is held in: the checkpoint's own (F32, F16, BF16).
+enum class WeightType : std::uint8_t { F32, F16, BF16 };
+
+/// A weight with its shape, held in the checkpoint's precision: a view into the mapping (or, for
+/// a tensor the file leaves misaligned, into an aligned copy owned by the Model). F16/BF16
+/// matrices stay 16-bit and are widened to float32 where they are used (project() widens one
+/// block of outputs at a time, the embedding the rows it reads); vectors and small tables are
+/// widened once at load, so they are always F32. Empty when the architecture has no such weight.
 struct Weight {
-    std::span<const float> values;
+    std::span<const float> values;          ///< F32: the values; empty for F16/BF16
+    const std::uint16_t* halves = nullptr;  ///< F16/BF16: the values' 16-bit patterns
+    WeightType type = WeightType::F32;
     Index rows = 0;      ///< first extent (1 for a vector)
     Index cols = 0;      ///< second extent (the length for a vector)
     bool inOut = false;  ///< a matrix stored [in, out] (GPT-2's Conv1D), not nn.Linear's [out, in]
 
-    bool empty() const { return values.empty(); }
-    /// The weight as a row-major [rows, cols] matrix, in place.
-    Eigen::Map<const Matrix> matrix() const {
-        return Eigen::Map<const Matrix>(values.data(), rows, cols);
+    bool empty() const { return rows * cols == 0; }
+    bool isFloat32() const { return type == WeightType::F32; }
+    /// Where the values are (the mapping, or a copy the Model owns).
+    const void* data() const {
+        return isFloat32() ? static_cast<const void*>(values.data()) : halves;
     }
-    Eigen::Map<const Vector> vector() const {
-        return Eigen::Map<const Vector>(values.data(), static_cast<Index>(values.size()));
-    }
+    /// Bytes the values take in memory.
+    std::size_t bytes() const;
+    /// A F32 weight as a row-major [rows, cols] matrix, in place. Throws for F16/BF16: widen().
+    Eigen::Map<const Matrix> matrix() const;
+    /// A F32 weight's values as a vector, in place. Throws for F16/BF16: widen().
+    Eigen::Map<const Vector> vector() const;
+    /// Rows [first, first + count) as float32 into out (count x cols, row-major), exact.
+    void widenRows(Index first, Index count, float* out) const;
+    /// Columns [first, first + count) of every row as float32 into out (rows x count,
+    /// row-major), exact.
+    void widenColumns(Index first, Index count, float* out) const;
+    /// The whole weight as a float32 [rows, cols] copy: for small weights and tests.
+    Matrix widen() const;
     /// Output features of a projection matrix.
     Index outputs() const { return inOut ? cols : rows; }
 };
@@ -109,11 +128,17 @@ public:
 
     /// Bytes of the mapped checkpoint files.
     std::size_t checkpointBytes() const { return m_tensors ? m_tensors->mappedBytes() : 0; }
+    /// Bytes of the weights held outside the mapping: the float32 copies of 16-bit vectors and
+    /// small tables widened at load, and aligned copies of tensors a file leaves misaligned.
+    std::size_t copiedBytes() const;
 
 private:
     friend Result<Model> loadModel(const std::string&, const LoadOptions&);
     std::shared_ptr<SafeTensors> m_tensors;
+    /// Float32 copies of the small weights widened at load, and aligned copies of the tensors
+    /// a file leaves misaligned.
     std::vector<std::unique_ptr<std::vector<float>>> m_widened;
+    std::vector<std::unique_ptr<std::vector<std::uint16_t>>> m_realigned;
 };
 
 /// Loads DIR/config.json and DIR's safetensors (single or sharded), checking every tensor the
