@@ -207,7 +207,9 @@ template <typename T> AttentionT<T> attendT(const QkvT<T>& qkv, const AttentionS
     const std::optional<AdditiveParamsT<T>> additive = kernels::additiveParamsFor(qkv, spec);
 
     const auto cells = static_cast<std::size_t>(sq * sk);
-    detail::parallelFor(batch * heads, spec.threads, [&](Index pair) {
+    const double workPerHead = static_cast<double>(sq) * static_cast<double>(sk) *
+                               static_cast<double>(qkv.q.dim + qkv.v.dim);
+    detail::parallelFor(batch * heads, spec.threads, workPerHead, [&](Index pair) {
         const Index b = pair / heads;
         const Index h = pair % heads;
         const Index kvHead = kvHeadOf(h, heads, qkv.k.heads);

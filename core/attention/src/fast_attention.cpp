@@ -465,7 +465,11 @@ void attendFast(const Qkv& qkv, const AttentionSpec& spec, Attention& result) {
     std::unique_ptr<PackedHead[]> packed(
         new PackedHead[static_cast<std::size_t>(std::max<Index>(batch * kvHeads, 1))]);
     const auto cells = static_cast<std::size_t>(shape.sq * shape.sk);
-    detail::parallelFor(batch * heads * chunkCount, spec.threads, [&](Index item) {
+    // A step of a few rows (one appended token) is not worth waking many threads for.
+    const double workPerItem = static_cast<double>(std::min(chunkRows, shape.sq)) *
+                               static_cast<double>(shape.sk) *
+                               static_cast<double>(shape.dim + shape.paddedDv);
+    detail::parallelFor(batch * heads * chunkCount, spec.threads, workPerItem, [&](Index item) {
         // Every head's last chunk first, then the next-to-last...: under a causal mask the
         // costly chunks go first and the cheap ones fill the gaps at the end.
         const Index pair = item % (batch * heads);

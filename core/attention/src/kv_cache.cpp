@@ -67,7 +67,9 @@ AttentionT<T> attendKvCacheT(const QkvT<T>& qkv, const AttentionSpec& spec, Inde
     for (Index t = prefill; t < seq; ++t)
         steps.push_back({t, 1, subMask(mask, t, 1, t + 1)});
 
-    detail::parallelFor(batch * heads, spec.threads, [&](Index pair) {
+    const double workPerHead = static_cast<double>(seq) * static_cast<double>(seq) *
+                               static_cast<double>(dim + dv);
+    detail::parallelFor(batch * heads, spec.threads, workPerHead, [&](Index pair) {
         const Index b = pair / heads;
         const Index h = pair % heads;
         const Index kvHead = kvHeadOf(h, heads, qkv.k.heads);

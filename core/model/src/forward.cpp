@@ -10,9 +10,9 @@
 #include <memory>
 #include <numbers>
 #include <set>
-#include <thread>
 
 #include "attnlab/attention/attention.h"
+#include "attnlab/base/parallel.h"
 #include "attnlab/model/model.h"
 
 namespace attnlab::model {
@@ -21,32 +21,22 @@ namespace {
 /// More recorded attention than this (floats, over all layers) is a request no machine serves.
 constexpr double kMaxRecordedFloats = 2.0e9;
 
-int resolveThreads(int threads) {
-    if (threads > 0) return threads;
-    return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-}
+using detail::resolveThreads;
 
 /// Runs fn(begin, end) over [0, count) in blocks of kColumnBlock columns, the blocks shared out
-/// over up to `threads` threads (the calling thread one of them). The blocks are the same
-/// whatever the thread count: Eigen chooses its depth blocking, and so the order of each dot
-/// product's sum, from the shape of the product it is given, so a split by thread count gave
-/// logits whose last bits depended on --threads.
-template <typename Fn> void parallelColumns(Index count, int threads, const Fn& fn) {
+/// over up to `threads` workers of the pool (the calling thread one of them), as many as the
+/// work is worth (`workPerColumn` multiply-adds a column). The blocks are the same whatever the
+/// thread count: Eigen chooses its depth blocking, and so the order of each dot product's sum,
+/// from the shape of the product it is given, so a split by thread count gave logits whose last
+/// bits depended on --threads.
+template <typename Fn>
+void parallelColumns(Index count, int threads, double workPerColumn, const Fn& fn) {
     constexpr Index kColumnBlock = 64;
     const Index blocks = (count + kColumnBlock - 1) / kColumnBlock;
-    const Index workers = std::max<Index>(1, std::min<Index>(threads, blocks));
-    auto work = [&fn, count, blocks, workers](Index first) {
-        for (Index block = first; block < blocks; block += workers) {
-            const Index begin = block * kColumnBlock;
-            fn(begin, std::min(count, begin + kColumnBlock));
-        }
-    };
-    std::vector<std::thread> pool;
-    for (Index w = 1; w < workers; ++w)
-        pool.emplace_back(work, w);
-    work(0);
-    for (auto& worker : pool)
-        worker.join();
+    detail::parallelFor(blocks, threads, workPerColumn * kColumnBlock, [&](Index block) {
+        const Index begin = block * kColumnBlock;
+        fn(begin, std::min(count, begin + kColumnBlock));
+    });
 }
 
 /// y = x W^T (+ bias) for an nn.Linear weight W [out, in], or y = x W for a Conv1D [in, out].
@@ -58,9 +48,10 @@ void project(const Matrix& x, const Linear& p, Matrix& y, int threads) {
     const Weight& w = p.weight;
     const Index outputs = w.outputs();
     y.resize(x.rows(), outputs);
+    const double workPerColumn = static_cast<double>(x.rows()) * static_cast<double>(x.cols());
     if (w.isFloat32()) {
         const auto weight = w.matrix();
-        parallelColumns(outputs, threads, [&](Index begin, Index end) {
+        parallelColumns(outputs, threads, workPerColumn, [&](Index begin, Index end) {
             auto block = y.middleCols(begin, end - begin);
             if (w.inOut)
                 block.noalias() = x * weight.middleCols(begin, end - begin);
@@ -71,7 +62,7 @@ void project(const Matrix& x, const Linear& p, Matrix& y, int threads) {
         });
         return;
     }
-    parallelColumns(outputs, threads, [&](Index begin, Index end) {
+    parallelColumns(outputs, threads, workPerColumn, [&](Index begin, Index end) {
         thread_local Matrix panel; // at most kColumnBlock outputs x in, kept for the next call
         auto block = y.middleCols(begin, end - begin);
         if (w.inOut) {

@@ -1,48 +1,73 @@
 #pragma once
-// parallelFor: the one worker pool of attnlab_core. Internal; kernels never see threads.
+// parallelFor: the one worker pool of attnlab_core, shared by every parallel loop of the
+// process (attention, the model's GEMMs, dumps). Internal; kernels never see threads.
 
 #include <algorithm>
-#include <atomic>
-#include <exception>
-#include <mutex>
+#include <cmath>
 #include <thread>
-#include <vector>
 
 #include "attnlab/base/tensor.h"
 
 namespace attnlab::detail {
 
+/// A non-owning reference to a callable taking an item index (what the pool runs).
+class ItemTask {
+public:
+    template <typename Task>
+    explicit ItemTask(const Task& task)
+        : m_object(&task),
+          m_call([](const void* object, Index item) { (*static_cast<const Task*>(object))(item); }) {}
+    void operator()(Index item) const { m_call(m_object, item); }
+
+private:
+    const void* m_object;
+    void (*m_call)(const void*, Index);
+};
+
+/// Runs task(0 .. count-1) on `workers` threads: the caller and up to workers - 1 threads of
+/// the process's pool (started on first use, grown on demand, kept until exit). Items are
+/// handed out one at a time, so which thread runs an item depends on timing: a task's result
+/// must depend on its item only. The first exception a task throws is rethrown here after
+/// every started item has finished (the rest are skipped). A parallelFor inside a task runs
+/// on the calling thread alone.
+void runOnPool(Index count, int workers, const ItemTask& task);
+
+/// Threads the pool has started so far (for tests and benchmarks).
+int poolThreads();
+
+/// `threads` as asked (0 = the hardware's concurrency), at least 1.
+inline int resolveThreads(int threads) {
+    return threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+/// Workers worth waking for `items` items of about `workPerItem` multiply-adds each: at
+/// most `threads` (0 = hardware), at most one per item, and no more than gives each worker
+/// kMinWork (waking a sleeping thread costs microseconds; a step smaller than that, such as
+/// one appended token's attention, runs on fewer threads, or on the caller alone).
+inline int workersFor(Index items, double workPerItem, int threads) {
+    constexpr double kMinWork = 1 << 16;
+    const double byWork = std::floor(static_cast<double>(items) * workPerItem / kMinWork);
+    const double most = std::min<double>(resolveThreads(threads), static_cast<double>(items));
+    return static_cast<int>(std::max(1.0, std::min(most, byWork)));
+}
+
 /// Runs task(0 .. count-1) over up to `threads` threads (0 = hardware), the caller's included.
 template <typename Task> void parallelFor(Index count, int threads, const Task& task) {
-    unsigned wanted = threads > 0 ? static_cast<unsigned>(threads)
-                                  : std::max(1u, std::thread::hardware_concurrency());
-    const auto workers = static_cast<unsigned>(std::min<Index>(wanted, count));
+    if (count <= 0) return;
+    const int workers = static_cast<int>(std::min<Index>(resolveThreads(threads), count));
     if (workers <= 1) {
         for (Index i = 0; i < count; ++i)
             task(i);
         return;
     }
-    std::atomic<Index> next{0};
-    std::exception_ptr failure;
-    std::mutex failureMutex;
-    auto work = [&] {
-        try {
-            for (Index i = next++; i < count; i = next++)
-                task(i);
-        } catch (...) {
-            std::lock_guard lock(failureMutex);
-            if (!failure) failure = std::current_exception();
-            next = count;
-        }
-    };
-    std::vector<std::thread> pool;
-    pool.reserve(workers - 1);
-    for (unsigned t = 1; t < workers; ++t)
-        pool.emplace_back(work);
-    work();
-    for (auto& thread : pool)
-        thread.join();
-    if (failure) std::rethrow_exception(failure);
+    runOnPool(count, workers, ItemTask(task));
+}
+
+/// parallelFor with the workers limited by the work (workersFor): for loops whose items may
+/// be too small to be worth a thread each.
+template <typename Task>
+void parallelFor(Index count, int threads, double workPerItem, const Task& task) {
+    parallelFor(count, workersFor(count, workPerItem, threads), task);
 }
 
 } // namespace attnlab::detail

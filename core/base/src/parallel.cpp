@@ -1,0 +1,139 @@
+// The process's worker pool: threads started on first use and kept, sleeping on a condition
+// variable between jobs, so a parallel loop costs a wake-up rather than a thread start (a
+// model's forward runs hundreds of them; appending one token got slower with more threads
+// when each started its own).
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "attnlab/base/parallel.h"
+
+namespace attnlab::detail {
+namespace {
+
+/// The most threads the pool starts, whatever is asked.
+constexpr int kMostThreads = 256;
+
+/// True on a pool thread, and on any thread while it runs a job's items: a parallelFor there
+/// runs serially (a nested job could otherwise wait on the threads that wait on it).
+thread_local bool t_insideJob = false;
+
+/// One parallelFor: its items, and the helpers that joined it.
+struct Job {
+    const ItemTask* task = nullptr;
+    Index count = 0;
+    std::atomic<Index> next{0};
+    int openSlots = 0; ///< helpers that may still join (under the pool's mutex)
+    int active = 0;    ///< helpers inside work() (under the pool's mutex)
+    std::exception_ptr failure;
+    std::mutex failureMutex;
+
+    /// Runs items until none are left; the first failure stops the handing out.
+    void work() {
+        for (Index item = next++; item < count; item = next++) {
+            try {
+                (*task)(item);
+            } catch (...) {
+                std::lock_guard lock(failureMutex);
+                if (!failure) failure = std::current_exception();
+                next = count;
+            }
+        }
+    }
+};
+
+class Pool {
+public:
+    ~Pool() {
+        {
+            std::lock_guard lock(m_mutex);
+            m_stopping = true;
+        }
+        m_wake.notify_all();
+        for (auto& thread : m_threads)
+            thread.join();
+    }
+
+    void run(Index count, int workers, const ItemTask& task) {
+        Job job;
+        job.task = &task;
+        job.count = count;
+        const int helpers = std::min(workers, kMostThreads + 1) - 1;
+        {
+            std::lock_guard lock(m_mutex);
+            while (static_cast<int>(m_threads.size()) < helpers)
+                m_threads.emplace_back([this] { serve(); });
+            job.openSlots = helpers;
+            m_jobs.push_back(&job);
+        }
+        for (int i = 0; i < helpers; ++i)
+            m_wake.notify_one();
+        t_insideJob = true;
+        job.work();
+        t_insideJob = false;
+        {
+            std::unique_lock lock(m_mutex);
+            // No helper joins from now on; wait for those inside (they hold items).
+            if (job.openSlots > 0) std::erase(m_jobs, &job);
+            job.openSlots = 0;
+            m_finished.wait(lock, [&] { return job.active == 0; });
+        }
+        if (job.failure) std::rethrow_exception(job.failure);
+    }
+
+    int threads() {
+        std::lock_guard lock(m_mutex);
+        return static_cast<int>(m_threads.size());
+    }
+
+private:
+    void serve() {
+        t_insideJob = true;
+        std::unique_lock lock(m_mutex);
+        for (;;) {
+            m_wake.wait(lock, [&] { return m_stopping || !m_jobs.empty(); });
+            if (m_stopping) return;
+            Job* job = m_jobs.front();
+            if (--job->openSlots == 0) m_jobs.pop_front();
+            ++job->active;
+            lock.unlock();
+            job->work();
+            lock.lock();
+            if (--job->active == 0) m_finished.notify_all();
+        }
+    }
+
+    std::mutex m_mutex;
+    std::condition_variable m_wake;
+    std::condition_variable m_finished;
+    std::deque<Job*> m_jobs; ///< jobs with open slots, oldest first
+    std::vector<std::thread> m_threads;
+    bool m_stopping = false;
+};
+
+Pool& pool() {
+    static Pool instance;
+    return instance;
+}
+
+} // namespace
+
+void runOnPool(Index count, int workers, const ItemTask& task) {
+    if (t_insideJob || workers <= 1 || count <= 1) {
+        for (Index i = 0; i < count; ++i)
+            task(i);
+        return;
+    }
+    pool().run(count, workers, task);
+}
+
+int poolThreads() {
+    return pool().threads();
+}
+
+} // namespace attnlab::detail
