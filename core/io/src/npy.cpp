@@ -853,7 +853,35 @@ time_t dosEpoch() {
 
 } // namespace
 
-Status writeNpzMembers(const std::string& path, const std::map<std::string, std::string>& members) {
+namespace {
+
+/// Adds every member (stored, dated 1980-01-01) to `archive`; an error message on failure.
+std::optional<std::string> addNpzMembers(zip_t* archive,
+                                         const std::map<std::string, std::string>& members) {
+    for (const auto& entry : members) {
+        const std::string& member = entry.second;
+        zip_source_t* data = zip_source_buffer(archive, member.data(), member.size(), 0);
+        if (!data) return std::string(zip_strerror(archive));
+        const zip_int64_t at =
+            zip_file_add(archive, (entry.first + ".npy").c_str(), data, ZIP_FL_ENC_UTF_8);
+        if (at < 0) {
+            zip_source_free(data);
+            return std::string(zip_strerror(archive));
+        }
+        if (zip_set_file_compression(archive, static_cast<zip_uint64_t>(at), ZIP_CM_STORE, 0) != 0)
+            return std::string(zip_strerror(archive));
+        // Same input, same bytes: every member is dated 1980-01-01 00:00 as NumPy's savez dates
+        // them, not the time of writing.
+        if (zip_file_set_mtime(archive, static_cast<zip_uint64_t>(at), dosEpoch(), 0) != 0)
+            return std::string(zip_strerror(archive));
+    }
+    return std::nullopt;
+}
+
+/// The archive built in memory, then written whole: for an archive with no members, which
+/// libzip would not leave on disk.
+Status writeNpzInMemory(const std::string& path,
+                        const std::map<std::string, std::string>& members) {
     zip_error_t error;
     zip_error_init(&error);
     zip_source_t* buffer = zip_source_buffer_create(nullptr, 0, 0, &error);
@@ -877,23 +905,7 @@ Status writeNpzMembers(const std::string& path, const std::map<std::string, std:
         zip_source_free(buffer);
         return Error{"cannot write " + path + ": " + message};
     };
-    for (const auto& entry : members) {
-        const std::string& member = entry.second;
-        zip_source_t* data = zip_source_buffer(archive, member.data(), member.size(), 0);
-        if (!data) return failWith(zip_strerror(archive));
-        const zip_int64_t at =
-            zip_file_add(archive, (entry.first + ".npy").c_str(), data, ZIP_FL_ENC_UTF_8);
-        if (at < 0) {
-            zip_source_free(data);
-            return failWith(zip_strerror(archive));
-        }
-        if (zip_set_file_compression(archive, static_cast<zip_uint64_t>(at), ZIP_CM_STORE, 0) != 0)
-            return failWith(zip_strerror(archive));
-        // Same input, same bytes: every member is dated 1980-01-01 00:00 as NumPy's savez dates
-        // them, not the time of writing.
-        if (zip_file_set_mtime(archive, static_cast<zip_uint64_t>(at), dosEpoch(), 0) != 0)
-            return failWith(zip_strerror(archive));
-    }
+    if (auto problem = addNpzMembers(archive, members)) return failWith(*problem);
     if (zip_close(archive) != 0) return failWith(zip_strerror(archive));
 
     std::string image;
@@ -909,6 +921,48 @@ Status writeNpzMembers(const std::string& path, const std::map<std::string, std:
     zip_source_free(buffer);
     if (got < 0) return Error{"cannot write " + path + ": cannot read back the archive"};
     return writeFileAtomic(path, image);
+}
+
+} // namespace
+
+Status writeNpzMembers(const std::string& path, const std::map<std::string, std::string>& members) {
+    // libzip removes an archive left with no members: an empty one is written whole.
+    if (members.empty()) return writeNpzInMemory(path, members);
+    struct stat info {};
+    if (::stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode))
+        return Error{"cannot write " + path + ": it is a directory"};
+    // The archive is written by libzip straight to a temporary file beside `path` (reading the
+    // members from their buffers as it goes, so the archive is never a second copy in memory),
+    // then renamed over `path`.
+    Result<std::string> temp = writeTempBeside(path, std::string());
+    if (!temp) return Error{temp.error()};
+    int code = 0;
+    zip_t* archive = zip_open(temp->c_str(), ZIP_TRUNCATE, &code);
+    if (!archive) {
+        zip_error_t error;
+        zip_error_init_with_code(&error, code);
+        const std::string message = zipMessage(&error);
+        zip_error_fini(&error);
+        ::unlink(temp->c_str());
+        return Error{"cannot write " + path + ": " + message};
+    }
+    if (auto problem = addNpzMembers(archive, members)) {
+        zip_discard(archive);
+        ::unlink(temp->c_str());
+        return Error{"cannot write " + path + ": " + *problem};
+    }
+    if (zip_close(archive) != 0) {
+        const std::string message = zip_strerror(archive);
+        zip_discard(archive);
+        ::unlink(temp->c_str());
+        return Error{"cannot write " + path + ": " + message};
+    }
+    if (std::rename(temp->c_str(), path.c_str()) != 0) {
+        const int error = errno;
+        ::unlink(temp->c_str());
+        return Error{"cannot write " + path + ": " + std::strerror(error)};
+    }
+    return std::nullopt;
 }
 
 namespace {

@@ -2,28 +2,40 @@
 
 #include "attnlab/model/run_npz.h"
 
+#include <cstring>
+
+#include "attnlab/base/check.h"
 #include "attnlab/io/npy.h"
 
 namespace attnlab::model {
 namespace {
 
+/// A float32 .npy image of `count` values at `data` with `shape`, appended to `out`.
+void appendFloats(std::string& out, const float* data, std::size_t count) {
+    const std::size_t at = out.size();
+    out.resize(at + count * sizeof(float));
+    if (count > 0) std::memcpy(out.data() + at, data, count * sizeof(float));
+}
+
+/// [L, ...] of the per-layer tensors, encoded straight from them (no gathered copy).
 std::string floatMember(const std::vector<Tensor4>& layers) {
-    NpyArray array;
     const Tensor4& first = layers.front();
-    array.shape = {static_cast<Index>(layers.size()), first.heads, first.seq, first.dim};
-    array.data.reserve(layers.size() * first.size());
-    for (const auto& layer : layers)
-        array.data.insert(array.data.end(), layer.data.begin(), layer.data.end());
-    return encodeNpy(array, DType::Float32);
+    std::string out = npyHeader("<f4", {static_cast<Index>(layers.size()), first.heads,
+                                        first.seq, first.dim});
+    out.reserve(out.size() + layers.size() * first.size() * sizeof(float));
+    for (const auto& layer : layers) {
+        ATTN_CHECK(layer.sameShape(first), "run npz: the layers' tensors differ in shape");
+        appendFloats(out, layer.data.data(), layer.size());
+    }
+    return out;
 }
 
 std::string logitsMember(const ModelRun& run) {
     ATTN_CHECK(run.logits.rows() == static_cast<Index>(run.ids.size()),
                "run npz: logits were not computed for every row");
-    NpyArray logits;
-    logits.shape = {run.logits.rows(), run.logits.cols()};
-    logits.data.assign(run.logits.data(), run.logits.data() + run.logits.size());
-    return encodeNpy(logits, DType::Float32);
+    std::string out = npyHeader("<f4", {run.logits.rows(), run.logits.cols()});
+    appendFloats(out, run.logits.data(), static_cast<std::size_t>(run.logits.size()));
+    return out;
 }
 
 } // namespace
