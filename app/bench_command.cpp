@@ -21,8 +21,6 @@
 #include <thread>
 #include <vector>
 
-#include <sys/resource.h>
-
 #include "attnlab/attention/attention.h"
 #include "attnlab/model/model.h"
 #include "cli_options.h"
@@ -241,9 +239,7 @@ int benchModel(const BenchOptions& options, int workers) {
     const double s = static_cast<double>(count);
     const double flops =
         static_cast<double>(c.layers) * (2 * s * perLayer + 2 * s * (s + 1) * qDim); // causal pairs
-    rusage usage{};
-    getrusage(RUSAGE_SELF, &usage);
-    const double peak = static_cast<double>(usage.ru_maxrss) * 1024.0;
+    const double peak = peakResidentBytes();
     const double size = static_cast<double>(net.checkpointBytes());
     std::printf("attnlab bench --model %s: %s, %lld layers x %lld heads (%lld kv), head dim %lld, "
                 "vocab %lld; %lld tokens, %d thread%s\n",

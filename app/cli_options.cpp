@@ -2,6 +2,8 @@
 
 #include "attnlab/base/check.h"
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
@@ -148,6 +150,12 @@ int runCommandBody(std::string_view command, int (*body)(int, char**), int argc,
         if (c == '\n' || c == '\r') c = ' ';
     std::cerr << "attnlab " << command << ": " << message << '\n';
     return 2;
+}
+
+double peakResidentBytes() {
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    return static_cast<double>(usage.ru_maxrss) * 1024.0;
 }
 
 } // namespace attnlab::app

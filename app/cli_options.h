@@ -62,4 +62,8 @@ constexpr Index kMaxExtentOption = (Index(1) << 31) - 1;
 int runCommandBody(std::string_view command, int (*body)(int, char**), int argc, char** argv,
                    std::string_view outOfMemory = "not enough memory");
 
+/// The process's peak resident set so far, in bytes (getrusage's ru_maxrss, the kernel's
+/// VmHWM: mapped file pages that were read count, as the heap does).
+double peakResidentBytes();
+
 } // namespace attnlab::app

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include <charconv>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -36,7 +37,7 @@ constexpr const char* kUsage =
     "usage: attnlab model --model DIR (--text \"...\" | --ids N,N,... | --probe N [--seed S])\n"
     "                     [--out F.npz [--logits] [--qkv]] [--roles [--sort SCORE]]\n"
     "                     [--top-k K] [--temperature T] [--top-p P] [--ablate L:H,...]\n"
-    "                     [--json] [--threads N]\n"
+    "                     [--json] [--threads N] [--stats]\n"
     "       attnlab model --model DIR (--ids SRC | --text \"...\")\n"
     "                     (--target-ids TGT | --target-text \"...\" | --translate)\n"
     "                     [--out F.npz [--logits]] [--max-tokens N] [--top-k K ...] [--json]\n"
@@ -52,6 +53,8 @@ constexpr const char* kUsage =
     "  --logits      logits float32 [S, V]\n"
     "  --qkv         q float32 [L, H, S, hd], k and v [L, Hkv, S, hd] (after q/k norm and RoPE)\n"
     "  --threads N   worker threads (default: all cores)\n"
+    "  --stats       print on stderr the load, forward and write times and the process's\n"
+    "                peak memory (resident set) against the checkpoint's size\n"
     "\n"
     "Head roles and next tokens (printed on stdout; --out is then optional):\n"
     "  --roles         per layer and head: previous-token, induction, first-token (sink) and\n"
@@ -87,7 +90,7 @@ constexpr OptionSpec kOptions[] = {
     {"qkv", false},   {"threads", true}, {"help", false}, {"roles", false},      {"probe", true},
     {"seed", true},   {"sort", true},    {"top-k", true}, {"temperature", true}, {"top-p", true},
     {"ablate", true}, {"json", false}, {"architectures", false}, {"target-ids", true},
-    {"target-text", true}, {"translate", false}, {"max-tokens", true},
+    {"target-text", true}, {"translate", false}, {"max-tokens", true}, {"stats", false},
 };
 
 /// The usage text with the table's families, one per line.
@@ -384,9 +387,11 @@ int run(int argc, char** argv) {
     // The tokenizer, when --text needs it or (for display) when the folder has one.
     std::optional<model::Tokenizer> tokenizer = folderTokenizer(dir, text ? "--text" : nullptr);
 
+    const auto started = std::chrono::steady_clock::now();
     auto loaded = model::loadModel(dir);
     if (!loaded) fail(loaded.error());
     const model::Model& net = *loaded;
+    const auto afterLoad = std::chrono::steady_clock::now();
 
     std::vector<std::string> tokens;
     if (text) {
@@ -417,8 +422,10 @@ int run(int argc, char** argv) {
         for (std::int64_t id : ids)
             tokens.push_back(tokenizer ? tokenizer->displayToken(id) : std::to_string(id));
 
+    const auto beforeRun = std::chrono::steady_clock::now();
     auto result = model::runModel(net, ids, options);
     if (!result) fail(result.error());
+    const auto afterRun = std::chrono::steady_clock::now();
 
     // Everything printed is computed before the archive is written, and printed after it.
     nlohmann::json report = nlohmann::json::object();
@@ -489,6 +496,19 @@ int run(int argc, char** argv) {
     if (out) {
         const model::RunNpzContents contents{args.count("logits") > 0, options.recordQkv};
         if (auto error = model::writeRunNpz(*out, *result, tokens, contents)) fail(error->message);
+    }
+    if (args.count("stats")) {
+        const auto milliseconds = [](auto from, auto to) {
+            return std::chrono::duration<double, std::milli>(to - from).count();
+        };
+        const double peak = peakResidentBytes();
+        const double size = static_cast<double>(net.checkpointBytes());
+        std::fprintf(stderr,
+                     "attnlab model: %zu tokens, load %.1f ms, forward %.1f ms, write %.1f ms; "
+                     "peak RSS %.0f MB = %.2f x the checkpoint's %.0f MB\n",
+                     ids.size(), milliseconds(started, afterLoad), milliseconds(beforeRun, afterRun),
+                     milliseconds(afterRun, std::chrono::steady_clock::now()), peak / 1e6,
+                     size > 0 ? peak / size : 0.0, size / 1e6);
     }
     if (roles || nextTokens) {
         if (args.count("json")) {

@@ -108,6 +108,20 @@ TEST_F(ModelCommand, WritesTheReferenceAttentionsLogitsAndQkv) {
     }
 }
 
+// --stats reports the times and the peak memory against the checkpoint's size on stderr,
+// after the archive is written, and changes nothing else.
+TEST_F(ModelCommand, StatsReportThePeakMemoryAgainstTheCheckpoint) {
+    const std::string name = "llama_gqa_llama3_bf16_sharded";
+    const std::string out = file("stats.npz");
+    const RunResult run = model({"--model", fixture(name), "--ids", kIds, "--out", out, "--stats"});
+    ASSERT_EQ(run.status, 0) << run.err;
+    EXPECT_NE(run.err.find("peak RSS"), std::string::npos) << run.err;
+    EXPECT_NE(run.err.find("x the checkpoint's"), std::string::npos) << run.err;
+    EXPECT_NE(run.err.find("forward"), std::string::npos) << run.err;
+    EXPECT_TRUE(run.out.empty()) << run.out;
+    EXPECT_TRUE(members(out).count("attentions"));
+}
+
 /// The int64 values of an .npz member, as "a,b,c".
 std::string idList(const std::string& bytes) {
     auto header = parseNpyHeader(bytes, "ids");
