@@ -1443,6 +1443,10 @@ output</source>
         <source>query</source>
         <translation>查询</translation>
     </message>
+    <message>
+        <source>weight</source>
+        <translation>权重</translation>
+    </message>
 </context>
 <context>
     <name>attnlab::ui::HeatmapView</name>

@@ -66,7 +66,6 @@ FillMaskView::FillMaskView(Document* document, QWidget* parent) : View(document,
                               tr("probability"));
     m_rowRect = makeAxisRect(&plot, tr("token (key)"), tr("mask's weight"));
     plot.plotLayout()->addElement(2, 0, m_fillRect);
-    plot.plotLayout()->setRowStretchFactors({0.01, 0.01, 1.0, 1.2});
     plot.setAutoAddPlottableToLegend(false);
 
     m_fillBars = new QCPBars(m_fillRect->axis(QCPAxis::atBottom), m_fillRect->axis(QCPAxis::atLeft));
@@ -85,6 +84,7 @@ FillMaskView::FillMaskView(Document* document, QWidget* parent) : View(document,
     m_legend = legendAbove(plot.plotLayout(), 3, 0, m_rowRect);
     for (QCPBars* bars : {m_leftBars, m_rightBars, m_maskBar})
         m_legend->addItem(new QCPPlottableLegendItem(m_legend, bars));
+    plot.plotLayout()->setRowStretchFactors({0.01, 0.01, 1.0, 1.2});
 
     setToolTip(tr("An encoder reads the whole sentence at once: the [MASK] position attends to "
                   "the words on both sides (a decoder's causal mask would hide the right "

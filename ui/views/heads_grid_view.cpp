@@ -31,6 +31,13 @@ HeadsGridView::HeadsGridView(Document* document, QWidget* parent) : PlotView(doc
         const int head = headAt(event->pos());
         if (head >= 0) emit headActivated(head);
     });
+    connect(m_plot, &QCustomPlot::afterLayout, this, [this] {
+        bool changed = false;
+        for (QCPAxisRect* rect : m_plot->axisRects())
+            for (QCPAxis* axis : {rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft)})
+                if (axis && axis->tickLabels()) changed = fitTokenLabels(axis) || changed;
+        if (changed) m_plot->replot(QCustomPlot::rpQueuedReplot);
+    });
 }
 
 int HeadsGridView::columnsFor(int heads, int kvHeads) {
@@ -100,6 +107,23 @@ void HeadsGridView::refresh() {
         QCPAxis* x = rect->axis(QCPAxis::atBottom);
         QCPAxis* y = rect->axis(QCPAxis::atLeft);
         y->setRangeReversed(true);
+        // Tokens along the grid's left column and bottom row (thinned to what fits after
+        // layout), as in the heatmap: each small map is read against its words.
+        const bool firstColumn = h % columns == 0;
+        const bool lastRow = h + columns >= heads;
+        if (firstColumn) {
+            y->setTicks(true);
+            y->setTickLabels(true);
+            y->setSubTicks(false);
+            setTokenLabels(y, displayTokens(experiment->queryTokens));
+        }
+        if (lastRow) {
+            x->setTicks(true);
+            x->setTickLabels(true);
+            x->setSubTicks(false);
+            x->setTickLabelRotation(-90);
+            setTokenLabels(x, displayTokens(experiment->keyTokens));
+        }
         rect->axis(QCPAxis::atTop)
             ->setLabel(kvHeads == heads || !sharingKnown
                            ? tr("head %1").arg(h)
@@ -126,11 +150,19 @@ void HeadsGridView::refresh() {
             row->setPen(QPen(look.accent, 2 * look.lineWidth));
         }
     }
+    // One colour bar for all heads: they share the 0..1 scale.
+    auto* scale = new QCPColorScale(m_plot);
+    m_plot->plotLayout()->addElement(1, 1, scale);
+    scale->setGradient(gradient);
+    scale->setDataRange(QCPRange(0, 1));
+    scale->setBarWidth(10);
+    scale->axis()->setLabel(tr("weight"));
+    scale->axis()->ticker()->setTickCount(3);
     m_heads = heads;
     stylePlot(*m_plot, look);
     // stylePlot resets axis pens; restore group frames.
     const QList<QCPAxisRect*> rects = m_plot->axisRects();
-    for (int h = 0; h < rects.size(); ++h) {
+    for (int h = 0; h < rects.size() && h < heads; ++h) {
         const int group = static_cast<int>(experiment->kvHeadOf(h));
         const QColor frame = kGroupColors[group % std::size(kGroupColors)];
         const double frameWidth = (h == focused ? 5.0 : 3.0) * look.lineWidth;

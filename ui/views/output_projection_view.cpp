@@ -129,7 +129,10 @@ void OutputProjectionView::refresh() {
             x->setTicker(ticker);
             x->setLabel(tr("head outputs, in head order"));
         } else {
+            // A few ticks: the W^O and z panels are narrow, and five labels of two digits
+            // ran together ("10152025").
             x->setTicker(integerTicker());
+            x->ticker()->setTickCount(3);
             x->setLabel(tr("d_model"));
         }
         auto* scale = new QCPColorScale(m_plot);
