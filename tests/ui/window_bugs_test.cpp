@@ -154,6 +154,35 @@ TEST(WindowBugs, CompareSaysWhenAAndBAreTheSame) {
         << compare->differenceView()->caption().toStdString();
 }
 
+// At 1280 x 720 in the projector theme B's caption wrapped to two lines and pushed its matrix
+// below A's: the three panels' titles take the same room, so the matrices start level.
+TEST(WindowBugs, CompareStartsItsThreeMatricesLevel) {
+    MainWindow window;
+    window.setTheme(QStringLiteral("projector"), false);
+    window.resize(1280, 720);
+    window.show();
+    ASSERT_TRUE(window.openExample(QStringLiteral(":/examples/cat_full_vs_causal.json")));
+    auto* compare = qobject_cast<CompareView*>(window.view(QStringLiteral("compare")));
+    ASSERT_NE(compare, nullptr);
+    compare->compareWith(Comparison::MhaVsGqa);
+    window.document()->flush();
+    window.document()->flush();
+    QCoreApplication::processEvents();
+    compare->refresh();
+    const QList<HeatmapView*> panels = compare->findChildren<HeatmapView*>();
+    ASSERT_EQ(panels.size(), 3);
+    int lines = 0;
+    for (HeatmapView* panel : panels)
+        lines = std::max(lines, panel->titleLines());
+    for (HeatmapView* panel : panels) {
+        panel->plot()->replot(QCustomPlot::rpImmediateRefresh);
+        const QCPTextElement* title = panel->plot()->findChild<QCPTextElement*>();
+        ASSERT_NE(title, nullptr);
+        EXPECT_GE(static_cast<int>(title->text().count(QLatin1Char('\n'))) + 1, lines)
+            << title->text().toStdString();
+    }
+}
+
 TEST(WindowBugs, InvalidSettingsMarkTheFigureOutOfDateWithTheProblem) {
     MainWindow window;
     window.resize(1280, 720);

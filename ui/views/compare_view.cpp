@@ -37,6 +37,9 @@ CompareView::CompareView(Document* document, QWidget* parent) : View(document, p
     m_a->setPanel(true);
     m_b->setPanel(false);
     m_difference->setPanel(false);
+    // Equal room for the three matrices: B - A was a thin strip beside its colour bar.
+    for (int i = 0; i < 3; ++i)
+        splitter->setStretchFactor(i, 1);
     layout->addWidget(splitter, 1);
     connect(m_combo, &QComboBox::activated, this, [this](int) {
         if (isVisible()) this->document()->setComparison(selected());
@@ -143,8 +146,19 @@ void CompareView::refresh() {
     m_a->setSharedColorRange(shared);
     m_b->setSharedColorRange(shared, tr("A and B: %1").arg(quantity));
     m_a->setColorBarShown(false);
-    for (HeatmapView* view : {m_a, m_b, m_difference})
+    // Titles of one height, so A, B and B - A start level (a caption that wraps pushed its
+    // matrix down).
+    int lines = 1;
+    for (HeatmapView* view : {m_a, m_b, m_difference}) {
+        view->setMinimumTitleLines(0);
         view->refresh();
+        lines = std::max(lines, view->titleLines());
+    }
+    for (HeatmapView* view : {m_a, m_b, m_difference}) {
+        if (view->titleLines() == lines) continue;
+        view->setMinimumTitleLines(lines);
+        view->refresh();
+    }
 }
 
 QString CompareView::figureTitle() const {

@@ -487,9 +487,21 @@ void HeatmapView::refresh() {
     m_heading = heading;
     m_title->setVisible(figureStyle().showTitle);
     stylePlot(*m_plot, look);
-    m_title->setText(wrappedHeading());
+    QString wrapped = wrappedHeading();
+    for (int lines = static_cast<int>(wrapped.count(QLatin1Char('\n'))) + 1;
+         lines < m_minimumTitleLines; ++lines)
+        wrapped += QStringLiteral("\n ");
+    m_title->setText(wrapped);
     m_colorScale->axis()->setLabelColor(look.foreground);
     m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+int HeatmapView::titleLines() const {
+    return static_cast<int>(wrappedHeading().count(QLatin1Char('\n'))) + 1;
+}
+
+void HeatmapView::setMinimumTitleLines(int lines) {
+    m_minimumTitleLines = lines;
 }
 
 double HeatmapView::valueFontSize(const Theme& look) {

@@ -71,6 +71,10 @@ public:
     QString caption() const { return m_caption; }
     /// Drawn as one panel of several side by side: no axis titles; row labels only if asked.
     void setPanel(bool rowLabels);
+    /// The title's lines as drawn, and a least number of them: panels side by side pad their
+    /// titles to the tallest one's, so their matrices start at the same height.
+    int titleLines() const;
+    void setMinimumTitleLines(int lines);
     /// Compare's A and B: colours on this range instead of the matrix's own (one scale for
     /// both), and `label` on the colour bar; nullopt restores the matrix's own. A diverging
     /// matrix keeps its symmetric range.
@@ -115,6 +119,7 @@ private:
     QCPTextElement* m_title = nullptr;
     QString m_heading; ///< the title before wrapping
     bool m_panel = false;
+    int m_minimumTitleLines = 0;
     bool m_exporting = false; ///< inside paintFigure: the layout is the figure's
     /// The axis rect's size as laid out (or, for a widget never shown, most of the widget).
     QSize axisRoom() const;
