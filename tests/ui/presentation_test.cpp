@@ -24,6 +24,7 @@
 #include "ui/window/inputs_panel.h"
 #include "ui/window/language.h"
 #include "ui/window/main_window.h"
+#include "ui/window/theme.h"
 
 // Sizes print as WxH in failures.
 static void PrintTo(const QSize& size, std::ostream* out) {
@@ -146,6 +147,22 @@ TEST(Presentation, TheFirstSizeFitsTheScreen) {
     // On a large screen it keeps its roomy default rather than shrinking to nothing.
     EXPECT_EQ(window.width(), std::min(1400, available.width()));
     EXPECT_EQ(window.height(), std::min(880, available.height()));
+}
+
+// A dock paints its title in the platform's small title font unless it has a font of its own:
+// in the projector theme each dock has one, of the theme's size.
+TEST(Presentation, DockTitlesAreProjectorSized) {
+    MainWindow window;
+    window.setTheme(QStringLiteral("projector"), false);
+    const QList<QDockWidget*> docks = window.findChildren<QDockWidget*>();
+    ASSERT_FALSE(docks.isEmpty());
+    for (const QDockWidget* dock : docks) {
+        EXPECT_GE(dock->font().pointSizeF(), themeNamed(QStringLiteral("projector")).fontPointSize)
+            << dock->objectName().toStdString();
+        EXPECT_NE(dock->font(), QApplication::font("QDockWidget"))
+            << "the title would be painted in the small title font";
+    }
+    window.setTheme(QStringLiteral("light"), false);
 }
 
 TEST(Presentation, F11HidesTheInputsAndComesBack) {

@@ -707,6 +707,15 @@ void MainWindow::updateFromViewState() {
         m_appliedTheme = themeName;
         if (auto* app = qobject_cast<QApplication*>(QCoreApplication::instance()))
             applyTheme(*app, themeNamed(themeName));
+        // A dock paints its title in the platform's small title font while its own font is
+        // the application's: in the projector theme "Lesson" and "Inputs" were unreadable
+        // from the back. A font of its own (the theme's size, a hair larger so it differs
+        // from the application's) makes the title use it; the panel inside looks the same.
+        for (QDockWidget* dock : findChildren<QDockWidget*>()) {
+            QFont title = QApplication::font();
+            title.setPointSizeF(themeNamed(themeName).fontPointSize + 0.01);
+            dock->setFont(title);
+        }
         styleGroupBar();
     }
 }
