@@ -2866,6 +2866,10 @@ File › Open Attention Dump… or Open Q/K/V Dump… shows every layer and head
         <source>every_head_on_probability</source>
         <translation>every_head_on_probability</translation>
     </message>
+    <message>
+        <source>An encoder reads the whole text at once and predicts no next token: type [MASK] in the text and see the Fill mask tab.</source>
+        <translation>编码器一次读入整段文本，不预测下一个词元：在文本中输入 [MASK]，然后看“填写掩码”标签页。</translation>
+    </message>
 </context>
 <context>
     <name>attnlab::ui::OutputProjectionView</name>

@@ -32,6 +32,7 @@
 #include "ui/state/model_document.h"
 #include "ui/views/fill_mask_view.h"
 #include "ui/views/heatmap_view.h"
+#include "ui/views/next_token_view.h"
 #include "ui/views/step_controls.h"
 #include "ui/views/translation_view.h"
 #include "ui/views/view.h"
@@ -627,6 +628,14 @@ TEST(ModelDocument, TheFillMaskViewFillsTheMaskFromBothSides) {
             sawRightSide += view->rightShare() > 0.2;
         }
     EXPECT_GT(sawRightSide, 0) << "no head reads the words after the mask";
+    // The next-token tab does not offer the encoder's guess for [SEP] as a next token.
+    auto* next = qobject_cast<NextTokenView*>(window.view(QStringLiteral("next-token")));
+    ASSERT_NE(next, nullptr);
+    window.showView(QStringLiteral("next-token"));
+    QCoreApplication::processEvents();
+    next->ensureFresh();
+    EXPECT_TRUE(next->placeholderText().contains(QStringLiteral("Fill mask")))
+        << next->placeholderText().toStdString();
 
     // A decoder has no masked-LM head: the tab says so.
     models->openModel(kModelDir);

@@ -16,6 +16,13 @@ NextTokenInput nextTokenInputOf(const ModelDocument& models) {
     NextTokenInput input;
     input.modelName = models.displayName();
     const model::ModelRun* run = models.run();
+    // An encoder's logits at the last position are its guess for [SEP], not a next token.
+    if (models.model() && models.model()->config.kind == model::ModelKind::Encoder) {
+        input.noNextToken = NextTokenView::tr(
+            "An encoder reads the whole text at once and predicts no next token: type [MASK] "
+            "in the text and see the Fill mask tab.");
+        return input;
+    }
     if (input.modelName.isEmpty() || !run || run->logits.rows() < 1) return input;
     const Index last = run->logits.rows() - 1;
     input.logits.assign(run->logits.row(last).data(),

@@ -226,6 +226,7 @@ QString NextTokenView::placeholderText() const {
     if (m_input.modelName.isEmpty())
         return tr("Open a model: File \u25b8 Open Model\u2026 — the next-token view shows "
                   "what a real model predicts after your text.");
+    if (!m_input.noNextToken.isEmpty()) return m_input.noNextToken;
     if (m_input.logits.empty()) return tr("Type some text: the model predicts what comes next.");
     if (m_distribution.empty()) return tr("The model's logits are not finite here.");
     return {};

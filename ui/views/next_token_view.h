@@ -42,6 +42,9 @@ struct NextTokenInput {
     /// The same position's logits with no head switched off, when heads are off and that run
     /// is known (same ids): drawn beside the bars so ablation's effect shows. Else empty.
     std::vector<float> baselineLogits;
+    /// Why this model predicts no next token (an encoder reads both sides), shown instead of
+    /// the chart; empty for a model that does.
+    QString noNextToken;
 };
 
 class NextTokenView : public View {
