@@ -55,6 +55,11 @@ import torch.nn.functional as F
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import train_translation_model as tg  # noqa: E402  (the English grammar and its lexicon)
 
+# The same file writing, batching and BLAS report as the translation model's.
+write_safetensors = tg.write_safetensors
+pad_batch = tg.pad_batch
+blas_library = tg.blas_library
+
 MODEL_NAME = "tiny-bert-en"
 OPENBLAS_DIR = "/usr/lib/x86_64-linux-gnu/openblas-serial"
 PAD, UNK, CLS, SEP, MASK = "[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"
@@ -530,33 +535,9 @@ class BertForMaskedLM(torch.nn.Module):
         return logits, attns
 
 
-def write_safetensors(path, tensors, metadata):
-    header = {"__metadata__": metadata}
-    blobs, offset = [], 0
-    for name in sorted(tensors):
-        arr = tensors[name].detach().contiguous().float().numpy().astype("<f4", copy=False)
-        data = arr.tobytes(order="C")
-        header[name] = {"dtype": "F32", "shape": list(arr.shape),
-                        "data_offsets": [offset, offset + len(data)]}
-        blobs.append(data)
-        offset += len(data)
-    hjson = json.dumps(header, separators=(",", ":")).encode("utf-8")
-    hjson += b" " * ((8 - len(hjson) % 8) % 8)  # data starts 8-byte aligned, as safetensors does
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(hjson)))
-        f.write(hjson)
-        for b in blobs:
-            f.write(b)
-
-
 # ----------------------------------------------------------------------------------------------
 # 4. Masking, batches, accuracy
 # ----------------------------------------------------------------------------------------------
-
-def pad_batch(seqs, pad):
-    width = max(len(s) for s in seqs)
-    return torch.tensor([s + [pad] * (width - len(s)) for s in seqs], dtype=torch.int64)
-
 
 def mask_batch(ids, vocab, rng, first_word, prob=0.15):
     """BERT's masking: each non-special token chosen with probability `prob` (at least one
@@ -612,15 +593,6 @@ def token_positions(words, word_indices, tok):
     assert len(pieces) + 2 == len(ids) and all(len(tok.word_pieces(bert_normalize(w))) == 1
                                                for w in words), words
     return ids, [1 + i for i in word_indices]
-
-
-def blas_library():
-    try:
-        with open("/proc/self/maps") as f:
-            libs = {line.split()[-1] for line in f if "blas" in line.lower()}
-    except OSError:
-        return "unknown"
-    return ", ".join(sorted(os.path.basename(l) for l in libs if "/" in l)) or "none"
 
 
 # ----------------------------------------------------------------------------------------------

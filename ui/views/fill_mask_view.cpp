@@ -257,10 +257,7 @@ void FillMaskView::refresh() {
     styleLegend(m_legend, look);
     fitLegendIcons(m_legend);
     m_sentence->setTextColor(look.foreground);
-    // A figure's captions wrap to its width (the window wraps its own at every replot).
-    if (figureStyle().wrapWidth > 0)
-        for (QCPTextElement* text : {m_title, m_sentence})
-            text->setText(wrapCaption(text->text(), text->font(), figureStyle().wrapWidth - 16));
+    wrapToFigureWidth(figureStyle().wrapWidth, {m_title, m_sentence});
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 

@@ -825,10 +825,7 @@ void FlashStepperView::refresh() {
     for (QCPTextElement* caption : m_curveTitles)
         caption->setFont(small);
 
-    // A figure wraps its texts to its own width (the window's caption wrapper does it there).
-    if (figureStyle().wrapWidth > 0)
-        for (QCPTextElement* text : {m_title, m_narration, m_counters})
-            text->setText(wrapCaption(text->text(), text->font(), figureStyle().wrapWidth - 16));
+    wrapToFigureWidth(figureStyle().wrapWidth, {m_title, m_narration, m_counters});
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 

@@ -31,18 +31,6 @@ Index gqaHeads(Index heads, Index kvHeads) {
     return 0;
 }
 
-QCPItemRect* makeOutline(QCustomPlot* plot, QCPAxisRect* rect) {
-    auto* item = new QCPItemRect(plot);
-    item->setClipAxisRect(rect);
-    item->setClipToAxisRect(true);
-    for (QCPItemPosition* position : {item->topLeft, item->bottomRight}) {
-        position->setAxes(rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft));
-        position->setAxisRect(rect);
-    }
-    item->setBrush(Qt::NoBrush);
-    return item;
-}
-
 } // namespace
 
 KvCacheView::KvCacheView(Document* document, QWidget* parent) : View(document, parent) {
@@ -106,8 +94,8 @@ KvCacheView::KvCacheView(Document* document, QWidget* parent) : View(document, p
     m_bytesNow =
         new QCPGraph(m_bytesRect->axis(QCPAxis::atBottom), m_bytesRect->axis(QCPAxis::atLeft));
     m_bytesNow->setLineStyle(QCPGraph::lsNone);
-    m_newRowsItem = makeOutline(m_plot, m_weightsRect);
-    m_newCacheItem = makeOutline(m_plot, m_cacheRect);
+    m_newRowsItem = outlineItem(m_plot, m_weightsRect);
+    m_newCacheItem = outlineItem(m_plot, m_cacheRect);
 
     setToolTip(tr("With a KV cache each new token computes only its own query row; the keys and "
                   "values of earlier tokens are read from the cache, which grows by one row per "

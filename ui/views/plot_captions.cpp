@@ -82,6 +82,12 @@ private:
 
 } // namespace
 
+void wrapToFigureWidth(int wrapWidth, std::initializer_list<QCPTextElement*> texts) {
+    if (wrapWidth <= 0) return;
+    for (QCPTextElement* text : texts)
+        text->setText(wrapCaption(text->text(), text->font(), wrapWidth - 16));
+}
+
 void fitPlotCaptions(QCustomPlot* plot, int minimumWidth, int minimumHeight) {
     if (!plot) return;
     plot->setMinimumSize(minimumWidth, minimumHeight);

@@ -363,10 +363,7 @@ void RopeView::refresh() {
     // The pair captions in a smaller font: four panels share a row.
     for (const PairPanel& panel : m_pairs)
         panel.rect->axis(QCPAxis::atBottom)->setLabelFont(font);
-    // A figure wraps its texts to its own width (the window's caption wrapper does it there).
-    if (figureStyle().wrapWidth > 0)
-        for (QCPTextElement* text : {m_title, key1})
-            text->setText(wrapCaption(text->text(), text->font(), figureStyle().wrapWidth - 16));
+    wrapToFigureWidth(figureStyle().wrapWidth, {m_title, key1});
     plot.replot(QCustomPlot::rpQueuedReplot);
 }
 

@@ -41,6 +41,18 @@ QCPRange fillColorMap(QCPColorMap* map, const MatrixD& values, const BoolMatrix*
     return QCPRange(lowest, highest);
 }
 
+QCPItemRect* outlineItem(QCustomPlot* plot, QCPAxisRect* rect) {
+    auto* item = new QCPItemRect(plot);
+    item->setClipAxisRect(rect);
+    item->setClipToAxisRect(true);
+    for (QCPItemPosition* position : {item->topLeft, item->bottomRight}) {
+        position->setAxes(rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft));
+        position->setAxisRect(rect);
+    }
+    item->setBrush(Qt::NoBrush);
+    return item;
+}
+
 QCPAxisRect* makeAxisRect(QCustomPlot* plot, const QString& xLabel, const QString& yLabel) {
     auto* rect = new QCPAxisRect(plot);
     rect->axis(QCPAxis::atBottom)->setLabel(xLabel);

@@ -21,6 +21,7 @@ class QCPAxisRect;
 class QCPAxis;
 class QCPAxisTicker;
 class QCPAxisTickerText;
+class QCPItemRect;
 class QCPColorMap;
 class QCPLayoutGrid;
 class QCPLegend;
@@ -34,6 +35,9 @@ namespace attnlab::ui {
 /// (drawn in the gradient's NaN colour, "masked"). The one fill every matrix view uses: a 1 x 1
 /// or 1 x n matrix draws too. Returns the range of the finite values drawn, (0, 0) if none.
 QCPRange fillColorMap(QCPColorMap* map, const MatrixD& values, const BoolMatrix* hidden);
+/// An empty rectangle in `rect`'s coordinates, clipped to it: the outline of the rows a step
+/// computed (the KV-cache and translation steppers). Set its corners and pen.
+QCPItemRect* outlineItem(QCustomPlot* plot, QCPAxisRect* rect);
 /// A new axis rect with axis labels.
 QCPAxisRect* makeAxisRect(QCustomPlot* plot, const QString& xLabel, const QString& yLabel);
 /// Matrix axes: row 0 at the top, no grid, no sub-ticks.

@@ -64,14 +64,7 @@ TranslationView::TranslationView(Document* document, QWidget* parent) : View(doc
     m_map = new QCPColorMap(m_mapRect->axis(QCPAxis::atBottom), m_mapRect->axis(QCPAxis::atLeft));
     m_map->setInterpolate(false);
     m_map->setTightBoundary(false);
-    m_rowOutline = new QCPItemRect(&plot);
-    m_rowOutline->setClipAxisRect(m_mapRect);
-    m_rowOutline->setClipToAxisRect(true);
-    for (QCPItemPosition* position : {m_rowOutline->topLeft, m_rowOutline->bottomRight}) {
-        position->setAxes(m_mapRect->axis(QCPAxis::atBottom), m_mapRect->axis(QCPAxis::atLeft));
-        position->setAxisRect(m_mapRect);
-    }
-    m_rowOutline->setBrush(Qt::NoBrush);
+    m_rowOutline = outlineItem(&plot, m_mapRect);
     m_rowBars = new QCPBars(m_rowRect->axis(QCPAxis::atBottom), m_rowRect->axis(QCPAxis::atLeft));
     m_alignedBar =
         new QCPBars(m_rowRect->axis(QCPAxis::atBottom), m_rowRect->axis(QCPAxis::atLeft));
@@ -294,10 +287,7 @@ void TranslationView::refresh() {
     }
     stylePlot(*m_plot, look);
     m_sentence->setTextColor(look.foreground);
-    // A figure's captions wrap to its width (the window wraps its own at every replot).
-    if (figureStyle().wrapWidth > 0)
-        for (QCPTextElement* text : {m_title, m_sentence})
-            text->setText(wrapCaption(text->text(), text->font(), figureStyle().wrapWidth - 16));
+    wrapToFigureWidth(figureStyle().wrapWidth, {m_title, m_sentence});
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 
