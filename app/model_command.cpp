@@ -396,7 +396,9 @@ std::string floatsMember(const std::vector<Index>& shape, const double* values, 
     return encodeNpy(array, DType::Float32);
 }
 
-std::string scalarMember(double value) { return floatsMember({1}, &value, 1); }
+std::string scalarMember(double value) {
+    return floatsMember({1}, &value, 1);
+}
 
 /// `model --logit-lens / --attribution / --patch`: where the prediction comes from (lens.h).
 int runLensCommand(const Arguments& args, const std::string& dir) {
@@ -431,7 +433,8 @@ int runLensCommand(const Arguments& args, const std::string& dir) {
         metricTokens = metricText->substr(prefix.size());
     }
 
-    const std::optional<model::Tokenizer> tokenizer = folderTokenizer(dir, text ? "--text" : nullptr);
+    const std::optional<model::Tokenizer> tokenizer =
+        folderTokenizer(dir, text ? "--text" : nullptr);
     auto loaded = model::loadModel(dir);
     if (!loaded) fail(loaded.error());
     const model::Model& net = *loaded;
@@ -488,7 +491,9 @@ int runLensCommand(const Arguments& args, const std::string& dir) {
     nlohmann::json report = {{"ids", ids}, {"tokens", tokens}};
     std::ostringstream table;
     const Index L = c.layers, S = static_cast<Index>(ids.size());
-    auto rowName = [](Index row) { return row == 0 ? std::string("embed") : std::to_string(row - 1); };
+    auto rowName = [](Index row) {
+        return row == 0 ? std::string("embed") : std::to_string(row - 1);
+    };
 
     if (lensAsked) {
         auto lens = model::logitLens(net, ids, options);
@@ -510,9 +515,8 @@ int runLensCommand(const Arguments& args, const std::string& dir) {
                 for (const model::RankedToken& t : top) {
                     topIds.push_back(t.id);
                     topProbs.push_back(t.probability);
-                    cell.push_back({{"id", t.id},
-                                    {"token", tokenText(t.id)},
-                                    {"probability", t.probability}});
+                    cell.push_back(
+                        {{"id", t.id}, {"token", tokenText(t.id)}, {"probability", t.probability}});
                     line += (line.empty() ? "" : ", ") + quoted(tokenText(t.id)) + " " +
                             fixed(t.probability, 3);
                 }
@@ -529,8 +533,8 @@ int runLensCommand(const Arguments& args, const std::string& dir) {
         report["logit_lens"] = {{"top_k", shown}, {"rows", rows}};
         if (topK > 0) {
             members["logit_lens_top_ids"] = encodeNpyInt64({L + 1, S, shown}, topIds);
-            members["logit_lens_top_probs"] =
-                floatsMember({L + 1, S, shown}, topProbs.data(), static_cast<Index>(topProbs.size()));
+            members["logit_lens_top_probs"] = floatsMember({L + 1, S, shown}, topProbs.data(),
+                                                           static_cast<Index>(topProbs.size()));
         } else if (out) {
             members["logit_lens"] =
                 floatsMember({L + 1, S, c.vocab}, all.data(), static_cast<Index>(all.size()));
@@ -543,11 +547,11 @@ int runLensCommand(const Arguments& args, const std::string& dir) {
             "logit(" + quoted(tokenText(parts->target)) + ")" +
             (parts->contrast ? " - logit(" + quoted(tokenText(*parts->contrast)) + ")" : "");
         table << (lensAsked ? "\n" : "") << "direct logit attribution of " << what
-              << " at the last position (final norm's scale frozen at " << fixed(parts->finalScale, 4)
-              << ")\n"
+              << " at the last position (final norm's scale frozen at "
+              << fixed(parts->finalScale, 4) << ")\n"
               << "logit " << fixed(parts->logit, 4) << " = embed " << fixed(parts->embedding, 4)
-              << " + biases " << fixed(parts->bias, 4) << " + heads " << fixed(parts->heads.sum(), 4)
-              << " + MLPs " << fixed(parts->mlp.sum(), 4) << "\n"
+              << " + biases " << fixed(parts->bias, 4) << " + heads "
+              << fixed(parts->heads.sum(), 4) << " + MLPs " << fixed(parts->mlp.sum(), 4) << "\n"
               << "layer      mlp  heads 0..\n";
         nlohmann::json heads = nlohmann::json::array();
         for (Index l = 0; l < L; ++l) {
@@ -568,7 +572,8 @@ int runLensCommand(const Arguments& args, const std::string& dir) {
         report["attribution"] = {
             {"target", parts->target},
             {"target_token", tokenText(parts->target)},
-            {"contrast", parts->contrast ? nlohmann::json(*parts->contrast) : nlohmann::json(nullptr)},
+            {"contrast",
+             parts->contrast ? nlohmann::json(*parts->contrast) : nlohmann::json(nullptr)},
             {"logit", parts->logit},
             {"total", parts->total()},
             {"embedding", parts->embedding},
@@ -634,22 +639,22 @@ int runLensCommand(const Arguments& args, const std::string& dir) {
                            {"runs", patched->runs},
                            {"reused_positions", patched->reusedPositions},
                            {"seconds", seconds}};
-        const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> h =
-            patched->heads, r = patched->residual;
+        const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>
+            h = patched->heads,
+            r = patched->residual;
         members["patch_heads"] = floatsMember({L, c.heads}, h.data(), h.size());
         members["patch_residual"] = floatsMember({L + 1, S}, r.data(), r.size());
         members["patch_clean"] = scalarMember(patched->clean);
         members["patch_corrupted"] = scalarMember(patched->corrupted);
         members["corrupted_ids"] = encodeNpyInt64({S}, corrupted);
-        members["metric"] = encodeNpyInt64({2}, std::vector<std::int64_t>{patching.metric.a,
-                                                                          patching.metric.b});
+        members["metric"] =
+            encodeNpyInt64({2}, std::vector<std::int64_t>{patching.metric.a, patching.metric.b});
     }
     if (out)
         if (auto error = writeNpzMembers(*out, members)) fail(error->message);
-    std::cout << (args.count("json") ? report.dump(-1, ' ', false,
-                                                   nlohmann::json::error_handler_t::replace) +
-                                           "\n"
-                                     : table.str());
+    std::cout << (args.count("json")
+                      ? report.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"
+                      : table.str());
     return 0;
 }
 

@@ -96,17 +96,17 @@ protected:
 };
 
 TEST_F(ModelLens, WritesThePlainPyTorchLensAttributionAndPatching) {
-    for (const std::string name : {"gpt2", "llama_gqa"}) {
+    for (const std::string name : {"gpt2", "llama_gqa", "gpt_neox_pythia"}) {
         auto reference = members(hf(name) + "/lens_reference.npz");
         const std::string ids = joined(int64s(reference["ids"]));
         const auto metric = int64s(reference["metric"]);
         const std::string out = file(name + ".npz");
-        const test::CommandResult run = model(
-            {"--model", hf(name), "--ids", ids, "--logit-lens", "--attribution",
-             "," + std::to_string(int64s(reference["contrast"])[0]), "--patch",
-             joined(int64s(reference["corrupted_ids"])), "--metric",
-             "logit-diff:" + std::to_string(metric[0]) + "," + std::to_string(metric[1]), "--out",
-             out, "--threads", "2"});
+        const test::CommandResult run =
+            model({"--model", hf(name), "--ids", ids, "--logit-lens", "--attribution",
+                   "," + std::to_string(int64s(reference["contrast"])[0]), "--patch",
+                   joined(int64s(reference["corrupted_ids"])), "--metric",
+                   "logit-diff:" + std::to_string(metric[0]) + "," + std::to_string(metric[1]),
+                   "--out", out, "--threads", "2"});
         ASSERT_EQ(run.status, 0) << run.err;
         EXPECT_TRUE(run.err.empty()) << run.err;
         auto got = members(out);
@@ -119,7 +119,8 @@ TEST_F(ModelLens, WritesThePlainPyTorchLensAttributionAndPatching) {
         const auto vocab = static_cast<std::size_t>(shape[2]);
         std::vector<double> expected(logits.size());
         for (std::size_t row = 0; row < logits.size(); row += vocab) {
-            const double top = *std::max_element(logits.begin() + row, logits.begin() + row + vocab);
+            const double top =
+                *std::max_element(logits.begin() + row, logits.begin() + row + vocab);
             double sum = 0;
             for (std::size_t v = 0; v < vocab; ++v)
                 sum += expected[row + v] = std::exp(logits[row + v] - top);
@@ -128,17 +129,19 @@ TEST_F(ModelLens, WritesThePlainPyTorchLensAttributionAndPatching) {
         }
         EXPECT_LT(relative(lens, expected), 1e-4) << name;
 
-        for (const std::string key : {"attribution_heads", "attribution_mlp", "attribution_embed",
-                                      "attribution_bias", "attribution_logit", "patch_heads",
-                                      "patch_residual"}) {
+        for (const std::string key :
+             {"attribution_heads", "attribution_mlp", "attribution_embed", "attribution_bias",
+              "attribution_logit", "patch_heads", "patch_residual"}) {
             ASSERT_TRUE(got.count(key)) << name << " lacks " << key;
-            EXPECT_LT(relative(values(got[key]), values(reference[key])), 1e-4) << name << " " << key;
+            EXPECT_LT(relative(values(got[key]), values(reference[key])), 1e-4)
+                << name << " " << key;
         }
         const auto heads = values(got["attribution_heads"]);
         const auto mlp = values(got["attribution_mlp"]);
         const double total = std::accumulate(heads.begin(), heads.end(), 0.0) +
                              std::accumulate(mlp.begin(), mlp.end(), 0.0) +
-                             values(got["attribution_embed"])[0] + values(got["attribution_bias"])[0];
+                             values(got["attribution_embed"])[0] +
+                             values(got["attribution_bias"])[0];
         EXPECT_NEAR(total, values(got["attribution_logit"])[0], 1e-4) << name;
         EXPECT_EQ(int64s(got["attribution_tokens"]),
                   (std::vector<std::int64_t>{int64s(reference["target"])[0],
@@ -168,10 +171,10 @@ TEST_F(ModelLens, TopKAndJsonDescribeTheSameCells) {
 
 TEST_F(ModelLens, TextTokensOnTheInductionModel) {
     // Repeated: the second " red" is predictable from the first occurrence; shuffled is not.
-    const test::CommandResult run = model(
-        {"--model", inductionModel(), "--text", "blue fox red cat green owl blue fox red",
-         "--attribution", "", "--patch", "blue fox red cat green owl red fox blue", "--metric",
-         "logit-diff: cat, owl", "--json"});
+    const test::CommandResult run =
+        model({"--model", inductionModel(), "--text", "blue fox red cat green owl blue fox red",
+               "--attribution", "", "--patch", "blue fox red cat green owl red fox blue",
+               "--metric", "logit-diff: cat, owl", "--json"});
     ASSERT_EQ(run.status, 0) << run.err;
     const auto report = nlohmann::json::parse(run.out);
     EXPECT_NEAR(report["attribution"]["total"].get<double>(),
@@ -183,8 +186,8 @@ TEST_F(ModelLens, TextTokensOnTheInductionModel) {
 TEST_F(ModelLens, RefusesBadInputWithOneLineAndNothingWritten) {
     const std::string out = file("o.npz");
     const std::string g = hf("gpt2");
-    expectRejected({"--model", g, "--ids", "1,2,3", "--patch", "1,2", "--metric",
-                    "logit-diff:4,5", "--out", out},
+    expectRejected({"--model", g, "--ids", "1,2,3", "--patch", "1,2", "--metric", "logit-diff:4,5",
+                    "--out", out},
                    "--patch", "same length");
     expectRejected({"--model", g, "--ids", "1,2,3", "--attribution", "256", "--out", out},
                    "--attribution", "not in the vocabulary");
@@ -193,21 +196,21 @@ TEST_F(ModelLens, RefusesBadInputWithOneLineAndNothingWritten) {
                    "--metric", "not in the vocabulary");
     expectRejected({"--model", g, "--ids", "1,2,3", "--attribution", " Mary", "--out", out},
                    "--attribution", "tokenizer.json");
-    expectRejected({"--model", g, "--ids", "1,2,3", "--logit-lens", "--ablate", "7:0", "--out",
-                    out},
-                   "--ablate", "(7, 0)");
+    expectRejected(
+        {"--model", g, "--ids", "1,2,3", "--logit-lens", "--ablate", "7:0", "--out", out},
+        "--ablate", "(7, 0)");
     expectRejected({"--model", g, "--ids", "1,2,3", "--patch", "1,2,4", "--out", out}, "--patch",
                    "--metric");
-    expectRejected({"--model", g, "--ids", "1,2,3", "--patch", "1,2,4", "--metric", "kl", "--out",
-                    out},
-                   "--metric", "logit-diff:A,B");
+    expectRejected(
+        {"--model", g, "--ids", "1,2,3", "--patch", "1,2,4", "--metric", "kl", "--out", out},
+        "--metric", "logit-diff:A,B");
     expectRejected({"--model", g, "--ids", "1,2,3", "--patch", "1,2,3", "--metric",
                     "logit-diff:4,5", "--out", out},
                    "--patch", "nothing to restore");
     expectRejected({"--model", hf("bert"), "--ids", "1,2,3", "--attribution", "", "--out", out},
                    "--attribution", "post-LN");
-    expectRejected({"--model", inductionModel(), "--text", "red fox", "--attribution",
-                    "red fox", "--out", out},
+    expectRejected({"--model", inductionModel(), "--text", "red fox", "--attribution", "red fox",
+                    "--out", out},
                    "--attribution", "not one");
 }
 
@@ -217,7 +220,8 @@ TEST_F(ModelLens, Lesson17sNumbersAreWhatPatchingTheInductionModelGives) {
                        "/resources/lessons/17_patching_induction.json");
     const auto lesson = nlohmann::json::parse(file);
     const std::string clean = lesson["steps"][0]["model"]["text"];
-    const std::string corrupted = "The owl hat fox sun dog cup key red mat fox key mat owl sun red cup hat";
+    const std::string corrupted =
+        "The owl hat fox sun dog cup key red mat fox key mat owl sun red cup hat";
     const std::string intro = lesson["steps"][0]["text"]["en"];
     EXPECT_NE(intro.find("--patch \"" + corrupted + "\""), std::string::npos);
     const test::CommandResult run =

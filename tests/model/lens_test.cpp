@@ -1,8 +1,9 @@
 // The logit lens, direct logit attribution and activation patching (lens.h) against a plain
-// PyTorch forward written apart from AttnLab (fixtures/make_lens_reference.py, float64, on two
-// checkpoints transformers saved), and their properties over every checkpoint of the table:
-// the lens's last row is the model's logits, the attributions add up to the logit, patching a
-// head with itself changes nothing, patching every head and the embedding restores the clean run.
+// PyTorch forward written apart from AttnLab (fixtures/make_lens_reference.py, float64, on three
+// checkpoints transformers saved: LayerNorm, RMSNorm with GQA, a parallel residual), and their
+// properties over every checkpoint of the table: the lens's last row is the model's logits, the
+// attributions add up to the logit, patching a head with itself changes nothing, patching every
+// head and the embedding restores the clean run.
 
 #include <gtest/gtest.h>
 
@@ -26,7 +27,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-fs::path hfDir() { return fs::path(ATTNLAB_SOURCE_DIR) / "tests/model/fixtures/hf"; }
+fs::path hfDir() {
+    return fs::path(ATTNLAB_SOURCE_DIR) / "tests/model/fixtures/hf";
+}
 
 Model load(const std::string& name) {
     auto model = loadModel((hfDir() / name).string());
@@ -121,14 +124,15 @@ TEST_P(LensReference, DirectAttributionMatchesPlainPyTorch) {
     const Model model = load(GetParam());
     const Reference ref(GetParam());
     const std::int64_t target = ref.ids.at("target")[0];
-    auto parts = directLogitAttribution(model, ref.ids.at("ids"),
-                                        {.contrast = ref.ids.at("contrast")[0]});
+    auto parts =
+        directLogitAttribution(model, ref.ids.at("ids"), {.contrast = ref.ids.at("contrast")[0]});
     ASSERT_TRUE(parts.ok()) << parts.error();
     EXPECT_EQ(parts->target, target); // the default target is the model's prediction
     EXPECT_LT(relative(flat(parts->heads), ref.values.at("attribution_heads")), 1e-4);
-    EXPECT_LT(relative(std::vector<double>(parts->mlp.data(), parts->mlp.data() + parts->mlp.size()),
-                       ref.values.at("attribution_mlp")),
-              1e-4);
+    EXPECT_LT(
+        relative(std::vector<double>(parts->mlp.data(), parts->mlp.data() + parts->mlp.size()),
+                 ref.values.at("attribution_mlp")),
+        1e-4);
     EXPECT_LT(relative({parts->embedding}, ref.values.at("attribution_embed")), 1e-4);
     EXPECT_LT(relative({parts->bias}, ref.values.at("attribution_bias")), 1e-4);
     EXPECT_LT(relative({parts->logit}, ref.values.at("attribution_logit")), 1e-4);
@@ -145,8 +149,8 @@ TEST_P(LensReference, PatchingMatchesPlainPyTorch) {
     for (bool reuse : {true, false}) {
         PatchingOptions options{.metric = {metric[0], metric[1]}};
         options.reusePrefix = reuse;
-        auto patched = activationPatching(model, ref.ids.at("ids"), ref.ids.at("corrupted_ids"),
-                                          options);
+        auto patched =
+            activationPatching(model, ref.ids.at("ids"), ref.ids.at("corrupted_ids"), options);
         ASSERT_TRUE(patched.ok()) << patched.error();
         EXPECT_LT(relative(flat(patched->heads), ref.values.at("patch_heads")), 1e-4) << reuse;
         EXPECT_LT(relative(flat(patched->residual), ref.values.at("patch_residual")), 1e-4)
@@ -156,7 +160,8 @@ TEST_P(LensReference, PatchingMatchesPlainPyTorch) {
     }
 }
 
-INSTANTIATE_TEST_SUITE_P(Checkpoints, LensReference, testing::Values("gpt2", "llama_gqa"));
+INSTANTIATE_TEST_SUITE_P(Checkpoints, LensReference,
+                         testing::Values("gpt2", "llama_gqa", "gpt_neox_pythia"));
 
 TEST(LogitLens, LastRowIsTheModelsOwnLogitsForEveryArchitecture) {
     for (const std::string& name : oneSequenceFixtures()) {
@@ -282,6 +287,23 @@ TEST(ActivationPatching, EveryHeadAndTheEmbeddingFromCleanRestoreTheCleanRun) {
         EXPECT_EQ(recorded(model, corrupted, lastRecord, &last).logits.row(7),
                   cleanRun.logits.row(7))
             << name;
+    }
+}
+
+TEST(ActivationPatching, RunsRefusePatchesOutsideTheModel) {
+    const Model model = load("gpt2"); // 2 layers x 4 heads, hd 8, width 32
+    const std::vector<std::int64_t> ids{5, 6, 7};
+    for (int bad = 0; bad < 4; ++bad) {
+        ActivationPatch patch;
+        if (bad == 0) patch.heads[{0, 4}] = Matrix::Zero(3, 8);
+        if (bad == 1) patch.heads[{0, 1}] = Matrix::Zero(2, 8);
+        if (bad == 2) patch.residual[{3, 0}] = RowVector::Zero(32);
+        if (bad == 3) patch.residual[{2, 3}] = RowVector::Zero(32);
+        RunOptions options;
+        options.patch = &patch;
+        auto run = runModel(model, ids, options);
+        ASSERT_FALSE(run.ok()) << bad;
+        EXPECT_NE(run.error().find("patched"), std::string::npos) << run.error();
     }
 }
 

@@ -306,6 +306,21 @@ std::optional<std::string> validateRun(const ModelConfig& config, std::span<cons
             return "ablated head (" + std::to_string(layer) + ", " + std::to_string(head) +
                    ") is outside the model's " + std::to_string(config.layers) + " layers x " +
                    std::to_string(config.heads) + " heads";
+    if (options.patch) {
+        for (const auto& [at, rows] : options.patch->heads)
+            if (at.first < 0 || at.first >= config.layers || at.second < 0 ||
+                at.second >= config.heads || rows.rows() != count || rows.cols() != config.headDim)
+                return "patched head (" + std::to_string(at.first) + ", " +
+                       std::to_string(at.second) + ") is outside the model or not [" +
+                       std::to_string(count) + ", " + std::to_string(config.headDim) + "]";
+        for (const auto& [at, row] : options.patch->residual)
+            if (at.first < 0 || at.first > config.layers || at.second < 0 || at.second >= count ||
+                row.size() != config.hidden)
+                return "patched residual (" + std::to_string(at.first) + ", " +
+                       std::to_string(at.second) + ") is outside the model's " +
+                       std::to_string(config.layers + 1) + " rows x " + std::to_string(count) +
+                       " positions or not " + std::to_string(config.hidden) + " wide";
+    }
     return std::nullopt;
 }
 

@@ -24,8 +24,7 @@ void logits(const Model& model, const Matrix& hidden, Matrix& out, int threads);
 /// last row is what belongs to no term: the final norm's bias and the lm head's bias. Exact only
 /// where the head after the final norm is linear (no head transform, no soft-capping): the
 /// caller refuses the others.
-MatrixD frozenDirectLogits(const Model& model, const Matrix& terms,
-                                   const RowVector& finalResidual,
-                                   std::span<const std::int64_t> tokens);
+MatrixD frozenDirectLogits(const Model& model, const Matrix& terms, const RowVector& finalResidual,
+                           std::span<const std::int64_t> tokens);
 
 } // namespace attnlab::model::seams

@@ -25,12 +25,14 @@ std::optional<std::string> tokenProblem(const ModelConfig& config, std::int64_t 
                                         const char* what) {
     if (token >= 0 && token < config.vocab) return std::nullopt;
     std::ostringstream message;
-    message << what << " token " << token << " is not in the vocabulary (ids 0.." << config.vocab - 1
-            << ")";
+    message << what << " token " << token << " is not in the vocabulary (ids 0.."
+            << config.vocab - 1 << ")";
     return message.str();
 }
 
-bool cancelled(const RunOptions& base) { return base.cancel && base.cancel->load(); }
+bool cancelled(const RunOptions& base) {
+    return base.cancel && base.cancel->load();
+}
 
 } // namespace
 
@@ -69,7 +71,8 @@ std::vector<RankedToken> topTokens(const Eigen::Ref<const RowVector>& probabilit
     std::vector<Index> order(static_cast<std::size_t>(probabilities.size()));
     std::iota(order.begin(), order.end(), Index{0});
     std::partial_sort(order.begin(), order.begin() + count, order.end(), [&](Index a, Index b) {
-        return probabilities(a) > probabilities(b) || (probabilities(a) == probabilities(b) && a < b);
+        return probabilities(a) > probabilities(b) ||
+               (probabilities(a) == probabilities(b) && a < b);
     });
     std::vector<RankedToken> top;
     for (Index i = 0; i < count; ++i) {
@@ -103,8 +106,8 @@ Result<Attribution> directLogitAttribution(const Model& model, std::span<const s
                                            const RunOptions& base) {
     if (auto refusal = attributionRefusal(model)) return Error{*refusal};
     const ModelConfig& c = model.config;
-    for (const auto& [token, what] : {std::pair{asked.target, "target"},
-                                      std::pair{asked.contrast, "contrast"}})
+    for (const auto& [token, what] :
+         {std::pair{asked.target, "target"}, std::pair{asked.contrast, "contrast"}})
         if (token)
             if (auto problem = tokenProblem(c, *token, what)) return Error{*problem};
     RunRecording record;
@@ -149,15 +152,14 @@ Result<Attribution> directLogitAttribution(const Model& model, std::span<const s
             parts.heads(l, h) = values(1 + l * heads + h);
     parts.mlp = values.segment(1 + layers * heads, layers);
     parts.bias = values.segment(1 + layers * heads + layers, layers).sum() + values(terms.rows());
-    parts.logit = static_cast<double>(last(static_cast<Index>(parts.target))) -
-                  (parts.contrast ? static_cast<double>(last(static_cast<Index>(*parts.contrast)))
-                                  : 0.0);
+    parts.logit =
+        static_cast<double>(last(static_cast<Index>(parts.target))) -
+        (parts.contrast ? static_cast<double>(last(static_cast<Index>(*parts.contrast))) : 0.0);
     const Eigen::ArrayXd r = finalResidual.transpose().cast<double>().array();
-    parts.finalScale =
-        model.main.finalNorm.empty() ? 1.0
-        : c.arch().norm == NormKind::LayerNorm
-            ? 1.0 / std::sqrt((r - r.mean()).square().mean() + c.normEps)
-            : 1.0 / std::sqrt(r.square().mean() + c.normEps);
+    parts.finalScale = model.main.finalNorm.empty() ? 1.0
+                       : c.arch().norm == NormKind::LayerNorm
+                           ? 1.0 / std::sqrt((r - r.mean()).square().mean() + c.normEps)
+                           : 1.0 / std::sqrt(r.square().mean() + c.normEps);
     return parts;
 }
 

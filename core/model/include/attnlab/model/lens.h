@@ -55,7 +55,7 @@ struct RankedToken {
 std::vector<RankedToken> topTokens(const Eigen::Ref<const RowVector>& probabilities, Index k);
 
 struct AttributionOptions {
-    std::optional<std::int64_t> target{};   ///< default: the model's prediction at the last position
+    std::optional<std::int64_t> target{}; ///< default: the model's prediction at the last position
     std::optional<std::int64_t> contrast{}; ///< when given, the logit difference target - contrast
 };
 
@@ -105,8 +105,8 @@ struct Patching {
     Eigen::MatrixXd heads;    ///< [L, H], empty when not asked
     Eigen::MatrixXd residual; ///< [L + 1, S], empty when not asked; row L: before the final norm
     double clean = 0, corrupted = 0; ///< the metric on either prompt
-    Index sharedPrefix = 0;   ///< leading tokens the two prompts share
-    Index runs = 0;           ///< patched forward passes run (cells a patch cannot change skipped)
+    Index sharedPrefix = 0;          ///< leading tokens the two prompts share
+    Index runs = 0;            ///< patched forward passes run (cells a patch cannot change skipped)
     Index reusedPositions = 0; ///< positions read from a cache over all of them
 };
 

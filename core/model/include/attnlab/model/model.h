@@ -213,7 +213,8 @@ struct ModelRun {
 };
 
 /// Checks ids against the model (non-empty, every id < vocab, at most max positions, the
-/// recorded attention of a sane size) and the ablated heads against its shape.
+/// recorded attention of a sane size) and the ablated and patched heads and residual cells
+/// against its shape.
 std::optional<std::string> validateRun(const ModelConfig& config, std::span<const std::int64_t> ids,
                                        const RunOptions& options);
 
