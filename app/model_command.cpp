@@ -77,7 +77,7 @@ constexpr const char* kUsage =
     "  --ablate L:H,.. switch heads off (zero their output) for everything above\n"
     "  --json          print one JSON object instead of tables\n"
     "\n"
-    "Where the prediction comes from (decoders; printed, and written to F.npz with --out):\n"
+    "Where the prediction comes from (printed, and written to F.npz with --out):\n"
     "  --logit-lens    the residual stream after the embedding and after every layer through\n"
     "                  the final norm and the unembedding: next-token probabilities per layer\n"
     "                  and position. Prints the top token of each cell (the K most likely with\n"
@@ -90,9 +90,9 @@ constexpr const char* kUsage =
     "                  final residual's scale frozen (as TransformerLens does), so the terms add\n"
     "                  up to the logit. F.npz: attribution_heads [L, H], attribution_mlp [L],\n"
     "                  attribution_embed, attribution_bias (output biases, final norm and lm\n"
-    "                  head biases), attribution_logit [1] (float32), attribution_tokens int64\n"
-    "                  Post-LN models and soft-capped logits are refused: the terms would not\n"
-    "                  add up.\n"
+    "                  head biases), attribution_logit [1] (float32), attribution_tokens\n"
+    "                  int64 [1 or 2]. Post-LN models and soft-capped logits are refused: the\n"
+    "                  terms would not add up.\n"
     "  --patch CORRUPTED --metric logit-diff:A,B\n"
     "                  activation patching: run CORRUPTED (a text with --text, ids with --ids;\n"
     "                  as many tokens as the clean prompt) with one head's output, or the\n"
@@ -676,13 +676,15 @@ int run(int argc, char** argv) {
                  std::string(config->arch().displayName) + " model, not an encoder-decoder");
         return runTranslationCommand(args, dir);
     }
+    const bool lens = args.count("logit-lens") || args.count("attribution") ||
+                      args.count("patch") || args.count("metric");
     if (auto config = model::readConfig((std::filesystem::path(dir) / "config.json").string());
         config && config->kind == model::ModelKind::EncoderDecoder)
-        fail(dir + " is an encoder-decoder (" + std::string(config->arch().displayName) +
-             "): give --target-ids, --target-text or --translate");
-    if (args.count("logit-lens") || args.count("attribution") || args.count("patch") ||
-        args.count("metric"))
-        return runLensCommand(args, dir);
+        fail((lens ? "--logit-lens/--attribution/--patch: " : "") + dir +
+             " is an encoder-decoder (" + std::string(config->arch().displayName) +
+             (lens ? "): they read the one stack of a decoder-only model or an encoder"
+                   : "): give --target-ids, --target-text or --translate"));
+    if (lens) return runLensCommand(args, dir);
     const auto out = get(args, "out");
     const auto text = get(args, "text");
     const auto idsText = get(args, "ids");

@@ -207,6 +207,8 @@ TEST_F(ModelLens, RefusesBadInputWithOneLineAndNothingWritten) {
     expectRejected({"--model", g, "--ids", "1,2,3", "--patch", "1,2,3", "--metric",
                     "logit-diff:4,5", "--out", out},
                    "--patch", "nothing to restore");
+    expectRejected({"--model", hf("bart"), "--ids", "1,2,3", "--logit-lens", "--out", out},
+                   "--logit-lens", "encoder-decoder");
     expectRejected({"--model", hf("bert"), "--ids", "1,2,3", "--attribution", "", "--out", out},
                    "--attribution", "post-LN");
     expectRejected({"--model", inductionModel(), "--text", "red fox", "--attribution", "red fox",
