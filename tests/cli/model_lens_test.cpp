@@ -224,7 +224,7 @@ TEST_F(ModelLens, Lesson17sNumbersAreWhatPatchingTheInductionModelGives) {
     const std::string clean = lesson["steps"][0]["model"]["text"];
     const std::string corrupted =
         "The owl hat fox sun dog cup key red mat fox key mat owl sun red cup hat";
-    const std::string intro = lesson["steps"][0]["text"]["en"];
+    const std::string intro = lesson["steps"][1]["text"]["en"];
     EXPECT_NE(intro.find("--patch \"" + corrupted + "\""), std::string::npos);
     const test::CommandResult run =
         model({"--model", inductionModel(), "--text", clean, "--patch", corrupted, "--metric",
@@ -236,7 +236,7 @@ TEST_F(ModelLens, Lesson17sNumbersAreWhatPatchingTheInductionModelGives) {
         std::snprintf(text, sizeof text, "%.2f", value);
         return std::string(text);
     };
-    const std::string heads = lesson["steps"][1]["text"]["en"];
+    const std::string heads = lesson["steps"][2]["text"]["en"];
     for (int l = 0; l < 3; ++l)
         for (int h = 0; h < 4; ++h) {
             std::string value = rounded(patch["heads"][l][h].get<double>());
@@ -247,7 +247,7 @@ TEST_F(ModelLens, Lesson17sNumbersAreWhatPatchingTheInductionModelGives) {
     EXPECT_GT(patch["heads"][0][1].get<double>(), 0.5);
     for (int h = 0; h < 4; ++h)
         EXPECT_GT(patch["heads"][1][h].get<double>(), 0.25) << h;
-    const std::string residual = lesson["steps"][2]["text"]["en"];
+    const std::string residual = lesson["steps"][3]["text"]["en"];
     const auto& rows = patch["residual"];
     EXPECT_NE(residual.find("position 10, " + rounded(rows[1][10].get<double>())),
               std::string::npos);
