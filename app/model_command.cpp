@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <charconv>
 #include <chrono>
 #include <cstdio>
@@ -21,7 +22,9 @@
 #include <string>
 #include <vector>
 
+#include "attnlab/io/npy.h"
 #include "attnlab/model/head_roles.h"
+#include "attnlab/model/lens.h"
 #include "attnlab/model/model.h"
 #include "attnlab/model/run_npz.h"
 #include "attnlab/model/sampling.h"
@@ -41,6 +44,10 @@ constexpr const char* kUsage =
     "       attnlab model --model DIR (--ids SRC | --text \"...\")\n"
     "                     (--target-ids TGT | --target-text \"...\" | --translate)\n"
     "                     [--out F.npz [--logits]] [--max-tokens N] [--top-k K ...] [--json]\n"
+    "       attnlab model --model DIR (--text \"...\" | --ids N,N,...)\n"
+    "                     [--logit-lens [--top-k K]] [--attribution [TOKEN][,CONTRAST]]\n"
+    "                     [--patch CORRUPTED --metric logit-diff:A,B] [--out F.npz]\n"
+    "                     [--ablate L:H,...] [--json] [--threads N]\n"
     "       attnlab model --architectures\n"
     "\n"
     "DIR holds config.json, model.safetensors (or shards and model.safetensors.index.json)\n"
@@ -70,6 +77,32 @@ constexpr const char* kUsage =
     "  --ablate L:H,.. switch heads off (zero their output) for everything above\n"
     "  --json          print one JSON object instead of tables\n"
     "\n"
+    "Where the prediction comes from (printed, and written to F.npz with --out):\n"
+    "  --logit-lens    the residual stream after the embedding and after every layer through\n"
+    "                  the final norm and the unembedding: next-token probabilities per layer\n"
+    "                  and position. Prints the top token of each cell (the K most likely with\n"
+    "                  --top-k K). F.npz: logit_lens float32 [L+1, S, V], or with --top-k\n"
+    "                  logit_lens_top_ids int64 and logit_lens_top_probs float32 [L+1, S, K]\n"
+    "  --attribution [TOKEN][,CONTRAST]\n"
+    "                  direct logit attribution at the last position: each head's and each\n"
+    "                  MLP's share of the logit of TOKEN (default: the model's prediction), or\n"
+    "                  of logit(TOKEN) - logit(CONTRAST), read through the final norm with the\n"
+    "                  final residual's scale frozen (as TransformerLens does), so the terms add\n"
+    "                  up to the logit. F.npz: attribution_heads [L, H], attribution_mlp [L],\n"
+    "                  attribution_embed, attribution_bias (output biases, final norm and lm\n"
+    "                  head biases), attribution_logit [1] (float32), attribution_tokens\n"
+    "                  int64 [1 or 2]. Post-LN models and soft-capped logits are refused: the\n"
+    "                  terms would not add up.\n"
+    "  --patch CORRUPTED --metric logit-diff:A,B\n"
+    "                  activation patching: run CORRUPTED (a text with --text, ids with --ids;\n"
+    "                  as many tokens as the clean prompt) with one head's output, or the\n"
+    "                  residual entering one layer at one position, taken from the clean run;\n"
+    "                  prints (patched - corrupted) / (clean - corrupted) of logit(A) -\n"
+    "                  logit(B) at the last position: 1 restores the clean difference. F.npz:\n"
+    "                  patch_heads [L, H], patch_residual [L+1, S] (row L: before the final\n"
+    "                  norm), patch_clean, patch_corrupted [1] (float32), corrupted_ids int64 [S]\n"
+    "  TOKEN, CONTRAST, A and B are ids or texts of exactly one token (e.g. \" Mary\").\n"
+    "\n"
     "Encoder-decoders (BART, Marian, T5): the source is --ids or --text, the target the\n"
     "decoder's input as given (--target-ids, starting with the decoder start token) or\n"
     "--target-text (the start token, then its tokens). F.npz then holds\n"
@@ -91,6 +124,7 @@ constexpr OptionSpec kOptions[] = {
     {"seed", true},   {"sort", true},    {"top-k", true}, {"temperature", true}, {"top-p", true},
     {"ablate", true}, {"json", false}, {"architectures", false}, {"target-ids", true},
     {"target-text", true}, {"translate", false}, {"max-tokens", true}, {"stats", false},
+    {"logit-lens", false}, {"attribution", true}, {"patch", true}, {"metric", true},
 };
 
 /// The usage text with the table's families, one per line.
@@ -105,7 +139,7 @@ std::string usage() {
     text.replace(text.find(marker), marker.size(), families);
     return text;
 }
-constexpr std::string_view kEmptyAllowed[] = {"text", "ids", "target-text"};
+constexpr std::string_view kEmptyAllowed[] = {"text", "ids", "target-text", "attribution"};
 
 std::vector<std::int64_t> parseIds(const std::string& text) {
     std::vector<std::int64_t> ids;
@@ -327,6 +361,303 @@ int runTranslationCommand(const Arguments& args, const std::string& dir) {
     return 0;
 }
 
+/// A token named on the command line: an id (checked against the vocabulary by the model) or a
+/// text the tokenizer turns into exactly one token.
+std::int64_t parseToken(const std::string& text, const std::optional<model::Tokenizer>& tokenizer,
+                        const std::string& option) {
+    std::int64_t id = 0;
+    const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), id);
+    if (!text.empty() && ec == std::errc() && ptr == text.data() + text.size()) return id;
+    if (!tokenizer)
+        fail(option + ": '" + text + "' is not an id, and the model has no tokenizer.json to " +
+             "read it as text");
+    const model::Encoding encoding = tokenizer->encode(text, false);
+    if (encoding.ids.size() != 1) {
+        std::string pieces;
+        for (const std::string& piece : encoding.display)
+            pieces += (pieces.empty() ? "" : " ") + quoted(piece);
+        fail(option + ": " + quoted(text) + " is " + std::to_string(encoding.ids.size()) +
+             " tokens (" + pieces + "), not one");
+    }
+    return encoding.ids.front();
+}
+
+/// Two tokens A,B split at the last comma (so a text token may itself hold a comma).
+std::pair<std::string, std::string> splitPair(const std::string& text, const std::string& option) {
+    const auto comma = text.rfind(',');
+    if (comma == std::string::npos) fail(option + ": '" + text + "' is not A,B");
+    return {text.substr(0, comma), text.substr(comma + 1)};
+}
+
+std::string floatsMember(const std::vector<Index>& shape, const double* values, Index count) {
+    NpyArray array;
+    array.shape = shape;
+    array.data.assign(values, values + count);
+    return encodeNpy(array, DType::Float32);
+}
+
+std::string scalarMember(double value) {
+    return floatsMember({1}, &value, 1);
+}
+
+/// `model --logit-lens / --attribution / --patch`: where the prediction comes from (lens.h).
+int runLensCommand(const Arguments& args, const std::string& dir) {
+    const auto out = get(args, "out");
+    const auto text = get(args, "text");
+    const auto idsText = get(args, "ids");
+    if (int(text.has_value()) + int(idsText.has_value()) != 1 || args.count("probe"))
+        fail("--logit-lens, --attribution and --patch run on --text or --ids");
+    for (const char* option :
+         {"roles", "qkv", "logits", "sort", "temperature", "top-p", "seed", "stats"})
+        if (args.count(option))
+            fail(std::string("--") + option +
+                 " does not combine with --logit-lens, --attribution or --patch");
+    const bool lensAsked = args.count("logit-lens") > 0;
+    const auto attributionText = get(args, "attribution");
+    const auto corruptedText = get(args, "patch");
+    const auto metricText = get(args, "metric");
+    if (args.count("top-k") && !lensAsked) fail("--top-k here needs --logit-lens");
+    if (corruptedText && !metricText) fail("--patch needs --metric logit-diff:A,B");
+    if (metricText && !corruptedText) fail("--metric needs --patch CORRUPTED");
+    const Index topK = args.count("top-k") ? parseAtLeast(*get(args, "top-k"), "--top-k", 1) : 0;
+    model::RunOptions options;
+    if (auto v = get(args, "ablate")) options.ablatedHeads = parseAblation(*v);
+    if (auto threads = get(args, "threads"))
+        options.threads =
+            static_cast<int>(std::min<Index>(parseAtLeast(*threads, "--threads", 1), 1024));
+    std::string metricTokens;
+    if (metricText) {
+        const std::string prefix = "logit-diff:";
+        if (metricText->rfind(prefix, 0) != 0)
+            fail("--metric: '" + *metricText + "' is not logit-diff:A,B");
+        metricTokens = metricText->substr(prefix.size());
+    }
+
+    const std::optional<model::Tokenizer> tokenizer =
+        folderTokenizer(dir, text ? "--text" : nullptr);
+    auto loaded = model::loadModel(dir);
+    if (!loaded) fail(loaded.error());
+    const model::Model& net = *loaded;
+    const model::ModelConfig& c = net.config;
+
+    std::vector<std::int64_t> ids = idsText ? parseIds(*idsText) : tokenizer->encode(*text).ids;
+    if (ids.empty()) fail("--text: the tokenizer gives no tokens for this text");
+    if (auto problem = model::validateRun(c, ids, options))
+        fail(std::string(problem->rfind("ablated head", 0) == 0 ? "--ablate: "
+                         : idsText                              ? "--ids: "
+                                                                : "--text: ") +
+             *problem);
+    const std::vector<std::string> tokens = displayTokens(tokenizer, ids);
+    auto tokenText = [&](std::int64_t id) {
+        return tokenizer ? tokenizer->displayToken(id) : std::to_string(id);
+    };
+
+    // Every input is checked before the first long computation.
+    model::AttributionOptions attributionOptions;
+    if (attributionText) {
+        const auto comma = attributionText->rfind(',');
+        const std::string target = attributionText->substr(0, comma);
+        if (!target.empty())
+            attributionOptions.target = parseToken(target, tokenizer, "--attribution");
+        if (comma != std::string::npos)
+            attributionOptions.contrast =
+                parseToken(attributionText->substr(comma + 1), tokenizer, "--attribution");
+        for (const auto& token : {attributionOptions.target, attributionOptions.contrast})
+            if (token && (*token < 0 || *token >= c.vocab))
+                fail("--attribution: token " + std::to_string(*token) +
+                     " is not in the vocabulary (ids 0.." + std::to_string(c.vocab - 1) + ")");
+        if (auto refusal = model::attributionRefusal(net)) fail("--attribution: " + *refusal);
+    }
+    model::PatchingOptions patching;
+    std::vector<std::int64_t> corrupted;
+    if (corruptedText) {
+        const auto [a, b] = splitPair(metricTokens, "--metric");
+        patching.metric = {parseToken(a, tokenizer, "--metric"),
+                           parseToken(b, tokenizer, "--metric")};
+        if (idsText) {
+            corrupted = parseIds(*corruptedText);
+        } else {
+            corrupted = tokenizer->encode(*corruptedText).ids;
+        }
+        if (auto problem = model::validatePatching(c, ids, corrupted, patching.metric))
+            fail((problem->find("metric") != std::string::npos ? "--metric: " : "--patch: ") +
+                 *problem);
+        if (auto problem = model::validateRun(c, corrupted, options)) fail("--patch: " + *problem);
+    }
+
+    std::map<std::string, std::string> members;
+    members["ids"] = encodeNpyInt64({static_cast<Index>(ids.size())}, ids);
+    members["tokens"] = encodeNpyUnicode(tokens);
+    nlohmann::json report = {{"ids", ids}, {"tokens", tokens}};
+    std::ostringstream table;
+    const Index L = c.layers, S = static_cast<Index>(ids.size());
+    auto rowName = [](Index row) {
+        return row == 0 ? std::string("embed") : std::to_string(row - 1);
+    };
+
+    if (lensAsked) {
+        auto lens = model::logitLens(net, ids, options);
+        if (!lens) fail(lens.error());
+        const Index shown = topK > 0 ? std::min<Index>(topK, c.vocab) : 1;
+        std::vector<std::int64_t> topIds;
+        std::vector<double> topProbs, all;
+        nlohmann::json rows = nlohmann::json::array();
+        table << "logit lens: the most likely next token after each layer (embed: before layer 0)\n"
+              << "layer    pos  input            next\n";
+        for (Index row = 0; row <= L; ++row) {
+            const Matrix p = model::probabilities(lens->logits[static_cast<std::size_t>(row)]);
+            if (out && topK == 0) all.insert(all.end(), p.data(), p.data() + p.size());
+            nlohmann::json positions = nlohmann::json::array();
+            for (Index i = 0; i < S; ++i) {
+                const auto top = model::topTokens(p.row(i), shown);
+                nlohmann::json cell = nlohmann::json::array();
+                std::string line;
+                for (const model::RankedToken& t : top) {
+                    topIds.push_back(t.id);
+                    topProbs.push_back(t.probability);
+                    cell.push_back(
+                        {{"id", t.id}, {"token", tokenText(t.id)}, {"probability", t.probability}});
+                    line += (line.empty() ? "" : ", ") + quoted(tokenText(t.id)) + " " +
+                            fixed(t.probability, 3);
+                }
+                positions.push_back(cell);
+                char head[64];
+                std::snprintf(head, sizeof head, "%-5s  %4lld  ", rowName(row).c_str(),
+                              static_cast<long long>(i));
+                std::string input = quoted(tokens[static_cast<std::size_t>(i)]);
+                input.resize(std::max<std::size_t>(input.size(), 15), ' ');
+                table << head << input << "  " << line << "\n";
+            }
+            rows.push_back({{"layer", rowName(row)}, {"positions", positions}});
+        }
+        report["logit_lens"] = {{"top_k", shown}, {"rows", rows}};
+        if (topK > 0) {
+            members["logit_lens_top_ids"] = encodeNpyInt64({L + 1, S, shown}, topIds);
+            members["logit_lens_top_probs"] = floatsMember({L + 1, S, shown}, topProbs.data(),
+                                                           static_cast<Index>(topProbs.size()));
+        } else if (out) {
+            members["logit_lens"] =
+                floatsMember({L + 1, S, c.vocab}, all.data(), static_cast<Index>(all.size()));
+        }
+    }
+    if (attributionText) {
+        auto parts = model::directLogitAttribution(net, ids, attributionOptions, options);
+        if (!parts) fail("--attribution: " + parts.error());
+        const std::string what =
+            "logit(" + quoted(tokenText(parts->target)) + ")" +
+            (parts->contrast ? " - logit(" + quoted(tokenText(*parts->contrast)) + ")" : "");
+        table << (lensAsked ? "\n" : "") << "direct logit attribution of " << what
+              << " at the last position (final norm's scale frozen at "
+              << fixed(parts->finalScale, 4) << ")\n"
+              << "logit " << fixed(parts->logit, 4) << " = embed " << fixed(parts->embedding, 4)
+              << " + biases " << fixed(parts->bias, 4) << " + heads "
+              << fixed(parts->heads.sum(), 4) << " + MLPs " << fixed(parts->mlp.sum(), 4) << "\n"
+              << "layer      mlp  heads 0..\n";
+        nlohmann::json heads = nlohmann::json::array();
+        for (Index l = 0; l < L; ++l) {
+            char head[48];
+            std::snprintf(head, sizeof head, "%5lld  %7s ", static_cast<long long>(l),
+                          fixed(parts->mlp(l), 3).c_str());
+            table << head;
+            std::vector<double> row;
+            for (Index h = 0; h < c.heads; ++h) {
+                row.push_back(parts->heads(l, h));
+                table << " " << fixed(parts->heads(l, h), 3);
+            }
+            table << "\n";
+            heads.push_back(row);
+        }
+        std::vector<std::int64_t> pair{parts->target};
+        if (parts->contrast) pair.push_back(*parts->contrast);
+        report["attribution"] = {
+            {"target", parts->target},
+            {"target_token", tokenText(parts->target)},
+            {"contrast",
+             parts->contrast ? nlohmann::json(*parts->contrast) : nlohmann::json(nullptr)},
+            {"logit", parts->logit},
+            {"total", parts->total()},
+            {"embedding", parts->embedding},
+            {"bias", parts->bias},
+            {"final_scale", parts->finalScale},
+            {"heads", heads},
+            {"mlp", std::vector<double>(parts->mlp.data(), parts->mlp.data() + L)}};
+        const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> rowMajor =
+            parts->heads;
+        members["attribution_heads"] = floatsMember({L, c.heads}, rowMajor.data(), rowMajor.size());
+        members["attribution_mlp"] = floatsMember({L}, parts->mlp.data(), L);
+        members["attribution_embed"] = scalarMember(parts->embedding);
+        members["attribution_bias"] = scalarMember(parts->bias);
+        members["attribution_logit"] = scalarMember(parts->logit);
+        members["attribution_tokens"] = encodeNpyInt64({static_cast<Index>(pair.size())}, pair);
+    }
+    if (corruptedText) {
+        const auto started = std::chrono::steady_clock::now();
+        auto patched = model::activationPatching(net, ids, corrupted, patching, options);
+        if (!patched) fail("--patch: " + patched.error());
+        const double seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+        table << (lensAsked || attributionText ? "\n" : "")
+              << "activation patching, clean into corrupted: (patched - corrupted) / (clean - "
+                 "corrupted) of logit("
+              << quoted(tokenText(patching.metric.a)) << ") - logit("
+              << quoted(tokenText(patching.metric.b)) << ")\n"
+              << "clean " << fixed(patched->clean, 4) << ", corrupted "
+              << fixed(patched->corrupted, 4) << "; " << patched->runs << " patched runs in "
+              << fixed(seconds, 2) << " s, " << patched->reusedPositions
+              << " positions read from the cache of the shared prefix\n"
+              << "heads (layer x head)\n";
+        nlohmann::json heads = nlohmann::json::array(), residual = nlohmann::json::array();
+        for (Index l = 0; l < L; ++l) {
+            std::vector<double> row(static_cast<std::size_t>(c.heads));
+            table << std::string(5 - std::min<std::size_t>(5, std::to_string(l).size()), ' ') << l
+                  << " ";
+            for (Index h = 0; h < c.heads; ++h) {
+                row[static_cast<std::size_t>(h)] = patched->heads(l, h);
+                table << " " << fixed(patched->heads(l, h), 3);
+            }
+            table << "\n";
+            heads.push_back(row);
+        }
+        table << "residual entering each layer (rows; " << L << ": the output) x position\n";
+        for (Index l = 0; l <= L; ++l) {
+            std::vector<double> row(static_cast<std::size_t>(S));
+            table << std::string(5 - std::min<std::size_t>(5, std::to_string(l).size()), ' ') << l
+                  << " ";
+            for (Index i = 0; i < S; ++i) {
+                row[static_cast<std::size_t>(i)] = patched->residual(l, i);
+                table << " " << fixed(patched->residual(l, i), 3);
+            }
+            table << "\n";
+            residual.push_back(row);
+        }
+        report["patch"] = {{"metric", {patching.metric.a, patching.metric.b}},
+                           {"corrupted_ids", corrupted},
+                           {"clean", patched->clean},
+                           {"corrupted", patched->corrupted},
+                           {"heads", heads},
+                           {"residual", residual},
+                           {"runs", patched->runs},
+                           {"reused_positions", patched->reusedPositions},
+                           {"seconds", seconds}};
+        const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>
+            h = patched->heads,
+            r = patched->residual;
+        members["patch_heads"] = floatsMember({L, c.heads}, h.data(), h.size());
+        members["patch_residual"] = floatsMember({L + 1, S}, r.data(), r.size());
+        members["patch_clean"] = scalarMember(patched->clean);
+        members["patch_corrupted"] = scalarMember(patched->corrupted);
+        members["corrupted_ids"] = encodeNpyInt64({S}, corrupted);
+        members["metric"] =
+            encodeNpyInt64({2}, std::vector<std::int64_t>{patching.metric.a, patching.metric.b});
+    }
+    if (out)
+        if (auto error = writeNpzMembers(*out, members)) fail(error->message);
+    std::cout << (args.count("json")
+                      ? report.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"
+                      : table.str());
+    return 0;
+}
+
 int run(int argc, char** argv) {
     const Arguments args = parseArguments(argc, argv, kOptions, "model", kEmptyAllowed);
     if (args.count("help")) {
@@ -345,10 +676,15 @@ int run(int argc, char** argv) {
                  std::string(config->arch().displayName) + " model, not an encoder-decoder");
         return runTranslationCommand(args, dir);
     }
+    const bool lens = args.count("logit-lens") || args.count("attribution") ||
+                      args.count("patch") || args.count("metric");
     if (auto config = model::readConfig((std::filesystem::path(dir) / "config.json").string());
         config && config->kind == model::ModelKind::EncoderDecoder)
-        fail(dir + " is an encoder-decoder (" + std::string(config->arch().displayName) +
-             "): give --target-ids, --target-text or --translate");
+        fail((lens ? "--logit-lens/--attribution/--patch: " : "") + dir +
+             " is an encoder-decoder (" + std::string(config->arch().displayName) +
+             (lens ? "): they read the one stack of a decoder-only model or an encoder"
+                   : "): give --target-ids, --target-text or --translate"));
+    if (lens) return runLensCommand(args, dir);
     const auto out = get(args, "out");
     const auto text = get(args, "text");
     const auto idsText = get(args, "ids");

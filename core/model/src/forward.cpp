@@ -14,6 +14,7 @@
 #include "attnlab/attention/attention.h"
 #include "attnlab/base/parallel.h"
 #include "attnlab/model/model.h"
+#include "forward_seams.h"
 
 namespace attnlab::model {
 namespace {
@@ -305,6 +306,21 @@ std::optional<std::string> validateRun(const ModelConfig& config, std::span<cons
             return "ablated head (" + std::to_string(layer) + ", " + std::to_string(head) +
                    ") is outside the model's " + std::to_string(config.layers) + " layers x " +
                    std::to_string(config.heads) + " heads";
+    if (options.patch) {
+        for (const auto& [at, rows] : options.patch->heads)
+            if (at.first < 0 || at.first >= config.layers || at.second < 0 ||
+                at.second >= config.heads || rows.rows() != count || rows.cols() != config.headDim)
+                return "patched head (" + std::to_string(at.first) + ", " +
+                       std::to_string(at.second) + ") is outside the model or not [" +
+                       std::to_string(count) + ", " + std::to_string(config.headDim) + "]";
+        for (const auto& [at, row] : options.patch->residual)
+            if (at.first < 0 || at.first > config.layers || at.second < 0 || at.second >= count ||
+                row.size() != config.hidden)
+                return "patched residual (" + std::to_string(at.first) + ", " +
+                       std::to_string(at.second) + ") is outside the model's " +
+                       std::to_string(config.layers + 1) + " rows x " + std::to_string(count) +
+                       " positions or not " + std::to_string(config.hidden) + " wide";
+    }
     return std::nullopt;
 }
 
@@ -414,6 +430,50 @@ Tensor4 stackRows(const Tensor4* previous, const Tensor4& fresh, Index total) {
     return all;
 }
 
+// Activation patching and recording for the lens (RunOptions::patch, ::record; lens.cpp).
+
+/// The patch's residual rows entering `layer` (layer L: the stack's output) at x's positions.
+void patchResidual(const ActivationPatch& patch, Index layer, Index old, Matrix& x) {
+    for (auto at = patch.residual.lower_bound({layer, 0});
+         at != patch.residual.end() && at->first.first == layer; ++at) {
+        const Index row = at->first.second - old;
+        ATTN_CHECK(row >= 0 && row < x.rows(), "activation patch: position "
+                                                   << at->first.second << " is not a fresh one");
+        x.row(row) = at->second;
+    }
+}
+
+/// The patch's head outputs (before the output projection) of `layer` at mixed's positions.
+void patchHeads(const ActivationPatch& patch, Index layer, Index old, Index hd, Matrix& mixed) {
+    for (auto at = patch.heads.lower_bound({layer, 0});
+         at != patch.heads.end() && at->first.first == layer; ++at) {
+        ATTN_CHECK(at->second.rows() >= old + mixed.rows() && at->second.cols() == hd,
+                   "activation patch: head " << layer << ":" << at->first.second << " has "
+                                             << at->second.rows() << " x " << at->second.cols()
+                                             << " values");
+        mixed.middleCols(at->first.second * hd, hd) = at->second.middleRows(old, mixed.rows());
+    }
+}
+
+/// Each head's output at the last position through its slice of the output projection (the
+/// heads spread over the rows of one block-diagonal input, so one GEMM), and the bias, both
+/// times `scale` as the residual adds them.
+void recordHeadOutputs(RunRecording& record, const Linear& o, const ModelConfig& c, float scale,
+                       int threads) {
+    const Matrix& mixed = record.headInputs.back();
+    const Index hd = c.headDim;
+    Matrix spread = Matrix::Zero(c.heads, mixed.cols());
+    for (Index head = 0; head < c.heads; ++head)
+        spread.row(head).segment(head * hd, hd) =
+            mixed.row(mixed.rows() - 1).segment(head * hd, hd);
+    Matrix perHead;
+    project(spread, Linear{o.weight, Weight{}}, perHead, threads);
+    record.headOutputs.push_back(perHead * scale);
+    RowVector bias = RowVector::Zero(c.hidden);
+    if (!o.bias.empty()) bias = o.bias.vector().transpose() * scale;
+    record.attentionBias.push_back(std::move(bias));
+}
+
 enum class Pass { Main, Encoder };
 
 /// One stack's layers over x (the rows of positions old..), recording into run: the main
@@ -431,6 +491,8 @@ bool runStack(const Model& model, Pass pass, Matrix& x, Index old, ModelRun& run
     const Index total = old + fresh;
     const Index hd = c.headDim;
     const std::set<std::pair<Index, Index>>* ablated = main ? &options.ablatedHeads : nullptr;
+    const ActivationPatch* patch = main ? options.patch : nullptr;
+    RunRecording* record = main ? options.record : nullptr;
 
     AttentionSpec spec;
     spec.wantWeights = true;
@@ -449,6 +511,8 @@ bool runStack(const Model& model, Pass pass, Matrix& x, Index old, ModelRun& run
         const LayerWeights& w = stack.layers[static_cast<std::size_t>(l)];
         const std::size_t lu = static_cast<std::size_t>(l);
         const LayerAttention layer = main ? c.layerAttention[lu] : LayerAttention{};
+        if (patch) patchResidual(*patch, l, old, x);
+        if (record) record->residual.push_back(x);
 
         // Self-attention: h = norm(x) (where the family has one); q, k, v; q/k norm; RoPE.
         if (w.attnNormIn.empty())
@@ -494,6 +558,8 @@ bool runStack(const Model& model, Pass pass, Matrix& x, Index old, ModelRun& run
         }
 
         mergeHeads(attention, c, l, ablated, mixed);
+        if (patch) patchHeads(*patch, l, old, hd, mixed);
+        if (record) record->headInputs.push_back(mixed);
         project(mixed, w.o, attended, threads);
         if (!w.attnNormOut.empty()) normalize(attended, w.attnNormOut, a.norm, c.normEps, c.hidden);
 
@@ -537,6 +603,12 @@ bool runStack(const Model& model, Pass pass, Matrix& x, Index old, ModelRun& run
             addResidual(x, mlpOut, w.mlpNormAfter, c);
         } else {
             x += attended + mlpOut; // transformers adds attn + mlp first, then the residual
+        }
+        if (record) {
+            const bool scaled = c.residual == Residual::Sequential;
+            recordHeadOutputs(*record, w.o, c,
+                              scaled ? static_cast<float>(c.residualScale) : 1.0f, threads);
+            record->mlpOutputs.push_back(mlpOut); // addResidual scaled it where the family does
         }
     }
     return true;
@@ -597,6 +669,8 @@ Result<ModelRun> runMain(const Model& model, std::span<const std::int64_t> ids, 
     if (!runStack(model, Pass::Main, x, old, run, previous, options, threads) ||
         (options.cancel && options.cancel->load()))
         return Error{"cancelled"};
+    if (options.patch) patchResidual(*options.patch, model.config.layers, old, x);
+    if (options.record) options.record->residual.push_back(x);
     finish(model, x, old, run, previous, options, threads);
     return run;
 }
@@ -669,5 +743,70 @@ Result<ModelRun> runTranslation(const Model& model, std::span<const std::int64_t
     }
     return runMain(model, target, old, std::move(run), cache, options, threads);
 }
+
+// The forward's own final norm and unembedding, for the lens (forward_seams.h).
+namespace seams {
+
+void finalNorm(const Model& model, Matrix& rows) {
+    if (!model.main.finalNorm.empty())
+        normalize(rows, model.main.finalNorm, model.config.arch().norm, model.config.normEps,
+                  model.config.hidden);
+}
+
+void logits(const Model& model, const Matrix& hidden, Matrix& out, int threads) {
+    logitsOf(model, hidden, out, resolveThreads(threads));
+}
+
+MatrixD frozenDirectLogits(const Model& model, const Matrix& terms,
+                                   const RowVector& finalResidual,
+                                   std::span<const std::int64_t> tokens) {
+    const ModelConfig& c = model.config;
+    const Norm& n = model.main.finalNorm;
+    MatrixD normed = terms.cast<double>();
+    RowVectorT<double> constant = RowVectorT<double>::Zero(c.hidden);
+    if (!n.empty()) {
+        const Eigen::ArrayXd r = finalResidual.cast<double>().transpose().array();
+        RowVectorT<double> weight = n.weight.vector().cast<double>().transpose();
+        double inv = 0;
+        switch (c.arch().norm) {
+        case NormKind::LayerNorm:
+            inv = 1.0 / std::sqrt((r - r.mean()).square().mean() + c.normEps);
+            for (Index i = 0; i < normed.rows(); ++i)
+                normed.row(i).array() -= normed.row(i).mean(); // centring is linear
+            if (!n.bias.empty()) constant = n.bias.vector().cast<double>().transpose();
+            break;
+        case NormKind::RmsNorm:
+            inv = 1.0 / std::sqrt(r.square().mean() + c.normEps);
+            break;
+        case NormKind::RmsNormPlusOne:
+            inv = 1.0 / std::sqrt(r.square().mean() + c.normEps);
+            weight.array() += 1.0;
+            break;
+        }
+        normed = normed.array().rowwise() * (inv * weight).array();
+    }
+    // The unembedding of each token, widened from the checkpoint's precision (F16/BF16 stay
+    // 16-bit in memory): a column of a [D, V] Conv1D head, a row of an nn.Linear one.
+    const Weight& head = model.lmHead.weight;
+    std::vector<float> widened(static_cast<std::size_t>(c.hidden));
+    MatrixD out(normed.rows() + 1, static_cast<Index>(tokens.size()));
+    for (std::size_t k = 0; k < tokens.size(); ++k) {
+        const Index t = static_cast<Index>(tokens[k]);
+        if (head.inOut)
+            head.widenColumns(t, 1, widened.data());
+        else
+            head.widenRows(t, 1, widened.data());
+        const VectorD u = Eigen::Map<const Vector>(widened.data(), c.hidden).cast<double>();
+        const auto column = static_cast<Index>(k);
+        out.col(column).head(normed.rows()) = normed * u;
+        out(normed.rows(), column) =
+            constant.dot(u.transpose()) +
+            (model.lmHead.bias.empty() ? 0.0 : static_cast<double>(model.lmHead.bias.values[
+                                                   static_cast<std::size_t>(t)]));
+    }
+    return out * c.logitScale;
+}
+
+} // namespace seams
 
 } // namespace attnlab::model

@@ -12,6 +12,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -148,6 +149,32 @@ Result<Model> loadModel(const std::string& directory, const LoadOptions& options
 
 enum class LogitRows { None, Last, All };
 
+/// Activations a run uses instead of its own (activation patching, lens.h), in the main stack.
+/// Positions are absolute; a run that extends a `previous` one applies the entries of its fresh
+/// positions only, so the caller gives a `previous` whose positions the patch leaves unchanged.
+struct ActivationPatch {
+    /// (layer, head) -> the head's attention output before the output projection, [S, hd] for
+    /// every position of the run.
+    std::map<std::pair<Index, Index>, Matrix> heads;
+    /// (layer, position) -> the residual stream [1, D] entering `layer` at `position`; layer L
+    /// (the layer count) is the last layer's output, before the final norm.
+    std::map<std::pair<Index, Index>, RowVector> residual;
+};
+
+/// What a run records on request (RunOptions::record) for the lens, over its fresh positions:
+/// every term that is added to the main stack's residual stream.
+struct RunRecording {
+    /// L + 1 entries [S, D]: the residual entering each layer (the first is the embedding),
+    /// then the last layer's output before the final norm.
+    std::vector<Matrix> residual;
+    std::vector<Matrix> headInputs;  ///< per layer [S, H * hd]: heads before the output projection
+    /// per layer [H, D]: each head's output through its slice of the output projection at the
+    /// last position, as added to the residual (times the residual multiplier; no bias).
+    std::vector<Matrix> headOutputs;
+    std::vector<RowVector> attentionBias; ///< per layer [1, D]: the output bias as added
+    std::vector<Matrix> mlpOutputs;               ///< per layer [S, D]: the MLP's output as added
+};
+
 struct RunOptions {
     LogitRows logits = LogitRows::None;
     bool recordQkv = false; ///< fill ModelRun::q (k and v are always kept: they are the cache)
@@ -157,6 +184,10 @@ struct RunOptions {
     std::set<std::pair<Index, Index>> ablatedHeads;
     /// When set and true between layers, the run stops and returns the error "cancelled".
     const std::atomic<bool>* cancel = nullptr;
+    /// Main stack only: activations to use instead of the run's own, and where to record the
+    /// residual stream's terms (null: nothing patched or recorded, at no cost).
+    const ActivationPatch* patch = nullptr;
+    RunRecording* record = nullptr;
 };
 
 /// The recorded forward of ids. Every per-layer tensor has batch 1.
@@ -182,7 +213,8 @@ struct ModelRun {
 };
 
 /// Checks ids against the model (non-empty, every id < vocab, at most max positions, the
-/// recorded attention of a sane size) and the ablated heads against its shape.
+/// recorded attention of a sane size) and the ablated and patched heads and residual cells
+/// against its shape.
 std::optional<std::string> validateRun(const ModelConfig& config, std::span<const std::int64_t> ids,
                                        const RunOptions& options);
 

@@ -1,0 +1,30 @@
+#pragma once
+// The forward's own final norm and unembedding (forward.cpp), for the lens (lens.cpp): one path
+// from the residual stream to logits, so the lens reads exactly what the model computes and any
+// change to how weights are stored or multiplied reaches it.
+
+#include <cstdint>
+#include <span>
+
+#include "attnlab/model/model.h"
+
+namespace attnlab::model::seams {
+
+/// Rows [R, D] of the main stack's residual through its final norm (where it has one), in place.
+void finalNorm(const Model& model, Matrix& rows);
+
+/// Logits [R, V] of final-normed rows [R, D], as the forward computes them (head transform, lm
+/// head and its bias, logit scale, soft-capping).
+void logits(const Model& model, const Matrix& hidden, Matrix& out, int threads);
+
+/// Direct logits [T + 1, K] of residual-stream terms [T, D] for K tokens: each term through the
+/// final norm with the scale of `finalResidual` frozen (TransformerLens's `apply_ln_to_stack`:
+/// a LayerNorm centres each term and divides by the residual's standard deviation, an RMSNorm
+/// divides by its root mean square), then the tokens' lm head rows and the logit scale. The
+/// last row is what belongs to no term: the final norm's bias and the lm head's bias. Exact only
+/// where the head after the final norm is linear (no head transform, no soft-capping): the
+/// caller refuses the others.
+MatrixD frozenDirectLogits(const Model& model, const Matrix& terms, const RowVector& finalResidual,
+                           std::span<const std::int64_t> tokens);
+
+} // namespace attnlab::model::seams

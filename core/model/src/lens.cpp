@@ -1,0 +1,288 @@
+// The logit lens, direct logit attribution and activation patching (lens.h): each is one or
+// more forward passes with the residual stream recorded or patched (RunOptions::record, ::patch)
+// and the forward's own final norm and unembedding (forward_seams.h).
+
+#include "attnlab/model/lens.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <sstream>
+
+#include "forward_seams.h"
+
+namespace attnlab::model {
+namespace {
+
+/// The metric logit(a) - logit(b) on the last row of a run's logits.
+double logitDifference(const ModelRun& run, const LogitDifference& metric) {
+    const auto last = run.logits.row(run.logits.rows() - 1);
+    return static_cast<double>(last(static_cast<Index>(metric.a))) -
+           static_cast<double>(last(static_cast<Index>(metric.b)));
+}
+
+std::optional<std::string> tokenProblem(const ModelConfig& config, std::int64_t token,
+                                        const char* what) {
+    if (token >= 0 && token < config.vocab) return std::nullopt;
+    std::ostringstream message;
+    message << what << " token " << token << " is not in the vocabulary (ids 0.."
+            << config.vocab - 1 << ")";
+    return message.str();
+}
+
+bool cancelled(const RunOptions& base) {
+    return base.cancel && base.cancel->load();
+}
+
+} // namespace
+
+Result<LogitLens> logitLens(const Model& model, std::span<const std::int64_t> ids,
+                            const RunOptions& base) {
+    RunRecording record;
+    RunOptions options = base;
+    options.logits = LogitRows::None;
+    options.recordQkv = false;
+    options.patch = nullptr;
+    options.record = &record;
+    auto run = runModel(model, ids, options);
+    if (!run) return Error{run.error()};
+    LogitLens lens;
+    for (Matrix& residual : record.residual) {
+        if (cancelled(base)) return Error{"cancelled"};
+        seams::finalNorm(model, residual);
+        lens.logits.emplace_back();
+        seams::logits(model, residual, lens.logits.back(), base.threads);
+    }
+    return lens;
+}
+
+Matrix probabilities(const Matrix& logits) {
+    Matrix out(logits.rows(), logits.cols());
+    for (Index i = 0; i < logits.rows(); ++i) {
+        const Eigen::ArrayXd row = logits.row(i).transpose().cast<double>().array();
+        const Eigen::ArrayXd e = (row - row.maxCoeff()).exp();
+        out.row(i) = (e / e.sum()).cast<float>().matrix().transpose();
+    }
+    return out;
+}
+
+std::vector<RankedToken> topTokens(const Eigen::Ref<const RowVector>& probabilities, Index k) {
+    const Index count = std::clamp<Index>(k, 0, probabilities.size());
+    std::vector<Index> order(static_cast<std::size_t>(probabilities.size()));
+    std::iota(order.begin(), order.end(), Index{0});
+    std::partial_sort(order.begin(), order.begin() + count, order.end(), [&](Index a, Index b) {
+        return probabilities(a) > probabilities(b) ||
+               (probabilities(a) == probabilities(b) && a < b);
+    });
+    std::vector<RankedToken> top;
+    for (Index i = 0; i < count; ++i) {
+        const Index id = order[static_cast<std::size_t>(i)];
+        top.push_back({static_cast<std::int64_t>(id), probabilities(id)});
+    }
+    return top;
+}
+
+std::optional<std::string> attributionRefusal(const Model& model) {
+    const ModelConfig& c = model.config;
+    const std::string who = model.name + " (" + std::string(c.arch().displayName) + ")";
+    if (c.kind == ModelKind::EncoderDecoder)
+        return who + " is an encoder-decoder: direct logit attribution reads a decoder's stack";
+    const LayerWeights& first = model.main.layers.front();
+    if (!first.attnNormAfter.empty() || !first.mlpNormAfter.empty())
+        return who + " normalises the residual after every block (post-LN), so the terms of " +
+               "the residual stream do not add up to the logit";
+    if (!first.attnNormOut.empty())
+        return who + " normalises the attention output before adding it to the residual, so " +
+               "the heads' outputs do not add up to the logit";
+    if (!model.headTransform.empty())
+        return who + " has a nonlinear head (dense, activation, norm) after the final norm";
+    if (c.finalSoftcap > 0)
+        return who + " soft-caps its logits (tanh), so the terms do not add up to the logit";
+    return std::nullopt;
+}
+
+Result<Attribution> directLogitAttribution(const Model& model, std::span<const std::int64_t> ids,
+                                           const AttributionOptions& asked,
+                                           const RunOptions& base) {
+    if (auto refusal = attributionRefusal(model)) return Error{*refusal};
+    const ModelConfig& c = model.config;
+    for (const auto& [token, what] :
+         {std::pair{asked.target, "target"}, std::pair{asked.contrast, "contrast"}})
+        if (token)
+            if (auto problem = tokenProblem(c, *token, what)) return Error{*problem};
+    RunRecording record;
+    RunOptions options = base;
+    options.logits = LogitRows::Last;
+    options.recordQkv = false;
+    options.patch = nullptr;
+    options.record = &record;
+    auto run = runModel(model, ids, options);
+    if (!run) return Error{run.error()};
+
+    Attribution parts;
+    const auto last = run->logits.row(0);
+    Index predicted = 0;
+    last.maxCoeff(&predicted);
+    parts.target = asked.target.value_or(static_cast<std::int64_t>(predicted));
+    parts.contrast = asked.contrast;
+
+    // The terms of the last position's final residual, one row each: the embedding, every head,
+    // every MLP, every attention output bias.
+    const Index layers = c.layers, heads = c.heads;
+    const Index at = static_cast<Index>(ids.size()) - 1;
+    Matrix terms(1 + layers * heads + 2 * layers, c.hidden);
+    terms.row(0) = record.residual.front().row(at);
+    for (Index l = 0; l < layers; ++l) {
+        const auto lu = static_cast<std::size_t>(l);
+        terms.middleRows(1 + l * heads, heads) = record.headOutputs[lu];
+        terms.row(1 + layers * heads + l) = record.mlpOutputs[lu].row(at);
+        terms.row(1 + layers * heads + layers + l) = record.attentionBias[lu];
+    }
+    std::vector<std::int64_t> tokens{parts.target};
+    if (parts.contrast) tokens.push_back(*parts.contrast);
+    const RowVector finalResidual = record.residual.back().row(at);
+    const MatrixD direct = seams::frozenDirectLogits(model, terms, finalResidual, tokens);
+    const Eigen::VectorXd values =
+        parts.contrast ? Eigen::VectorXd(direct.col(0) - direct.col(1)) : direct.col(0);
+
+    parts.embedding = values(0);
+    parts.heads.resize(layers, heads);
+    for (Index l = 0; l < layers; ++l)
+        for (Index h = 0; h < heads; ++h)
+            parts.heads(l, h) = values(1 + l * heads + h);
+    parts.mlp = values.segment(1 + layers * heads, layers);
+    parts.bias = values.segment(1 + layers * heads + layers, layers).sum() + values(terms.rows());
+    parts.logit =
+        static_cast<double>(last(static_cast<Index>(parts.target))) -
+        (parts.contrast ? static_cast<double>(last(static_cast<Index>(*parts.contrast))) : 0.0);
+    const Eigen::ArrayXd r = finalResidual.transpose().cast<double>().array();
+    parts.finalScale = model.main.finalNorm.empty() ? 1.0
+                       : c.arch().norm == NormKind::LayerNorm
+                           ? 1.0 / std::sqrt((r - r.mean()).square().mean() + c.normEps)
+                           : 1.0 / std::sqrt(r.square().mean() + c.normEps);
+    return parts;
+}
+
+std::optional<std::string> validatePatching(const ModelConfig& config,
+                                            std::span<const std::int64_t> clean,
+                                            std::span<const std::int64_t> corrupted,
+                                            const LogitDifference& metric) {
+    if (clean.size() != corrupted.size()) {
+        std::ostringstream message;
+        message << "the clean prompt is " << clean.size() << " tokens and the corrupted one "
+                << corrupted.size() << ": patching needs the same length";
+        return message.str();
+    }
+    if (auto problem = tokenProblem(config, metric.a, "metric")) return problem;
+    if (auto problem = tokenProblem(config, metric.b, "metric")) return problem;
+    if (metric.a == metric.b) return "the metric's two tokens are the same: their difference is 0";
+    return std::nullopt;
+}
+
+Result<Patching> activationPatching(const Model& model, std::span<const std::int64_t> clean,
+                                    std::span<const std::int64_t> corrupted,
+                                    const PatchingOptions& asked, const RunOptions& base) {
+    const ModelConfig& c = model.config;
+    if (auto problem = validatePatching(c, clean, corrupted, asked.metric)) return Error{*problem};
+    if (auto problem = validateRun(c, clean, base)) return Error{*problem};
+    if (auto problem = validateRun(c, corrupted, base)) return Error{*problem};
+
+    RunOptions options = base;
+    options.recordQkv = false;
+    options.record = nullptr;
+    options.patch = nullptr;
+    options.logits = LogitRows::Last;
+    RunRecording cleanRecord;
+    RunOptions recording = options;
+    recording.record = &cleanRecord;
+    auto cleanRun = runModel(model, clean, recording);
+    if (!cleanRun) return Error{cleanRun.error()};
+    auto corruptedRun = runModel(model, corrupted, options);
+    if (!corruptedRun) return Error{corruptedRun.error()};
+
+    Patching result;
+    result.clean = logitDifference(*cleanRun, asked.metric);
+    result.corrupted = logitDifference(*corruptedRun, asked.metric);
+    const double span = result.clean - result.corrupted;
+    if (!(std::abs(span) > 1e-6 * std::max(1.0, std::abs(result.clean)))) {
+        std::ostringstream message;
+        message << "the clean and corrupted prompts give the same logit difference ("
+                << result.clean << "): there is nothing to restore";
+        return Error{message.str()};
+    }
+    const Index length = static_cast<Index>(clean.size());
+    while (result.sharedPrefix < length &&
+           clean[static_cast<std::size_t>(result.sharedPrefix)] ==
+               corrupted[static_cast<std::size_t>(result.sharedPrefix)])
+        ++result.sharedPrefix;
+    const Index shared = result.sharedPrefix;
+    const bool reuse = asked.reusePrefix && c.kind == ModelKind::Decoder;
+
+    // The corrupted run over its first `positions` tokens, extended one token at a time (only
+    // the latest is kept: each patched run reads the cache of the positions it cannot change).
+    RunOptions prefixOptions = options;
+    prefixOptions.logits = LogitRows::None;
+    std::optional<ModelRun> prefix;
+    auto prefixOf = [&](Index positions) -> Result<const ModelRun*> {
+        if (!reuse || positions == 0) return static_cast<const ModelRun*>(nullptr);
+        if (!prefix || static_cast<Index>(prefix->ids.size()) != positions) {
+            const ModelRun* from =
+                prefix && static_cast<Index>(prefix->ids.size()) < positions ? &*prefix : nullptr;
+            auto longer = runModel(model, corrupted.first(static_cast<std::size_t>(positions)),
+                                   prefixOptions, from);
+            if (!longer) return Error{longer.error()};
+            prefix = std::move(*longer);
+        }
+        return static_cast<const ModelRun*>(&*prefix);
+    };
+
+    const Index layers = c.layers, heads = c.heads, hd = c.headDim;
+    const Index total = (asked.heads ? layers * heads : 0) +
+                        (asked.residual ? (layers + 1) * (length - shared) : 0);
+    Index done = 0;
+    auto patched = [&](const ActivationPatch& patch, const ModelRun* from) -> Result<double> {
+        if (cancelled(base)) return Error{"cancelled"};
+        RunOptions patching = options;
+        patching.patch = &patch;
+        auto run = runModel(model, corrupted, patching, from);
+        if (!run) return Error{run.error()};
+        ++result.runs;
+        result.reusedPositions += run->reusedPositions;
+        if (asked.progress) asked.progress(++done, total);
+        return (logitDifference(*run, asked.metric) - result.corrupted) / span;
+    };
+
+    if (asked.heads) {
+        result.heads.setZero(layers, heads);
+        auto from = prefixOf(shared);
+        if (!from) return Error{from.error()};
+        for (Index l = 0; l < layers; ++l)
+            for (Index h = 0; h < heads; ++h) {
+                ActivationPatch patch;
+                patch.heads[{l, h}] =
+                    cleanRecord.headInputs[static_cast<std::size_t>(l)].middleCols(h * hd, hd);
+                auto effect = patched(patch, *from);
+                if (!effect) return Error{effect.error()};
+                result.heads(l, h) = *effect;
+            }
+    }
+    if (asked.residual) {
+        // Before the first differing token the two residuals are the same: the effect is 0.
+        result.residual.setZero(layers + 1, length);
+        for (Index position = shared; position < length; ++position) {
+            auto from = prefixOf(position);
+            if (!from) return Error{from.error()};
+            for (Index l = 0; l <= layers; ++l) {
+                ActivationPatch patch;
+                patch.residual[{l, position}] =
+                    cleanRecord.residual[static_cast<std::size_t>(l)].row(position);
+                auto effect = patched(patch, *from);
+                if (!effect) return Error{effect.error()};
+                result.residual(l, position) = *effect;
+            }
+        }
+    }
+    return result;
+}
+
+} // namespace attnlab::model
