@@ -551,6 +551,65 @@
     </message>
 </context>
 <context>
+    <name>attnlab::ui::AttributionView</name>
+    <message>
+        <source>head (the last column: the layer&apos;s MLP)</source>
+        <translation>头（最后一列：该层的 MLP）</translation>
+    </message>
+    <message>
+        <source>layer</source>
+        <translation>层</translation>
+    </message>
+    <message>
+        <source>Direct logit attribution: the last position&apos;s final residual is a sum of the embedding, each head&apos;s output and each MLP&apos;s; read through the final norm (its scale frozen) and the predicted token&apos;s unembedding, the terms add up to its logit. Double-click a head to open its attention map on the last row.</source>
+        <translation>直接 logit 归因：最后一个位置的最终残差是嵌入、每个头的输出和每个 MLP 的输出之和；经过最终归一化（缩放固定）和预测词元的反嵌入读出，这些项加起来就是它的 logit。双击一个头，打开它在最后一行的注意力图。</translation>
+    </message>
+    <message>
+        <source>layer %1, head %2: %3</source>
+        <translation>第 %1 层，第 %2 个头：%3</translation>
+    </message>
+    <message>
+        <source>layer %1, MLP: %2</source>
+        <translation>第 %1 层，MLP：%2</translation>
+    </message>
+    <message>
+        <source>Direct logit attribution does not add up for this model: %1</source>
+        <translation>这个模型的直接 logit 归因无法加总：%1</translation>
+    </message>
+    <message>
+        <source>MLP</source>
+        <translation>MLP</translation>
+    </message>
+    <message>
+        <source>contribution to the logit</source>
+        <translation>对 logit 的贡献</translation>
+    </message>
+    <message>
+        <source>Open a model (File &gt; Open Model, or File &gt; Examples) and type a text: each head&apos;s share of the next token appears here.</source>
+        <translation>打开一个模型（文件 &gt; 打开模型，或 文件 &gt; 示例）并输入文本：每个头对下一个词元的贡献会显示在这里。</translation>
+    </message>
+    <message>
+        <source>Attribution: waiting for the first run</source>
+        <translation>归因：等待第一次运行</translation>
+    </message>
+    <message>
+        <source>Attribution: %1</source>
+        <translation>归因：%1</translation>
+    </message>
+    <message>
+        <source>Direct logit attribution to “%1” at the last position: heads %2 + MLPs %3 + embedding %4 + biases %5 = logit %6</source>
+        <translation>最后一个位置对“%1”的直接 logit 归因：各头 %2 + 各 MLP %3 + 嵌入 %4 + 偏置 %5 = logit %6</translation>
+    </message>
+    <message>
+        <source>Attribution: open a model and type a text</source>
+        <translation>归因：请打开模型并输入文本</translation>
+    </message>
+    <message>
+        <source>Attribution</source>
+        <translation>归因</translation>
+    </message>
+</context>
+<context>
     <name>attnlab::ui::CompareView</name>
     <message>
         <source>Compare A (the session) with B =</source>
@@ -2205,6 +2264,61 @@ output</source>
     <message>
         <source>key %1</source>
         <translation>键 %1</translation>
+    </message>
+</context>
+<context>
+    <name>attnlab::ui::LogitLensView</name>
+    <message>
+        <source>position (the token read there)</source>
+        <translation>位置（该处读入的词元）</translation>
+    </message>
+    <message>
+        <source>residual after</source>
+        <translation>残差取自</translation>
+    </message>
+    <message>
+        <source>The logit lens: the residual stream after the embedding and after each layer, read through the model&apos;s final norm and unembedding as if it were the last layer. Each cell is the token that layer would predict next there.</source>
+        <translation>logit 透镜：嵌入之后和每一层之后的残差流，像最后一层一样经过模型的最终归一化和反嵌入读出。每个格子是该层在这里会预测的下一个词元。</translation>
+    </message>
+    <message>
+        <source>The logit lens reads a model that runs one sequence; an encoder-decoder&apos;s decoder reads its source too.</source>
+        <translation>logit 透镜读取只运行一个序列的模型；编码器–解码器的解码器还要读取源句子。</translation>
+    </message>
+    <message>
+        <source>%1, position %2 (%3):</source>
+        <translation>%1，位置 %2（%3）：</translation>
+    </message>
+    <message>
+        <source>embedding</source>
+        <translation>嵌入</translation>
+    </message>
+    <message>
+        <source>layer %1</source>
+        <translation>第 %1 层</translation>
+    </message>
+    <message>
+        <source>probability of the top token</source>
+        <translation>最可能词元的概率</translation>
+    </message>
+    <message>
+        <source>Open a model (File &gt; Open Model, or File &gt; Examples) and type a text: each layer&apos;s guess at the next token appears here.</source>
+        <translation>打开一个模型（文件 &gt; 打开模型，或 文件 &gt; 示例）并输入文本：每一层对下一个词元的猜测会显示在这里。</translation>
+    </message>
+    <message>
+        <source>Logit lens: %1</source>
+        <translation>logit 透镜：%1</translation>
+    </message>
+    <message>
+        <source>Logit lens of %1: the next token each layer would predict at each position (its probability as colour; hover for the top %2)</source>
+        <translation>%1 的 logit 透镜：每一层在每个位置会预测的下一个词元（颜色表示其概率；悬停查看前 %2 个）</translation>
+    </message>
+    <message>
+        <source>Logit lens: open a model and type a text</source>
+        <translation>logit 透镜：请打开模型并输入文本</translation>
+    </message>
+    <message>
+        <source>Logit lens</source>
+        <translation>logit 透镜</translation>
     </message>
 </context>
 <context>

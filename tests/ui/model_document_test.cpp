@@ -25,6 +25,7 @@
 #include <fstream>
 #include <map>
 
+#include "attnlab/model/lens.h"
 #include "attnlab/model/translate.h"
 #include "ui/state/document.h"
 #include "ui/state/dump_document.h"
@@ -32,6 +33,7 @@
 #include "ui/state/model_document.h"
 #include "ui/views/fill_mask_view.h"
 #include "ui/views/heatmap_view.h"
+#include "ui/views/lens_views.h"
 #include "ui/views/next_token_view.h"
 #include "ui/views/step_controls.h"
 #include "ui/views/translation_view.h"
@@ -641,6 +643,65 @@ TEST(ModelDocument, TheFillMaskViewFillsTheMaskFromBothSides) {
     models->openModel(kModelDir);
     ASSERT_TRUE(models->waitForIdle());
     EXPECT_FALSE(view->notApplicable().isEmpty());
+}
+
+// The logit lens and attribution tabs on the bundled model: each cell's token is the argmax of
+// the core's logit lens of the same text (itself checked against a plain PyTorch forward in
+// tests/model/lens_test.cpp), the last row is the model's own prediction, the attribution's
+// cells are the core's terms and add up to the logit, and double-clicking a head opens its
+// attention map on the last row.
+TEST(ModelDocument, TheLogitLensAndAttributionTabsShowTheCoresNumbers) {
+    MainWindow window;
+    window.resize(1280, 720);
+    window.show();
+    ModelDocument* models = ModelDocument::of(window.document());
+    models->openModel(kModelDir);
+    ASSERT_TRUE(models->waitForIdle());
+    models->setText(QStringLiteral("the cat sat on the mat. the cat sat on"));
+    ASSERT_TRUE(models->waitForIdle());
+    auto* lensView = qobject_cast<LogitLensView*>(window.view(QStringLiteral("logit-lens")));
+    auto* parts = qobject_cast<AttributionView*>(window.view(QStringLiteral("attribution")));
+    ASSERT_NE(lensView, nullptr);
+    ASSERT_NE(parts, nullptr);
+    window.showView(QStringLiteral("logit-lens"));
+    QCoreApplication::processEvents();
+    lensView->ensureFresh();
+
+    const Reference reference;
+    const std::vector<std::int64_t> ids = models->ids();
+    const model::LogitLens lens = std::move(model::logitLens(reference.model, ids).value());
+    ASSERT_EQ(lensView->top().size(), lens.logits.size());
+    for (std::size_t l = 0; l < lens.logits.size(); ++l) {
+        ASSERT_EQ(static_cast<Index>(lensView->top()[l].size()), lens.logits[l].rows());
+        for (Index i = 0; i < lens.logits[l].rows(); ++i) {
+            Index best = 0;
+            lens.logits[l].row(i).maxCoeff(&best);
+            EXPECT_EQ(lensView->top()[l][std::size_t(i)].id, best) << l << "," << i;
+        }
+    }
+    const model::ModelRun run = reference.run(ids);
+    Index predicted = 0;
+    run.logits.row(run.logits.rows() - 1).maxCoeff(&predicted);
+    EXPECT_EQ(lensView->top().back().back().id, predicted);
+    EXPECT_EQ(lensView->topOf(0, 0).size(), 5u);
+    EXPECT_EQ(lensView->data().rows, static_cast<int>(lens.logits.size()));
+
+    window.showView(QStringLiteral("attribution"));
+    QCoreApplication::processEvents();
+    parts->ensureFresh();
+    ASSERT_TRUE(parts->attribution().has_value());
+    const model::Attribution core =
+        std::move(model::directLogitAttribution(reference.model, ids).value());
+    EXPECT_EQ(parts->attribution()->target, predicted);
+    EXPECT_NEAR((parts->attribution()->heads - core.heads).cwiseAbs().maxCoeff(), 0.0, 1e-9);
+    EXPECT_NEAR(parts->attribution()->total(), parts->attribution()->logit,
+                1e-4 * std::max(1.0, std::abs(core.logit)));
+    parts->openHead(1, 1);
+    QCoreApplication::processEvents();
+    EXPECT_EQ(window.document()->session().viewState.view, "heatmap");
+    EXPECT_EQ(window.document()->session().viewState.query, static_cast<Index>(ids.size()) - 1);
+    EXPECT_EQ(models->layer(), 1);
+    EXPECT_EQ(models->head(), 1);
 }
 
 // Not a test but a measurement, skipped unless asked for:

@@ -15,6 +15,7 @@
 #include "ui/views/heads_grid_view.h"
 #include "ui/views/heatmap_view.h"
 #include "ui/views/kv_cache_view.h"
+#include "ui/views/lens_views.h"
 #include "ui/views/lines_view.h"
 #include "ui/views/model_view.h"
 #include "ui/views/output_projection_view.h"
@@ -142,6 +143,11 @@ const std::vector<ViewEntry>& viewRegistry() {
         // A translation model writing its sentence, word by word, reading the source.
         {QStringLiteral("translation"), probe,
          [](Document* d, QWidget* p) -> View* { return new TranslationView(d, p); }},
+        // Where the prediction comes from: each layer's guess, each head's share.
+        {QStringLiteral("logit-lens"), probe,
+         [](Document* d, QWidget* p) -> View* { return new LogitLensView(d, p); }},
+        {QStringLiteral("attribution"), probe,
+         [](Document* d, QWidget* p) -> View* { return new AttributionView(d, p); }},
         // An encoder filling in [MASK], reading both sides.
         {QStringLiteral("fill-mask"), probe,
          [](Document* d, QWidget* p) -> View* { return new FillMaskView(d, p); }},

@@ -1,0 +1,439 @@
+#include "ui/views/lens_views.h"
+
+#include <QMouseEvent>
+#include <QToolTip>
+#include <qcustomplot.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "attnlab/model/model.h"
+#include "ui/state/experiment_data.h"
+#include "ui/state/model_document.h"
+#include "ui/views/colormap.h"
+#include "ui/views/plot_captions.h"
+#include "ui/views/teaching_plot.h"
+
+namespace attnlab::ui {
+
+namespace {
+
+/// Most probable tokens kept per cell of the logit lens (the hover lists them).
+constexpr Index kTopTokens = 5;
+
+/// A model whose residual stream the lens reads: one sequence (not an encoder-decoder).
+bool readsOneSequence(const model::Model& net) {
+    return net.config.kind != model::ModelKind::EncoderDecoder;
+}
+
+/// The run's options for a lens computation: the document's switched-off heads, every core.
+model::RunOptions optionsOf(const ModelDocument& models) {
+    model::RunOptions options;
+    options.ablatedHeads = models.ablatedHeads();
+    return options;
+}
+
+/// A token as it reads in a cell: the tokenizer's display form, trimmed, quoted when empty.
+QString tokenText(const model::Tokenizer* tokenizer, std::int64_t id) {
+    if (!tokenizer) return QString::number(id);
+    const QString text = QString::fromStdString(tokenizer->displayToken(id)).trimmed();
+    return text.isEmpty() ? QStringLiteral("\u2423") : text; // ␣ for a space
+}
+
+/// The matrix axes of one grid, set up once: rows down, labels thinned after layout.
+QCPAxisRect* gridRect(QCustomPlot* plot, QCPTextElement*& title, QCPColorMap*& map,
+                      QCPColorScale*& scale, const QString& xLabel, const QString& yLabel) {
+    plot->plotLayout()->clear();
+    title = new QCPTextElement(plot, QString());
+    plot->plotLayout()->addElement(0, 0, title);
+    QCPAxisRect* rect = makeAxisRect(plot, xLabel, yLabel);
+    setupMatrixAxes(rect);
+    // The grid and its colour bar in a row of their own, so the title spans the whole width.
+    auto* body = new QCPLayoutGrid;
+    plot->plotLayout()->addElement(1, 0, body);
+    body->addElement(0, 0, rect);
+    map = new QCPColorMap(rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft));
+    map->setInterpolate(false);
+    map->setTightBoundary(false);
+    scale = new QCPColorScale(plot);
+    body->addElement(0, 1, scale);
+    scale->setType(QCPAxis::atRight);
+    scale->setBarWidth(10);
+    map->setColorScale(scale);
+    auto* margins = new QCPMarginGroup(plot);
+    rect->setMarginGroup(QCP::msBottom | QCP::msTop, margins);
+    scale->setMarginGroup(QCP::msBottom | QCP::msTop, margins);
+    QObject::connect(plot, &QCustomPlot::afterLayout, plot, [plot, rect] {
+        bool changed = false;
+        for (QCPAxis* axis : {rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft)})
+            changed = fitTokenLabels(axis) || changed;
+        if (changed) plot->replot(QCustomPlot::rpQueuedReplot);
+    });
+    return rect;
+}
+
+/// The cell (row, column) under a point of the plot, or (-1, -1).
+std::pair<Index, Index> cellAt(QCustomPlot* plot, const QPointF& point, Index rows, Index cols) {
+    QCPAxisRect* rect = plot->axisRect();
+    if (!rect || !rect->rect().contains(point.toPoint())) return {-1, -1};
+    const auto column = static_cast<Index>(
+        std::lround(rect->axis(QCPAxis::atBottom)->pixelToCoord(point.x())));
+    const auto row =
+        static_cast<Index>(std::lround(rect->axis(QCPAxis::atLeft)->pixelToCoord(point.y())));
+    if (row < 0 || row >= rows || column < 0 || column >= cols) return {-1, -1};
+    return {row, column};
+}
+
+/// Writes `texts` (row-major, rows x cols) into the cells, in a colour that reads on each.
+void writeCells(QCustomPlot* plot, QCPColorMap* map, const QStringList& texts, Index rows,
+                Index cols, const Theme& look) {
+    plot->clearItems();
+    QFont font = plot->font();
+    setFontSize(font, look, std::max(6, look.fontPointSize - 2));
+    const QCPRange range = map->dataRange();
+    for (Index i = 0; i < rows; ++i)
+        for (Index j = 0; j < cols; ++j) {
+            auto* label = new QCPItemText(plot);
+            label->setClipToAxisRect(true);
+            label->position->setType(QCPItemPosition::ptPlotCoords);
+            label->position->setCoords(static_cast<double>(j), static_cast<double>(i));
+            label->setText(texts[static_cast<int>(i * cols + j)]);
+            label->setFont(font);
+            const double value = map->data()->cell(static_cast<int>(j), static_cast<int>(i));
+            const double t = range.size() > 0 ? (value - range.lower) / range.size() : 0.5;
+            label->setColor(contrastingText(map->gradient().color(t, QCPRange(0, 1))));
+        }
+}
+
+} // namespace
+
+// ---- Logit lens -------------------------------------------------------------------------------
+
+LogitLensView::LogitLensView(Document* document, QWidget* parent) : PlotView(document, parent) {
+    gridRect(m_plot, m_title, m_map, m_scale, tr("position (the token read there)"),
+             tr("residual after"));
+    setToolTip(tr("The logit lens: the residual stream after the embedding and after each layer, "
+                  "read through the model's final norm and unembedding as if it were the last "
+                  "layer. Each cell is the token that layer would predict next there."));
+    m_plot->setMouseTracking(true);
+    connect(m_plot, &QCustomPlot::mouseMove, this, [this](QMouseEvent* event) {
+        const auto [row, position] = cellAt(m_plot, event->position(),
+                                            static_cast<Index>(m_top.size()),
+                                            m_top.empty() ? 0 : Index(m_top.front().size()));
+        if (row < 0) {
+            QToolTip::hideText();
+            return;
+        }
+        QToolTip::showText(event->globalPosition().toPoint(), cellText(row, position), m_plot);
+    });
+    ModelDocument* models = ModelDocument::of(document);
+    connect(models, &ModelDocument::runChanged, this, [this] { markStale(); });
+    connect(models, &ModelDocument::modelChanged, this, [this] { markStale(); });
+}
+
+QString LogitLensView::notApplicable() const {
+    const ModelDocument* models = ModelDocument::of(document());
+    if (models->model() && !readsOneSequence(*models->model()))
+        return tr("The logit lens reads a model that runs one sequence; an encoder-decoder's "
+                  "decoder reads its source too.");
+    return {};
+}
+
+std::vector<model::RankedToken> LogitLensView::topOf(Index row, Index position) const {
+    if (!m_lens || row < 0 || row >= static_cast<Index>(m_lens->logits.size())) return {};
+    const Matrix& logits = m_lens->logits[static_cast<std::size_t>(row)];
+    if (position < 0 || position >= logits.rows()) return {};
+    const Matrix p = model::probabilities(logits.row(position));
+    return model::topTokens(p.row(0), kTopTokens);
+}
+
+QString LogitLensView::cellText(Index row, Index position) const {
+    const model::Tokenizer* tokenizer = ModelDocument::of(document())->tokenizer();
+    QStringList lines;
+    lines << tr("%1, position %2 (%3):")
+                 .arg(m_rowLabels.value(static_cast<int>(row)))
+                 .arg(position)
+                 .arg(m_columnLabels.value(static_cast<int>(position)));
+    for (const model::RankedToken& token : topOf(row, position))
+        lines << QStringLiteral("%1  %2 %").arg(tokenText(tokenizer, token.id))
+                     .arg(100.0 * token.probability, 0, 'f', 1);
+    return lines.join(QLatin1Char('\n'));
+}
+
+void LogitLensView::refresh() {
+    const Theme look = theme();
+    ModelDocument* models = ModelDocument::of(document());
+    const std::shared_ptr<const model::Model> net = models->sharedModel();
+    const std::shared_ptr<const model::ModelRun> run = models->sharedRun();
+    const bool applies = net && run && readsOneSequence(*net) && !run->ids.empty();
+    if (!applies) {
+        m_lens.reset();
+        m_top.clear();
+        m_computedFor.reset();
+    } else if (run != m_computedFor.lock()) {
+        // Computed again for each new run (text, appended token, heads switched off).
+        m_computedFor = run;
+        m_error.clear();
+        auto lens = model::logitLens(*net, run->ids, optionsOf(*models));
+        m_lens.reset();
+        m_top.clear();
+        if (!lens) {
+            m_error = QString::fromStdString(lens.error());
+        } else {
+            m_lens = std::move(*lens);
+            for (const Matrix& logits : m_lens->logits) {
+                const Matrix p = model::probabilities(logits);
+                std::vector<model::RankedToken> row;
+                for (Index i = 0; i < p.rows(); ++i)
+                    row.push_back(model::topTokens(p.row(i), 1).front());
+                m_top.push_back(std::move(row));
+            }
+        }
+    }
+
+    const Index rows = static_cast<Index>(m_top.size());
+    const Index cols = rows > 0 ? static_cast<Index>(m_top.front().size()) : 0;
+    MatrixD values(rows, cols);
+    QStringList texts;
+    for (Index i = 0; i < rows; ++i)
+        for (Index j = 0; j < cols; ++j) {
+            const model::RankedToken& top = m_top[std::size_t(i)][std::size_t(j)];
+            values(i, j) = top.probability;
+            texts << tokenText(models->tokenizer(), top.id);
+        }
+    m_rowLabels.clear();
+    for (Index i = 0; i < rows; ++i)
+        m_rowLabels << (i == 0 ? tr("embedding") : tr("layer %1").arg(i - 1));
+    m_columnLabels = applies ? displayTokens(models->tokenLabels()) : QStringList();
+    while (m_columnLabels.size() < cols)
+        m_columnLabels << QString::number(m_columnLabels.size());
+
+    const QString colormap = QString::fromStdString(document()->session().viewState.colormap);
+    m_map->setGradient(makeGradient(isDiverging(colormap) ? QStringLiteral("viridis") : colormap,
+                                    maskedColor(look, colormap)));
+    fillColorMap(m_map, values, nullptr);
+    m_map->setDataRange(QCPRange(0, 1));
+    m_scale->axis()->setLabel(tr("probability of the top token"));
+    QCPAxisRect* rect = m_plot->axisRect();
+    setTokenLabels(rect->axis(QCPAxis::atBottom), m_columnLabels);
+    rect->axis(QCPAxis::atBottom)->setTickLabelRotation(cols > 8 ? -45 : 0);
+    setTokenLabels(rect->axis(QCPAxis::atLeft), m_rowLabels);
+    rect->axis(QCPAxis::atBottom)->setRange(-0.5, std::max<Index>(1, cols) - 0.5);
+    rect->axis(QCPAxis::atLeft)->setRange(-0.5, std::max<Index>(1, rows) - 0.5);
+    if (rows * cols <= kLabelledCells)
+        writeCells(m_plot, m_map, texts, rows, cols, look);
+    else
+        m_plot->clearItems();
+
+    if (!net)
+        m_title->setText(tr("Open a model (File > Open Model, or File > Examples) and type a "
+                            "text: each layer's guess at the next token appears here."));
+    else if (!notApplicable().isEmpty())
+        m_title->setText(notApplicable());
+    else if (!m_error.isEmpty())
+        m_title->setText(tr("Logit lens: %1").arg(m_error));
+    else
+        m_title->setText(tr("Logit lens of %1: the next token each layer would predict at each "
+                            "position (its probability as colour; hover for the top %2)")
+                             .arg(models->displayName())
+                             .arg(kTopTokens));
+    stylePlot(*m_plot, look);
+    wrapToFigureWidth(figureStyle().wrapWidth, {m_title});
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+DataTable LogitLensView::data() const {
+    DataTable table;
+    if (m_top.empty()) {
+        table.unavailable = tr("Logit lens: open a model and type a text");
+        return table;
+    }
+    // One row per layer, one column per position: the top token's probability; its ids in the
+    // JSON.
+    const Index rows = static_cast<Index>(m_top.size());
+    const Index cols = static_cast<Index>(m_top.front().size());
+    MatrixD values(rows, cols);
+    QVariantList ids;
+    for (Index i = 0; i < rows; ++i) {
+        QVariantList row;
+        for (Index j = 0; j < cols; ++j) {
+            values(i, j) = m_top[std::size_t(i)][std::size_t(j)].probability;
+            row << static_cast<qlonglong>(m_top[std::size_t(i)][std::size_t(j)].id);
+        }
+        ids << QVariant(row);
+    }
+    table = DataTable::fromMatrix(values, m_rowLabels, m_columnLabels);
+    table.rowHeader = QStringLiteral("residual_after");
+    table.extra.insert(QStringLiteral("top_token_ids"), ids);
+    table.extra.insert(QStringLiteral("quantity"), QStringLiteral("top_token_probability"));
+    return table;
+}
+
+// ---- Direct logit attribution -----------------------------------------------------------------
+
+AttributionView::AttributionView(Document* document, QWidget* parent)
+    : PlotView(document, parent) {
+    gridRect(m_plot, m_title, m_map, m_scale, tr("head (the last column: the layer's MLP)"),
+             tr("layer"));
+    setToolTip(tr("Direct logit attribution: the last position's final residual is a sum of the "
+                  "embedding, each head's output and each MLP's; read through the final norm "
+                  "(its scale frozen) and the predicted token's unembedding, the terms add up to "
+                  "its logit. Double-click a head to open its attention map on the last row."));
+    m_plot->setMouseTracking(true);
+    connect(m_plot, &QCustomPlot::mouseMove, this, [this](QMouseEvent* event) {
+        if (!m_parts) return;
+        const Index heads = m_parts->heads.cols();
+        const auto [layer, column] =
+            cellAt(m_plot, event->position(), m_parts->heads.rows(), heads + 1);
+        if (layer < 0) {
+            QToolTip::hideText();
+            return;
+        }
+        const double value = column < heads ? m_parts->heads(layer, column) : m_parts->mlp(layer);
+        QToolTip::showText(event->globalPosition().toPoint(),
+                           (column < heads ? tr("layer %1, head %2: %3")
+                                                 .arg(layer)
+                                                 .arg(column)
+                                                 .arg(value, 0, 'f', 3)
+                                           : tr("layer %1, MLP: %2").arg(layer).arg(value, 0,
+                                                                                   'f', 3)),
+                           m_plot);
+    });
+    connect(m_plot, &QCustomPlot::mouseDoubleClick, this, [this](QMouseEvent* event) {
+        if (!m_parts) return;
+        const Index heads = m_parts->heads.cols();
+        const auto [layer, column] =
+            cellAt(m_plot, event->position(), m_parts->heads.rows(), heads + 1);
+        if (layer >= 0 && column < heads) openHead(layer, column);
+    });
+    ModelDocument* models = ModelDocument::of(document);
+    connect(models, &ModelDocument::runChanged, this, [this] { markStale(); });
+    connect(models, &ModelDocument::modelChanged, this, [this] { markStale(); });
+}
+
+QString AttributionView::notApplicable() const {
+    const ModelDocument* models = ModelDocument::of(document());
+    if (!models->model()) return {};
+    if (const auto refusal = model::attributionRefusal(*models->model()))
+        return tr("Direct logit attribution does not add up for this model: %1")
+            .arg(QString::fromStdString(*refusal));
+    return {};
+}
+
+void AttributionView::openHead(Index layer, Index head) {
+    ModelDocument* models = ModelDocument::of(document());
+    models->focus(layer, head);
+    ViewState state = document()->session().viewState;
+    state.view = "heatmap";
+    state.query = std::max<Index>(0, static_cast<Index>(models->ids().size()) - 1);
+    document()->setViewState(state);
+}
+
+void AttributionView::refresh() {
+    const Theme look = theme();
+    ModelDocument* models = ModelDocument::of(document());
+    const std::shared_ptr<const model::Model> net = models->sharedModel();
+    const std::shared_ptr<const model::ModelRun> run = models->sharedRun();
+    const bool applies = net && run && notApplicable().isEmpty() && !run->ids.empty() &&
+                         readsOneSequence(*net);
+    if (!applies) {
+        m_parts.reset();
+        m_computedFor.reset();
+    } else if (run != m_computedFor.lock()) {
+        m_computedFor = run;
+        m_error.clear();
+        auto parts = model::directLogitAttribution(*net, run->ids, {}, optionsOf(*models));
+        m_parts.reset();
+        if (parts)
+            m_parts = std::move(*parts);
+        else
+            m_error = QString::fromStdString(parts.error());
+    }
+
+    const Index layers = m_parts ? m_parts->heads.rows() : 0;
+    const Index heads = m_parts ? m_parts->heads.cols() : 0;
+    MatrixD values(layers, layers > 0 ? heads + 1 : 0);
+    QStringList texts;
+    for (Index l = 0; l < layers; ++l) {
+        for (Index h = 0; h < heads; ++h)
+            values(l, h) = m_parts->heads(l, h);
+        values(l, heads) = m_parts->mlp(l);
+        for (Index c = 0; c <= heads; ++c)
+            texts << QString::number(values(l, c), 'f', 2);
+    }
+    QStringList columns, rows;
+    for (Index h = 0; h < heads; ++h)
+        columns << QString::number(h);
+    if (layers > 0) columns << tr("MLP");
+    for (Index l = 0; l < layers; ++l)
+        rows << QString::number(l);
+    m_map->setGradient(makeGradient(QStringLiteral("diverging"), look.masked));
+    const QCPRange drawn = fillColorMap(m_map, values, nullptr);
+    const double reach = std::max({std::abs(drawn.lower), std::abs(drawn.upper), 1e-9});
+    m_map->setDataRange(QCPRange(-reach, reach));
+    m_scale->axis()->setLabel(tr("contribution to the logit"));
+    QCPAxisRect* rect = m_plot->axisRect();
+    setTokenLabels(rect->axis(QCPAxis::atBottom), columns);
+    setTokenLabels(rect->axis(QCPAxis::atLeft), rows);
+    rect->axis(QCPAxis::atBottom)->setTickLabelRotation(0);
+    rect->axis(QCPAxis::atBottom)->setRange(-0.5, std::max<Index>(1, heads + 1) - 0.5);
+    rect->axis(QCPAxis::atLeft)->setRange(-0.5, std::max<Index>(1, layers) - 0.5);
+    if (layers * (heads + 1) <= LogitLensView::kLabelledCells)
+        writeCells(m_plot, m_map, texts, layers, heads + 1, look);
+    else
+        m_plot->clearItems();
+
+    if (!net) {
+        m_title->setText(tr("Open a model (File > Open Model, or File > Examples) and type a "
+                            "text: each head's share of the next token appears here."));
+    } else if (!notApplicable().isEmpty()) {
+        m_title->setText(notApplicable());
+    } else if (!m_parts) {
+        m_title->setText(m_error.isEmpty() ? tr("Attribution: waiting for the first run")
+                                           : tr("Attribution: %1").arg(m_error));
+    } else {
+        const QString token = tokenText(models->tokenizer(), m_parts->target);
+        m_title->setText(tr("Direct logit attribution to “%1” at the last position: heads %2 + "
+                            "MLPs %3 + embedding %4 + biases %5 = logit %6")
+                             .arg(token)
+                             .arg(m_parts->heads.sum(), 0, 'f', 2)
+                             .arg(m_parts->mlp.sum(), 0, 'f', 2)
+                             .arg(m_parts->embedding, 0, 'f', 2)
+                             .arg(m_parts->bias, 0, 'f', 2)
+                             .arg(m_parts->logit, 0, 'f', 2));
+    }
+    stylePlot(*m_plot, look);
+    wrapToFigureWidth(figureStyle().wrapWidth, {m_title});
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+DataTable AttributionView::data() const {
+    DataTable table;
+    if (!m_parts) {
+        table.unavailable = notApplicable().isEmpty() ? tr("Attribution: open a model and type a text")
+                                                      : notApplicable();
+        return table;
+    }
+    // One row per layer: each head's contribution, then the MLP's; the other terms in the JSON.
+    const Index layers = m_parts->heads.rows();
+    const Index heads = m_parts->heads.cols();
+    MatrixD values(layers, heads + 1);
+    values.leftCols(heads) = m_parts->heads;
+    values.col(heads) = m_parts->mlp;
+    QStringList columns, rows;
+    for (Index h = 0; h < heads; ++h)
+        columns << QStringLiteral("head_%1").arg(h);
+    columns << QStringLiteral("mlp");
+    for (Index l = 0; l < layers; ++l)
+        rows << QString::number(l);
+    table = DataTable::fromMatrix(values, rows, columns);
+    table.rowHeader = QStringLiteral("layer");
+    table.extra.insert(QStringLiteral("target"), static_cast<qlonglong>(m_parts->target));
+    table.extra.insert(QStringLiteral("embedding"), m_parts->embedding);
+    table.extra.insert(QStringLiteral("bias"), m_parts->bias);
+    table.extra.insert(QStringLiteral("logit"), m_parts->logit);
+    return table;
+}
+
+} // namespace attnlab::ui
