@@ -34,17 +34,24 @@ bool cancelled(const RunOptions& base) {
     return base.cancel && base.cancel->load();
 }
 
+/// Runs ids with base's ablation, threads and cancel, recording the residual stream's terms
+/// into `record` and keeping `logits` rows: the one forward the lens and the attribution read.
+Result<ModelRun> recordedRun(const Model& model, std::span<const std::int64_t> ids,
+                             const RunOptions& base, LogitRows logits, RunRecording& record) {
+    RunOptions options = base;
+    options.logits = logits;
+    options.recordQkv = false;
+    options.patch = nullptr;
+    options.record = &record;
+    return runModel(model, ids, options);
+}
+
 } // namespace
 
 Result<LogitLens> logitLens(const Model& model, std::span<const std::int64_t> ids,
                             const RunOptions& base) {
     RunRecording record;
-    RunOptions options = base;
-    options.logits = LogitRows::None;
-    options.recordQkv = false;
-    options.patch = nullptr;
-    options.record = &record;
-    auto run = runModel(model, ids, options);
+    auto run = recordedRun(model, ids, base, LogitRows::None, record);
     if (!run) return Error{run.error()};
     LogitLens lens;
     for (Matrix& residual : record.residual) {
@@ -111,12 +118,7 @@ Result<Attribution> directLogitAttribution(const Model& model, std::span<const s
         if (token)
             if (auto problem = tokenProblem(c, *token, what)) return Error{*problem};
     RunRecording record;
-    RunOptions options = base;
-    options.logits = LogitRows::Last;
-    options.recordQkv = false;
-    options.patch = nullptr;
-    options.record = &record;
-    auto run = runModel(model, ids, options);
+    auto run = recordedRun(model, ids, base, LogitRows::Last, record);
     if (!run) return Error{run.error()};
 
     Attribution parts;
