@@ -1,7 +1,14 @@
 #include "ui/views/lens_views.h"
 
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
 #include <QMouseEvent>
+#include <QProgressBar>
+#include <QPushButton>
 #include <QToolTip>
+#include <QVBoxLayout>
 #include <qcustomplot.h>
 
 #include <algorithm>
@@ -11,6 +18,7 @@
 #include "attnlab/model/model.h"
 #include "ui/state/experiment_data.h"
 #include "ui/state/model_document.h"
+#include "ui/state/patching_document.h"
 #include "ui/views/colormap.h"
 #include "ui/views/plot_captions.h"
 #include "ui/views/teaching_plot.h"
@@ -104,6 +112,16 @@ void writeCells(QCustomPlot* plot, QCPColorMap* map, const QStringList& texts, I
             const double t = range.size() > 0 ? (value - range.lower) / range.size() : 0.5;
             label->setColor(contrastingText(map->gradient().color(t, QCPRange(0, 1))));
         }
+}
+
+/// Opens head (layer, head)'s attention map on the last row: the heatmap of that layer and head.
+void openHeadOnLastRow(Document* document, Index layer, Index head) {
+    ModelDocument* models = ModelDocument::of(document);
+    models->focus(layer, head);
+    ViewState state = document->session().viewState;
+    state.view = "heatmap";
+    state.query = std::max<Index>(0, static_cast<Index>(models->ids().size()) - 1);
+    document->setViewState(state);
 }
 
 } // namespace
@@ -322,12 +340,7 @@ QString AttributionView::notApplicable() const {
 }
 
 void AttributionView::openHead(Index layer, Index head) {
-    ModelDocument* models = ModelDocument::of(document());
-    models->focus(layer, head);
-    ViewState state = document()->session().viewState;
-    state.view = "heatmap";
-    state.query = std::max<Index>(0, static_cast<Index>(models->ids().size()) - 1);
-    document()->setViewState(state);
+    openHeadOnLastRow(document(), layer, head);
 }
 
 void AttributionView::refresh() {
@@ -433,6 +446,303 @@ DataTable AttributionView::data() const {
     table.extra.insert(QStringLiteral("embedding"), m_parts->embedding);
     table.extra.insert(QStringLiteral("bias"), m_parts->bias);
     table.extra.insert(QStringLiteral("logit"), m_parts->logit);
+    return table;
+}
+
+// ---- Activation patching ----------------------------------------------------------------------
+
+namespace {
+
+/// Sets a line edit's text without moving the cursor of the person typing in it.
+void showText(QLineEdit* edit, const QString& text) {
+    if (edit->text() == text) return;
+    const int cursor = edit->cursorPosition();
+    edit->setText(text);
+    edit->setCursorPosition(std::min(cursor, static_cast<int>(text.size())));
+}
+
+} // namespace
+
+PatchingView::PatchingView(Document* document, QWidget* parent)
+    : PlotView(document, parent), m_patching(PatchingDocument::of(document)) {
+    auto* controls = new QWidget(this);
+    auto* rows = new QVBoxLayout(controls);
+    rows->setContentsMargins(6, 4, 6, 0);
+    auto* first = new QHBoxLayout;
+    rows->addLayout(first);
+    auto* corruptedLabel = new QLabel(tr("Corrupted text:"), controls);
+    m_corrupted = new QLineEdit(controls);
+    m_corrupted->setObjectName(QStringLiteral("PatchingCorruptedText"));
+    m_corrupted->setPlaceholderText(
+        tr("the text with the words that matter changed, as many tokens"));
+    m_corrupted->setToolTip(tr("The corrupted prompt. The clean prompt is the model's text (the "
+                               "inputs panel); both must be the same number of tokens."));
+    corruptedLabel->setBuddy(m_corrupted);
+    first->addWidget(corruptedLabel);
+    first->addWidget(m_corrupted, 1);
+
+    auto* second = new QHBoxLayout;
+    rows->addLayout(second);
+    m_tokenA = new QLineEdit(controls);
+    m_tokenB = new QLineEdit(controls);
+    for (QLineEdit* token : {m_tokenA, m_tokenB}) {
+        token->setMaximumWidth(140);
+        token->setToolTip(tr("A token as the model reads it, with its leading space (“ dog”), "
+                             "or its id. Empty: the clean run's prediction (A) or the corrupted "
+                             "run's (B)."));
+    }
+    m_tokenA->setObjectName(QStringLiteral("PatchingTokenA"));
+    m_tokenB->setObjectName(QStringLiteral("PatchingTokenB"));
+    second->addWidget(new QLabel(tr("Logit difference A"), controls));
+    second->addWidget(m_tokenA);
+    second->addWidget(new QLabel(QStringLiteral("\u2212 B"), controls));
+    second->addWidget(m_tokenB);
+    second->addSpacing(8);
+    m_target = new QComboBox(controls);
+    m_target->addItem(tr("heads' outputs"), static_cast<int>(PatchTarget::Heads));
+    m_target->addItem(tr("residual stream"), static_cast<int>(PatchTarget::Residual));
+    m_target->setToolTip(tr("What each patched run takes from the clean run: one head's output "
+                            "(layers × heads), or the residual stream entering one layer at one "
+                            "position (layers × positions)."));
+    second->addWidget(m_target);
+    m_run = new QPushButton(tr("Run"), controls);
+    m_run->setToolTip(tr("Patch again (after a cancel)"));
+    second->addWidget(m_run);
+    m_progress = new QProgressBar(controls);
+    m_progress->setMaximumWidth(160);
+    m_progress->setTextVisible(true);
+    second->addWidget(m_progress);
+    m_cancel = new QPushButton(tr("Cancel"), controls);
+    second->addWidget(m_cancel);
+    m_status = new QLabel(controls);
+    m_status->setObjectName(QStringLiteral("PatchingStatus"));
+    second->addWidget(m_status, 1);
+    static_cast<QVBoxLayout*>(layout())->insertWidget(0, controls);
+
+    gridRect(m_plot, m_title, m_map, m_scale, QString(), tr("layer"));
+    setToolTip(tr("Activation patching: the corrupted prompt runs again with one piece of the "
+                  "clean run put in (a head's output, or the residual stream at one layer and "
+                  "position). Each cell: (patched − corrupted) / (clean − corrupted) of the "
+                  "logit difference A − B at the last position; 0 changes nothing, 1 restores "
+                  "the clean run. Double-click a head to open its attention map."));
+    m_plot->setMouseTracking(true);
+    connect(m_plot, &QCustomPlot::mouseMove, this, [this](QMouseEvent* event) {
+        const auto [row, column] =
+            cellAt(m_plot, event->position(), m_effects.rows(), m_effects.cols());
+        if (row < 0) {
+            QToolTip::hideText();
+            return;
+        }
+        QToolTip::showText(event->globalPosition().toPoint(), cellText(row, column), m_plot);
+    });
+    connect(m_plot, &QCustomPlot::mouseDoubleClick, this, [this](QMouseEvent* event) {
+        if (!m_heads) return;
+        const auto [layer, head] =
+            cellAt(m_plot, event->position(), m_effects.rows(), m_effects.cols());
+        if (layer >= 0) openHead(layer, head);
+    });
+
+    connect(m_corrupted, &QLineEdit::textEdited, m_patching,
+            [this](const QString& text) { m_patching->setCorruptedText(text); });
+    for (QLineEdit* token : {m_tokenA, m_tokenB})
+        connect(token, &QLineEdit::textEdited, m_patching, [this] {
+            m_patching->setMetricTokens(m_tokenA->text(), m_tokenB->text());
+        });
+    connect(m_target, &QComboBox::activated, m_patching, [this](int index) {
+        m_patching->setTarget(static_cast<PatchTarget>(m_target->itemData(index).toInt()));
+    });
+    connect(m_run, &QPushButton::clicked, m_patching, &PatchingDocument::rerun);
+    connect(m_cancel, &QPushButton::clicked, m_patching, &PatchingDocument::cancel);
+    connect(m_patching, &PatchingDocument::inputsChanged, this, [this] {
+        showInputs();
+        markStale();
+    });
+    connect(m_patching, &PatchingDocument::finished, this, [this] {
+        showProgress();
+        markStale();
+    });
+    connect(m_patching, &PatchingDocument::runningChanged, this, [this] { showProgress(); });
+    connect(m_patching, &PatchingDocument::progressChanged, this, [this] { showProgress(); });
+    ModelDocument* models = ModelDocument::of(document);
+    connect(models, &ModelDocument::runChanged, this, [this] { markStale(); });
+    connect(models, &ModelDocument::modelChanged, this, [this] { markStale(); });
+    showInputs();
+    showProgress();
+}
+
+QString PatchingView::notApplicable() const {
+    const ModelDocument* models = ModelDocument::of(document());
+    if (models->model() && models->model()->config.kind != model::ModelKind::Decoder)
+        return tr("Activation patching here reads a decoder's prediction at the last position; "
+                  "this model is not a decoder.");
+    return {};
+}
+
+QString PatchingView::message() const {
+    return m_patching->message();
+}
+
+void PatchingView::openHead(Index layer, Index head) {
+    openHeadOnLastRow(document(), layer, head);
+}
+
+void PatchingView::showInputs() {
+    const PatchingInputs& inputs = m_patching->inputs();
+    showText(m_corrupted, inputs.corrupted);
+    showText(m_tokenA, inputs.tokenA);
+    showText(m_tokenB, inputs.tokenB);
+    m_target->setCurrentIndex(m_target->findData(static_cast<int>(inputs.target)));
+}
+
+void PatchingView::showProgress() {
+    const bool running = m_patching->running();
+    const auto [done, total] = m_patching->progress();
+    m_progress->setVisible(running);
+    m_cancel->setVisible(running);
+    m_run->setVisible(!running);
+    m_progress->setRange(0, static_cast<int>(std::max<Index>(total, 1)));
+    m_progress->setValue(static_cast<int>(done));
+    if (running)
+        m_status->setText(tr("patched run %1 of %2").arg(done).arg(total));
+    else if (m_patching->result() && !m_patching->message().isEmpty())
+        m_status->setText(m_patching->message());
+    else if (const auto& result = m_patching->result())
+        m_status->setText(tr("%1 patched runs in %2 s")
+                              .arg(result->patching.runs)
+                              .arg(result->milliseconds / 1000.0, 0, 'f', 2));
+    else
+        m_status->clear();
+}
+
+QString PatchingView::cellText(Index row, Index column) const {
+    const double value = m_effects(row, column);
+    if (m_heads)
+        return tr("layer %1, head %2: %3 of the clean difference restored")
+            .arg(row)
+            .arg(column)
+            .arg(value, 0, 'f', 3);
+    return tr("%1, position %2 (%3): %4 of the clean difference restored")
+        .arg(m_rowLabels.value(static_cast<int>(row)))
+        .arg(column)
+        .arg(m_columnLabels.value(static_cast<int>(column)))
+        .arg(value, 0, 'f', 3);
+}
+
+void PatchingView::refresh() {
+    const Theme look = theme();
+    ModelDocument* models = ModelDocument::of(document());
+    if (notApplicable().isEmpty()) m_patching->request();
+    const std::optional<PatchingResult>& result = m_patching->result();
+    const model::Tokenizer* tokenizer = models->tokenizer();
+
+    m_effects.resize(0, 0);
+    m_rowLabels.clear();
+    m_columnLabels.clear();
+    if (result && notApplicable().isEmpty()) {
+        m_heads = result->key.target == PatchTarget::Heads;
+        m_effects = m_heads ? result->patching.heads : result->patching.residual;
+        const Index layers = result->key.model->config.layers;
+        if (m_heads) {
+            for (Index l = 0; l < layers; ++l)
+                m_rowLabels << QString::number(l);
+            for (Index h = 0; h < m_effects.cols(); ++h)
+                m_columnLabels << QString::number(h);
+        } else {
+            for (Index l = 0; l <= layers; ++l)
+                m_rowLabels << (l < layers ? tr("into layer %1").arg(l) : tr("output"));
+            // The clean token, and where the corruption changed it, "clean/corrupted".
+            const auto& clean = result->key.clean;
+            const auto& corrupted = result->key.corrupted;
+            for (std::size_t i = 0; i < clean.size(); ++i) {
+                QString label = tokenText(tokenizer, clean[i]);
+                if (corrupted[i] != clean[i])
+                    label += QLatin1Char('/') + tokenText(tokenizer, corrupted[i]);
+                m_columnLabels << label;
+            }
+        }
+    }
+    const Index rows = m_effects.rows(), cols = m_effects.cols();
+    QStringList texts;
+    for (Index i = 0; i < rows; ++i)
+        for (Index j = 0; j < cols; ++j)
+            texts << QString::number(m_effects(i, j), 'f', 2);
+
+    m_map->setGradient(makeGradient(QStringLiteral("diverging"), look.masked));
+    const QCPRange drawn = fillColorMap(m_map, m_effects, nullptr);
+    // 0 (the corrupted run) in the middle of the scale, 1 (the clean run) at least at its end.
+    const double reach = std::max({std::abs(drawn.lower), std::abs(drawn.upper), 1.0});
+    m_map->setDataRange(QCPRange(-reach, reach));
+    m_scale->axis()->setLabel(tr("restored: 0 corrupted, 1 clean"));
+    QCPAxisRect* rect = m_plot->axisRect();
+    rect->axis(QCPAxis::atBottom)
+        ->setLabel(m_heads ? tr("head (double-click: its attention map)")
+                           : tr("position (clean token / corrupted token)"));
+    rect->axis(QCPAxis::atLeft)->setLabel(m_heads ? tr("layer") : tr("residual stream"));
+    setTokenLabels(rect->axis(QCPAxis::atBottom), m_columnLabels);
+    rect->axis(QCPAxis::atBottom)->setTickLabelRotation(!m_heads && cols > 8 ? -45 : 0);
+    setTokenLabels(rect->axis(QCPAxis::atLeft), m_rowLabels);
+    rect->axis(QCPAxis::atBottom)->setRange(-0.5, std::max<Index>(1, cols) - 0.5);
+    rect->axis(QCPAxis::atLeft)->setRange(-0.5, std::max<Index>(1, rows) - 0.5);
+    if (rows * cols <= LogitLensView::kLabelledCells)
+        writeCells(m_plot, m_map, texts, rows, cols, look);
+    else
+        m_plot->clearItems();
+
+    if (!models->model()) {
+        m_title->setText(tr("Open a model (File > Open Model, or File > Examples), type a text "
+                            "and a corrupted text: which heads carry the difference appears "
+                            "here."));
+    } else if (!notApplicable().isEmpty()) {
+        m_title->setText(notApplicable());
+    } else if (!result) {
+        m_title->setText(m_patching->running() ? tr("Patching: running (progress above)")
+                                               : tr("Patching: %1").arg(message()));
+    } else {
+        m_title->setText(
+            tr("Activation patching of %1, %2: logit(“%3”) − logit(“%4”) at the last position "
+               "is %5 on the clean text and %6 on the corrupted one; each cell is the share "
+               "restored by taking that piece from the clean run")
+                .arg(models->displayName(),
+                     m_heads ? tr("each head's output") : tr("the residual stream"),
+                     tokenText(tokenizer, result->metric.a), tokenText(tokenizer, result->metric.b))
+                .arg(result->patching.clean, 0, 'f', 3)
+                .arg(result->patching.corrupted, 0, 'f', 3));
+    }
+    stylePlot(*m_plot, look);
+    wrapToFigureWidth(figureStyle().wrapWidth, {m_title});
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+DataTable PatchingView::data() const {
+    DataTable table;
+    const std::optional<PatchingResult>& result = m_patching->result();
+    if (m_effects.size() == 0 || !result) {
+        table.unavailable = m_patching->message().isEmpty()
+                                ? tr("Patching: open a model, type a text and a corrupted text")
+                                : tr("Patching: %1").arg(m_patching->message());
+        return table;
+    }
+    QStringList columns;
+    for (int c = 0; c < m_columnLabels.size(); ++c)
+        columns << (m_heads ? QStringLiteral("head_%1") : QStringLiteral("position_%1")).arg(c);
+    table = DataTable::fromMatrix(m_effects, m_rowLabels, columns);
+    table.rowHeader = m_heads ? QStringLiteral("layer") : QStringLiteral("residual_into_layer");
+    table.extra.insert(QStringLiteral("quantity"),
+                       QStringLiteral("(patched - corrupted) / (clean - corrupted)"));
+    table.extra.insert(QStringLiteral("patched"),
+                       m_heads ? QStringLiteral("heads") : QStringLiteral("residual"));
+    table.extra.insert(QStringLiteral("metric"),
+                       QVariantList{static_cast<qlonglong>(result->metric.a),
+                                    static_cast<qlonglong>(result->metric.b)});
+    table.extra.insert(QStringLiteral("clean"), result->patching.clean);
+    table.extra.insert(QStringLiteral("corrupted"), result->patching.corrupted);
+    QVariantList clean, corrupted;
+    for (std::int64_t id : result->key.clean)
+        clean << static_cast<qlonglong>(id);
+    for (std::int64_t id : result->key.corrupted)
+        corrupted << static_cast<qlonglong>(id);
+    table.extra.insert(QStringLiteral("clean_ids"), clean);
+    table.extra.insert(QStringLiteral("corrupted_ids"), corrupted);
     return table;
 }
 
