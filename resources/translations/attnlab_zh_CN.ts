@@ -3190,10 +3190,6 @@ File › Open Attention Dump… or Open Q/K/V Dump… shows every layer and head
         <translation>恢复程度：0 为被破坏，1 为干净</translation>
     </message>
     <message>
-        <source>head (double-click: its attention map)</source>
-        <translation>头（双击：打开它的注意力图）</translation>
-    </message>
-    <message>
         <source>position (clean token / corrupted token)</source>
         <translation>位置（干净词元 / 被破坏词元）</translation>
     </message>
@@ -3228,6 +3224,22 @@ File › Open Attention Dump… or Open Q/K/V Dump… shows every layer and head
     <message>
         <source>Patch</source>
         <translation>修补</translation>
+    </message>
+    <message>
+        <source>clean prediction</source>
+        <translation>干净运行的预测</translation>
+    </message>
+    <message>
+        <source>corrupted prediction</source>
+        <translation>被破坏运行的预测</translation>
+    </message>
+    <message>
+        <source>%1 patched runs in %2 ms</source>
+        <translation>%1 次修补运行，用时 %2 毫秒</translation>
+    </message>
+    <message>
+        <source>head</source>
+        <translation>头</translation>
     </message>
 </context>
 <context>

@@ -486,7 +486,7 @@ PatchingView::PatchingView(Document* document, QWidget* parent)
     m_tokenA = new QLineEdit(controls);
     m_tokenB = new QLineEdit(controls);
     for (QLineEdit* token : {m_tokenA, m_tokenB}) {
-        token->setMaximumWidth(140);
+        token->setMaximumWidth(120);
         token->setToolTip(tr("A token as the model reads it, with its leading space (“ dog”), "
                              "or its id. Empty: the clean run's prediction (A) or the corrupted "
                              "run's (B)."));
@@ -516,8 +516,12 @@ PatchingView::PatchingView(Document* document, QWidget* parent)
     second->addWidget(m_cancel);
     m_status = new QLabel(controls);
     m_status->setObjectName(QStringLiteral("PatchingStatus"));
+    // The status gives way first when the row is narrow (projector fonts, Chinese).
+    m_status->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
     second->addWidget(m_status, 1);
+    controls->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Fixed);
     static_cast<QVBoxLayout*>(layout())->insertWidget(0, controls);
+    static_cast<QVBoxLayout*>(layout())->setStretchFactor(m_plot, 1);
 
     gridRect(m_plot, m_title, m_map, m_scale, QString(), tr("layer"));
     setToolTip(tr("Activation patching: the corrupted prompt runs again with one piece of the "
@@ -606,12 +610,23 @@ void PatchingView::showProgress() {
         m_status->setText(tr("patched run %1 of %2").arg(done).arg(total));
     else if (m_patching->result() && !m_patching->message().isEmpty())
         m_status->setText(m_patching->message());
-    else if (const auto& result = m_patching->result())
-        m_status->setText(tr("%1 patched runs in %2 s")
-                              .arg(result->patching.runs)
-                              .arg(result->milliseconds / 1000.0, 0, 'f', 2));
+    else if (const auto& shown = m_patching->result())
+        m_status->setText(shown->milliseconds < 1000
+                              ? tr("%1 patched runs in %2 ms")
+                                    .arg(shown->patching.runs)
+                                    .arg(shown->milliseconds, 0, 'f', 1)
+                              : tr("%1 patched runs in %2 s")
+                                    .arg(shown->patching.runs)
+                                    .arg(shown->milliseconds / 1000.0, 0, 'f', 2));
     else
         m_status->clear();
+    // An empty token field says which token it stands for: the prediction the run used.
+    const std::optional<PatchingResult>& result = m_patching->result();
+    const model::Tokenizer* tokenizer = ModelDocument::of(document())->tokenizer();
+    m_tokenA->setPlaceholderText(result ? tokenText(tokenizer, result->metric.a)
+                                        : tr("clean prediction"));
+    m_tokenB->setPlaceholderText(result ? tokenText(tokenizer, result->metric.b)
+                                        : tr("corrupted prediction"));
 }
 
 QString PatchingView::cellText(Index row, Index column) const {
@@ -632,6 +647,7 @@ void PatchingView::refresh() {
     const Theme look = theme();
     ModelDocument* models = ModelDocument::of(document());
     if (notApplicable().isEmpty()) m_patching->request();
+    showProgress(); // its texts too follow the language
     const std::optional<PatchingResult>& result = m_patching->result();
     const model::Tokenizer* tokenizer = models->tokenizer();
 
@@ -675,7 +691,7 @@ void PatchingView::refresh() {
     m_scale->axis()->setLabel(tr("restored: 0 corrupted, 1 clean"));
     QCPAxisRect* rect = m_plot->axisRect();
     rect->axis(QCPAxis::atBottom)
-        ->setLabel(m_heads ? tr("head (double-click: its attention map)")
+        ->setLabel(m_heads ? tr("head")
                            : tr("position (clean token / corrupted token)"));
     rect->axis(QCPAxis::atLeft)->setLabel(m_heads ? tr("layer") : tr("residual stream"));
     setTokenLabels(rect->axis(QCPAxis::atBottom), m_columnLabels);
