@@ -20,7 +20,6 @@
 #include "commands.h"
 #include "ui/state/document.h"
 #include "ui/state/model_document.h"
-#include "ui/state/patching_document.h"
 #include "ui/views/view.h"
 #include "ui/window/language.h"
 #include "ui/window/lesson_panel.h"
@@ -54,11 +53,8 @@ QStringList saveLessonScreenshots(ui::MainWindow& window, ui::LessonPanel& lesso
             models->waitForIdle();
             QCoreApplication::processEvents();
         }
-        if (ui::View* shown = window.currentView()) shown->ensureFresh();
-        // Work a view started on a worker (the patching) is on the screenshot.
-        ui::PatchingDocument::of(window.document())->waitForIdle();
+        if (ui::View* shown = window.currentView()) shown->ensureComplete();
         QCoreApplication::processEvents();
-        if (ui::View* shown = window.currentView()) shown->ensureFresh();
         const QString path = QDir(directory).filePath(
             QStringLiteral("lesson_step_%1.png").arg(step + 1, 2, 10, QLatin1Char('0')));
         if (window.grab().save(path)) written << path;

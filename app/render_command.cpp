@@ -634,15 +634,12 @@ int run(int argc, char** argv) {
     }
     const QSize size(width, height);
     view->resize(size);
-    // Work a view asks the document for (the flash walk of the focused head, the patching) is
-    // done now.
-    view->ensureFresh();
+    // Work a view asks the document for (the flash walk of the focused head) or starts on a
+    // worker (a lens, the patching) is done now.
+    view->ensureComplete();
     document.flush();
-    if (patchingView) {
-        ui::PatchingDocument* patching = ui::PatchingDocument::of(&document);
-        patching->waitForIdle();
-        if (!patching->result()) fail("--patch: " + patching->message().toStdString());
-    }
+    if (patchingView && !ui::PatchingDocument::of(&document)->result())
+        fail("--patch: " + ui::PatchingDocument::of(&document)->message().toStdString());
     ui::FigureOptions figure;
     figure.size = size;
     figure.scale = scale;

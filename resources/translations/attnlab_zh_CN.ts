@@ -608,6 +608,10 @@
         <source>Attribution</source>
         <translation>归因</translation>
     </message>
+    <message>
+        <source>Attribution: computing on the new text</source>
+        <translation>归因：正在为新文本计算</translation>
+    </message>
 </context>
 <context>
     <name>attnlab::ui::CompareView</name>
@@ -2319,6 +2323,10 @@ output</source>
     <message>
         <source>Logit lens</source>
         <translation>logit 透镜</translation>
+    </message>
+    <message>
+        <source>Logit lens: computing on the new text</source>
+        <translation>logit 透镜：正在为新文本计算</translation>
     </message>
 </context>
 <context>

@@ -1,6 +1,8 @@
 #include "ui/views/lens_views.h"
 
 #include <QComboBox>
+#include <QCoreApplication>
+#include <QFutureWatcher>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
@@ -9,10 +11,14 @@
 #include <QPushButton>
 #include <QToolTip>
 #include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrentRun>
 #include <qcustomplot.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <exception>
+#include <functional>
 #include <limits>
 
 #include "attnlab/model/model.h"
@@ -24,6 +30,95 @@
 #include "ui/views/teaching_plot.h"
 
 namespace attnlab::ui {
+
+/// One computation of a view on a worker thread at a time: a newer request cancels the one in
+/// flight (through the core's cancel flag) and runs when it stops; only the latest request's
+/// result is handed to `done`, on the GUI thread.
+template <typename T> class LensTask {
+public:
+    /// The computation, run on the worker with the flag it stops at.
+    using Work = std::function<Result<T>(const std::atomic<bool>* cancel)>;
+
+    LensTask(QObject* owner, std::function<void(Result<T>)> done)
+        : m_watcher(new QFutureWatcher<Output>(owner)), m_done(std::move(done)) {
+        QObject::connect(m_watcher, &QFutureWatcher<Output>::finished, owner,
+                         [this] { finish(); });
+    }
+    ~LensTask() {
+        stop();
+        m_watcher->waitForFinished();
+        delete m_watcher; // no finished() for a task that is gone
+    }
+    LensTask(const LensTask&) = delete;
+    LensTask& operator=(const LensTask&) = delete;
+
+    void start(Work work) {
+        if (m_running) {
+            m_next = std::move(work);
+            m_cancel->store(true);
+            return;
+        }
+        launch(std::move(work));
+    }
+    /// Cancels the request in flight and any waiting one; nothing is handed over.
+    void stop() {
+        m_next.reset();
+        if (m_cancel) m_cancel->store(true);
+    }
+    /// True from a request until its result is handed over (or dropped).
+    bool busy() const { return m_running; }
+    void wait() {
+        while (m_running) {
+            m_watcher->waitForFinished();
+            QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
+        }
+    }
+
+private:
+    struct Output {
+        std::optional<Result<T>> result;
+    };
+
+    void launch(Work work) {
+        m_running = true;
+        m_cancel = std::make_shared<std::atomic<bool>>(false);
+        // The worker holds its inputs and the flag, never the view: it may outlive both.
+        m_watcher->setFuture(QtConcurrent::run([work = std::move(work), flag = m_cancel] {
+            Output out;
+            try {
+                out.result = work(flag.get());
+            } catch (const std::exception& error) {
+                out.result = Result<T>(Error{error.what()});
+            }
+            return out;
+        }));
+    }
+    void finish() {
+        Output out = m_watcher->result();
+        // Read here, not on the worker: a stop before this point drops even a finished run.
+        const bool stopped = m_cancel->load();
+        if (m_next) {
+            Work next = std::move(*m_next);
+            m_next.reset();
+            launch(std::move(next));
+            return;
+        }
+        m_running = false;
+        if (!stopped && out.result) m_done(std::move(*out.result));
+    }
+
+    QFutureWatcher<Output>* m_watcher;
+    std::function<void(Result<T>)> m_done;
+    std::shared_ptr<std::atomic<bool>> m_cancel;
+    std::optional<Work> m_next;
+    bool m_running = false;
+};
+
+struct LensTable {
+    model::LogitLens lens;
+    std::vector<std::vector<model::RankedToken>> top; ///< [L + 1][S]: each cell's top token
+    QStringList tokens;                               ///< the run's tokens, the columns
+};
 
 namespace {
 
@@ -128,7 +223,21 @@ void openHeadOnLastRow(Document* document, Index layer, Index head) {
 
 // ---- Logit lens -------------------------------------------------------------------------------
 
-LogitLensView::LogitLensView(Document* document, QWidget* parent) : PlotView(document, parent) {
+LogitLensView::LogitLensView(Document* document, QWidget* parent)
+    : PlotView(document, parent),
+      m_task(std::make_unique<LensTask<LensTable>>(this, [this](Result<LensTable> table) {
+          m_lens.reset();
+          m_top.clear();
+          m_error.clear();
+          if (table) {
+              m_lens = std::move(table->lens);
+              m_top = std::move(table->top);
+              m_tokens = std::move(table->tokens);
+          } else {
+              m_error = QString::fromStdString(table.error());
+          }
+          markStale();
+      })) {
     gridRect(m_plot, m_title, m_map, m_scale, tr("position (the token read there)"),
              tr("residual after"));
     setToolTip(tr("The logit lens: the residual stream after the embedding and after each layer, "
@@ -148,6 +257,16 @@ LogitLensView::LogitLensView(Document* document, QWidget* parent) : PlotView(doc
     ModelDocument* models = ModelDocument::of(document);
     connect(models, &ModelDocument::runChanged, this, [this] { markStale(); });
     connect(models, &ModelDocument::modelChanged, this, [this] { markStale(); });
+}
+
+LogitLensView::~LogitLensView() = default;
+
+bool LogitLensView::computing() const {
+    return m_task->busy();
+}
+
+void LogitLensView::waitForWork() {
+    m_task->wait();
 }
 
 QString LogitLensView::notApplicable() const {
@@ -186,28 +305,35 @@ void LogitLensView::refresh() {
     const std::shared_ptr<const model::ModelRun> run = models->sharedRun();
     const bool applies = net && run && readsOneSequence(*net) && !run->ids.empty();
     if (!applies) {
+        m_task->stop();
         m_lens.reset();
         m_top.clear();
+        m_tokens.clear();
+        m_error.clear();
         m_computedFor.reset();
     } else if (run != m_computedFor.lock()) {
-        // Computed again for each new run (text, appended token, heads switched off).
+        // Computed again for each new run (text, appended token, heads switched off), on the
+        // worker; the previous figure stays until it is in.
         m_computedFor = run;
-        m_error.clear();
-        auto lens = model::logitLens(*net, run->ids, optionsOf(*models));
-        m_lens.reset();
-        m_top.clear();
-        if (!lens) {
-            m_error = QString::fromStdString(lens.error());
-        } else {
-            m_lens = std::move(*lens);
-            for (const Matrix& logits : m_lens->logits) {
+        m_task->start([net, ids = run->ids, options = optionsOf(*models),
+                       tokens = displayTokens(models->tokenLabels())](
+                          const std::atomic<bool>* cancel) -> Result<LensTable> {
+            model::RunOptions stoppable = options;
+            stoppable.cancel = cancel;
+            auto lens = model::logitLens(*net, ids, stoppable);
+            if (!lens) return Error{lens.error()};
+            LensTable table;
+            table.lens = std::move(*lens);
+            table.tokens = tokens;
+            for (const Matrix& logits : table.lens.logits) {
                 const Matrix p = model::probabilities(logits);
                 std::vector<model::RankedToken> row;
                 for (Index i = 0; i < p.rows(); ++i)
                     row.push_back(model::topTokens(p.row(i), 1).front());
-                m_top.push_back(std::move(row));
+                table.top.push_back(std::move(row));
             }
-        }
+            return table;
+        });
     }
 
     const Index rows = static_cast<Index>(m_top.size());
@@ -223,7 +349,7 @@ void LogitLensView::refresh() {
     m_rowLabels.clear();
     for (Index i = 0; i < rows; ++i)
         m_rowLabels << (i == 0 ? tr("embedding") : tr("layer %1").arg(i - 1));
-    m_columnLabels = applies ? displayTokens(models->tokenLabels()) : QStringList();
+    m_columnLabels = m_tokens.mid(0, static_cast<int>(cols));
     while (m_columnLabels.size() < cols)
         m_columnLabels << QString::number(m_columnLabels.size());
 
@@ -251,6 +377,8 @@ void LogitLensView::refresh() {
         m_title->setText(notApplicable());
     else if (!m_error.isEmpty())
         m_title->setText(tr("Logit lens: %1").arg(m_error));
+    else if (m_top.empty())
+        m_title->setText(tr("Logit lens: computing on the new text"));
     else
         m_title->setText(tr("Logit lens of %1: the next token each layer would predict at each "
                             "position (its probability as colour; hover for the top %2)")
@@ -291,7 +419,17 @@ DataTable LogitLensView::data() const {
 // ---- Direct logit attribution -----------------------------------------------------------------
 
 AttributionView::AttributionView(Document* document, QWidget* parent)
-    : PlotView(document, parent) {
+    : PlotView(document, parent),
+      m_task(std::make_unique<LensTask<model::Attribution>>(
+          this, [this](Result<model::Attribution> parts) {
+              m_parts.reset();
+              m_error.clear();
+              if (parts)
+                  m_parts = std::move(*parts);
+              else
+                  m_error = QString::fromStdString(parts.error());
+              markStale();
+          })) {
     gridRect(m_plot, m_title, m_map, m_scale, tr("head (the last column: the layer's MLP)"),
              tr("layer"));
     setToolTip(tr("Direct logit attribution: the last position's final residual is a sum of the "
@@ -330,6 +468,16 @@ AttributionView::AttributionView(Document* document, QWidget* parent)
     connect(models, &ModelDocument::modelChanged, this, [this] { markStale(); });
 }
 
+AttributionView::~AttributionView() = default;
+
+bool AttributionView::computing() const {
+    return m_task->busy();
+}
+
+void AttributionView::waitForWork() {
+    m_task->wait();
+}
+
 QString AttributionView::notApplicable() const {
     const ModelDocument* models = ModelDocument::of(document());
     if (!models->model()) return {};
@@ -351,17 +499,19 @@ void AttributionView::refresh() {
     const bool applies = net && run && notApplicable().isEmpty() && !run->ids.empty() &&
                          readsOneSequence(*net);
     if (!applies) {
+        m_task->stop();
         m_parts.reset();
+        m_error.clear();
         m_computedFor.reset();
     } else if (run != m_computedFor.lock()) {
+        // On the worker; the previous figure stays until the new one is in.
         m_computedFor = run;
-        m_error.clear();
-        auto parts = model::directLogitAttribution(*net, run->ids, {}, optionsOf(*models));
-        m_parts.reset();
-        if (parts)
-            m_parts = std::move(*parts);
-        else
-            m_error = QString::fromStdString(parts.error());
+        m_task->start([net, ids = run->ids, options = optionsOf(*models)](
+                          const std::atomic<bool>* cancel) -> Result<model::Attribution> {
+            model::RunOptions stoppable = options;
+            stoppable.cancel = cancel;
+            return model::directLogitAttribution(*net, ids, {}, stoppable);
+        });
     }
 
     const Index layers = m_parts ? m_parts->heads.rows() : 0;
@@ -403,8 +553,9 @@ void AttributionView::refresh() {
     } else if (!notApplicable().isEmpty()) {
         m_title->setText(notApplicable());
     } else if (!m_parts) {
-        m_title->setText(m_error.isEmpty() ? tr("Attribution: waiting for the first run")
-                                           : tr("Attribution: %1").arg(m_error));
+        m_title->setText(!m_error.isEmpty()  ? tr("Attribution: %1").arg(m_error)
+                         : m_task->busy() ? tr("Attribution: computing on the new text")
+                                          : tr("Attribution: waiting for the first run"));
     } else {
         const QString token = tokenText(models->tokenizer(), m_parts->target);
         m_title->setText(tr("Direct logit attribution to “%1” at the last position: heads %2 + "
@@ -584,6 +735,10 @@ QString PatchingView::notApplicable() const {
 
 QString PatchingView::message() const {
     return m_patching->message();
+}
+
+void PatchingView::waitForWork() {
+    m_patching->waitForIdle();
 }
 
 void PatchingView::openHead(Index layer, Index head) {

@@ -18,7 +18,8 @@
 ///   a worker with a progress bar and Cancel; double-click a head to open its attention map.
 ///
 /// All draw the window's ModelDocument's latest run (its text and switched-off heads), computed
-/// again when the run changes and the tab is on screen.
+/// again on a worker thread when the run changes and the tab is on screen: the previous figure
+/// stays until the new one is in, and a newer run cancels the computation in flight.
 
 #include <QStringList>
 
@@ -46,10 +47,16 @@ struct ModelRun;
 
 namespace attnlab::ui {
 
+/// A view's computation on a worker thread (lens_views.cpp).
+template <typename T> class LensTask;
+/// What the logit lens view draws, computed on the worker.
+struct LensTable;
+
 class LogitLensView : public PlotView {
     Q_OBJECT
 public:
     explicit LogitLensView(Document* document, QWidget* parent = nullptr);
+    ~LogitLensView() override;
     QString viewId() const override { return QStringLiteral("logit-lens"); }
     QString title() const override { return tr("Logit lens"); }
     void refresh() override;
@@ -63,16 +70,23 @@ public:
     std::vector<model::RankedToken> topOf(Index row, Index position) const;
     /// Cells drawn with their token written in them at most (larger grids: colour only).
     static constexpr Index kLabelledCells = 400;
+    /// True while the lens of the latest run is computed on the worker.
+    bool computing() const;
+
+protected:
+    void waitForWork() override;
 
 private:
     QString cellText(Index row, Index position) const;
 
+    std::unique_ptr<LensTask<LensTable>> m_task;
     QCPTextElement* m_title = nullptr;
     QCPColorMap* m_map = nullptr;
     QCPColorScale* m_scale = nullptr;
     std::weak_ptr<const model::ModelRun> m_computedFor;
     std::optional<model::LogitLens> m_lens;
     std::vector<std::vector<model::RankedToken>> m_top;
+    QStringList m_tokens; ///< the tokens of the run m_top was computed for
     QStringList m_rowLabels, m_columnLabels;
     QString m_error;
 };
@@ -81,6 +95,7 @@ class AttributionView : public PlotView {
     Q_OBJECT
 public:
     explicit AttributionView(Document* document, QWidget* parent = nullptr);
+    ~AttributionView() override;
     QString viewId() const override { return QStringLiteral("attribution"); }
     QString title() const override { return tr("Attribution"); }
     void refresh() override;
@@ -91,8 +106,14 @@ public:
     const std::optional<model::Attribution>& attribution() const { return m_parts; }
     /// Opens head (layer, head)'s attention map on the last row (what a double-click does).
     void openHead(Index layer, Index head);
+    /// True while the attribution of the latest run is computed on the worker.
+    bool computing() const;
+
+protected:
+    void waitForWork() override;
 
 private:
+    std::unique_ptr<LensTask<model::Attribution>> m_task;
     QCPTextElement* m_title = nullptr;
     QCPColorMap* m_map = nullptr;
     QCPColorScale* m_scale = nullptr;
@@ -126,6 +147,9 @@ public:
     QComboBox* targetBox() const { return m_target; }
     QProgressBar* progressBar() const { return m_progress; }
     QPushButton* cancelButton() const { return m_cancel; }
+
+protected:
+    void waitForWork() override;
 
 private:
     void showInputs();

@@ -39,7 +39,6 @@
 #include "ui/export/step_export.h"
 #include "ui/state/document.h"
 #include "ui/state/dump_document.h"
-#include "ui/state/patching_document.h"
 #include "ui/views/colormap.h"
 #include "ui/views/compare_view.h"
 #include "ui/views/heads_grid_view.h"
@@ -1025,11 +1024,8 @@ QStringList MainWindow::saveScreenshots(const QString& directory) {
             m_document->waitForIdle();
             QCoreApplication::processEvents();
         }
-        target->ensureFresh();
-        // Work a view started on a worker (the patching) is on the screenshot.
-        PatchingDocument::of(m_document)->waitForIdle();
+        target->ensureComplete();
         QCoreApplication::processEvents();
-        target->ensureFresh();
         const QString path = QDir(directory).filePath(target->viewId() + QStringLiteral(".png"));
         if (grab().save(path)) written << path;
     }
