@@ -384,14 +384,15 @@ int run(int argc, char** argv) {
         !get(args, "model"))
         fail("--view " + *viewName + " needs a real model: --model DIR --text \"...\"");
     const bool patchingView = choice.id == QLatin1String("patching");
-    if (patchingView && (!get(args, "model") || !get(args, "patch")))
-        fail("--view patching needs a real model and a corrupted text: --model DIR --text "
-             "\"...\" --patch \"CORRUPTED\"");
-    if (!patchingView)
-        for (const char* option : {"patch", "metric", "patch-target"})
-            if (get(args, option)) fail(std::string("--") + option + " needs --view patching");
+    // Without a model the view draws what to open, as the other lens views do.
+    if (patchingView && get(args, "model") && !get(args, "patch"))
+        fail("--view patching needs a corrupted text: --patch \"CORRUPTED\" (as many tokens "
+             "as --text)");
+    for (const char* option : {"patch", "metric", "patch-target"})
+        if (get(args, option) && !(patchingView && get(args, "model")))
+            fail(std::string("--") + option + " needs --view patching and --model DIR");
     ui::PatchingInputs patchingInputs;
-    if (patchingView) {
+    if (patchingView && get(args, "patch")) {
         patchingInputs.corrupted = QString::fromStdString(*get(args, "patch"));
         if (auto v = get(args, "metric")) {
             // logit-diff:A,B split at the last comma (a token may itself be a comma); an empty
@@ -638,7 +639,7 @@ int run(int argc, char** argv) {
     // worker (a lens, the patching) is done now.
     view->ensureComplete();
     document.flush();
-    if (patchingView && !ui::PatchingDocument::of(&document)->result())
+    if (patchingView && modelInput.model && !ui::PatchingDocument::of(&document)->result())
         fail("--patch: " + ui::PatchingDocument::of(&document)->message().toStdString());
     ui::FigureOptions figure;
     figure.size = size;

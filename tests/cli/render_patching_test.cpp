@@ -83,7 +83,7 @@ TEST_F(RenderPatching, BadInputIsOneLineAndNothingWritten) {
     const std::string model = inductionModel();
     rejected({"--model", model, "--text", kClean, "--view", "patching"}, "--patch");
     rejected({"--model", model, "--text", kClean, "--view", "heads", "--patch", kCorrupted},
-             "needs --view patching");
+             "needs --view patching and --model");
     // Patching options that are wrong, each after the same model, text and view.
     const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
         {{"--patch", "The owl"}, "same number of tokens"},
