@@ -598,8 +598,7 @@ int run(int argc, char** argv) {
             ui::PatchingDocument* patching = ui::PatchingDocument::of(&document);
             patching->applyInputs(patchingInputs);
             QString why;
-            if (!patching->currentKey(&why))
-                fail("--patch: " + why.toStdString());
+            if (!patching->currentKey(&why)) fail("--patch: " + why.toStdString());
         }
     }
     if (dump) {

@@ -34,10 +34,10 @@ const QString kModelDir = QStringLiteral(ATTNLAB_TRANSLATIONS_SOURCE_DIR) +
                           QStringLiteral("/resources/models/tiny-llama-induction");
 /// Lesson 17: nine words, then eight of them again (the model predicts "dog" after "hat"), and
 /// the nine shuffled (it predicts "fox").
-const QString kClean = QStringLiteral(
-    "The fox key mat owl sun red cup hat dog fox key mat owl sun red cup hat");
-const QString kCorrupted = QStringLiteral(
-    "The owl hat fox sun dog cup key red mat fox key mat owl sun red cup hat");
+const QString kClean =
+    QStringLiteral("The fox key mat owl sun red cup hat dog fox key mat owl sun red cup hat");
+const QString kCorrupted =
+    QStringLiteral("The owl hat fox sun dog cup key red mat fox key mat owl sun red cup hat");
 
 /// The checkpoint loaded here, independently of the window.
 struct Reference {
@@ -156,10 +156,9 @@ TEST(Patching, TheTabShowsTheCoresPatchingOfTheSamePrompts) {
     ASSERT_TRUE(fixture.patching->result().has_value()) << view->message().toStdString();
     const std::int64_t cup = reference.tokenizer.encode(" cup", false).ids.at(0);
     EXPECT_EQ(fixture.patching->result()->metric.b, cup);
-    EXPECT_LT(maxAbsDifference(view->effects(),
-                               reference.patch(kClean, kCorrupted, {dog, cup},
-                                               PatchTarget::Residual)
-                                   .residual),
+    EXPECT_LT(maxAbsDifference(
+                  view->effects(),
+                  reference.patch(kClean, kCorrupted, {dog, cup}, PatchTarget::Residual).residual),
               1e-9);
 
     // Each field's typing is one undo step: undo the metric, the target, then the text.
@@ -268,12 +267,12 @@ TEST(Patching, BadInputShowsOneLineAndNoMap) {
     patching->applyInputs({kCorrupted, QStringLiteral("99999999"), {}, PatchTarget::Heads});
     expectMessage("vocabulary");
     // The same token twice.
-    patching->applyInputs({kCorrupted, QStringLiteral(" dog"), QStringLiteral(" dog"),
-                           PatchTarget::Heads});
+    patching->applyInputs(
+        {kCorrupted, QStringLiteral(" dog"), QStringLiteral(" dog"), PatchTarget::Heads});
     expectMessage("same token");
     // The same prompt twice: the metric does not change, nothing to restore.
-    patching->applyInputs({kClean, QStringLiteral(" dog"), QStringLiteral(" fox"),
-                           PatchTarget::Heads});
+    patching->applyInputs(
+        {kClean, QStringLiteral(" dog"), QStringLiteral(" fox"), PatchTarget::Heads});
     expectMessage("same logit difference");
     // Fixed input: the map comes back.
     patching->applyInputs({kCorrupted, {}, {}, PatchTarget::Heads});

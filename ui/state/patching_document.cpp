@@ -70,8 +70,10 @@ std::optional<std::int64_t> metricToken(const model::Tokenizer& tokenizer, const
     std::int64_t id = 0;
     const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), id);
     if (!text.empty() && error == std::errc() && end == text.data() + text.size()) return id;
-    *why = QCoreApplication::translate("attnlab::ui::PatchingDocument", "The metric token “%1” is %2 tokens, not one (type it as the model reads it, "
-              "with its leading space: “ dog”).")
+    *why = QCoreApplication::translate(
+               "attnlab::ui::PatchingDocument",
+               "The metric token “%1” is %2 tokens, not one (type it as the model reads it, "
+               "with its leading space: “ dog”).")
                .arg(typed)
                .arg(encoding.ids.size());
     return std::nullopt;
@@ -91,8 +93,7 @@ Result<std::int64_t> prediction(const model::Model& net, std::span<const std::in
 
 /// The worker: the default metric tokens, then the core's activation patching.
 PatchingOutput computePatching(PatchingKey key, std::shared_ptr<std::atomic<bool>> cancel,
-                               std::function<void(Index, Index)> progress,
-                               quint64 generation) {
+                               std::function<void(Index, Index)> progress, quint64 generation) {
     PatchingOutput out;
     out.generation = generation;
     const auto started = std::chrono::steady_clock::now();
@@ -115,8 +116,10 @@ PatchingOutput computePatching(PatchingKey key, std::shared_ptr<std::atomic<bool
             *slot = *predicted;
         }
         if (metric.a == metric.b) {
-            out.error = QCoreApplication::translate("attnlab::ui::PatchingDocument", "Both texts make the model predict the same token: type tokens A and "
-                           "B whose difference the corruption changes.");
+            out.error = QCoreApplication::translate(
+                "attnlab::ui::PatchingDocument",
+                "Both texts make the model predict the same token: type tokens A and "
+                "B whose difference the corruption changes.");
             return out;
         }
         model::PatchingOptions options;
@@ -124,13 +127,16 @@ PatchingOutput computePatching(PatchingKey key, std::shared_ptr<std::atomic<bool
         options.heads = key.target == PatchTarget::Heads;
         options.residual = key.target == PatchTarget::Residual;
         options.progress = std::move(progress);
-        auto patched = model::activationPatching(*key.model, key.clean, key.corrupted, options, base);
+        auto patched =
+            model::activationPatching(*key.model, key.clean, key.corrupted, options, base);
         if (!patched) {
             const std::string& error = patched.error();
             out.error = error.find("same logit difference") != std::string::npos
-                            ? QCoreApplication::translate("attnlab::ui::PatchingDocument", "The clean and corrupted texts give the same logit difference: "
-                                 "there is nothing to restore (change the corruption or the "
-                                 "tokens).")
+                            ? QCoreApplication::translate(
+                                  "attnlab::ui::PatchingDocument",
+                                  "The clean and corrupted texts give the same logit difference: "
+                                  "there is nothing to restore (change the corruption or the "
+                                  "tokens).")
                             : QString::fromStdString(error);
             return out;
         }
@@ -236,8 +242,8 @@ std::optional<PatchingKey> PatchingDocument::currentKey(QString* why) const {
                      .arg(key.corrupted.size());
         return std::nullopt;
     }
-    for (auto [typed, slot] : {std::pair{&m_inputs.tokenA, &key.a},
-                               std::pair{&m_inputs.tokenB, &key.b}}) {
+    for (auto [typed, slot] :
+         {std::pair{&m_inputs.tokenA, &key.a}, std::pair{&m_inputs.tokenB, &key.b}}) {
         if (typed->isEmpty()) continue;
         *slot = metricToken(*tokenizer, *typed, &reason);
         if (!*slot) return std::nullopt;

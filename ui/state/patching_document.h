@@ -43,9 +43,9 @@ enum class PatchTarget {
 
 /// The person's side of the request (the clean text is the ModelDocument's).
 struct PatchingInputs {
-    QString corrupted;     ///< the corrupted text; empty: nothing to patch yet
-    QString tokenA;        ///< metric logit(A) - logit(B); empty: the clean run's prediction
-    QString tokenB;        ///< empty: the corrupted run's prediction
+    QString corrupted; ///< the corrupted text; empty: nothing to patch yet
+    QString tokenA;    ///< metric logit(A) - logit(B); empty: the clean run's prediction
+    QString tokenB;    ///< empty: the corrupted run's prediction
     PatchTarget target = PatchTarget::Heads;
     bool operator==(const PatchingInputs&) const = default;
 };

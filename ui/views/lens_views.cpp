@@ -41,8 +41,7 @@ public:
 
     LensTask(QObject* owner, std::function<void(Result<T>)> done)
         : m_watcher(new QFutureWatcher<Output>(owner)), m_done(std::move(done)) {
-        QObject::connect(m_watcher, &QFutureWatcher<Output>::finished, owner,
-                         [this] { finish(); });
+        QObject::connect(m_watcher, &QFutureWatcher<Output>::finished, owner, [this] { finish(); });
     }
     ~LensTask() {
         stop();
@@ -700,9 +699,8 @@ PatchingView::PatchingView(Document* document, QWidget* parent)
     connect(m_corrupted, &QLineEdit::textEdited, m_patching,
             [this](const QString& text) { m_patching->setCorruptedText(text); });
     for (QLineEdit* token : {m_tokenA, m_tokenB})
-        connect(token, &QLineEdit::textEdited, m_patching, [this] {
-            m_patching->setMetricTokens(m_tokenA->text(), m_tokenB->text());
-        });
+        connect(token, &QLineEdit::textEdited, m_patching,
+                [this] { m_patching->setMetricTokens(m_tokenA->text(), m_tokenB->text()); });
     connect(m_target, &QComboBox::activated, m_patching, [this](int index) {
         m_patching->setTarget(static_cast<PatchTarget>(m_target->itemData(index).toInt()));
     });
@@ -846,8 +844,7 @@ void PatchingView::refresh() {
     m_scale->axis()->setLabel(tr("restored: 0 corrupted, 1 clean"));
     QCPAxisRect* rect = m_plot->axisRect();
     rect->axis(QCPAxis::atBottom)
-        ->setLabel(m_heads ? tr("head")
-                           : tr("position (clean token / corrupted token)"));
+        ->setLabel(m_heads ? tr("head") : tr("position (clean token / corrupted token)"));
     rect->axis(QCPAxis::atLeft)->setLabel(m_heads ? tr("layer") : tr("residual stream"));
     setTokenLabels(rect->axis(QCPAxis::atBottom), m_columnLabels);
     rect->axis(QCPAxis::atBottom)->setTickLabelRotation(!m_heads && cols > 8 ? -45 : 0);
