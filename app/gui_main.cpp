@@ -53,7 +53,7 @@ QStringList saveLessonScreenshots(ui::MainWindow& window, ui::LessonPanel& lesso
             models->waitForIdle();
             QCoreApplication::processEvents();
         }
-        if (ui::View* shown = window.currentView()) shown->ensureFresh();
+        if (ui::View* shown = window.currentView()) shown->ensureComplete();
         QCoreApplication::processEvents();
         const QString path = QDir(directory).filePath(
             QStringLiteral("lesson_step_%1.png").arg(step + 1, 2, 10, QLatin1Char('0')));

@@ -39,6 +39,7 @@
 #include "ui/state/document.h"
 #include "ui/state/dump_document.h"
 #include "ui/state/model_document.h"
+#include "ui/state/patching_document.h"
 #include "ui/views/colormap.h"
 #include "ui/views/compare_view.h"
 #include "ui/views/view.h"
@@ -90,6 +91,9 @@ constexpr const char* kUsage =
     "Real models (docs/models.md):\n"
     "  --model DIR --text \"...\"   run a checkpoint folder on the text; --layer and --head\n"
     "                             pick what the figure shows (default 0)\n"
+    "  --patch \"CORRUPTED\"        --view patching: the corrupted text (as many tokens as\n"
+    "                             --text); --metric logit-diff:A,B (default: each text's\n"
+    "                             prediction), --patch-target heads (default) or residual\n"
     "\n"
     "Figure:\n"
     "  --view NAME                see --list-views\n"
@@ -166,6 +170,9 @@ constexpr OptionSpec kOptions[] = {
     {"show-selection", false},
     {"compare", true},
     {"compare-session", true},
+    {"patch", true},
+    {"metric", true},
+    {"patch-target", true},
 };
 
 /// Token text may legitimately be empty (an empty sequence); other values may not.
@@ -376,6 +383,34 @@ int run(int argc, char** argv) {
     if ((choice.id == QLatin1String("next-token") || choice.id == QLatin1String("head-roles")) &&
         !get(args, "model"))
         fail("--view " + *viewName + " needs a real model: --model DIR --text \"...\"");
+    const bool patchingView = choice.id == QLatin1String("patching");
+    // Without a model the view draws what to open, as the other lens views do.
+    if (patchingView && get(args, "model") && !get(args, "patch"))
+        fail("--view patching needs a corrupted text: --patch \"CORRUPTED\" (as many tokens "
+             "as --text)");
+    for (const char* option : {"patch", "metric", "patch-target"})
+        if (get(args, option) && !(patchingView && get(args, "model")))
+            fail(std::string("--") + option + " needs --view patching and --model DIR");
+    ui::PatchingInputs patchingInputs;
+    if (patchingView && get(args, "patch")) {
+        patchingInputs.corrupted = QString::fromStdString(*get(args, "patch"));
+        if (auto v = get(args, "metric")) {
+            // logit-diff:A,B split at the last comma (a token may itself be a comma); an empty
+            // side is that text's prediction.
+            const std::string prefix = "logit-diff:";
+            const auto comma = v->rfind(',');
+            if (v->rfind(prefix, 0) != 0 || comma == std::string::npos || comma < prefix.size())
+                fail("--metric: '" + *v + "' is not logit-diff:A,B");
+            patchingInputs.tokenA =
+                QString::fromStdString(v->substr(prefix.size(), comma - prefix.size()));
+            patchingInputs.tokenB = QString::fromStdString(v->substr(comma + 1));
+        }
+        const std::string target = get(args, "patch-target").value_or("heads");
+        if (target != "heads" && target != "residual")
+            fail("--patch-target: unknown target '" + target + "' (heads, residual)");
+        patchingInputs.target =
+            target == "heads" ? ui::PatchTarget::Heads : ui::PatchTarget::Residual;
+    }
     const auto dataOut = get(args, "data");
     if (dataOut) {
         ui::ExportFormat dataFormat;
@@ -559,6 +594,12 @@ int run(int argc, char** argv) {
             fail("--model " + modelInput.directory + ": " +
                  (problem.isEmpty() ? std::string("the run failed") : problem.toStdString()));
         models->focus(modelInput.layer, session.viewState.head);
+        if (patchingView) {
+            ui::PatchingDocument* patching = ui::PatchingDocument::of(&document);
+            patching->applyInputs(patchingInputs);
+            QString why;
+            if (!patching->currentKey(&why)) fail("--patch: " + why.toStdString());
+        }
     }
     if (dump) {
         ui::DumpDocument* dumps = ui::DumpDocument::of(&document);
@@ -593,9 +634,12 @@ int run(int argc, char** argv) {
     }
     const QSize size(width, height);
     view->resize(size);
-    // Work a view asks the document for (the flash walk of the focused head) is done now.
-    view->ensureFresh();
+    // Work a view asks the document for (the flash walk of the focused head) or starts on a
+    // worker (a lens, the patching) is done now.
+    view->ensureComplete();
     document.flush();
+    if (patchingView && modelInput.model && !ui::PatchingDocument::of(&document)->result())
+        fail("--patch: " + ui::PatchingDocument::of(&document)->message().toStdString());
     ui::FigureOptions figure;
     figure.size = size;
     figure.scale = scale;

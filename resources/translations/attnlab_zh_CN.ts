@@ -608,6 +608,10 @@
         <source>Attribution</source>
         <translation>归因</translation>
     </message>
+    <message>
+        <source>Attribution: computing on the new text</source>
+        <translation>归因：正在为新文本计算</translation>
+    </message>
 </context>
 <context>
     <name>attnlab::ui::CompareView</name>
@@ -2320,6 +2324,10 @@ output</source>
         <source>Logit lens</source>
         <translation>logit 透镜</translation>
     </message>
+    <message>
+        <source>Logit lens: computing on the new text</source>
+        <translation>logit 透镜：正在为新文本计算</translation>
+    </message>
 </context>
 <context>
     <name>attnlab::ui::MainWindow</name>
@@ -3042,6 +3050,204 @@ File › Open Attention Dump… or Open Q/K/V Dump… shows every layer and head
     <message>
         <source>h·d_v</source>
         <translation>h·d_v</translation>
+    </message>
+</context>
+<context>
+    <name>attnlab::ui::PatchingDocument</name>
+    <message>
+        <source>The metric token “%1” is %2 tokens, not one (type it as the model reads it, with its leading space: “ dog”).</source>
+        <translation>度量词元“%1”是 %2 个词元，而不是一个（按模型读到的样子输入，带上前面的空格：“ dog”）。</translation>
+    </message>
+    <message>
+        <source>Both texts make the model predict the same token: type tokens A and B whose difference the corruption changes.</source>
+        <translation>两段文本让模型预测出同一个词元：请输入词元 A 和 B，使它们的差会随破坏而改变。</translation>
+    </message>
+    <message>
+        <source>The clean and corrupted texts give the same logit difference: there is nothing to restore (change the corruption or the tokens).</source>
+        <translation>干净文本和被破坏文本给出相同的 logit 差：没有可以恢复的东西（请修改破坏方式或词元）。</translation>
+    </message>
+    <message>
+        <source>Edit corrupted text</source>
+        <translation>编辑被破坏的文本</translation>
+    </message>
+    <message>
+        <source>Edit patching metric</source>
+        <translation>编辑修补度量</translation>
+    </message>
+    <message>
+        <source>Change what is patched</source>
+        <translation>更改修补对象</translation>
+    </message>
+    <message>
+        <source>Open a model (File &gt; Open Model, or File &gt; Examples) and type a text.</source>
+        <translation>打开一个模型（文件 &gt; 打开模型，或 文件 &gt; 示例）并输入文本。</translation>
+    </message>
+    <message>
+        <source>Activation patching here reads a decoder&apos;s prediction at the last position; this model is not a decoder.</source>
+        <translation>这里的激活修补读取解码器在最后一个位置的预测；这个模型不是解码器。</translation>
+    </message>
+    <message>
+        <source>Type a text: it is the clean prompt.</source>
+        <translation>请输入文本：它就是干净的提示。</translation>
+    </message>
+    <message>
+        <source>Type a corrupted text: as many tokens as the clean one, with the words that matter changed.</source>
+        <translation>请输入被破坏的文本：词元数与干净文本相同，只改动关键的词。</translation>
+    </message>
+    <message>
+        <source>The clean text is %1 tokens and the corrupted one %2: patching needs the same number of tokens.</source>
+        <translation>干净文本有 %1 个词元，被破坏文本有 %2 个：修补需要两者的词元数相同。</translation>
+    </message>
+    <message>
+        <source>Token %1 is not in the vocabulary (ids 0 to %2).</source>
+        <translation>词元 %1 不在词表中（编号为 0 到 %2）。</translation>
+    </message>
+    <message>
+        <source>A and B are the same token: their difference is always 0.</source>
+        <translation>A 和 B 是同一个词元：它们的差总是 0。</translation>
+    </message>
+    <message>
+        <source>Cancelled: the previous result stays on screen.</source>
+        <translation>已取消：屏幕上保留上一次的结果。</translation>
+    </message>
+</context>
+<context>
+    <name>attnlab::ui::PatchingView</name>
+    <message>
+        <source>Corrupted text:</source>
+        <translation>被破坏的文本：</translation>
+    </message>
+    <message>
+        <source>the text with the words that matter changed, as many tokens</source>
+        <translation>改动了关键词的文本，词元数相同</translation>
+    </message>
+    <message>
+        <source>The corrupted prompt. The clean prompt is the model&apos;s text (the inputs panel); both must be the same number of tokens.</source>
+        <translation>被破坏的提示。干净的提示是模型的文本（输入面板）；两者的词元数必须相同。</translation>
+    </message>
+    <message>
+        <source>A token as the model reads it, with its leading space (“ dog”), or its id. Empty: the clean run&apos;s prediction (A) or the corrupted run&apos;s (B).</source>
+        <translation>按模型读到的样子输入一个词元，带上前面的空格（“ dog”），或输入它的编号。留空：干净运行的预测（A）或被破坏运行的预测（B）。</translation>
+    </message>
+    <message>
+        <source>Logit difference A</source>
+        <translation>logit 差 A</translation>
+    </message>
+    <message>
+        <source>heads&apos; outputs</source>
+        <translation>各个头的输出</translation>
+    </message>
+    <message>
+        <source>residual stream</source>
+        <translation>残差流</translation>
+    </message>
+    <message>
+        <source>What each patched run takes from the clean run: one head&apos;s output (layers × heads), or the residual stream entering one layer at one position (layers × positions).</source>
+        <translation>每次修补运行从干净运行中取来什么：一个头的输出（层 × 头），或进入某一层某个位置的残差流（层 × 位置）。</translation>
+    </message>
+    <message>
+        <source>Run</source>
+        <translation>运行</translation>
+    </message>
+    <message>
+        <source>Patch again (after a cancel)</source>
+        <translation>重新修补（取消之后）</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <source>layer</source>
+        <translation>层</translation>
+    </message>
+    <message>
+        <source>Activation patching: the corrupted prompt runs again with one piece of the clean run put in (a head&apos;s output, or the residual stream at one layer and position). Each cell: (patched − corrupted) / (clean − corrupted) of the logit difference A − B at the last position; 0 changes nothing, 1 restores the clean run. Double-click a head to open its attention map.</source>
+        <translation>激活修补：把干净运行中的一部分（一个头的输出，或某一层某个位置的残差流）放入被破坏的提示，再运行一次。每个格子是最后一个位置上 logit 差 A − B 的 (修补后 − 被破坏) / (干净 − 被破坏)；0 表示没有改变，1 表示恢复了干净运行。双击一个头可打开它的注意力图。</translation>
+    </message>
+    <message>
+        <source>Activation patching here reads a decoder&apos;s prediction at the last position; this model is not a decoder.</source>
+        <translation>这里的激活修补读取解码器在最后一个位置的预测；这个模型不是解码器。</translation>
+    </message>
+    <message>
+        <source>patched run %1 of %2</source>
+        <translation>修补运行 %1 / %2</translation>
+    </message>
+    <message>
+        <source>%1 patched runs in %2 s</source>
+        <translation>%1 次修补运行，用时 %2 秒</translation>
+    </message>
+    <message>
+        <source>layer %1, head %2: %3 of the clean difference restored</source>
+        <translation>第 %1 层，第 %2 个头：恢复了干净差值的 %3</translation>
+    </message>
+    <message>
+        <source>%1, position %2 (%3): %4 of the clean difference restored</source>
+        <translation>%1，位置 %2（%3）：恢复了干净差值的 %4</translation>
+    </message>
+    <message>
+        <source>into layer %1</source>
+        <translation>进入第 %1 层</translation>
+    </message>
+    <message>
+        <source>output</source>
+        <translation>输出</translation>
+    </message>
+    <message>
+        <source>restored: 0 corrupted, 1 clean</source>
+        <translation>恢复程度：0 为被破坏，1 为干净</translation>
+    </message>
+    <message>
+        <source>position (clean token / corrupted token)</source>
+        <translation>位置（干净词元 / 被破坏词元）</translation>
+    </message>
+    <message>
+        <source>Open a model (File &gt; Open Model, or File &gt; Examples), type a text and a corrupted text: which heads carry the difference appears here.</source>
+        <translation>打开一个模型（文件 &gt; 打开模型，或 文件 &gt; 示例），输入文本和被破坏的文本：哪些头携带了差异会显示在这里。</translation>
+    </message>
+    <message>
+        <source>Patching: running (progress above)</source>
+        <translation>修补：正在运行（进度见上方）</translation>
+    </message>
+    <message>
+        <source>Patching: %1</source>
+        <translation>修补：%1</translation>
+    </message>
+    <message>
+        <source>Activation patching of %1, %2: logit(“%3”) − logit(“%4”) at the last position is %5 on the clean text and %6 on the corrupted one; each cell is the share restored by taking that piece from the clean run</source>
+        <translation>%1 的激活修补，%2：最后一个位置的 logit(“%3”) − logit(“%4”) 在干净文本上为 %5，在被破坏文本上为 %6；每个格子是从干净运行取来这一部分后恢复的比例</translation>
+    </message>
+    <message>
+        <source>each head&apos;s output</source>
+        <translation>各个头的输出</translation>
+    </message>
+    <message>
+        <source>the residual stream</source>
+        <translation>残差流</translation>
+    </message>
+    <message>
+        <source>Patching: open a model, type a text and a corrupted text</source>
+        <translation>修补：请打开模型，输入文本和被破坏的文本</translation>
+    </message>
+    <message>
+        <source>Patch</source>
+        <translation>修补</translation>
+    </message>
+    <message>
+        <source>clean prediction</source>
+        <translation>干净运行的预测</translation>
+    </message>
+    <message>
+        <source>corrupted prediction</source>
+        <translation>被破坏运行的预测</translation>
+    </message>
+    <message>
+        <source>%1 patched runs in %2 ms</source>
+        <translation>%1 次修补运行，用时 %2 毫秒</translation>
+    </message>
+    <message>
+        <source>head</source>
+        <translation>头</translation>
     </message>
 </context>
 <context>

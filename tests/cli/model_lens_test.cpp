@@ -226,6 +226,10 @@ TEST_F(ModelLens, Lesson17sNumbersAreWhatPatchingTheInductionModelGives) {
         "The owl hat fox sun dog cup key red mat fox key mat owl sun red cup hat";
     const std::string intro = lesson["steps"][1]["text"]["en"];
     EXPECT_NE(intro.find("--patch \"" + corrupted + "\""), std::string::npos);
+    // The step that opens the Patching tab patches the same prompts.
+    EXPECT_EQ(lesson["steps"][4]["view"], "patching");
+    EXPECT_EQ(lesson["steps"][4]["model"]["text"], clean);
+    EXPECT_EQ(lesson["steps"][4]["model"]["corrupted"], corrupted);
     const test::CommandResult run =
         model({"--model", inductionModel(), "--text", clean, "--patch", corrupted, "--metric",
                "logit-diff: dog, fox", "--json"});

@@ -178,6 +178,13 @@ std::vector<std::string> sourceOf(const std::string& view) {
         return {"--model",
                 std::string(ATTNLAB_SOURCE_DIR) + "/resources/models/tiny-llama-induction",
                 "--text", "the cat sat on the mat"};
+    // Patching: lesson 17's repeated sequence against the shuffled one.
+    if (view == "patching")
+        return {"--model",
+                std::string(ATTNLAB_SOURCE_DIR) + "/resources/models/tiny-llama-induction",
+                "--text", "The fox key mat owl sun red cup hat dog fox key mat owl sun red cup hat",
+                "--patch",
+                "The owl hat fox sun dog cup key red mat fox key mat owl sun red cup hat"};
     return {"--tokens", "the cat sat on the mat", "--heads", "2"};
 }
 

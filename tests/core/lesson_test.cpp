@@ -268,6 +268,18 @@ TEST(Lesson, ModelKeyIsChecked) {
     lesson["steps"][2]["model"]["layer"] = -1;
     EXPECT_NE(errorOf(lesson).find("steps[2].model.layer"), std::string::npos);
     lesson["steps"][2]["model"]["layer"] = 1;
+    // The Patch tab's corrupted text and what it patches: heads unless told.
+    EXPECT_TRUE(read->steps[2].model->corrupted.empty());
+    EXPECT_EQ(read->steps[2].model->patch, "heads");
+    lesson["steps"][2]["model"]["corrupted"] = "a b b";
+    lesson["steps"][2]["model"]["patch"] = "residual";
+    const Result<Lesson> patched = lessonFromJson(lesson.dump(), kOptions);
+    ASSERT_TRUE(patched.ok()) << patched.error();
+    EXPECT_EQ(patched->steps[2].model->corrupted, "a b b");
+    EXPECT_EQ(patched->steps[2].model->patch, "residual");
+    lesson["steps"][2]["model"]["patch"] = "mlp";
+    EXPECT_NE(errorOf(lesson).find("steps[2].model.patch"), std::string::npos);
+    lesson["steps"][2]["model"].erase("patch");
     lesson["steps"][2]["model"].erase("text");
     EXPECT_NE(errorOf(lesson).find("steps[2].model"), std::string::npos);
 }

@@ -148,7 +148,7 @@ TEST(Language, EveryViewsCaptionsAreChineseInChinese) {
         window.document()->waitForIdle();
         QApplication::processEvents();
         View* view = window.view(id);
-        view->ensureFresh();
+        view->ensureComplete();
         for (const QString& text : plotTexts(view)) {
             const QStringList english = englishWords(text);
             EXPECT_TRUE(english.isEmpty() || hasCjk(text))

@@ -97,7 +97,8 @@ TEST(ViewGroups, EveryRegisteredViewIsInExactlyOneGroup) {
     for (const char* id : {"model", "aggregate", "head-stats", "dump-difference"})
         EXPECT_EQ(viewGroupOf(QString::fromLatin1(id)), QStringLiteral("model")) << id;
     for (const char* id :
-         {"next-token", "head-roles", "translation", "fill-mask", "logit-lens", "attribution"})
+         {"next-token", "head-roles", "translation", "fill-mask", "logit-lens", "attribution",
+          "patching"})
         EXPECT_EQ(viewGroupOf(QString::fromLatin1(id)), QStringLiteral("probe")) << id;
     EXPECT_TRUE(viewGroupOf(QStringLiteral("no-such-view")).isEmpty());
 

@@ -173,7 +173,7 @@ class StyleScope {
 public:
     StyleScope(View& view, const FigureStyle& style) : m_view(view), m_old(view.figureStyle()) {
         m_view.setFigureStyle(style);
-        m_view.ensureFresh();
+        m_view.ensureComplete();
     }
     ~StyleScope() { m_view.setFigureStyle(m_old); }
     StyleScope(const StyleScope&) = delete;
@@ -218,7 +218,7 @@ QString exportData(View& view, const QString& path) {
     ExportFormat format;
     if (!exportFormatFor(path, &format) || isFigureFormat(format))
         return QObject::tr("%1: unknown data file type (use .csv, .npy or .json)").arg(path);
-    view.ensureFresh();
+    view.ensureComplete();
     const DataTable table = view.data();
     if (table.rows == 0 || table.cols == 0)
         return QObject::tr("%1: %2").arg(path, noDataReason(view, table));
@@ -291,7 +291,7 @@ QString exportFilter() {
 }
 
 QImage renderFigure(View& view, const QSize& size, double scale) {
-    view.ensureFresh();
+    view.ensureComplete();
     const QSize pixels(std::max(1, static_cast<int>(std::lround(size.width() * scale))),
                        std::max(1, static_cast<int>(std::lround(size.height() * scale))));
     QImage image(pixels, QImage::Format_ARGB32_Premultiplied);

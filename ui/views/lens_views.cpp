@@ -1,21 +1,123 @@
 #include "ui/views/lens_views.h"
 
+#include <QComboBox>
+#include <QCoreApplication>
+#include <QFutureWatcher>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
 #include <QMouseEvent>
+#include <QProgressBar>
+#include <QPushButton>
 #include <QToolTip>
+#include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrentRun>
 #include <qcustomplot.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <exception>
+#include <functional>
 #include <limits>
 
 #include "attnlab/model/model.h"
 #include "ui/state/experiment_data.h"
 #include "ui/state/model_document.h"
+#include "ui/state/patching_document.h"
 #include "ui/views/colormap.h"
 #include "ui/views/plot_captions.h"
 #include "ui/views/teaching_plot.h"
 
 namespace attnlab::ui {
+
+/// One computation of a view on a worker thread at a time: a newer request cancels the one in
+/// flight (through the core's cancel flag) and runs when it stops; only the latest request's
+/// result is handed to `done`, on the GUI thread.
+template <typename T> class LensTask {
+public:
+    /// The computation, run on the worker with the flag it stops at.
+    using Work = std::function<Result<T>(const std::atomic<bool>* cancel)>;
+
+    LensTask(QObject* owner, std::function<void(Result<T>)> done)
+        : m_watcher(new QFutureWatcher<Output>(owner)), m_done(std::move(done)) {
+        QObject::connect(m_watcher, &QFutureWatcher<Output>::finished, owner, [this] { finish(); });
+    }
+    ~LensTask() {
+        stop();
+        m_watcher->waitForFinished();
+        delete m_watcher; // no finished() for a task that is gone
+    }
+    LensTask(const LensTask&) = delete;
+    LensTask& operator=(const LensTask&) = delete;
+
+    void start(Work work) {
+        if (m_running) {
+            m_next = std::move(work);
+            m_cancel->store(true);
+            return;
+        }
+        launch(std::move(work));
+    }
+    /// Cancels the request in flight and any waiting one; nothing is handed over.
+    void stop() {
+        m_next.reset();
+        if (m_cancel) m_cancel->store(true);
+    }
+    /// True from a request until its result is handed over (or dropped).
+    bool busy() const { return m_running; }
+    void wait() {
+        while (m_running) {
+            m_watcher->waitForFinished();
+            QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
+        }
+    }
+
+private:
+    struct Output {
+        std::optional<Result<T>> result;
+    };
+
+    void launch(Work work) {
+        m_running = true;
+        m_cancel = std::make_shared<std::atomic<bool>>(false);
+        // The worker holds its inputs and the flag, never the view: it may outlive both.
+        m_watcher->setFuture(QtConcurrent::run([work = std::move(work), flag = m_cancel] {
+            Output out;
+            try {
+                out.result = work(flag.get());
+            } catch (const std::exception& error) {
+                out.result = Result<T>(Error{error.what()});
+            }
+            return out;
+        }));
+    }
+    void finish() {
+        Output out = m_watcher->result();
+        // Read here, not on the worker: a stop before this point drops even a finished run.
+        const bool stopped = m_cancel->load();
+        if (m_next) {
+            Work next = std::move(*m_next);
+            m_next.reset();
+            launch(std::move(next));
+            return;
+        }
+        m_running = false;
+        if (!stopped && out.result) m_done(std::move(*out.result));
+    }
+
+    QFutureWatcher<Output>* m_watcher;
+    std::function<void(Result<T>)> m_done;
+    std::shared_ptr<std::atomic<bool>> m_cancel;
+    std::optional<Work> m_next;
+    bool m_running = false;
+};
+
+struct LensTable {
+    model::LogitLens lens;
+    std::vector<std::vector<model::RankedToken>> top; ///< [L + 1][S]: each cell's top token
+    QStringList tokens;                               ///< the run's tokens, the columns
+};
 
 namespace {
 
@@ -106,11 +208,35 @@ void writeCells(QCustomPlot* plot, QCPColorMap* map, const QStringList& texts, I
         }
 }
 
+/// Opens head (layer, head)'s attention map on the last row: the heatmap of that layer and head.
+void openHeadOnLastRow(Document* document, Index layer, Index head) {
+    ModelDocument* models = ModelDocument::of(document);
+    models->focus(layer, head);
+    ViewState state = document->session().viewState;
+    state.view = "heatmap";
+    state.query = std::max<Index>(0, static_cast<Index>(models->ids().size()) - 1);
+    document->setViewState(state);
+}
+
 } // namespace
 
 // ---- Logit lens -------------------------------------------------------------------------------
 
-LogitLensView::LogitLensView(Document* document, QWidget* parent) : PlotView(document, parent) {
+LogitLensView::LogitLensView(Document* document, QWidget* parent)
+    : PlotView(document, parent),
+      m_task(std::make_unique<LensTask<LensTable>>(this, [this](Result<LensTable> table) {
+          m_lens.reset();
+          m_top.clear();
+          m_error.clear();
+          if (table) {
+              m_lens = std::move(table->lens);
+              m_top = std::move(table->top);
+              m_tokens = std::move(table->tokens);
+          } else {
+              m_error = QString::fromStdString(table.error());
+          }
+          markStale();
+      })) {
     gridRect(m_plot, m_title, m_map, m_scale, tr("position (the token read there)"),
              tr("residual after"));
     setToolTip(tr("The logit lens: the residual stream after the embedding and after each layer, "
@@ -130,6 +256,16 @@ LogitLensView::LogitLensView(Document* document, QWidget* parent) : PlotView(doc
     ModelDocument* models = ModelDocument::of(document);
     connect(models, &ModelDocument::runChanged, this, [this] { markStale(); });
     connect(models, &ModelDocument::modelChanged, this, [this] { markStale(); });
+}
+
+LogitLensView::~LogitLensView() = default;
+
+bool LogitLensView::computing() const {
+    return m_task->busy();
+}
+
+void LogitLensView::waitForWork() {
+    m_task->wait();
 }
 
 QString LogitLensView::notApplicable() const {
@@ -168,28 +304,35 @@ void LogitLensView::refresh() {
     const std::shared_ptr<const model::ModelRun> run = models->sharedRun();
     const bool applies = net && run && readsOneSequence(*net) && !run->ids.empty();
     if (!applies) {
+        m_task->stop();
         m_lens.reset();
         m_top.clear();
+        m_tokens.clear();
+        m_error.clear();
         m_computedFor.reset();
     } else if (run != m_computedFor.lock()) {
-        // Computed again for each new run (text, appended token, heads switched off).
+        // Computed again for each new run (text, appended token, heads switched off), on the
+        // worker; the previous figure stays until it is in.
         m_computedFor = run;
-        m_error.clear();
-        auto lens = model::logitLens(*net, run->ids, optionsOf(*models));
-        m_lens.reset();
-        m_top.clear();
-        if (!lens) {
-            m_error = QString::fromStdString(lens.error());
-        } else {
-            m_lens = std::move(*lens);
-            for (const Matrix& logits : m_lens->logits) {
+        m_task->start([net, ids = run->ids, options = optionsOf(*models),
+                       tokens = displayTokens(models->tokenLabels())](
+                          const std::atomic<bool>* cancel) -> Result<LensTable> {
+            model::RunOptions stoppable = options;
+            stoppable.cancel = cancel;
+            auto lens = model::logitLens(*net, ids, stoppable);
+            if (!lens) return Error{lens.error()};
+            LensTable table;
+            table.lens = std::move(*lens);
+            table.tokens = tokens;
+            for (const Matrix& logits : table.lens.logits) {
                 const Matrix p = model::probabilities(logits);
                 std::vector<model::RankedToken> row;
                 for (Index i = 0; i < p.rows(); ++i)
                     row.push_back(model::topTokens(p.row(i), 1).front());
-                m_top.push_back(std::move(row));
+                table.top.push_back(std::move(row));
             }
-        }
+            return table;
+        });
     }
 
     const Index rows = static_cast<Index>(m_top.size());
@@ -205,7 +348,7 @@ void LogitLensView::refresh() {
     m_rowLabels.clear();
     for (Index i = 0; i < rows; ++i)
         m_rowLabels << (i == 0 ? tr("embedding") : tr("layer %1").arg(i - 1));
-    m_columnLabels = applies ? displayTokens(models->tokenLabels()) : QStringList();
+    m_columnLabels = m_tokens.mid(0, static_cast<int>(cols));
     while (m_columnLabels.size() < cols)
         m_columnLabels << QString::number(m_columnLabels.size());
 
@@ -233,6 +376,8 @@ void LogitLensView::refresh() {
         m_title->setText(notApplicable());
     else if (!m_error.isEmpty())
         m_title->setText(tr("Logit lens: %1").arg(m_error));
+    else if (m_top.empty())
+        m_title->setText(tr("Logit lens: computing on the new text"));
     else
         m_title->setText(tr("Logit lens of %1: the next token each layer would predict at each "
                             "position (its probability as colour; hover for the top %2)")
@@ -273,7 +418,17 @@ DataTable LogitLensView::data() const {
 // ---- Direct logit attribution -----------------------------------------------------------------
 
 AttributionView::AttributionView(Document* document, QWidget* parent)
-    : PlotView(document, parent) {
+    : PlotView(document, parent),
+      m_task(std::make_unique<LensTask<model::Attribution>>(
+          this, [this](Result<model::Attribution> parts) {
+              m_parts.reset();
+              m_error.clear();
+              if (parts)
+                  m_parts = std::move(*parts);
+              else
+                  m_error = QString::fromStdString(parts.error());
+              markStale();
+          })) {
     gridRect(m_plot, m_title, m_map, m_scale, tr("head (the last column: the layer's MLP)"),
              tr("layer"));
     setToolTip(tr("Direct logit attribution: the last position's final residual is a sum of the "
@@ -312,6 +467,16 @@ AttributionView::AttributionView(Document* document, QWidget* parent)
     connect(models, &ModelDocument::modelChanged, this, [this] { markStale(); });
 }
 
+AttributionView::~AttributionView() = default;
+
+bool AttributionView::computing() const {
+    return m_task->busy();
+}
+
+void AttributionView::waitForWork() {
+    m_task->wait();
+}
+
 QString AttributionView::notApplicable() const {
     const ModelDocument* models = ModelDocument::of(document());
     if (!models->model()) return {};
@@ -322,12 +487,7 @@ QString AttributionView::notApplicable() const {
 }
 
 void AttributionView::openHead(Index layer, Index head) {
-    ModelDocument* models = ModelDocument::of(document());
-    models->focus(layer, head);
-    ViewState state = document()->session().viewState;
-    state.view = "heatmap";
-    state.query = std::max<Index>(0, static_cast<Index>(models->ids().size()) - 1);
-    document()->setViewState(state);
+    openHeadOnLastRow(document(), layer, head);
 }
 
 void AttributionView::refresh() {
@@ -338,17 +498,19 @@ void AttributionView::refresh() {
     const bool applies = net && run && notApplicable().isEmpty() && !run->ids.empty() &&
                          readsOneSequence(*net);
     if (!applies) {
+        m_task->stop();
         m_parts.reset();
+        m_error.clear();
         m_computedFor.reset();
     } else if (run != m_computedFor.lock()) {
+        // On the worker; the previous figure stays until the new one is in.
         m_computedFor = run;
-        m_error.clear();
-        auto parts = model::directLogitAttribution(*net, run->ids, {}, optionsOf(*models));
-        m_parts.reset();
-        if (parts)
-            m_parts = std::move(*parts);
-        else
-            m_error = QString::fromStdString(parts.error());
+        m_task->start([net, ids = run->ids, options = optionsOf(*models)](
+                          const std::atomic<bool>* cancel) -> Result<model::Attribution> {
+            model::RunOptions stoppable = options;
+            stoppable.cancel = cancel;
+            return model::directLogitAttribution(*net, ids, {}, stoppable);
+        });
     }
 
     const Index layers = m_parts ? m_parts->heads.rows() : 0;
@@ -390,8 +552,9 @@ void AttributionView::refresh() {
     } else if (!notApplicable().isEmpty()) {
         m_title->setText(notApplicable());
     } else if (!m_parts) {
-        m_title->setText(m_error.isEmpty() ? tr("Attribution: waiting for the first run")
-                                           : tr("Attribution: %1").arg(m_error));
+        m_title->setText(!m_error.isEmpty()  ? tr("Attribution: %1").arg(m_error)
+                         : m_task->busy() ? tr("Attribution: computing on the new text")
+                                          : tr("Attribution: waiting for the first run"));
     } else {
         const QString token = tokenText(models->tokenizer(), m_parts->target);
         m_title->setText(tr("Direct logit attribution to “%1” at the last position: heads %2 + "
@@ -433,6 +596,321 @@ DataTable AttributionView::data() const {
     table.extra.insert(QStringLiteral("embedding"), m_parts->embedding);
     table.extra.insert(QStringLiteral("bias"), m_parts->bias);
     table.extra.insert(QStringLiteral("logit"), m_parts->logit);
+    return table;
+}
+
+// ---- Activation patching ----------------------------------------------------------------------
+
+namespace {
+
+/// Sets a line edit's text without moving the cursor of the person typing in it.
+void showText(QLineEdit* edit, const QString& text) {
+    if (edit->text() == text) return;
+    const int cursor = edit->cursorPosition();
+    edit->setText(text);
+    edit->setCursorPosition(std::min(cursor, static_cast<int>(text.size())));
+}
+
+} // namespace
+
+PatchingView::PatchingView(Document* document, QWidget* parent)
+    : PlotView(document, parent), m_patching(PatchingDocument::of(document)) {
+    auto* controls = new QWidget(this);
+    auto* rows = new QVBoxLayout(controls);
+    rows->setContentsMargins(6, 4, 6, 0);
+    auto* first = new QHBoxLayout;
+    rows->addLayout(first);
+    auto* corruptedLabel = new QLabel(tr("Corrupted text:"), controls);
+    m_corrupted = new QLineEdit(controls);
+    m_corrupted->setObjectName(QStringLiteral("PatchingCorruptedText"));
+    m_corrupted->setPlaceholderText(
+        tr("the text with the words that matter changed, as many tokens"));
+    m_corrupted->setToolTip(tr("The corrupted prompt. The clean prompt is the model's text (the "
+                               "inputs panel); both must be the same number of tokens."));
+    corruptedLabel->setBuddy(m_corrupted);
+    first->addWidget(corruptedLabel);
+    first->addWidget(m_corrupted, 1);
+
+    auto* second = new QHBoxLayout;
+    rows->addLayout(second);
+    m_tokenA = new QLineEdit(controls);
+    m_tokenB = new QLineEdit(controls);
+    for (QLineEdit* token : {m_tokenA, m_tokenB}) {
+        token->setMaximumWidth(120);
+        token->setToolTip(tr("A token as the model reads it, with its leading space (“ dog”), "
+                             "or its id. Empty: the clean run's prediction (A) or the corrupted "
+                             "run's (B)."));
+    }
+    m_tokenA->setObjectName(QStringLiteral("PatchingTokenA"));
+    m_tokenB->setObjectName(QStringLiteral("PatchingTokenB"));
+    second->addWidget(new QLabel(tr("Logit difference A"), controls));
+    second->addWidget(m_tokenA);
+    second->addWidget(new QLabel(QStringLiteral("\u2212 B"), controls));
+    second->addWidget(m_tokenB);
+    second->addSpacing(8);
+    m_target = new QComboBox(controls);
+    m_target->addItem(tr("heads' outputs"), static_cast<int>(PatchTarget::Heads));
+    m_target->addItem(tr("residual stream"), static_cast<int>(PatchTarget::Residual));
+    m_target->setToolTip(tr("What each patched run takes from the clean run: one head's output "
+                            "(layers × heads), or the residual stream entering one layer at one "
+                            "position (layers × positions)."));
+    second->addWidget(m_target);
+    m_run = new QPushButton(tr("Run"), controls);
+    m_run->setToolTip(tr("Patch again (after a cancel)"));
+    second->addWidget(m_run);
+    m_progress = new QProgressBar(controls);
+    m_progress->setMaximumWidth(160);
+    m_progress->setTextVisible(true);
+    second->addWidget(m_progress);
+    m_cancel = new QPushButton(tr("Cancel"), controls);
+    second->addWidget(m_cancel);
+    m_status = new QLabel(controls);
+    m_status->setObjectName(QStringLiteral("PatchingStatus"));
+    // The status gives way first when the row is narrow (projector fonts, Chinese).
+    m_status->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    second->addWidget(m_status, 1);
+    controls->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Fixed);
+    static_cast<QVBoxLayout*>(layout())->insertWidget(0, controls);
+    static_cast<QVBoxLayout*>(layout())->setStretchFactor(m_plot, 1);
+
+    gridRect(m_plot, m_title, m_map, m_scale, QString(), tr("layer"));
+    setToolTip(tr("Activation patching: the corrupted prompt runs again with one piece of the "
+                  "clean run put in (a head's output, or the residual stream at one layer and "
+                  "position). Each cell: (patched − corrupted) / (clean − corrupted) of the "
+                  "logit difference A − B at the last position; 0 changes nothing, 1 restores "
+                  "the clean run. Double-click a head to open its attention map."));
+    m_plot->setMouseTracking(true);
+    connect(m_plot, &QCustomPlot::mouseMove, this, [this](QMouseEvent* event) {
+        const auto [row, column] =
+            cellAt(m_plot, event->position(), m_effects.rows(), m_effects.cols());
+        if (row < 0) {
+            QToolTip::hideText();
+            return;
+        }
+        QToolTip::showText(event->globalPosition().toPoint(), cellText(row, column), m_plot);
+    });
+    connect(m_plot, &QCustomPlot::mouseDoubleClick, this, [this](QMouseEvent* event) {
+        if (!m_heads) return;
+        const auto [layer, head] =
+            cellAt(m_plot, event->position(), m_effects.rows(), m_effects.cols());
+        if (layer >= 0) openHead(layer, head);
+    });
+
+    connect(m_corrupted, &QLineEdit::textEdited, m_patching,
+            [this](const QString& text) { m_patching->setCorruptedText(text); });
+    for (QLineEdit* token : {m_tokenA, m_tokenB})
+        connect(token, &QLineEdit::textEdited, m_patching,
+                [this] { m_patching->setMetricTokens(m_tokenA->text(), m_tokenB->text()); });
+    connect(m_target, &QComboBox::activated, m_patching, [this](int index) {
+        m_patching->setTarget(static_cast<PatchTarget>(m_target->itemData(index).toInt()));
+    });
+    connect(m_run, &QPushButton::clicked, m_patching, &PatchingDocument::rerun);
+    connect(m_cancel, &QPushButton::clicked, m_patching, &PatchingDocument::cancel);
+    connect(m_patching, &PatchingDocument::inputsChanged, this, [this] {
+        showInputs();
+        markStale();
+    });
+    connect(m_patching, &PatchingDocument::finished, this, [this] {
+        showProgress();
+        markStale();
+    });
+    connect(m_patching, &PatchingDocument::runningChanged, this, [this] { showProgress(); });
+    connect(m_patching, &PatchingDocument::progressChanged, this, [this] { showProgress(); });
+    ModelDocument* models = ModelDocument::of(document);
+    connect(models, &ModelDocument::runChanged, this, [this] { markStale(); });
+    connect(models, &ModelDocument::modelChanged, this, [this] { markStale(); });
+    showInputs();
+    showProgress();
+}
+
+QString PatchingView::notApplicable() const {
+    const ModelDocument* models = ModelDocument::of(document());
+    if (models->model() && models->model()->config.kind != model::ModelKind::Decoder)
+        return tr("Activation patching here reads a decoder's prediction at the last position; "
+                  "this model is not a decoder.");
+    return {};
+}
+
+QString PatchingView::message() const {
+    return m_patching->message();
+}
+
+void PatchingView::waitForWork() {
+    m_patching->waitForIdle();
+}
+
+void PatchingView::openHead(Index layer, Index head) {
+    openHeadOnLastRow(document(), layer, head);
+}
+
+void PatchingView::showInputs() {
+    const PatchingInputs& inputs = m_patching->inputs();
+    showText(m_corrupted, inputs.corrupted);
+    showText(m_tokenA, inputs.tokenA);
+    showText(m_tokenB, inputs.tokenB);
+    m_target->setCurrentIndex(m_target->findData(static_cast<int>(inputs.target)));
+}
+
+void PatchingView::showProgress() {
+    const bool running = m_patching->running();
+    const auto [done, total] = m_patching->progress();
+    m_progress->setVisible(running);
+    m_cancel->setVisible(running);
+    m_run->setVisible(!running);
+    m_progress->setRange(0, static_cast<int>(std::max<Index>(total, 1)));
+    m_progress->setValue(static_cast<int>(done));
+    if (running)
+        m_status->setText(tr("patched run %1 of %2").arg(done).arg(total));
+    else if (m_patching->result() && !m_patching->message().isEmpty())
+        m_status->setText(m_patching->message());
+    else if (const auto& shown = m_patching->result())
+        m_status->setText(shown->milliseconds < 1000
+                              ? tr("%1 patched runs in %2 ms")
+                                    .arg(shown->patching.runs)
+                                    .arg(shown->milliseconds, 0, 'f', 1)
+                              : tr("%1 patched runs in %2 s")
+                                    .arg(shown->patching.runs)
+                                    .arg(shown->milliseconds / 1000.0, 0, 'f', 2));
+    else
+        m_status->clear();
+    // An empty token field says which token it stands for: the prediction the run used.
+    const std::optional<PatchingResult>& result = m_patching->result();
+    const model::Tokenizer* tokenizer = ModelDocument::of(document())->tokenizer();
+    m_tokenA->setPlaceholderText(result ? tokenText(tokenizer, result->metric.a)
+                                        : tr("clean prediction"));
+    m_tokenB->setPlaceholderText(result ? tokenText(tokenizer, result->metric.b)
+                                        : tr("corrupted prediction"));
+}
+
+QString PatchingView::cellText(Index row, Index column) const {
+    const double value = m_effects(row, column);
+    if (m_heads)
+        return tr("layer %1, head %2: %3 of the clean difference restored")
+            .arg(row)
+            .arg(column)
+            .arg(value, 0, 'f', 3);
+    return tr("%1, position %2 (%3): %4 of the clean difference restored")
+        .arg(m_rowLabels.value(static_cast<int>(row)))
+        .arg(column)
+        .arg(m_columnLabels.value(static_cast<int>(column)))
+        .arg(value, 0, 'f', 3);
+}
+
+void PatchingView::refresh() {
+    const Theme look = theme();
+    ModelDocument* models = ModelDocument::of(document());
+    if (notApplicable().isEmpty()) m_patching->request();
+    showProgress(); // its texts too follow the language
+    const std::optional<PatchingResult>& result = m_patching->result();
+    const model::Tokenizer* tokenizer = models->tokenizer();
+
+    m_effects.resize(0, 0);
+    m_rowLabels.clear();
+    m_columnLabels.clear();
+    if (result && notApplicable().isEmpty()) {
+        m_heads = result->key.target == PatchTarget::Heads;
+        m_effects = m_heads ? result->patching.heads : result->patching.residual;
+        const Index layers = result->key.model->config.layers;
+        if (m_heads) {
+            for (Index l = 0; l < layers; ++l)
+                m_rowLabels << QString::number(l);
+            for (Index h = 0; h < m_effects.cols(); ++h)
+                m_columnLabels << QString::number(h);
+        } else {
+            for (Index l = 0; l <= layers; ++l)
+                m_rowLabels << (l < layers ? tr("into layer %1").arg(l) : tr("output"));
+            // The clean token, and where the corruption changed it, "clean/corrupted".
+            const auto& clean = result->key.clean;
+            const auto& corrupted = result->key.corrupted;
+            for (std::size_t i = 0; i < clean.size(); ++i) {
+                QString label = tokenText(tokenizer, clean[i]);
+                if (corrupted[i] != clean[i])
+                    label += QLatin1Char('/') + tokenText(tokenizer, corrupted[i]);
+                m_columnLabels << label;
+            }
+        }
+    }
+    const Index rows = m_effects.rows(), cols = m_effects.cols();
+    QStringList texts;
+    for (Index i = 0; i < rows; ++i)
+        for (Index j = 0; j < cols; ++j)
+            texts << QString::number(m_effects(i, j), 'f', 2);
+
+    m_map->setGradient(makeGradient(QStringLiteral("diverging"), look.masked));
+    const QCPRange drawn = fillColorMap(m_map, m_effects, nullptr);
+    // 0 (the corrupted run) in the middle of the scale, 1 (the clean run) at least at its end.
+    const double reach = std::max({std::abs(drawn.lower), std::abs(drawn.upper), 1.0});
+    m_map->setDataRange(QCPRange(-reach, reach));
+    m_scale->axis()->setLabel(tr("restored: 0 corrupted, 1 clean"));
+    QCPAxisRect* rect = m_plot->axisRect();
+    rect->axis(QCPAxis::atBottom)
+        ->setLabel(m_heads ? tr("head") : tr("position (clean token / corrupted token)"));
+    rect->axis(QCPAxis::atLeft)->setLabel(m_heads ? tr("layer") : tr("residual stream"));
+    setTokenLabels(rect->axis(QCPAxis::atBottom), m_columnLabels);
+    rect->axis(QCPAxis::atBottom)->setTickLabelRotation(!m_heads && cols > 8 ? -45 : 0);
+    setTokenLabels(rect->axis(QCPAxis::atLeft), m_rowLabels);
+    rect->axis(QCPAxis::atBottom)->setRange(-0.5, std::max<Index>(1, cols) - 0.5);
+    rect->axis(QCPAxis::atLeft)->setRange(-0.5, std::max<Index>(1, rows) - 0.5);
+    if (rows * cols <= LogitLensView::kLabelledCells)
+        writeCells(m_plot, m_map, texts, rows, cols, look);
+    else
+        m_plot->clearItems();
+
+    if (!models->model()) {
+        m_title->setText(tr("Open a model (File > Open Model, or File > Examples), type a text "
+                            "and a corrupted text: which heads carry the difference appears "
+                            "here."));
+    } else if (!notApplicable().isEmpty()) {
+        m_title->setText(notApplicable());
+    } else if (!result) {
+        m_title->setText(m_patching->running() ? tr("Patching: running (progress above)")
+                                               : tr("Patching: %1").arg(message()));
+    } else {
+        m_title->setText(
+            tr("Activation patching of %1, %2: logit(“%3”) − logit(“%4”) at the last position "
+               "is %5 on the clean text and %6 on the corrupted one; each cell is the share "
+               "restored by taking that piece from the clean run")
+                .arg(models->displayName(),
+                     m_heads ? tr("each head's output") : tr("the residual stream"),
+                     tokenText(tokenizer, result->metric.a), tokenText(tokenizer, result->metric.b))
+                .arg(result->patching.clean, 0, 'f', 3)
+                .arg(result->patching.corrupted, 0, 'f', 3));
+    }
+    stylePlot(*m_plot, look);
+    wrapToFigureWidth(figureStyle().wrapWidth, {m_title});
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+DataTable PatchingView::data() const {
+    DataTable table;
+    const std::optional<PatchingResult>& result = m_patching->result();
+    if (m_effects.size() == 0 || !result) {
+        table.unavailable = m_patching->message().isEmpty()
+                                ? tr("Patching: open a model, type a text and a corrupted text")
+                                : tr("Patching: %1").arg(m_patching->message());
+        return table;
+    }
+    QStringList columns;
+    for (int c = 0; c < m_columnLabels.size(); ++c)
+        columns << (m_heads ? QStringLiteral("head_%1") : QStringLiteral("position_%1")).arg(c);
+    table = DataTable::fromMatrix(m_effects, m_rowLabels, columns);
+    table.rowHeader = m_heads ? QStringLiteral("layer") : QStringLiteral("residual_into_layer");
+    table.extra.insert(QStringLiteral("quantity"),
+                       QStringLiteral("(patched - corrupted) / (clean - corrupted)"));
+    table.extra.insert(QStringLiteral("patched"),
+                       m_heads ? QStringLiteral("heads") : QStringLiteral("residual"));
+    table.extra.insert(QStringLiteral("metric"),
+                       QVariantList{static_cast<qlonglong>(result->metric.a),
+                                    static_cast<qlonglong>(result->metric.b)});
+    table.extra.insert(QStringLiteral("clean"), result->patching.clean);
+    table.extra.insert(QStringLiteral("corrupted"), result->patching.corrupted);
+    QVariantList clean, corrupted;
+    for (std::int64_t id : result->key.clean)
+        clean << static_cast<qlonglong>(id);
+    for (std::int64_t id : result->key.corrupted)
+        corrupted << static_cast<qlonglong>(id);
+    table.extra.insert(QStringLiteral("clean_ids"), clean);
+    table.extra.insert(QStringLiteral("corrupted_ids"), corrupted);
     return table;
 }
 

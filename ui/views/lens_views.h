@@ -11,8 +11,15 @@
 ///   MLP) grid on a diverging scale; the terms add up to the logit. Double-click a head to open
 ///   its attention map on the last row.
 ///
-/// Both draw the window's ModelDocument's latest run (its text and switched-off heads), computed
-/// again when the run changes and the tab is on screen.
+/// - PatchingView: activation patching (PatchingDocument) of the model's text (clean) against
+///   a corrupted text of as many tokens: each head's output, or the residual stream entering
+///   each layer at each position, taken from the clean run into the corrupted one, coloured by
+///   the share of the logit difference A − B it restores (0: corrupted, 1: clean). It runs on
+///   a worker with a progress bar and Cancel; double-click a head to open its attention map.
+///
+/// All draw the window's ModelDocument's latest run (its text and switched-off heads), computed
+/// again on a worker thread when the run changes and the tab is on screen: the previous figure
+/// stays until the new one is in, and a newer run cancels the computation in flight.
 
 #include <QStringList>
 
@@ -25,9 +32,14 @@
 
 #include "attnlab/model/lens.h"
 
+class QComboBox;
 class QCPColorMap;
 class QCPColorScale;
 class QCPTextElement;
+class QLabel;
+class QLineEdit;
+class QProgressBar;
+class QPushButton;
 
 namespace attnlab::model {
 struct ModelRun;
@@ -35,10 +47,16 @@ struct ModelRun;
 
 namespace attnlab::ui {
 
+/// A view's computation on a worker thread (lens_views.cpp).
+template <typename T> class LensTask;
+/// What the logit lens view draws, computed on the worker.
+struct LensTable;
+
 class LogitLensView : public PlotView {
     Q_OBJECT
 public:
     explicit LogitLensView(Document* document, QWidget* parent = nullptr);
+    ~LogitLensView() override;
     QString viewId() const override { return QStringLiteral("logit-lens"); }
     QString title() const override { return tr("Logit lens"); }
     void refresh() override;
@@ -52,16 +70,23 @@ public:
     std::vector<model::RankedToken> topOf(Index row, Index position) const;
     /// Cells drawn with their token written in them at most (larger grids: colour only).
     static constexpr Index kLabelledCells = 400;
+    /// True while the lens of the latest run is computed on the worker.
+    bool computing() const;
+
+protected:
+    void waitForWork() override;
 
 private:
     QString cellText(Index row, Index position) const;
 
+    std::unique_ptr<LensTask<LensTable>> m_task;
     QCPTextElement* m_title = nullptr;
     QCPColorMap* m_map = nullptr;
     QCPColorScale* m_scale = nullptr;
     std::weak_ptr<const model::ModelRun> m_computedFor;
     std::optional<model::LogitLens> m_lens;
     std::vector<std::vector<model::RankedToken>> m_top;
+    QStringList m_tokens; ///< the tokens of the run m_top was computed for
     QStringList m_rowLabels, m_columnLabels;
     QString m_error;
 };
@@ -70,6 +95,7 @@ class AttributionView : public PlotView {
     Q_OBJECT
 public:
     explicit AttributionView(Document* document, QWidget* parent = nullptr);
+    ~AttributionView() override;
     QString viewId() const override { return QStringLiteral("attribution"); }
     QString title() const override { return tr("Attribution"); }
     void refresh() override;
@@ -80,14 +106,71 @@ public:
     const std::optional<model::Attribution>& attribution() const { return m_parts; }
     /// Opens head (layer, head)'s attention map on the last row (what a double-click does).
     void openHead(Index layer, Index head);
+    /// True while the attribution of the latest run is computed on the worker.
+    bool computing() const;
+
+protected:
+    void waitForWork() override;
 
 private:
+    std::unique_ptr<LensTask<model::Attribution>> m_task;
     QCPTextElement* m_title = nullptr;
     QCPColorMap* m_map = nullptr;
     QCPColorScale* m_scale = nullptr;
     std::weak_ptr<const model::ModelRun> m_computedFor;
     std::optional<model::Attribution> m_parts;
     QString m_error;
+};
+
+class PatchingDocument;
+
+class PatchingView : public PlotView {
+    Q_OBJECT
+public:
+    explicit PatchingView(Document* document, QWidget* parent = nullptr);
+    QString viewId() const override { return QStringLiteral("patching"); }
+    QString title() const override { return tr("Patch"); }
+    void refresh() override;
+    DataTable data() const override;
+    QString notApplicable() const override;
+
+    /// The effects drawn: [L, H] (heads) or [L + 1, S] (residual); empty when none is shown.
+    const MatrixD& effects() const { return m_effects; }
+    /// The line under the inputs: bad input, a failure, a cancel; empty when fine.
+    QString message() const;
+    /// Opens head (layer, head)'s attention map on the last row (what a double-click does).
+    void openHead(Index layer, Index head);
+
+    QLineEdit* corruptedEdit() const { return m_corrupted; }
+    QLineEdit* tokenAEdit() const { return m_tokenA; }
+    QLineEdit* tokenBEdit() const { return m_tokenB; }
+    QComboBox* targetBox() const { return m_target; }
+    QProgressBar* progressBar() const { return m_progress; }
+    QPushButton* cancelButton() const { return m_cancel; }
+
+protected:
+    void waitForWork() override;
+
+private:
+    void showInputs();
+    void showProgress();
+    QString cellText(Index row, Index column) const;
+
+    PatchingDocument* m_patching;
+    QLineEdit* m_corrupted;
+    QLineEdit* m_tokenA;
+    QLineEdit* m_tokenB;
+    QComboBox* m_target;
+    QProgressBar* m_progress;
+    QPushButton* m_cancel;
+    QPushButton* m_run;
+    QLabel* m_status;
+    QCPTextElement* m_title = nullptr;
+    QCPColorMap* m_map = nullptr;
+    QCPColorScale* m_scale = nullptr;
+    MatrixD m_effects;
+    bool m_heads = true; ///< what m_effects holds
+    QStringList m_rowLabels, m_columnLabels;
 };
 
 } // namespace attnlab::ui

@@ -57,6 +57,12 @@ void View::ensureFresh() {
     refresh();
 }
 
+void View::ensureComplete() {
+    ensureFresh();
+    waitForWork();
+    ensureFresh();
+}
+
 void View::showEvent(QShowEvent* event) {
     QWidget::showEvent(event);
     ensureFresh();

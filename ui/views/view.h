@@ -88,11 +88,18 @@ public:
     virtual void setFigureStyle(const FigureStyle& style);
     /// Redraws now if stale (export and tests call this before reading the figure).
     void ensureFresh();
+    /// ensureFresh(), then waits for what the redraw started on a worker thread (a view that
+    /// computes its figure in the background: the logit lens, attribution, patching) and
+    /// redraws with its result: what export, render and screenshots call.
+    void ensureComplete();
 
 protected:
     /// Whether a document change makes this view stale; default: experiment, view state and
     /// selection changes.
     virtual bool dependsOn(Document::What what) const;
+    /// Waits (processing events) until the work this view started on a worker thread has
+    /// handed its result over; default: a view that starts none.
+    virtual void waitForWork() {}
     void markStale();
     void showEvent(QShowEvent* event) override;
 

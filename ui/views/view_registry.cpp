@@ -148,6 +148,9 @@ const std::vector<ViewEntry>& viewRegistry() {
          [](Document* d, QWidget* p) -> View* { return new LogitLensView(d, p); }},
         {QStringLiteral("attribution"), probe,
          [](Document* d, QWidget* p) -> View* { return new AttributionView(d, p); }},
+        // Which heads carry the difference between a clean and a corrupted prompt.
+        {QStringLiteral("patching"), probe,
+         [](Document* d, QWidget* p) -> View* { return new PatchingView(d, p); }},
         // An encoder filling in [MASK], reading both sides.
         {QStringLiteral("fill-mask"), probe,
          [](Document* d, QWidget* p) -> View* { return new FillMaskView(d, p); }},

@@ -40,6 +40,7 @@
 #define ATTNLAB_HAS_LANGUAGE 1
 #endif
 #include "ui/state/model_document.h"
+#include "ui/state/patching_document.h"
 #include "ui/views/view.h"
 #include "ui/views/view_registry.h"
 #include "ui/window/main_window.h"
@@ -344,6 +345,13 @@ bool LessonPanel::applyStep(int index, bool forward) {
         models->setAttentionKind(QString::fromStdString(step.model->attention));
         models->focus(step.model->layer, step.model->head);
         models->showModel();
+        if (!step.model->corrupted.empty()) {
+            PatchingInputs inputs;
+            inputs.corrupted = QString::fromStdString(step.model->corrupted);
+            inputs.target =
+                step.model->patch == "residual" ? PatchTarget::Residual : PatchTarget::Heads;
+            PatchingDocument::of(document)->applyInputs(inputs);
+        }
     }
     m_step = index;
     m_revealed = false;

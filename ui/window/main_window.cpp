@@ -1024,7 +1024,7 @@ QStringList MainWindow::saveScreenshots(const QString& directory) {
             m_document->waitForIdle();
             QCoreApplication::processEvents();
         }
-        target->ensureFresh();
+        target->ensureComplete();
         QCoreApplication::processEvents();
         const QString path = QDir(directory).filePath(target->viewId() + QStringLiteral(".png"));
         if (grab().save(path)) written << path;

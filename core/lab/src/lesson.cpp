@@ -186,7 +186,7 @@ LessonStep readStep(const Json& value, const std::string& key, std::vector<std::
     if (const auto it = value.find("model"); it != value.end()) {
         const std::string where = key + ".model";
         if (!it->is_object()) fail(where, "expected an object, got " + typeOf(*it));
-        onlyKeys(*it, where, {"path", "text", "layer", "head", "attention"});
+        onlyKeys(*it, where, {"path", "text", "layer", "head", "attention", "corrupted", "patch"});
         for (const char* required : {"path", "text"})
             if (!it->contains(required))
                 fail(where, std::string("the key \"") + required + "\" is missing");
@@ -204,6 +204,13 @@ LessonStep readStep(const Json& value, const std::string& key, std::vector<std::
                 model.attention != "decoder")
                 fail(where + ".attention",
                      "\"" + model.attention + "\" is not cross, encoder or decoder");
+        }
+        if (const auto corrupted = it->find("corrupted"); corrupted != it->end())
+            model.corrupted = readString(*corrupted, where + ".corrupted", 4096);
+        if (const auto patch = it->find("patch"); patch != it->end()) {
+            model.patch = readString(*patch, where + ".patch", 16);
+            if (model.patch != "heads" && model.patch != "residual")
+                fail(where + ".patch", "\"" + model.patch + "\" is not heads or residual");
         }
         step.model = std::move(model);
     }

@@ -36,6 +36,10 @@ struct LessonModel {
     Index head = 0;
     /// A translation model's attention shown: "cross" (the default), "encoder" or "decoder".
     std::string attention = "cross";
+    /// The Patching tab's corrupted text (as many tokens as `text`); empty: left as it is.
+    std::string corrupted;
+    /// What the Patching tab patches: "heads" (the default) or "residual".
+    std::string patch = "heads";
 };
 
 struct LessonStep {

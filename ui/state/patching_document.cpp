@@ -1,0 +1,396 @@
+#include "ui/state/patching_document.h"
+
+#include <QCoreApplication>
+#include <QElapsedTimer>
+#include <QFutureWatcher>
+#include <QPointer>
+#include <QUndoCommand>
+#include <QUndoStack>
+#include <QtConcurrent/QtConcurrentRun>
+
+#include <charconv>
+#include <chrono>
+#include <exception>
+#include <string>
+
+#include "attnlab/model/model.h"
+#include "attnlab/tokenizer/tokenizer.h"
+#include "ui/state/document.h"
+#include "ui/state/model_document.h"
+
+namespace attnlab::ui {
+
+struct PatchingOutput {
+    std::optional<PatchingResult> result;
+    /// Why there is no result: a sentence for the tab (already translated where it is ours).
+    QString error;
+    quint64 generation = 0;
+};
+
+namespace {
+
+/// Undo merge ids of the patching fields, apart from the session's EditMerge ids.
+constexpr int kMergeCorrupted = 1001;
+constexpr int kMergeMetric = 1002;
+
+/// One edit of the patching inputs: redo applies `after`, undo `before`.
+class PatchingCommand : public QUndoCommand {
+public:
+    PatchingCommand(PatchingDocument* patching, PatchingInputs before, PatchingInputs after,
+                    int mergeId, const QString& text)
+        : QUndoCommand(text), m_patching(patching), m_before(std::move(before)),
+          m_after(std::move(after)), m_mergeId(mergeId) {}
+    void redo() override {
+        if (m_patching) m_patching->applyInputs(m_after);
+    }
+    void undo() override {
+        if (m_patching) m_patching->applyInputs(m_before);
+    }
+    int id() const override { return m_mergeId; }
+    bool mergeWith(const QUndoCommand* other) override {
+        if (other->id() != id() || m_mergeId < 0) return false;
+        m_after = static_cast<const PatchingCommand*>(other)->m_after;
+        return true;
+    }
+
+private:
+    QPointer<PatchingDocument> m_patching;
+    PatchingInputs m_before;
+    PatchingInputs m_after;
+    int m_mergeId;
+};
+
+/// A metric token as typed: a text the tokenizer makes exactly one token, else an id. nullopt
+/// with `why` set when it is neither.
+std::optional<std::int64_t> metricToken(const model::Tokenizer& tokenizer, const QString& typed,
+                                        QString* why) {
+    const std::string text = typed.toStdString();
+    const model::Encoding encoding = tokenizer.encode(text, false);
+    if (encoding.ids.size() == 1) return encoding.ids.front();
+    std::int64_t id = 0;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), id);
+    if (!text.empty() && error == std::errc() && end == text.data() + text.size()) return id;
+    *why = QCoreApplication::translate(
+               "attnlab::ui::PatchingDocument",
+               "The metric token “%1” is %2 tokens, not one (type it as the model reads it, "
+               "with its leading space: “ dog”).")
+               .arg(typed)
+               .arg(encoding.ids.size());
+    return std::nullopt;
+}
+
+/// The most probable next token after the last position of `ids`.
+Result<std::int64_t> prediction(const model::Model& net, std::span<const std::int64_t> ids,
+                                const model::RunOptions& base) {
+    model::RunOptions options = base;
+    options.logits = model::LogitRows::Last;
+    auto run = model::runModel(net, ids, options);
+    if (!run) return Error{run.error()};
+    Index best = 0;
+    run->logits.row(run->logits.rows() - 1).maxCoeff(&best);
+    return static_cast<std::int64_t>(best);
+}
+
+/// The worker: the default metric tokens, then the core's activation patching.
+PatchingOutput computePatching(PatchingKey key, std::shared_ptr<std::atomic<bool>> cancel,
+                               std::function<void(Index, Index)> progress, quint64 generation) {
+    PatchingOutput out;
+    out.generation = generation;
+    const auto started = std::chrono::steady_clock::now();
+    try {
+        model::RunOptions base;
+        base.ablatedHeads = key.ablated;
+        base.cancel = cancel.get();
+        model::LogitDifference metric;
+        for (auto [typed, ids, slot] : {std::tuple{key.a, &key.clean, &metric.a},
+                                        std::tuple{key.b, &key.corrupted, &metric.b}}) {
+            if (typed) {
+                *slot = *typed;
+                continue;
+            }
+            auto predicted = prediction(*key.model, *ids, base);
+            if (!predicted) {
+                out.error = QString::fromStdString(predicted.error());
+                return out;
+            }
+            *slot = *predicted;
+        }
+        if (metric.a == metric.b) {
+            out.error = QCoreApplication::translate(
+                "attnlab::ui::PatchingDocument",
+                "Both texts make the model predict the same token: type tokens A and "
+                "B whose difference the corruption changes.");
+            return out;
+        }
+        model::PatchingOptions options;
+        options.metric = metric;
+        options.heads = key.target == PatchTarget::Heads;
+        options.residual = key.target == PatchTarget::Residual;
+        options.progress = std::move(progress);
+        auto patched =
+            model::activationPatching(*key.model, key.clean, key.corrupted, options, base);
+        if (!patched) {
+            const std::string& error = patched.error();
+            out.error = error.find("same logit difference") != std::string::npos
+                            ? QCoreApplication::translate(
+                                  "attnlab::ui::PatchingDocument",
+                                  "The clean and corrupted texts give the same logit difference: "
+                                  "there is nothing to restore (change the corruption or the "
+                                  "tokens).")
+                            : QString::fromStdString(error);
+            return out;
+        }
+        PatchingResult result;
+        result.key = std::move(key);
+        result.patching = std::move(*patched);
+        result.metric = metric;
+        result.milliseconds =
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started)
+                .count();
+        out.result = std::move(result);
+    } catch (const std::exception& error) {
+        out.error = QString::fromUtf8(error.what());
+    }
+    return out;
+}
+
+} // namespace
+
+PatchingDocument::PatchingDocument(Document* document)
+    : QObject(document), m_document(document), m_models(ModelDocument::of(document)) {
+    setObjectName(QStringLiteral("PatchingDocument"));
+    m_watcher = new QFutureWatcher<PatchingOutput>(this);
+    connect(m_watcher, &QFutureWatcher<PatchingOutput>::finished, this,
+            [this] { finish(m_watcher->result()); });
+}
+
+PatchingDocument::~PatchingDocument() {
+    // The worker reports progress into this object: stop it and wait.
+    if (m_cancel) m_cancel->store(true);
+    m_watcher->waitForFinished();
+}
+
+PatchingDocument* PatchingDocument::of(Document* document) {
+    if (auto* existing =
+            document->findChild<PatchingDocument*>(QString(), Qt::FindDirectChildrenOnly))
+        return existing;
+    return new PatchingDocument(document);
+}
+
+void PatchingDocument::edit(const PatchingInputs& next, int mergeId, const QString& description) {
+    if (next == m_inputs) return;
+    m_document->undoStack()->push(new PatchingCommand(this, m_inputs, next, mergeId, description));
+}
+
+void PatchingDocument::setCorruptedText(const QString& text) {
+    PatchingInputs next = m_inputs;
+    next.corrupted = text;
+    edit(next, kMergeCorrupted, tr("Edit corrupted text"));
+}
+
+void PatchingDocument::setMetricTokens(const QString& tokenA, const QString& tokenB) {
+    PatchingInputs next = m_inputs;
+    next.tokenA = tokenA;
+    next.tokenB = tokenB;
+    edit(next, kMergeMetric, tr("Edit patching metric"));
+}
+
+void PatchingDocument::setTarget(PatchTarget target) {
+    PatchingInputs next = m_inputs;
+    next.target = target;
+    edit(next, -1, tr("Change what is patched"));
+}
+
+void PatchingDocument::applyInputs(const PatchingInputs& inputs) {
+    if (inputs == m_inputs) return;
+    m_inputs = inputs;
+    emit inputsChanged();
+}
+
+std::optional<PatchingKey> PatchingDocument::currentKey(QString* why) const {
+    QString ignored;
+    QString& reason = why ? *why : ignored;
+    const model::Tokenizer* tokenizer = m_models->tokenizer();
+    if (!m_models->model() || !tokenizer) {
+        reason = tr("Open a model (File > Open Model, or File > Examples) and type a text.");
+        return std::nullopt;
+    }
+    if (m_models->model()->config.kind != model::ModelKind::Decoder) {
+        reason = tr("Activation patching here reads a decoder's prediction at the last "
+                    "position; this model is not a decoder.");
+        return std::nullopt;
+    }
+    PatchingKey key;
+    key.model = m_models->sharedModel();
+    key.clean = m_models->ids();
+    key.target = m_inputs.target;
+    key.ablated = m_models->ablatedHeads();
+    if (key.clean.empty()) {
+        reason = tr("Type a text: it is the clean prompt.");
+        return std::nullopt;
+    }
+    if (m_inputs.corrupted.trimmed().isEmpty()) {
+        reason = tr("Type a corrupted text: as many tokens as the clean one, with the words "
+                    "that matter changed.");
+        return std::nullopt;
+    }
+    key.corrupted = tokenizer->encode(m_inputs.corrupted.toStdString()).ids;
+    if (key.corrupted.size() != key.clean.size()) {
+        reason = tr("The clean text is %1 tokens and the corrupted one %2: patching needs the "
+                    "same number of tokens.")
+                     .arg(key.clean.size())
+                     .arg(key.corrupted.size());
+        return std::nullopt;
+    }
+    for (auto [typed, slot] :
+         {std::pair{&m_inputs.tokenA, &key.a}, std::pair{&m_inputs.tokenB, &key.b}}) {
+        if (typed->isEmpty()) continue;
+        *slot = metricToken(*tokenizer, *typed, &reason);
+        if (!*slot) return std::nullopt;
+    }
+    const model::ModelConfig& config = key.model->config;
+    for (const auto& token : {key.a, key.b})
+        if (token && (*token < 0 || *token >= config.vocab)) {
+            reason = tr("Token %1 is not in the vocabulary (ids 0 to %2).")
+                         .arg(*token)
+                         .arg(config.vocab - 1);
+            return std::nullopt;
+        }
+    if (key.a && key.b && *key.a == *key.b) {
+        reason = tr("A and B are the same token: their difference is always 0.");
+        return std::nullopt;
+    }
+    if (auto problem = model::validateRun(config, key.corrupted, {})) {
+        reason = QString::fromStdString(*problem);
+        return std::nullopt;
+    }
+    return key;
+}
+
+void PatchingDocument::request() {
+    QString why;
+    std::optional<PatchingKey> key = currentKey(&why);
+    if (!key) {
+        // Bad input: one line, no map; a run in flight for older inputs is stopped.
+        if (m_running) m_cancel->store(true);
+        m_pending = false;
+        const bool changed = m_result.has_value() || m_message != why;
+        m_result.reset();
+        m_message = why;
+        if (changed) emit finished();
+        return;
+    }
+    if (m_result && m_result->key == *key) {
+        // Back to the inputs on screen: nothing to run, a run for others is dropped.
+        if (m_running) m_cancel->store(true);
+        m_pending = false;
+        if (!m_message.isEmpty()) {
+            m_message.clear();
+            emit finished();
+        }
+        return;
+    }
+    if (m_heldKey && *m_heldKey == *key) {
+        if (m_message != m_heldMessage) {
+            m_message = m_heldMessage;
+            emit finished();
+        }
+        return;
+    }
+    if (m_running) {
+        if (m_runningKey && *m_runningKey == *key && !m_cancel->load()) return;
+        m_cancel->store(true); // superseded: the newest request starts when it stops
+        m_pending = true;
+        return;
+    }
+    start(std::move(*key));
+}
+
+void PatchingDocument::rerun() {
+    m_heldKey.reset();
+    request();
+}
+
+void PatchingDocument::cancel() {
+    m_pending = false;
+    if (!m_running) return;
+    m_userCancelled = true;
+    m_heldKey = m_runningKey;
+    m_cancel->store(true);
+}
+
+void PatchingDocument::start(PatchingKey key) {
+    m_heldKey.reset();
+    m_userCancelled = false;
+    m_pending = false;
+    m_runningKey = key;
+    m_cancel = std::make_shared<std::atomic<bool>>(false);
+    m_progress = {0, 0};
+    const quint64 generation = ++m_generation;
+    m_running = true;
+    emit runningChanged(true);
+    emit progressChanged(0, 0);
+    // Each patched run's report is posted to this thread; a stale run's are dropped there.
+    auto progress = [this, generation](Index done, Index total) {
+        QMetaObject::invokeMethod(
+            this,
+            [this, generation, done, total] {
+                if (generation != m_generation || !m_running) return;
+                m_progress = {done, total};
+                emit progressChanged(done, total);
+            },
+            Qt::QueuedConnection);
+    };
+    m_watcher->setFuture(
+        QtConcurrent::run(computePatching, std::move(key), m_cancel, progress, generation));
+}
+
+void PatchingDocument::finish(PatchingOutput output) {
+    const bool userCancelled = m_userCancelled;
+    // Read here, not on the worker: a stop before this point drops even a finished run.
+    const bool stopped = m_cancel->load();
+    m_running = false;
+    m_userCancelled = false;
+    std::optional<PatchingKey> ran = std::move(m_runningKey);
+    m_runningKey.reset();
+    emit runningChanged(false);
+    if (m_pending) {
+        // Superseded while it ran: the latest inputs run now; this result is not shown.
+        m_pending = false;
+        request();
+        return;
+    }
+    if (userCancelled || stopped) {
+        // The previous result stays on screen.
+        if (userCancelled) {
+            m_message = tr("Cancelled: the previous result stays on screen.");
+            m_heldMessage = m_message;
+        }
+        emit finished();
+        return;
+    }
+    if (!output.result) {
+        // The same request would fail the same way: it is not run again by itself.
+        m_heldKey = std::move(ran);
+        m_result.reset();
+        m_message = output.error;
+        m_heldMessage = m_message;
+    } else {
+        m_result = std::move(output.result);
+        m_message.clear();
+    }
+    emit finished();
+}
+
+bool PatchingDocument::waitForIdle(int timeoutMs) {
+    QElapsedTimer clock;
+    clock.start();
+    while (!idle()) {
+        if (clock.elapsed() > timeoutMs) return false;
+        if (m_running) m_watcher->waitForFinished();
+        QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
+    }
+    return true;
+}
+
+} // namespace attnlab::ui
