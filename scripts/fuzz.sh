@@ -33,13 +33,19 @@ harnesses=("$@")
 if ((${#harnesses[@]} == 0)); then
     mapfile -t harnesses < <(ls tests/fuzz/corpus)
 fi
-launcher=()
-command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 # -O1 with assertions on (Eigen's bounds checks included); warnings are not errors here, as
-# clang warns about things GCC (the project's compiler) does not.
-cmake -S . -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=Debug \
-    -DCMAKE_CXX_FLAGS=-O1 -DATTNLAB_FUZZ=ON -DATTNLAB_BUILD_UI=OFF -DATTNLAB_BUILD_TESTS=OFF \
-    -DATTNLAB_WERROR=OFF "${launcher[@]}" >/dev/null
+# clang warns about things GCC (the project's compiler) does not. A folder configured already
+# is built as it is (CI's sanitized build, which holds the tests too, comes configured).
+if [[ ! -f "$build/CMakeCache.txt" ]]; then
+    launcher=()
+    command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+    cmake -S . -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=Debug \
+        -DCMAKE_CXX_FLAGS=-O1 -DATTNLAB_FUZZ=ON -DATTNLAB_BUILD_UI=OFF -DATTNLAB_BUILD_TESTS=OFF \
+        -DATTNLAB_WERROR=OFF "${launcher[@]}" >/dev/null
+elif ! grep -q '^ATTNLAB_FUZZ:BOOL=ON' "$build/CMakeCache.txt"; then
+    echo "fuzz.sh: $build is configured without ATTNLAB_FUZZ=ON" >&2
+    exit 2
+fi
 targets=()
 for name in "${harnesses[@]}"; do targets+=("attnlab_fuzz_$name"); done
 cmake --build "$build" --parallel "$(nproc)" --target "${targets[@]}"
