@@ -11,16 +11,13 @@
 #include <QTemporaryDir>
 
 #include <cstdlib>
-#include <filesystem>
 
 #include "ui/window/data_folders.h"
 
 namespace attnlab::ui {
 namespace {
 
-const QString kSourceResources = QString::fromStdString(
-    (std::filesystem::path(__FILE__).parent_path().parent_path().parent_path() / "resources")
-        .string());
+const QString kSourceResources = QStringLiteral(ATTNLAB_SOURCE_DIR "/resources");
 
 TEST(DataFolders, TheBundledModelIsFoundFromAnyCurrentFolder) {
     QTemporaryDir elsewhere;

@@ -45,10 +45,10 @@
 namespace attnlab::ui {
 namespace {
 
-const QString kModelDir = QStringLiteral(ATTNLAB_TRANSLATIONS_SOURCE_DIR) +
+const QString kModelDir = QStringLiteral(ATTNLAB_SOURCE_DIR) +
                           QStringLiteral("/resources/models/tiny-llama-induction");
 const QString kFixtures =
-    QStringLiteral(ATTNLAB_TRANSLATIONS_SOURCE_DIR) + QStringLiteral("/tests/model/fixtures");
+    QStringLiteral(ATTNLAB_SOURCE_DIR) + QStringLiteral("/tests/model/fixtures");
 
 /// The checkpoint loaded here, independently of the window, for reference runs.
 struct Reference {

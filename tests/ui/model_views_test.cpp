@@ -24,7 +24,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <filesystem>
 #include <map>
 #include <memory>
 #include <numbers>
@@ -41,10 +40,8 @@
 namespace attnlab::ui {
 namespace {
 
-const QString kDemoModel = QString::fromStdString(
-    (std::filesystem::path(__FILE__).parent_path().parent_path().parent_path() / "resources" /
-     "models" / "tiny-llama-induction")
-        .string());
+const QString kDemoModel =
+    QStringLiteral(ATTNLAB_SOURCE_DIR "/resources/models/tiny-llama-induction");
 
 /// Logits ln 1, ln 2, ..., ln n: token i has probability (i + 1) / (n (n + 1) / 2).
 NextTokenInput countingInput(int n) {

@@ -30,7 +30,7 @@
 namespace attnlab::ui {
 namespace {
 
-const QString kModelDir = QStringLiteral(ATTNLAB_TRANSLATIONS_SOURCE_DIR) +
+const QString kModelDir = QStringLiteral(ATTNLAB_SOURCE_DIR) +
                           QStringLiteral("/resources/models/tiny-llama-induction");
 /// Lesson 17: nine words, then eight of them again (the model predicts "dog" after "hat"), and
 /// the nine shuffled (it predicts "fox").

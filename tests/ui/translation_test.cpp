@@ -74,7 +74,7 @@ std::vector<Entry> readTs(const QString& path) {
 }
 
 QStringList tsFiles() {
-    const QDir dir(QStringLiteral(ATTNLAB_TRANSLATIONS_SOURCE_DIR "/resources/translations"));
+    const QDir dir(QStringLiteral(ATTNLAB_SOURCE_DIR "/resources/translations"));
     QStringList files;
     for (const QString& name : dir.entryList({QStringLiteral("*.ts")}, QDir::Files))
         files << dir.filePath(name);
@@ -90,7 +90,7 @@ std::multiset<QString> placeholders(const QString& text) {
 }
 
 TEST(Translations, ThereIsAtLeastTheChineseOne) {
-    EXPECT_TRUE(tsFiles().contains(QStringLiteral(ATTNLAB_TRANSLATIONS_SOURCE_DIR
+    EXPECT_TRUE(tsFiles().contains(QStringLiteral(ATTNLAB_SOURCE_DIR
                                                   "/resources/translations/attnlab_zh_CN.ts")));
 }
 
@@ -122,7 +122,7 @@ TEST(Translations, EveryEntryIsFinishedAndKeepsItsPlaceholders) {
 TEST(Translations, EveryStringInTheCodeIsTranslated) {
     // lupdate over the same sources as ui/CMakeLists.txt's update_translations target, into a
     // copy: whatever it leaves unfinished is a tr() string with no translation.
-    const QString root = QStringLiteral(ATTNLAB_TRANSLATIONS_SOURCE_DIR);
+    const QString root = QStringLiteral(ATTNLAB_SOURCE_DIR);
     QTemporaryDir scratch;
     ASSERT_TRUE(scratch.isValid());
     for (const QString& path : tsFiles()) {
