@@ -267,11 +267,12 @@ void HeatmapView::placeColorBar(bool across) {
         m_colorScale->setType(QCPAxis::atTop);
         // The automatic margins keep a blank band on the sides that draw nothing (below the
         // bar, above and right of the matrix): small fixed ones there, the bar's ends still
-        // level with the matrix's sides.
+        // level with the matrix's sides; on the right, room for half the bar's last number.
+        const int right = std::max(3, theme().fontPointSize);
         m_colorScale->setAutoMargins(QCP::msLeft);
-        m_colorScale->setMargins(QMargins(0, 2, 3, 6));
+        m_colorScale->setMargins(QMargins(0, 2, right, 6));
         rect->setAutoMargins(QCP::msLeft | QCP::msBottom);
-        rect->setMargins(QMargins(0, 0, 3, 0));
+        rect->setMargins(QMargins(0, 0, right, 0));
     } else {
         layout->addElement(1, 1, m_colorScale);
         m_colorScale->setType(QCPAxis::atRight);
