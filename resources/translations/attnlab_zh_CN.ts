@@ -2273,6 +2273,10 @@ output</source>
         <source>key %1</source>
         <translation>键 %1</translation>
     </message>
+    <message>
+        <source>queries %1–%2 and keys %3–%4 of %5 × %6: select a query to move the window</source>
+        <translation>查询 %1–%2 与键 %3–%4（共 %5 × %6）：选择一个查询可移动这个窗口</translation>
+    </message>
 </context>
 <context>
     <name>attnlab::ui::LogitLensView</name>
