@@ -101,7 +101,8 @@ constexpr const char* kUsage =
     "  --data FILE                .csv, .npy or .json: the numbers the view draws\n"
     "  --size PRESET              column (3.3 in), page (6.9 in), slide (16:9), poster:\n"
     "                             the size in points and text that prints at 7-9 pt\n"
-    "                             (slide 18 pt, poster 24 pt)\n"
+    "                             (slide 18 pt, poster 24 pt); a column is as tall as\n"
+    "                             its figure needs (a heatmap: square cells)\n"
     "  --width W --height H       logical size (default 900 x 600; points for PDF)\n"
     "  --font-size PT             text size in points (overrides the preset's)\n"
     "  --caption TEXT             the figure's title (default: what it shows: model or\n"
@@ -465,11 +466,15 @@ int run(int argc, char** argv) {
     const int height =
         static_cast<int>(parseAtLeast(get(args, "height").value_or(defaultHeight), "--height", 16));
     ui::FigureStyle figureStyle = ui::exportFigureStyle();
-    if (preset) figureStyle.fontPoints = preset->fontPoints;
+    if (preset) {
+        figureStyle.fontPoints = preset->fontPoints;
+        figureStyle.minFontPoints = preset->minFontPoints;
+    }
     if (auto v = get(args, "font-size")) {
         const Index points = parseAtLeast(*v, "--font-size", 4);
         if (points > 200) fail("--font-size must be at most 200, got " + *v);
         figureStyle.fontPoints = static_cast<int>(points);
+        figureStyle.minFontPoints = 0; // the size asked for, not shrunk to fit
     }
     figureStyle.showSelection = get(args, "show-selection").has_value();
     figureStyle.showTitle = !get(args, "no-title").has_value();
@@ -644,6 +649,8 @@ int run(int argc, char** argv) {
     figure.size = size;
     figure.scale = scale;
     figure.style = figureStyle;
+    // A column figure's page is as tall as its matrix needs, unless --height says otherwise.
+    figure.fitHeight = preset && preset->fitsHeight && !get(args, "height");
     QString error;
     if (allSteps) {
         view->setFigureStyle(figureStyle);

@@ -2002,6 +2002,14 @@ output</source>
         <source>Showing the model %1. The text is translated: &lt;b&gt;%2&lt;/b&gt;. Each row of the cross-attention is the step that wrote that word, reading the source words (keys and values).</source>
         <translation>正在显示模型 %1。文本被翻译为：&lt;b&gt;%2&lt;/b&gt; 交叉注意力的每一行是写出那个词的一步，它读取源语言的词（键和值）。</translation>
     </message>
+    <message>
+        <source>%1 (the model&apos;s)</source>
+        <translation>模型自带的 %1</translation>
+    </message>
+    <message>
+        <source>The model %1 splits the text with its own %2 tokenizer (%3). Whitespace and character splitting are the lab&apos;s, for its random projections.</source>
+        <translation>模型 %1 用它自带的 %2 分词器（%3）切分文本。按空格和按字符切分属于实验的随机投影。</translation>
+    </message>
 </context>
 <context>
     <name>attnlab::ui::KvCacheView</name>
@@ -2268,6 +2276,10 @@ output</source>
     <message>
         <source>key %1</source>
         <translation>键 %1</translation>
+    </message>
+    <message>
+        <source>queries %1–%2 and keys %3–%4 of %5 × %6: select a query to move the window</source>
+        <translation>查询 %1–%2 与键 %3–%4（共 %5 × %6）：选择一个查询可移动这个窗口</translation>
     </message>
 </context>
 <context>

@@ -190,7 +190,8 @@ TEST_F(RenderFigures, EveryPresetHasItsPageSizeTextAndFontSizes) {
             EXPECT_GT(height, 0.5 * width);
         }
         EXPECT_GT(height, 0.5 * width);
-        EXPECT_LE(height, width);
+        // A column's page is as tall as its square matrix needs, at most twice its width.
+        EXPECT_LE(height, preset.name == "column" ? 2 * width : width);
 
         // Text is text: every token and the caption come back out of the PDF.
         const std::string text = capture("pdftotext -raw '" + pdf.string() + "' -");
@@ -237,6 +238,36 @@ TEST_F(RenderFigures, LongTextThinsLabelsInsteadOfOverlapping) {
     for (std::size_t i = 0; i < boxes.size(); ++i)
         for (std::size_t j = i + 1; j < boxes.size(); ++j)
             EXPECT_FALSE(overlap(boxes[i], boxes[j])) << boxes[i].text << " / " << boxes[j].text;
+}
+
+// `render --size column` of a nine-word sentence dropped "quick" and "lazy" and left half its
+// page blank: every token labels its row and its column, no two labels overlap, and the page
+// is as tall as the figure needs (a square matrix in a 3.3 in column: taller than 200 pt).
+TEST_F(RenderFigures, AColumnFigureLabelsEveryTokenOfASentence) {
+    const std::string sentence = "the quick brown fox jumps over the lazy dog";
+    std::set<std::string> tokens;
+    for (const std::string& w : words(sentence))
+        tokens.insert(w);
+    const fs::path svg = path("sentence.svg");
+    const fs::path pdf = path("sentence.pdf");
+    for (const fs::path& out : {svg, pdf}) {
+        const CommandResult result = render(
+            {"--tokens", sentence, "--view", "heatmap", "--size", "column", "--out", out.string()});
+        ASSERT_EQ(result.status, 0) << result.err;
+    }
+    const std::vector<Box> boxes = svgLabelBoxes(svg, tokens);
+    std::map<std::string, int> labelled;
+    for (const Box& box : boxes)
+        ++labelled[box.text];
+    for (const std::string& w : words(sentence))
+        EXPECT_GE(labelled[w], w == "the" ? 4 : 2) << w; // its row and its column
+    for (std::size_t i = 0; i < boxes.size(); ++i)
+        for (std::size_t j = i + 1; j < boxes.size(); ++j)
+            EXPECT_FALSE(overlap(boxes[i], boxes[j])) << boxes[i].text << " / " << boxes[j].text;
+    const auto box = mediaBox(pdf);
+    EXPECT_NEAR(box[2] - box[0], 3.3 * 72, 2.0);
+    EXPECT_GT(box[3] - box[1], 200.0);
+    EXPECT_LE(box[3] - box[1], 2 * (box[2] - box[0]));
 }
 
 TEST_F(RenderFigures, CaptionNoTitleAndFontSizeOverride) {

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <string>
 #include <vector>
@@ -520,6 +521,30 @@ TEST(TokenizerModels, UnknownTypesAndKeysAreRefused) {
     refused(config, "model.unk_id: is missing");
     config["model"]["unk_id"] = 5;
     refused(config, "model.unk_id: must be at most 0");
+}
+
+// A tokenizer names its algorithm (the window says which one splits a model's text): a
+// tokenizer.json's model "type", and SentencePiece for a Marian folder.
+TEST(TokenizerKind, NamesTheFilesModelType) {
+    const std::filesystem::path models =
+        std::filesystem::path(ATTNLAB_SOURCE_DIR) / "resources" / "models";
+    for (const char* name : {"tiny-llama-induction", "tiny-bert-en"}) {
+        SCOPED_TRACE(name);
+        std::ifstream in(models / name / "tokenizer.json");
+        const json file = json::parse(in);
+        auto tokenizer = Tokenizer::fromFile((models / name).string());
+        ASSERT_TRUE(tokenizer) << tokenizer.error();
+        EXPECT_EQ(tokenizer->kind(), file["model"]["type"].get<std::string>());
+    }
+    auto marian = Tokenizer::fromFolder((models / "tiny-marian-en-zh").string());
+    ASSERT_TRUE(marian) << marian.error();
+    EXPECT_EQ(marian->kind(), "SentencePiece");
+    auto wordLevel = Tokenizer::fromJson(
+        pipeline(
+            {{"type", "WordLevel"}, {"vocab", vocabObject({"[UNK]", "a"})}, {"unk_token", "[UNK]"}})
+            .dump());
+    ASSERT_TRUE(wordLevel) << wordLevel.error();
+    EXPECT_EQ(wordLevel->kind(), "WordLevel");
 }
 
 } // namespace

@@ -64,19 +64,26 @@ struct Fixture {
     }
 };
 
+/// The window at `size`, shown, with the fixture's dump and tokens open in its model view;
+/// null when the dump does not open.
+ModelView* showDumpInModelView(MainWindow& window, const Fixture& files, QSize size) {
+    window.resize(size);
+    window.show();
+    window.document()->flush();
+    if (!DumpDocument::of(window.document())->openAttention(files.path, files.tokens))
+        return nullptr;
+    window.showView(QStringLiteral("model"));
+    auto* model = qobject_cast<ModelView*>(window.view(QStringLiteral("model")));
+    if (model) model->ensureFresh();
+    return model;
+}
+
 TEST(DumpViews, OpeningADumpReachesTheModelViewGrid) {
     Fixture files;
     MainWindow window;
-    window.resize(1200, 800);
-    window.show();
-    window.document()->flush();
-    DumpDocument* dumps = DumpDocument::of(window.document());
-    ASSERT_TRUE(dumps->openAttention(files.path, files.tokens));
-    EXPECT_TRUE(dumps->active());
-    window.showView(QStringLiteral("model"));
-    auto* model = qobject_cast<ModelView*>(window.view(QStringLiteral("model")));
+    ModelView* model = showDumpInModelView(window, files, QSize(1200, 800));
     ASSERT_NE(model, nullptr);
-    model->ensureFresh();
+    EXPECT_TRUE(DumpDocument::of(window.document())->active());
     EXPECT_EQ(model->layers(), kLayers);
     EXPECT_EQ(model->heads(), kHeads);
     EXPECT_FALSE(model->thumbnail(kLayers - 1, kHeads - 1).isNull());
@@ -88,6 +95,24 @@ TEST(DumpViews, OpeningADumpReachesTheModelViewGrid) {
     EXPECT_EQ(experiment->keyTokens[1], "cat");
     const QImage figure = renderFigure(*model, QSize(600, 400));
     EXPECT_EQ(figure.size(), QSize(600, 400));
+}
+
+// At 1280 x 720 the model view left a third of its width empty and named no token: the grid
+// fills the view's width, and the first column's rows carry the query tokens and its last
+// row's columns the keys.
+TEST(DumpViews, TheModelViewFillsItsWidthAndNamesItsTokens) {
+    Fixture files;
+    MainWindow window;
+    ModelView* model = showDumpInModelView(window, files, QSize(1280, 720));
+    ASSERT_NE(model, nullptr);
+    const QImage figure = renderFigure(*model, model->size()); // paints the view
+    ASSERT_FALSE(figure.isNull());
+    const QRect last = model->thumbnailRect(kLayers - 1, kHeads - 1);
+    EXPECT_GE(last.right(), 0.9 * model->width());
+    EXPECT_GE(last.bottom(), 0.6 * model->height());
+    const QStringList drawn = model->drawnTokenLabels();
+    for (const char* token : {"The", "cat", "sat", "on", "the", "mat"})
+        EXPECT_EQ(drawn.count(QString::fromLatin1(token)), 2) << token; // its row, its column
 }
 
 TEST(DumpViews, ClickingAThumbnailFocusesThatLayerAndHeadInTheHeatmap) {

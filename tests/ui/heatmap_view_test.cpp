@@ -15,7 +15,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <sstream>
+#include <string>
 
+#include "ui/export/figure_export.h"
 #include "ui/window/inputs_panel.h"
 
 namespace attnlab::ui {
@@ -245,6 +248,94 @@ TEST(HeatmapView, ColourScalesFitTheDataTheRowOrTheLog) {
     setScale("fixed");
     expectCellsEqualWeights(f.view, experiment, 0);
     EXPECT_EQ(f.view.colorScale()->axis()->label(), quantity);
+}
+
+/// The labels an axis draws, in order.
+QStringList tickLabels(const HeatmapView& view, QCPAxis::AxisType side) {
+    auto* ticker =
+        dynamic_cast<QCPAxisTickerText*>(view.plot()->axisRect()->axis(side)->ticker().data());
+    return ticker ? QStringList(ticker->ticks().values()) : QStringList();
+}
+
+QStringList wordsOf(const std::string& text) {
+    std::istringstream in(text);
+    QStringList out;
+    for (std::string word; in >> word;)
+        out << QString::fromStdString(word);
+    return out;
+}
+
+// A one-column figure of a sentence left its matrix a third of the page wide with half the page
+// blank below it, and labelled 5 of 18 rows: every token keeps its label (the labels shrink to
+// the preset's least size first), the matrix takes most of the width, and the page is as tall
+// as the square cells need.
+TEST(HeatmapView, AOneColumnFigureLabelsEveryTokenAndFillsItsPage) {
+    const FigureOptions column = figureOptionsOf(*figurePresetNamed(QStringLiteral("column")));
+    ASSERT_TRUE(column.fitHeight);
+    for (const std::string text :
+         {"the quick brown fox jumps over the lazy dog",
+          "a teacher shows the class how each word of this sentence looks at the others when "
+          "the model reads it"}) {
+        SCOPED_TRACE(text);
+        Document document;
+        document.modify([&](Session& s) { s.text = text; }, QStringLiteral("text"));
+        document.flush();
+        const QStringList tokens = wordsOf(text);
+        ASSERT_LE(tokens.size(), 20);
+        HeatmapView view(&document);
+        view.resize(900, 600);
+        FigureStyle style = column.style;
+        style.wrapWidth = column.size.width();
+        view.setFigureStyle(style);
+        const int width = column.size.width();
+        const int height = view.fittedFigureHeight(width);
+        ASSERT_GT(height, 0);
+        const QImage image = renderFigure(view, QSize(width, height));
+        ASSERT_EQ(image.height(), height);
+        EXPECT_EQ(tickLabels(view, QCPAxis::atLeft), tokens);
+        EXPECT_EQ(tickLabels(view, QCPAxis::atBottom), tokens);
+        EXPECT_GE(view.labelPoints(), column.style.minFontPoints);
+        const QRect matrix = view.plot()->axisRect()->rect();
+        EXPECT_GE(matrix.width(), 0.6 * width);
+        EXPECT_GE(matrix.height(), 0.45 * height);
+        // Square cells, or rows a little taller where a row needs a label's line.
+        const double cellWidth = matrix.width() / double(tokens.size());
+        const double cellHeight = matrix.height() / double(tokens.size());
+        EXPECT_GE(cellHeight, 0.9 * cellWidth);
+        EXPECT_LE(cellHeight, 1.4 * cellWidth);
+    }
+}
+
+// The model's heatmap showed 7 of 14 query labels at 1280 x 720 in the projector theme: labels
+// shrink to the theme's least size before any is dropped, and only beyond that are they thinned.
+TEST(HeatmapView, LabelsShrinkToTheThemesLeastSizeBeforeThinning) {
+    for (const int count : {14, 60}) {
+        SCOPED_TRACE(count);
+        Document document;
+        std::string text;
+        for (int i = 0; i < count; ++i)
+            text += (i ? " w" : "w") + std::to_string(i);
+        document.modify([&](Session& s) { s.text = text; }, QStringLiteral("text"));
+        document.setTheme(QStringLiteral("projector"));
+        document.flush();
+        const Theme projector = themeNamed(QStringLiteral("projector"));
+        HeatmapView view(&document);
+        view.resize(760, 420); // the heatmap's room in the window at 1280 x 720
+        view.show();
+        view.ensureFresh();
+        for (int i = 0; i < 4; ++i)
+            view.plot()->replot(QCustomPlot::rpImmediateRefresh);
+        EXPECT_GE(view.labelPoints(), projector.minimumFontPointSize);
+        EXPECT_LE(view.labelPoints(), projector.fontPointSize);
+        const QStringList rows = tickLabels(view, QCPAxis::atLeft);
+        if (count == 14) {
+            EXPECT_EQ(rows.size(), 14);
+            EXPECT_LT(view.labelPoints(), projector.fontPointSize); // 14 rows at 16 pt do not fit
+        } else {
+            EXPECT_LT(rows.size(), count);
+            EXPECT_EQ(view.labelPoints(), projector.minimumFontPointSize);
+        }
+    }
 }
 
 } // namespace

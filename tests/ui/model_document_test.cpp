@@ -5,8 +5,11 @@
 // forward says and one undo restores them, a bad folder keeps the previous state with one
 // message, and the badge names where the numbers come from.
 
+#include <QComboBox>
 #include <QElapsedTimer>
 #include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QLabel>
 #include <QLineEdit>
 #include <QListWidget>
@@ -335,6 +338,44 @@ TEST(ModelDocument, ACancelledLoadKeepsThePreviousModel) {
     EXPECT_TRUE(errors.first().first().toString().contains(QStringLiteral("cancelled")));
     EXPECT_EQ(f.models->model(), loaded);
     EXPECT_TRUE(f.models->active());
+}
+
+// The inputs said tokenizer "whitespace" while the model's BPE pieces were on screen: they
+// name the model's own tokenizer (its tokenizer.json's model type) and offer no choice that
+// does not apply; the lab's choices come back with the lab's projections.
+TEST(ModelDocument, TheInputsNameTheModelsTokenizer) {
+    MainWindow window;
+    window.document()->flush();
+    auto* panel = window.findChild<InputsPanel*>();
+    ASSERT_NE(panel, nullptr);
+    QComboBox* tokenizer = panel->tokenizerCombo();
+    EXPECT_TRUE(tokenizer->isEnabled());
+    EXPECT_EQ(tokenizer->count(), 2);
+    QFile file(kModelDir + QStringLiteral("/tokenizer.json"));
+    ASSERT_TRUE(file.open(QIODevice::ReadOnly));
+    const QString type = QJsonDocument::fromJson(file.readAll())
+                             .object()
+                             .value(QStringLiteral("model"))
+                             .toObject()
+                             .value(QStringLiteral("type"))
+                             .toString();
+    ASSERT_FALSE(type.isEmpty());
+    ModelDocument* models = ModelDocument::of(window.document());
+    models->openModel(kModelDir);
+    ASSERT_TRUE(models->waitForIdle());
+    QCoreApplication::processEvents();
+    ASSERT_TRUE(models->active());
+    EXPECT_EQ(tokenizer->count(), 1);
+    EXPECT_FALSE(tokenizer->isEnabled());
+    EXPECT_TRUE(tokenizer->currentText().contains(type)) << tokenizer->currentText().toStdString();
+    EXPECT_TRUE(tokenizer->toolTip().contains(QStringLiteral("tiny-llama-induction")));
+    window.document()->modify([](Session& s) { s.heads = 2; }, QStringLiteral("heads"));
+    window.document()->flush();
+    QCoreApplication::processEvents();
+    ASSERT_FALSE(models->active());
+    EXPECT_TRUE(tokenizer->isEnabled());
+    EXPECT_EQ(tokenizer->count(), 2);
+    EXPECT_EQ(tokenizer->currentData().toInt(), int(window.document()->session().tokenizer));
 }
 
 TEST(ModelDocument, TheBadgeSaysWhereTheNumbersComeFrom) {

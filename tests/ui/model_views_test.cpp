@@ -22,6 +22,7 @@
 #include <QUndoStack>
 
 #include <gtest/gtest.h>
+#include <qcustomplot.h>
 
 #include <cmath>
 #include <map>
@@ -144,6 +145,58 @@ TEST(NextTokenView, DrawsTheProbabilitiesWithEveryHeadOnBesideAnAblatedRun) {
     input.baselineLogits = {1, 2}; // a different vocabulary: not comparable, not drawn
     view.setInput(input);
     EXPECT_TRUE(view.baselineProbabilities().empty());
+}
+
+// The markers (the model's own probability, the run with every head on) overlapped the
+// percentages: each percentage starts right of every marker of its row, in every theme.
+TEST(NextTokenView, PercentagesStartPastTheMarkers) {
+    for (const char* theme : {"light", "projector"}) {
+        SCOPED_TRACE(theme);
+        Document document;
+        document.setTheme(QString::fromLatin1(theme));
+        NextTokenView view(&document);
+        NextTokenInput input = countingInput(4);
+        input.ablatedHeads = 1;
+        for (int i = 4; i >= 1; --i)
+            input.baselineLogits.push_back(std::log(static_cast<float>(i)));
+        view.setInput(input);
+        view.resize(900, 500);
+        view.show();
+        view.ensureFresh();
+        QCustomPlot* plot = view.findChild<QCustomPlot*>();
+        ASSERT_NE(plot, nullptr);
+        plot->replot(QCustomPlot::rpImmediateRefresh);
+        QCPAxis* x = plot->xAxis;
+        QCPAxis* y = plot->yAxis;
+        // Every marker's right edge in its row (pixel y of the row -> farthest right pixel).
+        std::map<int, double> markerEdge;
+        int markers = 0;
+        for (int g = 0; g < plot->graphCount(); ++g) {
+            QCPGraph* graph = plot->graph(g);
+            const QCPScatterStyle style = graph->scatterStyle();
+            if (style.isNone() || !graph->visible()) continue;
+            for (auto it = graph->data()->constBegin(); it != graph->data()->constEnd(); ++it) {
+                const int row = static_cast<int>(std::lround(y->coordToPixel(it->key)));
+                const double edge =
+                    x->coordToPixel(it->value) + style.size() / 2 + style.pen().widthF() / 2;
+                markerEdge[row] = std::max(markerEdge[row], edge);
+                ++markers;
+            }
+        }
+        ASSERT_EQ(markers, 8); // the model's and the baseline's, four rows each
+        int labels = 0;
+        for (int i = 0; i < plot->itemCount(); ++i) {
+            auto* text = qobject_cast<QCPItemText*>(plot->item(i));
+            if (!text || !text->text().endsWith(QLatin1Char('%'))) continue;
+            const QPointF at = text->position->pixelPosition();
+            const int row = static_cast<int>(std::lround(at.y()));
+            ASSERT_TRUE(markerEdge.count(row)) << text->text().toStdString();
+            EXPECT_GE(at.x() + text->padding().left(), markerEdge[row] + 1)
+                << text->text().toStdString();
+            ++labels;
+        }
+        EXPECT_EQ(labels, 4);
+    }
 }
 
 std::vector<model::HeadRole> handRoles() {

@@ -203,6 +203,45 @@ TEST(ComplexityView, CurvesFollowTheSeedFormulasAndSlopes) {
     EXPECT_EQ(view.costParams().window, 8);
 }
 
+// A text of a thousand tokens drew a million lines and a thousand labels on top of each
+// other, off the bottom of the page: the view shows a window of queries and keys around the
+// selected query, its labels carry their positions, and its lines are the window's weights.
+TEST(LinesView, ALongTextShowsAWindowAroundTheSelectedQuery) {
+    Document document;
+    std::string text;
+    const int count = 1000;
+    for (int i = 0; i < count; ++i)
+        text += (i ? " w" : "w") + std::to_string(i);
+    document.modify(
+        [&](Session& s) {
+            s.text = text;
+            s.mask.causal = true;
+        },
+        QStringLiteral("long"));
+    document.flush();
+    LinesView view(&document);
+    view.resize(600, 400);
+    view.ensureFresh();
+    const Index shown = LinesView::kMaxShownTokens;
+    EXPECT_EQ(view.queryLabels().size(), shown);
+    EXPECT_EQ(view.keyLabels().size(), shown);
+    EXPECT_EQ(view.queryLabels().front(), QStringLiteral("0 w0"));
+    document.setSelectedQuery(700);
+    view.ensureFresh();
+    ASSERT_EQ(view.queryLabels().size(), shown);
+    EXPECT_LE(view.firstQuery(), 700);
+    EXPECT_GT(view.firstQuery() + shown, 700);
+    EXPECT_EQ(view.firstKey(), view.firstQuery()); // self-attention: the same positions
+    EXPECT_EQ(view.queryLabels()[int(700 - view.firstQuery())], QStringLiteral("700 w700"));
+    // The lines drawn are the window's weights: the selected query's row, keys in the window.
+    const MatrixD weights = headWeights(*document.experiment(), 0);
+    int row = 0;
+    for (Index j = view.firstKey(); j < view.firstKey() + shown; ++j)
+        row += weights(700, j) >= LinesView::kMinWeight;
+    EXPECT_EQ(view.lineCount(), row);
+    EXPECT_EQ(view.data().rows, count); // the numbers exported are the whole head's
+}
+
 TEST(LinesView, HoveringATokenIsolatesItsLines) {
     Document document;
     Session session = classroom();

@@ -195,13 +195,23 @@ QList<FigurePreset> figurePresets() {
     // Sizes in points. Paper text is 7-9 pt (a caption's size); a slide's body text is about
     // 18 pt and a poster's about 24 pt, read from a few metres.
     return {
-        {QStringLiteral("column"), QObject::tr("One column (3.3 in)"), QSize(238, 200), 8, 7, 9},
+        {QStringLiteral("column"), QObject::tr("One column (3.3 in)"), QSize(238, 200), 8, 7, 9,
+         true},
         {QStringLiteral("page"), QObject::tr("Two columns (6.9 in)"), QSize(497, 300), 9, 7, 9},
         {QStringLiteral("slide"), QObject::tr("Slide 16:9 (13.33 \u00d7 7.5 in)"), QSize(960, 540),
          18, 14, 20},
         {QStringLiteral("poster"), QObject::tr("Poster panel (16 \u00d7 12 in)"), QSize(1152, 864),
          24, 20, 28},
     };
+}
+
+FigureOptions figureOptionsOf(const FigurePreset& preset) {
+    FigureOptions options;
+    options.size = preset.size;
+    options.style.fontPoints = preset.fontPoints;
+    options.style.minFontPoints = preset.minFontPoints;
+    options.fitHeight = preset.fitsHeight;
+    return options;
 }
 
 std::optional<FigurePreset> figurePresetNamed(const QString& name) {
@@ -318,13 +328,16 @@ QString exportView(View& view, const QString& path, const FigureOptions& options
         return QObject::tr("%1: unknown file type (use .png, .svg, .pdf, .csv, .npy or .json)")
             .arg(path);
     if (!isFigureFormat(format)) return exportData(view, path);
-    const QSize size = options.size;
+    QSize size = options.size;
     const double scale = options.scale;
     if (size.width() <= 0 || size.height() <= 0 || !(scale > 0))
         return QObject::tr("%1: the figure size must be positive").arg(path);
     FigureStyle style = options.style;
     if (style.wrapWidth <= 0) style.wrapWidth = size.width();
     const StyleScope scope(view, style);
+    if (options.fitHeight)
+        if (const int fitted = view.fittedFigureHeight(size.width()); fitted > 0)
+            size.setHeight(fitted);
     switch (format) {
     case ExportFormat::Png: {
         const QImage image = renderFigure(view, size, scale);

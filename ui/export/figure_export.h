@@ -28,6 +28,9 @@ struct FigurePreset {
     int fontPoints = 8;
     int minFontPoints = 7;
     int maxFontPoints = 9;
+    /// The height is the most the figure takes: a view that needs less (a heatmap's square
+    /// cells) gets a page of its own height (a column figure stands in the text's flow).
+    bool fitsHeight = false;
 };
 /// One column of a two-column paper (3.3 in), a full page width (6.9 in), a 16:9 slide
 /// (13.33 x 7.5 in), a poster panel (16 x 12 in).
@@ -46,7 +49,12 @@ struct FigureOptions {
     QSize size;                              ///< logical size (points for PDF, units for SVG)
     double scale = 1.0;                      ///< PNG pixels per unit
     FigureStyle style = exportFigureStyle(); ///< selection hidden unless asked for
+    /// The page takes the height the view needs at this width (View::fittedFigureHeight),
+    /// when it names one; `size`'s height otherwise.
+    bool fitHeight = false;
 };
+/// The options of a preset: its size and text sizes, and a fitted height where it has one.
+FigureOptions figureOptionsOf(const FigurePreset& preset);
 
 /// Moves the PDF that QPdfWriter wrote at `temporary` to `path` with its /CreationDate set to
 /// 1980-01-01 00:00 (the same length, so the cross-reference offsets hold): a figure carries

@@ -129,9 +129,9 @@ HeatmapView::HeatmapView(Document* document, HeatmapSource source, QWidget* pare
     plot.plotLayout()->addElement(1, 1, m_colorScale);
     m_colorScale->setType(QCPAxis::atRight);
     m_colorMap->setColorScale(m_colorScale);
-    auto* margins = new QCPMarginGroup(&plot);
-    rect->setMarginGroup(QCP::msBottom | QCP::msTop, margins);
-    m_colorScale->setMarginGroup(QCP::msBottom | QCP::msTop, margins);
+    m_barMargins = new QCPMarginGroup(&plot);
+    rect->setMarginGroup(QCP::msBottom | QCP::msTop, m_barMargins);
+    m_colorScale->setMarginGroup(QCP::msBottom | QCP::msTop, m_barMargins);
 
     m_maskMarks = plot.addGraph(rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft));
     m_maskMarks->setLineStyle(QCPGraph::lsNone);
@@ -175,10 +175,24 @@ HeatmapView::HeatmapView(Document* document, HeatmapSource source, QWidget* pare
     // How many labels fit depends on the axis rect's size, which is only known once the plot
     // has been laid out at its real size. Tick vectors are built during layout, so a changed
     // budget takes effect on the next replot.
+    // The labels' size follows the room the same way: smaller labels free room, which could
+    // let larger ones fit again, so they grow back only with room to spare and layout settles.
     connect(m_plot, &QCustomPlot::afterLayout, this, [this] {
+        const QSize room = axisRoom();
+        const double points = fittingLabelPoints(room);
+        bool resized = false;
+        if (points < m_labelPoints) {
+            m_labelPoints = points;
+            resized = true;
+        } else if (points > m_labelPoints) {
+            const double spare = fittingLabelPoints(room * 0.9);
+            resized = spare > m_labelPoints;
+            if (resized) m_labelPoints = spare;
+        }
+        if (resized) applyLabelFont();
         fitToCells();
         const QSize budget = labelBudget();
-        if (budget == m_labelBudget) return;
+        if (budget == m_labelBudget && !resized) return;
         m_labelBudget = budget;
         updateTickers();
         m_plot->replot(QCustomPlot::rpQueuedReplot);
@@ -231,6 +245,45 @@ void HeatmapView::setColorBarShown(bool shown) {
     m_colorScale->setVisible(shown);
     m_colorScale->axis()->axisRect()->setVisible(shown);
     markStale();
+}
+
+void HeatmapView::placeColorBar(bool across) {
+    if (across == m_colorBarAcross) return;
+    m_colorBarAcross = across;
+    QCPLayoutGrid* layout = m_plot->plotLayout();
+    QCPAxisRect* rect = m_plot->axisRect();
+    layout->take(m_colorScale);
+    layout->simplify(); // the title's row, then the matrix's
+    for (QCPLayoutElement* element :
+         {static_cast<QCPLayoutElement*>(rect), static_cast<QCPLayoutElement*>(m_colorScale)}) {
+        element->setMarginGroup(QCP::msAll, nullptr);
+        element->setMarginGroup(across ? QCP::msLeft | QCP::msRight : QCP::msBottom | QCP::msTop,
+                                m_barMargins);
+    }
+    if (across) {
+        layout->insertRow(1);
+        layout->addElement(1, 0, m_colorScale);
+        layout->setRowStretchFactor(1, 0.001); // its own height; the matrix takes the rest
+        m_colorScale->setType(QCPAxis::atTop);
+        // The automatic margins keep a blank band on the sides that draw nothing (below the
+        // bar, above and right of the matrix): small fixed ones there, the bar's ends still
+        // level with the matrix's sides; on the right, room for half the bar's last number.
+        const int right = std::max(3, theme().fontPointSize);
+        m_colorScale->setAutoMargins(QCP::msLeft);
+        m_colorScale->setMargins(QMargins(0, 2, right, 6));
+        rect->setAutoMargins(QCP::msLeft | QCP::msBottom);
+        rect->setMargins(QMargins(0, 0, right, 0));
+    } else {
+        layout->addElement(1, 1, m_colorScale);
+        m_colorScale->setType(QCPAxis::atRight);
+        m_colorScale->setAutoMargins(QCP::msAll);
+        rect->setAutoMargins(QCP::msAll);
+    }
+    // Labels closer to their axis in a narrow figure: the room goes to the matrix.
+    for (QCPAxis* axis : {rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft)}) {
+        axis->setLabelPadding(across ? 2 : kAxisPadding);
+        axis->setTickLabelPadding(across ? 2 : kAxisPadding);
+    }
 }
 
 void HeatmapView::setCaption(const QString& caption) {
@@ -360,6 +413,12 @@ void HeatmapView::refresh() {
             xAxis, labelled && tokenColumns ? labelled->keyTokens : none, {}, {}, false);
     }
 
+    // A figure a column wide has no width to spare beside the matrix: its colour bar lies
+    // across the top.
+    const FigureStyle& figure = figureStyle();
+    placeColorBar(!m_panel && m_colorBarShown && figure.fontPoints > 0 && figure.wrapWidth > 0 &&
+                  figure.wrapWidth < kNarrowFigureEms * figure.fontPoints);
+
     QString name = QString::fromStdString(state.colormap);
     if (heat.signedValues) name = QStringLiteral("diverging");
     m_colorMap->setGradient(makeGradient(name, maskedColor(look, name)));
@@ -437,6 +496,7 @@ void HeatmapView::refresh() {
         xAxis->setRange(-0.5, std::max<Index>(m_cols, 1) - 0.5);
         yAxis->setRange(-0.5, std::max<Index>(m_rows, 1) - 0.5);
     }
+    m_labelPoints = fittingLabelPoints(axisRoom());
     updateTickers();
 
     // Value labels in the cells, in a colour that reads on the cell.
@@ -487,6 +547,9 @@ void HeatmapView::refresh() {
     m_heading = heading;
     m_title->setVisible(figureStyle().showTitle);
     stylePlot(*m_plot, look);
+    applyLabelFont();     // the theme's font, shrunk to fit the labels
+    if (m_colorBarAcross) // a strip, not a column: thinner
+        m_colorScale->setBarWidth(static_cast<int>(std::lround(look.fontPointSize * 0.8)));
     QString wrapped = wrappedHeading();
     for (int lines = static_cast<int>(wrapped.count(QLatin1Char('\n'))) + 1;
          lines < m_minimumTitleLines; ++lines)
@@ -550,7 +613,46 @@ QSize HeatmapView::axisRoom() const {
 }
 
 double HeatmapView::widestColumnLabel() const {
-    const QFontMetricsF metrics(m_plot->axisRect()->axis(QCPAxis::atBottom)->tickLabelFont());
+    return widestColumnLabel(m_plot->axisRect()->axis(QCPAxis::atBottom)->tickLabelFont());
+}
+
+double HeatmapView::fittingLabelPoints(const QSize& room) const {
+    const Theme look = theme();
+    const int most = look.fontPointSize;
+    const int least = std::min(most, look.minimumFontPointSize);
+    const QCPAxisRect* rect = m_plot->axisRect();
+    const double rows = m_rowLabels.isEmpty() ? 0 : rect->axis(QCPAxis::atLeft)->range().size();
+    const double cols =
+        m_columnLabels.isEmpty() ? 0 : std::max(1.0, rect->axis(QCPAxis::atBottom)->range().size());
+    QFont font = rect->axis(QCPAxis::atLeft)->tickLabelFont();
+    auto fits = [&](int points) {
+        setFontSize(font, look, points);
+        const double pitch = QFontMetricsF(font).height() * 1.02; // as labelBudget spaces them
+        if (rows * pitch > room.height()) return false;
+        return cols == 0 || room.width() / cols >= widestColumnLabel(font) ||
+               cols * pitch <= room.width(); // side by side, or upright
+    };
+    // A long text does not fit even at the least size: it is thinned at the least size.
+    if (!fits(least)) return least;
+    int points = most;
+    while (points > least && !fits(points))
+        --points;
+    return points;
+}
+
+void HeatmapView::applyLabelFont() {
+    if (m_labelPoints <= 0) return;
+    const Theme look = theme();
+    for (QCPAxis* axis :
+         {m_plot->axisRect()->axis(QCPAxis::atBottom), m_plot->axisRect()->axis(QCPAxis::atLeft)}) {
+        QFont font = axis->tickLabelFont();
+        setFontSize(font, look, m_labelPoints);
+        axis->setTickLabelFont(font);
+    }
+}
+
+double HeatmapView::widestColumnLabel(const QFont& font) const {
+    const QFontMetricsF metrics(font);
     double widest = 0;
     for (const QString& label : m_columnLabels)
         widest = std::max(widest, metrics.horizontalAdvance(label));
@@ -595,6 +697,7 @@ int HeatmapView::visibleValueLabelCount() const {
 }
 
 void HeatmapView::updateTickers() {
+    applyLabelFont();
     QCPAxis* xAxis = m_plot->axisRect()->axis(QCPAxis::atBottom);
     QCPAxis* yAxis = m_plot->axisRect()->axis(QCPAxis::atLeft);
     const QSize budget = labelBudget();
@@ -606,15 +709,45 @@ void HeatmapView::paintFigure(QCPPainter& painter, const QSize& size) {
     // A dry pass lays the plot out at the figure's size, so the token labels are thinned for
     // that size (afterLayout) before the pass that is kept.
     // Two dry passes: the second lays out with the labels the first chose (upright or not).
+    // A third: the label size chosen for the figure's room changes the margins once more.
     m_exporting = true;
-    for (int pass = 0; pass < 2; ++pass) {
-        QPicture scratch;
-        QCPPainter dry(&scratch);
-        m_plot->toPainter(&dry, size.width(), size.height());
-        dry.end();
-    }
+    for (int pass = 0; pass < 3; ++pass)
+        layOutAsFigure(size);
     PlotView::paintFigure(painter, size);
     m_exporting = false;
+}
+
+void HeatmapView::layOutAsFigure(const QSize& size) {
+    QPicture scratch;
+    QCPPainter dry(&scratch);
+    m_plot->toPainter(&dry, size.width(), size.height());
+    dry.end();
+}
+
+int HeatmapView::fittedFigureHeight(int width) {
+    ensureFresh();
+    if (m_rows == 0 || m_cols == 0 || width <= 0) return 0;
+    const QCPAxisRect* rect = m_plot->axisRect();
+    const double rows = rect->axis(QCPAxis::atLeft)->range().size();
+    const double cols = std::max(1.0, rect->axis(QCPAxis::atBottom)->range().size());
+    // Rows get at least a line of the least label size each, so every row keeps its label
+    // where the columns would make the cells smaller than that.
+    const Theme look = theme();
+    QFont least = rect->axis(QCPAxis::atLeft)->tickLabelFont();
+    setFontSize(least, look, std::min(look.fontPointSize, look.minimumFontPointSize));
+    const double linePitch = QFontMetricsF(least).height() * 1.02;
+    int height = std::max(16, width * 3 / 4);
+    m_exporting = true;
+    for (int pass = 0; pass < 3; ++pass) {
+        for (int settle = 0; settle < 2; ++settle)
+            layOutAsFigure(QSize(width, height));
+        const double cell = std::max(rect->width() / cols, linePitch);
+        const int besides = height - rect->height(); // title, column labels, axis title
+        const auto matrix = static_cast<int>(std::ceil(cell * rows));
+        height = std::clamp(besides + matrix, std::max(16, width / 2), 2 * width);
+    }
+    m_exporting = false;
+    return height;
 }
 
 DataTable HeatmapView::data() const {

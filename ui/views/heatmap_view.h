@@ -15,6 +15,7 @@
 class QCPColorMap;
 class QCPColorScale;
 class QCPGraph;
+class QCPMarginGroup;
 class QCPItemRect;
 class QCPTextElement;
 class QCPAbstractItem;
@@ -52,6 +53,11 @@ public:
     void refresh() override;
     DataTable data() const override;
     void paintFigure(QCPPainter& painter, const QSize& size) override;
+    /// Square cells at `width`: the title, the labels and the matrix with no blank below.
+    int fittedFigureHeight(int width) override;
+    /// The token labels' text size now: the theme's, or less (down to the theme's minimum) so
+    /// that every visible label fits.
+    double labelPoints() const { return m_labelPoints; }
 
     /// The matrix for the session's view state (show, head); empty when nothing to show.
     HeatmapData heatmapData() const;
@@ -101,8 +107,22 @@ private:
     /// After layout: column labels side by side or upright, value labels shown only when they
     /// fit their cells, mask crosses sized to the cells.
     void fitToCells();
-    /// The widest column label plus a gap, in the tick-label font.
+    /// The widest column label plus a gap, in the tick-label font (or in `font`).
     double widestColumnLabel() const;
+    double widestColumnLabel(const QFont& font) const;
+    /// The label size at which every visible token label fits `room` (rows one per line,
+    /// columns side by side or upright), between the theme's minimum and its size.
+    double fittingLabelPoints(const QSize& room) const;
+    /// Sets both axes' tick labels to m_labelPoints.
+    void applyLabelFont();
+    /// The colour bar across the top of the matrix (a narrow figure) or beside it.
+    void placeColorBar(bool across);
+    /// A figure narrower than this many times its text size has its colour bar across the top.
+    static constexpr int kNarrowFigureEms = 40;
+    /// QCustomPlot's own padding of axis titles and tick labels (a wider figure keeps it).
+    static constexpr int kAxisPadding = 5;
+    /// Lays the plot out at `size` as a figure would be, without keeping the drawing.
+    void layOutAsFigure(const QSize& size);
     /// True when the column labels do not fit side by side and are drawn upright.
     bool columnLabelsUpright() const;
     /// The title wrapped to the figure's (or widget's) width.
@@ -127,6 +147,8 @@ private:
     std::optional<std::pair<double, double>> m_sharedRange;
     QString m_sharedLabel;
     bool m_colorBarShown = true;
+    bool m_colorBarAcross = false;
+    QCPMarginGroup* m_barMargins = nullptr; ///< the bar's ends level with the matrix's sides
     std::vector<QCPAbstractItem*> m_valueLabels;
     Index m_rows = 0;
     Index m_cols = 0;
@@ -134,6 +156,7 @@ private:
     Index m_shownCols = -1;
     QStringList m_rowLabels;
     QSize m_labelBudget;
+    double m_labelPoints = 0; ///< token labels' size; 0 until first drawn
     QStringList m_columnLabels;
 };
 

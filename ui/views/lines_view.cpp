@@ -32,22 +32,60 @@ LinesView::LinesView(Document* document, QWidget* parent) : View(document, paren
 void LinesView::refresh() {
     const Experiment* experiment = document()->experiment();
     const ViewState& state = document()->session().viewState;
+    m_queryOffset = m_keyOffset = 0;
     if (experiment) {
         m_head = clampedHead(*experiment, state.head);
-        m_weights = headWeights(*experiment, m_head);
-        m_queries = displayTokens(experiment->queryTokens);
-        m_keys = displayTokens(experiment->keyTokens);
-        m_rawQueries = experiment->queryTokens;
-        m_rawKeys = experiment->keyTokens;
+        m_allWeights = headWeights(*experiment, m_head);
+        m_allQueries = displayTokens(experiment->queryTokens);
+        m_allKeys = displayTokens(experiment->keyTokens);
+        const Index rows = m_allWeights.rows(), cols = m_allWeights.cols();
+        // A long text: a window around the selected query (keys at the same positions in
+        // self-attention, at the same share of the source in cross-attention).
+        const Index focus = state.query >= 0 && state.query < rows ? state.query : 0;
+        auto firstOf = [](Index count, Index centre) {
+            if (count <= kMaxShownTokens) return Index{0};
+            return std::clamp<Index>(centre - kMaxShownTokens / 2, 0, count - kMaxShownTokens);
+        };
+        m_queryOffset = firstOf(rows, focus);
+        m_keyOffset = firstOf(cols, rows == cols ? focus : focus * cols / std::max<Index>(1, rows));
+        const Index shownRows = std::min(rows, kMaxShownTokens);
+        const Index shownCols = std::min(cols, kMaxShownTokens);
+        m_weights = m_allWeights.block(m_queryOffset, m_keyOffset, shownRows, shownCols);
+        auto window = [](const QStringList& tokens, Index first, Index count, bool numbered) {
+            QStringList out;
+            for (Index i = first; i < first + count && i < tokens.size(); ++i)
+                out << (numbered ? QStringLiteral("%1 %2").arg(i).arg(tokens[i]) : tokens[i]);
+            return out;
+        };
+        m_queries = window(m_allQueries, m_queryOffset, shownRows, rows > kMaxShownTokens);
+        m_keys = window(m_allKeys, m_keyOffset, shownCols, cols > kMaxShownTokens);
+        m_totalQueries = rows;
+        m_totalKeys = cols;
+        auto raw = [](const std::vector<std::string>& tokens, Index first, Index count) {
+            const auto begin =
+                std::min<std::size_t>(tokens.size(), static_cast<std::size_t>(first));
+            const auto end =
+                std::min<std::size_t>(tokens.size(), static_cast<std::size_t>(first + count));
+            return std::vector<std::string>(tokens.begin() + static_cast<std::ptrdiff_t>(begin),
+                                            tokens.begin() + static_cast<std::ptrdiff_t>(end));
+        };
+        m_rawQueries = raw(experiment->queryTokens, m_queryOffset, shownRows);
+        m_rawKeys = raw(experiment->keyTokens, m_keyOffset, shownCols);
     } else {
         m_rawQueries.clear();
         m_rawKeys.clear();
-        m_weights = MatrixD(0, 0);
+        m_weights = m_allWeights = MatrixD(0, 0);
         m_queries.clear();
         m_keys.clear();
+        m_allQueries.clear();
+        m_allKeys.clear();
+        m_totalQueries = m_totalKeys = 0;
     }
-    m_selectedQuery =
-        figureStyle().showSelection && state.query < m_weights.rows() ? state.query : -1;
+    const Index selected = state.query - m_queryOffset;
+    m_selectedQuery = figureStyle().showSelection && state.query >= 0 && selected >= 0 &&
+                              selected < m_weights.rows()
+                          ? selected
+                          : -1;
     if (!figureStyle().showSelection) m_hover = {}; // a figure shows no hover
     update();
 }
@@ -62,7 +100,10 @@ void LinesView::isolateToken(int side, Index index) {
 
 LinesView::Layout LinesView::layoutFor(const QSizeF& size) const {
     Layout layout;
-    const double titleHeight = std::max(24.0, size.height() * 0.07);
+    // A windowed text's title has a second sentence, wrapped: room for three lines.
+    const bool windowed = m_weights.rows() < m_totalQueries || m_weights.cols() < m_totalKeys;
+    const double titleHeight =
+        std::max({24.0, size.height() * 0.07, windowed ? 5.2 * theme().fontPointSize : 0.0});
     layout.title = QRectF(0, 0, size.width(), titleHeight);
     layout.top = titleHeight + 8;
     const Index rows = std::max<Index>(1, std::max(m_weights.rows(), m_weights.cols()));
@@ -125,7 +166,17 @@ void LinesView::draw(QPainter& painter, const QSizeF& size) const {
                        .arg(m_hover.index < tokens.size() ? tokens[static_cast<int>(m_hover.index)]
                                                           : QString());
     }
-    painter.drawText(layout.title, Qt::AlignCenter, heading);
+    if (m_weights.rows() < m_totalQueries || m_weights.cols() < m_totalKeys)
+        heading += QLatin1Char('\n') +
+                   tr("queries %1\u2013%2 and keys %3\u2013%4 of %5 \u00d7 %6: select a query to "
+                      "move the window")
+                       .arg(m_queryOffset)
+                       .arg(m_queryOffset + m_weights.rows() - 1)
+                       .arg(m_keyOffset)
+                       .arg(m_keyOffset + m_weights.cols() - 1)
+                       .arg(m_totalQueries)
+                       .arg(m_totalKeys);
+    painter.drawText(layout.title, Qt::AlignCenter | Qt::TextWordWrap, heading);
 
     const Index rows = std::max(m_weights.rows(), m_weights.cols());
     auto yOf = [&](Index index, Index count) {
@@ -149,8 +200,11 @@ void LinesView::draw(QPainter& painter, const QSizeF& size) const {
             }
 
     QFont labelFont = font();
+    // Down to the theme's least size (a long text shows few enough tokens for it to fit).
     labelFont.setPointSizeF(
-        std::clamp(layout.rowHeight * 0.45, 5.0, static_cast<double>(look.fontPointSize)));
+        std::clamp(layout.rowHeight * 0.45,
+                   static_cast<double>(std::min(look.minimumFontPointSize, look.fontPointSize)),
+                   static_cast<double>(look.fontPointSize)));
     painter.setFont(labelFont);
     auto drawLabels = [&](const QStringList& tokens, Index count, int side) {
         for (Index i = 0; i < count; ++i) {
@@ -212,15 +266,8 @@ void LinesView::leaveEvent(QEvent* event) {
 }
 
 DataTable LinesView::data() const {
-    DataTable table;
-    table.rows = static_cast<int>(m_weights.rows());
-    table.cols = static_cast<int>(m_weights.cols());
-    table.rowLabels = m_queries;
-    table.columnLabels = m_keys;
-    for (Index i = 0; i < m_weights.rows(); ++i)
-        for (Index j = 0; j < m_weights.cols(); ++j)
-            table.values.push_back(m_weights(i, j));
-    return table;
+    // The whole head, not only the window drawn.
+    return DataTable::fromMatrix(m_allWeights, m_allQueries, m_allKeys);
 }
 
 } // namespace attnlab::ui

@@ -2,7 +2,9 @@
 /// LinesView (BertViz style): query tokens in a left column, key tokens in a right column,
 /// and a line from query i to key j whose thickness and opacity are the weight w_ij of the
 /// focused head. Hovering a token isolates its lines (a query's row, or a key's column); the
-/// selected query is isolated the same way. Masked cells draw no line.
+/// selected query is isolated the same way. Masked cells draw no line. A long text shows a
+/// window of kMaxShownTokens queries and keys around the selected query (its labels carry their
+/// positions), so its labels stay readable and the figure stays on the page.
 
 #include <QPointF>
 #include <QRectF>
@@ -18,6 +20,8 @@ class LinesView : public View {
 public:
     /// Lines thinner than this weight are not drawn.
     static constexpr double kMinWeight = 0.01;
+    /// At most this many queries (and keys) are drawn: a longer text shows a window of them.
+    static constexpr Index kMaxShownTokens = 24;
 
     explicit LinesView(Document* document, QWidget* parent = nullptr);
     QString viewId() const override { return QStringLiteral("lines"); }
@@ -40,6 +44,12 @@ public:
     bool event(QEvent* event) override;
     /// Number of lines the figure draws now (weight above kMinWeight, isolated if focused).
     int lineCount() const;
+    /// The query and key labels drawn now (with their positions when the text is windowed).
+    QStringList queryLabels() const { return m_queries; }
+    QStringList keyLabels() const { return m_keys; }
+    /// The first query and key drawn (0 unless the text is longer than kMaxShownTokens).
+    Index firstQuery() const { return m_queryOffset; }
+    Index firstKey() const { return m_keyOffset; }
 
 protected:
     void paintEvent(QPaintEvent* event) override;
@@ -58,7 +68,11 @@ private:
     void draw(QPainter& painter, const QSizeF& size) const;
     bool lineShown(Index query, Index key) const;
 
-    MatrixD m_weights;
+    MatrixD m_weights; ///< the window drawn: queries and keys from the offsets below
+    Index m_queryOffset = 0, m_keyOffset = 0;
+    Index m_totalQueries = 0, m_totalKeys = 0;
+    MatrixD m_allWeights; ///< the whole head (data export)
+    QStringList m_allQueries, m_allKeys;
     QStringList m_queries;
     QStringList m_keys;
     std::vector<std::string> m_rawQueries, m_rawKeys; ///< as the tokenizer wrote them

@@ -5,9 +5,11 @@
 #include <QtConcurrent/QtConcurrentMap>
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 #include "ui/state/dump_document.h"
+#include "ui/state/experiment_data.h"
 #include "ui/views/colormap.h"
 
 namespace attnlab::ui {
@@ -105,28 +107,112 @@ void ModelView::rebuild() {
 
 void ModelView::refresh() {
     rebuild();
+    // The tokens of the dump as the document reads them (the focused layer's experiment).
+    m_queryTokens.clear();
+    m_keyTokens.clear();
+    const AttentionDump* dump = m_dumps->dump();
+    if (const Experiment* experiment = document()->experiment(); dump && experiment) {
+        if (static_cast<Index>(experiment->queryTokens.size()) == dump->sq)
+            m_queryTokens = displayTokens(experiment->queryTokens);
+        if (static_cast<Index>(experiment->keyTokens.size()) == dump->sk)
+            m_keyTokens = displayTokens(experiment->keyTokens);
+    }
     update();
+}
+
+QFont ModelView::tokenFont() const {
+    const Theme look = theme();
+    QFont small = font();
+    setFontSize(small, look, std::max(6, look.fontPointSize - 2));
+    return small;
+}
+
+namespace {
+/// The widest of `tokens` in `font` plus a gap, at most `most` pixels; 0 without tokens.
+int labelRoom(const QStringList& tokens, const QFont& font, int most) {
+    if (tokens.isEmpty()) return 0;
+    const QFontMetrics metrics(font);
+    int widest = 0;
+    for (const QString& token : tokens)
+        widest = std::max(widest, metrics.horizontalAdvance(token));
+    return std::min(most, widest + 6);
+}
+} // namespace
+
+int ModelView::tokenColumnWidth() const {
+    return labelRoom(m_queryTokens, tokenFont(), kMaxTokenLabelRoom);
+}
+
+int ModelView::tokenRowHeight() const {
+    return labelRoom(m_keyTokens, tokenFont(), kMaxTokenLabelRoom);
 }
 
 ModelView::Layout ModelView::layout() const {
     Layout out;
     if (m_layers == 0 || m_heads == 0) return out;
-    const int width = this->width() - 2 * kMargin - kLabelWidth;
-    const int height = this->height() - 2 * kMargin - kTitleHeight - kLabelHeight;
-    const int pitch = std::max(4, std::min(width / m_heads, height / m_layers));
-    out.gap = pitch >= 24 ? 3 : 1;
-    out.cell = pitch - out.gap;
-    out.grid = QRect(kMargin + kLabelWidth, kMargin + kTitleHeight + kLabelHeight, pitch * m_heads,
-                     pitch * m_layers);
+    // The grid fills the view: the heads share its width and the layers its height.
+    const int left = kMargin + kLabelWidth + tokenColumnWidth();
+    const int top = kMargin + kTitleHeight + kLabelHeight;
+    const int width = this->width() - left - kMargin;
+    const int height = this->height() - top - kMargin - tokenRowHeight();
+    const int across = std::max(4, width / m_heads);
+    const int down = std::max(4, height / m_layers);
+    out.gap = std::min(across, down) >= 24 ? 3 : 1;
+    out.cell = QSize(across - out.gap, down - out.gap);
+    out.grid = QRect(left, top, across * m_heads, down * m_layers);
     return out;
 }
 
 QRect ModelView::thumbnailRect(int layer, int head) const {
     const Layout grid = layout();
-    if (layer < 0 || head < 0 || layer >= m_layers || head >= m_heads || grid.cell <= 0) return {};
-    const int pitch = grid.cell + grid.gap;
-    return QRect(grid.grid.left() + head * pitch, grid.grid.top() + layer * pitch, grid.cell,
-                 grid.cell);
+    if (layer < 0 || head < 0 || layer >= m_layers || head >= m_heads || grid.cell.isEmpty())
+        return {};
+    return QRect(grid.grid.left() + head * (grid.cell.width() + grid.gap),
+                 grid.grid.top() + layer * (grid.cell.height() + grid.gap), grid.cell.width(),
+                 grid.cell.height());
+}
+
+void ModelView::paintTokens(QPainter& painter, const Layout& grid) {
+    m_drawnTokenLabels.clear();
+    const QFont small = tokenFont();
+    painter.setFont(small);
+    const QFontMetrics metrics(small);
+    const int line = metrics.height();
+    // One label per text line at most: every n-th token where the thumbnails are small.
+    auto stepFor = [line](double pitch) {
+        return std::max(1, static_cast<int>(std::ceil(line / std::max(pitch, 1e-9))));
+    };
+    const int column = tokenColumnWidth();
+    if (column > 0) {
+        const auto count = static_cast<int>(m_queryTokens.size());
+        for (int l = 0; l < m_layers; ++l) {
+            const QRect cell = thumbnailRect(l, 0);
+            const double pitch = cell.height() / static_cast<double>(count);
+            for (int i = 0; i < count; i += stepFor(pitch)) {
+                const int y = cell.top() + static_cast<int>((i + 0.5) * pitch);
+                const QString text = metrics.elidedText(m_queryTokens[i], Qt::ElideRight, column);
+                painter.drawText(QRect(cell.left() - column - 2, y - line / 2, column, line),
+                                 Qt::AlignRight | Qt::AlignVCenter, text);
+                if (l == 0) m_drawnTokenLabels << m_queryTokens[i];
+            }
+        }
+    }
+    const int row = tokenRowHeight();
+    if (row > 0) {
+        const auto count = static_cast<int>(m_keyTokens.size());
+        const QRect cell = thumbnailRect(m_layers - 1, 0);
+        const double pitch = cell.width() / static_cast<double>(count);
+        for (int j = 0; j < count; j += stepFor(pitch)) {
+            const QString text = metrics.elidedText(m_keyTokens[j], Qt::ElideRight, row);
+            painter.save();
+            painter.translate(cell.left() + (j + 0.5) * pitch, grid.grid.bottom() + 3);
+            painter.rotate(-90); // read upwards, ending at the grid
+            painter.drawText(QRect(-row, -line / 2, row, line), Qt::AlignRight | Qt::AlignVCenter,
+                             text);
+            painter.restore();
+            m_drawnTokenLabels << m_keyTokens[j];
+        }
+    }
 }
 
 const QImage& ModelView::thumbnail(int layer, int head) const {
@@ -159,11 +245,12 @@ void ModelView::paintEvent(QPaintEvent*) {
     painter.drawText(QRect(kMargin, kMargin, width() - 2 * kMargin, kTitleHeight),
                      Qt::AlignLeft | Qt::AlignVCenter, heading);
     const Layout grid = layout();
-    if (grid.cell <= 0) return;
+    if (grid.cell.isEmpty()) return;
+    const int pitch = std::min(grid.cell.width(), grid.cell.height()) + grid.gap;
     QFont small = font;
-    small.setPointSize(std::max(6, std::min(look.fontPointSize - 1, grid.cell / 2)));
+    small.setPointSize(std::max(6, std::min(look.fontPointSize - 1, pitch / 2)));
     painter.setFont(small);
-    const int labelEvery = std::max(1, 14 / std::max(1, grid.cell + grid.gap));
+    const int labelEvery = std::max(1, 14 / std::max(1, pitch));
     for (int h = 0; h < m_heads; h += labelEvery) {
         const QRect cell = thumbnailRect(0, h);
         painter.drawText(
@@ -175,6 +262,7 @@ void ModelView::paintEvent(QPaintEvent*) {
         painter.drawText(QRect(kMargin, cell.top(), kLabelWidth - 4, cell.height()),
                          Qt::AlignRight | Qt::AlignVCenter, tr("L%1").arg(l));
     }
+    paintTokens(painter, grid);
     painter.setRenderHint(QPainter::SmoothPixmapTransform, false);
     for (int l = 0; l < m_layers; ++l)
         for (int h = 0; h < m_heads; ++h)

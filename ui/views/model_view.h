@@ -1,10 +1,13 @@
 #pragma once
 /// ModelView: every (layer, head) of a model dump as a layers x heads grid of thumbnails
-/// (one QImage each, block-averaged, each scaled to its own maximum). Clicking a thumbnail
-/// shows that layer and head in the heatmap.
+/// (one QImage each, block-averaged, each scaled to its own maximum) filling the view, with
+/// the query tokens down the first column's left and the key tokens under its last row.
+/// Clicking a thumbnail shows that layer and head in the heatmap.
 
+#include <QFont>
 #include <QImage>
 #include <QString>
+#include <QStringList>
 
 #include <vector>
 
@@ -19,6 +22,9 @@ class ModelView : public View {
 public:
     /// Thumbnails have at most this many pixels on a side (one pixel per token below).
     static constexpr int kMaxThumbnailPixels = 64;
+    /// Token labels take at most this many pixels beside or under the grid (longer ones are
+    /// elided).
+    static constexpr int kMaxTokenLabelRoom = 90;
 
     explicit ModelView(Document* document, QWidget* parent = nullptr);
     QString viewId() const override { return QStringLiteral("model"); }
@@ -33,6 +39,9 @@ public:
     QRect thumbnailRect(int layer, int head) const;
     /// The thumbnail image of (layer, head) (tests and export).
     const QImage& thumbnail(int layer, int head) const;
+    /// The token labels of the last paint (queries down the left, keys along the foot), as
+    /// drawn: thinned to one per text line where the thumbnails are small.
+    QStringList drawnTokenLabels() const { return m_drawnTokenLabels; }
 
 signals:
     void headActivated(int layer, int head);
@@ -46,10 +55,15 @@ private:
     void rebuild();
     struct Layout {
         QRect grid;
-        int cell = 0;
+        QSize cell; ///< a thumbnail (heads share the width, layers the height)
         int gap = 0;
     };
     Layout layout() const;
+    /// The token labels' font, and the room they take left of and under the grid.
+    QFont tokenFont() const;
+    int tokenColumnWidth() const;
+    int tokenRowHeight() const;
+    void paintTokens(QPainter& painter, const Layout& grid);
 
     DumpDocument* m_dumps;
     std::vector<QImage> m_images;
@@ -58,6 +72,8 @@ private:
     quint64 m_generation = 1; ///< bumped when the dump changes
     quint64 m_builtGeneration = 0;
     QString m_builtColormap;
+    QStringList m_queryTokens, m_keyTokens; ///< as read, when the dump has tokens
+    mutable QStringList m_drawnTokenLabels;
 };
 
 } // namespace attnlab::ui

@@ -277,14 +277,24 @@ void NextTokenView::refresh() {
         m_baselineGraph->removeFromLegend();
     else
         m_baselineGraph->addToLegend();
+    // The markers' size, set below with their style: a percentage starts past the half of the
+    // widest marker that sits at the bar's end, so the two never overlap.
+    const double modelMarker = 6 + 3 * look.lineWidth;
+    const double baselineMarker = 8 + 3 * look.lineWidth;
     for (int r = 0; r < shown; ++r) {
         const auto& token = m_distribution[static_cast<std::size_t>(r)];
+        const bool hasBaseline = r < static_cast<int>(baselineValues.size());
+        const double reach = std::max(
+            {token.probability, token.modelProbability, hasBaseline ? baselineValues[r] : 0.0});
+        const double marker =
+            std::max(modelMarker, hasBaseline ? baselineMarker : 0.0) / 2 + 2 * look.lineWidth;
         auto* label = new QCPItemText(m_plot);
         label->setClipToAxisRect(false);
         label->position->setAxes(m_plot->xAxis, m_plot->yAxis);
-        label->position->setCoords(std::max(token.probability, token.modelProbability), r + 1);
+        label->position->setCoords(reach, r + 1);
         label->setPositionAlignment(Qt::AlignLeft | Qt::AlignVCenter);
-        label->setPadding(QMargins(6, 0, 0, 0));
+        // Measured from whichever of the bar and its markers reaches farthest.
+        label->setPadding(QMargins(static_cast<int>(std::ceil(marker)) + 4, 0, 0, 0));
         label->setText(percent(token.probability));
         label->setColor(look.foreground);
         QFont labelFont = font();
@@ -318,10 +328,10 @@ void NextTokenView::refresh() {
     m_selectedBar->setPen(Qt::NoPen);
     m_model->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDiamond,
                                              QPen(look.foreground, 1.5 * look.lineWidth),
-                                             Qt::NoBrush, 6 + 3 * look.lineWidth));
+                                             Qt::NoBrush, modelMarker));
     m_baselineGraph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCross,
                                                      QPen(look.foreground, 2 * look.lineWidth),
-                                                     Qt::NoBrush, 8 + 3 * look.lineWidth));
+                                                     Qt::NoBrush, baselineMarker));
 
     QString title;
     if (!m_input.modelName.isEmpty()) {

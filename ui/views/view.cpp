@@ -4,6 +4,8 @@
 #include <QVBoxLayout>
 #include <qcustomplot.h>
 
+#include <algorithm>
+
 namespace attnlab::ui {
 
 DataTable DataTable::fromMatrix(const MatrixD& matrix, const QStringList& rowLabels,
@@ -30,6 +32,10 @@ Theme View::theme() const {
     Theme look = themeNamed(QString::fromStdString(m_document->session().viewState.theme));
     if (m_figureStyle.fontPoints > 0) {
         look.fontPointSize = m_figureStyle.fontPoints;
+        look.minimumFontPointSize =
+            m_figureStyle.minFontPoints > 0
+                ? std::min(m_figureStyle.minFontPoints, m_figureStyle.fontPoints)
+                : m_figureStyle.fontPoints;
         look.deviceUnitFonts = true;
     }
     return look;

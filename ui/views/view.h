@@ -51,6 +51,7 @@ struct DataTable {
 /// How a view draws itself for a figure (export, `attnlab render`) rather than on screen.
 struct FigureStyle {
     int fontPoints = 0;        ///< > 0: text size in points (titles, ticks, labels); 0: theme's
+    int minFontPoints = 0;     ///< > 0: the least text size labels may shrink to to fit
     bool showSelection = true; ///< draw the selected query / hovered item
     bool showTitle = true;     ///< draw the title line
     QString caption;           ///< non-empty: replaces the title
@@ -71,6 +72,13 @@ public:
     /// Paints the figure at logical `size` into `painter` (a raster, SVG or PDF device).
     /// The default renders the widget; plot views draw their QCustomPlot as vectors.
     virtual void paintFigure(QCPPainter& painter, const QSize& size);
+    /// The height a figure `width` wide needs to show this view with nothing left blank (a
+    /// heatmap's square cells under its title); 0 when any height does. Export calls it for a
+    /// size whose height follows the figure (a paper's column).
+    virtual int fittedFigureHeight(int width) {
+        (void)width;
+        return 0;
+    }
     /// The data behind the figure; empty when there is none.
     virtual DataTable data() const { return {}; }
     /// Why this view cannot show the document's experiment (a dump of weights holds no Q/K to

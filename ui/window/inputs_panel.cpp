@@ -5,6 +5,7 @@
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QEvent>
+#include <QFileInfo>
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
@@ -152,9 +153,10 @@ InputsPanel::InputsPanel(Document* document, QWidget* parent)
     m_source->setToolTip(tr("Source text: the keys and values of cross-attention."));
     tokensForm->addRow(tr("&Source"), m_source);
     m_tokenizer = new QComboBox(tokens);
-    m_tokenizer->addItem(tr("whitespace"), int(Tokenizer::Whitespace));
-    m_tokenizer->addItem(tr("character"), int(Tokenizer::Character));
-    m_tokenizer->setToolTip(tr("How the text is split into tokens."));
+    // A model's tokenizer is named here while the model is shown: its name must not widen
+    // the panel (the tooltip has it whole).
+    m_tokenizer->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    m_tokenizer->setMinimumContentsLength(10);
     tokensForm->addRow(tr("To&kenizer"), m_tokenizer);
     m_chips = new QListWidget(tokens);
     m_chips->setViewMode(QListView::IconMode);
@@ -370,12 +372,14 @@ InputsPanel::InputsPanel(Document* document, QWidget* parent)
         if (what == Document::What::Session) updateFromSession();
         if (what == Document::What::Problems || what == Document::What::Experiment)
             updateProblems();
+        if (what == Document::What::Experiment) updateTokenizer(); // a model shown or left
         if (what == Document::What::Selection) updateChips();
     });
     // A real model: the text box shows its text, the chips its tokens.
     ModelDocument* models = ModelDocument::of(doc);
     connect(models, &ModelDocument::runChanged, this, [this, models] {
         if (models->active()) setTextKeepingCursor(m_text, models->text());
+        updateTokenizer();
         updateChips();
         updateProblems();
     });
@@ -446,10 +450,7 @@ void InputsPanel::updateFromSession() {
     setCheck(m_cross, !s.sourceText.empty());
     if (!s.sourceText.empty()) setTextKeepingCursor(m_source, QString::fromStdString(s.sourceText));
     m_source->setEnabled(!s.sourceText.empty());
-    {
-        const QSignalBlocker blocker(m_tokenizer);
-        m_tokenizer->setCurrentIndex(m_tokenizer->findData(int(s.tokenizer)));
-    }
+    updateTokenizer();
     setSpin(m_dModel, static_cast<int>(s.dModel));
     setSpin(m_heads, static_cast<int>(s.heads));
     setSpin(m_kvHeads, static_cast<int>(s.kvHeads));
@@ -486,6 +487,29 @@ void InputsPanel::updateFromSession() {
     m_causalWindowSize->setEnabled(s.mask.causalWindow >= 0);
     setCheck(m_custom, s.mask.custom.has_value());
     updateChips();
+}
+
+void InputsPanel::updateTokenizer() {
+    const Session& s = m_document->session();
+    const ModelDocument* models = ModelDocument::of(m_document);
+    const QSignalBlocker blocker(m_tokenizer);
+    m_tokenizer->clear();
+    const bool model = models->active() && models->tokenizer();
+    if (model) {
+        const QString kind = QString::fromStdString(models->tokenizer()->kind());
+        m_tokenizer->addItem(tr("%1 (the model's)").arg(kind));
+        m_tokenizer->setToolTip(
+            tr("The model %1 splits the text with its own %2 tokenizer (%3). Whitespace and "
+               "character splitting are the lab's, for its random projections.")
+                .arg(models->displayName(), kind,
+                     QFileInfo(QString::fromStdString(models->tokenizer()->source())).fileName()));
+    } else {
+        m_tokenizer->addItem(tr("whitespace"), int(Tokenizer::Whitespace));
+        m_tokenizer->addItem(tr("character"), int(Tokenizer::Character));
+        m_tokenizer->setCurrentIndex(m_tokenizer->findData(int(s.tokenizer)));
+        m_tokenizer->setToolTip(tr("How the text is split into tokens."));
+    }
+    m_tokenizer->setEnabled(!model);
 }
 
 void InputsPanel::updateChips() {

@@ -45,6 +45,8 @@ public:
     QLineEdit* textEdit() const { return m_text; }
     QLineEdit* sourceEdit() const { return m_source; }
     QComboBox* variantCombo() const { return m_variant; }
+    /// The lab's tokenizer choice, or (disabled) the name of a shown model's own tokenizer.
+    QComboBox* tokenizerCombo() const { return m_tokenizer; }
     QCheckBox* causalCheck() const { return m_causal; }
     QCheckBox* windowCheck() const { return m_window; }
     QSpinBox* windowSpin() const { return m_windowSize; }
@@ -62,6 +64,8 @@ private:
     void fitWidth();
     void updateFromSession();
     void updateChips();
+    /// The lab's tokenizers to choose from, or a shown model's own one named and no choice.
+    void updateTokenizer();
     void updateProblems();
     void editMask();
     void editScale(int position);

@@ -944,10 +944,7 @@ void MainWindow::exportFigure() {
             this, tr("Figure size"), tr("Size of the figure:"), sizes, 1, false, &ok);
         if (!ok) return;
         const int index = static_cast<int>(sizes.indexOf(chosen)) - 1;
-        if (index >= 0) {
-            figure.size = presets[index].size;
-            figure.style.fontPoints = presets[index].fontPoints;
-        }
+        if (index >= 0) figure = figureOptionsOf(presets[index]);
     }
     double scale = 1.0;
     if (exportFormatFor(path, &format) && format == ExportFormat::Png) {

@@ -44,6 +44,7 @@ Theme themeNamed(const QString& name) {
         theme.foreground = Qt::black;
         theme.accent = QColor(0xd0, 0x00, 0x00);
         theme.fontPointSize = 16;
+        theme.minimumFontPointSize = 12; // still read from the back of a classroom
         theme.lineWidth = 3.0;
     }
     return theme;

@@ -21,6 +21,9 @@ struct Theme {
     QColor masked;     ///< masked heatmap cells (neutral, distinct from any colormap)
     QColor maskedMark; ///< the 'x' drawn on masked cells
     int fontPointSize = 10;
+    /// The least size text may shrink to so that every label of a figure fits (token labels of
+    /// a long sentence); below it labels are thinned instead.
+    int minimumFontPointSize = 8;
     double lineWidth = 1.0;
     /// Figures: fontPointSize is in device units (1 unit = 1 pt on a figure's page), so the
     /// layout measures text exactly as the PDF/SVG draws it whatever the screen's DPI.

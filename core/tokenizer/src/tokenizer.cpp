@@ -580,4 +580,8 @@ const std::string& Tokenizer::source() const {
     return m_impl->source;
 }
 
+std::string Tokenizer::kind() const {
+    return m_impl->model ? std::string(m_impl->model->kind()) : std::string();
+}
+
 } // namespace attnlab::model

@@ -33,6 +33,7 @@ public:
         BpeOptions options);
 
     const Vocabulary& vocabulary() const override { return m_vocab; }
+    std::string_view kind() const override { return "BPE"; }
     const BpeOptions& options() const { return m_options; }
 
 private:

@@ -20,6 +20,7 @@ public:
             requireUnkToken(m_vocab, requireString(config, path, "unk_token"), path + ".unk_token");
     }
     const Vocabulary& vocabulary() const override { return m_vocab; }
+    std::string_view kind() const override { return "WordLevel"; }
 
 private:
     void tokenizeWord(std::string_view word, std::vector<int32_t>& ids) const override {

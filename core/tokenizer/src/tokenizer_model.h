@@ -43,6 +43,9 @@ public:
     void tokenize(std::string_view word, std::vector<int32_t>& ids, WordCache& cache) const;
     /// Every token of the model's vocabulary with its id (Hugging Face `get_vocab`).
     virtual const Vocabulary& vocabulary() const = 0;
+    /// The algorithm's name as tokenizer.json's "type" spells it ("BPE", "WordPiece",
+    /// "Unigram", "WordLevel"), or "SentencePiece" for a .model file.
+    virtual std::string_view kind() const = 0;
 
 protected:
     /// The model's own work: appends the ids of one word (not empty).

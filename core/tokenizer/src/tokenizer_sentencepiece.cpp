@@ -218,6 +218,7 @@ public:
     explicit SentencePieceModel(std::shared_ptr<const Processor> processor)
         : m_processor(std::move(processor)), m_vocabulary(piecesOf(*m_processor)) {}
     const Vocabulary& vocabulary() const override { return m_vocabulary; }
+    std::string_view kind() const override { return "SentencePiece"; }
 
 protected:
     void tokenizeWord(std::string_view text, std::vector<int32_t>& ids) const override {
@@ -240,6 +241,7 @@ public:
     MarianModel(std::shared_ptr<const Processor> processor, Vocabulary vocab, int32_t unkId)
         : m_processor(std::move(processor)), m_vocabulary(std::move(vocab)), m_unkId(unkId) {}
     const Vocabulary& vocabulary() const override { return m_vocabulary; }
+    std::string_view kind() const override { return "SentencePiece"; }
 
 protected:
     void tokenizeWord(std::string_view text, std::vector<int32_t>& ids) const override {

@@ -79,6 +79,7 @@ class Unigram final : public Model {
 public:
     Unigram(const Json& config, const std::string& path);
     const Vocabulary& vocabulary() const override { return m_vocab; }
+    std::string_view kind() const override { return "Unigram"; }
 
 private:
     /// A byte trie of the pieces: first-child / next-sibling lists, the root's children in a

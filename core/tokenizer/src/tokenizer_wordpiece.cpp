@@ -30,6 +30,7 @@ public:
     }
 
     const Vocabulary& vocabulary() const override { return m_vocab; }
+    std::string_view kind() const override { return "WordPiece"; }
 
 private:
     void tokenizeWord(std::string_view word, std::vector<int32_t>& ids) const override {

@@ -119,6 +119,9 @@ public:
 
     /// The file this tokenizer was read from (or the name given to fromJson).
     const std::string& source() const;
+    /// Its model's algorithm as tokenizer.json's "type" names it: "BPE", "WordPiece",
+    /// "Unigram" or "WordLevel"; "SentencePiece" for a .model file or a Marian folder.
+    std::string kind() const;
 
     struct Impl;
 
