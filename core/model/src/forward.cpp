@@ -3,16 +3,19 @@
 // (q/k norm, RoPE) -> attend() from the core -> output projection (-> norm) -> residual, and
 // the MLP the same way, sequential or parallel; the final norm and lm head (scaled, capped)
 // where logits are asked for. GEMMs run on threads in fixed blocks of output columns (same bytes
-// at any thread count); F16/BF16 weights are widened a block at a time inside them.
+// at any thread count) through the kernels' GEMM; F16/BF16 weights are widened a block at a
+// time inside them.
 
 #include <algorithm>
 #include <cmath>
 #include <memory>
 #include <numbers>
 #include <set>
+#include <vector>
 
 #include "attnlab/attention/attention.h"
 #include "attnlab/base/parallel.h"
+#include "attnlab/base/simd_kernels.h"
 #include "attnlab/model/model.h"
 #include "forward_seams.h"
 
@@ -27,9 +30,10 @@ using detail::resolveThreads;
 /// Runs fn(begin, end) over [0, count) in blocks of kColumnBlock columns, the blocks shared out
 /// over up to `threads` workers of the pool (the calling thread one of them), as many as the
 /// work is worth (`workPerColumn` multiply-adds a column). The blocks are the same whatever the
-/// thread count: Eigen chooses its depth blocking, and so the order of each dot product's sum,
-/// from the shape of the product it is given, so a split by thread count gave logits whose last
-/// bits depended on --threads.
+/// thread count: with Eigen's GEMM, which chose its depth blocking and so the order of each dot
+/// product's sum from the shape of the product it was given, a split by thread count gave
+/// logits whose last bits depended on --threads; the kernels' GEMM sums in order whatever the
+/// shape, and the fixed blocks keep each item's work and panel the same.
 template <typename Fn>
 void parallelColumns(Index count, int threads, double workPerColumn, const Fn& fn) {
     constexpr Index kColumnBlock = 64;
@@ -40,43 +44,112 @@ void parallelColumns(Index count, int threads, double workPerColumn, const Fn& f
     });
 }
 
-/// y = x W^T (+ bias) for an nn.Linear weight W [out, in], or y = x W for a Conv1D [in, out].
-/// A F16/BF16 weight is widened one block of outputs at a time into the thread's own panel and
-/// multiplied there, accumulating in float32: widening is exact and the blocks are the same, so
-/// the result equals the product with a float32 copy of the weight, bit for bit, without the
-/// copy.
+/// The block [begin, end) of W's outputs as B = W_block^T [in][16 panels] (row stride
+/// `16 * panels`, the columns past end zero) in float32: the layout the kernels' GEMM streams.
+/// Widening is exact; an nn.Linear block [outputs, in] is widened, then transposed.
+void packOutputBlock(const Weight& w, Index begin, Index end, Index panels,
+                     std::vector<float>& packed) {
+    const Index width = end - begin;
+    const Index depth = w.inOut ? w.rows : w.cols;
+    const Index ld = panels * simd::kPanelWidth;
+    packed.resize(static_cast<std::size_t>(depth * ld));
+    if (w.inOut && width == ld) { // Conv1D [in, out]: the block's rows are B's rows
+        w.widenColumns(begin, width, packed.data());
+        return;
+    }
+    thread_local std::vector<float> widened;
+    widened.resize(static_cast<std::size_t>(width * depth));
+    if (w.inOut) {
+        w.widenColumns(begin, width, widened.data());
+        for (Index k = 0; k < depth; ++k) {
+            float* row = packed.data() + k * ld;
+            std::copy_n(widened.data() + k * width, width, row);
+            std::fill(row + width, row + ld, 0.0f);
+        }
+        return;
+    }
+    w.widenRows(begin, width, widened.data());
+    // Transposed one panel of outputs at a time, so the 16 rows being read stay in L1.
+    for (Index j0 = 0; j0 < ld; j0 += simd::kPanelWidth)
+        for (Index k = 0; k < depth; ++k) {
+            float* out = packed.data() + k * ld + j0;
+            for (Index j = 0; j < simd::kPanelWidth; ++j)
+                out[j] =
+                    j0 + j < width ? widened[static_cast<std::size_t>((j0 + j) * depth + k)] : 0.0f;
+        }
+}
+
+/// Fewer rows than this (a few tokens appended through the KV cache) are not worth packing the
+/// weight for: packing reads and writes the block once more, as much as the product itself.
+constexpr Index kPackedGemmRows = 16;
+
+/// y[:, begin, end) = x W_block^T or x W_block through Eigen on the block as it is (F32) or
+/// widened into the thread's panel (F16/BF16): for a few rows, a matrix-vector product.
+void projectFewRows(const Matrix& x, const Weight& w, Index begin, Index end, Matrix& y) {
+    auto block = y.middleCols(begin, end - begin);
+    if (w.isFloat32()) {
+        const auto weight = w.matrix();
+        if (w.inOut)
+            block.noalias() = x * weight.middleCols(begin, end - begin);
+        else
+            block.noalias() = x * weight.middleRows(begin, end - begin).transpose();
+        return;
+    }
+    thread_local Matrix panel; // at most kColumnBlock outputs x in, kept for the next call
+    if (w.inOut) {
+        panel.resize(w.rows, end - begin);
+        w.widenColumns(begin, end - begin, panel.data());
+        block.noalias() = x * panel;
+    } else {
+        panel.resize(end - begin, w.cols);
+        w.widenRows(begin, end - begin, panel.data());
+        block.noalias() = x * panel.transpose();
+    }
+}
+
+/// y[:, begin, end) = x B with B the block packed (F16/BF16 widened on the way) into the
+/// thread's own panel, through the kernels' register-blocked GEMM (attnlab/base/simd_kernels.h):
+/// each output is one FMA chain over the inputs in order, so the result equals the product with
+/// a float32 copy of the weight, bit for bit, on either SIMD target.
+void projectPacked(const Matrix& x, const Weight& w, Index begin, Index end, Matrix& y,
+                   const simd::Kernels& kernels) {
+    thread_local std::vector<float> packed; // at most in x kColumnBlock, kept for the next call
+    thread_local Matrix tail;               // a block narrower than its panels
+    const Index rows = x.rows();
+    const Index width = end - begin;
+    const Index panels = (width + simd::kPanelWidth - 1) / simd::kPanelWidth;
+    const Index ld = panels * simd::kPanelWidth;
+    packOutputBlock(w, begin, end, panels, packed);
+    const bool whole = width == ld;
+    if (!whole) tail.resize(rows, ld);
+    kernels.gemm(simd::GemmStart::Zero, x.data(), x.cols(), rows, packed.data(), ld,
+                 simd::kPanelWidth, panels, x.cols(), whole ? y.data() + begin : tail.data(),
+                 whole ? y.cols() : ld, nullptr);
+    if (!whole) y.middleCols(begin, width) = tail.leftCols(width);
+}
+
+/// y = x W^T (+ bias) for an nn.Linear weight W [out, in], or y = x W for a Conv1D [in, out],
+/// in blocks of kColumnBlock outputs shared over the threads: packed for the kernels' GEMM
+/// (projectPacked) from kPackedGemmRows rows, else Eigen on the weight (projectFewRows). Either
+/// way a block's result does not depend on the thread count, and a F16/BF16 weight gives the
+/// bytes of its float32 copy.
 void project(const Matrix& x, const Linear& p, Matrix& y, int threads) {
     const Weight& w = p.weight;
     const Index outputs = w.outputs();
+    ATTN_CHECK(x.cols() == (w.inOut ? w.rows : w.cols), "project: " << x.cols()
+                                                                    << " inputs for a weight of "
+                                                                    << (w.inOut ? w.rows : w.cols));
     y.resize(x.rows(), outputs);
     const double workPerColumn = static_cast<double>(x.rows()) * static_cast<double>(x.cols());
-    if (w.isFloat32()) {
-        const auto weight = w.matrix();
-        parallelColumns(outputs, threads, workPerColumn, [&](Index begin, Index end) {
-            auto block = y.middleCols(begin, end - begin);
-            if (w.inOut)
-                block.noalias() = x * weight.middleCols(begin, end - begin);
-            else
-                block.noalias() = x * weight.middleRows(begin, end - begin).transpose();
-            if (!p.bias.empty())
-                block.rowwise() += p.bias.vector().segment(begin, end - begin).transpose();
-        });
-        return;
-    }
+    const simd::Kernels& kernels = simd::kernels();
     parallelColumns(outputs, threads, workPerColumn, [&](Index begin, Index end) {
-        thread_local Matrix panel; // at most kColumnBlock outputs x in, kept for the next call
-        auto block = y.middleCols(begin, end - begin);
-        if (w.inOut) {
-            panel.resize(w.rows, end - begin);
-            w.widenColumns(begin, end - begin, panel.data());
-            block.noalias() = x * panel;
-        } else {
-            panel.resize(end - begin, w.cols);
-            w.widenRows(begin, end - begin, panel.data());
-            block.noalias() = x * panel.transpose();
-        }
+        if (x.rows() >= kPackedGemmRows)
+            projectPacked(x, w, begin, end, y, kernels);
+        else
+            projectFewRows(x, w, begin, end, y);
         if (!p.bias.empty())
-            block.rowwise() += p.bias.vector().segment(begin, end - begin).transpose();
+            y.middleCols(begin, end - begin).rowwise() +=
+                p.bias.vector().segment(begin, end - begin).transpose();
     });
 }
 
@@ -181,8 +254,8 @@ void applyRope(Matrix& x, Index headDim, const Rope& rope, Index offset, Index t
 }
 
 /// q, k, v [S, H*hd] / [S, Hkv*hd] of a block's input h, by the family's Q/K/V layout.
-void projectQkv(const Matrix& h, const LayerWeights& w, const ModelConfig& c, Matrix& q,
-                Matrix& k, Matrix& v, int threads) {
+void projectQkv(const Matrix& h, const LayerWeights& w, const ModelConfig& c, Matrix& q, Matrix& k,
+                Matrix& v, int threads) {
     const Index hd = c.headDim;
     const Index qDim = c.heads * hd;
     const Index kvDim = c.kvHeads * hd;
@@ -217,8 +290,8 @@ void projectQkv(const Matrix& h, const LayerWeights& w, const ModelConfig& c, Ma
 }
 
 /// The MLP of h into out.
-void mlp(const Matrix& h, const LayerWeights& w, const ModelConfig& c, Matrix& out,
-         Matrix& up, Matrix& gate, int threads) {
+void mlp(const Matrix& h, const LayerWeights& w, const ModelConfig& c, Matrix& out, Matrix& up,
+         Matrix& gate, int threads) {
     switch (c.arch().mlp) {
     case MlpKind::Plain:
         project(h, w.up, up, threads);
@@ -353,8 +426,8 @@ std::shared_ptr<const Tensor4> relativeBias(const ModelConfig& c, const Weight& 
     const auto values = table.matrix(); // [buckets, H]
     for (Index i = 0; i < fresh; ++i)
         for (Index j = 0; j < total; ++j) {
-            const Index bucket =
-                relativeBucket(j - (old + i), bidirectional, c.relativeBuckets, c.relativeMaxDistance);
+            const Index bucket = relativeBucket(j - (old + i), bidirectional, c.relativeBuckets,
+                                                c.relativeMaxDistance);
             for (Index h = 0; h < c.heads; ++h)
                 bias->head(0, h)(i, j) = values(bucket, h);
         }
@@ -387,9 +460,8 @@ Matrix embed(const Model& model, const StackWeights& stack, std::span<const std:
             const auto p = static_cast<double>(old + i);
             for (Index f = 0; f < c.hidden; ++f) {
                 const Index pair = f < half ? 2 * f : 2 * (f - half) + 1;
-                const double angle =
-                    p / std::pow(10000.0, static_cast<double>(2 * (pair / 2)) /
-                                              static_cast<double>(c.hidden));
+                const double angle = p / std::pow(10000.0, static_cast<double>(2 * (pair / 2)) /
+                                                               static_cast<double>(c.hidden));
                 x(i, f) += static_cast<float>(f < half ? std::sin(angle) : std::cos(angle));
             }
         }
@@ -419,7 +491,8 @@ void mergeHeads(const Attention& attention, const ModelConfig& c, Index layer,
     }
 }
 
-/// [1, H, total, cols] holding `previous`'s first rows (when given), then `fresh`'s [H, rows, cols].
+/// [1, H, total, cols] holding `previous`'s first rows (when given), then `fresh`'s [H, rows,
+/// cols].
 Tensor4 stackRows(const Tensor4* previous, const Tensor4& fresh, Index total) {
     const Index old = total - fresh.seq;
     Tensor4 all(1, fresh.heads, total, fresh.dim);
@@ -437,8 +510,8 @@ void patchResidual(const ActivationPatch& patch, Index layer, Index old, Matrix&
     for (auto at = patch.residual.lower_bound({layer, 0});
          at != patch.residual.end() && at->first.first == layer; ++at) {
         const Index row = at->first.second - old;
-        ATTN_CHECK(row >= 0 && row < x.rows(), "activation patch: position "
-                                                   << at->first.second << " is not a fresh one");
+        ATTN_CHECK(row >= 0 && row < x.rows(),
+                   "activation patch: position " << at->first.second << " is not a fresh one");
         x.row(row) = at->second;
     }
 }
@@ -606,8 +679,8 @@ bool runStack(const Model& model, Pass pass, Matrix& x, Index old, ModelRun& run
         }
         if (record) {
             const bool scaled = c.residual == Residual::Sequential;
-            recordHeadOutputs(*record, w.o, c,
-                              scaled ? static_cast<float>(c.residualScale) : 1.0f, threads);
+            recordHeadOutputs(*record, w.o, c, scaled ? static_cast<float>(c.residualScale) : 1.0f,
+                              threads);
             record->mlpOutputs.push_back(mlpOut); // addResidual scaled it where the family does
         }
     }
@@ -711,7 +784,8 @@ Result<ModelRun> runTranslation(const Model& model, std::span<const std::int64_t
                             std::equal(source.begin(), source.end(), previous->sourceIds.begin()) &&
                             previous->crossK.size() == static_cast<std::size_t>(c.layers) &&
                             previous->encoderHidden.rows() == static_cast<Index>(source.size());
-    const ModelRun* cache = sameSource && canExtend(previous, target, options, c) ? previous : nullptr;
+    const ModelRun* cache =
+        sameSource && canExtend(previous, target, options, c) ? previous : nullptr;
     const Index old = cache ? static_cast<Index>(cache->ids.size()) : 0;
 
     ModelRun run;
@@ -744,8 +818,13 @@ Result<ModelRun> runTranslation(const Model& model, std::span<const std::int64_t
     return runMain(model, target, old, std::move(run), cache, options, threads);
 }
 
-// The forward's own final norm and unembedding, for the lens (forward_seams.h).
+// The forward's own final norm and unembedding, for the lens, and its projection, for tests
+// (forward_seams.h).
 namespace seams {
+
+void project(const Matrix& x, const Linear& p, Matrix& y, int threads) {
+    ::attnlab::model::project(x, p, y, threads);
+}
 
 void finalNorm(const Model& model, Matrix& rows) {
     if (!model.main.finalNorm.empty())
@@ -757,9 +836,8 @@ void logits(const Model& model, const Matrix& hidden, Matrix& out, int threads) 
     logitsOf(model, hidden, out, resolveThreads(threads));
 }
 
-MatrixD frozenDirectLogits(const Model& model, const Matrix& terms,
-                                   const RowVector& finalResidual,
-                                   std::span<const std::int64_t> tokens) {
+MatrixD frozenDirectLogits(const Model& model, const Matrix& terms, const RowVector& finalResidual,
+                           std::span<const std::int64_t> tokens) {
     const ModelConfig& c = model.config;
     const Norm& n = model.main.finalNorm;
     MatrixD normed = terms.cast<double>();
@@ -801,8 +879,9 @@ MatrixD frozenDirectLogits(const Model& model, const Matrix& terms,
         out.col(column).head(normed.rows()) = normed * u;
         out(normed.rows(), column) =
             constant.dot(u.transpose()) +
-            (model.lmHead.bias.empty() ? 0.0 : static_cast<double>(model.lmHead.bias.values[
-                                                   static_cast<std::size_t>(t)]));
+            (model.lmHead.bias.empty()
+                 ? 0.0
+                 : static_cast<double>(model.lmHead.bias.values[static_cast<std::size_t>(t)]));
     }
     return out * c.logitScale;
 }
