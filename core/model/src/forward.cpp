@@ -44,44 +44,15 @@ void parallelColumns(Index count, int threads, double workPerColumn, const Fn& f
     });
 }
 
-/// The block [begin, end) of W's outputs as B = W_block^T [in][16 panels] (row stride
-/// `16 * panels`, the columns past end zero) in float32: the layout the kernels' GEMM streams.
-/// Widening is exact; an nn.Linear block [outputs, in] is widened, then transposed.
-void packOutputBlock(const Weight& w, Index begin, Index end, Index panels,
-                     std::vector<float>& packed) {
-    const Index width = end - begin;
-    const Index depth = w.inOut ? w.rows : w.cols;
-    const Index ld = panels * simd::kPanelWidth;
-    packed.resize(static_cast<std::size_t>(depth * ld));
-    if (w.inOut && width == ld) { // Conv1D [in, out]: the block's rows are B's rows
-        w.widenColumns(begin, width, packed.data());
-        return;
-    }
-    thread_local std::vector<float> widened;
-    widened.resize(static_cast<std::size_t>(width * depth));
-    if (w.inOut) {
-        w.widenColumns(begin, width, widened.data());
-        for (Index k = 0; k < depth; ++k) {
-            float* row = packed.data() + k * ld;
-            std::copy_n(widened.data() + k * width, width, row);
-            std::fill(row + width, row + ld, 0.0f);
-        }
-        return;
-    }
-    w.widenRows(begin, width, widened.data());
-    // Transposed one panel of outputs at a time, so the 16 rows being read stay in L1.
-    for (Index j0 = 0; j0 < ld; j0 += simd::kPanelWidth)
-        for (Index k = 0; k < depth; ++k) {
-            float* out = packed.data() + k * ld + j0;
-            for (Index j = 0; j < simd::kPanelWidth; ++j)
-                out[j] =
-                    j0 + j < width ? widened[static_cast<std::size_t>((j0 + j) * depth + k)] : 0.0f;
-        }
-}
-
-/// Fewer rows than this (a few tokens appended through the KV cache) are not worth packing the
-/// weight for: packing reads and writes the block once more, as much as the product itself.
+/// Fewer rows than this (a few tokens appended through the KV cache) are not worth packing for:
+/// packing reads and writes the weight's block once more, as much work as the product itself.
 constexpr Index kPackedGemmRows = 16;
+
+constexpr Index kPanel = simd::kPanelWidth;
+
+Index panelsFor(Index columns) {
+    return (columns + kPanel - 1) / kPanel;
+}
 
 /// y[:, begin, end) = x W_block^T or x W_block through Eigen on the block as it is (F32) or
 /// widened into the thread's panel (F16/BF16): for a few rows, a matrix-vector product.
@@ -107,32 +78,87 @@ void projectFewRows(const Matrix& x, const Weight& w, Index begin, Index end, Ma
     }
 }
 
-/// y[:, begin, end) = x B with B the block packed (F16/BF16 widened on the way) into the
-/// thread's own panel, through the kernels' register-blocked GEMM (attnlab/base/simd_kernels.h):
-/// each output is one FMA chain over the inputs in order, so the result equals the product with
-/// a float32 copy of the weight, bit for bit, on either SIMD target.
-void projectPacked(const Matrix& x, const Weight& w, Index begin, Index end, Matrix& y,
+/// Conv1D [in, out]: y[:, begin, end) = x W_block, the block's columns (widened) as 16-column
+/// panels B [in][16 panels] in the thread's buffer, zero past end.
+void projectConv1D(const Matrix& x, const Weight& w, Index begin, Index end, Matrix& y,
                    const simd::Kernels& kernels) {
-    thread_local std::vector<float> packed; // at most in x kColumnBlock, kept for the next call
-    thread_local Matrix tail;               // a block narrower than its panels
+    thread_local std::vector<float> packed; // in x kColumnBlock, kept for the next call
+    thread_local std::vector<float> widened;
+    thread_local Matrix tail; // a block narrower than its panels
     const Index rows = x.rows();
+    const Index depth = w.rows;
     const Index width = end - begin;
-    const Index panels = (width + simd::kPanelWidth - 1) / simd::kPanelWidth;
-    const Index ld = panels * simd::kPanelWidth;
-    packOutputBlock(w, begin, end, panels, packed);
-    const bool whole = width == ld;
-    if (!whole) tail.resize(rows, ld);
-    kernels.gemm(simd::GemmStart::Zero, x.data(), x.cols(), rows, packed.data(), ld,
-                 simd::kPanelWidth, panels, x.cols(), whole ? y.data() + begin : tail.data(),
-                 whole ? y.cols() : ld, nullptr);
-    if (!whole) y.middleCols(begin, width) = tail.leftCols(width);
+    const Index ld = panelsFor(width) * kPanel;
+    packed.resize(static_cast<std::size_t>(depth * ld));
+    if (width == ld) {
+        w.widenColumns(begin, width, packed.data());
+    } else {
+        widened.resize(static_cast<std::size_t>(depth * width));
+        w.widenColumns(begin, width, widened.data());
+        for (Index k = 0; k < depth; ++k) {
+            float* row = packed.data() + k * ld;
+            std::copy_n(widened.data() + k * width, width, row);
+            std::fill(row + width, row + ld, 0.0f);
+        }
+        tail.resize(rows, ld);
+    }
+    kernels.gemm(simd::GemmStart::Zero, x.data(), depth, rows, packed.data(), ld, kPanel,
+                 ld / kPanel, depth, width == ld ? y.data() + begin : tail.data(),
+                 width == ld ? y.cols() : ld, nullptr);
+    if (width != ld) y.middleCols(begin, width) = tail.leftCols(width);
+}
+
+/// x's rows as 16-row panels [row panels][in][16] (x^T, zero past the last row): the B of
+/// y^T = W x^T, made once per projection and read by every block.
+void packRows(const Matrix& x, std::vector<float>& packed) {
+    const Index rows = x.rows();
+    const Index depth = x.cols();
+    packed.resize(static_cast<std::size_t>(panelsFor(rows) * depth * kPanel));
+    for (Index p = 0; p < panelsFor(rows); ++p)
+        for (Index k = 0; k < depth; ++k) {
+            float* out = packed.data() + (p * depth + k) * kPanel;
+            for (Index j = 0; j < kPanel; ++j)
+                out[j] = p * kPanel + j < rows ? x(p * kPanel + j, k) : 0.0f;
+        }
+}
+
+/// nn.Linear [out, in]: y[:, begin, end)^T = W_block x^T with the block's rows as A, in place
+/// (F32) or widened into the thread's buffer, against x's packed rows; the [outputs, rows]
+/// result is transposed into y. The same FMA chain per output as x W^T (a product does not
+/// depend on the order of its factors).
+void projectLinear(const Matrix& x, const std::vector<float>& packedRows, const Weight& w,
+                   Index begin, Index end, Matrix& y, const simd::Kernels& kernels) {
+    thread_local std::vector<float> widened; // kColumnBlock x in, kept for the next call
+    thread_local std::vector<float> transposed;
+    const Index rows = x.rows();
+    const Index depth = w.cols;
+    const Index width = end - begin;
+    const Index ld = panelsFor(rows) * kPanel;
+    const float* block = nullptr;
+    if (w.isFloat32()) {
+        block = w.values.data() + begin * depth;
+    } else {
+        widened.resize(static_cast<std::size_t>(width * depth));
+        w.widenRows(begin, width, widened.data());
+        block = widened.data();
+    }
+    transposed.resize(static_cast<std::size_t>(width * ld));
+    kernels.gemm(simd::GemmStart::Zero, block, depth, width, packedRows.data(), kPanel,
+                 depth * kPanel, ld / kPanel, depth, transposed.data(), ld, nullptr);
+    for (Index r = 0; r < rows; ++r) {
+        float* out = y.data() + r * y.cols() + begin;
+        for (Index j = 0; j < width; ++j)
+            out[j] = transposed[static_cast<std::size_t>(j * ld + r)];
+    }
 }
 
 /// y = x W^T (+ bias) for an nn.Linear weight W [out, in], or y = x W for a Conv1D [in, out],
-/// in blocks of kColumnBlock outputs shared over the threads: packed for the kernels' GEMM
-/// (projectPacked) from kPackedGemmRows rows, else Eigen on the weight (projectFewRows). Either
-/// way a block's result does not depend on the thread count, and a F16/BF16 weight gives the
-/// bytes of its float32 copy.
+/// in blocks of kColumnBlock outputs shared over the threads. From kPackedGemmRows rows through
+/// the kernels' register-blocked GEMM (attnlab/base/simd_kernels.h), F16/BF16 blocks widened
+/// into the thread's own buffer: each output is one FMA chain over the inputs in order, so the
+/// result is the same at any thread count, equals the product with a float32 copy of the weight
+/// bit for bit, and is the same on either SIMD target. Fewer rows: Eigen on the block
+/// (projectFewRows), also the same at any thread count and for the float32 copy.
 void project(const Matrix& x, const Linear& p, Matrix& y, int threads) {
     const Weight& w = p.weight;
     const Index outputs = w.outputs();
@@ -142,11 +168,16 @@ void project(const Matrix& x, const Linear& p, Matrix& y, int threads) {
     y.resize(x.rows(), outputs);
     const double workPerColumn = static_cast<double>(x.rows()) * static_cast<double>(x.cols());
     const simd::Kernels& kernels = simd::kernels();
+    const bool packed = x.rows() >= kPackedGemmRows;
+    std::vector<float> packedRows;
+    if (packed && !w.inOut) packRows(x, packedRows);
     parallelColumns(outputs, threads, workPerColumn, [&](Index begin, Index end) {
-        if (x.rows() >= kPackedGemmRows)
-            projectPacked(x, w, begin, end, y, kernels);
-        else
+        if (!packed)
             projectFewRows(x, w, begin, end, y);
+        else if (w.inOut)
+            projectConv1D(x, w, begin, end, y, kernels);
+        else
+            projectLinear(x, packedRows, w, begin, end, y, kernels);
         if (!p.bias.empty())
             y.middleCols(begin, end - begin).rowwise() +=
                 p.bias.vector().segment(begin, end - begin).transpose();
