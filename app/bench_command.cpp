@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <functional>
 #include <iostream>
 #include <random>
@@ -98,16 +99,21 @@ BenchOptions parseOptions(int argc, char** argv) {
     return options;
 }
 
-/// Median wall time in seconds of `repeats` runs of `work`, after one warm-up run.
-double medianSeconds(int repeats, const std::function<void()>& work) {
+/// Median wall time in seconds of `repeats` runs of `work`, after one warm-up run; with
+/// `cpuPerRun`, also the process's CPU time (every thread's) per timed run, which other
+/// programs on a shared machine disturb far less than the wall time.
+double medianSeconds(int repeats, const std::function<void()>& work, double* cpuPerRun = nullptr) {
     work();
     std::vector<double> times;
+    const std::clock_t cpuStart = std::clock();
     for (int r = 0; r < repeats; ++r) {
         const auto start = std::chrono::steady_clock::now();
         work();
         times.push_back(
             std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     }
+    if (cpuPerRun)
+        *cpuPerRun = static_cast<double>(std::clock() - cpuStart) / CLOCKS_PER_SEC / repeats;
     std::sort(times.begin(), times.end());
     return times[times.size() / 2];
 }
@@ -127,36 +133,47 @@ void onWorkers(int workers, const std::function<void(int)>& task) {
         t.join();
 }
 
-/// Peak GFLOP/s of `workers` threads running the FMA loop of `isa`'s kernels at once
-/// (independent accumulators, so the FMA latency is hidden).
-double fmaPeak(Isa isa, int workers, int repeats) {
+/// An FMA loop's rate: by the wall clock (GFLOP/s of `workers` threads at once) and per
+/// second of CPU time (GFLOP/s of one busy core).
+struct FmaRate {
+    double wall = 0;
+    double perCpuSecond = 0;
+};
+
+/// `workers` threads running the FMA loop of `isa`'s kernels at once (independent accumulators,
+/// so the FMA latency is hidden).
+FmaRate fmaPeak(Isa isa, int workers, int repeats) {
     constexpr long kIterations = 20'000'000;
     const simd::Kernels& kernels = simd::kernelsFor(isa);
     std::vector<float> sinks(static_cast<std::size_t>(workers));
     double flops = 0;
-    const double seconds = medianSeconds(repeats, [&] {
-        std::vector<double> done(static_cast<std::size_t>(workers));
-        onWorkers(workers, [&](int w) {
-            done[static_cast<std::size_t>(w)] =
-                kernels.fmaLoop(kIterations, &sinks[static_cast<std::size_t>(w)]);
-        });
-        flops = 0;
-        for (double d : done)
-            flops += d;
-    });
-    return flops / seconds * 1e-9;
+    double cpu = 0;
+    const double seconds = medianSeconds(
+        repeats,
+        [&] {
+            std::vector<double> done(static_cast<std::size_t>(workers));
+            onWorkers(workers, [&](int w) {
+                done[static_cast<std::size_t>(w)] =
+                    kernels.fmaLoop(kIterations, &sinks[static_cast<std::size_t>(w)]);
+            });
+            flops = 0;
+            for (double d : done)
+                flops += d;
+        },
+        &cpu);
+    return {flops / seconds * 1e-9, cpu > 0 ? flops / cpu * 1e-9 : 0.0};
 }
 
 /// Prints the FMA loop's rate on every target this CPU runs, widest first, and returns the
 /// widest's: the peak the percentages are of.
-double printFmaPeaks(int workers, int repeats) {
+FmaRate printFmaPeaks(int workers, int repeats) {
     std::printf("FMA peak loop (%d thread%s):", workers, workers > 1 ? "s" : "");
-    double widest = 0;
+    FmaRate widest;
     for (auto it = std::rbegin(kAllIsas); it != std::rend(kAllIsas); ++it) {
         if (!isaSupported(*it)) continue;
-        const double rate = fmaPeak(*it, workers, repeats);
-        if (widest == 0) widest = rate;
-        std::printf("  %s %.1f GFLOP/s", std::string(isaName(*it)).c_str(), rate);
+        const FmaRate rate = fmaPeak(*it, workers, repeats);
+        if (widest.wall == 0) widest = rate;
+        std::printf("  %s %.1f GFLOP/s", std::string(isaName(*it)).c_str(), rate.wall);
     }
     std::printf("  (peak = %s)\n", std::string(isaName(bestIsa())).c_str());
     return widest;
@@ -207,8 +224,9 @@ int benchModel(const BenchOptions& options, int workers) {
         std::cerr << "attnlab bench: " << *problem << "\n";
         return 2;
     }
-    const double forward =
-        medianSeconds(options.repeats, [&] { (void)model::runModel(net, ids, run); });
+    double forwardCpu = 0;
+    const double forward = medianSeconds(
+        options.repeats, [&] { (void)model::runModel(net, ids, run); }, &forwardCpu);
     auto prefix = model::runModel(net, std::span(ids).first(ids.size() - 1), run);
     const double append =
         count > 1 ? medianSeconds(options.repeats,
@@ -234,11 +252,16 @@ int benchModel(const BenchOptions& options, int workers) {
                 static_cast<long long>(c.vocab), static_cast<long long>(count), workers,
                 workers > 1 ? "s" : "");
     printKernelTarget();
-    const double fmaRate = printFmaPeaks(workers, std::max(1, options.repeats / 2));
+    const FmaRate fmaRate = printFmaPeaks(workers, std::max(1, options.repeats / 2));
     std::printf("load (mapped, pages read)                    %9.1f ms\n", loadSeconds * 1e3);
     std::printf("forward, all layers, attention recorded       %9.1f ms  %6.1f GFLOP/s  %3.0f%% "
                 "of peak\n",
-                forward * 1e3, flops / forward * 1e-9, 100.0 * flops / forward * 1e-9 / fmaRate);
+                forward * 1e3, flops / forward * 1e-9,
+                100.0 * flops / forward * 1e-9 / fmaRate.wall);
+    if (forwardCpu > 0 && fmaRate.perCpuSecond > 0)
+        std::printf("  per CPU second: %.1f GFLOP/s, %.0f%% of the FMA loop's %.1f\n",
+                    flops / forwardCpu * 1e-9,
+                    100.0 * flops / forwardCpu * 1e-9 / fmaRate.perCpuSecond, fmaRate.perCpuSecond);
     std::printf("append one token (KV cache)                   %9.1f ms\n", append * 1e3);
     std::printf("peak RSS %.0f MB = %.2f x the checkpoint's %.0f MB\n", peakRss / 1e6,
                 size > 0 ? peakRss / size : 0.0, size / 1e6);
@@ -276,7 +299,7 @@ int benchCommand(int argc, char** argv) {
                 static_cast<long long>(options.qBlock), static_cast<long long>(options.kvBlock),
                 options.repeats);
     printKernelTarget();
-    const double peak = printFmaPeaks(workers, std::max(1, options.repeats / 2));
+    const double peak = printFmaPeaks(workers, std::max(1, options.repeats / 2)).wall;
     std::printf("\n");
     std::printf("%7s  %-14s %11s %10s %9s %9s\n", "S", "kernel", "median ms", "GFLOP/s", "vs GEMM",
                 "vs peak");

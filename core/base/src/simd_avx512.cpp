@@ -1,6 +1,7 @@
-// The AVX-512 kernel target (simd_kernels.h): 16 floats as one 512-bit vector, a 6 x 32
-// micro-kernel (12 accumulators over two panels, 2 panel vectors, broadcasts folded into the
-// FMAs) that leaves half of the 32 zmm registers free. Compiled with -mavx512f -mavx512vl
+// The AVX-512 kernel target (simd_kernels.h): 16 floats as one 512-bit vector, an 8 x 32
+// micro-kernel (16 accumulators over two panels, 2 panel vectors, broadcasts folded into the
+// FMAs: 19 of the 32 zmm registers). 8 rows divide the model's 64-output blocks, a 128-token
+// prompt and the attention tiles (24 and 48 rows) without a remainder. Compiled with -mavx512f -mavx512vl
 // -mavx512bw -mavx512dq (core/CMakeLists.txt); run only when isaSupported(Isa::Avx512).
 // Same operations per element as simd_avx2.cpp, so the same bytes.
 
@@ -21,7 +22,7 @@ namespace attnlab::simd::avx512 {
 namespace {
 
 constexpr Isa kIsa = Isa::Avx512;
-constexpr int kMicroRows = 6;
+constexpr int kMicroRows = 8;
 constexpr int kMicroPanels = 2;
 constexpr int kFmaLanes = 16;
 constexpr int kFmaVectors = 12; // 12 zmm chains

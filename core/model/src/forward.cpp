@@ -89,10 +89,18 @@ void projectConv1D(const Matrix& x, const Weight& w, Index begin, Index end, Mat
     const Index depth = w.rows;
     const Index width = end - begin;
     const Index ld = panelsFor(width) * kPanel;
-    packed.resize(static_cast<std::size_t>(depth * ld));
-    if (width == ld) {
+    const float* panels = packed.data();
+    Index ldb = ld;
+    if (w.isFloat32() && width == ld) { // in place: the weight's rows are B's rows
+        panels = w.values.data() + begin;
+        ldb = w.cols;
+    } else if (width == ld) {
+        packed.resize(static_cast<std::size_t>(depth * ld));
         w.widenColumns(begin, width, packed.data());
+        panels = packed.data();
     } else {
+        packed.resize(static_cast<std::size_t>(depth * ld));
+        panels = packed.data();
         widened.resize(static_cast<std::size_t>(depth * width));
         w.widenColumns(begin, width, widened.data());
         for (Index k = 0; k < depth; ++k) {
@@ -102,9 +110,9 @@ void projectConv1D(const Matrix& x, const Weight& w, Index begin, Index end, Mat
         }
         tail.resize(rows, ld);
     }
-    kernels.gemm(simd::GemmStart::Zero, x.data(), depth, rows, packed.data(), ld, kPanel,
-                 ld / kPanel, depth, width == ld ? y.data() + begin : tail.data(),
-                 width == ld ? y.cols() : ld, nullptr);
+    kernels.gemm(simd::GemmStart::Zero, x.data(), depth, rows, panels, ldb, kPanel, ld / kPanel,
+                 depth, width == ld ? y.data() + begin : tail.data(), width == ld ? y.cols() : ld,
+                 nullptr);
     if (width != ld) y.middleCols(begin, width) = tail.leftCols(width);
 }
 
