@@ -3,7 +3,6 @@
 #include "fast_attention.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstdlib>
 #include <limits>
 #include <memory>
@@ -23,7 +22,6 @@ namespace {
 using simd::GemmStart;
 
 constexpr float kMinusInfF = -std::numeric_limits<float>::infinity();
-constexpr float kLog2e = 1.44269504088896341f;
 /// Columns of one packed panel.
 constexpr Index kPanel = simd::kPanelWidth;
 /// Flash tiles: Q_i is 48 rows (8 micro-kernel row blocks), K_j / V_j 128 keys. A tile's
