@@ -1,8 +1,8 @@
 // The AVX-512 kernel target (simd_kernels.h): 16 floats as one 512-bit vector, an 8 x 32
 // micro-kernel (16 accumulators over two panels, 2 panel vectors, broadcasts folded into the
 // FMAs: 19 of the 32 zmm registers). 8 rows divide the model's 64-output blocks, a 128-token
-// prompt and the attention tiles (24 and 48 rows) without a remainder. Compiled with -mavx512f -mavx512vl
-// -mavx512bw -mavx512dq (core/CMakeLists.txt); run only when isaSupported(Isa::Avx512).
+// prompt and the attention tiles (24 and 48 rows) without a remainder. Compiled with -mavx512f
+// -mavx512vl -mavx512bw -mavx512dq (core/CMakeLists.txt); run only when isaSupported(Isa::Avx512).
 // Same operations per element as simd_avx2.cpp, so the same bytes.
 
 #if defined(__x86_64__)
@@ -79,6 +79,15 @@ inline float reduceMax(V v) {
 inline float reduceAdd(V v) {
     return reduceHalves<add4>(
         _mm256_add_ps(_mm512_castps512_ps256(v), _mm512_extractf32x8_ps(v, 1)));
+}
+
+/// 8 binary16 values at a time through F16C (exact for every value, NaN payloads kept).
+Index widenHalfFloats(const std::uint16_t* in, float* out, Index n) {
+    Index i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(
+            out + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i))));
+    return i;
 }
 
 #include "simd_kernels.inc"

@@ -90,6 +90,11 @@ inline float reduceAdd(V v) {
     return half[0];
 }
 
+/// No bulk path: the caller widens every value itself.
+Index widenHalfFloats(const std::uint16_t*, float*, Index) {
+    return 0;
+}
+
 #include "simd_kernels.inc"
 
 } // namespace

@@ -11,6 +11,7 @@
 /// within rounding.
 
 #include <cstddef>
+#include <cstdint>
 
 #include "attnlab/base/isa.h"
 
@@ -61,6 +62,10 @@ struct Kernels {
     double (*fmaLoop)(long iterations, float* sink);
     /// Floats one FMA of fmaLoop works on (16, 8, 1).
     int fmaLanes;
+    /// IEEE binary16 patterns to float32, exactly (F16C's VCVTPH2PS), for the longest prefix of
+    /// the n values this target converts in bulk: returns how many it did (a multiple of 8;
+    /// 0 on the generic target); the caller widens the rest one at a time.
+    Index (*widenHalfFloats)(const std::uint16_t* in, float* out, Index n);
 };
 
 /// The table of activeIsa().
