@@ -68,22 +68,13 @@ inline V exp2NonPositiveV(V x) {
     return {exp2Half(x.lo), exp2Half(x.hi)};
 }
 
-#include "simd_x86_reduce.inc"
+#include "simd_x86.inc"
 
 inline float reduceMax(V v) {
     return reduceHalves<max4>(_mm256_max_ps(v.lo, v.hi));
 }
 inline float reduceAdd(V v) {
     return reduceHalves<add4>(_mm256_add_ps(v.lo, v.hi));
-}
-
-/// 8 binary16 values at a time through F16C (exact for every value, NaN payloads kept).
-Index widenHalfFloats(const std::uint16_t* in, float* out, Index n) {
-    Index i = 0;
-    for (; i + 8 <= n; i += 8)
-        _mm256_storeu_ps(
-            out + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i))));
-    return i;
 }
 
 #include "simd_kernels.inc"

@@ -69,7 +69,7 @@ inline V exp2NonPositiveV(V x) {
     return _mm512_maskz_mul_ps(normal, p, _mm512_castsi512_ps(bits));
 }
 
-#include "simd_x86_reduce.inc"
+#include "simd_x86.inc"
 
 /// The two 8-lane halves combined, then the same tree as simd_avx2.cpp.
 inline float reduceMax(V v) {
@@ -79,15 +79,6 @@ inline float reduceMax(V v) {
 inline float reduceAdd(V v) {
     return reduceHalves<add4>(
         _mm256_add_ps(_mm512_castps512_ps256(v), _mm512_extractf32x8_ps(v, 1)));
-}
-
-/// 8 binary16 values at a time through F16C (exact for every value, NaN payloads kept).
-Index widenHalfFloats(const std::uint16_t* in, float* out, Index n) {
-    Index i = 0;
-    for (; i + 8 <= n; i += 8)
-        _mm256_storeu_ps(
-            out + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i))));
-    return i;
 }
 
 #include "simd_kernels.inc"
