@@ -60,7 +60,8 @@ void printHelp() {
                  "attnlab bench --model DIR [--tokens 128] [--threads N] [--repeats 5]\n"
                  "Times a real checkpoint (docs/models.md): loading, the forward on that many\n"
                  "random ids, appending one token through the KV cache, and the peak memory;\n"
-                 "the forward's rate is printed with its share of the FMA peak.\n";
+                 "the forward's rate is printed with its share of the FMA peak, by the wall\n"
+                 "clock and per second of CPU time (steadier on a machine others use).\n";
 }
 
 constexpr OptionSpec kOptions[] = {
