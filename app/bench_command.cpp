@@ -1,18 +1,18 @@
 // attnlab bench: times each attention variant and, in the same run, the machine's own
-// references (Eigen GEMM on the same shapes, an FMA peak loop), and prints both.
+// references (Eigen GEMM on the same shapes, an FMA peak loop on each kernel target the CPU
+// runs), and prints both.
 
 // GCC 12 reports a false -Wuninitialized inside Eigen's AVX-512 intrinsics here.
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
 
-#include <immintrin.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <functional>
 #include <iostream>
 #include <random>
@@ -22,6 +22,8 @@
 #include <vector>
 
 #include "attnlab/attention/attention.h"
+#include "attnlab/base/isa.h"
+#include "attnlab/base/simd_kernels.h"
 #include "attnlab/model/model.h"
 #include "cli_options.h"
 #include "commands.h"
@@ -52,10 +54,14 @@ void printHelp() {
                  "Times are medians over the repeats after one warm-up run. Float softmax and\n"
                  "flash take the fast path, which picks its own tiles; the block sizes shape\n"
                  "the generic kernels (flash traces, float64, dropout, custom masks).\n"
+                 "The FMA loop runs on each kernel target the CPU has (avx512, avx2, generic);\n"
+                 "\"vs peak\" is of the widest. ATTNLAB_ISA=avx512|avx2|generic forces a target.\n"
                  "\n"
                  "attnlab bench --model DIR [--tokens 128] [--threads N] [--repeats 5]\n"
                  "Times a real checkpoint (docs/models.md): loading, the forward on that many\n"
-                 "random ids, appending one token through the KV cache, and the peak memory.\n";
+                 "random ids, appending one token through the KV cache, and the peak memory;\n"
+                 "the forward's rate is printed with its share of the FMA peak, by the wall\n"
+                 "clock and per second of CPU time (steadier on a machine others use).\n";
 }
 
 constexpr OptionSpec kOptions[] = {
@@ -94,16 +100,21 @@ BenchOptions parseOptions(int argc, char** argv) {
     return options;
 }
 
-/// Median wall time in seconds of `repeats` runs of `work`, after one warm-up run.
-double medianSeconds(int repeats, const std::function<void()>& work) {
+/// Median wall time in seconds of `repeats` runs of `work`, after one warm-up run; with
+/// `cpuPerRun`, also the process's CPU time (every thread's) per timed run, which other
+/// programs on a shared machine disturb far less than the wall time.
+double medianSeconds(int repeats, const std::function<void()>& work, double* cpuPerRun = nullptr) {
     work();
     std::vector<double> times;
+    const std::clock_t cpuStart = std::clock();
     for (int r = 0; r < repeats; ++r) {
         const auto start = std::chrono::steady_clock::now();
         work();
         times.push_back(
             std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     }
+    if (cpuPerRun)
+        *cpuPerRun = static_cast<double>(std::clock() - cpuStart) / CLOCKS_PER_SEC / repeats;
     std::sort(times.begin(), times.end());
     return times[times.size() / 2];
 }
@@ -123,68 +134,60 @@ void onWorkers(int workers, const std::function<void(int)>& task) {
         t.join();
 }
 
-/// FMA peak of one core: independent accumulators so the FMA latency is hidden, with the
-/// widest vectors this build targets. Returns FLOPs done (2 per lane per FMA).
-double fmaLoop(long iterations, float* sink) {
-#if defined(__AVX512F__)
-    constexpr int kLanes = 16;
-    __m512 acc[12];
-    for (int a = 0; a < 12; ++a)
-        acc[a] = _mm512_set1_ps(0.001f * static_cast<float>(a));
-    const __m512 mul = _mm512_set1_ps(0.999999f);
-    const __m512 add = _mm512_set1_ps(1e-7f);
-    for (long i = 0; i < iterations; ++i)
-        for (int a = 0; a < 12; ++a)
-            acc[a] = _mm512_fmadd_ps(acc[a], mul, add);
-    __m512 total = acc[0];
-    for (int a = 1; a < 12; ++a)
-        total = _mm512_add_ps(total, acc[a]);
-    *sink = _mm512_reduce_add_ps(total);
-#elif defined(__FMA__) && defined(__AVX__)
-    constexpr int kLanes = 8;
-    __m256 acc[12];
-    for (int a = 0; a < 12; ++a)
-        acc[a] = _mm256_set1_ps(0.001f * static_cast<float>(a));
-    const __m256 mul = _mm256_set1_ps(0.999999f);
-    const __m256 add = _mm256_set1_ps(1e-7f);
-    for (long i = 0; i < iterations; ++i)
-        for (int a = 0; a < 12; ++a)
-            acc[a] = _mm256_fmadd_ps(acc[a], mul, add);
-    float lanes[8];
-    __m256 total = acc[0];
-    for (int a = 1; a < 12; ++a)
-        total = _mm256_add_ps(total, acc[a]);
-    _mm256_storeu_ps(lanes, total);
-    *sink = lanes[0] + lanes[7];
-#else
-    constexpr int kLanes = 1;
-    float acc[12];
-    for (int a = 0; a < 12; ++a)
-        acc[a] = 0.001f * static_cast<float>(a);
-    for (long i = 0; i < iterations; ++i)
-        for (int a = 0; a < 12; ++a)
-            acc[a] = std::fma(acc[a], 0.999999f, 1e-7f);
-    *sink = acc[0] + acc[11];
-#endif
-    return 2.0 * kLanes * 12.0 * static_cast<double>(iterations);
-}
+/// An FMA loop's rate: by the wall clock (GFLOP/s of `workers` threads at once) and per
+/// second of CPU time (GFLOP/s of one busy core).
+struct FmaRate {
+    double wall = 0;
+    double perCpuSecond = 0;
+};
 
-/// Peak GFLOP/s of `workers` threads running the FMA loop at once.
-double fmaPeak(int workers, int repeats) {
+/// `workers` threads running the FMA loop of `isa`'s kernels at once (independent accumulators,
+/// so the FMA latency is hidden).
+FmaRate fmaPeak(Isa isa, int workers, int repeats) {
     constexpr long kIterations = 20'000'000;
+    const simd::Kernels& kernels = simd::kernelsFor(isa);
     std::vector<float> sinks(static_cast<std::size_t>(workers));
     double flops = 0;
-    const double seconds = medianSeconds(repeats, [&] {
-        std::vector<double> done(static_cast<std::size_t>(workers));
-        onWorkers(workers, [&](int w) {
-            done[static_cast<std::size_t>(w)] =
-                fmaLoop(kIterations, &sinks[static_cast<std::size_t>(w)]);
-        });
-        flops = 0;
-        for (double d : done)
-            flops += d;
-    });
-    return flops / seconds * 1e-9;
+    double cpu = 0;
+    const double seconds = medianSeconds(
+        repeats,
+        [&] {
+            std::vector<double> done(static_cast<std::size_t>(workers));
+            onWorkers(workers, [&](int w) {
+                done[static_cast<std::size_t>(w)] =
+                    kernels.fmaLoop(kIterations, &sinks[static_cast<std::size_t>(w)]);
+            });
+            flops = 0;
+            for (double d : done)
+                flops += d;
+        },
+        &cpu);
+    return {flops / seconds * 1e-9, cpu > 0 ? flops / cpu * 1e-9 : 0.0};
+}
+
+/// Prints the FMA loop's rate on every target this CPU runs, widest first, and returns the
+/// widest's: the peak the percentages are of.
+FmaRate printFmaPeaks(int workers, int repeats) {
+    std::printf("FMA peak loop (%d thread%s):", workers, workers > 1 ? "s" : "");
+    FmaRate widest;
+    for (auto it = std::rbegin(kAllIsas); it != std::rend(kAllIsas); ++it) {
+        if (!isaSupported(*it)) continue;
+        const FmaRate rate = fmaPeak(*it, workers, repeats);
+        if (widest.wall == 0) widest = rate;
+        std::printf("  %s %.1f GFLOP/s", std::string(isaName(*it)).c_str(), rate.wall);
+    }
+    std::printf("  (peak = %s)\n", std::string(isaName(bestIsa())).c_str());
+    return widest;
+}
+
+/// The kernel target line: which one runs, and why when ATTNLAB_ISA was not honoured.
+void printKernelTarget() {
+    std::printf("kernels: %s (this CPU runs", std::string(isaName(activeIsa())).c_str());
+    for (Isa isa : kAllIsas)
+        if (isaSupported(isa)) std::printf(" %s", std::string(isaName(isa)).c_str());
+    std::printf("; ATTNLAB_ISA chooses)\n");
+    if (auto problem = isaOverrideProblem())
+        std::fprintf(stderr, "attnlab bench: %s\n", std::string(*problem).c_str());
 }
 
 Tensor4 randomTensor(Index heads, Index seq, Index dim, std::uint32_t seed) {
@@ -222,8 +225,9 @@ int benchModel(const BenchOptions& options, int workers) {
         std::cerr << "attnlab bench: " << *problem << "\n";
         return 2;
     }
-    const double forward =
-        medianSeconds(options.repeats, [&] { (void)model::runModel(net, ids, run); });
+    double forwardCpu = 0;
+    const double forward = medianSeconds(
+        options.repeats, [&] { (void)model::runModel(net, ids, run); }, &forwardCpu);
     auto prefix = model::runModel(net, std::span(ids).first(ids.size() - 1), run);
     const double append =
         count > 1 ? medianSeconds(options.repeats,
@@ -239,7 +243,7 @@ int benchModel(const BenchOptions& options, int workers) {
     const double s = static_cast<double>(count);
     const double flops =
         static_cast<double>(c.layers) * (2 * s * perLayer + 2 * s * (s + 1) * qDim); // causal pairs
-    const double peak = peakResidentBytes();
+    const double peakRss = peakResidentBytes();
     const double size = static_cast<double>(net.checkpointBytes());
     std::printf("attnlab bench --model %s: %s, %lld layers x %lld heads (%lld kv), head dim %lld, "
                 "vocab %lld; %lld tokens, %d thread%s\n",
@@ -248,12 +252,20 @@ int benchModel(const BenchOptions& options, int workers) {
                 static_cast<long long>(c.kvHeads), static_cast<long long>(c.headDim),
                 static_cast<long long>(c.vocab), static_cast<long long>(count), workers,
                 workers > 1 ? "s" : "");
+    printKernelTarget();
+    const FmaRate fmaRate = printFmaPeaks(workers, std::max(1, options.repeats / 2));
     std::printf("load (mapped, pages read)                    %9.1f ms\n", loadSeconds * 1e3);
-    std::printf("forward, all layers, attention recorded       %9.1f ms  %6.1f GFLOP/s\n",
-                forward * 1e3, flops / forward * 1e-9);
+    std::printf("forward, all layers, attention recorded       %9.1f ms  %6.1f GFLOP/s  %3.0f%% "
+                "of peak\n",
+                forward * 1e3, flops / forward * 1e-9,
+                100.0 * flops / forward * 1e-9 / fmaRate.wall);
+    if (forwardCpu > 0 && fmaRate.perCpuSecond > 0)
+        std::printf("  per CPU second: %.1f GFLOP/s, %.0f%% of the FMA loop's %.1f\n",
+                    flops / forwardCpu * 1e-9,
+                    100.0 * flops / forwardCpu * 1e-9 / fmaRate.perCpuSecond, fmaRate.perCpuSecond);
     std::printf("append one token (KV cache)                   %9.1f ms\n", append * 1e3);
-    std::printf("peak RSS %.0f MB = %.2f x the checkpoint's %.0f MB\n", peak / 1e6,
-                size > 0 ? peak / size : 0.0, size / 1e6);
+    std::printf("peak RSS %.0f MB = %.2f x the checkpoint's %.0f MB\n", peakRss / 1e6,
+                size > 0 ? peakRss / size : 0.0, size / 1e6);
     return 0;
 }
 
@@ -287,9 +299,9 @@ int benchCommand(int argc, char** argv) {
                 static_cast<long long>(d), static_cast<long long>(h), workers,
                 static_cast<long long>(options.qBlock), static_cast<long long>(options.kvBlock),
                 options.repeats);
-    const double peak = fmaPeak(workers, std::max(1, options.repeats / 2));
-    std::printf("FMA peak loop (%d thread%s): %.1f GFLOP/s\n\n", workers, workers > 1 ? "s" : "",
-                peak);
+    printKernelTarget();
+    const double peak = printFmaPeaks(workers, std::max(1, options.repeats / 2)).wall;
+    std::printf("\n");
     std::printf("%7s  %-14s %11s %10s %9s %9s\n", "S", "kernel", "median ms", "GFLOP/s", "vs GEMM",
                 "vs peak");
 

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <iostream>
 
+#include "attnlab/base/isa.h"
 #include "commands.h"
 
 namespace {
@@ -13,7 +14,9 @@ void printUsage(std::ostream& out) {
            "       attnlab render  (--session S.json | --tokens \"...\") --view NAME --out F\n"
            "       attnlab bench   [--sizes 1024,4096] [--dim 64] [--heads 8]\n"
            "       attnlab model   --model DIR (--text \"...\" | --ids N,...) --out F.npz\n"
-           "       attnlab tokenize --tokenizer FILE|DIR --text \"...\" [--text ...] [--no-special]\n"
+           "       attnlab tokenize --tokenizer FILE|DIR --text \"...\" [--text ...] "
+           "[--no-special]\n"
+           "       attnlab --version   the version and the kernel target this CPU runs\n"
            "run a command with --help for its options\n"
            "\n"
            "window options:\n"
@@ -30,6 +33,16 @@ void printUsage(std::ostream& out) {
            "  --size WxH              the window's size\n";
 }
 
+/// "attnlab 0.1.0", then the kernel target in use and those this CPU runs.
+void printVersion() {
+    std::cout << "attnlab " << ATTNLAB_VERSION
+              << "\nkernels: " << attnlab::isaName(attnlab::activeIsa()) << " (this CPU runs";
+    for (attnlab::Isa isa : attnlab::kAllIsas)
+        if (attnlab::isaSupported(isa)) std::cout << ' ' << attnlab::isaName(isa);
+    std::cout << "; ATTNLAB_ISA=avx512|avx2|generic chooses)\n";
+    if (auto problem = attnlab::isaOverrideProblem()) std::cerr << "attnlab: " << *problem << "\n";
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -43,6 +56,10 @@ int main(int argc, char** argv) {
 #ifdef ATTNLAB_HAS_UI
         if (std::strcmp(command, "render") == 0) return renderCommand(argc - 2, argv + 2);
 #endif
+        if (std::strcmp(command, "--version") == 0) {
+            printVersion();
+            return 0;
+        }
         if (std::strcmp(command, "--help") == 0 || std::strcmp(command, "-h") == 0) {
             printUsage(std::cout);
             return 0;

@@ -12,9 +12,11 @@
 #include <cstring>
 #include <filesystem>
 
+#include "attnlab/base/isa.h"
 #include "attnlab/model/model.h"
 #include "attnlab/model/run_dumps.h"
 #include "checkpoint_builder.h"
+#include "isa_scope.h"
 #include "temp_dir.h"
 
 namespace attnlab::model {
@@ -120,6 +122,62 @@ TEST_P(EveryArchitecture, ExtendingTheCacheEqualsAFullRun) {
     auto differentHeads = runModel(model, ids, ablated, &*middle);
     ASSERT_TRUE(differentHeads.ok());
     EXPECT_FALSE(differentHeads->extended);
+}
+
+/// Twenty ids: enough rows for the packed GEMM of the projections (forward.cpp's
+/// kPackedGemmRows), where a fixture has the positions for them.
+std::vector<std::int64_t> twentyIds(const Model& model) {
+    std::vector<std::int64_t> ids;
+    for (std::int64_t i = 0; i < 20; ++i)
+        ids.push_back((i * 7 + 3) % model.config.vocab);
+    return ids;
+}
+
+/// A full run of 20 tokens multiplies through the packed panels; appending them one at a
+/// time multiplies each row through Eigen: two implementations of each product, one answer.
+TEST_P(EveryArchitecture, PackedProjectionsAgreeWithOneTokenAtATime) {
+    const Model model = load(fixtureDir(GetParam()));
+    if (model.config.maxPositions < 20)
+        GTEST_SKIP() << GetParam() << " has " << model.config.maxPositions << " positions";
+    RunOptions options;
+    options.logits = LogitRows::All;
+    options.recordQkv = true;
+    const auto ids = twentyIds(model);
+    auto full = runModel(model, ids, options);
+    ASSERT_TRUE(full.ok()) << full.error();
+    auto stepped = runModel(model, std::span(ids).first(1), options);
+    ASSERT_TRUE(stepped.ok());
+    for (std::size_t n = 2; n <= ids.size(); ++n) {
+        auto next = runModel(model, std::span(ids).first(n), options, &*stepped);
+        ASSERT_TRUE(next.ok() && next->extended);
+        stepped = std::move(next);
+    }
+    EXPECT_LT(maxDifference(stepped->attentions, full->attentions), 1e-6);
+    EXPECT_LT(maxDifference(stepped->q, full->q), 1e-5);
+    EXPECT_LT(maxDifference(stepped->v, full->v), 1e-5);
+    EXPECT_LT(maxDifference(stepped->logits, full->logits), 1e-4);
+}
+
+/// The whole forward gives the same bytes on both x86 SIMD targets.
+TEST_P(EveryArchitecture, SimdTargetsGiveTheSameBytes) {
+    if (!isaSupported(Isa::Avx2) || !isaSupported(Isa::Avx512))
+        GTEST_SKIP() << "needs a CPU that runs both avx2 and avx512";
+    const Model model = load(fixtureDir(GetParam()));
+    RunOptions options;
+    options.logits = LogitRows::All;
+    options.threads = 2;
+    const auto ids = model.config.maxPositions >= 20 ? twentyIds(model) : fixtureIds();
+    Matrix logits[2];
+    std::vector<Tensor4> attentions[2];
+    for (int i = 0; i < 2; ++i) {
+        test::IsaScope scope(i == 0 ? Isa::Avx2 : Isa::Avx512);
+        auto run = runModel(model, ids, options);
+        ASSERT_TRUE(run.ok()) << run.error();
+        logits[i] = run->logits;
+        attentions[i] = run->attentions;
+    }
+    EXPECT_TRUE(logits[0] == logits[1]);
+    EXPECT_EQ(maxDifference(attentions[0], attentions[1]), 0.0);
 }
 
 TEST_P(EveryArchitecture, AttentionRowsAreCausalDistributions) {

@@ -16,6 +16,7 @@
 #include "attnlab/model/model.h"
 #include "attnlab/model/safetensors.h"
 #include "checkpoint_builder.h"
+#include "isa_scope.h"
 #include "temp_dir.h"
 
 namespace attnlab::model {
@@ -52,12 +53,14 @@ void expectSameValue(float widened, double expected, std::uint16_t bits, const c
         EXPECT_TRUE(std::isnan(widened)) << type << " 0x" << std::hex << bits;
     } else {
         EXPECT_EQ(static_cast<double>(widened), expected) << type << " 0x" << std::hex << bits;
-        EXPECT_EQ(std::signbit(widened), std::signbit(expected)) << type << " 0x" << std::hex
-                                                                 << bits;
+        EXPECT_EQ(std::signbit(widened), std::signbit(expected))
+            << type << " 0x" << std::hex << bits;
     }
 }
 
-TEST(WidenHalves, EveryPatternIsWidenedExactly) {
+class WidenHalves : public test::OnEachIsa {};
+
+TEST_P(WidenHalves, EveryPatternIsWidenedExactly) {
     std::vector<std::uint16_t> patterns(65536 + 5);
     for (std::size_t i = 0; i < patterns.size(); ++i)
         patterns[i] = static_cast<std::uint16_t>(i);
@@ -80,6 +83,8 @@ TEST(WidenHalves, EveryPatternIsWidenedExactly) {
     }
     EXPECT_THROW(widenHalves(patterns.data(), 1, TensorDType::F32, out.data()), InvalidArgument);
 }
+
+INSTANTIATE_TEST_SUITE_P(Isa, WidenHalves, ::testing::ValuesIn(kAllIsas), test::isaTestName);
 
 Model load(const std::string& dir) {
     auto model = loadModel(dir);
@@ -187,8 +192,8 @@ TEST_P(EverySavedArchitecture, SixteenBitWeightsGiveTheBytesOfTheirFloat32Copy) 
     EXPECT_TRUE(wide.tokenEmbedding.isFloat32());
     const auto [sixteenFull, sixteenAppended] = runsOf(sixteen);
     const auto [wideFull, wideAppended] = runsOf(wide);
-    for (const auto& [a, b] : {std::pair{&sixteenFull, &wideFull},
-                               std::pair{&sixteenAppended, &wideAppended}}) {
+    for (const auto& [a, b] :
+         {std::pair{&sixteenFull, &wideFull}, std::pair{&sixteenAppended, &wideAppended}}) {
         EXPECT_TRUE(sameBytes(a->logits, b->logits));
         EXPECT_TRUE(sameBytes(a->finalHidden, b->finalHidden));
         EXPECT_TRUE(sameBytes(a->attentions, b->attentions));
@@ -227,8 +232,8 @@ TEST(LoadModel, KeepsSixteenBitMatricesInTheFilesPrecision) {
         EXPECT_FALSE(model.tokenEmbedding.isFloat32()) << name;
         EXPECT_TRUE(layer.attnNormIn.weight.isFloat32()) << name;
         EXPECT_THROW((void)layer.q.weight.matrix(), InvalidArgument) << name;
-        EXPECT_EQ(layer.q.weight.bytes(), static_cast<std::size_t>(layer.q.weight.rows *
-                                                                   layer.q.weight.cols * 2));
+        EXPECT_EQ(layer.q.weight.bytes(),
+                  static_cast<std::size_t>(layer.q.weight.rows * layer.q.weight.cols * 2));
     }
     EXPECT_EQ(load((hfDir() / "llama_gqa").string()).copiedBytes(), 0u);
 }

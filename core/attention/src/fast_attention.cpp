@@ -3,7 +3,6 @@
 #include "fast_attention.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstdlib>
 #include <limits>
 #include <memory>
@@ -12,28 +11,19 @@
 #include <thread>
 #include <vector>
 
-#if defined(__AVX2__) && defined(__FMA__)
-#include <immintrin.h>
-#define ATTNLAB_FAST_PATH 1
-#else
-#define ATTNLAB_FAST_PATH 0
-#endif
-
 #include "attnlab/base/parallel.h"
+#include "attnlab/base/simd_kernels.h"
 #include "kernels.h"
 
 namespace attnlab::kernels {
 
-#if ATTNLAB_FAST_PATH
 namespace {
 
+using simd::GemmStart;
+
 constexpr float kMinusInfF = -std::numeric_limits<float>::infinity();
-constexpr float kLog2e = 1.44269504088896341f;
-/// Columns of one packed panel, and of one micro-kernel call (two AVX2 vectors).
-constexpr Index kPanel = 16;
-/// Rows of one micro-kernel call: 6 x 2 accumulators + 2 panel vectors + 1 broadcast = 15 of
-/// the 16 ymm registers.
-constexpr int kMicroRows = 6;
+/// Columns of one packed panel.
+constexpr Index kPanel = simd::kPanelWidth;
 /// Flash tiles: Q_i is 48 rows (8 micro-kernel row blocks), K_j / V_j 128 keys. A tile's
 /// S (24 KB), the Q_i slice and one K panel stay in L1/L2.
 constexpr Index kFlashRows = 48;
@@ -67,123 +57,13 @@ private:
     Index m_capacity = 0;
 };
 
-/// 2^x for x <= 0 or -inf only: the kernel weighs a logit s by 2^((s - max) log2 e). The
-/// difference is taken before the multiplication so that huge logits lose no precision. Cephes
-/// exp2f: x = n + r with n = round(x), |r| <= 1/2, 2^r = 1 + r P(r) with P of degree 5, times 2^n.
-/// x below -126 gives 0 or a subnormal (exactly 0 below -150, -inf included), never garbage.
-inline __m256 exp2NonPositive(__m256 x) {
-#if defined(__AVX512VL__)
-    // scalef(p, n) = p 2^n with the exponent range handled in hardware: a clamp at -160 keeps
-    // r finite for -inf, and 2^-160 p rounds to exactly 0.
-    x = _mm256_max_ps(x, _mm256_set1_ps(-160.0f));
-#endif
-    const __m256 n = _mm256_round_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    const __m256 r = _mm256_sub_ps(x, n);
-    __m256 p = _mm256_set1_ps(1.535336188319500e-4f);
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.339887440266574e-3f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(9.618437357674640e-3f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.550332471162809e-2f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(2.402264791363012e-1f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(6.931472028550421e-1f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
-#if defined(__AVX512VL__)
-    return _mm256_scalef_ps(p, n);
-#else
-    // 2^n through the exponent bits, for n >= -126; below, garbage bits the mask zeroes (a
-    // subnormal result flushed to 0).
-    const __m256i bits =
-        _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
-    const __m256 tiny = _mm256_cmp_ps(x, _mm256_set1_ps(-126.0f), _CMP_LT_OQ);
-    return _mm256_andnot_ps(tiny, _mm256_mul_ps(p, _mm256_castsi256_ps(bits)));
-#endif
-}
-
-inline float horizontalMax(__m256 v) {
-    __m128 x = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    x = _mm_max_ps(x, _mm_movehl_ps(x, x));
-    x = _mm_max_ss(x, _mm_shuffle_ps(x, x, 1));
-    return _mm_cvtss_f32(x);
-}
-
-inline float horizontalSum(__m256 v) {
-    __m128 x = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    x = _mm_add_ps(x, _mm_movehl_ps(x, x));
-    x = _mm_add_ss(x, _mm_shuffle_ps(x, x, 1));
-    return _mm_cvtss_f32(x);
-}
-
-/// C[R x 16] = A[R x depth] B[depth x 16], or with kAccumulate C = diag(rowScale) C + A B.
-/// A is row-major (lda); B is one packed panel, 16 contiguous floats per depth step,
-/// 64-byte aligned.
-template <int R, bool kAccumulate>
-inline void microKernel(const float* a, Index lda, const float* b, Index depth, float* c, Index ldc,
-                        const float* rowScale) {
-    __m256 left[R];
-    __m256 right[R];
-#pragma GCC unroll 8
-    for (int r = 0; r < R; ++r) {
-        if constexpr (kAccumulate) {
-            const __m256 scale = _mm256_broadcast_ss(rowScale + r);
-            left[r] = _mm256_mul_ps(_mm256_loadu_ps(c + r * ldc), scale);
-            right[r] = _mm256_mul_ps(_mm256_loadu_ps(c + r * ldc + 8), scale);
-        } else {
-            left[r] = _mm256_setzero_ps();
-            right[r] = _mm256_setzero_ps();
-        }
-    }
-    for (Index k = 0; k < depth; ++k) {
-        const __m256 b0 = _mm256_load_ps(b + k * kPanel);
-        const __m256 b1 = _mm256_load_ps(b + k * kPanel + 8);
-#pragma GCC unroll 8
-        for (int r = 0; r < R; ++r) {
-            const __m256 av = _mm256_broadcast_ss(a + r * lda + k);
-            left[r] = _mm256_fmadd_ps(av, b0, left[r]);
-            right[r] = _mm256_fmadd_ps(av, b1, right[r]);
-        }
-    }
-#pragma GCC unroll 8
-    for (int r = 0; r < R; ++r) {
-        _mm256_storeu_ps(c + r * ldc, left[r]);
-        _mm256_storeu_ps(c + r * ldc + 8, right[r]);
-    }
-}
-
-/// C[rows x 16 panels] (=, or row-scaled +=) A[rows x depth] times `panels` packed panels of
-/// B starting at b, `panelStride` floats apart. Panel by panel, so one B panel stays in L1
-/// while every row block of A passes over it.
-template <bool kAccumulate>
-void gemmPanels(const float* a, Index lda, Index rows, const float* b, Index panelStride,
-                Index panels, Index depth, float* c, Index ldc, const float* rowScale) {
-    for (Index p = 0; p < panels; ++p) {
-        const float* panel = b + p * panelStride;
-        float* cp = c + p * kPanel;
-        Index r = 0;
-        for (; r + kMicroRows <= rows; r += kMicroRows)
-            microKernel<kMicroRows, kAccumulate>(a + r * lda, lda, panel, depth, cp + r * ldc, ldc,
-                                                 rowScale + r);
-        const float* ar = a + r * lda;
-        float* cr = cp + r * ldc;
-        const float* sr = rowScale + r;
-        switch (rows - r) {
-        case 5:
-            microKernel<5, kAccumulate>(ar, lda, panel, depth, cr, ldc, sr);
-            break;
-        case 4:
-            microKernel<4, kAccumulate>(ar, lda, panel, depth, cr, ldc, sr);
-            break;
-        case 3:
-            microKernel<3, kAccumulate>(ar, lda, panel, depth, cr, ldc, sr);
-            break;
-        case 2:
-            microKernel<2, kAccumulate>(ar, lda, panel, depth, cr, ldc, sr);
-            break;
-        case 1:
-            microKernel<1, kAccumulate>(ar, lda, panel, depth, cr, ldc, sr);
-            break;
-        default:
-            break;
-        }
-    }
+/// C[rows x 16 panels] (start) A[rows x depth] times `panels` packed panels of B starting at
+/// b, each [depth][16], `panelStride` floats apart, on the active kernel target.
+void gemmPanels(GemmStart start, const float* a, Index lda, Index rows, const float* b,
+                Index panelStride, Index panels, Index depth, float* c, Index ldc,
+                const float* rowScale) {
+    simd::kernels().gemm(start, a, lda, rows, b, kPanel, panelStride, panels, depth, c, ldc,
+                         rowScale);
 }
 
 /// K [Sk, D] as panels of 16 keys, each [D][16] (key j of the panel at lane j), zero past Sk:
@@ -212,50 +92,6 @@ void packValues(ConstMatrixMap v, Index paddedKeys, Index paddedDv, float* out) 
                 row[j] = key < sk && col < dv ? v(key, col) : 0.0f;
             }
         }
-}
-
-/// One online-softmax step of a tile row of `cols` (a multiple of 16) logits, in place:
-/// m_new = max(m, rowmax s), P = exp(s - m_new) (shift 0 while m_new is -inf, so a row with no
-/// allowed key stays 0), l = exp(m - m_new) l + rowsum P. Returns exp(m - m_new).
-inline float onlineSoftmaxRow(float* s, Index cols, float& rowMax, float& rowSum) {
-    __m256 max0 = _mm256_set1_ps(kMinusInfF);
-    __m256 max1 = max0;
-    for (Index c = 0; c < cols; c += kPanel) {
-        max0 = _mm256_max_ps(max0, _mm256_load_ps(s + c));
-        max1 = _mm256_max_ps(max1, _mm256_load_ps(s + c + 8));
-    }
-    const float newMax = std::max(rowMax, horizontalMax(_mm256_max_ps(max0, max1)));
-    const float shift = newMax > kMinusInfF ? newMax : 0.0f;
-    const float rescale = std::exp(rowMax - shift);
-    const __m256 shiftVec = _mm256_set1_ps(shift);
-    const __m256 log2e = _mm256_set1_ps(kLog2e);
-    __m256 sum0 = _mm256_setzero_ps();
-    __m256 sum1 = _mm256_setzero_ps();
-    for (Index c = 0; c < cols; c += kPanel) {
-        const __m256 p0 =
-            exp2NonPositive(_mm256_mul_ps(_mm256_sub_ps(_mm256_load_ps(s + c), shiftVec), log2e));
-        const __m256 p1 = exp2NonPositive(
-            _mm256_mul_ps(_mm256_sub_ps(_mm256_load_ps(s + c + 8), shiftVec), log2e));
-        _mm256_store_ps(s + c, p0);
-        _mm256_store_ps(s + c + 8, p1);
-        sum0 = _mm256_add_ps(sum0, p0);
-        sum1 = _mm256_add_ps(sum1, p1);
-    }
-    rowSum = rescale * rowSum + horizontalSum(_mm256_add_ps(sum0, sum1));
-    rowMax = newMax;
-    return rescale;
-}
-
-/// s = exp(s - shift) * factor over `cols` (a multiple of 16) floats.
-inline void expShiftedScaled(float* s, Index cols, float shift, float factor) {
-    const __m256 shiftVec = _mm256_set1_ps(shift);
-    const __m256 log2e = _mm256_set1_ps(kLog2e);
-    const __m256 factorVec = _mm256_set1_ps(factor);
-    for (Index c = 0; c < cols; c += 8)
-        _mm256_store_ps(s + c,
-                        _mm256_mul_ps(exp2NonPositive(_mm256_mul_ps(
-                                          _mm256_sub_ps(_mm256_load_ps(s + c), shiftVec), log2e)),
-                                      factorVec));
 }
 
 /// Whether the tile rows x keys [k0, kEnd) holds at least one allowed cell.
@@ -326,6 +162,7 @@ void runRows(const HeadJob& job, const RunShape& shape, const PackedHead& packed
     float* rowSum = scratch.rowSum.data();
     float* rescale = scratch.rescale.data();
     MatrixMap output = job.out;
+    const simd::Kernels& kernels = simd::kernels();
 
     for (Index q0 = rowBegin; q0 < rowEnd; q0 += shape.tileRows) {
         const Index br = std::min(shape.tileRows, rowEnd - q0);
@@ -356,20 +193,21 @@ void runRows(const HeadJob& job, const RunShape& shape, const PackedHead& packed
             if (!tileHasAllowed(scratch.ranges, br, k0, kEnd)) continue;
             lastTileEnd = kEnd;
             // S = (scale Q_i) K_j^T
-            gemmPanels<false>(scaledQ, dim, br, packed.keys.data() + k0 * dim, dim * kPanel,
-                              cols / kPanel, dim, logits, ldLogits, rescale);
+            gemmPanels(GemmStart::Zero, scaledQ, dim, br, packed.keys.data() + k0 * dim,
+                       dim * kPanel, cols / kPanel, dim, logits, ldLogits, rescale);
             maskTile(logits, ldLogits, scratch.ranges, br, k0, cols);
             for (Index i = 0; i < br; ++i)
-                rescale[i] = onlineSoftmaxRow(logits + i * ldLogits, cols, rowMax[i], rowSum[i]);
+                rescale[i] =
+                    kernels.onlineSoftmaxRow(logits + i * ldLogits, cols, rowMax[i], rowSum[i]);
             // O = diag(exp(m - m_new)) O + P V_j
             if (started)
-                gemmPanels<true>(logits, ldLogits, br, packed.values.data() + k0 * kPanel,
-                                 shape.paddedKeys * kPanel, paddedDv / kPanel, cols, acc, paddedDv,
-                                 rescale);
+                gemmPanels(GemmStart::Scale, logits, ldLogits, br,
+                           packed.values.data() + k0 * kPanel, shape.paddedKeys * kPanel,
+                           paddedDv / kPanel, cols, acc, paddedDv, rescale);
             else
-                gemmPanels<false>(logits, ldLogits, br, packed.values.data() + k0 * kPanel,
-                                  shape.paddedKeys * kPanel, paddedDv / kPanel, cols, acc, paddedDv,
-                                  rescale);
+                gemmPanels(GemmStart::Zero, logits, ldLogits, br,
+                           packed.values.data() + k0 * kPanel, shape.paddedKeys * kPanel,
+                           paddedDv / kPanel, cols, acc, paddedDv, rescale);
             started = true;
         }
 
@@ -398,13 +236,13 @@ void runRows(const HeadJob& job, const RunShape& shape, const PackedHead& packed
                                   job.weights + (q0 + i) * shape.sk + copyEnd, 0.0f);
                     continue;
                 }
-                gemmPanels<false>(scaledQ, dim, br, packed.keys.data() + k0 * dim, dim * kPanel,
-                                  cols / kPanel, dim, logits, ldLogits, rescale);
+                gemmPanels(GemmStart::Zero, scaledQ, dim, br, packed.keys.data() + k0 * dim,
+                           dim * kPanel, cols / kPanel, dim, logits, ldLogits, rescale);
                 maskTile(logits, ldLogits, scratch.ranges, br, k0, cols);
                 for (Index i = 0; i < br; ++i) {
                     float* row = logits + i * ldLogits;
                     const float shift = rowMax[i] > kMinusInfF ? rowMax[i] : 0.0f;
-                    expShiftedScaled(row, cols, shift, rescale[i]);
+                    kernels.expShiftedScaled(row, cols, shift, rescale[i]);
                     std::copy(row, row + (copyEnd - k0), job.weights + (q0 + i) * shape.sk + k0);
                 }
             }
@@ -499,30 +337,7 @@ void attendFast(const Qkv& qkv, const AttentionSpec& spec, Attention& result) {
 }
 
 void exp2NonPositiveFast(const float* in, float* out, Index n) {
-    Index i = 0;
-    for (; i + 8 <= n; i += 8)
-        _mm256_storeu_ps(out + i, exp2NonPositive(_mm256_loadu_ps(in + i)));
-    if (i < n) {
-        float lanes[8] = {};
-        std::copy(in + i, in + n, lanes);
-        _mm256_storeu_ps(lanes, exp2NonPositive(_mm256_loadu_ps(lanes)));
-        std::copy(lanes, lanes + (n - i), out + i);
-    }
+    simd::kernels().exp2NonPositive(in, out, n);
 }
-
-#else // no AVX2 + FMA: the generic kernels serve every run
-
-bool fastPathServes(const AttentionSpec&, bool) {
-    return false;
-}
-
-void attendFast(const Qkv&, const AttentionSpec&, Attention&) {}
-
-void exp2NonPositiveFast(const float* in, float* out, Index n) {
-    for (Index i = 0; i < n; ++i)
-        out[i] = std::exp2(in[i]);
-}
-
-#endif
 
 } // namespace attnlab::kernels

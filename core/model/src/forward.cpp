@@ -3,16 +3,19 @@
 // (q/k norm, RoPE) -> attend() from the core -> output projection (-> norm) -> residual, and
 // the MLP the same way, sequential or parallel; the final norm and lm head (scaled, capped)
 // where logits are asked for. GEMMs run on threads in fixed blocks of output columns (same bytes
-// at any thread count); F16/BF16 weights are widened a block at a time inside them.
+// at any thread count) through the kernels' GEMM; F16/BF16 weights are widened a block at a
+// time inside them.
 
 #include <algorithm>
 #include <cmath>
 #include <memory>
 #include <numbers>
 #include <set>
+#include <vector>
 
 #include "attnlab/attention/attention.h"
 #include "attnlab/base/parallel.h"
+#include "attnlab/base/simd_kernels.h"
 #include "attnlab/model/model.h"
 #include "forward_seams.h"
 
@@ -27,9 +30,10 @@ using detail::resolveThreads;
 /// Runs fn(begin, end) over [0, count) in blocks of kColumnBlock columns, the blocks shared out
 /// over up to `threads` workers of the pool (the calling thread one of them), as many as the
 /// work is worth (`workPerColumn` multiply-adds a column). The blocks are the same whatever the
-/// thread count: Eigen chooses its depth blocking, and so the order of each dot product's sum,
-/// from the shape of the product it is given, so a split by thread count gave logits whose last
-/// bits depended on --threads.
+/// thread count: with Eigen's GEMM, which chose its depth blocking and so the order of each dot
+/// product's sum from the shape of the product it was given, a split by thread count gave
+/// logits whose last bits depended on --threads; the kernels' GEMM sums in order whatever the
+/// shape, and the fixed blocks keep each item's work and panel the same.
 template <typename Fn>
 void parallelColumns(Index count, int threads, double workPerColumn, const Fn& fn) {
     constexpr Index kColumnBlock = 64;
@@ -40,43 +44,151 @@ void parallelColumns(Index count, int threads, double workPerColumn, const Fn& f
     });
 }
 
-/// y = x W^T (+ bias) for an nn.Linear weight W [out, in], or y = x W for a Conv1D [in, out].
-/// A F16/BF16 weight is widened one block of outputs at a time into the thread's own panel and
-/// multiplied there, accumulating in float32: widening is exact and the blocks are the same, so
-/// the result equals the product with a float32 copy of the weight, bit for bit, without the
-/// copy.
+/// Fewer rows than this (a few tokens appended through the KV cache) are not worth packing for:
+/// packing reads and writes the weight's block once more, as much work as the product itself.
+constexpr Index kPackedGemmRows = 16;
+
+constexpr Index kPanel = simd::kPanelWidth;
+
+Index panelsFor(Index columns) {
+    return (columns + kPanel - 1) / kPanel;
+}
+
+/// y[:, begin, end) = x W_block^T or x W_block through Eigen on the block as it is (F32) or
+/// widened into the thread's panel (F16/BF16): for a few rows, a matrix-vector product.
+void projectFewRows(const Matrix& x, const Weight& w, Index begin, Index end, Matrix& y) {
+    auto block = y.middleCols(begin, end - begin);
+    if (w.isFloat32()) {
+        const auto weight = w.matrix();
+        if (w.inOut)
+            block.noalias() = x * weight.middleCols(begin, end - begin);
+        else
+            block.noalias() = x * weight.middleRows(begin, end - begin).transpose();
+        return;
+    }
+    thread_local Matrix panel; // at most kColumnBlock outputs x in, kept for the next call
+    if (w.inOut) {
+        panel.resize(w.rows, end - begin);
+        w.widenColumns(begin, end - begin, panel.data());
+        block.noalias() = x * panel;
+    } else {
+        panel.resize(end - begin, w.cols);
+        w.widenRows(begin, end - begin, panel.data());
+        block.noalias() = x * panel.transpose();
+    }
+}
+
+/// Conv1D [in, out]: y[:, begin, end) = x W_block, the block's columns (widened) as 16-column
+/// panels B [in][16 panels] in the thread's buffer, zero past end.
+void projectConv1D(const Matrix& x, const Weight& w, Index begin, Index end, Matrix& y,
+                   const simd::Kernels& kernels) {
+    thread_local std::vector<float> packed; // in x kColumnBlock, kept for the next call
+    thread_local std::vector<float> widened;
+    thread_local Matrix tail; // a block narrower than its panels
+    const Index rows = x.rows();
+    const Index depth = w.rows;
+    const Index width = end - begin;
+    const Index ld = panelsFor(width) * kPanel;
+    const float* panels = packed.data();
+    Index ldb = ld;
+    if (w.isFloat32() && width == ld) { // in place: the weight's rows are B's rows
+        panels = w.values.data() + begin;
+        ldb = w.cols;
+    } else if (width == ld) {
+        packed.resize(static_cast<std::size_t>(depth * ld));
+        w.widenColumns(begin, width, packed.data());
+        panels = packed.data();
+    } else {
+        packed.resize(static_cast<std::size_t>(depth * ld));
+        panels = packed.data();
+        widened.resize(static_cast<std::size_t>(depth * width));
+        w.widenColumns(begin, width, widened.data());
+        for (Index k = 0; k < depth; ++k) {
+            float* row = packed.data() + k * ld;
+            std::copy_n(widened.data() + k * width, width, row);
+            std::fill(row + width, row + ld, 0.0f);
+        }
+        tail.resize(rows, ld);
+    }
+    kernels.gemm(simd::GemmStart::Zero, x.data(), depth, rows, panels, ldb, kPanel, ld / kPanel,
+                 depth, width == ld ? y.data() + begin : tail.data(), width == ld ? y.cols() : ld,
+                 nullptr);
+    if (width != ld) y.middleCols(begin, width) = tail.leftCols(width);
+}
+
+/// x's rows as 16-row panels [row panels][in][16] (x^T, zero past the last row): the B of
+/// y^T = W x^T, made once per projection and read by every block.
+void packRows(const Matrix& x, std::vector<float>& packed) {
+    const Index rows = x.rows();
+    const Index depth = x.cols();
+    packed.resize(static_cast<std::size_t>(panelsFor(rows) * depth * kPanel));
+    for (Index p = 0; p < panelsFor(rows); ++p)
+        for (Index k = 0; k < depth; ++k) {
+            float* out = packed.data() + (p * depth + k) * kPanel;
+            for (Index j = 0; j < kPanel; ++j)
+                out[j] = p * kPanel + j < rows ? x(p * kPanel + j, k) : 0.0f;
+        }
+}
+
+/// nn.Linear [out, in]: y[:, begin, end)^T = W_block x^T with the block's rows as A, in place
+/// (F32) or widened into the thread's buffer, against x's packed rows; the [outputs, rows]
+/// result is transposed into y. The same FMA chain per output as x W^T (a product does not
+/// depend on the order of its factors).
+void projectLinear(const Matrix& x, const std::vector<float>& packedRows, const Weight& w,
+                   Index begin, Index end, Matrix& y, const simd::Kernels& kernels) {
+    thread_local std::vector<float> widened; // kColumnBlock x in, kept for the next call
+    thread_local std::vector<float> transposed;
+    const Index rows = x.rows();
+    const Index depth = w.cols;
+    const Index width = end - begin;
+    const Index ld = panelsFor(rows) * kPanel;
+    const float* block = nullptr;
+    if (w.isFloat32()) {
+        block = w.values.data() + begin * depth;
+    } else {
+        widened.resize(static_cast<std::size_t>(width * depth));
+        w.widenRows(begin, width, widened.data());
+        block = widened.data();
+    }
+    transposed.resize(static_cast<std::size_t>(width * ld));
+    kernels.gemm(simd::GemmStart::Zero, block, depth, width, packedRows.data(), kPanel,
+                 depth * kPanel, ld / kPanel, depth, transposed.data(), ld, nullptr);
+    for (Index r = 0; r < rows; ++r) {
+        float* out = y.data() + r * y.cols() + begin;
+        for (Index j = 0; j < width; ++j)
+            out[j] = transposed[static_cast<std::size_t>(j * ld + r)];
+    }
+}
+
+/// y = x W^T (+ bias) for an nn.Linear weight W [out, in], or y = x W for a Conv1D [in, out],
+/// in blocks of kColumnBlock outputs shared over the threads. From kPackedGemmRows rows through
+/// the kernels' register-blocked GEMM (attnlab/base/simd_kernels.h), F16/BF16 blocks widened
+/// into the thread's own buffer: each output is one FMA chain over the inputs in order, so the
+/// result is the same at any thread count, equals the product with a float32 copy of the weight
+/// bit for bit, and is the same on either SIMD target. Fewer rows: Eigen on the block
+/// (projectFewRows), also the same at any thread count and for the float32 copy.
 void project(const Matrix& x, const Linear& p, Matrix& y, int threads) {
     const Weight& w = p.weight;
     const Index outputs = w.outputs();
+    ATTN_CHECK(x.cols() == (w.inOut ? w.rows : w.cols), "project: " << x.cols()
+                                                                    << " inputs for a weight of "
+                                                                    << (w.inOut ? w.rows : w.cols));
     y.resize(x.rows(), outputs);
     const double workPerColumn = static_cast<double>(x.rows()) * static_cast<double>(x.cols());
-    if (w.isFloat32()) {
-        const auto weight = w.matrix();
-        parallelColumns(outputs, threads, workPerColumn, [&](Index begin, Index end) {
-            auto block = y.middleCols(begin, end - begin);
-            if (w.inOut)
-                block.noalias() = x * weight.middleCols(begin, end - begin);
-            else
-                block.noalias() = x * weight.middleRows(begin, end - begin).transpose();
-            if (!p.bias.empty())
-                block.rowwise() += p.bias.vector().segment(begin, end - begin).transpose();
-        });
-        return;
-    }
+    const simd::Kernels& kernels = simd::kernels();
+    const bool packed = x.rows() >= kPackedGemmRows;
+    std::vector<float> packedRows;
+    if (packed && !w.inOut) packRows(x, packedRows);
     parallelColumns(outputs, threads, workPerColumn, [&](Index begin, Index end) {
-        thread_local Matrix panel; // at most kColumnBlock outputs x in, kept for the next call
-        auto block = y.middleCols(begin, end - begin);
-        if (w.inOut) {
-            panel.resize(w.rows, end - begin);
-            w.widenColumns(begin, end - begin, panel.data());
-            block.noalias() = x * panel;
-        } else {
-            panel.resize(end - begin, w.cols);
-            w.widenRows(begin, end - begin, panel.data());
-            block.noalias() = x * panel.transpose();
-        }
+        if (!packed)
+            projectFewRows(x, w, begin, end, y);
+        else if (w.inOut)
+            projectConv1D(x, w, begin, end, y, kernels);
+        else
+            projectLinear(x, packedRows, w, begin, end, y, kernels);
         if (!p.bias.empty())
-            block.rowwise() += p.bias.vector().segment(begin, end - begin).transpose();
+            y.middleCols(begin, end - begin).rowwise() +=
+                p.bias.vector().segment(begin, end - begin).transpose();
     });
 }
 
@@ -181,8 +293,8 @@ void applyRope(Matrix& x, Index headDim, const Rope& rope, Index offset, Index t
 }
 
 /// q, k, v [S, H*hd] / [S, Hkv*hd] of a block's input h, by the family's Q/K/V layout.
-void projectQkv(const Matrix& h, const LayerWeights& w, const ModelConfig& c, Matrix& q,
-                Matrix& k, Matrix& v, int threads) {
+void projectQkv(const Matrix& h, const LayerWeights& w, const ModelConfig& c, Matrix& q, Matrix& k,
+                Matrix& v, int threads) {
     const Index hd = c.headDim;
     const Index qDim = c.heads * hd;
     const Index kvDim = c.kvHeads * hd;
@@ -217,8 +329,8 @@ void projectQkv(const Matrix& h, const LayerWeights& w, const ModelConfig& c, Ma
 }
 
 /// The MLP of h into out.
-void mlp(const Matrix& h, const LayerWeights& w, const ModelConfig& c, Matrix& out,
-         Matrix& up, Matrix& gate, int threads) {
+void mlp(const Matrix& h, const LayerWeights& w, const ModelConfig& c, Matrix& out, Matrix& up,
+         Matrix& gate, int threads) {
     switch (c.arch().mlp) {
     case MlpKind::Plain:
         project(h, w.up, up, threads);
@@ -353,8 +465,8 @@ std::shared_ptr<const Tensor4> relativeBias(const ModelConfig& c, const Weight& 
     const auto values = table.matrix(); // [buckets, H]
     for (Index i = 0; i < fresh; ++i)
         for (Index j = 0; j < total; ++j) {
-            const Index bucket =
-                relativeBucket(j - (old + i), bidirectional, c.relativeBuckets, c.relativeMaxDistance);
+            const Index bucket = relativeBucket(j - (old + i), bidirectional, c.relativeBuckets,
+                                                c.relativeMaxDistance);
             for (Index h = 0; h < c.heads; ++h)
                 bias->head(0, h)(i, j) = values(bucket, h);
         }
@@ -387,9 +499,8 @@ Matrix embed(const Model& model, const StackWeights& stack, std::span<const std:
             const auto p = static_cast<double>(old + i);
             for (Index f = 0; f < c.hidden; ++f) {
                 const Index pair = f < half ? 2 * f : 2 * (f - half) + 1;
-                const double angle =
-                    p / std::pow(10000.0, static_cast<double>(2 * (pair / 2)) /
-                                              static_cast<double>(c.hidden));
+                const double angle = p / std::pow(10000.0, static_cast<double>(2 * (pair / 2)) /
+                                                               static_cast<double>(c.hidden));
                 x(i, f) += static_cast<float>(f < half ? std::sin(angle) : std::cos(angle));
             }
         }
@@ -419,7 +530,8 @@ void mergeHeads(const Attention& attention, const ModelConfig& c, Index layer,
     }
 }
 
-/// [1, H, total, cols] holding `previous`'s first rows (when given), then `fresh`'s [H, rows, cols].
+/// [1, H, total, cols] holding `previous`'s first rows (when given), then `fresh`'s [H, rows,
+/// cols].
 Tensor4 stackRows(const Tensor4* previous, const Tensor4& fresh, Index total) {
     const Index old = total - fresh.seq;
     Tensor4 all(1, fresh.heads, total, fresh.dim);
@@ -437,8 +549,8 @@ void patchResidual(const ActivationPatch& patch, Index layer, Index old, Matrix&
     for (auto at = patch.residual.lower_bound({layer, 0});
          at != patch.residual.end() && at->first.first == layer; ++at) {
         const Index row = at->first.second - old;
-        ATTN_CHECK(row >= 0 && row < x.rows(), "activation patch: position "
-                                                   << at->first.second << " is not a fresh one");
+        ATTN_CHECK(row >= 0 && row < x.rows(),
+                   "activation patch: position " << at->first.second << " is not a fresh one");
         x.row(row) = at->second;
     }
 }
@@ -606,8 +718,8 @@ bool runStack(const Model& model, Pass pass, Matrix& x, Index old, ModelRun& run
         }
         if (record) {
             const bool scaled = c.residual == Residual::Sequential;
-            recordHeadOutputs(*record, w.o, c,
-                              scaled ? static_cast<float>(c.residualScale) : 1.0f, threads);
+            recordHeadOutputs(*record, w.o, c, scaled ? static_cast<float>(c.residualScale) : 1.0f,
+                              threads);
             record->mlpOutputs.push_back(mlpOut); // addResidual scaled it where the family does
         }
     }
@@ -711,7 +823,8 @@ Result<ModelRun> runTranslation(const Model& model, std::span<const std::int64_t
                             std::equal(source.begin(), source.end(), previous->sourceIds.begin()) &&
                             previous->crossK.size() == static_cast<std::size_t>(c.layers) &&
                             previous->encoderHidden.rows() == static_cast<Index>(source.size());
-    const ModelRun* cache = sameSource && canExtend(previous, target, options, c) ? previous : nullptr;
+    const ModelRun* cache =
+        sameSource && canExtend(previous, target, options, c) ? previous : nullptr;
     const Index old = cache ? static_cast<Index>(cache->ids.size()) : 0;
 
     ModelRun run;
@@ -744,8 +857,13 @@ Result<ModelRun> runTranslation(const Model& model, std::span<const std::int64_t
     return runMain(model, target, old, std::move(run), cache, options, threads);
 }
 
-// The forward's own final norm and unembedding, for the lens (forward_seams.h).
+// The forward's own final norm and unembedding, for the lens, and its projection, for tests
+// (forward_seams.h).
 namespace seams {
+
+void project(const Matrix& x, const Linear& p, Matrix& y, int threads) {
+    ::attnlab::model::project(x, p, y, threads);
+}
 
 void finalNorm(const Model& model, Matrix& rows) {
     if (!model.main.finalNorm.empty())
@@ -757,9 +875,8 @@ void logits(const Model& model, const Matrix& hidden, Matrix& out, int threads) 
     logitsOf(model, hidden, out, resolveThreads(threads));
 }
 
-MatrixD frozenDirectLogits(const Model& model, const Matrix& terms,
-                                   const RowVector& finalResidual,
-                                   std::span<const std::int64_t> tokens) {
+MatrixD frozenDirectLogits(const Model& model, const Matrix& terms, const RowVector& finalResidual,
+                           std::span<const std::int64_t> tokens) {
     const ModelConfig& c = model.config;
     const Norm& n = model.main.finalNorm;
     MatrixD normed = terms.cast<double>();
@@ -801,8 +918,9 @@ MatrixD frozenDirectLogits(const Model& model, const Matrix& terms,
         out.col(column).head(normed.rows()) = normed * u;
         out(normed.rows(), column) =
             constant.dot(u.transpose()) +
-            (model.lmHead.bias.empty() ? 0.0 : static_cast<double>(model.lmHead.bias.values[
-                                                   static_cast<std::size_t>(t)]));
+            (model.lmHead.bias.empty()
+                 ? 0.0
+                 : static_cast<double>(model.lmHead.bias.values[static_cast<std::size_t>(t)]));
     }
     return out * c.logitScale;
 }

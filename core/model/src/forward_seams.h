@@ -1,7 +1,8 @@
 #pragma once
 // The forward's own final norm and unembedding (forward.cpp), for the lens (lens.cpp): one path
 // from the residual stream to logits, so the lens reads exactly what the model computes and any
-// change to how weights are stored or multiplied reaches it.
+// change to how weights are stored or multiplied reaches it. And the projection every layer
+// runs, for its tests.
 
 #include <cstdint>
 #include <span>
@@ -9,6 +10,10 @@
 #include "attnlab/model/model.h"
 
 namespace attnlab::model::seams {
+
+/// y [R, out] = x [R, in] W^T (+ bias) for an nn.Linear weight [out, in], or x W for a Conv1D
+/// [in, out], as every layer's projections compute it, on `threads` threads.
+void project(const Matrix& x, const Linear& p, Matrix& y, int threads);
 
 /// Rows [R, D] of the main stack's residual through its final norm (where it has one), in place.
 void finalNorm(const Model& model, Matrix& rows);

@@ -23,11 +23,8 @@
 #include <string_view>
 
 #include "attnlab/base/check.h"
+#include "attnlab/base/simd_kernels.h"
 #include "attnlab/io/json_read.h"
-
-#if defined(__F16C__)
-#include <immintrin.h>
-#endif
 
 namespace attnlab::model {
 namespace {
@@ -96,14 +93,11 @@ void widenHalves(const std::uint16_t* in, std::size_t count, TensorDType type, f
             out[i] = std::bit_cast<float>(static_cast<std::uint32_t>(in[i]) << 16);
         return;
     }
-    ATTN_CHECK(type == TensorDType::F16, "widenHalves: " << tensorDTypeName(type)
-                                                          << " is not a 16-bit float type");
-    std::size_t i = 0;
-#if defined(__F16C__)
-    for (; i + 8 <= count; i += 8) // exact: VCVTPH2PS widens every binary16 value
-        _mm256_storeu_ps(out + i,
-                         _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i))));
-#endif
+    ATTN_CHECK(type == TensorDType::F16,
+               "widenHalves: " << tensorDTypeName(type) << " is not a 16-bit float type");
+    // In bulk on the active kernel target (F16C on x86), the rest one at a time.
+    auto i = static_cast<std::size_t>(
+        simd::kernels().widenHalfFloats(in, out, static_cast<simd::Index>(count)));
     for (; i < count; ++i)
         out[i] = halfToFloat(in[i]);
 }

@@ -1,0 +1,77 @@
+#pragma once
+/// The float kernels the fast paths share (attention's tiles, the model's projections), one
+/// table per target of isa.h. Raw pointers and row-major strides, no Eigen: each target is a
+/// translation unit compiled with its own instruction-set flags, and nothing inline may be
+/// shared between them (src/simd_kernels.inc).
+///
+/// Width-independence: on every SIMD target each output element is computed by the same
+/// sequence of float operations (an FMA chain over the depth in order; the same 2^x polynomial;
+/// row sums reduced as two 8-lane halves added, then a fixed 8-lane tree), so AVX2 and AVX-512
+/// give identical bytes. The generic target multiplies and adds separately (no FMA) and agrees
+/// within rounding.
+
+#include <cstddef>
+#include <cstdint>
+
+#include "attnlab/base/isa.h"
+
+namespace attnlab::simd {
+
+using Index = std::ptrdiff_t;
+
+/// Columns of one packed panel: the unit every kernel works in.
+inline constexpr Index kPanelWidth = 16;
+
+/// 2^r for |r| <= 1/2 as 1 + r P(r), P's coefficients highest first (Cephes exp2f): every target
+/// evaluates it by Horner's rule from kExp2Poly[0], and 2^x = 2^r 2^n with n = round(x).
+inline constexpr float kExp2Poly[] = {1.535336188319500e-4f,
+                                      1.339887440266574e-3f,
+                                      9.618437357674640e-3f,
+                                      5.550332471162809e-2f,
+                                      2.402264791363012e-1f,
+                                      6.931472028550421e-1f,
+                                      1.0f};
+
+/// What a GEMM does with C before adding A B.
+enum class GemmStart {
+    Zero,  ///< C = A B
+    Scale, ///< C = diag(rowScale) C + A B
+    Load,  ///< C = C + A B
+};
+
+struct Kernels {
+    Isa isa;
+    /// C[rows x 16 panels] (start) A[rows x depth] B. A row-major (lda); B `panels` panels of
+    /// 16 columns, element (k, j) of panel p at b[p * panelStride + k * ldb + j]; C row-major
+    /// (ldc). Each C element is one FMA chain over k = 0 .. depth-1 in order (the depth is
+    /// blocked for the caches, C holding the partial sums), whatever the rows and panels.
+    void (*gemm)(GemmStart start, const float* a, Index lda, Index rows, const float* b, Index ldb,
+                 Index panelStride, Index panels, Index depth, float* c, Index ldc,
+                 const float* rowScale);
+    /// One online-softmax step of a row of `cols` (a multiple of 16) logits, in place: m_new =
+    /// max(m, max s), s = exp(s - m_new) (shift 0 while m_new is -inf, so a row with no allowed key
+    /// stays 0), l = exp(m - m_new) l + sum s. Returns exp(m - m_new).
+    float (*onlineSoftmaxRow)(float* s, Index cols, float& rowMax, float& rowSum);
+    /// s = exp(s - shift) * factor over `cols` (a multiple of 16) floats, s - shift <= 0.
+    void (*expShiftedScaled)(float* s, Index cols, float shift, float factor);
+    /// 2^x for n floats x <= 0 (or -inf). Relative error below 3e-7 for -126 <= x <= 0; below
+    /// -126 exactly 0 (-inf included).
+    void (*exp2NonPositive)(const float* in, float* out, Index n);
+    /// An FMA throughput loop on this target's widest vectors (12 independent chains),
+    /// `iterations` rounds; returns the FLOPs done (2 per lane per FMA). *sink keeps it alive.
+    double (*fmaLoop)(long iterations, float* sink);
+    /// Floats one FMA of fmaLoop works on (16, 8, 1).
+    int fmaLanes;
+    /// IEEE binary16 patterns to float32, exactly (F16C's VCVTPH2PS), for the longest prefix of
+    /// the n values this target converts in bulk: returns how many it did (a multiple of 8;
+    /// 0 on the generic target); the caller widens the rest one at a time.
+    Index (*widenHalfFloats)(const std::uint16_t* in, float* out, Index n);
+};
+
+/// The table of activeIsa().
+const Kernels& kernels();
+
+/// The table of `isa`; throws InvalidArgument when !isaSupported(isa).
+const Kernels& kernelsFor(Isa isa);
+
+} // namespace attnlab::simd

@@ -1,0 +1,224 @@
+// The kernel targets (core/base/include/attnlab/base/isa.h, simd_kernels.h): each one the CPU
+// runs computes its GEMM within rounding of a double-precision product, and the two x86 SIMD
+// targets give identical bytes for every kernel and for attention as a whole, so a user's
+// output does not depend on which of them their CPU has. A target the CPU lacks is skipped.
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "attnlab/attention/attention.h"
+#include "attnlab/base/check.h"
+#include "attnlab/base/isa.h"
+#include "attnlab/base/simd_kernels.h"
+#include "isa_scope.h"
+#include "reference.h"
+
+namespace attnlab {
+namespace {
+
+using simd::GemmStart;
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+std::vector<float> randomFloats(std::size_t count, std::uint32_t seed) {
+    std::mt19937 gen(seed);
+    std::normal_distribution<float> dist(0.0f, 1.0f);
+    std::vector<float> v(count);
+    for (float& x : v)
+        x = dist(gen);
+    return v;
+}
+
+TEST(Isa, NamesRoundTripAndTheBestIsSupported) {
+    for (Isa isa : kAllIsas)
+        EXPECT_EQ(isaFromName(isaName(isa)), isa);
+    EXPECT_FALSE(isaFromName("sse2").has_value());
+    EXPECT_TRUE(isaSupported(Isa::Generic));
+    EXPECT_TRUE(isaSupported(bestIsa()));
+    EXPECT_TRUE(isaSupported(activeIsa()));
+    EXPECT_EQ(simd::kernelsFor(bestIsa()).isa, bestIsa());
+}
+
+TEST(Isa, ATargetTheCpuLacksIsRefused) {
+    for (Isa isa : kAllIsas) {
+        if (isaSupported(isa)) continue;
+        EXPECT_THROW(setActiveIsa(isa), InvalidArgument) << isaName(isa);
+        EXPECT_THROW((void)simd::kernelsFor(isa), InvalidArgument) << isaName(isa);
+    }
+    if (bestIsa() == Isa::Avx512) GTEST_SKIP() << "this CPU runs every target";
+}
+
+/// A GEMM case: C (start) A B with B as panels of a wider row-major matrix (ldb > 16), so the
+/// panel stride and the row stride both matter.
+struct GemmCase {
+    Index rows, panels, depth;
+    GemmStart start;
+};
+
+std::vector<GemmCase> gemmCases() {
+    std::vector<GemmCase> cases;
+    for (Index rows : {1, 5, 6, 7, 13, 24})
+        for (Index panels : {1, 2, 3, 5})
+            for (Index depth : {0, 1, 64, 300, 600})
+                for (GemmStart start : {GemmStart::Zero, GemmStart::Scale, GemmStart::Load})
+                    cases.push_back({rows, panels, depth, start});
+    return cases;
+}
+
+/// A case's seeded A, B, row scales and starting C.
+struct GemmInputs {
+    Index lda, ldb, ldc;
+    std::vector<float> a, b, scale, c;
+    explicit GemmInputs(const GemmCase& g)
+        : lda(g.depth + 3), ldb(g.panels * 16 + 16), ldc(g.panels * 16 + 5),
+          a(randomFloats(static_cast<std::size_t>(g.rows * lda), 1)),
+          b(randomFloats(static_cast<std::size_t>(std::max<Index>(g.depth, 1) * ldb), 2)),
+          scale(randomFloats(static_cast<std::size_t>(g.rows), 3)),
+          c(randomFloats(static_cast<std::size_t>(g.rows * ldc), 4)) {}
+};
+
+/// C after gemm on `kernels`.
+std::vector<float> runGemm(const simd::Kernels& kernels, const GemmCase& g) {
+    GemmInputs in(g);
+    kernels.gemm(g.start, in.a.data(), in.lda, g.rows, in.b.data(), in.ldb, 16, g.panels, g.depth,
+                 in.c.data(), in.ldc, in.scale.data());
+    return in.c;
+}
+
+/// The same product in double, straight from its definition.
+std::vector<double> referenceGemm(const GemmCase& g) {
+    const GemmInputs in(g);
+    std::vector<double> out(in.c.begin(), in.c.end());
+    for (Index r = 0; r < g.rows; ++r)
+        for (Index j = 0; j < g.panels * 16; ++j) {
+            const double c = in.c[static_cast<std::size_t>(r * in.ldc + j)];
+            double sum = g.start == GemmStart::Zero    ? 0.0
+                         : g.start == GemmStart::Scale ? c * in.scale[static_cast<std::size_t>(r)]
+                                                       : c;
+            for (Index k = 0; k < g.depth; ++k)
+                sum += double(in.a[static_cast<std::size_t>(r * in.lda + k)]) *
+                       double(in.b[static_cast<std::size_t>(k * in.ldb + j)]);
+            out[static_cast<std::size_t>(r * in.ldc + j)] = sum;
+        }
+    return out;
+}
+
+class KernelTarget : public test::OnEachIsa {};
+
+TEST_P(KernelTarget, GemmMatchesTheDoubleProduct) {
+    const simd::Kernels& kernels = simd::kernels();
+    ASSERT_EQ(kernels.isa, GetParam());
+    for (const GemmCase& g : gemmCases()) {
+        const auto c = runGemm(kernels, g);
+        const auto expected = referenceGemm(g);
+        const std::string label = "rows " + std::to_string(g.rows) + " panels " +
+                                  std::to_string(g.panels) + " depth " + std::to_string(g.depth) +
+                                  " start " + std::to_string(static_cast<int>(g.start));
+        double worst = 0;
+        for (std::size_t i = 0; i < c.size(); ++i)
+            worst = std::max(worst, std::abs(double(c[i]) - expected[i]));
+        // Sums of up to 600 products of unit normals: float rounding stays below 1e-4 of it.
+        EXPECT_LT(worst, 1e-4 * std::sqrt(double(std::max<Index>(g.depth, 1)))) << label;
+        // Columns past the panels (ldc > 16 panels) are untouched.
+        const GemmInputs before(g);
+        for (Index r = 0; r < g.rows; ++r)
+            for (Index j = g.panels * 16; j < before.ldc; ++j)
+                ASSERT_EQ(c[static_cast<std::size_t>(r * before.ldc + j)],
+                          before.c[static_cast<std::size_t>(r * before.ldc + j)])
+                    << label;
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Isa, KernelTarget, ::testing::ValuesIn(kAllIsas), test::isaTestName);
+
+/// Skips unless the CPU runs both x86 SIMD targets.
+#define REQUIRE_BOTH_SIMD_TARGETS()                                                                \
+    do {                                                                                           \
+        if (!isaSupported(Isa::Avx2) || !isaSupported(Isa::Avx512))                                \
+            GTEST_SKIP() << "needs a CPU that runs both avx2 and avx512 (this one: best "          \
+                         << isaName(bestIsa()) << ")";                                             \
+    } while (0)
+
+TEST(SimdTargets, GemmGivesTheSameBytes) {
+    REQUIRE_BOTH_SIMD_TARGETS();
+    for (const GemmCase& g : gemmCases())
+        ASSERT_EQ(runGemm(simd::kernelsFor(Isa::Avx2), g),
+                  runGemm(simd::kernelsFor(Isa::Avx512), g))
+            << "rows " << g.rows << " panels " << g.panels << " depth " << g.depth;
+}
+
+TEST(SimdTargets, ExpAndSoftmaxRowsGiveTheSameBytes) {
+    REQUIRE_BOTH_SIMD_TARGETS();
+    const simd::Kernels& avx2 = simd::kernelsFor(Isa::Avx2);
+    const simd::Kernels& avx512 = simd::kernelsFor(Isa::Avx512);
+    std::vector<float> in;
+    for (double x = -160.0; x <= 0.0; x += 0.0137)
+        in.push_back(static_cast<float>(x));
+    for (float x : {-kInf, -1e30f, -126.0f, -126.5f, -125.99f, -0.5f, -0.0f, 0.0f})
+        in.push_back(x);
+    for (std::size_t n : {in.size(), std::size_t{13}}) { // a tail shorter than a vector too
+        std::vector<float> out2(n), out512(n);
+        avx2.exp2NonPositive(in.data(), out2.data(), static_cast<Index>(n));
+        avx512.exp2NonPositive(in.data(), out512.data(), static_cast<Index>(n));
+        ASSERT_EQ(out2, out512);
+    }
+    for (Index cols : {16, 48, 128, 512}) {
+        auto row = randomFloats(static_cast<std::size_t>(cols), static_cast<std::uint32_t>(cols));
+        for (Index j = 0; j < cols; j += 7)
+            row[static_cast<std::size_t>(j)] = -kInf; // masked cells
+        for (float startMax : {-kInf, 0.5f, 3.0f}) {
+            auto s2 = row;
+            auto s512 = row;
+            float max2 = startMax, max512 = startMax, sum2 = 2.5f, sum512 = 2.5f;
+            const float rescale2 = avx2.onlineSoftmaxRow(s2.data(), cols, max2, sum2);
+            const float rescale512 = avx512.onlineSoftmaxRow(s512.data(), cols, max512, sum512);
+            ASSERT_EQ(s2, s512) << cols;
+            ASSERT_EQ(sum2, sum512) << cols;
+            ASSERT_EQ(max2, max512) << cols;
+            ASSERT_EQ(rescale2, rescale512) << cols;
+            avx2.expShiftedScaled(s2.data(), cols, 0.0f, 0.75f);
+            avx512.expShiftedScaled(s512.data(), cols, 0.0f, 0.75f);
+            ASSERT_EQ(s2, s512) << cols;
+        }
+    }
+}
+
+/// attend() on each SIMD target: outputs and weights byte for byte, over masks and shapes
+/// that leave tails in every direction.
+TEST(SimdTargets, AttentionGivesTheSameBytes) {
+    REQUIRE_BOTH_SIMD_TARGETS();
+    struct Shape {
+        Index sq, sk, dim, dv;
+    };
+    std::uint32_t seed = 500;
+    for (const Shape& s : {Shape{7, 5, 3, 3}, Shape{100, 300, 64, 64}, Shape{129, 97, 80, 17}}) {
+        const Qkv qkv{ref::randomTensor(2, 4, s.sq, s.dim, seed++),
+                      ref::randomTensor(2, 2, s.sk, s.dim, seed++),
+                      ref::randomTensor(2, 2, s.sk, s.dv, seed++)};
+        for (Variant variant : {Variant::Softmax, Variant::Flash})
+            for (bool causal : {false, true}) {
+                AttentionSpec spec;
+                spec.variant = variant;
+                spec.mask.causal = causal;
+                spec.mask.validLen = {s.sk, s.sk / 2};
+                spec.threads = 2;
+                Attention results[2];
+                for (int i = 0; i < 2; ++i) {
+                    test::IsaScope scope(i == 0 ? Isa::Avx2 : Isa::Avx512);
+                    results[i] = attend(qkv, spec);
+                }
+                const std::string label = std::string(variantName(variant)) +
+                                          (causal ? " causal" : "") + " Sq=" + std::to_string(s.sq);
+                ASSERT_EQ(results[0].output.data, results[1].output.data) << label;
+                ASSERT_EQ(results[0].weights.data, results[1].weights.data) << label;
+            }
+    }
+}
+
+} // namespace
+} // namespace attnlab
