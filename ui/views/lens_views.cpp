@@ -114,7 +114,7 @@ private:
 };
 
 struct LensTable {
-    model::LogitLens lens;
+    std::vector<std::vector<std::vector<model::RankedToken>>> cells; ///< [L + 1][S]: top tokens
     std::vector<std::vector<model::RankedToken>> top; ///< [L + 1][S]: each cell's top token
     QStringList tokens;                               ///< the run's tokens, the columns
 };
@@ -225,11 +225,11 @@ void openHeadOnLastRow(Document* document, Index layer, Index head) {
 LogitLensView::LogitLensView(Document* document, QWidget* parent)
     : PlotView(document, parent),
       m_task(std::make_unique<LensTask<LensTable>>(this, [this](Result<LensTable> table) {
-          m_lens.reset();
+          m_cells.clear();
           m_top.clear();
           m_error.clear();
           if (table) {
-              m_lens = std::move(table->lens);
+              m_cells = std::move(table->cells);
               m_top = std::move(table->top);
               m_tokens = std::move(table->tokens);
           } else {
@@ -277,11 +277,10 @@ QString LogitLensView::notApplicable() const {
 }
 
 std::vector<model::RankedToken> LogitLensView::topOf(Index row, Index position) const {
-    if (!m_lens || row < 0 || row >= static_cast<Index>(m_lens->logits.size())) return {};
-    const Matrix& logits = m_lens->logits[static_cast<std::size_t>(row)];
-    if (position < 0 || position >= logits.rows()) return {};
-    const Matrix p = model::probabilities(logits.row(position));
-    return model::topTokens(p.row(0), kTopTokens);
+    if (row < 0 || row >= static_cast<Index>(m_cells.size())) return {};
+    const auto& cells = m_cells[static_cast<std::size_t>(row)];
+    if (position < 0 || position >= static_cast<Index>(cells.size())) return {};
+    return cells[static_cast<std::size_t>(position)];
 }
 
 QString LogitLensView::cellText(Index row, Index position) const {
@@ -305,7 +304,7 @@ void LogitLensView::refresh() {
     const bool applies = net && run && readsOneSequence(*net) && !run->ids.empty();
     if (!applies) {
         m_task->stop();
-        m_lens.reset();
+        m_cells.clear();
         m_top.clear();
         m_tokens.clear();
         m_error.clear();
@@ -319,18 +318,20 @@ void LogitLensView::refresh() {
                           const std::atomic<bool>* cancel) -> Result<LensTable> {
             model::RunOptions stoppable = options;
             stoppable.cancel = cancel;
-            auto lens = model::logitLens(*net, ids, stoppable);
-            if (!lens) return Error{lens.error()};
             LensTable table;
-            table.lens = std::move(*lens);
             table.tokens = tokens;
-            for (const Matrix& logits : table.lens.logits) {
-                const Matrix p = model::probabilities(logits);
-                std::vector<model::RankedToken> row;
-                for (Index i = 0; i < p.rows(); ++i)
-                    row.push_back(model::topTokens(p.row(i), 1).front());
-                table.top.push_back(std::move(row));
-            }
+            // One layer's [S, V] logits at a time, reduced to the few tokens the view shows.
+            const Status failed = model::logitLensRows(
+                *net, ids, stoppable, [&table](Index, const Matrix& logits) {
+                    const Matrix p = model::probabilities(logits);
+                    auto& cells = table.cells.emplace_back();
+                    auto& top = table.top.emplace_back();
+                    for (Index i = 0; i < p.rows(); ++i) {
+                        cells.push_back(model::topTokens(p.row(i), kTopTokens));
+                        top.push_back(cells.back().front());
+                    }
+                });
+            if (failed) return *failed;
             return table;
         });
     }

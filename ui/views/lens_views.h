@@ -84,7 +84,9 @@ private:
     QCPColorMap* m_map = nullptr;
     QCPColorScale* m_scale = nullptr;
     std::weak_ptr<const model::ModelRun> m_computedFor;
-    std::optional<model::LogitLens> m_lens;
+    /// [L + 1][S]: each cell's most probable tokens, best first (the lens's logits themselves,
+    /// (L + 1) S V floats, are not kept).
+    std::vector<std::vector<std::vector<model::RankedToken>>> m_cells;
     std::vector<std::vector<model::RankedToken>> m_top;
     QStringList m_tokens; ///< the tokens of the run m_top was computed for
     QStringList m_rowLabels, m_columnLabels;

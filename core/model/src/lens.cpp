@@ -48,18 +48,30 @@ Result<ModelRun> recordedRun(const Model& model, std::span<const std::int64_t> i
 
 } // namespace
 
-Result<LogitLens> logitLens(const Model& model, std::span<const std::int64_t> ids,
-                            const RunOptions& base) {
+Status logitLensRows(const Model& model, std::span<const std::int64_t> ids,
+                     const RunOptions& base,
+                     const std::function<void(Index row, const Matrix& logits)>& each) {
     RunRecording record;
     auto run = recordedRun(model, ids, base, LogitRows::None, record);
     if (!run) return Error{run.error()};
-    LogitLens lens;
-    for (Matrix& residual : record.residual) {
+    Matrix logits;
+    for (std::size_t row = 0; row < record.residual.size(); ++row) {
         if (cancelled(base)) return Error{"cancelled"};
+        Matrix& residual = record.residual[row];
         seams::finalNorm(model, residual);
-        lens.logits.emplace_back();
-        seams::logits(model, residual, lens.logits.back(), base.threads);
+        seams::logits(model, residual, logits, base.threads);
+        each(static_cast<Index>(row), logits);
     }
+    return std::nullopt;
+}
+
+Result<LogitLens> logitLens(const Model& model, std::span<const std::int64_t> ids,
+                            const RunOptions& base) {
+    LogitLens lens;
+    if (Status failed = logitLensRows(model, ids, base, [&](Index, const Matrix& logits) {
+            lens.logits.push_back(logits);
+        }))
+        return Error{*failed};
     return lens;
 }
 
