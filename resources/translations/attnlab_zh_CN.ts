@@ -1040,10 +1040,6 @@
         <translation>查询</translation>
     </message>
     <message>
-        <source>step</source>
-        <translation>步</translation>
-    </message>
-    <message>
         <source>running max m</source>
         <translation>运行最大值 m</translation>
     </message>
@@ -1094,12 +1090,6 @@
     <message>
         <source>nothing to step</source>
         <translation>没有可执行的步骤</translation>
-    </message>
-    <message>
-        <source>score tile %1×%2 = %3 (with its Q, K, V tiles %4) vs the full %5×%6 score matrix %7
-tiles computed %8, skipped %9 · max error now %10</source>
-        <translation>分数分块 %1×%2 = %3（连同其 Q、K、V 分块 %4），完整 %5×%6 分数矩阵为 %7
-已计算分块 %8，跳过 %9 · 当前最大误差 %10</translation>
     </message>
     <message>
         <source>FlashAttention steps</source>
@@ -1242,8 +1232,16 @@ output</source>
         <translation>该分块的其他行</translation>
     </message>
     <message>
-        <source>FlashAttention, head %1: step %2 of %3</source>
-        <translation>FlashAttention，头 %1：第 %2 步（共 %3 步）</translation>
+        <source>FlashAttention, head %1: step %2 of %3 · tiles computed %4, skipped %5 · max error now %6</source>
+        <translation>FlashAttention，头 %1：第 %2 步（共 %3 步）· 已计算分块 %4，跳过 %5 · 当前最大误差 %6</translation>
+    </message>
+    <message>
+        <source>Head %1 · tiles computed %2, skipped %3 · max error now %4</source>
+        <translation>头 %1 · 已计算分块 %2，跳过 %3 · 当前最大误差 %4</translation>
+    </message>
+    <message>
+        <source>score tile %1×%2 = %3 (with its Q, K, V tiles %4) vs the full %5×%6 score matrix %7</source>
+        <translation>分数分块 %1×%2 = %3（连同其 Q、K、V 分块 %4），完整 %5×%6 分数矩阵为 %7</translation>
     </message>
 </context>
 <context>

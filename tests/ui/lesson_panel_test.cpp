@@ -18,12 +18,16 @@
 #include <QTextDocument>
 #include <QUndoStack>
 
+#include <functional>
+
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <qcustomplot.h>
 
 #include "ui/state/document.h"
 #include "ui/state/model_document.h"
+#include "ui/views/flash_stepper_view.h"
 #include "ui/views/view.h"
 #include "ui/window/inputs_panel.h"
 #include "ui/window/language.h"
@@ -160,10 +164,9 @@ QString writeFile(const QTemporaryDir& dir, const QString& name, const QByteArra
     return path;
 }
 
-// A teacher on a 1280 x 720 projector in Chinese scrolled on every step with a question: each
-// step's formula, text and question fit the panel (the text shrinks, within limits, as slides
-// do), in both languages.
-TEST(LessonPanel, EveryStepFitsTheProjectorWithoutScrolling) {
+/// Runs `check` on a 1280 x 720 window in the projector theme, in Chinese and in English (the
+/// language is English again afterwards).
+void onAProjectorInBothLanguages(const std::function<void(MainWindow&, LessonPanel*)>& check) {
     struct Restore {
         ~Restore() { setLanguage(QStringLiteral("en")); }
     } restore;
@@ -174,7 +177,15 @@ TEST(LessonPanel, EveryStepFitsTheProjectorWithoutScrolling) {
         window.setTheme(QStringLiteral("projector"), false);
         window.resize(1280, 720);
         window.show();
-        LessonPanel* panel = panelOf(window);
+        check(window, panelOf(window));
+    }
+}
+
+// A teacher on a 1280 x 720 projector in Chinese scrolled on every step with a question: each
+// step's formula, text and question fit the panel (the text shrinks, within limits, as slides
+// do), in both languages.
+TEST(LessonPanel, EveryStepFitsTheProjectorWithoutScrolling) {
+    onAProjectorInBothLanguages([](MainWindow&, LessonPanel* panel) {
         for (const QString& path : LessonPanel::bundledLessons()) {
             ASSERT_TRUE(panel->openLesson(path)) << panel->lastError().toStdString();
             for (int i = 0; i < panel->stepCount(); ++i) {
@@ -189,7 +200,66 @@ TEST(LessonPanel, EveryStepFitsTheProjectorWithoutScrolling) {
                     << " px, " << body->document()->defaultFont().pointSizeF() << " pt";
             }
         }
-    }
+    });
+}
+
+// The FlashAttention lesson on a 1280 x 720 projector with the lesson beside it: the
+// narration's third line ran under the tile legend, the four curves were about 40 px tall and
+// only every other query row was labelled. In both languages, on every step of the lesson:
+// every text of the figure (title, narration, captions, foot line) gets the height its lines
+// need, every query row of the tile map has its label and each curve is at least 80 px tall.
+TEST(LessonPanel, TheFlashAttentionLessonFitsTheProjector) {
+    onAProjectorInBothLanguages([](MainWindow& window, LessonPanel* panel) {
+        QString path;
+        for (const QString& lesson : LessonPanel::bundledLessons())
+            if (lesson.contains(QStringLiteral("flash_attention"))) path = lesson;
+        ASSERT_FALSE(path.isEmpty());
+        ASSERT_TRUE(panel->openLesson(path)) << panel->lastError().toStdString();
+        int shown = 0; // steps that show the stepper
+        for (int i = 0; i < panel->stepCount(); ++i) {
+            SCOPED_TRACE("step " + std::to_string(i + 1));
+            if (i > 0) {
+                ASSERT_TRUE(panel->goToStep(i)) << panel->lastError().toStdString();
+            }
+            settle(window);
+            auto* flash = qobject_cast<FlashStepperView*>(window.currentView());
+            if (!flash) continue;
+            ++shown;
+            flash->ensureFresh();
+            auto* plot = flash->findChild<QCustomPlot*>();
+            ASSERT_NE(plot, nullptr);
+            // The replots the window runs: captions wrap, labels fit, the layout settles.
+            for (int pass = 0; pass < 3; ++pass) {
+                plot->replot(QCustomPlot::rpImmediateRefresh);
+                QCoreApplication::processEvents();
+            }
+            ASSERT_FALSE(flash->narration().isEmpty());
+            int texts = 0;
+            for (QCPLayoutElement* element : plot->plotLayout()->elements(true)) {
+                auto* text = qobject_cast<QCPTextElement*>(element);
+                if (!text || !text->visible() || text->text().isEmpty()) continue;
+                ++texts;
+                EXPECT_GE(element->outerRect().height(), element->minimumOuterSizeHint().height())
+                    << text->text().toStdString();
+            }
+            EXPECT_GE(texts, 7); // title, narration, four captions, the foot line
+            int curves = 0, labelled = 0;
+            for (QCPAxisRect* rect : plot->axisRects()) {
+                if (!rect->graphs().isEmpty()) {
+                    ++curves;
+                    EXPECT_GE(rect->height(), 80) << "a curve";
+                }
+                QCPAxis* rows = rect->axis(QCPAxis::atLeft);
+                const auto ticker = rows->ticker().dynamicCast<QCPAxisTickerText>();
+                if (!ticker || !rows->tickLabels()) continue;
+                ++labelled;
+                EXPECT_EQ(ticker->ticks().size(), window.document()->experiment()->sq());
+            }
+            EXPECT_EQ(curves, 4);
+            EXPECT_EQ(labelled, 1); // the tile map's query rows
+        }
+        EXPECT_GT(shown, 0);
+    });
 }
 
 TEST(LessonPanel, MalformedLessonIsOneMessageAndChangesNothing) {

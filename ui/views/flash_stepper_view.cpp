@@ -125,9 +125,10 @@ FlashStepperView::FlashStepperView(Document* document, QWidget* parent) : View(d
     m_plot = new QCustomPlot(this);
     layout->addWidget(m_plot, 1);
 
-    // Title and narration on top, the counters at the foot; between them the tiles (their
-    // legend above, O / l and the standard output below) beside the four curves in a 2 x 2
-    // grid (their legend above), so a 1280 x 720 projector still shows every plot readably.
+    // Title (with where the walk stands) and narration on top, then both legends on one row,
+    // the counters at the foot; between them the tiles (O / l and the standard output beside
+    // them) and the four curves in a 2 x 2 grid, so a 1280 x 720 projector still gives every
+    // plot its height and the narration never runs under a legend.
     QCustomPlot& plot = *m_plot;
     plot.plotLayout()->clear();
     plot.setAutoAddPlottableToLegend(false);
@@ -135,22 +136,24 @@ FlashStepperView::FlashStepperView(Document* document, QWidget* parent) : View(d
     plot.plotLayout()->addElement(0, 0, m_title);
     m_narration = new QCPTextElement(&plot, QString());
     plot.plotLayout()->addElement(1, 0, m_narration);
+    m_legends = new QCPLayoutGrid;
+    plot.plotLayout()->addElement(2, 0, m_legends);
     auto* body = new QCPLayoutGrid;
-    plot.plotLayout()->addElement(2, 0, body);
+    plot.plotLayout()->addElement(3, 0, body);
     m_counters = new QCPTextElement(&plot, QString());
-    plot.plotLayout()->addElement(3, 0, m_counters);
-    plot.plotLayout()->setRowStretchFactors({0.01, 0.01, 1.0, 0.01});
+    plot.plotLayout()->addElement(4, 0, m_counters);
+    plot.plotLayout()->setRowStretchFactors({0.01, 0.01, 0.01, 1.0, 0.01});
     plot.plotLayout()->setRowSpacing(2);
 
     auto* left = new QCPLayoutGrid;
     auto* right = new QCPLayoutGrid;
     body->addElement(0, 0, left);
     body->addElement(0, 1, right);
-    body->setColumnStretchFactors({3.0, 2.4});
+    body->setColumnStretchFactors({1.0, 1.0});
     m_tileLegend = new QCPLegend;
     m_seriesLegend = new QCPLegend;
-    left->addElement(0, 0, m_tileLegend);
-    right->addElement(0, 0, m_seriesLegend);
+    m_legends->addElement(0, 0, m_tileLegend);
+    m_legends->addElement(0, 1, m_seriesLegend);
     for (QCPLegend* legend : {m_tileLegend, m_seriesLegend}) {
         legend->setLayer(QStringLiteral("legend"));
         legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
@@ -164,8 +167,7 @@ FlashStepperView::FlashStepperView(Document* document, QWidget* parent) : View(d
         setupMatrixAxes(rect);
     // O / l and the standard output beside the tiles, their rows level with the tiles' rows.
     auto* matrices = new QCPLayoutGrid;
-    left->addElement(1, 0, matrices);
-    left->setRowStretchFactors({0.01, 1.0});
+    left->addElement(0, 0, matrices);
     matrices->addElement(0, 0, m_tileRect);
     matrices->addElement(0, 1, m_accumulatorRect);
     matrices->addElement(0, 2, m_outputRect);
@@ -176,8 +178,9 @@ FlashStepperView::FlashStepperView(Document* document, QWidget* parent) : View(d
 
     // Each curve has its name as a title above it (a rotated axis label did not fit).
     auto* curves = new QCPLayoutGrid;
-    right->addElement(1, 0, curves);
-    right->setRowStretchFactors({0.01, 1.0});
+    right->addElement(0, 0, curves);
+    curves->setRowSpacing(2);
+    m_curves = curves;
     const QString curveTitles[4] = {tr("running max m"), tr("running sum l"), tr("rescale factor"),
                                     tr("max |O \u2212 O_std|")};
     QCPAxisRect** curveRects[4] = {&m_maxRect, &m_sumRect, &m_rescaleRect, &m_errorRect};
@@ -185,8 +188,11 @@ FlashStepperView::FlashStepperView(Document* document, QWidget* parent) : View(d
         auto* cell = new QCPLayoutGrid;
         curves->addElement(c / 2, c % 2, cell);
         auto* caption = new QCPTextElement(&plot, curveTitles[c]);
+        caption->setMargins(QMargins(2, 0, 2, 0));
         cell->addElement(0, 0, caption);
-        *curveRects[c] = makeAxisRect(&plot, c >= 2 ? tr("step") : QString(), QString());
+        // No axis title: the steps are those the tool row (a figure's title) counts, and the
+        // plots keep the line a title took.
+        *curveRects[c] = makeAxisRect(&plot, QString(), QString());
         cell->addElement(1, 0, *curveRects[c]);
         cell->setRowStretchFactors({0.01, 1.0});
         cell->setRowSpacing(0);
@@ -195,6 +201,11 @@ FlashStepperView::FlashStepperView(Document* document, QWidget* parent) : View(d
         (*curveRects[c])->axis(QCPAxis::atBottom)->setTicker(integerTicker());
         (*curveRects[c])->axis(QCPAxis::atBottom)->ticker()->setTickCount(3);
         (*curveRects[c])->axis(QCPAxis::atLeft)->ticker()->setTickCount(2);
+        // The four share their steps: the lower two number them for the upper two too. Thin
+        // margins (the ticks' labels still get theirs): on a projector every pixel of height
+        // goes to the curves.
+        if (c < 2) (*curveRects[c])->axis(QCPAxis::atBottom)->setTickLabels(false);
+        (*curveRects[c])->setMinimumMargins(QMargins(8, 8, 12, 4));
     }
 
     // The tile legend's icons: bars with no data, drawn as the tiles are.
@@ -252,9 +263,18 @@ FlashStepperView::FlashStepperView(Document* document, QWidget* parent) : View(d
 }
 
 void FlashStepperView::fitToLayout() {
-    // Legends wrap to their column; key labels turn when they do not fit side by side. Both
-    // change the margins, so the layout runs again (once: the second pass changes nothing).
-    bool changed = wrapLegendToWidth(m_tileLegend, m_tileLegend->outerRect().width() - 4);
+    // The legends share their row as their items need (on one row each where the row holds
+    // both); they wrap to their column; key labels turn when they do not fit side by side.
+    // These change the margins, so the layout runs again (once: the second pass changes
+    // nothing).
+    const QList<double> shares{std::max(1.0, double(legendRowWidth(m_tileLegend))),
+                               std::max(1.0, double(legendRowWidth(m_seriesLegend)))};
+    bool changed = m_legends->columnStretchFactors() != shares;
+    if (changed) {
+        m_legends->setColumnStretchFactors(shares);
+        m_legends->update(QCPLayoutElement::upLayout);
+    }
+    changed = wrapLegendToWidth(m_tileLegend, m_tileLegend->outerRect().width() - 4) || changed;
     changed = wrapLegendToWidth(m_seriesLegend, m_seriesLegend->outerRect().width() - 4) || changed;
     QCPAxis* keyAxis = m_tileRect->axis(QCPAxis::atBottom);
     const auto ticker = keyAxis->ticker().dynamicCast<QCPAxisTickerText>();
@@ -273,9 +293,25 @@ void FlashStepperView::fitToLayout() {
             changed = true;
         }
     }
+    // The two rows of curves as tall as each other, though only the lower one numbers the
+    // steps: each row's share is its curves' common height plus what it holds besides them.
+    const int upper = m_curves->element(0, 0)->outerRect().height();
+    const int lower = m_curves->element(1, 0)->outerRect().height();
+    if (upper > 0 && lower > 0) {
+        const double curve = (m_maxRect->height() + m_rescaleRect->height()) / 2.0;
+        const QList<double> rows{curve + upper - m_maxRect->height(),
+                                 curve + lower - m_rescaleRect->height()};
+        const QList<double> now = m_curves->rowStretchFactors();
+        // Only a change of more than a pixel: the layout settles instead of going on.
+        if (std::abs(rows[0] - now[0]) > 1 || std::abs(rows[1] - now[1]) > 1) {
+            m_curves->setRowStretchFactors(rows);
+            m_curves->update(QCPLayoutElement::upLayout);
+            changed = true;
+        }
+    }
     // More tokens than the tile map's rows or columns hold: every n-th label only.
     changed = fitTokenLabels(keyAxis) || changed;
-    changed = fitTokenLabels(m_tileRect->axis(QCPAxis::atLeft)) || changed;
+    changed = fitTokenLabels(m_tileRect->axis(QCPAxis::atLeft), theme()) || changed;
     if (changed) {
         for (const auto phase : {QCPLayoutElement::upPreparation, QCPLayoutElement::upMargins,
                                  QCPLayoutElement::upLayout})
@@ -706,6 +742,12 @@ void FlashStepperView::refresh() {
     }
     styleLegend(m_seriesLegend, look);
     fitLegendIcons(m_seriesLegend);
+    // Shorter swatches than the 2:1 default, so both legends share one row on a projector.
+    for (QCPLegend* legend : {m_tileLegend, m_seriesLegend}) {
+        const int height = legend->iconSize().height();
+        legend->setIconSize(height * 5 / 4, height);
+        legend->setIconTextPadding(height / 3);
+    }
     m_seriesLegend->clearItems();
     if (!m_trackedRows.empty()) {
         m_seriesLegend->addItem(new QCPPlottableLegendItem(m_seriesLegend, m_seriesGraphs.back()));
@@ -791,27 +833,40 @@ void FlashStepperView::refresh() {
                                       : tr("nothing to step")));
         m_counters->setText(QString());
     } else {
-        m_title->setText(
-            tr("FlashAttention, head %1: step %2 of %3").arg(head).arg(step).arg(total));
         const Index skipped = flash->skippedAmong(step);
         const Index computed = step - skipped;
+        // How far the walk is goes on the title's line. On screen the tool row above already
+        // says "step n of N", so the title leaves it out; a figure has no tool row and keeps it.
+        const QString error = QString::number(errorNow, 'g', 3);
+        m_title->setText(
+            figureStyle().wrapWidth > 0
+                ? tr("FlashAttention, head %1: step %2 of %3 \u00b7 tiles computed %4, "
+                     "skipped %5 \u00b7 max error now %6")
+                      .arg(head)
+                      .arg(step)
+                      .arg(total)
+                      .arg(computed)
+                      .arg(skipped)
+                      .arg(error)
+                : tr("Head %1 \u00b7 tiles computed %2, skipped %3 \u00b7 max error now %4")
+                      .arg(head)
+                      .arg(computed)
+                      .arg(skipped)
+                      .arg(error));
         const Index dk = flash->dim(), dv = flash->dimV();
         const Session& s = document()->session();
         const qint64 tileWorking =
             tileBytes() + static_cast<qint64>(s.qBlock * dk + s.kvBlock * (dk + dv)) * 4;
         QString counters =
             tr("score tile %1\u00d7%2 = %3 (with its Q, K, V tiles %4) vs the full %5\u00d7%6 "
-               "score matrix %7\ntiles computed %8, skipped %9 \u00b7 max error now %10")
+               "score matrix %7")
                 .arg(s.qBlock)
                 .arg(s.kvBlock)
                 .arg(bytesText(static_cast<double>(tileBytes())))
                 .arg(bytesText(static_cast<double>(tileWorking)))
                 .arg(sq)
                 .arg(sk)
-                .arg(bytesText(static_cast<double>(fullScoreBytes())))
-                .arg(computed)
-                .arg(skipped)
-                .arg(QString::number(errorNow, 'g', 3));
+                .arg(bytesText(static_cast<double>(fullScoreBytes())));
         if (!note.isEmpty()) counters += QStringLiteral("\n") + note;
         m_counters->setText(counters);
     }

@@ -27,6 +27,7 @@ class QCPBars;
 class QCPColorMap;
 class QCPGraph;
 class QCPItemRect;
+class QCPLayoutGrid;
 class QCPLegend;
 class QCPTextElement;
 class QSpinBox;
@@ -126,8 +127,10 @@ private:
     QCPTextElement* m_title = nullptr;
     QCPTextElement* m_narration = nullptr;
     QCPTextElement* m_counters = nullptr;
-    QCPLegend* m_tileLegend = nullptr;   ///< above the tiles: done, current, skipped, to come
-    QCPLegend* m_seriesLegend = nullptr; ///< above the curves: the focus row, the other rows
+    QCPLayoutGrid* m_legends = nullptr;  ///< one row across: the two legends side by side
+    QCPLayoutGrid* m_curves = nullptr;   ///< the four curves, two rows of two
+    QCPLegend* m_tileLegend = nullptr;   ///< done, current, skipped, to come
+    QCPLegend* m_seriesLegend = nullptr; ///< the curves': the focus row, the other rows
     QCPBars* m_tileKeys[4] = {nullptr, nullptr, nullptr, nullptr}; ///< the tile legend's icons
     QCPTextElement* m_curveTitles[4] = {nullptr, nullptr, nullptr,
                                         nullptr}; ///< m, l, rescale, error

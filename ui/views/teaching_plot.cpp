@@ -117,6 +117,30 @@ bool fitTokenLabels(QCPAxis* axis) {
     return true;
 }
 
+bool fitTokenLabels(QCPAxis* axis, const Theme& theme) {
+    const QStringList labels = axis->property(kTokenLabels).toStringList();
+    if (labels.isEmpty() || !axis->axisRect() || axis->orientation() != Qt::Vertical)
+        return fitTokenLabels(axis);
+    // The axis's length does not depend on its labels' size (they take width, not height),
+    // so the size chosen here stays chosen on the next layout.
+    const int length = axis->axisRect()->height();
+    if (length <= 0) return false;
+    QFont font = axis->tickLabelFont();
+    const int least = std::min(theme.fontPointSize, theme.minimumFontPointSize);
+    int points = theme.fontPointSize;
+    for (; points > least; --points) {
+        setFontSize(font, theme, points);
+        if (labels.size() * (QFontMetrics(font).height() + 1.0) <= length) break;
+    }
+    setFontSize(font, theme, points);
+    bool changed = false;
+    if (font != axis->tickLabelFont()) {
+        axis->setTickLabelFont(font);
+        changed = true;
+    }
+    return fitTokenLabels(axis) || changed;
+}
+
 void styleLegend(QCPLegend* legend, const Theme& theme) {
     legend->setBrush(theme.background);
     legend->setTextColor(theme.foreground);
@@ -131,21 +155,35 @@ void fitLegendIcons(QCPLegend* legend) {
     legend->setIconSize(2 * height, height);
 }
 
+namespace {
+
+/// The width of item `i` of `legend` on a row: icon, padding, text, margins, spacing.
+int legendItemWidth(const QCPLegend* legend, int i) {
+    const QFontMetrics metrics(legend->font());
+    auto* item = qobject_cast<QCPPlottableLegendItem*>(legend->item(i));
+    const QString text = item ? item->plottable()->name() : QString();
+    const QMargins margins = legend->item(i)->margins();
+    return legend->iconSize().width() + legend->iconTextPadding() +
+           metrics.horizontalAdvance(text) + margins.left() + margins.right() +
+           legend->columnSpacing();
+}
+
+} // namespace
+
+int legendRowWidth(const QCPLegend* legend) {
+    int total = 0;
+    for (int i = 0; i < legend->itemCount(); ++i)
+        total += legendItemWidth(legend, i);
+    return total;
+}
+
 bool wrapLegendToWidth(QCPLegend* legend, int width) {
     if (width <= 0) return false;
-    const QFontMetrics metrics(legend->font());
     const int items = legend->itemCount();
-    int widest = 0, total = 0;
-    for (int i = 0; i < items; ++i) {
-        auto* item = qobject_cast<QCPPlottableLegendItem*>(legend->item(i));
-        const QString text = item ? item->plottable()->name() : QString();
-        const QMargins margins = legend->item(i)->margins();
-        const int itemWidth = legend->iconSize().width() + legend->iconTextPadding() +
-                              metrics.horizontalAdvance(text) + margins.left() + margins.right() +
-                              legend->columnSpacing();
-        widest = std::max(widest, itemWidth);
-        total += itemWidth;
-    }
+    int widest = 0;
+    for (int i = 0; i < items; ++i)
+        widest = std::max(widest, legendItemWidth(legend, i));
+    const int total = legendRowWidth(legend);
     int columns = items;
     if (total > width) columns = std::max(1, width / std::max(1, widest));
     const int wrap = columns >= items ? 0 : columns;

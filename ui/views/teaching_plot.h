@@ -54,6 +54,9 @@ void setTokenLabels(QCPAxis* axis, const QStringList& labels);
 /// overlap: one per text line down a vertical axis or along a turned one, one per widest label
 /// along a level one. For QCustomPlot::afterLayout; true when the ticks changed (lay out again).
 bool fitTokenLabels(QCPAxis* axis);
+/// The same, but down a vertical axis the labels first shrink, from the theme's size to its
+/// least (Theme::minimumFontPointSize), so that every one fits before any is dropped.
+bool fitTokenLabels(QCPAxis* axis, const Theme& theme);
 /// A legend inside `rect` (created once, at `alignment`), styled for the theme. It sits on the
 /// data: use it only where the corner is known to be empty.
 QCPLegend* insetLegend(QCPAxisRect* rect, const Theme& theme, Qt::Alignment alignment);
@@ -68,6 +71,8 @@ void fitLegendIcons(QCPLegend* legend);
 /// font as set), wrapping to further rows, so a legend never runs past the plot it labels.
 /// Returns whether the layout changed (a width <= 0, not laid out yet, changes nothing).
 bool wrapLegendToWidth(QCPLegend* legend, int width);
+/// The width `legend`'s items take on one row (what wrapLegendToWidth compares with).
+int legendRowWidth(const QCPLegend* legend);
 /// "12 B", "34 KiB", "5 MiB", "2 GiB".
 QString bytesText(double bytes);
 /// Moves a stepper to `step` clamped to [0, last]: writes the view-state field (flashStep,
