@@ -19,6 +19,7 @@
 
 #include "attnlab/io/npy.h"
 #include "command_runner.h"
+#include "reference.h"
 
 namespace attnlab {
 namespace {
@@ -63,17 +64,6 @@ std::string joined(const std::vector<std::int64_t>& ids) {
     for (std::int64_t id : ids)
         list += (list.empty() ? "" : ",") + std::to_string(id);
     return list;
-}
-
-/// Largest |a - b| over max(1, largest |b|).
-double relative(const std::vector<double>& got, const std::vector<double>& expected) {
-    if (got.size() != expected.size()) return INFINITY;
-    double worst = 0, scale = 1;
-    for (std::size_t i = 0; i < got.size(); ++i) {
-        worst = std::max(worst, std::abs(got[i] - expected[i]));
-        scale = std::max(scale, std::abs(expected[i]));
-    }
-    return worst / scale;
 }
 
 class ModelLens : public test::CommandFolderTest {
@@ -127,13 +117,13 @@ TEST_F(ModelLens, WritesThePlainPyTorchLensAttributionAndPatching) {
             for (std::size_t v = 0; v < vocab; ++v)
                 expected[row + v] /= sum;
         }
-        EXPECT_LT(relative(lens, expected), 1e-4) << name;
+        EXPECT_LT(ref::relativeDifference(lens, expected), 1e-4) << name;
 
         for (const std::string key :
              {"attribution_heads", "attribution_mlp", "attribution_embed", "attribution_bias",
               "attribution_logit", "patch_heads", "patch_residual"}) {
             ASSERT_TRUE(got.count(key)) << name << " lacks " << key;
-            EXPECT_LT(relative(values(got[key]), values(reference[key])), 1e-4)
+            EXPECT_LT(ref::relativeDifference(values(got[key]), values(reference[key])), 1e-4)
                 << name << " " << key;
         }
         const auto heads = values(got["attribution_heads"]);

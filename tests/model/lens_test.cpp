@@ -20,6 +20,7 @@
 #include "attnlab/io/npy.h"
 #include "attnlab/model/lens.h"
 #include "attnlab/model/model.h"
+#include "reference.h"
 #include "reference_npz.h"
 
 namespace attnlab::model {
@@ -66,17 +67,6 @@ struct Reference {
     }
 };
 
-/// Largest |a - b| over the largest |b| (and at least 1): the 1e-4 relative of the checks.
-double relative(const std::vector<double>& got, const std::vector<double>& expected) {
-    if (got.size() != expected.size()) return INFINITY;
-    double worst = 0, scale = 1;
-    for (std::size_t i = 0; i < got.size(); ++i) {
-        worst = std::max(worst, std::abs(got[i] - expected[i]));
-        scale = std::max(scale, std::abs(expected[i]));
-    }
-    return worst / scale;
-}
-
 std::vector<double> flat(const Eigen::MatrixXd& m) {
     std::vector<double> out;
     for (Index i = 0; i < m.rows(); ++i)
@@ -117,7 +107,7 @@ TEST_P(LensReference, LogitLensMatchesPlainPyTorch) {
     std::vector<double> got;
     for (const Matrix& layer : lens->logits)
         got.insert(got.end(), layer.data(), layer.data() + layer.size());
-    EXPECT_LT(relative(got, ref.values.at("lens_logits")), 1e-4);
+    EXPECT_LT(ref::relativeDifference(got, ref.values.at("lens_logits")), 1e-4);
 }
 
 TEST_P(LensReference, DirectAttributionMatchesPlainPyTorch) {
@@ -128,18 +118,22 @@ TEST_P(LensReference, DirectAttributionMatchesPlainPyTorch) {
         directLogitAttribution(model, ref.ids.at("ids"), {.contrast = ref.ids.at("contrast")[0]});
     ASSERT_TRUE(parts.ok()) << parts.error();
     EXPECT_EQ(parts->target, target); // the default target is the model's prediction
-    EXPECT_LT(relative(flat(parts->heads), ref.values.at("attribution_heads")), 1e-4);
-    EXPECT_LT(
-        relative(std::vector<double>(parts->mlp.data(), parts->mlp.data() + parts->mlp.size()),
-                 ref.values.at("attribution_mlp")),
-        1e-4);
-    EXPECT_LT(relative({parts->embedding}, ref.values.at("attribution_embed")), 1e-4);
-    EXPECT_LT(relative({parts->bias}, ref.values.at("attribution_bias")), 1e-4);
-    EXPECT_LT(relative({parts->logit}, ref.values.at("attribution_logit")), 1e-4);
+    EXPECT_LT(ref::relativeDifference(flat(parts->heads), ref.values.at("attribution_heads")),
+              1e-4);
+    EXPECT_LT(ref::relativeDifference(
+                  std::vector<double>(parts->mlp.data(), parts->mlp.data() + parts->mlp.size()),
+                  ref.values.at("attribution_mlp")),
+              1e-4);
+    EXPECT_LT(ref::relativeDifference({parts->embedding}, ref.values.at("attribution_embed")),
+              1e-4);
+    EXPECT_LT(ref::relativeDifference({parts->bias}, ref.values.at("attribution_bias")), 1e-4);
+    EXPECT_LT(ref::relativeDifference({parts->logit}, ref.values.at("attribution_logit")), 1e-4);
 
     auto alone = directLogitAttribution(model, ref.ids.at("ids"), {.target = target});
     ASSERT_TRUE(alone.ok()) << alone.error();
-    EXPECT_LT(relative(flat(alone->heads), ref.values.at("attribution_heads_target")), 1e-4);
+    EXPECT_LT(
+        ref::relativeDifference(flat(alone->heads), ref.values.at("attribution_heads_target")),
+        1e-4);
 }
 
 TEST_P(LensReference, PatchingMatchesPlainPyTorch) {
@@ -152,8 +146,10 @@ TEST_P(LensReference, PatchingMatchesPlainPyTorch) {
         auto patched =
             activationPatching(model, ref.ids.at("ids"), ref.ids.at("corrupted_ids"), options);
         ASSERT_TRUE(patched.ok()) << patched.error();
-        EXPECT_LT(relative(flat(patched->heads), ref.values.at("patch_heads")), 1e-4) << reuse;
-        EXPECT_LT(relative(flat(patched->residual), ref.values.at("patch_residual")), 1e-4)
+        EXPECT_LT(ref::relativeDifference(flat(patched->heads), ref.values.at("patch_heads")), 1e-4)
+            << reuse;
+        EXPECT_LT(ref::relativeDifference(flat(patched->residual), ref.values.at("patch_residual")),
+                  1e-4)
             << reuse;
         EXPECT_EQ(patched->sharedPrefix, 4);
         EXPECT_EQ(patched->reusedPositions > 0, reuse);

@@ -159,6 +159,19 @@ inline BoolMatrix randomMask(Index rows, Index cols, std::uint32_t seed, double 
     return m;
 }
 
+/// Largest |got - expected| over the largest |expected| (and at least 1): the relative tolerance
+/// the model checks state ("1e-4 relative"); infinite when the sizes differ.
+inline double relativeDifference(const std::vector<double>& got,
+                                 const std::vector<double>& expected) {
+    if (got.size() != expected.size()) return std::numeric_limits<double>::infinity();
+    double worst = 0, scale = 1;
+    for (std::size_t i = 0; i < got.size(); ++i) {
+        worst = std::max(worst, std::abs(got[i] - expected[i]));
+        scale = std::max(scale, std::abs(expected[i]));
+    }
+    return worst / scale;
+}
+
 /// Compares two matrices of the same shape (any scalar types); on failure names the shape
 /// mismatch or the worst cell with both values.
 template <typename A, typename B>
