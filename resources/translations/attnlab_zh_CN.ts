@@ -3185,7 +3185,7 @@ File › Open Attention Dump… or Open Q/K/V Dump… shows every layer and head
     </message>
     <message>
         <source>%1 patched runs in %2 s</source>
-        <translation>%1 次修补运行，用时 %2 秒</translation>
+        <translation>修补 %1 次，%2 秒</translation>
     </message>
     <message>
         <source>layer %1, head %2: %3 of the clean difference restored</source>
@@ -3205,7 +3205,7 @@ File › Open Attention Dump… or Open Q/K/V Dump… shows every layer and head
     </message>
     <message>
         <source>restored: 0 corrupted, 1 clean</source>
-        <translation>恢复程度：0 为被破坏，1 为干净</translation>
+        <translation>恢复：0 被破坏，1 干净</translation>
     </message>
     <message>
         <source>position (clean token / corrupted token)</source>
@@ -3253,7 +3253,7 @@ File › Open Attention Dump… or Open Q/K/V Dump… shows every layer and head
     </message>
     <message>
         <source>%1 patched runs in %2 ms</source>
-        <translation>%1 次修补运行，用时 %2 毫秒</translation>
+        <translation>修补 %1 次，%2 毫秒</translation>
     </message>
     <message>
         <source>head</source>

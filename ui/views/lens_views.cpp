@@ -774,6 +774,7 @@ void PatchingView::showProgress() {
                                     .arg(shown->milliseconds / 1000.0, 0, 'f', 2));
     else
         m_status->clear();
+    m_status->setToolTip(m_status->text()); // the whole line where the row is too narrow
     // An empty token field says which token it stands for: the prediction the run used.
     const std::optional<PatchingResult>& result = m_patching->result();
     const model::Tokenizer* tokenizer = ModelDocument::of(document())->tokenizer();
