@@ -322,7 +322,7 @@ void LogitLensView::refresh() {
             table.tokens = tokens;
             // One layer's [S, V] logits at a time, reduced to the few tokens the view shows.
             const Status failed = model::logitLensRows(
-                *net, ids, stoppable, [&table](Index, const Matrix& logits) {
+                *net, ids, stoppable, [&table](Index, Matrix& logits) {
                     const Matrix p = model::probabilities(logits);
                     auto& cells = table.cells.emplace_back();
                     auto& top = table.top.emplace_back();

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <numeric>
 #include <sstream>
+#include <utility>
 
 #include "forward_seams.h"
 
@@ -50,7 +51,7 @@ Result<ModelRun> recordedRun(const Model& model, std::span<const std::int64_t> i
 
 Status logitLensRows(const Model& model, std::span<const std::int64_t> ids,
                      const RunOptions& base,
-                     const std::function<void(Index row, const Matrix& logits)>& each) {
+                     const std::function<void(Index row, Matrix& logits)>& each) {
     RunRecording record;
     auto run = recordedRun(model, ids, base, LogitRows::None, record);
     if (!run) return Error{run.error()};
@@ -68,8 +69,8 @@ Status logitLensRows(const Model& model, std::span<const std::int64_t> ids,
 Result<LogitLens> logitLens(const Model& model, std::span<const std::int64_t> ids,
                             const RunOptions& base) {
     LogitLens lens;
-    if (Status failed = logitLensRows(model, ids, base, [&](Index, const Matrix& logits) {
-            lens.logits.push_back(logits);
+    if (Status failed = logitLensRows(model, ids, base, [&](Index, Matrix& logits) {
+            lens.logits.push_back(std::move(logits)); // not a copy of each layer's [S, V]
         }))
         return Error{*failed};
     return lens;
