@@ -49,8 +49,7 @@ Result<ModelRun> recordedRun(const Model& model, std::span<const std::int64_t> i
 
 } // namespace
 
-Status logitLensRows(const Model& model, std::span<const std::int64_t> ids,
-                     const RunOptions& base,
+Status logitLensRows(const Model& model, std::span<const std::int64_t> ids, const RunOptions& base,
                      const std::function<void(Index row, Matrix& logits)>& each) {
     RunRecording record;
     auto run = recordedRun(model, ids, base, LogitRows::None, record);

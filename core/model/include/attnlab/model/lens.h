@@ -46,8 +46,7 @@ Result<LogitLens> logitLens(const Model& model, std::span<const std::int64_t> id
 /// row L (the model's logits), each [S, V] and the callee's to keep (move) or drop, so a view
 /// that keeps a few tokens per cell never holds (L + 1) S V floats (441 MB for Qwen2-0.5B at 29
 /// tokens).
-Status logitLensRows(const Model& model, std::span<const std::int64_t> ids,
-                     const RunOptions& base,
+Status logitLensRows(const Model& model, std::span<const std::int64_t> ids, const RunOptions& base,
                      const std::function<void(Index row, Matrix& logits)>& each);
 
 /// The softmax of each row of logits [R, V] (max subtracted, computed in double).
