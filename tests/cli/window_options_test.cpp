@@ -61,6 +61,8 @@ TEST_F(WindowOptions, ALessonOpensByNameOrPathAndEachStepIsGrabbed) {
                                  "--screenshots", positional});
     ASSERT_EQ(opened.status, 0) << opened.err;
     EXPECT_EQ(opened.err.find("not an AttnLab session"), std::string::npos) << opened.err;
+    // No view is laid out with an invalid layout (QCustomPlot warns of a factor <= 0).
+    EXPECT_EQ(opened.err.find("QCP"), std::string::npos) << opened.err;
     EXPECT_EQ(filesIn(positional), stepsOf(lessons + "03_causal_and_padding_masks.json"));
 }
 
