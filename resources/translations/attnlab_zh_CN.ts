@@ -15,6 +15,14 @@
         <source>%1: not a folder (a model is a folder with config.json, *.safetensors, tokenizer.json)</source>
         <translation>%1：不是文件夹（模型是包含 config.json、*.safetensors 和 tokenizer.json 的文件夹）</translation>
     </message>
+    <message>
+        <source>Edit the model&apos;s text</source>
+        <translation>编辑模型的文本</translation>
+    </message>
+    <message>
+        <source>Append a token</source>
+        <translation>追加一个词元</translation>
+    </message>
 </context>
 <context>
     <name>QObject</name>

@@ -239,6 +239,52 @@ TEST(ModelDocument, AppendingReusesTheCacheAndEqualsAFullRun) {
     EXPECT_EQ(shown->kvTrace->prefill, static_cast<Index>(length));
 }
 
+TEST(ModelDocument, TypingAndAppendingAreUndoStepsOfTheModelsText) {
+    WindowFixture f;
+    QUndoStack* undo = f.window.document()->undoStack();
+    QLineEdit* text = f.window.inputsPanel()->textEdit();
+    const QString opened = f.models->text();
+    const int before = undo->count();
+    // Typing in the text box while the model is shown: one undo step for the whole burst.
+    text->setFocus();
+    text->selectAll();
+    QTest::keyClicks(text, QStringLiteral("the cat sat"));
+    f.settle();
+    EXPECT_EQ(undo->count(), before + 1);
+    const std::vector<std::int64_t> typed = f.reference.tokenizer.encode("the cat sat").ids;
+    ASSERT_NE(f.models->run(), nullptr);
+    EXPECT_EQ(f.models->run()->ids, typed);
+
+    // A generated token is a step of its own.
+    const std::int64_t next = f.reference.tokenizer.encode(" on", false).ids.front();
+    f.models->appendToken(next);
+    f.settle();
+    EXPECT_EQ(undo->count(), before + 2);
+    EXPECT_EQ(f.models->run()->ids.size(), typed.size() + 1);
+
+    // Undo takes the token off, then the typing; the box, the ids and the run follow.
+    f.window.setFocus(); // Edit > Undo from the window, not the text box's own undo
+    undo->undo();
+    EXPECT_EQ(text->text(), QStringLiteral("the cat sat")); // at once, before the run
+    f.settle();
+    EXPECT_EQ(f.models->run()->ids, typed);
+    undo->undo();
+    f.settle();
+    EXPECT_EQ(f.models->text(), opened);
+    EXPECT_EQ(text->text(), opened);
+    EXPECT_EQ(f.models->run()->ids, f.reference.tokenizer.encode(opened.toStdString()).ids);
+    EXPECT_TRUE(f.models->active());
+    // The lab session's text was never touched.
+    EXPECT_NE(f.window.document()->session().text, "the cat sat");
+
+    undo->redo();
+    undo->redo();
+    f.settle();
+    EXPECT_EQ(f.models->run()->ids.size(), typed.size() + 1);
+    EXPECT_EQ(f.models->run()->ids.back(), next);
+    EXPECT_TRUE(text->text().endsWith(QStringLiteral("sat on"))) << text->text().toStdString();
+}
+
 TEST(ModelDocument, AblatingAHeadChangesTheNextTokenAndUndoRestoresIt) {
     WindowFixture f;
     f.models->setText(QStringLiteral("the cat sat on the mat. the cat sat on the"));

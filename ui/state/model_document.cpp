@@ -181,6 +181,44 @@ private:
     HeadSet m_after;
 };
 
+/// Merges consecutive typed edits of the model's text (apart from the lab's EditMerge keys and
+/// the patching inputs' 1001, 1002).
+constexpr int kMergeModelText = 1101;
+
+/// One edit of the model's text, typed or a token appended: redo applies `after`, undo
+/// `before`. Typed edits in a row merge into one step.
+class ModelTextCommand : public QUndoCommand {
+public:
+    struct Input {
+        QString text;
+        std::vector<std::int64_t> ids;
+    };
+    ModelTextCommand(ModelDocument* models, Input before, Input after, bool typed)
+        : m_models(models), m_before(std::move(before)), m_after(std::move(after)),
+          m_typed(typed) {
+        setText(typed ? QCoreApplication::translate("ModelDocument", "Edit the model's text")
+                      : QCoreApplication::translate("ModelDocument", "Append a token"));
+    }
+    void redo() override {
+        if (m_models) m_models->applyInput(m_after.text, m_after.ids);
+    }
+    void undo() override {
+        if (m_models) m_models->applyInput(m_before.text, m_before.ids);
+    }
+    int id() const override { return m_typed ? kMergeModelText : -1; }
+    bool mergeWith(const QUndoCommand* other) override {
+        if (other->id() != id() || id() < 0) return false;
+        m_after = static_cast<const ModelTextCommand*>(other)->m_after;
+        return true;
+    }
+
+private:
+    QPointer<ModelDocument> m_models;
+    Input m_before;
+    Input m_after;
+    bool m_typed;
+};
+
 ModelDocument::ModelDocument(Document* document)
     : QObject(document), m_document(document), m_dumps(DumpDocument::of(document)) {
     setObjectName(QStringLiteral("ModelDocument"));
@@ -362,9 +400,12 @@ void ModelDocument::setModel(std::shared_ptr<const model::Model> loaded,
     // A translation model opens on its last decoder layer, where cross-attention aligns.
     if (m_model->config.kind == model::ModelKind::EncoderDecoder) m_layer = m_model->config.layers - 1;
     m_shown = true;
-    // The ablation steps of the previous model mean nothing for this one.
+    // The ablation and text steps of the previous model mean nothing for this one (its ids
+    // are another tokenizer's).
     for (int i = m_document->undoStack()->count() - 1; i >= 0; --i) {
-        if (dynamic_cast<const AblationCommand*>(m_document->undoStack()->command(i))) {
+        const QUndoCommand* step = m_document->undoStack()->command(i);
+        if (dynamic_cast<const AblationCommand*>(step) ||
+            dynamic_cast<const ModelTextCommand*>(step)) {
             m_document->undoStack()->clear();
             break;
         }
@@ -410,13 +451,33 @@ void ModelDocument::setText(const QString& text) {
     scheduleRun();
 }
 
+void ModelDocument::editText(const QString& text) {
+    if (!m_tokenizer || (text == m_text && m_run && madeFrom(*m_run, m_ids))) {
+        setText(text);
+        return;
+    }
+    m_document->undoStack()->push(new ModelTextCommand(
+        this, {m_text, m_ids}, {text, m_tokenizer->encode(text.toStdString()).ids}, true));
+}
+
 void ModelDocument::appendToken(std::int64_t id) {
     if (!m_tokenizer) return;
-    m_shown = true;
-    m_ids.push_back(id);
+    std::vector<std::int64_t> ids = m_ids;
+    ids.push_back(id);
     // The text follows the ids (decoded), so the text box shows what runs; the ids stay the
     // source of truth so the run extends the previous one through its cache.
-    m_text = QString::fromStdString(m_tokenizer->decode(m_ids, true));
+    const QString text = QString::fromStdString(m_tokenizer->decode(ids, true));
+    m_document->undoStack()->push(
+        new ModelTextCommand(this, {m_text, m_ids}, {text, std::move(ids)}, false));
+}
+
+void ModelDocument::applyInput(const QString& text, const std::vector<std::int64_t>& ids) {
+    if (!m_tokenizer) return;
+    m_shown = true;
+    const bool textChanges = text != m_text;
+    m_text = text;
+    m_ids = ids;
+    if (textChanges) emit textChanged();
     scheduleRun();
 }
 

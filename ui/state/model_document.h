@@ -112,8 +112,11 @@ public:
     /// The text to run. Bursts of calls are coalesced; a run in flight for older text is
     /// cancelled. Empty text runs the tokenizer's special tokens only (or nothing).
     void setText(const QString& text);
-    /// Appends one token id to the current ids (generation step by step): the next run
-    /// extends the previous one through its KV cache.
+    /// The person's edit of the text: setText() as one undo step on the Document's undo stack
+    /// (consecutive edits merge into one step, as typing in the lab's text does).
+    void editText(const QString& text);
+    /// Appends one token id to the current ids (generation step by step), one undo step: the
+    /// next run extends the previous one through its KV cache.
     void appendToken(std::int64_t id);
 
     /// The heads switched off in every run.
@@ -153,6 +156,9 @@ signals:
     void modelChanged();
     /// A new run is available (text, appended token or ablation changed).
     void runChanged();
+    /// text() changed by an undo, a redo or an appended token (the text box follows at once,
+    /// before the run).
+    void textChanged();
     /// Loading progress, 0..1 (from the GUI thread).
     void loadProgress(double fraction);
     /// Loading started or finished (success, failure or cancel).
@@ -175,6 +181,9 @@ private:
     /// Applies an ablation set without undo (the undo command's redo/undo).
     void applyAblation(const HeadSet& heads);
     friend class AblationCommand;
+    /// Sets the text and its ids without undo (the text command's redo/undo).
+    void applyInput(const QString& text, const std::vector<std::int64_t>& ids);
+    friend class ModelTextCommand;
 
     Document* m_document;
     DumpDocument* m_dumps;

@@ -306,7 +306,7 @@ InputsPanel::InputsPanel(Document* document, QWidget* parent)
     connect(m_text, &QLineEdit::textEdited, this, [doc](const QString& text) {
         // While a real model is shown, the text runs the model (model_document.h).
         if (ModelDocument* models = ModelDocument::of(doc); models->active())
-            return models->setText(text);
+            return models->editText(text);
         doc->modify([&](Session& s) { s.text = text.toStdString(); }, tr("Edit text"),
                     EditMerge::Text);
     });
@@ -377,6 +377,9 @@ InputsPanel::InputsPanel(Document* document, QWidget* parent)
     });
     // A real model: the text box shows its text, the chips its tokens.
     ModelDocument* models = ModelDocument::of(doc);
+    connect(models, &ModelDocument::textChanged, this, [this, models] {
+        if (models->active()) setTextKeepingCursor(m_text, models->text());
+    });
     connect(models, &ModelDocument::runChanged, this, [this, models] {
         if (models->active()) setTextKeepingCursor(m_text, models->text());
         updateTokenizer();
