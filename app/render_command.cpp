@@ -380,12 +380,11 @@ int run(int argc, char** argv) {
     const auto viewName = get(args, "view");
     if (!viewName) fail("missing required option --view (see --list-views)");
     const ViewChoice choice = chooseView(*viewName);
-    // The next-token and head-roles views draw a real model's run: nothing to show without one.
-    if ((choice.id == QLatin1String("next-token") || choice.id == QLatin1String("head-roles")) &&
-        !get(args, "model"))
+    // The views that probe a model draw a real model's run: without one the window shows how
+    // to open one, which is no figure.
+    if (ui::viewGroupOf(choice.id) == QLatin1String("probe") && !get(args, "model"))
         fail("--view " + *viewName + " needs a real model: --model DIR --text \"...\"");
     const bool patchingView = choice.id == QLatin1String("patching");
-    // Without a model the view draws what to open, as the other lens views do.
     if (patchingView && get(args, "model") && !get(args, "patch"))
         fail("--view patching needs a corrupted text: --patch \"CORRUPTED\" (as many tokens "
              "as --text)");

@@ -171,13 +171,17 @@ TEST_F(Render, ListViewsHasEveryRequiredView) {
         EXPECT_NE(std::find(names.begin(), names.end(), view), names.end()) << view;
 }
 
-/// What a view draws from: the lab's session, or (for the views of a model's own run) the
-/// bundled trained model.
+/// What a view draws from: the lab's session, or (for the views that probe a model's own run)
+/// a bundled model of the kind the view reads.
 std::vector<std::string> sourceOf(const std::string& view) {
-    if (view == "next-token" || view == "head-roles")
-        return {"--model",
-                std::string(ATTNLAB_SOURCE_DIR) + "/resources/models/tiny-llama-induction",
-                "--text", "the cat sat on the mat"};
+    const std::string models = std::string(ATTNLAB_SOURCE_DIR) + "/resources/models/";
+    if (view == "next-token" || view == "head-roles" || view == "logit-lens" ||
+        view == "attribution")
+        return {"--model", models + "tiny-llama-induction", "--text", "the cat sat on the mat"};
+    if (view == "translation")
+        return {"--model", models + "tiny-marian-en-zh", "--text", "the cat sat on the mat"};
+    if (view == "fill-mask")
+        return {"--model", models + "tiny-bert-en", "--text", "the cat [MASK] on the mat."};
     // Patching: lesson 17's repeated sequence against the shuffled one.
     if (view == "patching")
         return {"--model",
@@ -344,6 +348,22 @@ TEST_F(Render, DumpRefusesViewsThatCannotDrawIt) {
     const RunResult heatmap = run({"--dump", dump, "--view", "heatmap", "--out", out});
     EXPECT_EQ(heatmap.status, 0) << heatmap.err;
     EXPECT_TRUE(fs::exists(out));
+}
+
+TEST_F(Render, TheViewsThatProbeAModelNeedOne) {
+    // Without --model these views have no run to draw: the window shows how to open a model,
+    // which is no figure, so render says what is missing and writes nothing.
+    const std::string out = (m_dir / "probe.png").string();
+    for (const std::string view : {"next-token", "head-roles", "translation", "logit-lens",
+                                   "attribution", "patching", "fill-mask"}) {
+        SCOPED_TRACE(view);
+        const RunResult result =
+            run({"--tokens", "the cat sat on the mat", "--view", view, "--out", out});
+        EXPECT_EQ(result.status, 2);
+        EXPECT_EQ(std::count(result.err.begin(), result.err.end(), '\n'), 1) << result.err;
+        EXPECT_NE(result.err.find("--model DIR"), std::string::npos) << result.err;
+        EXPECT_FALSE(fs::exists(out));
+    }
 }
 
 struct BadCase {
