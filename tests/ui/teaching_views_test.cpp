@@ -13,6 +13,7 @@
 #include <QSet>
 
 #include <gtest/gtest.h>
+#include <qcustomplot.h>
 
 #include <cmath>
 #include <memory>
@@ -299,6 +300,46 @@ TEST(TeachingViews, EveryRegisteredViewDrawsAFigureOfTheRequestedSize) {
         const QImage image = renderFigure(*view, QSize(480, 320), 2.0);
         EXPECT_EQ(image.size(), QSize(960, 640));
         EXPECT_GT(colourCount(image), 8);
+    }
+}
+
+TEST(TeachingViews, EveryLegendKeepsItsItemsTogetherInsideTheFigure) {
+    // A legend given a whole layout cell spread its items over it (the KV-cache and RoPE
+    // legends down the full height, the entropy legend across the full width) and its frame
+    // ran past the figure's right edge.
+    Document document;
+    Session session = classroom();
+    session.heads = 2;
+    session.kvPrefill = 2;
+    session.variant = Variant::Flash;
+    session.positional = Positional::RopeHalf;
+    document.reset(session);
+    document.flush();
+    for (const QString& id : viewIds()) {
+        SCOPED_TRACE(id.toStdString());
+        std::unique_ptr<View> view(createView(id, &document));
+        if (!view->notApplicable().isEmpty()) continue;
+        view->resize(1000, 640);
+        view->show();
+        if (isStepView(id)) setStep(*view, document, 2);
+        view->ensureComplete();
+        QCoreApplication::processEvents();
+        for (QCustomPlot* plot : view->findChildren<QCustomPlot*>()) {
+            if (!plot->isVisible()) continue;
+            plot->replot();
+            for (QCPLayoutElement* element : plot->plotLayout()->elements(true)) {
+                auto* legend = qobject_cast<QCPLegend*>(element);
+                if (!legend || !legend->visible() || legend->itemCount() < 2) continue;
+                const QRect box = legend->outerRect();
+                const QSize least = legend->minimumOuterSizeHint();
+                EXPECT_LE(box.height(), least.height() + 4) << "spread down";
+                if (legend->rowCount() == 1) {
+                    EXPECT_LE(box.width(), least.width() + 4) << "spread across";
+                }
+                EXPECT_LT(box.right() + 1, plot->width()) << "frame cut at the right";
+                EXPECT_LT(box.bottom() + 1, plot->height()) << "frame cut at the bottom";
+            }
+        }
     }
 }
 

@@ -152,8 +152,9 @@ FlashStepperView::FlashStepperView(Document* document, QWidget* parent) : View(d
     body->setColumnStretchFactors({1.0, 1.0});
     m_tileLegend = new QCPLegend;
     m_seriesLegend = new QCPLegend;
-    m_legends->addElement(0, 0, m_tileLegend);
-    m_legends->addElement(0, 1, m_seriesLegend);
+    // Each legend at its own size at the left of its half, above what it names.
+    addLegendAtItsSize(m_legends, 0, 0, m_tileLegend, Qt::Horizontal);
+    addLegendAtItsSize(m_legends, 0, 1, m_seriesLegend, Qt::Horizontal);
     for (QCPLegend* legend : {m_tileLegend, m_seriesLegend}) {
         legend->setLayer(QStringLiteral("legend"));
         legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
@@ -274,8 +275,13 @@ void FlashStepperView::fitToLayout() {
         m_legends->setColumnStretchFactors(shares);
         m_legends->update(QCPLayoutElement::upLayout);
     }
-    changed = wrapLegendToWidth(m_tileLegend, m_tileLegend->outerRect().width() - 4) || changed;
-    changed = wrapLegendToWidth(m_seriesLegend, m_seriesLegend->outerRect().width() - 4) || changed;
+    // The room is the legend's cell (the legend itself is only as wide as its items).
+    auto cellWidth = [](QCPLegend* legend) {
+        const QCPLayout* cell = legend->layout();
+        return (cell ? cell->outerRect().width() : legend->outerRect().width()) - 4;
+    };
+    changed = wrapLegendToWidth(m_tileLegend, cellWidth(m_tileLegend)) || changed;
+    changed = wrapLegendToWidth(m_seriesLegend, cellWidth(m_seriesLegend)) || changed;
     QCPAxis* keyAxis = m_tileRect->axis(QCPAxis::atBottom);
     const auto ticker = keyAxis->ticker().dynamicCast<QCPAxisTickerText>();
     if (ticker && m_tileRect->width() > 0) {

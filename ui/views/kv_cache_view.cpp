@@ -71,7 +71,7 @@ KvCacheView::KvCacheView(Document* document, QWidget* parent) : View(document, p
     bottom->addElement(0, 1, m_bytesRect);
     plot.setAutoAddPlottableToLegend(false);
     m_bytesLegend = new QCPLegend;
-    bottom->addElement(0, 2, m_bytesLegend);
+    addLegendAtItsSize(bottom, 0, 2, m_bytesLegend, Qt::Vertical);
     m_bytesLegend->setLayer(QStringLiteral("legend"));
     bottom->setColumnStretchFactors({1.0, 1.3, 0.01});
 

@@ -337,15 +337,10 @@ void RopeView::refresh() {
     stylePlot(plot, look);
     // The legend sits beside the curves, never on them.
     auto* legend = new QCPLegend;
-    distanceRow->addElement(0, 1, legend);
+    addLegendAtItsSize(distanceRow, 0, 1, legend, Qt::Vertical);
     distanceRow->setColumnStretchFactors({4.0, 1.0});
     legend->setLayer(QStringLiteral("legend"));
-    legend->setBrush(look.background);
-    legend->setTextColor(look.foreground);
-    legend->setBorderPen(QPen(look.grid));
-    QFont legendFont = legend->font();
-    setFontSize(legendFont, look, std::max(7, look.fontPointSize - 2));
-    legend->setFont(legendFont);
+    styleLegend(legend, look);
     legend->clearItems();
     for (QCPGraph* curve : m_curves)
         legend->addItem(new QCPPlottableLegendItem(legend, curve));

@@ -207,11 +207,32 @@ QCPLegend* insetLegend(QCPAxisRect* rect, const Theme& theme, Qt::Alignment alig
     return legend;
 }
 
+void addLegendAtItsSize(QCPLayoutGrid* grid, int row, int column, QCPLegend* legend,
+                        Qt::Orientation items) {
+    auto* cell = new QCPLayoutGrid;
+    grid->addElement(row, column, cell);
+    cell->addElement(0, 0, legend);
+    // An empty element with nearly all the stretch: the legend keeps its least size.
+    auto* rest = new QCPLayoutElement(grid->parentPlot());
+    if (items == Qt::Horizontal) {
+        cell->addElement(0, 1, rest);
+        cell->setColumnStretchFactors({0.001, 1.0});
+        cell->setColumnSpacing(0);
+    } else {
+        cell->addElement(1, 0, rest);
+        cell->setRowStretchFactors({0.001, 1.0});
+        cell->setRowSpacing(0);
+    }
+    // A 1 px frame is drawn a pixel past its rectangle's right edge: a column of items at the
+    // figure's right edge would lose it (a row has its spacer there, a column its below).
+    cell->setMargins(items == Qt::Vertical ? QMargins(0, 0, 1, 0) : QMargins());
+}
+
 QCPLegend* legendAbove(QCPLayoutGrid* grid, int row, int column, QCPAxisRect* rect) {
     auto* cell = new QCPLayoutGrid;
     grid->addElement(row, column, cell);
     auto* legend = new QCPLegend;
-    cell->addElement(0, 0, legend);
+    addLegendAtItsSize(cell, 0, 0, legend, Qt::Horizontal);
     cell->addElement(1, 0, rect);
     cell->setRowStretchFactors({0.001, 1.0});
     cell->setRowSpacing(2);

@@ -63,6 +63,11 @@ QCPLegend* insetLegend(QCPAxisRect* rect, const Theme& theme, Qt::Alignment alig
 /// A legend in its own row above `rect`, outside the data, so it never covers a bar or a curve;
 /// items run left to right. `rect` goes into a new sub-grid placed at (row, column) of `grid`.
 QCPLegend* legendAbove(QCPLayoutGrid* grid, int row, int column, QCPAxisRect* rect);
+/// Puts `legend` at (row, column) of `grid` at its own size: a spacer after it takes the rest
+/// of the cell (to its right for items in a row, below it for items in a column), so the items
+/// stay together instead of spreading over the cell, and its frame stays inside the figure.
+void addLegendAtItsSize(QCPLayoutGrid* grid, int row, int column, QCPLegend* legend,
+                        Qt::Orientation items);
 /// Background, text and border of a legend for the theme.
 void styleLegend(QCPLegend* legend, const Theme& theme);
 /// Icons one text line high (2:1), so each name sits level with its icon in any font size.
