@@ -1,13 +1,10 @@
 #include "ui/state/model_views_binding.h"
 
-#include <QFutureWatcher>
-#include <QtConcurrent/QtConcurrentRun>
-
-#include <exception>
+#include <atomic>
 #include <memory>
-#include <optional>
 
 #include "ui/state/document.h"
+#include "ui/state/latest_task.h"
 #include "ui/state/model_document.h"
 
 namespace attnlab::ui {
@@ -94,95 +91,59 @@ Result<HeadRolesProbe> runInductionProbe(const model::Model& net,
 
 namespace {
 
-/// What a probe on the worker hands back (a QFuture's result is default-constructed).
-struct ProbeOutput {
-    std::optional<HeadRolesProbe> probe;
-    std::string error;
-};
-
-/// The probe in flight for one view: at most one runs; a request meanwhile cancels it and
-/// runs after it.
-struct ProbeRunner {
-    HeadRolesView* view = nullptr;
-    ModelDocument* models = nullptr;
-    QFutureWatcher<ProbeOutput>* watcher = nullptr;
-    std::shared_ptr<std::atomic<bool>> cancel;
-    std::shared_ptr<const model::Model> model; ///< the model the probe in flight runs
-    std::set<std::pair<Index, Index>> ablated; ///< its heads off
-    Index length = 0;
-    quint64 seed = 0;
-    std::optional<std::pair<Index, quint64>> next; ///< asked for while one ran
-
-    bool running() const { return watcher->isRunning(); }
-
-    void request(Index probeLength, quint64 probeSeed) {
-        if (running()) {
-            next = {probeLength, probeSeed};
-            cancel->store(true);
-            return;
-        }
-        start(probeLength, probeSeed);
+/// The induction probe of one head-roles view on a worker: the latest request wins.
+class ProbeRunner {
+public:
+    ProbeRunner(HeadRolesView* view, ModelDocument* models)
+        : m_view(view), m_models(models),
+          m_task(view, [this](Result<HeadRolesProbe> probe) { finish(std::move(probe)); }) {
+        m_task.onBusyChanged([view](bool busy) { view->setProbeRunning(busy); });
     }
 
-    void stop() {
-        next.reset();
-        if (cancel) cancel->store(true);
-    }
+    bool running() const { return m_task.busy(); }
+    /// The model the latest request measures.
+    const std::shared_ptr<const model::Model>& model() const { return m_model; }
+    void stop() { m_task.stop(); }
 
-    void start(Index probeLength, quint64 probeSeed) {
-        model = models->sharedModel();
-        if (!model) {
-            models->document()->reportInputError(
+    void request(Index length, quint64 seed) {
+        m_model = m_models->sharedModel();
+        if (!m_model) {
+            m_models->document()->reportInputError(
                 QObject::tr("Induction probe: %1").arg(QObject::tr("Open a model first.")));
             return;
         }
-        ablated = models->ablatedHeads();
-        length = probeLength;
-        seed = probeSeed;
-        cancel = std::make_shared<std::atomic<bool>>(false);
-        view->setProbeRunning(true);
-        // The worker holds the model and the flag, never the view: it may outlive both.
-        watcher->setFuture(QtConcurrent::run([net = model, heads = ablated, probeLength, probeSeed,
-                                              flag = cancel] {
-            ProbeOutput out;
-            try {
-                auto result = runInductionProbe(*net, heads, probeLength, probeSeed, flag.get());
-                if (result)
-                    out.probe = std::move(*result);
-                else
-                    out.error = result.error();
-            } catch (const std::exception& error) {
-                out.error = error.what();
-            }
-            return out;
-        }));
+        m_ablated = m_models->ablatedHeads();
+        m_length = length;
+        m_seed = seed;
+        m_task.start([net = m_model, heads = m_ablated, length,
+                      seed](const std::atomic<bool>* cancel) {
+            return runInductionProbe(*net, heads, length, seed, cancel);
+        });
     }
 
-    void finish() {
-        ProbeOutput out = watcher->result();
-        // Read here, not on the worker: a stop before this point drops even a finished run.
-        const bool cancelled = cancel->load();
-        const std::shared_ptr<const model::Model> ran = std::move(model);
-        view->setProbeRunning(false);
-        if (next) {
-            const auto [nextLength, nextSeed] = *next;
-            next.reset();
-            start(nextLength, nextSeed);
-            return;
-        }
-        if (cancelled || ran != models->sharedModel()) return; // stopped, or another model
-        if (ablated != models->ablatedHeads()) {
+private:
+    void finish(Result<HeadRolesProbe> probe) {
+        if (m_model != m_models->sharedModel()) return; // another model meanwhile
+        if (m_ablated != m_models->ablatedHeads()) {
             // Heads were switched meanwhile: the probe is measured with the heads now off.
-            start(length, seed);
+            request(m_length, m_seed);
             return;
         }
-        if (!out.probe) {
-            models->document()->reportInputError(
-                QObject::tr("Induction probe: %1").arg(QString::fromStdString(out.error)));
+        if (!probe) {
+            m_models->document()->reportInputError(
+                QObject::tr("Induction probe: %1").arg(QString::fromStdString(probe.error())));
             return;
         }
-        view->setProbeResult(std::move(*out.probe));
+        m_view->setProbeResult(std::move(*probe));
     }
+
+    HeadRolesView* m_view;
+    ModelDocument* m_models;
+    LatestTask<HeadRolesProbe> m_task;
+    std::shared_ptr<const model::Model> m_model;
+    std::set<std::pair<Index, Index>> m_ablated;
+    Index m_length = 0;
+    quint64 m_seed = 0;
 };
 
 } // namespace
@@ -213,16 +174,10 @@ void bindNextTokenView(NextTokenView* view, ModelDocument* models) {
 }
 
 void bindHeadRolesView(HeadRolesView* view, ModelDocument* models) {
-    auto runner = std::make_shared<ProbeRunner>();
-    runner->view = view;
-    runner->models = models;
-    runner->watcher = new QFutureWatcher<ProbeOutput>(view);
-    QObject::connect(runner->watcher, &QFutureWatcher<ProbeOutput>::finished, view,
-                     [runner] { runner->finish(); });
-    // A probe still running when the view goes keeps only the model and its flag: stop it.
-    QObject::connect(view, &QObject::destroyed, [runner] { runner->stop(); });
+    // Lives as long as the view's connections (its task stops a probe still running then).
+    auto runner = std::make_shared<ProbeRunner>(view, models);
     const auto update = [view, models, runner] {
-        if (runner->running() && runner->model != models->sharedModel()) runner->stop();
+        if (runner->running() && runner->model() != models->sharedModel()) runner->stop();
         view->setInput(headRolesInputOf(*models));
         // The probe on screen follows the heads switched off.
         if (view->showingProbe() && !runner->running() &&

@@ -2,30 +2,21 @@
 
 #include <QCoreApplication>
 #include <QElapsedTimer>
-#include <QFutureWatcher>
 #include <QPointer>
 #include <QUndoCommand>
 #include <QUndoStack>
-#include <QtConcurrent/QtConcurrentRun>
 
 #include <charconv>
 #include <chrono>
-#include <exception>
 #include <string>
 
 #include "attnlab/model/model.h"
 #include "attnlab/tokenizer/tokenizer.h"
 #include "ui/state/document.h"
+#include "ui/state/latest_task.h"
 #include "ui/state/model_document.h"
 
 namespace attnlab::ui {
-
-struct PatchingOutput {
-    std::optional<PatchingResult> result;
-    /// Why there is no result: a sentence for the tab (already translated where it is ours).
-    QString error;
-    quint64 generation = 0;
-};
 
 namespace {
 
@@ -92,82 +83,75 @@ Result<std::int64_t> prediction(const model::Model& net, std::span<const std::in
 }
 
 /// The worker: the default metric tokens, then the core's activation patching.
-PatchingOutput computePatching(PatchingKey key, std::shared_ptr<std::atomic<bool>> cancel,
-                               std::function<void(Index, Index)> progress, quint64 generation) {
-    PatchingOutput out;
-    out.generation = generation;
+/// Its failure is a sentence for the tab (translated where it is ours).
+Result<PatchingResult> computePatching(PatchingKey key, const std::atomic<bool>* cancel,
+                                       const std::function<void(Index, Index)>& progress) {
     const auto started = std::chrono::steady_clock::now();
-    try {
-        model::RunOptions base;
-        base.ablatedHeads = key.ablated;
-        base.cancel = cancel.get();
-        model::LogitDifference metric;
-        for (auto [typed, ids, slot] : {std::tuple{key.a, &key.clean, &metric.a},
-                                        std::tuple{key.b, &key.corrupted, &metric.b}}) {
-            if (typed) {
-                *slot = *typed;
-                continue;
-            }
-            auto predicted = prediction(*key.model, *ids, base);
-            if (!predicted) {
-                out.error = QString::fromStdString(predicted.error());
-                return out;
-            }
-            *slot = *predicted;
+    model::RunOptions base;
+    base.ablatedHeads = key.ablated;
+    base.cancel = cancel;
+    model::LogitDifference metric;
+    for (auto [typed, ids, slot] : {std::tuple{key.a, &key.clean, &metric.a},
+                                    std::tuple{key.b, &key.corrupted, &metric.b}}) {
+        if (typed) {
+            *slot = *typed;
+            continue;
         }
-        if (metric.a == metric.b) {
-            out.error = QCoreApplication::translate(
-                "attnlab::ui::PatchingDocument",
-                "Both texts make the model predict the same token: type tokens A and "
-                "B whose difference the corruption changes.");
-            return out;
-        }
-        model::PatchingOptions options;
-        options.metric = metric;
-        options.heads = key.target == PatchTarget::Heads;
-        options.residual = key.target == PatchTarget::Residual;
-        options.progress = std::move(progress);
-        auto patched =
-            model::activationPatching(*key.model, key.clean, key.corrupted, options, base);
-        if (!patched) {
-            const std::string& error = patched.error();
-            out.error = error.find("same logit difference") != std::string::npos
-                            ? QCoreApplication::translate(
-                                  "attnlab::ui::PatchingDocument",
-                                  "The clean and corrupted texts give the same logit difference: "
-                                  "there is nothing to restore (change the corruption or the "
-                                  "tokens).")
-                            : QString::fromStdString(error);
-            return out;
-        }
-        PatchingResult result;
-        result.key = std::move(key);
-        result.patching = std::move(*patched);
-        result.metric = metric;
-        result.milliseconds =
-            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started)
-                .count();
-        out.result = std::move(result);
-    } catch (const std::exception& error) {
-        out.error = QString::fromUtf8(error.what());
+        auto predicted = prediction(*key.model, *ids, base);
+        if (!predicted) return Error{predicted.error()};
+        *slot = *predicted;
     }
-    return out;
+    if (metric.a == metric.b)
+        return Error{QCoreApplication::translate(
+                         "attnlab::ui::PatchingDocument",
+                         "Both texts make the model predict the same token: type tokens A "
+                         "and B whose difference the corruption changes.")
+                         .toStdString()};
+    model::PatchingOptions options;
+    options.metric = metric;
+    options.heads = key.target == PatchTarget::Heads;
+    options.residual = key.target == PatchTarget::Residual;
+    options.progress = progress;
+    auto patched =
+        model::activationPatching(*key.model, key.clean, key.corrupted, options, base);
+    if (!patched) {
+        if (patched.error().find("same logit difference") == std::string::npos)
+            return Error{patched.error()};
+        return Error{QCoreApplication::translate(
+                         "attnlab::ui::PatchingDocument",
+                         "The clean and corrupted texts give the same logit difference: "
+                         "there is nothing to restore (change the corruption or the "
+                         "tokens).")
+                         .toStdString()};
+    }
+    PatchingResult result;
+    result.key = std::move(key);
+    result.patching = std::move(*patched);
+    result.metric = metric;
+    result.milliseconds =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started)
+            .count();
+    return result;
 }
 
 } // namespace
 
 PatchingDocument::PatchingDocument(Document* document)
-    : QObject(document), m_document(document), m_models(ModelDocument::of(document)) {
+    : QObject(document), m_document(document), m_models(ModelDocument::of(document)),
+      m_task(std::make_unique<LatestTask<PatchingResult>>(
+          this, [this](Result<PatchingResult> done) { finish(std::move(done)); })) {
     setObjectName(QStringLiteral("PatchingDocument"));
-    m_watcher = new QFutureWatcher<PatchingOutput>(this);
-    connect(m_watcher, &QFutureWatcher<PatchingOutput>::finished, this,
-            [this] { finish(m_watcher->result()); });
+    m_task->onBusyChanged([this](bool busy) {
+        if (!busy) stopped();
+        emit runningChanged(busy);
+    });
 }
 
-PatchingDocument::~PatchingDocument() {
-    // The worker reports progress into this object: stop it and wait.
-    if (m_cancel) m_cancel->store(true);
-    m_watcher->waitForFinished();
+// The task stops the run in flight and waits for it before the members it reports to go.
+PatchingDocument::~PatchingDocument() = default;
+
+bool PatchingDocument::running() const {
+    return m_task->busy();
 }
 
 PatchingDocument* PatchingDocument::of(Document* document) {
@@ -272,8 +256,7 @@ void PatchingDocument::request() {
     std::optional<PatchingKey> key = currentKey(&why);
     if (!key) {
         // Bad input: one line, no map; a run in flight for older inputs is stopped.
-        if (m_running) m_cancel->store(true);
-        m_pending = false;
+        m_task->stop();
         const bool changed = m_result.has_value() || m_message != why;
         m_result.reset();
         m_message = why;
@@ -282,8 +265,7 @@ void PatchingDocument::request() {
     }
     if (m_result && m_result->key == *key) {
         // Back to the inputs on screen: nothing to run, a run for others is dropped.
-        if (m_running) m_cancel->store(true);
-        m_pending = false;
+        m_task->stop();
         if (!m_message.isEmpty()) {
             m_message.clear();
             emit finished();
@@ -297,12 +279,8 @@ void PatchingDocument::request() {
         }
         return;
     }
-    if (m_running) {
-        if (m_runningKey && *m_runningKey == *key && !m_cancel->load()) return;
-        m_cancel->store(true); // superseded: the newest request starts when it stops
-        m_pending = true;
-        return;
-    }
+    // The same request already in flight goes on; any other supersedes it.
+    if (m_task->busy() && m_requested == key && !m_userCancelled) return;
     start(std::move(*key));
 }
 
@@ -312,71 +290,53 @@ void PatchingDocument::rerun() {
 }
 
 void PatchingDocument::cancel() {
-    m_pending = false;
-    if (!m_running) return;
+    if (!m_task->busy()) return;
     m_userCancelled = true;
-    m_heldKey = m_runningKey;
-    m_cancel->store(true);
+    m_heldKey = m_requested;
+    m_task->stop();
 }
 
 void PatchingDocument::start(PatchingKey key) {
     m_heldKey.reset();
     m_userCancelled = false;
-    m_pending = false;
-    m_runningKey = key;
-    m_cancel = std::make_shared<std::atomic<bool>>(false);
+    m_requested = key;
     m_progress = {0, 0};
     const quint64 generation = ++m_generation;
-    m_running = true;
-    emit runningChanged(true);
     emit progressChanged(0, 0);
-    // Each patched run's report is posted to this thread; a stale run's are dropped there.
+    // Each patched run's report is posted to this thread; a superseded run's are dropped.
     auto progress = [this, generation](Index done, Index total) {
         QMetaObject::invokeMethod(
             this,
             [this, generation, done, total] {
-                if (generation != m_generation || !m_running) return;
+                if (generation != m_generation || !m_task->busy()) return;
                 m_progress = {done, total};
                 emit progressChanged(done, total);
             },
             Qt::QueuedConnection);
     };
-    m_watcher->setFuture(
-        QtConcurrent::run(computePatching, std::move(key), m_cancel, progress, generation));
+    m_task->start([key = std::move(key), progress](const std::atomic<bool>* cancel) mutable {
+        return computePatching(std::move(key), cancel, progress);
+    });
 }
 
-void PatchingDocument::finish(PatchingOutput output) {
-    const bool userCancelled = m_userCancelled;
-    // Read here, not on the worker: a stop before this point drops even a finished run.
-    const bool stopped = m_cancel->load();
-    m_running = false;
+void PatchingDocument::stopped() {
+    if (!m_userCancelled) return;
+    // The person cancelled: the previous result stays on screen.
     m_userCancelled = false;
-    std::optional<PatchingKey> ran = std::move(m_runningKey);
-    m_runningKey.reset();
-    emit runningChanged(false);
-    if (m_pending) {
-        // Superseded while it ran: the latest inputs run now; this result is not shown.
-        m_pending = false;
-        request();
-        return;
-    }
-    if (userCancelled || stopped) {
-        // The previous result stays on screen.
-        if (userCancelled) {
-            m_message = tr("Cancelled: the previous result stays on screen.");
-            m_heldMessage = m_message;
-        }
-        emit finished();
-        return;
-    }
-    if (!output.result) {
+    m_message = tr("Cancelled: the previous result stays on screen.");
+    m_heldMessage = m_message;
+    emit finished();
+}
+
+void PatchingDocument::finish(Result<PatchingResult> done) {
+    if (!done) {
         // The same request would fail the same way: it is not run again by itself.
-        m_heldKey = std::move(ran);
+        m_heldKey = m_requested;
         m_result.reset();
-        m_message = output.error;
+        m_message = QString::fromStdString(done.error());
         m_heldMessage = m_message;
     } else {
-        m_result = std::move(output.result);
+        m_result = std::move(*done);
         m_message.clear();
     }
     emit finished();
@@ -387,7 +347,7 @@ bool PatchingDocument::waitForIdle(int timeoutMs) {
     clock.start();
     while (!idle()) {
         if (clock.elapsed() > timeoutMs) return false;
-        if (m_running) m_watcher->waitForFinished();
+        m_task->wait();
         QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
     }
     return true;

@@ -26,9 +26,8 @@
 #include <utility>
 #include <vector>
 
+#include "attnlab/base/result.h"
 #include "attnlab/model/lens.h"
-
-template <typename T> class QFutureWatcher;
 
 namespace attnlab::ui {
 
@@ -68,8 +67,7 @@ struct PatchingResult {
     double milliseconds = 0;       ///< wall time of the whole computation on the worker
 };
 
-/// What the worker hands back.
-struct PatchingOutput;
+template <typename T> class LatestTask;
 
 class PatchingDocument : public QObject {
     Q_OBJECT
@@ -99,7 +97,7 @@ public:
     /// Stops the run in flight; the previous result stays.
     void cancel();
 
-    bool running() const { return m_running; }
+    bool running() const;
     /// Runs done and in all of the run in flight (0, 0 before its first report).
     std::pair<Index, Index> progress() const { return m_progress; }
     /// The latest finished patching; nullopt when there is none or the input is bad.
@@ -107,7 +105,7 @@ public:
     /// One line about the latest request: bad input, a failure or a cancel; empty when fine.
     QString message() const { return m_message; }
     /// True when no run is in flight or waiting.
-    bool idle() const { return !m_running && !m_pending; }
+    bool idle() const { return !running(); }
     /// Waits (processing events) until idle(); false on timeout.
     bool waitForIdle(int timeoutMs = 120000);
 
@@ -121,7 +119,10 @@ signals:
 private:
     explicit PatchingDocument(Document* document);
     void start(PatchingKey key);
-    void finish(PatchingOutput output);
+    /// The latest request's result or failure (the task hands over nothing else).
+    void finish(Result<PatchingResult> done);
+    /// The task went idle: a run the person cancelled says so.
+    void stopped();
     void edit(const PatchingInputs& next, int mergeId, const QString& description);
 
     Document* m_document;
@@ -129,17 +130,15 @@ private:
     PatchingInputs m_inputs;
     std::optional<PatchingResult> m_result;
     QString m_message;
-    QFutureWatcher<PatchingOutput>* m_watcher = nullptr;
-    std::shared_ptr<std::atomic<bool>> m_cancel;
-    std::optional<PatchingKey> m_runningKey;
+    std::unique_ptr<LatestTask<PatchingResult>> m_task;
+    /// The latest request started (in flight while running()).
+    std::optional<PatchingKey> m_requested;
     /// Cancelled by the person, or failed: not run again by itself (rerun() runs it).
     std::optional<PatchingKey> m_heldKey;
     QString m_heldMessage; ///< what the held request said
-    bool m_running = false;
-    bool m_pending = false; ///< a request waits for the run in flight to stop
     bool m_userCancelled = false;
     std::pair<Index, Index> m_progress{0, 0};
-    quint64 m_generation = 0;
+    quint64 m_generation = 0; ///< of the latest request: its progress reports are shown
 };
 
 } // namespace attnlab::ui

@@ -2,7 +2,6 @@
 
 #include <QComboBox>
 #include <QCoreApplication>
-#include <QFutureWatcher>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
@@ -11,7 +10,6 @@
 #include <QPushButton>
 #include <QToolTip>
 #include <QVBoxLayout>
-#include <QtConcurrent/QtConcurrentRun>
 #include <qcustomplot.h>
 
 #include <algorithm>
@@ -23,6 +21,7 @@
 
 #include "attnlab/model/model.h"
 #include "ui/state/experiment_data.h"
+#include "ui/state/latest_task.h"
 #include "ui/state/model_document.h"
 #include "ui/state/patching_document.h"
 #include "ui/views/colormap.h"
@@ -30,88 +29,6 @@
 #include "ui/views/teaching_plot.h"
 
 namespace attnlab::ui {
-
-/// One computation of a view on a worker thread at a time: a newer request cancels the one in
-/// flight (through the core's cancel flag) and runs when it stops; only the latest request's
-/// result is handed to `done`, on the GUI thread.
-template <typename T> class LensTask {
-public:
-    /// The computation, run on the worker with the flag it stops at.
-    using Work = std::function<Result<T>(const std::atomic<bool>* cancel)>;
-
-    LensTask(QObject* owner, std::function<void(Result<T>)> done)
-        : m_watcher(new QFutureWatcher<Output>(owner)), m_done(std::move(done)) {
-        QObject::connect(m_watcher, &QFutureWatcher<Output>::finished, owner, [this] { finish(); });
-    }
-    ~LensTask() {
-        stop();
-        m_watcher->waitForFinished();
-        delete m_watcher; // no finished() for a task that is gone
-    }
-    LensTask(const LensTask&) = delete;
-    LensTask& operator=(const LensTask&) = delete;
-
-    void start(Work work) {
-        if (m_running) {
-            m_next = std::move(work);
-            m_cancel->store(true);
-            return;
-        }
-        launch(std::move(work));
-    }
-    /// Cancels the request in flight and any waiting one; nothing is handed over.
-    void stop() {
-        m_next.reset();
-        if (m_cancel) m_cancel->store(true);
-    }
-    /// True from a request until its result is handed over (or dropped).
-    bool busy() const { return m_running; }
-    void wait() {
-        while (m_running) {
-            m_watcher->waitForFinished();
-            QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
-        }
-    }
-
-private:
-    struct Output {
-        std::optional<Result<T>> result;
-    };
-
-    void launch(Work work) {
-        m_running = true;
-        m_cancel = std::make_shared<std::atomic<bool>>(false);
-        // The worker holds its inputs and the flag, never the view: it may outlive both.
-        m_watcher->setFuture(QtConcurrent::run([work = std::move(work), flag = m_cancel] {
-            Output out;
-            try {
-                out.result = work(flag.get());
-            } catch (const std::exception& error) {
-                out.result = Result<T>(Error{error.what()});
-            }
-            return out;
-        }));
-    }
-    void finish() {
-        Output out = m_watcher->result();
-        // Read here, not on the worker: a stop before this point drops even a finished run.
-        const bool stopped = m_cancel->load();
-        if (m_next) {
-            Work next = std::move(*m_next);
-            m_next.reset();
-            launch(std::move(next));
-            return;
-        }
-        m_running = false;
-        if (!stopped && out.result) m_done(std::move(*out.result));
-    }
-
-    QFutureWatcher<Output>* m_watcher;
-    std::function<void(Result<T>)> m_done;
-    std::shared_ptr<std::atomic<bool>> m_cancel;
-    std::optional<Work> m_next;
-    bool m_running = false;
-};
 
 struct LensTable {
     std::vector<std::vector<std::vector<model::RankedToken>>> cells; ///< [L + 1][S]: top tokens
@@ -224,7 +141,7 @@ void openHeadOnLastRow(Document* document, Index layer, Index head) {
 
 LogitLensView::LogitLensView(Document* document, QWidget* parent)
     : PlotView(document, parent),
-      m_task(std::make_unique<LensTask<LensTable>>(this, [this](Result<LensTable> table) {
+      m_task(std::make_unique<LatestTask<LensTable>>(this, [this](Result<LensTable> table) {
           m_cells.clear();
           m_top.clear();
           m_error.clear();
@@ -420,7 +337,7 @@ DataTable LogitLensView::data() const {
 
 AttributionView::AttributionView(Document* document, QWidget* parent)
     : PlotView(document, parent),
-      m_task(std::make_unique<LensTask<model::Attribution>>(
+      m_task(std::make_unique<LatestTask<model::Attribution>>(
           this, [this](Result<model::Attribution> parts) {
               m_parts.reset();
               m_error.clear();

@@ -47,8 +47,8 @@ struct ModelRun;
 
 namespace attnlab::ui {
 
-/// A view's computation on a worker thread (lens_views.cpp).
-template <typename T> class LensTask;
+/// A view's computation on a worker thread (ui/state/latest_task.h).
+template <typename T> class LatestTask;
 /// What the logit lens view draws, computed on the worker.
 struct LensTable;
 
@@ -79,7 +79,7 @@ protected:
 private:
     QString cellText(Index row, Index position) const;
 
-    std::unique_ptr<LensTask<LensTable>> m_task;
+    std::unique_ptr<LatestTask<LensTable>> m_task;
     QCPTextElement* m_title = nullptr;
     QCPColorMap* m_map = nullptr;
     QCPColorScale* m_scale = nullptr;
@@ -115,7 +115,7 @@ protected:
     void waitForWork() override;
 
 private:
-    std::unique_ptr<LensTask<model::Attribution>> m_task;
+    std::unique_ptr<LatestTask<model::Attribution>> m_task;
     QCPTextElement* m_title = nullptr;
     QCPColorMap* m_map = nullptr;
     QCPColorScale* m_scale = nullptr;
