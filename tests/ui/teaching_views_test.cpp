@@ -38,6 +38,17 @@ Session classroom() {
     return session;
 }
 
+/// A session every registered view can draw: two heads, a KV-cache prefill, FlashAttention
+/// tiles and RoPE.
+Session everyViewApplies() {
+    Session session = classroom();
+    session.heads = 2;
+    session.kvPrefill = 2;
+    session.variant = Variant::Flash;
+    session.positional = Positional::RopeHalf;
+    return session;
+}
+
 void goTo(Document& document, Index kvStep) {
     ViewState state = document.session().viewState;
     state.kvStep = kvStep;
@@ -282,12 +293,7 @@ TEST(LinesView, HoveringATokenIsolatesItsLines) {
 
 TEST(TeachingViews, EveryRegisteredViewDrawsAFigureOfTheRequestedSize) {
     Document document;
-    Session session = classroom();
-    session.heads = 2;
-    session.kvPrefill = 2;
-    session.variant = Variant::Flash;
-    session.positional = Positional::RopeHalf;
-    document.reset(session);
+    document.reset(everyViewApplies());
     document.setComparison(Comparison::FullVsCausal);
     document.flush();
     ASSERT_NE(document.experiment(), nullptr);
@@ -308,12 +314,7 @@ TEST(TeachingViews, EveryLegendKeepsItsItemsTogetherInsideTheFigure) {
     // legends down the full height, the entropy legend across the full width) and its frame
     // ran past the figure's right edge.
     Document document;
-    Session session = classroom();
-    session.heads = 2;
-    session.kvPrefill = 2;
-    session.variant = Variant::Flash;
-    session.positional = Positional::RopeHalf;
-    document.reset(session);
+    document.reset(everyViewApplies());
     document.flush();
     for (const QString& id : viewIds()) {
         SCOPED_TRACE(id.toStdString());

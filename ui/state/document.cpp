@@ -4,7 +4,6 @@
 #include <QElapsedTimer>
 #include <QFutureWatcher>
 #include <QTimer>
-#include <QUndoCommand>
 #include <QUndoStack>
 #include <QtConcurrent/QtConcurrentRun>
 
@@ -14,34 +13,11 @@
 #include <utility>
 
 #include "attnlab/attention/flash_walk.h"
+#include "ui/state/apply_command.h"
 
 namespace attnlab::ui {
 
 namespace {
-
-/// One undoable edit: the whole session before and after (simple and always correct).
-class SessionCommand : public QUndoCommand {
-public:
-    SessionCommand(Document* document, Session before, Session after, const QString& text,
-                   EditMerge merge)
-        : QUndoCommand(text), m_document(document), m_before(std::move(before)),
-          m_after(std::move(after)), m_mergeKey(static_cast<int>(merge)) {}
-
-    void undo() override { m_document->applySession(m_before); }
-    void redo() override { m_document->applySession(m_after); }
-    int id() const override { return m_mergeKey; }
-    bool mergeWith(const QUndoCommand* other) override {
-        if (other->id() != id() || m_mergeKey < 0) return false;
-        m_after = static_cast<const SessionCommand*>(other)->m_after;
-        return true;
-    }
-
-private:
-    Document* m_document;
-    Session m_before;
-    Session m_after;
-    int m_mergeKey;
-};
 
 /// Cells of a session's attention (S_q * S_k * H): what decides worker or GUI thread.
 qint64 workOf(const Session& session) {
@@ -107,7 +83,10 @@ bool Document::experimentOutOfDate() const {
 void Document::edit(const Session& next, const QString& description, EditMerge merge) {
     Session fitted = next;
     fitCustomMask(fitted);
-    m_undo->push(new SessionCommand(this, m_session, std::move(fitted), description, merge));
+    // The whole session before and after: simple and always correct.
+    m_undo->push(new ApplyCommand<Session>(
+        this, [this](const Session& session) { applySession(session); }, m_session,
+        std::move(fitted), static_cast<int>(merge), description));
 }
 
 void Document::modify(const std::function<void(Session&)>& change, const QString& description,

@@ -7,7 +7,6 @@
 #include <QFutureWatcher>
 #include <QPointer>
 #include <QTimer>
-#include <QUndoCommand>
 #include <QUndoStack>
 #include <QtConcurrent/QtConcurrentRun>
 
@@ -17,6 +16,7 @@
 
 #include "attnlab/model/run_dumps.h"
 #include "attnlab/model/translate.h"
+#include "ui/state/apply_command.h"
 #include "ui/state/document.h"
 #include "ui/state/dump_document.h"
 
@@ -159,65 +159,23 @@ ModelRunOutput computeRun(std::shared_ptr<const model::Model> loaded,
 
 } // namespace
 
-/// One change of the ablated heads: redo applies `after`, undo `before`.
-class AblationCommand : public QUndoCommand {
-public:
-    AblationCommand(ModelDocument* models, HeadSet before, HeadSet after)
-        : m_models(models), m_before(std::move(before)), m_after(std::move(after)) {
-        setText(m_after.size() > m_before.size()
-                    ? QCoreApplication::translate("ModelDocument", "Switch off a head")
-                    : QCoreApplication::translate("ModelDocument", "Switch heads back on"));
-    }
-    void redo() override {
-        if (m_models) m_models->applyAblation(m_after);
-    }
-    void undo() override {
-        if (m_models) m_models->applyAblation(m_before);
-    }
-
-private:
-    QPointer<ModelDocument> m_models;
-    HeadSet m_before;
-    HeadSet m_after;
+struct ModelInput {
+    QString text;
+    std::vector<std::int64_t> ids;
 };
+
+namespace {
 
 /// Merges consecutive typed edits of the model's text (apart from the lab's EditMerge keys and
 /// the patching inputs' 1001, 1002).
 constexpr int kMergeModelText = 1101;
 
-/// One edit of the model's text, typed or a token appended: redo applies `after`, undo
-/// `before`. Typed edits in a row merge into one step.
-class ModelTextCommand : public QUndoCommand {
-public:
-    struct Input {
-        QString text;
-        std::vector<std::int64_t> ids;
-    };
-    ModelTextCommand(ModelDocument* models, Input before, Input after, bool typed)
-        : m_models(models), m_before(std::move(before)), m_after(std::move(after)),
-          m_typed(typed) {
-        setText(typed ? QCoreApplication::translate("ModelDocument", "Edit the model's text")
-                      : QCoreApplication::translate("ModelDocument", "Append a token"));
-    }
-    void redo() override {
-        if (m_models) m_models->applyInput(m_after.text, m_after.ids);
-    }
-    void undo() override {
-        if (m_models) m_models->applyInput(m_before.text, m_before.ids);
-    }
-    int id() const override { return m_typed ? kMergeModelText : -1; }
-    bool mergeWith(const QUndoCommand* other) override {
-        if (other->id() != id() || id() < 0) return false;
-        m_after = static_cast<const ModelTextCommand*>(other)->m_after;
-        return true;
-    }
+/// A change of the switched-off heads, and an edit of the model's text (typed, merged while
+/// typing, or a token appended).
+using AblationCommand = ApplyCommand<HeadSet>;
+using ModelTextCommand = ApplyCommand<ModelInput>;
 
-private:
-    QPointer<ModelDocument> m_models;
-    Input m_before;
-    Input m_after;
-    bool m_typed;
-};
+} // namespace
 
 ModelDocument::ModelDocument(Document* document)
     : QObject(document), m_document(document), m_dumps(DumpDocument::of(document)) {
@@ -456,8 +414,8 @@ void ModelDocument::editText(const QString& text) {
         setText(text);
         return;
     }
-    m_document->undoStack()->push(new ModelTextCommand(
-        this, {m_text, m_ids}, {text, m_tokenizer->encode(text.toStdString()).ids}, true));
+    pushInput({text, m_tokenizer->encode(text.toStdString()).ids}, kMergeModelText,
+              QCoreApplication::translate("ModelDocument", "Edit the model's text"));
 }
 
 void ModelDocument::appendToken(std::int64_t id) {
@@ -467,8 +425,14 @@ void ModelDocument::appendToken(std::int64_t id) {
     // The text follows the ids (decoded), so the text box shows what runs; the ids stay the
     // source of truth so the run extends the previous one through its cache.
     const QString text = QString::fromStdString(m_tokenizer->decode(ids, true));
-    m_document->undoStack()->push(
-        new ModelTextCommand(this, {m_text, m_ids}, {text, std::move(ids)}, false));
+    pushInput({text, std::move(ids)}, -1,
+              QCoreApplication::translate("ModelDocument", "Append a token"));
+}
+
+void ModelDocument::pushInput(ModelInput next, int mergeId, const QString& description) {
+    m_document->undoStack()->push(new ModelTextCommand(
+        this, [this](const ModelInput& input) { applyInput(input.text, input.ids); },
+        {m_text, m_ids}, std::move(next), mergeId, description));
 }
 
 void ModelDocument::applyInput(const QString& text, const std::vector<std::int64_t>& ids) {
@@ -483,7 +447,13 @@ void ModelDocument::applyInput(const QString& text, const std::vector<std::int64
 
 void ModelDocument::setAblatedHeads(const HeadSet& heads) {
     if (heads == m_ablated) return;
-    m_document->undoStack()->push(new AblationCommand(this, m_ablated, heads));
+    const QString description =
+        heads.size() > m_ablated.size()
+            ? QCoreApplication::translate("ModelDocument", "Switch off a head")
+            : QCoreApplication::translate("ModelDocument", "Switch heads back on");
+    m_document->undoStack()->push(new AblationCommand(
+        this, [this](const HeadSet& set) { applyAblation(set); }, m_ablated, heads, -1,
+        description));
 }
 
 void ModelDocument::applyAblation(const HeadSet& heads) {

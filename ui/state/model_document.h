@@ -56,6 +56,8 @@ using HeadSet = std::set<std::pair<Index, Index>>;
 struct ModelLoadOutput;
 /// What a run produces on the worker.
 struct ModelRunOutput;
+/// The model's text and its ids: what an undo step of the text applies.
+struct ModelInput;
 
 class ModelDocument : public QObject {
     Q_OBJECT
@@ -178,12 +180,12 @@ private:
     void publish();
     /// A translation model's run: the attention of m_attentionKind as an attention dump.
     void showTranslation();
-    /// Applies an ablation set without undo (the undo command's redo/undo).
+    /// Applies an ablation set without undo (the undo step's redo/undo).
     void applyAblation(const HeadSet& heads);
-    friend class AblationCommand;
-    /// Sets the text and its ids without undo (the text command's redo/undo).
+    /// Sets the text and its ids without undo (the text step's redo/undo).
     void applyInput(const QString& text, const std::vector<std::int64_t>& ids);
-    friend class ModelTextCommand;
+    /// Pushes the undo step from the text and ids now to `next`.
+    void pushInput(ModelInput next, int mergeId, const QString& description);
 
     Document* m_document;
     DumpDocument* m_dumps;

@@ -2,8 +2,6 @@
 
 #include <QCoreApplication>
 #include <QElapsedTimer>
-#include <QPointer>
-#include <QUndoCommand>
 #include <QUndoStack>
 
 #include <charconv>
@@ -12,6 +10,7 @@
 
 #include "attnlab/model/model.h"
 #include "attnlab/tokenizer/tokenizer.h"
+#include "ui/state/apply_command.h"
 #include "ui/state/document.h"
 #include "ui/state/latest_task.h"
 #include "ui/state/model_document.h"
@@ -23,33 +22,6 @@ namespace {
 /// Undo merge ids of the patching fields, apart from the session's EditMerge ids.
 constexpr int kMergeCorrupted = 1001;
 constexpr int kMergeMetric = 1002;
-
-/// One edit of the patching inputs: redo applies `after`, undo `before`.
-class PatchingCommand : public QUndoCommand {
-public:
-    PatchingCommand(PatchingDocument* patching, PatchingInputs before, PatchingInputs after,
-                    int mergeId, const QString& text)
-        : QUndoCommand(text), m_patching(patching), m_before(std::move(before)),
-          m_after(std::move(after)), m_mergeId(mergeId) {}
-    void redo() override {
-        if (m_patching) m_patching->applyInputs(m_after);
-    }
-    void undo() override {
-        if (m_patching) m_patching->applyInputs(m_before);
-    }
-    int id() const override { return m_mergeId; }
-    bool mergeWith(const QUndoCommand* other) override {
-        if (other->id() != id() || m_mergeId < 0) return false;
-        m_after = static_cast<const PatchingCommand*>(other)->m_after;
-        return true;
-    }
-
-private:
-    QPointer<PatchingDocument> m_patching;
-    PatchingInputs m_before;
-    PatchingInputs m_after;
-    int m_mergeId;
-};
 
 /// A metric token as typed: a text the tokenizer makes exactly one token, else an id. nullopt
 /// with `why` set when it is neither.
@@ -163,7 +135,9 @@ PatchingDocument* PatchingDocument::of(Document* document) {
 
 void PatchingDocument::edit(const PatchingInputs& next, int mergeId, const QString& description) {
     if (next == m_inputs) return;
-    m_document->undoStack()->push(new PatchingCommand(this, m_inputs, next, mergeId, description));
+    m_document->undoStack()->push(new ApplyCommand<PatchingInputs>(
+        this, [this](const PatchingInputs& inputs) { applyInputs(inputs); }, m_inputs, next,
+        mergeId, description));
 }
 
 void PatchingDocument::setCorruptedText(const QString& text) {
