@@ -285,6 +285,72 @@ TEST(ModelDocument, TypingAndAppendingAreUndoStepsOfTheModelsText) {
     EXPECT_TRUE(text->text().endsWith(QStringLiteral("sat on"))) << text->text().toStdString();
 }
 
+TEST(ModelDocument, ATextLongerThanTheModelReadsSaysSoAndKeepsTheText) {
+    WindowFixture f;
+    f.models->setText(QStringLiteral("the cat sat on the mat"));
+    f.settle();
+    const std::vector<std::int64_t> shown = f.models->run()->ids;
+    QString longText;
+    for (int i = 0; i < 200; ++i)
+        longText += QStringLiteral("cat ");
+    ASSERT_GT(static_cast<Index>(f.reference.tokenizer.encode(longText.toStdString()).ids.size()),
+              f.models->model()->config.maxPositions);
+    f.models->editText(longText);
+    f.settle();
+    // One line saying what is wrong, in the status bar, and it stays while the window
+    // settles; the text stays in the box and the last figure on screen.
+    const QString status = f.window.statusMessage();
+    EXPECT_TRUE(status.contains(QStringLiteral("at most 129"))) << status.toStdString();
+    EXPECT_EQ(f.window.inputsPanel()->textEdit()->text(), longText);
+    EXPECT_EQ(f.models->run()->ids, shown);
+    f.window.document()->waitForIdle();
+    QCoreApplication::processEvents();
+    EXPECT_EQ(f.window.statusMessage(), status);
+    // The person's next step (here an undo) takes the message away.
+    f.window.document()->undoStack()->undo();
+    f.settle();
+    EXPECT_FALSE(f.window.statusMessage().contains(QStringLiteral("at most")))
+        << f.window.statusMessage().toStdString();
+}
+
+TEST(ModelDocument, ARunOfAModelReplacedMeanwhileIsNotShown) {
+    // A lesson that opens a decoder after a translation model: the translation's run, still
+    // on the worker when the decoder arrived, was drawn with the decoder's views (and its
+    // missing q/k/v read as if it were there: a crash, under load).
+    const std::string marianDir =
+        std::string(ATTNLAB_SOURCE_DIR) + "/resources/models/tiny-marian-en-zh";
+    auto marian = std::make_shared<const model::Model>(
+        std::move(model::loadModel(marianDir).value()));
+    auto marianTokens = std::make_shared<const model::Tokenizer>(
+        std::move(model::Tokenizer::fromFile(marianDir).value()));
+    Reference reference;
+    auto llama = std::make_shared<const model::Model>(
+        std::move(model::loadModel(kModelDir.toStdString()).value()));
+    auto llamaTokens = std::make_shared<const model::Tokenizer>(
+        std::move(model::Tokenizer::fromFile(kModelDir.toStdString()).value()));
+    MainWindow window;
+    window.show();
+    ModelDocument* models = ModelDocument::of(window.document());
+    const QString text = QStringLiteral("the cat sat on the mat");
+    for (int wait : {10, 20, 30, 40, 60}) {
+        SCOPED_TRACE(wait);
+        models->setModel(marian, marianTokens);
+        models->setText(text);
+        QTest::qWait(wait); // the coalesced translation run starts on the worker
+        models->setModel(llama, llamaTokens);
+        ASSERT_TRUE(models->waitForIdle());
+        QCoreApplication::processEvents();
+        ASSERT_NE(models->run(), nullptr);
+        EXPECT_EQ(models->run()->ids, reference.tokenizer.encode(text.toStdString()).ids);
+        const Experiment* shown = window.document()->experiment();
+        ASSERT_NE(shown, nullptr);
+        EXPECT_EQ(shown->source.kind, ExperimentSource::Kind::Model);
+        EXPECT_NE(shown->source.name.find("tiny-llama-induction"), std::string::npos)
+            << shown->source.name;
+        EXPECT_TRUE(shown->source.attention.empty()) << shown->source.attention;
+    }
+}
+
 TEST(ModelDocument, AblatingAHeadChangesTheNextTokenAndUndoRestoresIt) {
     WindowFixture f;
     f.models->setText(QStringLiteral("the cat sat on the mat. the cat sat on the"));

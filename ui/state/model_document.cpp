@@ -30,6 +30,8 @@ struct ModelLoadOutput {
 };
 
 struct ModelRunOutput {
+    /// The model that ran: a run of a model replaced since is not shown.
+    std::shared_ptr<const model::Model> model;
     std::shared_ptr<const model::ModelRun> run;
     std::vector<std::int64_t> ids;
     /// The run as the DumpDocument shows it: q/k/v and the model's own attention weights.
@@ -105,6 +107,7 @@ ModelRunOutput computeRun(std::shared_ptr<const model::Model> loaded,
                           std::shared_ptr<const model::ModelRun> previous,
                           std::shared_ptr<std::atomic<bool>> cancel, quint64 generation) {
     ModelRunOutput out;
+    out.model = loaded;
     out.generation = generation;
     out.ids = ids;
     const auto started = std::chrono::steady_clock::now();
@@ -524,9 +527,20 @@ void ModelDocument::startRun() {
         emit runChanged();
         return;
     }
+    if (static_cast<Index>(m_ids.size()) > m_model->config.maxPositions) {
+        // Refused here, in the person's language: the forward would refuse it the same way.
+        // The last figure stays; the text stays for the person to shorten.
+        m_runs.settle();
+        fail(tr("The text is %1 tokens; %2 reads at most %3. Shorten it to run the model.")
+                 .arg(m_ids.size())
+                 .arg(displayName())
+                 .arg(m_model->config.maxPositions));
+        return;
+    }
     for (const RecentRun& recent : m_recent) {
         if (!madeFrom(*recent.run, m_ids) || recent.run->ablatedHeads != m_ablated) continue;
         ModelRunOutput out;
+        out.model = m_model;
         out.generation = m_runs.start();
         out.ids = m_ids;
         out.milliseconds = recent.milliseconds; // the forward that made it; none runs now
@@ -550,7 +564,12 @@ void ModelDocument::finishRun(ModelRunOutput output) {
     const bool stale = !m_runs.isLatest(output.generation);
     m_runs.finish(stale ? 0 : output.generation); // ticket 0: ends the run, marks nothing done
     if (!m_model) return;                         // closed while it ran
-    if (!output.run) {
+    // A run of the model this one replaced: none of it is shown (a translation model's run
+    // has no q/k/v for a decoder's views).
+    const bool otherModel = output.model != m_model;
+    if (otherModel) {
+        // Nothing: the new model's own run is scheduled.
+    } else if (!output.run) {
         if (!output.cancelled && !stale) fail(output.error);
     } else if (!stale || !m_run) {
         // A stale run is still shown when nothing is: the first figure comes sooner.
