@@ -157,16 +157,20 @@ int guiMain(int argc, char** argv) {
             window.resize(parts[0].toInt(), parts[1].toInt());
     }
     window.show();
+    // The latest model error: the handler below stays connected while the window runs.
+    QString modelError;
     if (parser.isSet(modelOption)) {
         ui::ModelDocument* models = ui::ModelDocument::of(window.document());
-        QString modelError;
-        // A model that does not open keeps the text: the lab session runs it instead.
+        // A model that does not open, or cannot run the text (longer than its positions),
+        // keeps the text: the lab session runs it instead, under the model's message.
         const std::string text = parser.value(textOption).toStdString();
         const bool hasText = parser.isSet(textOption);
         QObject::connect(models, &ui::ModelDocument::errorOccurred, &window,
                          [&modelError, &window, models, text, hasText](const QString& message) {
                              modelError = message;
-                             if (!hasText || models->model()) return;
+                             if (!hasText || models->run() ||
+                                 window.document()->session().text == text)
+                                 return;
                              window.document()->modify([&text](Session& s) { s.text = text; },
                                                        QCoreApplication::translate("main",
                                                                                    "Edit text"));

@@ -2818,6 +2818,10 @@ output</source>
         <source>Loading the model was cancelled; the previous state is kept.</source>
         <translation>已取消加载模型；保留之前的状态。</translation>
     </message>
+    <message>
+        <source>The text is %1 tokens; %2 reads at most %3. Shorten it to run the model.</source>
+        <translation>文本有 %1 个词元，%2 最多读 %3 个。请缩短文本再运行模型。</translation>
+    </message>
 </context>
 <context>
     <name>attnlab::ui::ModelView</name>

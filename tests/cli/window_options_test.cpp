@@ -66,6 +66,21 @@ TEST_F(WindowOptions, ALessonOpensByNameOrPathAndEachStepIsGrabbed) {
     EXPECT_EQ(filesIn(positional), stepsOf(lessons + "03_causal_and_padding_masks.json"));
 }
 
+TEST_F(WindowOptions, ATextLongerThanTheModelReadsRunsInTheLab) {
+    // The model opens, cannot run 300 tokens in its 129 positions, and the text is not lost:
+    // the lab session runs it and the window goes on to grab its views.
+    std::string text;
+    for (int i = 0; i < 300; ++i)
+        text += "cat ";
+    const std::string out = m_dir.file("long");
+    const auto run = attnlab({"--model",
+                              std::string(ATTNLAB_SOURCE_DIR) +
+                                  "/resources/models/tiny-llama-induction",
+                              "--text", text, "--size", "1280x720", "--screenshots", out});
+    ASSERT_EQ(run.status, 0) << run.err;
+    EXPECT_TRUE(fs::exists(out + "/heatmap.png"));
+}
+
 TEST_F(WindowOptions, AMissingLessonIsOneLineAndNoFile) {
     const std::string out = m_dir.file("none");
     const auto run = attnlab({"--lesson", m_dir.file("no_such_lesson.json"), "--screenshots", out});

@@ -28,6 +28,7 @@
 #include <QStackedWidget>
 #include <QStatusBar>
 #include <QTabWidget>
+#include <QTimer>
 #include <QToolBar>
 #include <QToolButton>
 #include <QScreen>
@@ -178,8 +179,22 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), m_document(new Do
         updateStatus();
     });
     connect(m_document, &Document::errorOccurred, this, [this](const QString& message) {
-        m_error->setText(message.section(QLatin1Char('\n'), 0, 0));
-        m_error->setToolTip(message);
+        // The session's own problems are shown while they last (updateStatus). Other errors
+        // are shown until the person's next edit, undo or redo, but not an edit made in reply
+        // to the error itself (a text the model cannot run goes to the lab session at once).
+        if (message == m_document->problems().join(QLatin1Char('\n'))) {
+            updateStatus();
+            return;
+        }
+        m_lastError = message;
+        m_errorJustRaised = true;
+        QTimer::singleShot(0, this, [this] { m_errorJustRaised = false; });
+        updateStatus();
+    });
+    connect(m_document->undoStack(), &QUndoStack::indexChanged, this, [this] {
+        if (m_errorJustRaised || m_lastError.isEmpty()) return;
+        m_lastError.clear();
+        updateStatus();
     });
     connect(m_document->undoStack(), &QUndoStack::cleanChanged, this, &MainWindow::updateTitle);
 
@@ -193,6 +208,13 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), m_document(new Do
     updateNavigation();
     updateStatus();
     updateTitle();
+}
+
+MainWindow::~MainWindow() {
+    // The document (a child) goes after this window's members: its undo stack, cleared as it
+    // goes, must not call back into a window half taken down.
+    disconnect(m_document->undoStack(), nullptr, this, nullptr);
+    disconnect(m_document, nullptr, this, nullptr);
 }
 
 View* MainWindow::view(const QString& id) const {
@@ -754,7 +776,10 @@ void MainWindow::updateStatus() {
                      .arg(problems.first());
     m_banner->setText(banner);
     m_banner->setVisible(!banner.isEmpty());
-    if (problems.isEmpty()) {
+    if (problems.isEmpty() && !m_lastError.isEmpty()) {
+        m_error->setText(m_lastError.section(QLatin1Char('\n'), 0, 0));
+        m_error->setToolTip(m_lastError);
+    } else if (problems.isEmpty()) {
         m_error->clear();
         m_error->setToolTip(tr("No problems."));
     } else {

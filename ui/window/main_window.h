@@ -32,6 +32,7 @@ class MainWindow : public QMainWindow {
     Q_OBJECT
 public:
     explicit MainWindow(QWidget* parent = nullptr);
+    ~MainWindow() override;
 
     Document* document() const { return m_document; }
     InputsPanel* inputsPanel() const { return m_inputs; }
@@ -128,6 +129,9 @@ private:
     QSpinBox* m_head = nullptr;
     QCheckBox* m_values = nullptr;
     QLabel* m_error = nullptr;
+    /// The latest error reported (Document::errorOccurred), shown until the next edit.
+    QString m_lastError;
+    bool m_errorJustRaised = false; ///< the error came in this turn of the event loop
     QLabel* m_banner = nullptr;
     QAction* m_undoButton = nullptr;
     QAction* m_redoButton = nullptr;
