@@ -38,6 +38,7 @@
 #include "ui/views/kv_cache_view.h"
 #include "ui/views/step_controls.h"
 #include "ui/window/inputs_panel.h"
+#include "ui/window/language.h"
 #include "ui/window/main_window.h"
 
 namespace attnlab::ui {
@@ -155,8 +156,14 @@ TEST(WindowBugs, CompareSaysWhenAAndBAreTheSame) {
 }
 
 // At 1280 x 720 in the projector theme B's caption wrapped to two lines and pushed its matrix
-// below A's: the three panels' titles take the same room, so the matrices start level.
+// below A's: the three panels' titles take the same room, so the matrices start level. In
+// Chinese "B \u2212 A" has no Chinese glyph and its line was a few pixels shorter than A's and
+// B's: B - A started higher. The matrices' tops are compared where they are drawn.
 TEST(WindowBugs, CompareStartsItsThreeMatricesLevel) {
+    struct EnglishAfterwards {
+        ~EnglishAfterwards() { setLanguage(QStringLiteral("en")); }
+    } restore;
+    ASSERT_TRUE(setLanguage(QStringLiteral("zh_CN")));
     MainWindow window;
     window.setTheme(QStringLiteral("projector"), false);
     window.resize(1280, 720);
@@ -181,6 +188,12 @@ TEST(WindowBugs, CompareStartsItsThreeMatricesLevel) {
         EXPECT_GE(static_cast<int>(title->text().count(QLatin1Char('\n'))) + 1, lines)
             << title->text().toStdString();
     }
+    QList<int> tops;
+    for (HeatmapView* panel :
+         {compare->primaryView(), compare->comparisonView(), compare->differenceView()})
+        tops << panel->plot()->mapTo(compare, QPoint(0, 0)).y() + panel->plot()->axisRect()->top();
+    EXPECT_EQ(tops[1], tops[0]) << "A " << tops[0] << ", B " << tops[1];
+    EXPECT_EQ(tops[2], tops[0]) << "A " << tops[0] << ", B - A " << tops[2];
 }
 
 TEST(WindowBugs, InvalidSettingsMarkTheFigureOutOfDateWithTheProblem) {

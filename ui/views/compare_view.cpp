@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <optional>
 #include <utility>
@@ -158,6 +159,26 @@ void CompareView::refresh() {
         if (view->titleLines() == lines) continue;
         view->setMinimumTitleLines(lines);
         view->refresh();
+    }
+    levelMatrixTops();
+}
+
+void CompareView::levelMatrixTops() {
+    // Laid out with no padding first, then each matrix's top margin grows by what it lacks.
+    const HeatmapView* panels[3] = {m_a, m_b, m_difference};
+    int tops[3] = {0, 0, 0};
+    for (int i = 0; i < 3; ++i) {
+        QCustomPlot* plot = panels[i]->plot();
+        plot->axisRect()->setMinimumMargins(QMargins());
+        plot->replot(QCustomPlot::rpImmediateRefresh);
+        tops[i] = plot->mapTo(this, QPoint(0, 0)).y() + plot->axisRect()->top();
+    }
+    const int lowest = *std::max_element(std::begin(tops), std::end(tops));
+    for (int i = 0; i < 3; ++i) {
+        if (tops[i] == lowest) continue;
+        QCPAxisRect* rect = panels[i]->plot()->axisRect();
+        rect->setMinimumMargins(QMargins(0, rect->margins().top() + lowest - tops[i], 0, 0));
+        panels[i]->plot()->replot(QCustomPlot::rpQueuedReplot);
     }
 }
 
