@@ -1243,6 +1243,10 @@ output</source>
         <source>score tile %1×%2 = %3 (with its Q, K, V tiles %4) vs the full %5×%6 score matrix %7</source>
         <translation>分数分块 %1×%2 = %3（连同其 Q、K、V 分块 %4），完整 %5×%6 分数矩阵为 %7</translation>
     </message>
+    <message>
+        <source>step</source>
+        <translation>步</translation>
+    </message>
 </context>
 <context>
     <name>attnlab::ui::HeadRolesView</name>

@@ -2,6 +2,7 @@
 
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QPicture>
 #include <QSignalBlocker>
 #include <QSpinBox>
 #include <QVBoxLayout>
@@ -190,8 +191,8 @@ FlashStepperView::FlashStepperView(Document* document, QWidget* parent) : View(d
         auto* caption = new QCPTextElement(&plot, curveTitles[c]);
         caption->setMargins(QMargins(2, 0, 2, 0));
         cell->addElement(0, 0, caption);
-        // No axis title: the steps are those the tool row (a figure's title) counts, and the
-        // plots keep the line a title took.
+        // No axis title on screen: the steps are those the tool row counts, and the plots keep
+        // the line a title took. A figure has no tool row: paintFigure names them.
         *curveRects[c] = makeAxisRect(&plot, QString(), QString());
         cell->addElement(1, 0, *curveRects[c]);
         cell->setRowStretchFactors({0.01, 1.0});
@@ -276,6 +277,14 @@ void FlashStepperView::fitToLayout() {
     }
     changed = wrapLegendToWidth(m_tileLegend, m_tileLegend->outerRect().width() - 4) || changed;
     changed = wrapLegendToWidth(m_seriesLegend, m_seriesLegend->outerRect().width() - 4) || changed;
+    // A legend on one row keeps its items together, the row's spare width after them: spread
+    // over a wide figure, "done" and "current" stood a third of the width apart.
+    for (QCPLegend* legend : {m_tileLegend, m_seriesLegend}) {
+        const int together = legend->wrap() == 0 ? legendRowWidth(legend) + 8 : QWIDGETSIZE_MAX;
+        if (legend->maximumSize().width() == together) continue;
+        legend->setMaximumSize(together, QWIDGETSIZE_MAX);
+        changed = true;
+    }
     QCPAxis* keyAxis = m_tileRect->axis(QCPAxis::atBottom);
     const auto ticker = keyAxis->ticker().dynamicCast<QCPAxisTickerText>();
     if (ticker && m_tileRect->width() > 0) {
@@ -885,7 +894,17 @@ void FlashStepperView::refresh() {
 }
 
 void FlashStepperView::paintFigure(QCPPainter& painter, const QSize& size) {
+    // The lower curves number the steps for all four; a figure names them there too. A dry
+    // pass first: the legends and the curves' rows settle at the figure's size.
+    for (QCPAxisRect* rect : {m_rescaleRect, m_errorRect})
+        rect->axis(QCPAxis::atBottom)->setLabel(tr("step"));
+    QPicture scratch;
+    QCPPainter dry(&scratch);
+    m_plot->toPainter(&dry, size.width(), size.height());
+    dry.end();
     m_plot->toPainter(&painter, size.width(), size.height());
+    for (QCPAxisRect* rect : {m_rescaleRect, m_errorRect})
+        rect->axis(QCPAxis::atBottom)->setLabel(QString());
 }
 
 QVector<QPointF> FlashStepperView::plottedSeries(Series series, Index row) const {
