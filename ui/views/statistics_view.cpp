@@ -1,5 +1,6 @@
 #include "ui/views/statistics_view.h"
 
+#include <QFontMetrics>
 #include <QHeaderView>
 #include <QLabel>
 #include <QSplitter>
@@ -11,6 +12,7 @@
 
 #include "ui/state/experiment_data.h"
 #include "ui/views/token_tooltips.h"
+#include "ui/window/theme.h"
 
 namespace attnlab::ui {
 
@@ -194,6 +196,12 @@ void StatisticsView::refresh() {
     m_plot->yAxis->setTicker(counter);
     m_plot->xAxis->setRange(0, 1);
     m_plot->yAxis->setRange(0, highest * 1.1);
+    // The table asked for all its rows and the splitter left the histogram a 10 px strip on a
+    // 1280 x 720 projector: the histogram keeps nine lines of the theme's text (its title, its
+    // axis and its label, and some four lines of bars); the table scrolls if it must.
+    QFont text = m_plot->font();
+    setFontSize(text, look, look.fontPointSize);
+    m_plot->setMinimumHeight(9 * QFontMetrics(text).height());
     m_title->setText(tr("Head %1: diagonal mean %2, off-diagonal mean %3")
                          .arg(head)
                          .arg(stats->diagonalMean, 0, 'f', 3)
