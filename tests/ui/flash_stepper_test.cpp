@@ -18,6 +18,7 @@
 
 #include <qcustomplot.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -373,6 +374,11 @@ TEST(FlashStepper, FigureLegendsSitTogetherAndTheCurvesNameTheirSteps) {
         EXPECT_LT(gap, 5 * line) << gap << " px after " << items[i - 1].text.toStdString();
     }
     EXPECT_EQ(steps, 2); // under each of the lower two curves
+    // The legends' row no longer caps the figure's width: the curves reach its right side.
+    double rightmost = 0;
+    for (const TextRecorder::Text& text : recorder.texts())
+        rightmost = std::max(rightmost, text.at.x() + text.width);
+    EXPECT_GT(rightmost, 0.85 * 900);
 }
 
 } // namespace

@@ -155,6 +155,9 @@ FlashStepperView::FlashStepperView(Document* document, QWidget* parent) : View(d
     m_seriesLegend = new QCPLegend;
     m_legends->addElement(0, 0, m_tileLegend);
     m_legends->addElement(0, 1, m_seriesLegend);
+    // An empty cell after them takes the row's spare width (a legend's own is its items').
+    m_legends->addElement(0, 2, new QCPLayoutElement(&plot));
+    m_legends->setColumnSpacing(8);
     for (QCPLegend* legend : {m_tileLegend, m_seriesLegend}) {
         legend->setLayer(QStringLiteral("legend"));
         legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
@@ -269,7 +272,7 @@ void FlashStepperView::fitToLayout() {
     // These change the margins, so the layout runs again (once: the second pass changes
     // nothing).
     const QList<double> shares{std::max(1.0, double(legendRowWidth(m_tileLegend))),
-                               std::max(1.0, double(legendRowWidth(m_seriesLegend)))};
+                               std::max(1.0, double(legendRowWidth(m_seriesLegend))), 0.01};
     bool changed = m_legends->columnStretchFactors() != shares;
     if (changed) {
         m_legends->setColumnStretchFactors(shares);
@@ -280,7 +283,10 @@ void FlashStepperView::fitToLayout() {
     // A legend on one row keeps its items together, the row's spare width after them: spread
     // over a wide figure, "done" and "current" stood a third of the width apart.
     for (QCPLegend* legend : {m_tileLegend, m_seriesLegend}) {
-        const int together = legend->wrap() == 0 ? legendRowWidth(legend) + 8 : QWIDGETSIZE_MAX;
+        const int together =
+            legend->wrap() == 0
+                ? std::max(legendRowWidth(legend), legend->minimumOuterSizeHint().width()) + 8
+                : QWIDGETSIZE_MAX;
         if (legend->maximumSize().width() == together) continue;
         legend->setMaximumSize(together, QWIDGETSIZE_MAX);
         changed = true;
