@@ -152,11 +152,11 @@
     </message>
     <message>
         <source>window %1</source>
-        <translation>窗口 %1</translation>
+        <translation>宽度 %1 的窗口</translation>
     </message>
     <message>
         <source>causal window %1</source>
-        <translation>因果窗口 %1</translation>
+        <translation>宽度 %1 的因果窗口</translation>
     </message>
     <message>
         <source>padding (first %1 keys)</source>
