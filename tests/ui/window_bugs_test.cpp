@@ -7,18 +7,19 @@
 // focused head is made on the worker.
 
 #include <QApplication>
-#include <QWheelEvent>
-#include <QTest>
-#include <QSignalSpy>
-#include <QLineEdit>
 #include <QComboBox>
 #include <QHelpEvent>
 #include <QLabel>
+#include <QLineEdit>
+#include <QPicture>
 #include <QSet>
+#include <QSignalSpy>
 #include <QSpinBox>
 #include <QTabWidget>
+#include <QTest>
 #include <QToolTip>
 #include <QUndoStack>
+#include <QWheelEvent>
 #include <qcustomplot.h>
 
 #include <gtest/gtest.h>
@@ -194,6 +195,36 @@ TEST(WindowBugs, CompareStartsItsThreeMatricesLevel) {
         tops << panel->plot()->mapTo(compare, QPoint(0, 0)).y() + panel->plot()->axisRect()->top();
     EXPECT_EQ(tops[1], tops[0]) << "A " << tops[0] << ", B " << tops[1];
     EXPECT_EQ(tops[2], tops[0]) << "A " << tops[0] << ", B - A " << tops[2];
+}
+
+// The exported figure (attnlab render --view compare) lays the panels out at its own size:
+// there too the three matrices start level, in Chinese on the projector theme where a title
+// with no Chinese glyph is shorter and B's wraps.
+TEST(WindowBugs, CompareFigureStartsItsThreeMatricesLevel) {
+    struct EnglishAfterwards {
+        ~EnglishAfterwards() { setLanguage(QStringLiteral("en")); }
+    } restore;
+    ASSERT_TRUE(setLanguage(QStringLiteral("zh_CN")));
+    Document document;
+    Session session;
+    session.text = "the quick brown fox jumps over the lazy dog";
+    session.heads = 8;
+    session.mask.causal = true;
+    session.seed = 7;
+    session.viewState.theme = "projector";
+    document.reset(session);
+    CompareView compare(&document);
+    compare.compareWith(Comparison::MhaVsGqa);
+    document.flush();
+    document.flush();
+    QPicture picture;
+    QCPPainter painter(&picture);
+    compare.paintFigure(painter, QSize(900, 600));
+    painter.end();
+    // The panels keep the figure's layout until they are drawn again.
+    const int a = compare.primaryView()->plot()->axisRect()->top();
+    EXPECT_EQ(compare.comparisonView()->plot()->axisRect()->top(), a);
+    EXPECT_EQ(compare.differenceView()->plot()->axisRect()->top(), a);
 }
 
 TEST(WindowBugs, InvalidSettingsMarkTheFigureOutOfDateWithTheProblem) {
