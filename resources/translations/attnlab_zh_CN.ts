@@ -687,12 +687,12 @@
         <translation>各阶段的代价如何随序列长度增长。softmax 注意力的时间和内存都按 S² 增长；FlashAttention 时间仍为 S²，但内存只需 O(S)；滑动窗口注意力和线性注意力按 S 增长。</translation>
     </message>
     <message>
-        <source>Cost vs sequence length (d_model %1, %2 heads, %3 kv heads, window %4, flash blocks %5×%6); this session: S = %7</source>
-        <translation>代价与序列长度（d_model %1，%2 个头，%3 个键值头，窗口 %4，flash 分块 %5×%6）；本会话：S = %7</translation>
-    </message>
-    <message>
         <source>Complexity</source>
         <translation>复杂度</translation>
+    </message>
+    <message>
+        <source>Cost vs sequence length (d_model %1, heads %2, kv heads %3, window %4, flash blocks %5×%6); this session: S = %7</source>
+        <translation>代价与序列长度（d_model %1，%2 个头，%3 个键值头，窗口 %4，flash 分块 %5×%6）；本会话：S = %7</translation>
     </message>
 </context>
 <context>
