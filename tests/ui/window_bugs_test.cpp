@@ -156,15 +156,22 @@ TEST(WindowBugs, CompareSaysWhenAAndBAreTheSame) {
         << compare->differenceView()->caption().toStdString();
 }
 
+/// Chinese for one test: English again afterwards, whatever happens.
+struct InChinese {
+    InChinese() : ok(setLanguage(QStringLiteral("zh_CN"))) {}
+    ~InChinese() { setLanguage(QStringLiteral("en")); }
+    InChinese(const InChinese&) = delete;
+    InChinese& operator=(const InChinese&) = delete;
+    bool ok;
+};
+
 // At 1280 x 720 in the projector theme B's caption wrapped to two lines and pushed its matrix
 // below A's: the three panels' titles take the same room, so the matrices start level. In
 // Chinese "B \u2212 A" has no Chinese glyph and its line was a few pixels shorter than A's and
 // B's: B - A started higher. The matrices' tops are compared where they are drawn.
 TEST(WindowBugs, CompareStartsItsThreeMatricesLevel) {
-    struct EnglishAfterwards {
-        ~EnglishAfterwards() { setLanguage(QStringLiteral("en")); }
-    } restore;
-    ASSERT_TRUE(setLanguage(QStringLiteral("zh_CN")));
+    const InChinese chinese;
+    ASSERT_TRUE(chinese.ok);
     MainWindow window;
     window.setTheme(QStringLiteral("projector"), false);
     window.resize(1280, 720);
@@ -201,10 +208,8 @@ TEST(WindowBugs, CompareStartsItsThreeMatricesLevel) {
 // there too the three matrices start level, in Chinese on the projector theme where a title
 // with no Chinese glyph is shorter and B's wraps.
 TEST(WindowBugs, CompareFigureStartsItsThreeMatricesLevel) {
-    struct EnglishAfterwards {
-        ~EnglishAfterwards() { setLanguage(QStringLiteral("en")); }
-    } restore;
-    ASSERT_TRUE(setLanguage(QStringLiteral("zh_CN")));
+    const InChinese chinese;
+    ASSERT_TRUE(chinese.ok);
     Document document;
     Session session;
     session.text = "the quick brown fox jumps over the lazy dog";
