@@ -160,11 +160,11 @@
     </message>
     <message>
         <source>window %1</source>
-        <translation>窗口 %1</translation>
+        <translation>宽度 %1 的窗口</translation>
     </message>
     <message>
         <source>causal window %1</source>
-        <translation>因果窗口 %1</translation>
+        <translation>宽度 %1 的因果窗口</translation>
     </message>
     <message>
         <source>padding (first %1 keys)</source>
@@ -695,12 +695,12 @@
         <translation>各阶段的代价如何随序列长度增长。softmax 注意力的时间和内存都按 S² 增长；FlashAttention 时间仍为 S²，但内存只需 O(S)；滑动窗口注意力和线性注意力按 S 增长。</translation>
     </message>
     <message>
-        <source>Cost vs sequence length (d_model %1, %2 heads, %3 kv heads, window %4, flash blocks %5×%6); this session: S = %7</source>
-        <translation>代价与序列长度（d_model %1，%2 个头，%3 个键值头，窗口 %4，flash 分块 %5×%6）；本会话：S = %7</translation>
-    </message>
-    <message>
         <source>Complexity</source>
         <translation>复杂度</translation>
+    </message>
+    <message>
+        <source>Cost vs sequence length (d_model %1, heads %2, kv heads %3, window %4, flash blocks %5×%6); this session: S = %7</source>
+        <translation>代价与序列长度（d_model %1，%2 个头，%3 个键值头，窗口 %4，flash 分块 %5×%6）；本会话：S = %7</translation>
     </message>
 </context>
 <context>
@@ -1250,6 +1250,10 @@ output</source>
     <message>
         <source>score tile %1×%2 = %3 (with its Q, K, V tiles %4) vs the full %5×%6 score matrix %7</source>
         <translation>分数分块 %1×%2 = %3（连同其 Q、K、V 分块 %4），完整 %5×%6 分数矩阵为 %7</translation>
+    </message>
+    <message>
+        <source>step</source>
+        <translation>步</translation>
     </message>
 </context>
 <context>

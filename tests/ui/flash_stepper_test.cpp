@@ -6,13 +6,21 @@
 
 #include <QCoreApplication>
 #include <QDir>
+#include <QFontMetricsF>
 #include <QImage>
+#include <QPaintEngine>
+#include <QPainter>
+#include <QPicture>
 #include <QSpinBox>
 #include <QUndoStack>
 
 #include <gtest/gtest.h>
 
+#include <qcustomplot.h>
+
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "ui/export/step_export.h"
 #include "ui/state/document.h"
@@ -252,6 +260,125 @@ TEST(FlashStepper, StepExportWritesOneFramePerStep) {
     EXPECT_NE(first1, last1);                             // the steps differ
     EXPECT_EQ(document.session().viewState.flashStep, 2); // restored
     QDir(folder).removeRecursively();
+}
+
+/// A paint device that keeps the texts drawn on it and where their baselines start.
+class TextRecorder : public QPaintDevice {
+public:
+    struct Text {
+        QString text;
+        QPointF at;
+        double width = 0;
+    };
+    QPaintEngine* paintEngine() const override { return &m_engine; }
+    const std::vector<Text>& texts() const { return m_engine.texts; }
+
+protected:
+    int metric(PaintDeviceMetric metric) const override {
+        switch (metric) {
+        case PdmWidth:
+        case PdmHeight:
+            return 2000;
+        case PdmDpiX:
+        case PdmDpiY:
+        case PdmPhysicalDpiX:
+        case PdmPhysicalDpiY:
+            return 96;
+        case PdmDepth:
+            return 32;
+        case PdmDevicePixelRatio:
+            return 1;
+        case PdmDevicePixelRatioScaled:
+            return static_cast<int>(QPaintDevice::devicePixelRatioFScale());
+        default:
+            return 1;
+        }
+    }
+
+private:
+    struct Engine : QPaintEngine {
+        Engine() : QPaintEngine(QPaintEngine::AllFeatures) {}
+        bool begin(QPaintDevice*) override { return true; }
+        bool end() override { return true; }
+        void updateState(const QPaintEngineState& changed) override {
+            if (changed.state() & QPaintEngine::DirtyTransform) transform = changed.transform();
+        }
+        // Only the texts are kept.
+        void drawPixmap(const QRectF&, const QPixmap&, const QRectF&) override {}
+        void drawImage(const QRectF&, const QImage&, const QRectF&,
+                       Qt::ImageConversionFlags) override {}
+        void drawTiledPixmap(const QRectF&, const QPixmap&, const QPointF&) override {}
+        void drawPath(const QPainterPath&) override {}
+        void drawPolygon(const QPointF*, int, PolygonDrawMode) override {}
+        void drawPolygon(const QPoint*, int, PolygonDrawMode) override {}
+        void drawRects(const QRectF*, int) override {}
+        void drawRects(const QRect*, int) override {}
+        void drawLines(const QLineF*, int) override {}
+        void drawLines(const QLine*, int) override {}
+        void drawEllipse(const QRectF&) override {}
+        void drawEllipse(const QRect&) override {}
+        void drawPoints(const QPointF*, int) override {}
+        void drawPoints(const QPoint*, int) override {}
+        void drawTextItem(const QPointF& at, const QTextItem& item) override {
+            texts.push_back({item.text(), transform.map(at), item.width()});
+        }
+        Type type() const override { return QPaintEngine::User; }
+        QTransform transform;
+        std::vector<Text> texts;
+    };
+    mutable Engine m_engine;
+};
+
+// The exported figure (attnlab render --view flash, File > Export Figure) spread the four tile
+// legend items over the whole width, a third of it between "done" and "current", and numbered
+// the curves' steps with no title. The figure is painted and its texts read back where drawn:
+// each legend item starts close after the one before it, on one line, and "step" is drawn
+// under the lower curves.
+TEST(FlashStepper, FigureLegendsSitTogetherAndTheCurvesNameTheirSteps) {
+    Document document;
+    document.reset(flashSession(true, 2, 2, 1, 1));
+    document.flush();
+    setStep(document, 3);
+    FlashStepperView view(&document);
+    view.ensureFresh();
+    QPicture picture;
+    {
+        QCPPainter painter(&picture);
+        view.paintFigure(painter, QSize(900, 600));
+    }
+    TextRecorder recorder;
+    {
+        QPainter painter(&recorder);
+        picture.play(&painter);
+    }
+    const QStringList legend = view.tileLegendEntries();
+    ASSERT_EQ(legend.size(), 4);
+    std::vector<TextRecorder::Text> items;
+    int steps = 0;
+    for (const QString& entry : legend)
+        for (const TextRecorder::Text& text : recorder.texts())
+            if (text.text == entry) {
+                items.push_back(text);
+                break;
+            }
+    for (const TextRecorder::Text& text : recorder.texts())
+        if (text.text == QStringLiteral("step")) ++steps;
+    ASSERT_EQ(items.size(), legend.size());
+    const double line = QFontMetricsF(view.font()).height();
+    for (std::size_t i = 1; i < items.size(); ++i) {
+        SCOPED_TRACE(items[i].text.toStdString());
+        EXPECT_NEAR(items[i].at.y(), items[0].at.y(), 1); // one row
+        const double gap = items[i].at.x() - (items[i - 1].at.x() + items[i - 1].width);
+        EXPECT_GT(gap, 0);
+        // The next item's swatch and its padding, no more.
+        EXPECT_LT(gap, 5 * line) << gap << " px after " << items[i - 1].text.toStdString();
+    }
+    EXPECT_EQ(steps, 2); // under each of the lower two curves
+    // The legends' row no longer caps the figure's width: the curves reach its right side.
+    double rightmost = 0;
+    for (const TextRecorder::Text& text : recorder.texts())
+        rightmost = std::max(rightmost, text.at.x() + text.width);
+    EXPECT_GT(rightmost, 0.85 * 900);
 }
 
 } // namespace

@@ -7,6 +7,7 @@
 #include <QApplication>
 #include <QDir>
 #include <QFile>
+#include <QLabel>
 #include <QLineEdit>
 #include <QMenu>
 #include <QMenuBar>
@@ -16,6 +17,7 @@
 #include <QTest>
 #include <QTextBrowser>
 #include <QTextDocument>
+#include <QToolBar>
 #include <QUndoStack>
 
 #include <functional>
@@ -61,12 +63,25 @@ bool hasHan(const QString& text) {
     return text.contains(QRegularExpression(QStringLiteral("[\\x{4e00}-\\x{9fff}]")));
 }
 
+/// The tool bars' labels as the window shows them (" Show " reads "Show").
+QStringList toolBarLabels(const MainWindow& window) {
+    QStringList labels;
+    for (const QToolBar* bar : window.findChildren<QToolBar*>())
+        for (const QLabel* label : bar->findChildren<QLabel*>())
+            if (!label->text().trimmed().isEmpty()) labels << label->text().trimmed();
+    return labels;
+}
+
 TEST(LessonPanel, EveryBundledLessonWalksEveryStepInBothLanguages) {
     MainWindow window;
     window.resize(1280, 720);
     window.show();
     LessonPanel* panel = panelOf(window);
     ASSERT_NE(panel, nullptr);
+    // The window is English here: a Chinese step that names a control by these words names
+    // one the Chinese window does not show.
+    const QStringList englishControls = toolBarLabels(window);
+    ASSERT_TRUE(englishControls.contains(QStringLiteral("Show")));
     const QStringList lessons = LessonPanel::bundledLessons();
     EXPECT_GE(lessons.size(), 15);
     for (const QString& path : lessons) {
@@ -117,6 +132,15 @@ TEST(LessonPanel, EveryBundledLessonWalksEveryStepInBothLanguages) {
                 if (language == QLatin1String("zh_CN") || !quotesChinese) {
                     EXPECT_EQ(hasHan(panel->bodyText()), language == QLatin1String("zh_CN"))
                         << language.toStdString() << ": " << panel->bodyText().toStdString();
+                }
+                if (language == QLatin1String("zh_CN")) {
+                    for (const QString& control : englishControls) {
+                        const QRegularExpression word(
+                            QStringLiteral("\\b%1\\b").arg(QRegularExpression::escape(control)));
+                        EXPECT_FALSE(panel->bodyText().contains(word))
+                            << "\"" << control.toStdString()
+                            << "\" in Chinese: " << panel->bodyText().toStdString();
+                    }
                 }
             }
             panel->setLanguage(QString());
@@ -201,6 +225,50 @@ TEST(LessonPanel, EveryStepFitsTheProjectorWithoutScrolling) {
             }
         }
     });
+}
+
+// Opened straight from the command line (attnlab --lesson 13_patterns_and_entropy --theme
+// projector) on a 1280 x 720 projector, the statistics view gave its table every row it asked
+// for and left the histogram the step is about an 8 px strip. Every plot a step shows has room
+// for what it draws: each axis rect that holds data is at least this tall, on every step of
+// every lesson, each lesson in a window of its own as the command line opens it, in both
+// languages.
+constexpr int kLeastPlotHeight = 45;
+
+TEST(LessonPanel, EveryStepsPlotsHaveRoomOnTheProjector) {
+    for (const QString& path : LessonPanel::bundledLessons()) {
+        SCOPED_TRACE(path.toStdString());
+        onAProjectorInBothLanguages([&path](MainWindow& window, LessonPanel* panel) {
+            ASSERT_TRUE(panel->openLesson(path)) << panel->lastError().toStdString();
+            for (int i = 0; i < panel->stepCount(); ++i) {
+                if (i > 0) {
+                    ASSERT_TRUE(panel->goToStep(i)) << panel->lastError().toStdString();
+                }
+                settle(window);
+                if (ModelDocument* models = ModelDocument::of(window.document());
+                    models->active()) {
+                    ASSERT_TRUE(models->waitForIdle());
+                    settle(window);
+                }
+                View* view = window.currentView();
+                ASSERT_NE(view, nullptr);
+                view->ensureFresh();
+                for (QCustomPlot* plot : view->findChildren<QCustomPlot*>()) {
+                    if (!plot->isVisible()) continue;
+                    for (int pass = 0; pass < 3; ++pass) {
+                        plot->replot(QCustomPlot::rpImmediateRefresh);
+                        QCoreApplication::processEvents();
+                    }
+                    for (QCPAxisRect* rect : plot->axisRects()) {
+                        if (!rect->visible() || rect->plottables().isEmpty()) continue;
+                        EXPECT_GE(rect->height(), kLeastPlotHeight)
+                            << "step " << i + 1 << ", view " << view->viewId().toStdString() << ": "
+                            << rect->width() << " x " << rect->height() << " px";
+                    }
+                }
+            }
+        });
+    }
 }
 
 // The FlashAttention lesson on a 1280 x 720 projector with the lesson beside it: the

@@ -7,18 +7,19 @@
 // focused head is made on the worker.
 
 #include <QApplication>
-#include <QWheelEvent>
-#include <QTest>
-#include <QSignalSpy>
-#include <QLineEdit>
 #include <QComboBox>
 #include <QHelpEvent>
 #include <QLabel>
+#include <QLineEdit>
+#include <QPicture>
 #include <QSet>
+#include <QSignalSpy>
 #include <QSpinBox>
 #include <QTabWidget>
+#include <QTest>
 #include <QToolTip>
 #include <QUndoStack>
+#include <QWheelEvent>
 #include <qcustomplot.h>
 
 #include <gtest/gtest.h>
@@ -38,6 +39,7 @@
 #include "ui/views/kv_cache_view.h"
 #include "ui/views/step_controls.h"
 #include "ui/window/inputs_panel.h"
+#include "ui/window/language.h"
 #include "ui/window/main_window.h"
 
 namespace attnlab::ui {
@@ -154,9 +156,22 @@ TEST(WindowBugs, CompareSaysWhenAAndBAreTheSame) {
         << compare->differenceView()->caption().toStdString();
 }
 
+/// Chinese for one test: English again afterwards, whatever happens.
+struct InChinese {
+    InChinese() : ok(setLanguage(QStringLiteral("zh_CN"))) {}
+    ~InChinese() { setLanguage(QStringLiteral("en")); }
+    InChinese(const InChinese&) = delete;
+    InChinese& operator=(const InChinese&) = delete;
+    bool ok;
+};
+
 // At 1280 x 720 in the projector theme B's caption wrapped to two lines and pushed its matrix
-// below A's: the three panels' titles take the same room, so the matrices start level.
+// below A's: the three panels' titles take the same room, so the matrices start level. In
+// Chinese "B \u2212 A" has no Chinese glyph and its line was a few pixels shorter than A's and
+// B's: B - A started higher. The matrices' tops are compared where they are drawn.
 TEST(WindowBugs, CompareStartsItsThreeMatricesLevel) {
+    const InChinese chinese;
+    ASSERT_TRUE(chinese.ok);
     MainWindow window;
     window.setTheme(QStringLiteral("projector"), false);
     window.resize(1280, 720);
@@ -181,6 +196,40 @@ TEST(WindowBugs, CompareStartsItsThreeMatricesLevel) {
         EXPECT_GE(static_cast<int>(title->text().count(QLatin1Char('\n'))) + 1, lines)
             << title->text().toStdString();
     }
+    QList<int> tops;
+    for (HeatmapView* panel :
+         {compare->primaryView(), compare->comparisonView(), compare->differenceView()})
+        tops << panel->plot()->mapTo(compare, QPoint(0, 0)).y() + panel->plot()->axisRect()->top();
+    EXPECT_EQ(tops[1], tops[0]) << "A " << tops[0] << ", B " << tops[1];
+    EXPECT_EQ(tops[2], tops[0]) << "A " << tops[0] << ", B - A " << tops[2];
+}
+
+// The exported figure (attnlab render --view compare) lays the panels out at its own size:
+// there too the three matrices start level, in Chinese on the projector theme where a title
+// with no Chinese glyph is shorter and B's wraps.
+TEST(WindowBugs, CompareFigureStartsItsThreeMatricesLevel) {
+    const InChinese chinese;
+    ASSERT_TRUE(chinese.ok);
+    Document document;
+    Session session;
+    session.text = "the quick brown fox jumps over the lazy dog";
+    session.heads = 8;
+    session.mask.causal = true;
+    session.seed = 7;
+    session.viewState.theme = "projector";
+    document.reset(session);
+    CompareView compare(&document);
+    compare.compareWith(Comparison::MhaVsGqa);
+    document.flush();
+    document.flush();
+    QPicture picture;
+    QCPPainter painter(&picture);
+    compare.paintFigure(painter, QSize(900, 600));
+    painter.end();
+    // The panels keep the figure's layout until they are drawn again.
+    const int a = compare.primaryView()->plot()->axisRect()->top();
+    EXPECT_EQ(compare.comparisonView()->plot()->axisRect()->top(), a);
+    EXPECT_EQ(compare.differenceView()->plot()->axisRect()->top(), a);
 }
 
 TEST(WindowBugs, InvalidSettingsMarkTheFigureOutOfDateWithTheProblem) {

@@ -3,12 +3,14 @@
 #include <QComboBox>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QPicture>
 #include <QSplitter>
 #include <QVBoxLayout>
 #include <qcustomplot.h>
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <optional>
 #include <utility>
@@ -159,6 +161,26 @@ void CompareView::refresh() {
         view->setMinimumTitleLines(lines);
         view->refresh();
     }
+    levelMatrixTops();
+}
+
+void CompareView::levelMatrixTops() {
+    // Laid out with no padding first, then each matrix's top margin grows by what it lacks.
+    const HeatmapView* panels[3] = {m_a, m_b, m_difference};
+    int tops[3] = {0, 0, 0};
+    for (int i = 0; i < 3; ++i) {
+        QCustomPlot* plot = panels[i]->plot();
+        plot->axisRect()->setMinimumMargins(QMargins());
+        plot->replot(QCustomPlot::rpImmediateRefresh);
+        tops[i] = plot->mapTo(this, QPoint(0, 0)).y() + plot->axisRect()->top();
+    }
+    const int lowest = *std::max_element(std::begin(tops), std::end(tops));
+    for (int i = 0; i < 3; ++i) {
+        if (tops[i] == lowest) continue;
+        QCPAxisRect* rect = panels[i]->plot()->axisRect();
+        rect->setMinimumMargins(QMargins(0, rect->margins().top() + lowest - tops[i], 0, 0));
+        panels[i]->plot()->replot(QCustomPlot::rpQueuedReplot);
+    }
 }
 
 QString CompareView::figureTitle() const {
@@ -193,15 +215,33 @@ void CompareView::paintFigure(QCPPainter& painter, const QSize& size) {
         top = used.bottom() + margin;
     }
     const int third = size.width() / 3;
+    const QSize panel(third, size.height() - top);
+    // A dry pass lays each panel out at the figure's size with no padding; the real one pads
+    // each matrix's top to the lowest one's, as on screen.
+    HeatmapView* const panels[3] = {m_a, m_b, m_difference};
+    int tops[3] = {0, 0, 0};
+    for (int i = 0; i < 3; ++i) {
+        panels[i]->refresh();
+        panels[i]->plot()->axisRect()->setMinimumMargins(QMargins());
+        QPicture scratch;
+        QCPPainter dry(&scratch);
+        panels[i]->paintFigure(dry, panel);
+        dry.end();
+        tops[i] = panels[i]->plot()->axisRect()->top();
+    }
+    const int lowest = *std::max_element(std::begin(tops), std::end(tops));
     int x = 0;
-    for (HeatmapView* view : {m_a, m_b, m_difference}) {
-        view->refresh();
+    for (int i = 0; i < 3; ++i) {
+        QCPAxisRect* rect = panels[i]->plot()->axisRect();
+        rect->setMinimumMargins(QMargins(0, rect->margins().top() + lowest - tops[i], 0, 0));
         painter.save();
         painter.translate(x, top);
-        view->paintFigure(painter, QSize(third, size.height() - top));
+        panels[i]->paintFigure(painter, panel);
         painter.restore();
         x += third;
     }
+    // The panels' padding for the window again.
+    if (isVisible()) levelMatrixTops();
 }
 
 DataTable CompareView::data() const {

@@ -33,6 +33,8 @@ public:
     /// whole figure.
     void setFigureStyle(const FigureStyle& style) override;
     QComboBox* comparisonCombo() const { return m_combo; }
+    HeatmapView* primaryView() const { return m_a; }
+    HeatmapView* comparisonView() const { return m_b; }
     HeatmapView* differenceView() const { return m_difference; }
 
 protected:
@@ -43,6 +45,10 @@ private:
     Comparison selected() const;
     /// The figure's title: --caption, or what A is and what B changes.
     QString figureTitle() const;
+    /// Pads the tops of the panels' matrices to the lowest one's, so the three start level
+    /// where titles of the same lines still differ in height (a line with no Chinese glyph
+    /// is shorter than one with them).
+    void levelMatrixTops();
     QComboBox* m_combo = nullptr;
     HeatmapView* m_a = nullptr;
     HeatmapView* m_b = nullptr;

@@ -190,7 +190,7 @@ void ComplexityView::refresh() {
     m_flopsRect->axis(QCPAxis::atLeft)->setRange(lowFlops / 3, highFlops * 3);
     m_bytesRect->axis(QCPAxis::atLeft)->setRange(lowBytes / 3, highBytes * 3);
 
-    m_title->setText(tr("Cost vs sequence length (d_model %1, %2 heads, %3 kv heads, window %4, "
+    m_title->setText(tr("Cost vs sequence length (d_model %1, heads %2, kv heads %3, window %4, "
                         "flash blocks %5\u00d7%6); this session: S = %7")
                          .arg(current.dModel)
                          .arg(current.heads)

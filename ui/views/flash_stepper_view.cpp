@@ -2,6 +2,7 @@
 
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QPicture>
 #include <QSignalBlocker>
 #include <QSpinBox>
 #include <QVBoxLayout>
@@ -152,9 +153,11 @@ FlashStepperView::FlashStepperView(Document* document, QWidget* parent) : View(d
     body->setColumnStretchFactors({1.0, 1.0});
     m_tileLegend = new QCPLegend;
     m_seriesLegend = new QCPLegend;
-    // Each legend at its own size at the left of its half, above what it names.
-    addLegendAtItsSize(m_legends, 0, 0, m_tileLegend, Qt::Horizontal);
-    addLegendAtItsSize(m_legends, 0, 1, m_seriesLegend, Qt::Horizontal);
+    m_legends->addElement(0, 0, m_tileLegend);
+    m_legends->addElement(0, 1, m_seriesLegend);
+    // An empty cell after them takes the row's spare width (a legend's own is its items').
+    m_legends->addElement(0, 2, new QCPLayoutElement(&plot));
+    m_legends->setColumnSpacing(8);
     for (QCPLegend* legend : {m_tileLegend, m_seriesLegend}) {
         legend->setLayer(QStringLiteral("legend"));
         legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
@@ -191,8 +194,8 @@ FlashStepperView::FlashStepperView(Document* document, QWidget* parent) : View(d
         auto* caption = new QCPTextElement(&plot, curveTitles[c]);
         caption->setMargins(QMargins(2, 0, 2, 0));
         cell->addElement(0, 0, caption);
-        // No axis title: the steps are those the tool row (a figure's title) counts, and the
-        // plots keep the line a title took.
+        // No axis title on screen: the steps are those the tool row counts, and the plots keep
+        // the line a title took. A figure has no tool row: paintFigure names them.
         *curveRects[c] = makeAxisRect(&plot, QString(), QString());
         cell->addElement(1, 0, *curveRects[c]);
         cell->setRowStretchFactors({0.01, 1.0});
@@ -269,19 +272,25 @@ void FlashStepperView::fitToLayout() {
     // These change the margins, so the layout runs again (once: the second pass changes
     // nothing).
     const QList<double> shares{std::max(1.0, double(legendRowWidth(m_tileLegend))),
-                               std::max(1.0, double(legendRowWidth(m_seriesLegend)))};
+                               std::max(1.0, double(legendRowWidth(m_seriesLegend))), 0.01};
     bool changed = m_legends->columnStretchFactors() != shares;
     if (changed) {
         m_legends->setColumnStretchFactors(shares);
         m_legends->update(QCPLayoutElement::upLayout);
     }
-    // The room is the legend's cell (the legend itself is only as wide as its items).
-    auto cellWidth = [](QCPLegend* legend) {
-        const QCPLayout* cell = legend->layout();
-        return (cell ? cell->outerRect().width() : legend->outerRect().width()) - 4;
-    };
-    changed = wrapLegendToWidth(m_tileLegend, cellWidth(m_tileLegend)) || changed;
-    changed = wrapLegendToWidth(m_seriesLegend, cellWidth(m_seriesLegend)) || changed;
+    changed = wrapLegendToWidth(m_tileLegend, m_tileLegend->outerRect().width() - 4) || changed;
+    changed = wrapLegendToWidth(m_seriesLegend, m_seriesLegend->outerRect().width() - 4) || changed;
+    // A legend on one row keeps its items together, the row's spare width after them: spread
+    // over a wide figure, "done" and "current" stood a third of the width apart.
+    for (QCPLegend* legend : {m_tileLegend, m_seriesLegend}) {
+        const int together =
+            legend->wrap() == 0
+                ? std::max(legendRowWidth(legend), legend->minimumOuterSizeHint().width()) + 8
+                : QWIDGETSIZE_MAX;
+        if (legend->maximumSize().width() == together) continue;
+        legend->setMaximumSize(together, QWIDGETSIZE_MAX);
+        changed = true;
+    }
     QCPAxis* keyAxis = m_tileRect->axis(QCPAxis::atBottom);
     const auto ticker = keyAxis->ticker().dynamicCast<QCPAxisTickerText>();
     if (ticker && m_tileRect->width() > 0) {
@@ -305,10 +314,8 @@ void FlashStepperView::fitToLayout() {
     const int lower = m_curves->element(1, 0)->outerRect().height();
     if (upper > 0 && lower > 0) {
         const double curve = (m_maxRect->height() + m_rescaleRect->height()) / 2.0;
-        // A factor must be positive; on a layout still too small for its margins a row's
-        // share can come out at or below zero, and the next layout pass corrects it.
-        const QList<double> rows{std::max(1.0, curve + upper - m_maxRect->height()),
-                                 std::max(1.0, curve + lower - m_rescaleRect->height())};
+        const QList<double> rows{curve + upper - m_maxRect->height(),
+                                 curve + lower - m_rescaleRect->height()};
         const QList<double> now = m_curves->rowStretchFactors();
         // Only a change of more than a pixel: the layout settles instead of going on.
         if (std::abs(rows[0] - now[0]) > 1 || std::abs(rows[1] - now[1]) > 1) {
@@ -893,7 +900,17 @@ void FlashStepperView::refresh() {
 }
 
 void FlashStepperView::paintFigure(QCPPainter& painter, const QSize& size) {
+    // The lower curves number the steps for all four; a figure names them there too. A dry
+    // pass first: the legends and the curves' rows settle at the figure's size.
+    for (QCPAxisRect* rect : {m_rescaleRect, m_errorRect})
+        rect->axis(QCPAxis::atBottom)->setLabel(tr("step"));
+    QPicture scratch;
+    QCPPainter dry(&scratch);
+    m_plot->toPainter(&dry, size.width(), size.height());
+    dry.end();
     m_plot->toPainter(&painter, size.width(), size.height());
+    for (QCPAxisRect* rect : {m_rescaleRect, m_errorRect})
+        rect->axis(QCPAxis::atBottom)->setLabel(QString());
 }
 
 QVector<QPointF> FlashStepperView::plottedSeries(Series series, Index row) const {

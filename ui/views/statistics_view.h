@@ -45,6 +45,7 @@ private:
     QCustomPlot* m_plot = nullptr;
     QCPBars* m_histogram = nullptr;
     QCPTextElement* m_title = nullptr;
+    QString m_heading; ///< the histogram's title, drawn in a figure only
 };
 
 } // namespace attnlab::ui
