@@ -2,8 +2,11 @@
 
 #include "attnlab/lab/cell.h"
 
+#include <QBoxLayout>
 #include <QHelpEvent>
+#include <QKeyEvent>
 #include <QMouseEvent>
+#include <QPainter>
 #include <QPicture>
 #include <QToolTip>
 #include <qcustomplot.h>
@@ -44,9 +47,9 @@ QSharedPointer<QCPAxisTickerText> tokenTicker(const QStringList& labels, const Q
     const int visible = std::max(1, last - first + 1);
     const int step =
         std::max(1, static_cast<int>(std::ceil(visible / std::max(1.0, std::floor(maxLabels)))));
-    // A long text's thinned labels carry their positions, so a repeated word can be placed (a
-    // sentence keeps its words alone: the numbers would take the room of its labels).
-    const bool numbered = step > 1 && count > kNumberedLabelsFrom;
+    // A long text's labels carry their positions, thinned or zoomed in, so a repeated word can
+    // be placed (a sentence keeps its words alone: the numbers would take its labels' room).
+    const bool numbered = count > kNumberedLabelsFrom;
     for (int i = (first / step) * step; i <= last; i += step)
         ticker->addTick(i, numbered ? QStringLiteral("%1 %2").arg(i).arg(labels[i]) : labels[i]);
     return ticker;
@@ -64,6 +67,67 @@ QCPRange boundedRange(const QCPRange& range, Index count) {
 
 QString number(double value) {
     return QString::number(value, 'g', 4);
+}
+
+/// The first and last cell (0-based) a range of cell coordinates shows, of `count`.
+std::pair<Index, Index> shownCells(const QCPRange& range, Index count) {
+    const auto first = static_cast<Index>(std::floor(range.lower + 0.5));
+    const auto last = static_cast<Index>(std::ceil(range.upper - 0.5));
+    return {std::clamp<Index>(first, 0, std::max<Index>(count - 1, 0)),
+            std::clamp<Index>(last, 0, std::max<Index>(count - 1, 0))};
+}
+
+/// The median over the rows of each row's largest value, rows of zeros (all masked) left out;
+/// 0 when there are none.
+double typicalRowPeak(const MatrixD& values) {
+    std::vector<double> peaks;
+    for (Index i = 0; i < values.rows(); ++i)
+        if (const double peak = values.row(i).maxCoeff(); peak > 0) peaks.push_back(peak);
+    if (peaks.empty()) return 0;
+    const auto middle = peaks.begin() + static_cast<std::ptrdiff_t>(peaks.size() / 2);
+    std::nth_element(peaks.begin(), middle, peaks.end());
+    return *middle;
+}
+
+/// The overview's image side: at most this many pixels of the matrix each way.
+constexpr Index kOverviewPixels = 256;
+
+/// The matrix at most kOverviewPixels each way, coloured as the detail is: each pixel shows
+/// its block's most telling value (the largest, or the farthest from 0 when signed), so one
+/// strong weight among thousands still shows; a block entirely hidden is NaN (masked).
+QImage overviewImage(const MatrixD& values, const BoolMatrix* hidden, QCPColorGradient gradient,
+                     const QCPRange& range, bool signedValues) {
+    const Index rows = values.rows();
+    const Index cols = values.cols();
+    if (rows == 0 || cols == 0) return {};
+    const Index height = std::min(rows, kOverviewPixels);
+    const Index width = std::min(cols, kOverviewPixels);
+    const bool useHidden = hidden && hidden->rows() == rows && hidden->cols() == cols;
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    std::vector<double> line(static_cast<std::size_t>(width));
+    QImage image(static_cast<int>(width), static_cast<int>(height), QImage::Format_ARGB32);
+    for (Index y = 0; y < height; ++y) {
+        const Index top = y * rows / height;
+        const Index bottom = (y + 1) * rows / height;
+        for (Index x = 0; x < width; ++x) {
+            const Index left = x * cols / width;
+            const Index right = (x + 1) * cols / width;
+            double best = nan;
+            for (Index i = top; i < bottom; ++i)
+                for (Index j = left; j < right; ++j) {
+                    if (useHidden && (*hidden)(i, j)) continue;
+                    const double v = values(i, j);
+                    if (!std::isfinite(v)) continue;
+                    if (std::isnan(best) ||
+                        (signedValues ? std::abs(v) > std::abs(best) : v > best))
+                        best = v;
+                }
+            line[static_cast<std::size_t>(x)] = best;
+        }
+        gradient.colorize(line.data(), range, reinterpret_cast<QRgb*>(image.scanLine(int(y))),
+                          static_cast<int>(width));
+    }
+    return image;
 }
 
 /// What the colours show: the values as the colour scale maps them, whether they span 0..1,
@@ -103,6 +167,79 @@ ColourScale colourScale(const HeatmapData& heat, const ViewState& state) {
 }
 
 } // namespace
+
+/// The whole matrix, small, with a rectangle marking what the detail shows. A press or a drag
+/// moves the detail there.
+class HeatmapOverview : public QWidget {
+public:
+    explicit HeatmapOverview(HeatmapView* view) : QWidget(view), m_view(view) {
+        setCursor(Qt::PointingHandCursor);
+        setSizePolicy(QSizePolicy::Fixed, QSizePolicy::Fixed);
+    }
+    void setImage(QImage image, Index rows, Index cols) {
+        m_image = std::move(image);
+        m_rows = rows;
+        m_cols = cols;
+        update();
+    }
+    /// Where the matrix is drawn: the widget, at the matrix's shape.
+    QRectF matrixRect() const {
+        const QRectF room = QRectF(rect()).adjusted(1, 1, -1, -1);
+        if (m_rows <= 0 || m_cols <= 0) return room;
+        const double cell = std::min(room.width() / double(m_cols), room.height() / double(m_rows));
+        return {room.left(), room.top(), cell * double(m_cols), cell * double(m_rows)};
+    }
+    /// The detail's axes' ranges as a rectangle on the matrix drawn here.
+    QRectF frame() const {
+        const QRectF matrix = matrixRect();
+        if (m_rows <= 0 || m_cols <= 0) return {};
+        const QCPAxisRect* axes = m_view->plot()->axisRect();
+        const QCPRange x = axes->axis(QCPAxis::atBottom)->range();
+        const QCPRange y = axes->axis(QCPAxis::atLeft)->range();
+        const double across = matrix.width() / double(m_cols);
+        const double down = matrix.height() / double(m_rows);
+        return {matrix.left() + (x.lower + 0.5) * across, matrix.top() + (y.lower + 0.5) * down,
+                x.size() * across, y.size() * down};
+    }
+
+protected:
+    void paintEvent(QPaintEvent* event) override {
+        (void)event;
+        QPainter painter(this);
+        const Theme look = m_view->theme();
+        const QRectF matrix = matrixRect();
+        painter.drawImage(matrix, m_image);
+        painter.setPen(QPen(look.foreground, 1));
+        painter.drawRect(matrix);
+        // The detail's rectangle: the accent colour inside a contrasting edge, so it reads on
+        // any cell colour.
+        const QRectF marked = frame().intersected(matrix);
+        painter.setPen(QPen(look.background, 4));
+        painter.drawRect(marked);
+        painter.setPen(QPen(look.accent, 2));
+        painter.drawRect(marked);
+    }
+    void mousePressEvent(QMouseEvent* event) override { moveDetail(event); }
+    void mouseMoveEvent(QMouseEvent* event) override {
+        if (event->buttons() & Qt::LeftButton) moveDetail(event);
+    }
+
+private:
+    void moveDetail(QMouseEvent* event) {
+        if (!(event->buttons() & Qt::LeftButton) || m_rows <= 0 || m_cols <= 0) return;
+        const QRectF matrix = matrixRect();
+        const QPointF at = event->position();
+        const double column = (at.x() - matrix.left()) / matrix.width() * double(m_cols) - 0.5;
+        const double row = (at.y() - matrix.top()) / matrix.height() * double(m_rows) - 0.5;
+        m_view->centreDetailOn(row, column);
+        event->accept();
+    }
+
+    HeatmapView* m_view;
+    QImage m_image;
+    Index m_rows = 0;
+    Index m_cols = 0;
+};
 
 HeatmapView::HeatmapView(Document* document, HeatmapSource source, QWidget* parent)
     : PlotView(document, parent), m_source(source) {
@@ -170,6 +307,7 @@ HeatmapView::HeatmapView(Document* document, HeatmapSource source, QWidget* pare
                         return;
                     }
                     updateTickers();
+                    if (m_overview->isVisible()) m_overview->update();
                 });
     }
     // How many labels fit depends on the axis rect's size, which is only known once the plot
@@ -203,8 +341,96 @@ HeatmapView::HeatmapView(Document* document, HeatmapSource source, QWidget* pare
     m_plot->installEventFilter(this);
     connect(m_plot, &QCustomPlot::mouseMove, this, &HeatmapView::onMouseMove);
     connect(m_plot, &QCustomPlot::mousePress, this, &HeatmapView::onMousePress);
-    setToolTip(tr("Hover a cell to see its computation; click a row to select its query; "
-                  "wheel zooms, drag pans."));
+    const QString help =
+        tr("Hover a cell to see its computation; click a row to select its query; wheel zooms, "
+           "drag pans. Click the heatmap, then + and \u2212 zoom, 0 or Home shows it all.");
+    setToolTip(help);
+    setWhatsThis(help);
+    m_plot->setFocusPolicy(Qt::StrongFocus);
+
+    // A long matrix's overview stands beside the plot, at its top: in the window only, since a
+    // figure is the plot alone.
+    m_overview = new HeatmapOverview(this);
+    m_overview->setToolTip(tr("The whole matrix; the rectangle is the part shown. Click or drag "
+                              "to move there."));
+    m_overview->hide();
+    if (auto* box = qobject_cast<QBoxLayout*>(layout())) {
+        box->removeWidget(m_plot);
+        auto* row = new QHBoxLayout;
+        row->setContentsMargins(0, 0, 0, 0);
+        row->setSpacing(0);
+        row->addWidget(m_plot, 1);
+        auto* side = new QVBoxLayout;
+        side->setContentsMargins(0, 0, 0, 0);
+        side->addWidget(m_overview);
+        side->addStretch(1);
+        row->addLayout(side);
+        box->addLayout(row);
+    }
+}
+
+QWidget* HeatmapView::overview() const {
+    return m_overview;
+}
+
+bool HeatmapView::overviewShown() const {
+    return !m_overview->isHidden();
+}
+
+QRectF HeatmapView::overviewFrame() const {
+    return m_overview->frame();
+}
+
+void HeatmapView::zoomBy(double factor) {
+    const QCPAxisRect* rect = m_plot->axisRect();
+    for (QCPAxis* axis : {rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft)}) {
+        const QCPRange range = axis->range();
+        const double half = range.size() * factor / 2;
+        axis->setRange(range.center() - half, range.center() + half); // bounded on the way
+    }
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void HeatmapView::resetZoom() {
+    const QCPAxisRect* rect = m_plot->axisRect();
+    rect->axis(QCPAxis::atBottom)->setRange(-0.5, double(std::max<Index>(m_cols, 1)) - 0.5);
+    rect->axis(QCPAxis::atLeft)->setRange(-0.5, double(std::max<Index>(m_rows, 1)) - 0.5);
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void HeatmapView::centreDetailOn(double row, double column) {
+    const QCPAxisRect* rect = m_plot->axisRect();
+    const std::pair<QCPAxis*, std::pair<double, Index>> sides[] = {
+        {rect->axis(QCPAxis::atBottom), {column, m_cols}},
+        {rect->axis(QCPAxis::atLeft), {row, m_rows}}};
+    for (const auto& [axis, where] : sides) {
+        const auto [centre, count] = where;
+        double size = axis->range().size();
+        if (size >= double(count) && count > kOverviewFrom) size = kOverviewFrom;
+        axis->setRange(centre - size / 2, centre + size / 2); // bounded on the way
+    }
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void HeatmapView::keyPressEvent(QKeyEvent* event) {
+    switch (event->key()) {
+    case Qt::Key_Plus:
+    case Qt::Key_Equal:
+        zoomBy(1 / 1.5);
+        break;
+    case Qt::Key_Minus:
+    case Qt::Key_Underscore:
+        zoomBy(1.5);
+        break;
+    case Qt::Key_0:
+    case Qt::Key_Home:
+        resetZoom();
+        break;
+    default:
+        PlotView::keyPressEvent(event);
+        return;
+    }
+    event->accept();
 }
 
 QString HeatmapView::viewId() const {
@@ -450,9 +676,33 @@ void HeatmapView::refresh() {
         range = QCPRange(m_sharedRange->first, m_sharedRange->second);
     if (range.size() <= 0) range = QCPRange(range.lower - 0.5, range.upper + 0.5);
     m_colorMap->setDataRange(range);
-    m_colorScale->axis()->setLabel(m_sharedRange && !m_sharedLabel.isEmpty()
-                                       ? m_sharedLabel
-                                       : heat.quantity + scaled.note);
+    m_colorScale->axis()->setLabel(
+        m_sharedRange && !m_sharedLabel.isEmpty() ? m_sharedLabel : heat.quantity + scaled.note);
+
+    // A long matrix in the window: the whole of it beside the detail.
+    const bool overview = !m_panel && (m_rows > kOverviewFrom || m_cols > kOverviewFrom);
+    if (overview) {
+        const int side = std::clamp(8 * look.fontPointSize, 96, 160);
+        m_overview->setFixedSize(side + 10, side + 10);
+        m_overview->setImage(overviewImage(scaled.values, hasMask ? &heat.masked : nullptr,
+                                           m_colorMap->gradient(), range, heat.signedValues),
+                             m_rows, m_cols);
+    }
+    m_overview->setVisible(overview);
+
+    // The fixed 0-to-1 scale draws a long text's weights (all near 1/S) in one flat colour: the
+    // window says so where the eye is, and which scales show the pattern.
+    m_flatHint.clear();
+    if (!m_panel && !m_sharedRange && heat.unitRange && state.show == "weights" &&
+        state.colorScale == "fixed" && heat.values.size() > 0) {
+        // A causal mask gives the first rows weights near 1: the median row's largest weight
+        // says how the most of the map looks.
+        const double typical = typicalRowPeak(heat.values);
+        if (typical > 0 && typical < kFlatWeight)
+            m_flatHint = tr("a typical row\u2019s largest weight is %1 \u2014 Colours: "
+                            "\u201cper row\u201d or \u201clog scale\u201d shows the pattern")
+                             .arg(QString::number(typical, 'g', 2));
+    }
 
     m_maskMarks->setData(markX, markY, true); // sized to the cells in fitToCells()
     // Train-mode dropout: a ring on each allowed cell it zeroed, apart from the masked 'x'.
@@ -475,20 +725,21 @@ void HeatmapView::refresh() {
 
     m_rowLabels = heat.rowLabels;
     m_columnLabels = heat.columnLabels;
-    xAxis->setLabel(heat.columnLabels.isEmpty() || heat.columnLabels.first() == QLatin1String("d0")
+    // The axes' titles; updateTickers adds the part shown when zoomed in.
+    m_columnTitle = heat.columnLabels.isEmpty() || heat.columnLabels.first() == QLatin1String("d0")
                         ? tr("dimension")
-                        : tr("keys"));
-    yAxis->setLabel(tr("queries"));
+                        : tr("keys");
+    m_rowTitle = tr("queries");
     if (m_panel) {
         // A panel beside others (compare): no axis titles, and row labels only on the first.
-        xAxis->setLabel(QString());
-        yAxis->setLabel(QString());
+        m_columnTitle.clear();
+        m_rowTitle.clear();
         yAxis->setTickLabels(m_panelRowLabels);
     }
     if (hasDrops) // the legend of the two marks
         if (const Experiment* shown = experimentFor(m_source))
-            xAxis->setLabel(tr("keys   \u25cb dropped by dropout (train, p = %1)   \u00d7 masked")
-                                .arg(shown->dropout.rate, 0, 'g', 3));
+            m_columnTitle = tr("keys   \u25cb dropped by dropout (train, p = %1)   \u00d7 masked")
+                                .arg(shown->dropout.rate, 0, 'g', 3);
     if (m_rows != m_shownRows || m_cols != m_shownCols) {
         // A new shape resets zoom; the same shape keeps the person's zoom and pan.
         m_shownRows = m_rows;
@@ -554,7 +805,9 @@ void HeatmapView::refresh() {
     for (int lines = static_cast<int>(wrapped.count(QLatin1Char('\n'))) + 1;
          lines < m_minimumTitleLines; ++lines)
         wrapped += QStringLiteral("\n ");
-    m_title->setText(wrapped);
+    m_wrappedTitle = wrapped;
+    m_wrappedHint = m_flatHint.isEmpty() ? QString() : wrappedHeading(m_flatHint);
+    applyTitleText();
     m_colorScale->axis()->setLabelColor(look.foreground);
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
@@ -571,7 +824,17 @@ double HeatmapView::valueFontSize(const Theme& look) {
     return std::max(6, look.fontPointSize - 1);
 }
 
+void HeatmapView::applyTitleText() {
+    m_title->setText(m_exporting || m_wrappedHint.isEmpty()
+                         ? m_wrappedTitle
+                         : m_wrappedTitle + QLatin1Char('\n') + m_wrappedHint);
+}
+
 QString HeatmapView::wrappedHeading() const {
+    return wrappedHeading(m_heading);
+}
+
+QString HeatmapView::wrappedHeading(const QString& text) const {
     const int width =
         figureStyle().wrapWidth > 0 ? figureStyle().wrapWidth : std::max(200, m_plot->width());
     // The title sits in the matrix's column of the layout, beside the colour scale's column:
@@ -586,7 +849,7 @@ QString HeatmapView::wrappedHeading() const {
     const QMargins margins = m_title->margins();
     const int cell = m_title->outerRect().width() - margins.left() - margins.right();
     const int room = std::max(40, static_cast<int>(0.97 * (cell > 0 ? cell : width) - 8));
-    return wrapCaption(m_heading, m_title->font(), room);
+    return wrapCaption(text, m_title->font(), room);
 }
 
 QSize HeatmapView::labelBudget() const {
@@ -703,6 +966,14 @@ void HeatmapView::updateTickers() {
     const QSize budget = labelBudget();
     xAxis->setTicker(tokenTicker(m_columnLabels, xAxis->range(), budget.width()));
     yAxis->setTicker(tokenTicker(m_rowLabels, yAxis->range(), budget.height()));
+    // Zoomed in, a title says which part is shown: "queries 480-540 of 1000".
+    auto titled = [](const QString& title, const QCPRange& range, Index count) {
+        const auto [first, last] = shownCells(range, count);
+        if (title.isEmpty() || count <= 0 || (first == 0 && last == count - 1)) return title;
+        return tr("%1 %2\u2013%3 of %4").arg(title).arg(first).arg(last).arg(count);
+    };
+    xAxis->setLabel(titled(m_columnTitle, xAxis->range(), m_cols));
+    yAxis->setLabel(titled(m_rowTitle, yAxis->range(), m_rows));
 }
 
 void HeatmapView::paintFigure(QCPPainter& painter, const QSize& size) {
@@ -711,10 +982,12 @@ void HeatmapView::paintFigure(QCPPainter& painter, const QSize& size) {
     // Two dry passes: the second lays out with the labels the first chose (upright or not).
     // A third: the label size chosen for the figure's room changes the margins once more.
     m_exporting = true;
+    applyTitleText(); // a figure has no hint
     for (int pass = 0; pass < 3; ++pass)
         layOutAsFigure(size);
     PlotView::paintFigure(painter, size);
     m_exporting = false;
+    applyTitleText();
 }
 
 void HeatmapView::layOutAsFigure(const QSize& size) {
@@ -738,6 +1011,7 @@ int HeatmapView::fittedFigureHeight(int width) {
     const double linePitch = QFontMetricsF(least).height() * 1.02;
     int height = std::max(16, width * 3 / 4);
     m_exporting = true;
+    applyTitleText();
     for (int pass = 0; pass < 3; ++pass) {
         for (int settle = 0; settle < 2; ++settle)
             layOutAsFigure(QSize(width, height));
@@ -747,6 +1021,7 @@ int HeatmapView::fittedFigureHeight(int width) {
         height = std::clamp(besides + matrix, std::max(16, width / 2), 2 * width);
     }
     m_exporting = false;
+    applyTitleText();
     return height;
 }
 
