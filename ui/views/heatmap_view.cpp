@@ -5,6 +5,7 @@
 #include <QBoxLayout>
 #include <QHelpEvent>
 #include <QKeyEvent>
+#include <QLabel>
 #include <QMouseEvent>
 #include <QPainter>
 #include <QPicture>
@@ -92,11 +93,16 @@ double typicalRowPeak(const MatrixD& values) {
 /// The overview's image side: at most this many pixels of the matrix each way.
 constexpr Index kOverviewPixels = 256;
 
-/// The matrix at most kOverviewPixels each way, coloured as the detail is: each pixel shows
-/// its block's most telling value (the largest, or the farthest from 0 when signed), so one
-/// strong weight among thousands still shows; a block entirely hidden is NaN (masked).
+/// How an overview pixel sums up its block of cells.
+enum class Pooling {
+    Peak, ///< the largest (the farthest from 0 when signed): one strong weight still shows
+    Mean, ///< the mean: a scale that already lifts each row's or the small weights' pattern
+};
+
+/// The matrix at most kOverviewPixels each way, coloured as the detail is, each pixel its
+/// block's cells pooled; a block entirely hidden is NaN (masked).
 QImage overviewImage(const MatrixD& values, const BoolMatrix* hidden, QCPColorGradient gradient,
-                     const QCPRange& range, bool signedValues) {
+                     const QCPRange& range, bool signedValues, Pooling pooling) {
     const Index rows = values.rows();
     const Index cols = values.cols();
     if (rows == 0 || cols == 0) return {};
@@ -113,16 +119,21 @@ QImage overviewImage(const MatrixD& values, const BoolMatrix* hidden, QCPColorGr
             const Index left = x * cols / width;
             const Index right = (x + 1) * cols / width;
             double best = nan;
+            double sum = 0;
+            int count = 0;
             for (Index i = top; i < bottom; ++i)
                 for (Index j = left; j < right; ++j) {
                     if (useHidden && (*hidden)(i, j)) continue;
                     const double v = values(i, j);
                     if (!std::isfinite(v)) continue;
+                    sum += v;
+                    ++count;
                     if (std::isnan(best) ||
                         (signedValues ? std::abs(v) > std::abs(best) : v > best))
                         best = v;
                 }
-            line[static_cast<std::size_t>(x)] = best;
+            line[static_cast<std::size_t>(x)] =
+                pooling == Pooling::Mean && count > 0 ? sum / count : best;
         }
         gradient.colorize(line.data(), range, reinterpret_cast<QRgb*>(image.scanLine(int(y))),
                           static_cast<int>(width));
@@ -166,7 +177,69 @@ ColourScale colourScale(const HeatmapData& heat, const ViewState& state) {
     return out;
 }
 
+/// Weights on the per-row or log scale: every block holds a row's top or a lifted small weight,
+/// so their peaks would be one flat colour; their means keep the pattern.
+Pooling poolingOf(const HeatmapData& heat, const ViewState& state) {
+    const bool lifted = state.colorScale == "row" || state.colorScale == "log";
+    return heat.unitRange && state.show == "weights" && lifted ? Pooling::Mean : Pooling::Peak;
+}
+
 } // namespace
+
+/// A colour map that, in the window, draws a long matrix's cells in view at the screen's
+/// resolution: QCustomPlot's own draw copies (mirrored, queries running down) and scales the
+/// image of the whole matrix on every replot, ~70 ms at 4000 x 4000 cells. Each pixel takes
+/// the cell at its centre, as the unsmoothed scaling does. Figures (`direct` false) and short
+/// matrices keep QCustomPlot's drawing.
+class ViewportColorMap : public QCPColorMap {
+public:
+    using QCPColorMap::QCPColorMap;
+    /// Cells from which a matrix is drawn at the screen's resolution.
+    static constexpr qint64 kDirectFrom = 256 * 256;
+    bool direct = true;
+
+protected:
+    void draw(QCPPainter* painter) override {
+        QCPColorMapData* cells = data();
+        const int cols = cells->keySize();
+        const int rows = cells->valueSize();
+        if (!direct || painter->modes().testFlag(QCPPainter::pmVectorized) ||
+            qint64(cols) * rows < kDirectFrom) {
+            QCPColorMap::draw(painter);
+            return;
+        }
+        const QRect area = clipRect();
+        if (area.isEmpty()) return;
+        // The cell under each pixel column and row; -1 outside the matrix.
+        auto cellsAlong = [](const QCPAxis* axis, int from, int count, int size) {
+            std::vector<int> index(static_cast<std::size_t>(count));
+            for (int p = 0; p < count; ++p) {
+                const auto i = static_cast<int>(std::lround(axis->pixelToCoord(from + p + 0.5)));
+                index[static_cast<std::size_t>(p)] = i >= 0 && i < size ? i : -1;
+            }
+            return index;
+        };
+        const std::vector<int> column = cellsAlong(keyAxis(), area.left(), area.width(), cols);
+        const std::vector<int> row = cellsAlong(valueAxis(), area.top(), area.height(), rows);
+        QCPColorGradient colours = gradient();
+        const QCPRange range = dataRange();
+        const double nan = std::numeric_limits<double>::quiet_NaN();
+        QImage image(area.size(), QImage::Format_ARGB32_Premultiplied);
+        std::vector<double> line(static_cast<std::size_t>(area.width()));
+        for (int y = 0; y < area.height(); ++y) {
+            const int i = row[static_cast<std::size_t>(y)];
+            for (int x = 0; x < area.width(); ++x) {
+                const int j = column[static_cast<std::size_t>(x)];
+                line[static_cast<std::size_t>(x)] = i >= 0 && j >= 0 ? cells->cell(j, i) : nan;
+            }
+            auto* pixels = reinterpret_cast<QRgb*>(image.scanLine(y));
+            colours.colorize(line.data(), range, pixels, area.width());
+            for (int x = 0; x < area.width(); ++x)
+                if (i < 0 || column[static_cast<std::size_t>(x)] < 0) pixels[x] = 0; // outside
+        }
+        painter->drawImage(area.topLeft(), image);
+    }
+};
 
 /// The whole matrix, small, with a rectangle marking what the detail shows. A press or a drag
 /// moves the detail there.
@@ -184,7 +257,7 @@ public:
     }
     /// Where the matrix is drawn: the widget, at the matrix's shape.
     QRectF matrixRect() const {
-        const QRectF room = QRectF(rect()).adjusted(1, 1, -1, -1);
+        const QRectF room = QRectF(rect()).adjusted(4, 1, -6, -9);
         if (m_rows <= 0 || m_cols <= 0) return room;
         const double cell = std::min(room.width() / double(m_cols), room.height() / double(m_rows));
         return {room.left(), room.top(), cell * double(m_cols), cell * double(m_rows)};
@@ -213,7 +286,12 @@ protected:
         painter.drawRect(matrix);
         // The detail's rectangle: the accent colour inside a contrasting edge, so it reads on
         // any cell colour.
-        const QRectF marked = frame().intersected(matrix);
+        // At least a few pixels each way, so a small detail's place still shows.
+        QRectF marked = frame().intersected(matrix);
+        const QPointF centre = marked.center();
+        marked.setWidth(std::max(marked.width(), 6.0));
+        marked.setHeight(std::max(marked.height(), 6.0));
+        marked.moveCenter(centre);
         painter.setPen(QPen(look.background, 4));
         painter.drawRect(marked);
         painter.setPen(QPen(look.accent, 2));
@@ -258,7 +336,7 @@ HeatmapView::HeatmapView(Document* document, HeatmapSource source, QWidget* pare
     rect->axis(QCPAxis::atBottom)->setTickLength(0, 3);
     rect->axis(QCPAxis::atLeft)->setTickLength(0, 3);
 
-    m_colorMap = new QCPColorMap(rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft));
+    m_colorMap = new ViewportColorMap(rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft));
     m_colorMap->setInterpolate(false);
     m_colorMap->setTightBoundary(false);
 
@@ -329,6 +407,10 @@ HeatmapView::HeatmapView(Document* document, HeatmapSource source, QWidget* pare
         }
         if (resized) applyLabelFont();
         fitToCells();
+        // The overview's top level with the matrix's (the window's layout, not a figure's).
+        if (!m_exporting && m_overviewColumn &&
+            m_overviewColumn->contentsMargins().top() != m_plot->axisRect()->top())
+            m_overviewColumn->setContentsMargins(0, m_plot->axisRect()->top(), 0, 0);
         const QSize budget = labelBudget();
         if (budget == m_labelBudget && !resized) return;
         m_labelBudget = budget;
@@ -363,7 +445,12 @@ HeatmapView::HeatmapView(Document* document, HeatmapSource source, QWidget* pare
         auto* side = new QVBoxLayout;
         side->setContentsMargins(0, 0, 0, 0);
         side->addWidget(m_overview);
+        m_overviewNote = new QLabel(tr("Overview: click or drag to go there"), this);
+        m_overviewNote->setWordWrap(true);
+        m_overviewNote->hide();
+        side->addWidget(m_overviewNote);
         side->addStretch(1);
+        m_overviewColumn = side;
         row->addLayout(side);
         box->addLayout(row);
     }
@@ -684,11 +771,14 @@ void HeatmapView::refresh() {
     if (overview) {
         const int side = std::clamp(8 * look.fontPointSize, 96, 160);
         m_overview->setFixedSize(side + 10, side + 10);
+        m_overviewNote->setFixedWidth(side + 10);
         m_overview->setImage(overviewImage(scaled.values, hasMask ? &heat.masked : nullptr,
-                                           m_colorMap->gradient(), range, heat.signedValues),
+                                           m_colorMap->gradient(), range, heat.signedValues,
+                                           poolingOf(heat, state)),
                              m_rows, m_cols);
     }
     m_overview->setVisible(overview);
+    m_overviewNote->setVisible(overview);
 
     // The fixed 0-to-1 scale draws a long text's weights (all near 1/S) in one flat colour: the
     // window says so where the eye is, and which scales show the pattern.
@@ -725,6 +815,7 @@ void HeatmapView::refresh() {
 
     m_rowLabels = heat.rowLabels;
     m_columnLabels = heat.columnLabels;
+    m_widestLabel.clear();
     // The axes' titles; updateTickers adds the part shown when zoomed in.
     m_columnTitle = heat.columnLabels.isEmpty() || heat.columnLabels.first() == QLatin1String("d0")
                         ? tr("dimension")
@@ -801,13 +892,7 @@ void HeatmapView::refresh() {
     applyLabelFont();     // the theme's font, shrunk to fit the labels
     if (m_colorBarAcross) // a strip, not a column: thinner
         m_colorScale->setBarWidth(static_cast<int>(std::lround(look.fontPointSize * 0.8)));
-    QString wrapped = wrappedHeading();
-    for (int lines = static_cast<int>(wrapped.count(QLatin1Char('\n'))) + 1;
-         lines < m_minimumTitleLines; ++lines)
-        wrapped += QStringLiteral("\n ");
-    m_wrappedTitle = wrapped;
-    m_wrappedHint = m_flatHint.isEmpty() ? QString() : wrappedHeading(m_flatHint);
-    applyTitleText();
+    wrapTitle();
     m_colorScale->axis()->setLabelColor(look.foreground);
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
@@ -822,6 +907,16 @@ void HeatmapView::setMinimumTitleLines(int lines) {
 
 double HeatmapView::valueFontSize(const Theme& look) {
     return std::max(6, look.fontPointSize - 1);
+}
+
+void HeatmapView::wrapTitle() {
+    QString wrapped = wrappedHeading();
+    for (int lines = static_cast<int>(wrapped.count(QLatin1Char('\n'))) + 1;
+         lines < m_minimumTitleLines; ++lines)
+        wrapped += QStringLiteral("\n ");
+    m_wrappedTitle = wrapped;
+    m_wrappedHint = m_flatHint.isEmpty() ? QString() : wrappedHeading(m_flatHint);
+    applyTitleText();
 }
 
 void HeatmapView::applyTitleText() {
@@ -915,11 +1010,18 @@ void HeatmapView::applyLabelFont() {
 }
 
 double HeatmapView::widestColumnLabel(const QFont& font) const {
+    // Layout asks several times a replot, at a few sizes: 4000 labels measured each time took
+    // most of a long text's replot. The widths are kept per font until the labels change.
+    const QString key = font.key();
+    if (const auto known = m_widestLabel.constFind(key); known != m_widestLabel.cend())
+        return *known;
     const QFontMetricsF metrics(font);
     double widest = 0;
     for (const QString& label : m_columnLabels)
         widest = std::max(widest, metrics.horizontalAdvance(label));
-    return widest + metrics.height() * 0.6;
+    const double width = widest + metrics.height() * 0.6;
+    m_widestLabel.insert(key, width);
+    return width;
 }
 
 bool HeatmapView::columnLabelsUpright() const {
@@ -982,11 +1084,13 @@ void HeatmapView::paintFigure(QCPPainter& painter, const QSize& size) {
     // Two dry passes: the second lays out with the labels the first chose (upright or not).
     // A third: the label size chosen for the figure's room changes the margins once more.
     m_exporting = true;
-    applyTitleText(); // a figure has no hint
+    static_cast<ViewportColorMap*>(m_colorMap)->direct = false; // a figure keeps every cell
+    applyTitleText();                                           // a figure has no hint
     for (int pass = 0; pass < 3; ++pass)
         layOutAsFigure(size);
     PlotView::paintFigure(painter, size);
     m_exporting = false;
+    static_cast<ViewportColorMap*>(m_colorMap)->direct = true;
     applyTitleText();
 }
 
@@ -1121,6 +1225,13 @@ bool HeatmapView::cellAt(const QPoint& position, Index* row, Index* column) cons
 }
 
 bool HeatmapView::eventFilter(QObject* watched, QEvent* event) {
+    // The window's title wraps to the plot's width as laid out: a new width (the window, or the
+    // overview's column coming or going) wraps it again.
+    if (watched == m_plot && event->type() == QEvent::Resize && !m_exporting &&
+        figureStyle().wrapWidth <= 0 && !m_heading.isEmpty()) {
+        wrapTitle();
+        m_plot->replot(QCustomPlot::rpQueuedReplot);
+    }
     if (watched == m_plot && event->type() == QEvent::ToolTip) {
         const auto* help = static_cast<QHelpEvent*>(event);
         Index row = 0;

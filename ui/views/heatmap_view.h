@@ -4,6 +4,7 @@
 /// labels, no interpolation, a colour bar, masked cells drawn grey with an 'x', optional value
 /// labels (S <= 24), zoom and pan, and a tooltip that spells out a cell's whole computation.
 
+#include <QHash>
 #include <QString>
 #include <QStringList>
 
@@ -20,6 +21,8 @@ class QCPItemRect;
 class QCPTextElement;
 class QCPAbstractItem;
 class QKeyEvent;
+class QLabel;
+class QVBoxLayout;
 
 namespace attnlab::ui {
 
@@ -161,8 +164,12 @@ private:
     static double valueFontSize(const Theme& look);
     /// The title as drawn: the window's adds the flat-scale hint, a figure's does not.
     void applyTitleText();
+    /// Wraps the heading and the hint to the plot's width, padded to the least title lines.
+    void wrapTitle();
 
     HeatmapOverview* m_overview = nullptr;
+    QLabel* m_overviewNote = nullptr; ///< under the overview: what a click does
+    QVBoxLayout* m_overviewColumn = nullptr;
     QString m_flatHint;
     QString m_wrappedTitle; ///< the heading wrapped and padded to the least title lines
     QString m_wrappedHint;
@@ -198,6 +205,7 @@ private:
     QSize m_labelBudget;
     double m_labelPoints = 0; ///< token labels' size; 0 until first drawn
     QStringList m_columnLabels;
+    mutable QHash<QString, double> m_widestLabel; ///< widestColumnLabel by QFont::key()
 };
 
 } // namespace attnlab::ui
