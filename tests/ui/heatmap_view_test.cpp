@@ -543,3 +543,52 @@ TEST(HeatmapView, AFlatMapSaysSoUnderItsTitle) {
 
 } // namespace
 } // namespace attnlab::ui
+
+namespace attnlab::ui {
+namespace {
+
+// A long matrix is drawn in the window at the screen's resolution, the cells in view only:
+// each cell's pixels have the colour its weight maps to, zoomed out (a pixel samples its cell)
+// or in. A figure of the zoomed heatmap holds the part in view, its titles naming it.
+TEST(HeatmapView, ALongMatrixDrawsTheCellsInViewInTheirColours) {
+    LongHeatmap f(300); // 90 000 cells: drawn at the screen's resolution
+    QCPColorMap* map = f.view.colorMap();
+    QCPColorGradient gradient = map->gradient();
+    auto expectCellColours = [&](int stride) {
+        for (int pass = 0; pass < 3; ++pass) // layout settles (label sizes, margins)
+            f.view.plot()->replot(QCustomPlot::rpImmediateRefresh);
+        const QImage shot = f.view.plot()->grab().toImage();
+        const QRect area = f.view.plot()->axisRect()->rect();
+        int checked = 0;
+        for (int y = area.top() + 2; y < area.bottom() - 2; y += stride)
+            for (int x = area.left() + 2; x < area.right() - 2; x += stride) {
+                const auto j = static_cast<int>(std::lround(f.keys()->pixelToCoord(x + 0.5)));
+                const auto i = static_cast<int>(std::lround(f.queries()->pixelToCoord(y + 0.5)));
+                const QRgb expected = gradient.color(map->data()->cell(j, i), map->dataRange());
+                ASSERT_EQ(shot.pixel(x, y) & 0xffffff, expected & 0xffffff)
+                    << "pixel " << x << "," << y << " cell " << i << "," << j;
+                ++checked;
+            }
+        EXPECT_GT(checked, 100);
+    };
+    ViewState state = f.document.session().viewState;
+    state.colorScale = "log"; // colours that vary from cell to cell
+    f.document.setViewState(state);
+    f.view.ensureFresh();
+    f.view.plot()->replot(QCustomPlot::rpImmediateRefresh);
+    expectCellColours(7);
+    f.keys()->setRange(119.5, 131.5);
+    f.queries()->setRange(199.5, 209.5);
+    f.view.plot()->replot(QCustomPlot::rpImmediateRefresh);
+    expectCellColours(5);
+
+    const QString keys = f.keys()->label();
+    const QImage figure = renderFigure(f.view, QSize(640, 480));
+    EXPECT_FALSE(figure.isNull());
+    EXPECT_EQ(f.keys()->range(), QCPRange(119.5, 131.5));
+    EXPECT_TRUE(keys.endsWith(QStringLiteral("120\u2013131 of 300"))) << keys.toStdString();
+    EXPECT_EQ(f.keys()->label(), keys);
+}
+
+} // namespace
+} // namespace attnlab::ui

@@ -237,7 +237,11 @@ protected:
             for (int x = 0; x < area.width(); ++x)
                 if (i < 0 || column[static_cast<std::size_t>(x)] < 0) pixels[x] = 0; // outside
         }
+        // Unantialiased: QCPPainter shifts an antialiased painter by half a pixel.
+        painter->save();
+        painter->setAntialiasing(false);
         painter->drawImage(area.topLeft(), image);
+        painter->restore();
     }
 };
 
