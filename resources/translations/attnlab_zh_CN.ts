@@ -1663,7 +1663,7 @@ output</source>
     </message>
     <message>
         <source>a typical row’s largest weight is %1 — Colours: “per row” or “log scale” shows the pattern</source>
-        <translation>典型行的最大权重为 %1 —— 配色选“按行”或“对数刻度”可看出规律</translation>
+        <translation>典型行最大权重 %1——选“按行”或“对数刻度”看规律</translation>
     </message>
     <message>
         <source>%1 %2–%3 of %4</source>
