@@ -1669,6 +1669,10 @@ output</source>
         <source>%1 %2–%3 of %4</source>
         <translation>%1 %2–%3（共 %4）</translation>
     </message>
+    <message>
+        <source>Click to colour each row over its own largest weight.</source>
+        <translation>点击：每行按本行最大权重着色。</translation>
+    </message>
 </context>
 <context>
     <name>attnlab::ui::InputsPanel</name>

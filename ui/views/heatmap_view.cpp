@@ -1248,7 +1248,22 @@ bool HeatmapView::eventFilter(QObject* watched, QEvent* event) {
     return PlotView::eventFilter(watched, event);
 }
 
+bool HeatmapView::onFlatHint(const QPoint& position) const {
+    if (m_flatHint.isEmpty() || m_exporting || !m_title->visible()) return false;
+    const QRect title = m_title->outerRect();
+    const int lines = static_cast<int>(m_wrappedHint.count(QLatin1Char('\n'))) + 1;
+    const int hint = lines * QFontMetrics(m_title->font()).lineSpacing();
+    return title.contains(position) && position.y() >= title.bottom() - hint - 2;
+}
+
 void HeatmapView::onMouseMove(QMouseEvent* event) {
+    const bool hint = onFlatHint(event->pos());
+    m_plot->setCursor(hint ? Qt::PointingHandCursor : Qt::ArrowCursor);
+    if (hint) {
+        QToolTip::showText(event->globalPosition().toPoint(),
+                           tr("Click to colour each row over its own largest weight."), m_plot);
+        return;
+    }
     Index row = 0;
     Index column = 0;
     if (!cellAt(event->pos(), &row, &column)) {
@@ -1259,6 +1274,13 @@ void HeatmapView::onMouseMove(QMouseEvent* event) {
 }
 
 void HeatmapView::onMousePress(QMouseEvent* event) {
+    if (event->button() == Qt::LeftButton && onFlatHint(event->pos())) {
+        // The hint's remedy in one click: each row over its own largest.
+        ViewState state = document()->session().viewState;
+        state.colorScale = "row";
+        document()->setViewState(state);
+        return;
+    }
     Index row = 0;
     Index column = 0;
     if (event->button() != Qt::LeftButton || !cellAt(event->pos(), &row, &column)) return;

@@ -130,6 +130,9 @@ private:
     const Experiment* experimentFor(HeatmapSource source) const;
     /// The cell under a widget position; false outside.
     bool cellAt(const QPoint& position, Index* row, Index* column) const;
+    /// Whether a plot position is on the flat-scale line under the title (a click there
+    /// switches to the per-row scale).
+    bool onFlatHint(const QPoint& position) const;
     void onMouseMove(QMouseEvent* event);
     void onMousePress(QMouseEvent* event);
     void clearItems();
