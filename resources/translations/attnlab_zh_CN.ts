@@ -1524,10 +1524,6 @@ output</source>
 <context>
     <name>attnlab::ui::HeatmapView</name>
     <message>
-        <source>Hover a cell to see its computation; click a row to select its query; wheel zooms, drag pans.</source>
-        <translation>悬停在单元格上查看其计算过程；点击一行选择其查询；滚轮缩放，拖动平移。</translation>
-    </message>
-    <message>
         <source>Heatmap</source>
         <translation>热力图</translation>
     </message>
@@ -1664,6 +1660,30 @@ output</source>
     <message>
         <source> (log₁₀)</source>
         <translation>（log₁₀）</translation>
+    </message>
+    <message>
+        <source>Hover a cell to see its computation; click a row to select its query; wheel zooms, drag pans. Click the heatmap, then + and − zoom, 0 or Home shows it all.</source>
+        <translation>悬停在单元格上查看其计算过程；点击一行选择其查询；滚轮缩放，拖动平移。点击热力图后，按 + 和 − 缩放，按 0 或 Home 显示全部。</translation>
+    </message>
+    <message>
+        <source>The whole matrix; the rectangle is the part shown. Click or drag to move there.</source>
+        <translation>整个矩阵；方框是当前显示的部分。点击或拖动可移到那里。</translation>
+    </message>
+    <message>
+        <source>Overview: click or drag to go there</source>
+        <translation>全图：点击或拖动可移到那里</translation>
+    </message>
+    <message>
+        <source>a typical row’s largest weight is %1 — Colours: “per row” or “log scale” shows the pattern</source>
+        <translation>典型行最大权重 %1——选“按行”或“对数刻度”看规律</translation>
+    </message>
+    <message>
+        <source>%1 %2–%3 of %4</source>
+        <translation>%1 %2–%3（共 %4）</translation>
+    </message>
+    <message>
+        <source>Click to colour each row over its own largest weight.</source>
+        <translation>点击：每行按本行最大权重着色。</translation>
     </message>
 </context>
 <context>

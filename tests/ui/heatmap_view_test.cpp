@@ -366,12 +366,237 @@ TEST(HeatmapView, LongSequencesThinLabelsAndZoomBringsThemBack) {
     for (auto it = ticks().cbegin(); it != ticks().cend(); ++it)
         EXPECT_TRUE(it.value().startsWith(QString::number(static_cast<int>(it.key())) + ' '))
             << it.value().toStdString();
-    x->setRange(10, 14); // zoom in: every visible token is labelled
-    EXPECT_EQ(ticks().value(11), QStringLiteral("t11"));
-    EXPECT_EQ(ticks().value(12), QStringLiteral("t12"));
+    x->setRange(10, 14); // zoom in: every visible token is labelled, still with its position
+    EXPECT_EQ(ticks().value(11), QStringLiteral("11 t11"));
+    EXPECT_EQ(ticks().value(12), QStringLiteral("12 t12"));
     x->setRange(-50, 400); // zooming out stops at the matrix
     EXPECT_DOUBLE_EQ(x->range().lower, -0.5);
     EXPECT_DOUBLE_EQ(x->range().upper, 199.5);
+}
+
+} // namespace
+} // namespace attnlab::ui
+
+namespace attnlab::ui {
+namespace {
+
+/// "t0 t1 ... t<count-1>": every token names its position.
+std::string numberedText(int count) {
+    std::string text;
+    for (int i = 0; i < count; ++i)
+        text += (i ? " t" : "t") + std::to_string(i);
+    return text;
+}
+
+struct LongHeatmap {
+    Document document;
+    HeatmapView view{&document};
+    explicit LongHeatmap(int count) {
+        document.modify([&](Session& s) { s.text = numberedText(count); }, QStringLiteral("text"));
+        document.flush();
+        EXPECT_TRUE(document.waitForIdle());
+        view.resize(900, 520);
+        view.show();
+        view.ensureFresh();
+        view.plot()->replot(QCustomPlot::rpImmediateRefresh);
+    }
+    QCPAxis* keys() const { return view.plot()->axisRect()->axis(QCPAxis::atBottom); }
+    QCPAxis* queries() const { return view.plot()->axisRect()->axis(QCPAxis::atLeft); }
+};
+
+// A long text's heatmap is a map: beside the detail, the whole matrix with a rectangle on the
+// part shown; a click there moves the detail, keeping its size, and stops at the matrix's
+// edges. A sentence, or a panel of the compare view, has none.
+TEST(HeatmapView, ALongMatrixHasAnOverviewThatMovesTheDetail) {
+    {
+        Document document;
+        document.flush();
+        HeatmapView sentence(&document);
+        sentence.show();
+        sentence.ensureFresh();
+        ASSERT_GT(sentence.colorMap()->data()->keySize(), 1);
+        EXPECT_FALSE(sentence.overviewShown());
+    }
+    {
+        LongHeatmap panel(200);
+        panel.view.setPanel(true);
+        panel.view.ensureFresh();
+        EXPECT_FALSE(panel.view.overviewShown());
+    }
+    LongHeatmap f(200);
+    ASSERT_TRUE(f.view.overviewShown());
+    const QRectF whole = f.view.overviewFrame();
+    ASSERT_GT(whole.width(), 50);
+    EXPECT_NEAR(whole.width(), whole.height(), 1); // 200 x 200: a square
+
+    // Zoom to keys 50..79 and queries 100..139: the rectangle is 30 by 40 cells of 200, there.
+    f.keys()->setRange(49.5, 79.5);
+    f.queries()->setRange(99.5, 139.5);
+    const QRectF frame = f.view.overviewFrame();
+    const double cell = whole.width() / 200;
+    EXPECT_NEAR(frame.width(), 30 * cell, 0.5);
+    EXPECT_NEAR(frame.height(), 40 * cell, 0.5);
+    EXPECT_NEAR(frame.left() - whole.left(), 50 * cell, 0.5);
+    EXPECT_NEAR(frame.top() - whole.top(), 100 * cell, 0.5);
+
+    // A click a rectangle's width to the right of its centre moves the detail 30 keys on.
+    const QPoint right = (frame.center() + QPointF(frame.width(), 0)).toPoint();
+    QTest::mouseClick(f.view.overview(), Qt::LeftButton, {}, right);
+    EXPECT_NEAR(f.keys()->range().lower, 79.5, 200 / whole.width() + 0.01);
+    EXPECT_NEAR(f.keys()->range().size(), 30, 1e-9);
+    EXPECT_NEAR(f.queries()->range().lower, 99.5, 200 / whole.width() + 0.01);
+    EXPECT_NEAR(f.view.overviewFrame().left(), frame.left() + frame.width(), 1.5);
+
+    // A click in the corner stops at the matrix's first cells.
+    QTest::mouseClick(f.view.overview(), Qt::LeftButton, {}, whole.topLeft().toPoint());
+    EXPECT_DOUBLE_EQ(f.keys()->range().lower, -0.5);
+    EXPECT_DOUBLE_EQ(f.queries()->range().lower, -0.5);
+    EXPECT_NEAR(f.keys()->range().size(), 30, 1e-9);
+
+    // With the whole matrix shown, a click zooms in there.
+    f.view.resetZoom();
+    EXPECT_EQ(f.view.overviewFrame(), whole);
+    QTest::mouseClick(f.view.overview(), Qt::LeftButton, {}, whole.center().toPoint());
+    EXPECT_NEAR(f.keys()->range().size(), HeatmapView::kOverviewFrom, 1e-9);
+    EXPECT_NEAR(f.keys()->range().center(), 99.5, 200 / whole.width() + 0.01);
+}
+
+// Zoomed in, the axes' titles say which part is shown, and a long text's labels keep their
+// positions even where every label shows, so a repeated word can be placed. The keyboard
+// zooms about the centre and shows the whole again.
+TEST(HeatmapView, ZoomedInTheTitlesNameThePartShown) {
+    LongHeatmap f(200);
+    const QString keys = f.keys()->label();
+    const QString queries = f.queries()->label();
+    EXPECT_FALSE(keys.contains(QStringLiteral("200")));
+    f.keys()->setRange(49.5, 79.5);
+    f.queries()->setRange(99.5, 139.5);
+    EXPECT_EQ(f.keys()->label(), keys + QStringLiteral(" 50\u201379 of 200"));
+    EXPECT_EQ(f.queries()->label(), queries + QStringLiteral(" 100\u2013139 of 200"));
+    f.keys()->setRange(59.5, 63.5);
+    const QStringList zoomed = tickLabels(f.view, QCPAxis::atBottom);
+    for (const char* label : {"60 t60", "61 t61", "62 t62", "63 t63"})
+        EXPECT_TRUE(zoomed.contains(QLatin1String(label))) << label;
+
+    f.view.resetZoom();
+    EXPECT_EQ(f.keys()->label(), keys);
+    f.view.plot()->setFocus();
+    QTest::keyClick(f.view.plot(), Qt::Key_Plus);
+    EXPECT_NEAR(f.keys()->range().size(), 200 / 1.5, 1e-9);
+    EXPECT_NEAR(f.keys()->range().center(), 99.5, 1e-9);
+    QTest::keyClick(f.view.plot(), Qt::Key_Minus);
+    QTest::keyClick(f.view.plot(), Qt::Key_Plus);
+    QTest::keyClick(f.view.plot(), Qt::Key_Plus);
+    EXPECT_LT(f.queries()->range().size(), 100);
+    QTest::keyClick(f.view.plot(), Qt::Key_0);
+    EXPECT_DOUBLE_EQ(f.queries()->range().lower, -0.5);
+    EXPECT_DOUBLE_EQ(f.queries()->range().upper, 199.5);
+    EXPECT_FALSE(f.view.whatsThis().isEmpty());
+}
+
+/// The title's text as drawn in the window.
+QString titleText(const HeatmapView& view) {
+    auto* title = qobject_cast<QCPTextElement*>(view.plot()->plotLayout()->element(0, 0));
+    return title ? title->text() : QString();
+}
+
+/// The median over the rows of each row's largest weight (head 0).
+double typicalRowPeak(const Experiment& experiment) {
+    const Tensor4& w = experiment.attention.weights;
+    std::vector<double> peaks;
+
+    for (Index i = 0; i < w.seq; ++i) {
+        double peak = 0;
+        for (Index j = 0; j < w.dim; ++j)
+            peak = std::max(peak, double(w(0, 0, i, j)));
+        peaks.push_back(peak);
+    }
+    std::sort(peaks.begin(), peaks.end());
+    return peaks[peaks.size() / 2];
+}
+
+// On the fixed 0-to-1 scale a 1000-token head's weights are one flat colour: the window says
+// so under the title, with a typical row's largest weight and the scales that show the pattern. A
+// sentence (weights up to near 1) and the per-row scale need no hint.
+TEST(HeatmapView, AFlatMapSaysSoUnderItsTitle) {
+    LongHeatmap f(1000);
+    const double typical = typicalRowPeak(*f.document.experiment());
+    ASSERT_LT(typical, HeatmapView::kFlatWeight);
+    EXPECT_TRUE(f.view.flatHint().contains(QString::number(typical, 'g', 2)))
+        << f.view.flatHint().toStdString();
+    EXPECT_TRUE(titleText(f.view).contains(QString::number(typical, 'g', 2)));
+
+    // A click on that line switches to the per-row scale, and the line goes.
+    for (int pass = 0; pass < 3; ++pass)
+        f.view.plot()->replot(QCustomPlot::rpImmediateRefresh);
+    auto* title = qobject_cast<QCPTextElement*>(f.view.plot()->plotLayout()->element(0, 0));
+    ASSERT_TRUE(title);
+    const QRect drawn = title->outerRect();
+    QTest::mouseClick(f.view.plot(), Qt::LeftButton, {},
+                      QPoint(drawn.center().x(), drawn.top() + 3));
+    EXPECT_EQ(f.document.session().viewState.colorScale, "fixed"); // the heading's first line
+    QTest::mouseClick(f.view.plot(), Qt::LeftButton, {},
+                      QPoint(drawn.center().x(), drawn.bottom() - 4));
+    EXPECT_EQ(f.document.session().viewState.colorScale, "row");
+    f.view.ensureFresh();
+    EXPECT_TRUE(f.view.flatHint().isEmpty());
+
+    Document document;
+    document.flush();
+    HeatmapView sentence(&document);
+    sentence.show();
+    sentence.ensureFresh();
+    ASSERT_GE(typicalRowPeak(*document.experiment()), HeatmapView::kFlatWeight);
+    EXPECT_TRUE(sentence.flatHint().isEmpty());
+}
+
+} // namespace
+} // namespace attnlab::ui
+
+namespace attnlab::ui {
+namespace {
+
+// A long matrix is drawn in the window at the screen's resolution, the cells in view only:
+// each cell's pixels have the colour its weight maps to, zoomed out (a pixel samples its cell)
+// or in. A figure of the zoomed heatmap holds the part in view, its titles naming it.
+TEST(HeatmapView, ALongMatrixDrawsTheCellsInViewInTheirColours) {
+    LongHeatmap f(300); // 90 000 cells: drawn at the screen's resolution
+    QCPColorMap* map = f.view.colorMap();
+    QCPColorGradient gradient = map->gradient();
+    auto expectCellColours = [&](int stride) {
+        for (int pass = 0; pass < 3; ++pass) // layout settles (label sizes, margins)
+            f.view.plot()->replot(QCustomPlot::rpImmediateRefresh);
+        const QImage shot = f.view.plot()->grab().toImage();
+        const QRect area = f.view.plot()->axisRect()->rect();
+        int checked = 0;
+        for (int y = area.top() + 2; y < area.bottom() - 2; y += stride)
+            for (int x = area.left() + 2; x < area.right() - 2; x += stride) {
+                const auto j = static_cast<int>(std::lround(f.keys()->pixelToCoord(x + 0.5)));
+                const auto i = static_cast<int>(std::lround(f.queries()->pixelToCoord(y + 0.5)));
+                const QRgb expected = gradient.color(map->data()->cell(j, i), map->dataRange());
+                ASSERT_EQ(shot.pixel(x, y) & 0xffffff, expected & 0xffffff)
+                    << "pixel " << x << "," << y << " cell " << i << "," << j;
+                ++checked;
+            }
+        EXPECT_GT(checked, 100);
+    };
+    ViewState state = f.document.session().viewState;
+    state.colorScale = "log"; // colours that vary from cell to cell
+    f.document.setViewState(state);
+    f.view.ensureFresh();
+    f.view.plot()->replot(QCustomPlot::rpImmediateRefresh);
+    expectCellColours(7);
+    f.keys()->setRange(119.5, 131.5);
+    f.queries()->setRange(199.5, 209.5);
+    f.view.plot()->replot(QCustomPlot::rpImmediateRefresh);
+    expectCellColours(5);
+
+    const QString keys = f.keys()->label();
+    const QImage figure = renderFigure(f.view, QSize(640, 480));
+    EXPECT_FALSE(figure.isNull());
+    EXPECT_EQ(f.keys()->range(), QCPRange(119.5, 131.5));
+    EXPECT_TRUE(keys.endsWith(QStringLiteral("120\u2013131 of 300"))) << keys.toStdString();
+    EXPECT_EQ(f.keys()->label(), keys);
 }
 
 } // namespace

@@ -2,8 +2,12 @@
 
 #include "attnlab/lab/cell.h"
 
+#include <QBoxLayout>
 #include <QHelpEvent>
+#include <QKeyEvent>
+#include <QLabel>
 #include <QMouseEvent>
+#include <QPainter>
 #include <QPicture>
 #include <QToolTip>
 #include <qcustomplot.h>
@@ -44,9 +48,9 @@ QSharedPointer<QCPAxisTickerText> tokenTicker(const QStringList& labels, const Q
     const int visible = std::max(1, last - first + 1);
     const int step =
         std::max(1, static_cast<int>(std::ceil(visible / std::max(1.0, std::floor(maxLabels)))));
-    // A long text's thinned labels carry their positions, so a repeated word can be placed (a
-    // sentence keeps its words alone: the numbers would take the room of its labels).
-    const bool numbered = step > 1 && count > kNumberedLabelsFrom;
+    // A long text's labels carry their positions, thinned or zoomed in, so a repeated word can
+    // be placed (a sentence keeps its words alone: the numbers would take its labels' room).
+    const bool numbered = count > kNumberedLabelsFrom;
     for (int i = (first / step) * step; i <= last; i += step)
         ticker->addTick(i, numbered ? QStringLiteral("%1 %2").arg(i).arg(labels[i]) : labels[i]);
     return ticker;
@@ -64,6 +68,77 @@ QCPRange boundedRange(const QCPRange& range, Index count) {
 
 QString number(double value) {
     return QString::number(value, 'g', 4);
+}
+
+/// The first and last cell (0-based) a range of cell coordinates shows, of `count`.
+std::pair<Index, Index> shownCells(const QCPRange& range, Index count) {
+    const auto first = static_cast<Index>(std::floor(range.lower + 0.5));
+    const auto last = static_cast<Index>(std::ceil(range.upper - 0.5));
+    return {std::clamp<Index>(first, 0, std::max<Index>(count - 1, 0)),
+            std::clamp<Index>(last, 0, std::max<Index>(count - 1, 0))};
+}
+
+/// The median over the rows of each row's largest value, rows of zeros (all masked) left out;
+/// 0 when there are none.
+double typicalRowPeak(const MatrixD& values) {
+    std::vector<double> peaks;
+    for (Index i = 0; i < values.rows(); ++i)
+        if (const double peak = values.row(i).maxCoeff(); peak > 0) peaks.push_back(peak);
+    if (peaks.empty()) return 0;
+    const auto middle = peaks.begin() + static_cast<std::ptrdiff_t>(peaks.size() / 2);
+    std::nth_element(peaks.begin(), middle, peaks.end());
+    return *middle;
+}
+
+/// The overview's image side: at most this many pixels of the matrix each way.
+constexpr Index kOverviewPixels = 256;
+
+/// How an overview pixel sums up its block of cells.
+enum class Pooling {
+    Peak, ///< the largest (the farthest from 0 when signed): one strong weight still shows
+    Mean, ///< the mean: a scale that already lifts each row's or the small weights' pattern
+};
+
+/// The matrix at most kOverviewPixels each way, coloured as the detail is, each pixel its
+/// block's cells pooled; a block entirely hidden is NaN (masked).
+QImage overviewImage(const MatrixD& values, const BoolMatrix* hidden, QCPColorGradient gradient,
+                     const QCPRange& range, bool signedValues, Pooling pooling) {
+    const Index rows = values.rows();
+    const Index cols = values.cols();
+    if (rows == 0 || cols == 0) return {};
+    const Index height = std::min(rows, kOverviewPixels);
+    const Index width = std::min(cols, kOverviewPixels);
+    const bool useHidden = hidden && hidden->rows() == rows && hidden->cols() == cols;
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    std::vector<double> line(static_cast<std::size_t>(width));
+    QImage image(static_cast<int>(width), static_cast<int>(height), QImage::Format_ARGB32);
+    for (Index y = 0; y < height; ++y) {
+        const Index top = y * rows / height;
+        const Index bottom = (y + 1) * rows / height;
+        for (Index x = 0; x < width; ++x) {
+            const Index left = x * cols / width;
+            const Index right = (x + 1) * cols / width;
+            double best = nan;
+            double sum = 0;
+            int count = 0;
+            for (Index i = top; i < bottom; ++i)
+                for (Index j = left; j < right; ++j) {
+                    if (useHidden && (*hidden)(i, j)) continue;
+                    const double v = values(i, j);
+                    if (!std::isfinite(v)) continue;
+                    sum += v;
+                    ++count;
+                    if (std::isnan(best) ||
+                        (signedValues ? std::abs(v) > std::abs(best) : v > best))
+                        best = v;
+                }
+            line[static_cast<std::size_t>(x)] =
+                pooling == Pooling::Mean && count > 0 ? sum / count : best;
+        }
+        gradient.colorize(line.data(), range, reinterpret_cast<QRgb*>(image.scanLine(int(y))),
+                          static_cast<int>(width));
+    }
+    return image;
 }
 
 /// What the colours show: the values as the colour scale maps them, whether they span 0..1,
@@ -102,7 +177,151 @@ ColourScale colourScale(const HeatmapData& heat, const ViewState& state) {
     return out;
 }
 
+/// Weights on the per-row or log scale: every block holds a row's top or a lifted small weight,
+/// so their peaks would be one flat colour; their means keep the pattern.
+Pooling poolingOf(const HeatmapData& heat, const ViewState& state) {
+    const bool lifted = state.colorScale == "row" || state.colorScale == "log";
+    return heat.unitRange && state.show == "weights" && lifted ? Pooling::Mean : Pooling::Peak;
+}
+
 } // namespace
+
+/// A colour map that, in the window, draws a long matrix's cells in view at the screen's
+/// resolution: QCustomPlot's own draw copies (mirrored, queries running down) and scales the
+/// image of the whole matrix on every replot, ~70 ms at 4000 x 4000 cells. Each pixel takes
+/// the cell at its centre, as the unsmoothed scaling does. Figures (`direct` false) and short
+/// matrices keep QCustomPlot's drawing.
+class ViewportColorMap : public QCPColorMap {
+public:
+    using QCPColorMap::QCPColorMap;
+    /// Cells from which a matrix is drawn at the screen's resolution.
+    static constexpr qint64 kDirectFrom = 256 * 256;
+    bool direct = true;
+
+protected:
+    void draw(QCPPainter* painter) override {
+        QCPColorMapData* cells = data();
+        const int cols = cells->keySize();
+        const int rows = cells->valueSize();
+        if (!direct || painter->modes().testFlag(QCPPainter::pmVectorized) ||
+            qint64(cols) * rows < kDirectFrom) {
+            QCPColorMap::draw(painter);
+            return;
+        }
+        const QRect area = clipRect();
+        if (area.isEmpty()) return;
+        // The cell under each pixel column and row; -1 outside the matrix.
+        auto cellsAlong = [](const QCPAxis* axis, int from, int count, int size) {
+            std::vector<int> index(static_cast<std::size_t>(count));
+            for (int p = 0; p < count; ++p) {
+                const auto i = static_cast<int>(std::lround(axis->pixelToCoord(from + p + 0.5)));
+                index[static_cast<std::size_t>(p)] = i >= 0 && i < size ? i : -1;
+            }
+            return index;
+        };
+        const std::vector<int> column = cellsAlong(keyAxis(), area.left(), area.width(), cols);
+        const std::vector<int> row = cellsAlong(valueAxis(), area.top(), area.height(), rows);
+        QCPColorGradient colours = gradient();
+        const QCPRange range = dataRange();
+        const double nan = std::numeric_limits<double>::quiet_NaN();
+        QImage image(area.size(), QImage::Format_ARGB32_Premultiplied);
+        std::vector<double> line(static_cast<std::size_t>(area.width()));
+        for (int y = 0; y < area.height(); ++y) {
+            const int i = row[static_cast<std::size_t>(y)];
+            for (int x = 0; x < area.width(); ++x) {
+                const int j = column[static_cast<std::size_t>(x)];
+                line[static_cast<std::size_t>(x)] = i >= 0 && j >= 0 ? cells->cell(j, i) : nan;
+            }
+            auto* pixels = reinterpret_cast<QRgb*>(image.scanLine(y));
+            colours.colorize(line.data(), range, pixels, area.width());
+            for (int x = 0; x < area.width(); ++x)
+                if (i < 0 || column[static_cast<std::size_t>(x)] < 0) pixels[x] = 0; // outside
+        }
+        // Unantialiased: QCPPainter shifts an antialiased painter by half a pixel.
+        painter->save();
+        painter->setAntialiasing(false);
+        painter->drawImage(area.topLeft(), image);
+        painter->restore();
+    }
+};
+
+/// The whole matrix, small, with a rectangle marking what the detail shows. A press or a drag
+/// moves the detail there.
+class HeatmapOverview : public QWidget {
+public:
+    explicit HeatmapOverview(HeatmapView* view) : QWidget(view), m_view(view) {
+        setCursor(Qt::PointingHandCursor);
+        setSizePolicy(QSizePolicy::Fixed, QSizePolicy::Fixed);
+    }
+    void setImage(QImage image, Index rows, Index cols) {
+        m_image = std::move(image);
+        m_rows = rows;
+        m_cols = cols;
+        update();
+    }
+    /// Where the matrix is drawn: the widget, at the matrix's shape.
+    QRectF matrixRect() const {
+        const QRectF room = QRectF(rect()).adjusted(4, 1, -6, -9);
+        if (m_rows <= 0 || m_cols <= 0) return room;
+        const double cell = std::min(room.width() / double(m_cols), room.height() / double(m_rows));
+        return {room.left(), room.top(), cell * double(m_cols), cell * double(m_rows)};
+    }
+    /// The detail's axes' ranges as a rectangle on the matrix drawn here.
+    QRectF frame() const {
+        const QRectF matrix = matrixRect();
+        if (m_rows <= 0 || m_cols <= 0) return {};
+        const QCPAxisRect* axes = m_view->plot()->axisRect();
+        const QCPRange x = axes->axis(QCPAxis::atBottom)->range();
+        const QCPRange y = axes->axis(QCPAxis::atLeft)->range();
+        const double across = matrix.width() / double(m_cols);
+        const double down = matrix.height() / double(m_rows);
+        return {matrix.left() + (x.lower + 0.5) * across, matrix.top() + (y.lower + 0.5) * down,
+                x.size() * across, y.size() * down};
+    }
+
+protected:
+    void paintEvent(QPaintEvent* event) override {
+        (void)event;
+        QPainter painter(this);
+        const Theme look = m_view->theme();
+        const QRectF matrix = matrixRect();
+        painter.drawImage(matrix, m_image);
+        painter.setPen(QPen(look.foreground, 1));
+        painter.drawRect(matrix);
+        // The detail's rectangle: the accent colour inside a contrasting edge, so it reads on
+        // any cell colour.
+        // At least a few pixels each way, so a small detail's place still shows.
+        QRectF marked = frame().intersected(matrix);
+        const QPointF centre = marked.center();
+        marked.setWidth(std::max(marked.width(), 6.0));
+        marked.setHeight(std::max(marked.height(), 6.0));
+        marked.moveCenter(centre);
+        painter.setPen(QPen(look.background, 4));
+        painter.drawRect(marked);
+        painter.setPen(QPen(look.accent, 2));
+        painter.drawRect(marked);
+    }
+    void mousePressEvent(QMouseEvent* event) override { moveDetail(event); }
+    void mouseMoveEvent(QMouseEvent* event) override {
+        if (event->buttons() & Qt::LeftButton) moveDetail(event);
+    }
+
+private:
+    void moveDetail(QMouseEvent* event) {
+        if (!(event->buttons() & Qt::LeftButton) || m_rows <= 0 || m_cols <= 0) return;
+        const QRectF matrix = matrixRect();
+        const QPointF at = event->position();
+        const double column = (at.x() - matrix.left()) / matrix.width() * double(m_cols) - 0.5;
+        const double row = (at.y() - matrix.top()) / matrix.height() * double(m_rows) - 0.5;
+        m_view->centreDetailOn(row, column);
+        event->accept();
+    }
+
+    HeatmapView* m_view;
+    QImage m_image;
+    Index m_rows = 0;
+    Index m_cols = 0;
+};
 
 HeatmapView::HeatmapView(Document* document, HeatmapSource source, QWidget* parent)
     : PlotView(document, parent), m_source(source) {
@@ -121,7 +340,7 @@ HeatmapView::HeatmapView(Document* document, HeatmapSource source, QWidget* pare
     rect->axis(QCPAxis::atBottom)->setTickLength(0, 3);
     rect->axis(QCPAxis::atLeft)->setTickLength(0, 3);
 
-    m_colorMap = new QCPColorMap(rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft));
+    m_colorMap = new ViewportColorMap(rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft));
     m_colorMap->setInterpolate(false);
     m_colorMap->setTightBoundary(false);
 
@@ -170,6 +389,7 @@ HeatmapView::HeatmapView(Document* document, HeatmapSource source, QWidget* pare
                         return;
                     }
                     updateTickers();
+                    if (m_overview->isVisible()) m_overview->update();
                 });
     }
     // How many labels fit depends on the axis rect's size, which is only known once the plot
@@ -191,6 +411,10 @@ HeatmapView::HeatmapView(Document* document, HeatmapSource source, QWidget* pare
         }
         if (resized) applyLabelFont();
         fitToCells();
+        // The overview's top level with the matrix's (the window's layout, not a figure's).
+        if (!m_exporting && m_overviewColumn &&
+            m_overviewColumn->contentsMargins().top() != m_plot->axisRect()->top())
+            m_overviewColumn->setContentsMargins(0, m_plot->axisRect()->top(), 0, 0);
         const QSize budget = labelBudget();
         if (budget == m_labelBudget && !resized) return;
         m_labelBudget = budget;
@@ -203,8 +427,101 @@ HeatmapView::HeatmapView(Document* document, HeatmapSource source, QWidget* pare
     m_plot->installEventFilter(this);
     connect(m_plot, &QCustomPlot::mouseMove, this, &HeatmapView::onMouseMove);
     connect(m_plot, &QCustomPlot::mousePress, this, &HeatmapView::onMousePress);
-    setToolTip(tr("Hover a cell to see its computation; click a row to select its query; "
-                  "wheel zooms, drag pans."));
+    const QString help =
+        tr("Hover a cell to see its computation; click a row to select its query; wheel zooms, "
+           "drag pans. Click the heatmap, then + and \u2212 zoom, 0 or Home shows it all.");
+    setToolTip(help);
+    setWhatsThis(help);
+    m_plot->setFocusPolicy(Qt::StrongFocus);
+
+    // A long matrix's overview stands beside the plot, at its top: in the window only, since a
+    // figure is the plot alone.
+    m_overview = new HeatmapOverview(this);
+    m_overview->setToolTip(tr("The whole matrix; the rectangle is the part shown. Click or drag "
+                              "to move there."));
+    m_overview->hide();
+    if (auto* box = qobject_cast<QBoxLayout*>(layout())) {
+        box->removeWidget(m_plot);
+        auto* row = new QHBoxLayout;
+        row->setContentsMargins(0, 0, 0, 0);
+        row->setSpacing(0);
+        row->addWidget(m_plot, 1);
+        auto* side = new QVBoxLayout;
+        side->setContentsMargins(0, 0, 0, 0);
+        side->addWidget(m_overview);
+        m_overviewNote = new QLabel(tr("Overview: click or drag to go there"), this);
+        m_overviewNote->setWordWrap(true);
+        m_overviewNote->hide();
+        side->addWidget(m_overviewNote);
+        side->addStretch(1);
+        m_overviewColumn = side;
+        row->addLayout(side);
+        box->addLayout(row);
+    }
+}
+
+QWidget* HeatmapView::overview() const {
+    return m_overview;
+}
+
+bool HeatmapView::overviewShown() const {
+    return !m_overview->isHidden();
+}
+
+QRectF HeatmapView::overviewFrame() const {
+    return m_overview->frame();
+}
+
+void HeatmapView::zoomBy(double factor) {
+    const QCPAxisRect* rect = m_plot->axisRect();
+    for (QCPAxis* axis : {rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft)}) {
+        const QCPRange range = axis->range();
+        const double half = range.size() * factor / 2;
+        axis->setRange(range.center() - half, range.center() + half); // bounded on the way
+    }
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void HeatmapView::resetZoom() {
+    const QCPAxisRect* rect = m_plot->axisRect();
+    rect->axis(QCPAxis::atBottom)->setRange(-0.5, double(std::max<Index>(m_cols, 1)) - 0.5);
+    rect->axis(QCPAxis::atLeft)->setRange(-0.5, double(std::max<Index>(m_rows, 1)) - 0.5);
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void HeatmapView::centreDetailOn(double row, double column) {
+    const QCPAxisRect* rect = m_plot->axisRect();
+    const std::pair<QCPAxis*, std::pair<double, Index>> sides[] = {
+        {rect->axis(QCPAxis::atBottom), {column, m_cols}},
+        {rect->axis(QCPAxis::atLeft), {row, m_rows}}};
+    for (const auto& [axis, where] : sides) {
+        const auto [centre, count] = where;
+        double size = axis->range().size();
+        if (size >= double(count) && count > kOverviewFrom) size = kOverviewFrom;
+        axis->setRange(centre - size / 2, centre + size / 2); // bounded on the way
+    }
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void HeatmapView::keyPressEvent(QKeyEvent* event) {
+    switch (event->key()) {
+    case Qt::Key_Plus:
+    case Qt::Key_Equal:
+        zoomBy(1 / 1.5);
+        break;
+    case Qt::Key_Minus:
+    case Qt::Key_Underscore:
+        zoomBy(1.5);
+        break;
+    case Qt::Key_0:
+    case Qt::Key_Home:
+        resetZoom();
+        break;
+    default:
+        PlotView::keyPressEvent(event);
+        return;
+    }
+    event->accept();
 }
 
 QString HeatmapView::viewId() const {
@@ -450,9 +767,36 @@ void HeatmapView::refresh() {
         range = QCPRange(m_sharedRange->first, m_sharedRange->second);
     if (range.size() <= 0) range = QCPRange(range.lower - 0.5, range.upper + 0.5);
     m_colorMap->setDataRange(range);
-    m_colorScale->axis()->setLabel(m_sharedRange && !m_sharedLabel.isEmpty()
-                                       ? m_sharedLabel
-                                       : heat.quantity + scaled.note);
+    m_colorScale->axis()->setLabel(
+        m_sharedRange && !m_sharedLabel.isEmpty() ? m_sharedLabel : heat.quantity + scaled.note);
+
+    // A long matrix in the window: the whole of it beside the detail.
+    const bool overview = !m_panel && (m_rows > kOverviewFrom || m_cols > kOverviewFrom);
+    if (overview) {
+        const int side = std::clamp(8 * look.fontPointSize, 96, 160);
+        m_overview->setFixedSize(side + 10, side + 10);
+        m_overviewNote->setFixedWidth(side + 10);
+        m_overview->setImage(overviewImage(scaled.values, hasMask ? &heat.masked : nullptr,
+                                           m_colorMap->gradient(), range, heat.signedValues,
+                                           poolingOf(heat, state)),
+                             m_rows, m_cols);
+    }
+    m_overview->setVisible(overview);
+    m_overviewNote->setVisible(overview);
+
+    // The fixed 0-to-1 scale draws a long text's weights (all near 1/S) in one flat colour: the
+    // window says so where the eye is, and which scales show the pattern.
+    m_flatHint.clear();
+    if (!m_panel && !m_sharedRange && heat.unitRange && state.show == "weights" &&
+        state.colorScale == "fixed" && heat.values.size() > 0) {
+        // A causal mask gives the first rows weights near 1: the median row's largest weight
+        // says how the most of the map looks.
+        const double typical = typicalRowPeak(heat.values);
+        if (typical > 0 && typical < kFlatWeight)
+            m_flatHint = tr("a typical row\u2019s largest weight is %1 \u2014 Colours: "
+                            "\u201cper row\u201d or \u201clog scale\u201d shows the pattern")
+                             .arg(QString::number(typical, 'g', 2));
+    }
 
     m_maskMarks->setData(markX, markY, true); // sized to the cells in fitToCells()
     // Train-mode dropout: a ring on each allowed cell it zeroed, apart from the masked 'x'.
@@ -475,20 +819,22 @@ void HeatmapView::refresh() {
 
     m_rowLabels = heat.rowLabels;
     m_columnLabels = heat.columnLabels;
-    xAxis->setLabel(heat.columnLabels.isEmpty() || heat.columnLabels.first() == QLatin1String("d0")
+    m_widestLabel.clear();
+    // The axes' titles; updateTickers adds the part shown when zoomed in.
+    m_columnTitle = heat.columnLabels.isEmpty() || heat.columnLabels.first() == QLatin1String("d0")
                         ? tr("dimension")
-                        : tr("keys"));
-    yAxis->setLabel(tr("queries"));
+                        : tr("keys");
+    m_rowTitle = tr("queries");
     if (m_panel) {
         // A panel beside others (compare): no axis titles, and row labels only on the first.
-        xAxis->setLabel(QString());
-        yAxis->setLabel(QString());
+        m_columnTitle.clear();
+        m_rowTitle.clear();
         yAxis->setTickLabels(m_panelRowLabels);
     }
     if (hasDrops) // the legend of the two marks
         if (const Experiment* shown = experimentFor(m_source))
-            xAxis->setLabel(tr("keys   \u25cb dropped by dropout (train, p = %1)   \u00d7 masked")
-                                .arg(shown->dropout.rate, 0, 'g', 3));
+            m_columnTitle = tr("keys   \u25cb dropped by dropout (train, p = %1)   \u00d7 masked")
+                                .arg(shown->dropout.rate, 0, 'g', 3);
     if (m_rows != m_shownRows || m_cols != m_shownCols) {
         // A new shape resets zoom; the same shape keeps the person's zoom and pan.
         m_shownRows = m_rows;
@@ -550,11 +896,7 @@ void HeatmapView::refresh() {
     applyLabelFont();     // the theme's font, shrunk to fit the labels
     if (m_colorBarAcross) // a strip, not a column: thinner
         m_colorScale->setBarWidth(static_cast<int>(std::lround(look.fontPointSize * 0.8)));
-    QString wrapped = wrappedHeading();
-    for (int lines = static_cast<int>(wrapped.count(QLatin1Char('\n'))) + 1;
-         lines < m_minimumTitleLines; ++lines)
-        wrapped += QStringLiteral("\n ");
-    m_title->setText(wrapped);
+    wrapTitle();
     m_colorScale->axis()->setLabelColor(look.foreground);
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
@@ -571,7 +913,27 @@ double HeatmapView::valueFontSize(const Theme& look) {
     return std::max(6, look.fontPointSize - 1);
 }
 
+void HeatmapView::wrapTitle() {
+    QString wrapped = wrappedHeading();
+    for (int lines = static_cast<int>(wrapped.count(QLatin1Char('\n'))) + 1;
+         lines < m_minimumTitleLines; ++lines)
+        wrapped += QStringLiteral("\n ");
+    m_wrappedTitle = wrapped;
+    m_wrappedHint = m_flatHint.isEmpty() ? QString() : wrappedHeading(m_flatHint);
+    applyTitleText();
+}
+
+void HeatmapView::applyTitleText() {
+    m_title->setText(m_exporting || m_wrappedHint.isEmpty()
+                         ? m_wrappedTitle
+                         : m_wrappedTitle + QLatin1Char('\n') + m_wrappedHint);
+}
+
 QString HeatmapView::wrappedHeading() const {
+    return wrappedHeading(m_heading);
+}
+
+QString HeatmapView::wrappedHeading(const QString& text) const {
     const int width =
         figureStyle().wrapWidth > 0 ? figureStyle().wrapWidth : std::max(200, m_plot->width());
     // The title sits in the matrix's column of the layout, beside the colour scale's column:
@@ -586,7 +948,7 @@ QString HeatmapView::wrappedHeading() const {
     const QMargins margins = m_title->margins();
     const int cell = m_title->outerRect().width() - margins.left() - margins.right();
     const int room = std::max(40, static_cast<int>(0.97 * (cell > 0 ? cell : width) - 8));
-    return wrapCaption(m_heading, m_title->font(), room);
+    return wrapCaption(text, m_title->font(), room);
 }
 
 QSize HeatmapView::labelBudget() const {
@@ -652,11 +1014,18 @@ void HeatmapView::applyLabelFont() {
 }
 
 double HeatmapView::widestColumnLabel(const QFont& font) const {
+    // Layout asks several times a replot, at a few sizes: 4000 labels measured each time took
+    // most of a long text's replot. The widths are kept per font until the labels change.
+    const QString key = font.key();
+    if (const auto known = m_widestLabel.constFind(key); known != m_widestLabel.cend())
+        return *known;
     const QFontMetricsF metrics(font);
     double widest = 0;
     for (const QString& label : m_columnLabels)
         widest = std::max(widest, metrics.horizontalAdvance(label));
-    return widest + metrics.height() * 0.6;
+    const double width = widest + metrics.height() * 0.6;
+    m_widestLabel.insert(key, width);
+    return width;
 }
 
 bool HeatmapView::columnLabelsUpright() const {
@@ -703,6 +1072,14 @@ void HeatmapView::updateTickers() {
     const QSize budget = labelBudget();
     xAxis->setTicker(tokenTicker(m_columnLabels, xAxis->range(), budget.width()));
     yAxis->setTicker(tokenTicker(m_rowLabels, yAxis->range(), budget.height()));
+    // Zoomed in, a title says which part is shown: "queries 480-540 of 1000".
+    auto titled = [](const QString& title, const QCPRange& range, Index count) {
+        const auto [first, last] = shownCells(range, count);
+        if (title.isEmpty() || count <= 0 || (first == 0 && last == count - 1)) return title;
+        return tr("%1 %2\u2013%3 of %4").arg(title).arg(first).arg(last).arg(count);
+    };
+    xAxis->setLabel(titled(m_columnTitle, xAxis->range(), m_cols));
+    yAxis->setLabel(titled(m_rowTitle, yAxis->range(), m_rows));
 }
 
 void HeatmapView::paintFigure(QCPPainter& painter, const QSize& size) {
@@ -711,10 +1088,14 @@ void HeatmapView::paintFigure(QCPPainter& painter, const QSize& size) {
     // Two dry passes: the second lays out with the labels the first chose (upright or not).
     // A third: the label size chosen for the figure's room changes the margins once more.
     m_exporting = true;
+    static_cast<ViewportColorMap*>(m_colorMap)->direct = false; // a figure keeps every cell
+    applyTitleText();                                           // a figure has no hint
     for (int pass = 0; pass < 3; ++pass)
         layOutAsFigure(size);
     PlotView::paintFigure(painter, size);
     m_exporting = false;
+    static_cast<ViewportColorMap*>(m_colorMap)->direct = true;
+    applyTitleText();
 }
 
 void HeatmapView::layOutAsFigure(const QSize& size) {
@@ -738,6 +1119,7 @@ int HeatmapView::fittedFigureHeight(int width) {
     const double linePitch = QFontMetricsF(least).height() * 1.02;
     int height = std::max(16, width * 3 / 4);
     m_exporting = true;
+    applyTitleText();
     for (int pass = 0; pass < 3; ++pass) {
         for (int settle = 0; settle < 2; ++settle)
             layOutAsFigure(QSize(width, height));
@@ -747,6 +1129,7 @@ int HeatmapView::fittedFigureHeight(int width) {
         height = std::clamp(besides + matrix, std::max(16, width / 2), 2 * width);
     }
     m_exporting = false;
+    applyTitleText();
     return height;
 }
 
@@ -846,6 +1229,13 @@ bool HeatmapView::cellAt(const QPoint& position, Index* row, Index* column) cons
 }
 
 bool HeatmapView::eventFilter(QObject* watched, QEvent* event) {
+    // The window's title wraps to the plot's width as laid out: a new width (the window, or the
+    // overview's column coming or going) wraps it again.
+    if (watched == m_plot && event->type() == QEvent::Resize && !m_exporting &&
+        figureStyle().wrapWidth <= 0 && !m_heading.isEmpty()) {
+        wrapTitle();
+        m_plot->replot(QCustomPlot::rpQueuedReplot);
+    }
     if (watched == m_plot && event->type() == QEvent::ToolTip) {
         const auto* help = static_cast<QHelpEvent*>(event);
         Index row = 0;
@@ -858,7 +1248,22 @@ bool HeatmapView::eventFilter(QObject* watched, QEvent* event) {
     return PlotView::eventFilter(watched, event);
 }
 
+bool HeatmapView::onFlatHint(const QPoint& position) const {
+    if (m_flatHint.isEmpty() || m_exporting || !m_title->visible()) return false;
+    const QRect title = m_title->outerRect();
+    const int lines = static_cast<int>(m_wrappedHint.count(QLatin1Char('\n'))) + 1;
+    const int hint = lines * QFontMetrics(m_title->font()).lineSpacing();
+    return title.contains(position) && position.y() >= title.bottom() - hint - 2;
+}
+
 void HeatmapView::onMouseMove(QMouseEvent* event) {
+    const bool hint = onFlatHint(event->pos());
+    m_plot->setCursor(hint ? Qt::PointingHandCursor : Qt::ArrowCursor);
+    if (hint) {
+        QToolTip::showText(event->globalPosition().toPoint(),
+                           tr("Click to colour each row over its own largest weight."), m_plot);
+        return;
+    }
     Index row = 0;
     Index column = 0;
     if (!cellAt(event->pos(), &row, &column)) {
@@ -869,6 +1274,13 @@ void HeatmapView::onMouseMove(QMouseEvent* event) {
 }
 
 void HeatmapView::onMousePress(QMouseEvent* event) {
+    if (event->button() == Qt::LeftButton && onFlatHint(event->pos())) {
+        // The hint's remedy in one click: each row over its own largest.
+        ViewState state = document()->session().viewState;
+        state.colorScale = "row";
+        document()->setViewState(state);
+        return;
+    }
     Index row = 0;
     Index column = 0;
     if (event->button() != Qt::LeftButton || !cellAt(event->pos(), &row, &column)) return;

@@ -4,6 +4,7 @@
 /// labels, no interpolation, a colour bar, masked cells drawn grey with an 'x', optional value
 /// labels (S <= 24), zoom and pan, and a tooltip that spells out a cell's whole computation.
 
+#include <QHash>
 #include <QString>
 #include <QStringList>
 
@@ -19,8 +20,13 @@ class QCPMarginGroup;
 class QCPItemRect;
 class QCPTextElement;
 class QCPAbstractItem;
+class QKeyEvent;
+class QLabel;
+class QVBoxLayout;
 
 namespace attnlab::ui {
+
+class HeatmapOverview;
 
 /// Which experiment a heatmap shows: the document's, the comparison's, or B - A.
 enum class HeatmapSource { Primary, Comparison, Difference };
@@ -89,14 +95,44 @@ public:
     /// Whether this panel draws its colour bar (A shares B's); the plot takes its room.
     void setColorBarShown(bool shown);
 
+    /// A matrix with more rows or columns than this gets an overview beside its detail.
+    static constexpr int kOverviewFrom = 64;
+    /// When a typical row's largest weight (the median over the rows) is below this, the
+    /// fixed 0-to-1 scale draws one flat colour: the window says so under the title and names
+    /// the scales that show the pattern.
+    static constexpr double kFlatWeight = 0.1;
+    /// The whole matrix, small, beside a long one's detail in the window (not in figures, not
+    /// in a panel), with a rectangle marking what the detail shows; a click or a drag in it
+    /// moves the detail there. Null for a panel.
+    QWidget* overview() const;
+    /// Whether the overview is shown (a long matrix, not a panel).
+    bool overviewShown() const;
+    /// The overview's rectangle marking the detail, in the overview's pixels.
+    QRectF overviewFrame() const;
+    /// The window's line under the title when the fixed scale flattens the weights (a typical
+    /// row's largest, and the scales that show the pattern); empty when none. Figures leave it out.
+    QString flatHint() const { return m_flatHint; }
+    /// Zooms both axes about the detail's centre (factor < 1 zooms in), within the matrix.
+    void zoomBy(double factor);
+    /// Shows the whole matrix.
+    void resetZoom();
+    /// Moves the detail, keeping its size, to centre on (row, column); a detail showing the
+    /// whole matrix zooms in to kOverviewFrom cells each way there.
+    void centreDetailOn(double row, double column);
+
 protected:
     /// Answers the plot's tool-tip event with the hovered cell's breakdown.
     bool eventFilter(QObject* watched, QEvent* event) override;
+    /// +/- zoom about the centre, 0 or Home shows the whole matrix.
+    void keyPressEvent(QKeyEvent* event) override;
 
 private:
     const Experiment* experimentFor(HeatmapSource source) const;
     /// The cell under a widget position; false outside.
     bool cellAt(const QPoint& position, Index* row, Index* column) const;
+    /// Whether a plot position is on the flat-scale line under the title (a click there
+    /// switches to the per-row scale).
+    bool onFlatHint(const QPoint& position) const;
     void onMouseMove(QMouseEvent* event);
     void onMousePress(QMouseEvent* event);
     void clearItems();
@@ -127,7 +163,21 @@ private:
     bool columnLabelsUpright() const;
     /// The title wrapped to the figure's (or widget's) width.
     QString wrappedHeading() const;
+    QString wrappedHeading(const QString& text) const;
     static double valueFontSize(const Theme& look);
+    /// The title as drawn: the window's adds the flat-scale hint, a figure's does not.
+    void applyTitleText();
+    /// Wraps the heading and the hint to the plot's width, padded to the least title lines.
+    void wrapTitle();
+
+    HeatmapOverview* m_overview = nullptr;
+    QLabel* m_overviewNote = nullptr; ///< under the overview: what a click does
+    QVBoxLayout* m_overviewColumn = nullptr;
+    QString m_flatHint;
+    QString m_wrappedTitle; ///< the heading wrapped and padded to the least title lines
+    QString m_wrappedHint;
+    QString m_rowTitle; ///< the axes' titles before the shown range is added
+    QString m_columnTitle;
 
     HeatmapSource m_source;
     QString m_caption;
@@ -158,6 +208,7 @@ private:
     QSize m_labelBudget;
     double m_labelPoints = 0; ///< token labels' size; 0 until first drawn
     QStringList m_columnLabels;
+    mutable QHash<QString, double> m_widestLabel; ///< widestColumnLabel by QFont::key()
 };
 
 } // namespace attnlab::ui
