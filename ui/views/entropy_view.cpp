@@ -124,10 +124,7 @@ void EntropyView::refresh() {
     m_focusedHeadBar->setPen(Qt::NoPen);
     m_ceiling->setPen(QPen(look.foreground, 2 * look.lineWidth, Qt::DashLine));
 
-    auto ticker = QSharedPointer<QCPAxisTickerText>::create();
-    const int step = std::max(1, static_cast<int>(tokens.size()) / 40 + 1);
-    for (int i = 0; i < tokens.size(); i += step)
-        ticker->addTick(i, tokens[i]);
+    const auto ticker = labelTicker(tokens, 40);
     QCPAxis* qx = m_queryRect->axis(QCPAxis::atBottom);
     TokenTooltips::of(m_plot)->setTokens(
         qx, experiment ? experiment->queryTokens : std::vector<std::string>(), {}, tr("query"));
