@@ -1508,6 +1508,14 @@ output</source>
         <source>weight</source>
         <translation>权重</translation>
     </message>
+    <message>
+        <source>each cell: the largest weight of %1 × %2 positions</source>
+        <translation>每格：%1 × %2 个位置中最大的权重</translation>
+    </message>
+    <message>
+        <source>largest weight %1: nearly one colour on 0 to 1</source>
+        <translation>最大权重 %1：在 0 到 1 的色标上几乎只有一种颜色</translation>
+    </message>
 </context>
 <context>
     <name>attnlab::ui::HeatmapView</name>
