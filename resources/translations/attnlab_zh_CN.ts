@@ -3509,6 +3509,10 @@ weight</source>
         <source>Yes when the self weight is larger than the most-attended weight (seed 002 asks whether a token mainly attends to itself)</source>
         <translation>自注意力权重大于最关注键的权重时为“是”（种子教程 002 的“是否主要关注自己”）</translation>
     </message>
+    <message>
+        <source>it attends to itself more than to the average other key, yet most of its weight goes to other tokens</source>
+        <translation>它给自己的权重高于给一般其他键的，但大部分权重仍落在其他词元上</translation>
+    </message>
 </context>
 <context>
     <name>attnlab::ui::StepControls</name>

@@ -4,6 +4,7 @@
 
 #include <QCoreApplication>
 #include <QFontMetrics>
+#include <QLabel>
 #include <qcustomplot.h>
 
 #include <gtest/gtest.h>
@@ -15,6 +16,7 @@
 #include "ui/state/experiment_data.h"
 #include "ui/views/entropy_view.h"
 #include "ui/views/heads_grid_view.h"
+#include "ui/views/statistics_view.h"
 #include "ui/views/teaching_plot.h"
 
 namespace attnlab::ui {
@@ -179,6 +181,37 @@ TEST(LongTextViews, EntropyLabelsOfALongTextCarryTheirPositions) {
         EXPECT_GE(queries->coordToPixel(ticks[i]) - queries->coordToPixel(ticks[i - 1]),
                   std::sqrt(2.0) * line)
             << ticks[i];
+}
+
+// At 4 000 tokens the summary read "Diagonal (self) mean 0.001 vs off-diagonal mean 0.000
+// (ratio 2.97): it mostly attends to itself" above rows that each said "mostly itself? no".
+// The means keep three significant digits, and "mostly" means more than half the weight.
+TEST(LongTextViews, StatisticsSaysMostlyItselfOnlyOfMoreThanHalfItsWeight) {
+    Document document;
+    openText(document, 1000, /*causal=*/false, /*heads=*/1);
+    StatisticsView view(&document);
+    view.ensureFresh();
+    const double self = headWeights(*document.experiment(), 0).diagonal().mean();
+    ASSERT_LT(self, 0.5);
+    const QString text = view.summary()->text();
+    EXPECT_FALSE(text.contains(QStringLiteral("mostly attends to itself"))) << text.toStdString();
+    EXPECT_TRUE(text.contains(QString::number(self, 'g', 3))) << text.toStdString();
+
+    // Q = K = X at a low temperature: each token's own score is its largest by far.
+    Document sharp;
+    sharp.modify(
+        [](Session& s) {
+            s.text = "a b c d";
+            s.identityProjections = true;
+            s.temperature = 0.05;
+        },
+        QStringLiteral("sharp"));
+    sharp.flush();
+    StatisticsView sharpView(&sharp);
+    sharpView.ensureFresh();
+    ASSERT_GT(headWeights(*sharp.experiment(), 0).diagonal().mean(), 0.5);
+    EXPECT_TRUE(sharpView.summary()->text().contains(QStringLiteral("mostly attends to itself")))
+        << sharpView.summary()->text().toStdString();
 }
 
 } // namespace
