@@ -202,8 +202,8 @@ void StatisticsView::refresh() {
     m_plot->yAxis->setRange(0, highest * 1.1);
     m_title->setText(tr("Head %1: diagonal mean %2, off-diagonal mean %3")
                          .arg(head)
-                         .arg(stats->diagonalMean, 0, 'f', 3)
-                         .arg(stats->offDiagonalMean, 0, 'f', 3));
+                         .arg(stats->diagonalMean, 0, 'g', 3)
+                         .arg(stats->offDiagonalMean, 0, 'g', 3));
     stylePlot(*m_plot, look);
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
