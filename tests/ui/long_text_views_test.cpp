@@ -214,5 +214,37 @@ TEST(LongTextViews, StatisticsSaysMostlyItselfOnlyOfMoreThanHalfItsWeight) {
         << sharpView.summary()->text().toStdString();
 }
 
+// Under the table on a projector the histogram is a few lines tall: four counts of a long
+// text (0, 5·10⁶, 1·10⁷, 1.5·10⁷) were written over each other. Its count labels keep a
+// text line and more apart.
+TEST(LongTextViews, StatisticsHistogramCountsDoNotOverlap) {
+    Document document;
+    openText(document, 1000, /*causal=*/false, /*heads=*/1);
+    document.modify([](Session& s) { s.viewState.theme = "projector"; }, QStringLiteral("theme"));
+    document.flush();
+    StatisticsView view(&document);
+    view.resize(900, 420);
+    view.show();
+    view.ensureFresh();
+    auto* plot = view.findChild<QCustomPlot*>();
+    ASSERT_NE(plot, nullptr);
+    for (int i = 0; i < 3; ++i) {
+        plot->replot();
+        QCoreApplication::processEvents();
+    }
+    QCPAxis* counts = plot->yAxis;
+    const double line = QFontMetrics(counts->tickLabelFont()).height();
+    QVector<double> ticks;
+    QVector<QString> labels;
+    counts->ticker()->generate(counts->range(), counts->parentPlot()->locale(),
+                               counts->numberFormat().at(0), counts->numberPrecision(), ticks,
+                               nullptr, &labels);
+    ASSERT_GE(ticks.size(), 1);
+    for (int i = 1; i < ticks.size(); ++i)
+        EXPECT_GE(std::abs(counts->coordToPixel(ticks[i]) - counts->coordToPixel(ticks[i - 1])),
+                  1.5 * line)
+            << ticks[i] << " in " << counts->axisRect()->height() << " px";
+}
+
 } // namespace
 } // namespace attnlab::ui

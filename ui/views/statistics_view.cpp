@@ -1,5 +1,6 @@
 #include "ui/views/statistics_view.h"
 
+#include <QFontMetrics>
 #include <QHeaderView>
 #include <QLabel>
 #include <QSplitter>
@@ -7,6 +8,7 @@
 #include <QVBoxLayout>
 #include <qcustomplot.h>
 
+#include <algorithm>
 #include <limits>
 
 #include "ui/state/experiment_data.h"
@@ -70,6 +72,17 @@ StatisticsView::StatisticsView(Document* document, QWidget* parent) : View(docum
     m_plot->xAxis->setLabel(tr("weight (allowed cells)"));
     m_plot->yAxis->setLabel(tr("cells"));
     m_plot->setToolTip(tr("Histogram of the allowed attention weights of the focused head."));
+    // As many count ticks as the laid-out axis holds: a long text's counts (1.5·10⁷) are two
+    // text lines tall each, and the histogram under the table is short on a projector.
+    connect(m_plot, &QCustomPlot::afterLayout, this, [this] {
+        const auto ticker = m_plot->yAxis->ticker();
+        const double line = QFontMetrics(m_plot->yAxis->tickLabelFont()).height();
+        const int fits =
+            std::clamp(static_cast<int>(m_plot->yAxis->axisRect()->height() / (2.5 * line)), 1, 3);
+        if (!ticker || ticker->tickCount() == fits) return;
+        ticker->setTickCount(fits);
+        m_plot->replot(QCustomPlot::rpQueuedReplot);
+    });
     splitter->setStretchFactor(0, 1);
     splitter->setStretchFactor(1, 1);
 }
