@@ -9,6 +9,7 @@
 #include <qcustomplot.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "ui/state/experiment_data.h"
@@ -17,6 +18,16 @@
 namespace attnlab::ui {
 
 namespace {
+/// The least of 1, 2, 2.5, 5 times a power of ten that is >= `value` (> 0), the steps the
+/// axis ticker picks: an axis ending there has a count at its top however few ticks fit.
+double roundedUp(double value) {
+    if (!(value > 0)) return 1;
+    const double power = std::pow(10.0, std::floor(std::log10(value)));
+    for (const double step : {1.0, 2.0, 2.5, 5.0, 10.0})
+        if (step * power >= value * (1 - 1e-12)) return step * power;
+    return 10 * power;
+}
+
 const HeadStats* focusedStats(const Document& document, Index* head) {
     const Experiment* experiment = document.experiment();
     if (!experiment || experiment->stats.empty()) return nullptr;
@@ -212,7 +223,7 @@ void StatisticsView::refresh() {
     counter->setTickCount(3);
     m_plot->yAxis->setTicker(counter);
     m_plot->xAxis->setRange(0, 1);
-    m_plot->yAxis->setRange(0, highest * 1.1);
+    m_plot->yAxis->setRange(0, roundedUp(highest * 1.1));
     m_title->setText(tr("Head %1: diagonal mean %2, off-diagonal mean %3")
                          .arg(head)
                          .arg(stats->diagonalMean, 0, 'g', 3)
