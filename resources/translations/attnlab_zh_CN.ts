@@ -1520,6 +1520,14 @@ output</source>
         <source>weight</source>
         <translation>权重</translation>
     </message>
+    <message>
+        <source>each cell: the largest weight of %1 × %2 positions</source>
+        <translation>每格：%1 × %2 个位置中最大的权重</translation>
+    </message>
+    <message>
+        <source>largest weight %1: nearly one colour on 0 to 1</source>
+        <translation>最大权重 %1：在 0 到 1 的色标上几乎只有一种颜色</translation>
+    </message>
 </context>
 <context>
     <name>attnlab::ui::HeatmapView</name>
@@ -3536,6 +3544,10 @@ weight</source>
     <message>
         <source>Yes when the self weight is larger than the most-attended weight (seed 002 asks whether a token mainly attends to itself)</source>
         <translation>自注意力权重大于最关注键的权重时为“是”（种子教程 002 的“是否主要关注自己”）</translation>
+    </message>
+    <message>
+        <source>it attends to itself more than to the average other key, yet most of its weight goes to other tokens</source>
+        <translation>它给自己的权重高于给一般其他键的，但大部分权重仍落在其他词元上</translation>
     </message>
 </context>
 <context>

@@ -54,6 +54,10 @@ EntropyView::EntropyView(Document* document, QWidget* parent) : PlotView(documen
     setToolTip(tr("Bars: how spread each query's attention is. Line: the most it can be "
                   "(uniform over the allowed keys). Click a bar to select the query; click a "
                   "head on the right to focus it."));
+    connect(m_plot, &QCustomPlot::afterLayout, this, [this] {
+        if (fitTokenLabels(m_queryRect->axis(QCPAxis::atBottom)))
+            m_plot->replot(QCustomPlot::rpQueuedReplot);
+    });
     connect(m_plot, &QCustomPlot::mousePress, this, [this](QMouseEvent* event) {
         const Experiment* experiment = this->document()->experiment();
         if (!experiment) return;
@@ -124,14 +128,10 @@ void EntropyView::refresh() {
     m_focusedHeadBar->setPen(Qt::NoPen);
     m_ceiling->setPen(QPen(look.foreground, 2 * look.lineWidth, Qt::DashLine));
 
-    auto ticker = QSharedPointer<QCPAxisTickerText>::create();
-    const int step = std::max(1, static_cast<int>(tokens.size()) / 40 + 1);
-    for (int i = 0; i < tokens.size(); i += step)
-        ticker->addTick(i, tokens[i]);
     QCPAxis* qx = m_queryRect->axis(QCPAxis::atBottom);
     TokenTooltips::of(m_plot)->setTokens(
         qx, experiment ? experiment->queryTokens : std::vector<std::string>(), {}, tr("query"));
-    qx->setTicker(ticker);
+    setTokenLabels(qx, tokens); // thinned to what fits once laid out
     qx->setTickLabelRotation(tokens.size() > 6 ? -45 : 0);
     qx->setSubTicks(false);
     qx->setRange(-0.7, std::max<double>(1, tokens.size()) - 0.3);

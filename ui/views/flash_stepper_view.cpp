@@ -314,8 +314,10 @@ void FlashStepperView::fitToLayout() {
     const int lower = m_curves->element(1, 0)->outerRect().height();
     if (upper > 0 && lower > 0) {
         const double curve = (m_maxRect->height() + m_rescaleRect->height()) / 2.0;
-        const QList<double> rows{curve + upper - m_maxRect->height(),
-                                 curve + lower - m_rescaleRect->height()};
+        // A factor must be positive; on a layout still too small for its margins a row's
+        // share can come out at or below zero, and the next layout pass corrects it.
+        const QList<double> rows{std::max(1.0, curve + upper - m_maxRect->height()),
+                                 std::max(1.0, curve + lower - m_rescaleRect->height())};
         const QList<double> now = m_curves->rowStretchFactors();
         // Only a change of more than a pixel: the layout settles instead of going on.
         if (std::abs(rows[0] - now[0]) > 1 || std::abs(rows[1] - now[1]) > 1) {

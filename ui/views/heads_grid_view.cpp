@@ -4,6 +4,7 @@
 #include <qcustomplot.h>
 
 #include <cmath>
+#include <limits>
 
 #include "ui/state/experiment_data.h"
 #include "ui/views/colormap.h"
@@ -18,9 +19,57 @@ const QColor kGroupColors[] = {QColor(0xe6, 0x9f, 0x00), QColor(0x56, 0xb4, 0xe9
                                QColor(0x00, 0x9e, 0x73), QColor(0xcc, 0x79, 0xa7),
                                QColor(0x00, 0x72, 0xb2), QColor(0xd5, 0x5e, 0x00),
                                QColor(0xf0, 0xe4, 0x42), QColor(0x99, 0x99, 0x99)};
+/// The stretch of the one labelled row or column (the last row, the first column) that makes
+/// its maps as large as the others: its labels (a long text's are numbered, so wide) take
+/// `extra` pixels more of its `count` shares of `length`.
+double labelledStretch(double length, double extra, int count) {
+    if (count < 2 || extra <= 0 || length <= extra) return 1.0;
+    return (length + extra * (count - 1)) / (length - extra);
+}
+
+bool setStretch(QList<double> factors, double labelled, bool last, QCPLayoutGrid* grid, bool rows) {
+    if (factors.size() < 2) return false;
+    factors.fill(1.0);
+    factors[last ? factors.size() - 1 : 0] = labelled;
+    const QList<double> now = rows ? grid->rowStretchFactors() : grid->columnStretchFactors();
+    bool same = now.size() == factors.size();
+    for (int i = 0; same && i < factors.size(); ++i)
+        same = std::abs(now[i] - factors[i]) < 0.01 * factors[i];
+    if (same) return false;
+    if (rows)
+        grid->setRowStretchFactors(factors);
+    else
+        grid->setColumnStretchFactors(factors);
+    return true;
+}
+
+/// Every head's map the same size: the last row's and the first column's tick labels take room
+/// the other maps keep, so those get a larger share. True when the shares changed.
+bool balanceGrid(QCPLayoutGrid* grid) {
+    auto* first = qobject_cast<QCPAxisRect*>(grid->element(0, 0));
+    if (!first) return false;
+    bool changed = false;
+    const int rows = grid->rowCount(), columns = grid->columnCount();
+    if (auto* last = qobject_cast<QCPAxisRect*>(grid->element(rows - 1, 0)); rows > 1 && last) {
+        const double length = grid->rect().height() - (rows - 1) * grid->rowSpacing();
+        const double extra = last->margins().bottom() - first->margins().bottom();
+        changed =
+            setStretch(QList<double>(rows), labelledStretch(length, extra, rows), true, grid, true);
+    }
+    if (auto* second = qobject_cast<QCPAxisRect*>(grid->element(0, 1)); columns > 1 && second) {
+        const double length = grid->rect().width() - (columns - 1) * grid->columnSpacing();
+        const double extra = first->margins().left() - second->margins().left();
+        changed = setStretch(QList<double>(columns), labelledStretch(length, extra, columns), false,
+                             grid, false) ||
+                  changed;
+    }
+    return changed;
+}
+
 } // namespace
 
-HeadsGridView::HeadsGridView(Document* document, QWidget* parent) : PlotView(document, parent) {
+HeadsGridView::HeadsGridView(Document* document, QWidget* parent)
+    : PlotView(document, parent), m_labelledEdges(new QCPMarginGroup(m_plot)) {
     setToolTip(tr("Every head's weights; frames of one colour share keys and values (a kv "
                   "group). Click a head to focus it, double-click to open it in the heatmap."));
     connect(m_plot, &QCustomPlot::mousePress, this, [this](QMouseEvent* event) {
@@ -36,8 +85,40 @@ HeadsGridView::HeadsGridView(Document* document, QWidget* parent) : PlotView(doc
         for (QCPAxisRect* rect : m_plot->axisRects())
             for (QCPAxis* axis : {rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft)})
                 if (axis && axis->tickLabels()) changed = fitTokenLabels(axis) || changed;
+        QCPLayoutGrid* layout = m_plot->plotLayout();
+        if (auto* grid = layout->rowCount() > 1
+                             ? qobject_cast<QCPLayoutGrid*>(layout->element(1, 0))
+                             : nullptr)
+            changed = balanceGrid(grid) || changed;
         if (changed) m_plot->replot(QCustomPlot::rpQueuedReplot);
     });
+}
+
+Index HeadsGridView::blockFor(Index positions) {
+    return std::max<Index>(1, (positions + kMaxCells - 1) / kMaxCells);
+}
+
+MatrixD HeadsGridView::binnedWeights(const Experiment& experiment, Index head,
+                                     const BoolMatrix& masked, Index block) {
+    const Tensor4& tensor = experiment.attention.weights;
+    if (tensor.empty() || tensor.batch < 1 || head < 0 || head >= tensor.heads)
+        return MatrixD(0, 0);
+    const auto weights = tensor.head(0, head);
+    const bool useMask = masked.rows() == weights.rows() && masked.cols() == weights.cols();
+    const Index rows = (weights.rows() + block - 1) / block;
+    const Index cols = (weights.cols() + block - 1) / block;
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    MatrixD cells = MatrixD::Constant(rows, cols, nan);
+    for (Index i = 0; i < weights.rows(); ++i)
+        for (Index c = 0; c < cols; ++c) {
+            double& cell = cells(i / block, c);
+            for (Index j = c * block; j < std::min(weights.cols(), (c + 1) * block); ++j) {
+                if (useMask && masked(i, j)) continue;
+                const double value = weights(i, j);
+                if (std::isnan(cell) || value > cell) cell = value;
+            }
+        }
+    return cells;
 }
 
 int HeadsGridView::columnsFor(int heads, int kvHeads) {
@@ -87,7 +168,14 @@ void HeadsGridView::refresh() {
                                 : tr("%1 heads of %2 (key/value sharing not recorded in the dump)")
                                       .arg(heads)
                                       .arg(describeSource(experiment->source));
-    m_heading = heading;
+    // A long text: each cell drawn is the largest weight of a block of positions, so that no
+    // map holds more cells than a screen has pixels and a strong weight is never dropped.
+    const Index block = blockFor(std::max(experiment->sq(), experiment->sk()));
+    double largest = 0;
+    QString subtitle;
+    if (block > 1)
+        subtitle =
+            tr("each cell: the largest weight of %1 \u00d7 %2 positions").arg(block).arg(block);
     auto* title = new QCPTextElement(m_plot, heading);
     m_plot->plotLayout()->addElement(0, 0, title);
     auto* grid = new QCPLayoutGrid;
@@ -117,6 +205,10 @@ void HeadsGridView::refresh() {
             y->setSubTicks(false);
             setTokenLabels(y, displayTokens(experiment->queryTokens));
         }
+        // The labelled maps' edges level with each other (their labels differ in length).
+        rect->setMarginGroup((firstColumn ? QCP::msLeft : QCP::msNone) |
+                                 (lastRow ? QCP::msBottom : QCP::msNone),
+                             m_labelledEdges);
         if (lastRow) {
             x->setTicks(true);
             x->setTickLabels(true);
@@ -134,10 +226,16 @@ void HeadsGridView::refresh() {
         map->setInterpolate(false);
         map->setGradient(gradient);
         map->setDataRange(QCPRange(0, 1));
-        const MatrixD weights = headWeights(*experiment, h);
-        const int rows = static_cast<int>(weights.rows());
-        const int cols = static_cast<int>(weights.cols());
-        fillColorMap(map, weights, &masked);
+        const int rows = static_cast<int>(experiment->sq());
+        const int cols = static_cast<int>(experiment->sk());
+        const MatrixD cells = binnedWeights(*experiment, h, masked, block);
+        fillColorMap(map, cells, nullptr);
+        if (block > 1) { // cell i covers positions i·block … (i + 1)·block − 1
+            const double half = (block - 1) / 2.0;
+            map->data()->setRange(QCPRange(half, (cells.cols() - 1) * block + half),
+                                  QCPRange(half, (cells.rows() - 1) * block + half));
+        }
+        largest = std::max(largest, cells.array().isNaN().select(0.0, cells).maxCoeff());
         x->setRange(-0.5, std::max(cols, 1) - 0.5);
         y->setRange(-0.5, std::max(rows, 1) - 0.5);
         if (figureStyle().showSelection && state.query >= 0 && state.query < rows) {
@@ -150,6 +248,12 @@ void HeadsGridView::refresh() {
             row->setPen(QPen(look.accent, 2 * look.lineWidth));
         }
     }
+    // Weights of a long text are about 1/S: on 0..1 every map is one dark colour. Say so.
+    if (largest < kFaintWeight)
+        subtitle += (subtitle.isEmpty() ? QString() : QStringLiteral("\n")) +
+                    tr("largest weight %1: nearly one colour on 0 to 1").arg(largest, 0, 'g', 2);
+    m_heading = subtitle.isEmpty() ? heading : heading + QLatin1Char('\n') + subtitle;
+    title->setText(m_heading);
     // One colour bar for all heads: they share the 0..1 scale.
     auto* scale = new QCPColorScale(m_plot);
     m_plot->plotLayout()->addElement(1, 1, scale);

@@ -5,6 +5,8 @@
 
 #include "ui/views/view.h"
 
+class QCPMarginGroup;
+
 namespace attnlab::ui {
 
 class HeadsGridView : public PlotView {
@@ -21,6 +23,16 @@ public:
     int headCount() const { return m_heads; }
     /// Columns of the grid: the kv group size under GQA, else about sqrt(H).
     static int columnsFor(int heads, int kvHeads);
+    /// Most cells a head's map has along a side; a longer text is drawn in blocks.
+    static constexpr Index kMaxCells = 512;
+    /// Below this largest weight the maps are one colour on 0..1 and the title says so.
+    static constexpr double kFaintWeight = 0.05;
+    /// Positions per drawn cell along a side of `positions`: 1 up to kMaxCells.
+    static Index blockFor(Index positions);
+    /// What a head's map draws: each cell the largest allowed weight of a `block` x `block`
+    /// square of positions (NaN where all of it is masked); the weights themselves at block 1.
+    static MatrixD binnedWeights(const Experiment& experiment, Index head, const BoolMatrix& masked,
+                                 Index block);
 
 signals:
     void headActivated(int head);
@@ -29,6 +41,7 @@ private:
     QString m_heading;
     int headAt(const QPoint& position) const;
     int m_heads = 0;
+    QCPMarginGroup* m_labelledEdges; ///< the first column's left and last row's bottom edges
 };
 
 } // namespace attnlab::ui

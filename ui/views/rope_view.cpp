@@ -152,9 +152,12 @@ void RopeView::refresh() {
     const Index kvHead = experiment->kvHeadOf(head);
     const Index query =
         state.query >= 0 && state.query < experiment->sq() ? state.query : experiment->sq() - 1;
-    const MatrixD weights = headWeights(*experiment, head);
+    // The query's row only: a copy of the whole head is S x S (128 MB at 4 000 tokens).
+    const Tensor4& allWeights = experiment->attention.weights;
     Index key = 0;
-    if (query < weights.rows() && weights.cols() > 0) weights.row(query).maxCoeff(&key);
+    if (!allWeights.empty() && allWeights.batch > 0 && head < allWeights.heads &&
+        query < allWeights.seq && allWeights.dim > 0)
+        allWeights.head(0, head).row(query).maxCoeff(&key);
     const double queryPosition = static_cast<double>(query + experiment->sk() - experiment->sq());
     const double keyPosition = static_cast<double>(key);
 
@@ -319,6 +322,8 @@ void RopeView::refresh() {
                                      : QPen(Qt::NoPen));
         if (c == 1 || c == 2) m_curves[c]->setLineStyle(QCPGraph::lsNone);
         m_curves[c]->setScatterStyle(QCPScatterStyle(shapes[c], color, 6));
+        // A long text's thousands of markers merge into one band: about 400 of them read.
+        m_curves[c]->setScatterSkip(std::max(0, static_cast<int>(xs.size() / 400) - 1));
     }
     auto* marker = new QCPItemStraightLine(&plot);
     marker->setClipAxisRect(m_distanceRect);

@@ -8,6 +8,8 @@
 #include <QVBoxLayout>
 #include <qcustomplot.h>
 
+#include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "ui/state/experiment_data.h"
@@ -17,6 +19,16 @@
 namespace attnlab::ui {
 
 namespace {
+/// The least of 1, 2, 2.5, 5 times a power of ten that is >= `value` (> 0), the steps the
+/// axis ticker picks: an axis ending there has a count at its top however few ticks fit.
+double roundedUp(double value) {
+    if (!(value > 0)) return 1;
+    const double power = std::pow(10.0, std::floor(std::log10(value)));
+    for (const double step : {1.0, 2.0, 2.5, 5.0, 10.0})
+        if (step * power >= value * (1 - 1e-12)) return step * power;
+    return 10 * power;
+}
+
 const HeadStats* focusedStats(const Document& document, Index* head) {
     const Experiment* experiment = document.experiment();
     if (!experiment || experiment->stats.empty()) return nullptr;
@@ -71,6 +83,17 @@ StatisticsView::StatisticsView(Document* document, QWidget* parent) : View(docum
     m_plot->xAxis->setLabel(tr("weight (allowed cells)"));
     m_plot->yAxis->setLabel(tr("cells"));
     m_plot->setToolTip(tr("Histogram of the allowed attention weights of the focused head."));
+    // As many count ticks as the laid-out axis holds: a long text's counts (1.5·10⁷) are two
+    // text lines tall each, and the histogram under the table is short on a projector.
+    connect(m_plot, &QCustomPlot::afterLayout, this, [this] {
+        const auto ticker = m_plot->yAxis->ticker();
+        const double line = QFontMetrics(m_plot->yAxis->tickLabelFont()).height();
+        const int fits =
+            std::clamp(static_cast<int>(m_plot->yAxis->axisRect()->height() / (2.5 * line)), 1, 3);
+        if (!ticker || ticker->tickCount() == fits) return;
+        ticker->setTickCount(fits);
+        m_plot->replot(QCustomPlot::rpQueuedReplot);
+    });
     splitter->setStretchFactor(0, 1);
     splitter->setStretchFactor(1, 1);
 }
@@ -93,13 +116,19 @@ void StatisticsView::refresh() {
         tr("<b>Head %1.</b> Diagonal (self) mean <b>%2</b> vs off-diagonal mean <b>%3</b> "
            "(ratio %4): %5. Mean entropy %6 nats. %7 empty rows.")
             .arg(head)
-            .arg(stats->diagonalMean, 0, 'f', 3)
-            .arg(stats->offDiagonalMean, 0, 'f', 3)
+            // Three significant digits: a long text's means (~1/S) are not "0.000".
+            .arg(stats->diagonalMean, 0, 'g', 3)
+            .arg(stats->offDiagonalMean, 0, 'g', 3)
             .arg(stats->offDiagonalMean > 0 ? stats->diagonalMean / stats->offDiagonalMean : 0.0, 0,
                  'f', 2)
-            .arg(stats->diagonalMean > stats->offDiagonalMean
-                     ? tr("it mostly attends to itself")
-                     : tr("it mostly attends to other tokens"))
+            // "Mostly" is more than half its weight: a query of a long text that gives itself
+            // 0.001 against 0.0003 for each other key still attends mostly elsewhere.
+            .arg(
+                stats->diagonalMean > 0.5 ? tr("it mostly attends to itself")
+                : stats->diagonalMean > stats->offDiagonalMean
+                    ? tr("it attends to itself more than to the average other key, yet most of its "
+                         "weight goes to other tokens")
+                    : tr("it mostly attends to other tokens"))
             .arg(stats->meanEntropy, 0, 'f', 3)
             .arg(std::count(stats->emptyRow.begin(), stats->emptyRow.end(), 1)) +
         rowSumNote(*experiment, *stats));
@@ -194,7 +223,7 @@ void StatisticsView::refresh() {
     counter->setTickCount(3);
     m_plot->yAxis->setTicker(counter);
     m_plot->xAxis->setRange(0, 1);
-    m_plot->yAxis->setRange(0, highest * 1.1);
+    m_plot->yAxis->setRange(0, roundedUp(highest * 1.1));
     // The table asked for all its rows and the splitter left the histogram a 10 px strip on a
     // 1280 x 720 projector: the histogram keeps seven lines of the theme's text (its axis, its
     // label and some four lines of bars); the table scrolls if it must. On screen the summary
@@ -204,8 +233,8 @@ void StatisticsView::refresh() {
     m_plot->setMinimumHeight(7 * QFontMetrics(text).height());
     m_heading = tr("Head %1: diagonal mean %2, off-diagonal mean %3")
                     .arg(head)
-                    .arg(stats->diagonalMean, 0, 'f', 3)
-                    .arg(stats->offDiagonalMean, 0, 'f', 3);
+                    .arg(stats->diagonalMean, 0, 'g', 3)
+                    .arg(stats->offDiagonalMean, 0, 'g', 3);
 
     stylePlot(*m_plot, look);
     m_plot->replot(QCustomPlot::rpQueuedReplot);

@@ -79,8 +79,10 @@ QSharedPointer<QCPAxisTickerText> labelTicker(const QStringList& labels, int max
     auto ticker = QSharedPointer<QCPAxisTickerText>::create();
     const int count = static_cast<int>(labels.size());
     const int step = std::max(1, (count + maxLabels - 1) / std::max(1, maxLabels));
+    // A long text's thinned labels carry their positions: a repeated word can be placed.
+    const bool numbered = step > 1 && count > kNumberedTokenLabelsFrom;
     for (int i = 0; i < count; i += step)
-        ticker->addTick(i, labels[i]);
+        ticker->addTick(i, numbered ? QStringLiteral("%1 %2").arg(i).arg(labels[i]) : labels[i]);
     return ticker;
 }
 
@@ -106,6 +108,8 @@ bool fitTokenLabels(QCPAxis* axis) {
         int widest = 0;
         for (const QString& label : labels)
             widest = std::max(widest, metrics.horizontalAdvance(label));
+        if (labels.size() > kNumberedTokenLabelsFrom) // room for a position, should they be thinned
+            widest += metrics.horizontalAdvance(QString::number(labels.size()) + QLatin1Char(' '));
         pitch = widest + 6.0;
     } else if (!vertical && std::abs(axis->tickLabelRotation()) < 80) {
         pitch = 1.5 * metrics.height() + 2.0;

@@ -42,10 +42,13 @@ QCPItemRect* outlineItem(QCustomPlot* plot, QCPAxisRect* rect);
 QCPAxisRect* makeAxisRect(QCustomPlot* plot, const QString& xLabel, const QString& yLabel);
 /// Matrix axes: row 0 at the top, no grid, no sub-ticks.
 void setupMatrixAxes(QCPAxisRect* rect);
-/// One text tick per label, thinned to at most `maxLabels`.
 /// Ticks at whole numbers only (multiples of 1, 2, 5 ...), for axes of indices such as head
 /// dimensions: never 2.5.
 QSharedPointer<QCPAxisTicker> integerTicker();
+/// More labels than this are numbered with their positions when thinned.
+constexpr int kNumberedTokenLabelsFrom = 64;
+/// One text tick per label, thinned to at most `maxLabels`; thinned labels of more than
+/// kNumberedTokenLabelsFrom carry their positions ("700 the").
 QSharedPointer<QCPAxisTickerText> labelTicker(const QStringList& labels, int maxLabels);
 /// Token labels on a matrix axis: every label now (labelTicker), kept with the axis so that
 /// fitTokenLabels can thin them once the plot is laid out.

@@ -1,0 +1,250 @@
+// Views of a long text (1 000 tokens and more): the heads grid draws each head in blocks of
+// positions, each block its largest weight, and says so; a map that is one colour says why;
+// thinned token labels carry their positions, so a repeated word can be placed.
+
+#include <QCoreApplication>
+#include <QFontMetrics>
+#include <QLabel>
+#include <qcustomplot.h>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "ui/state/document.h"
+#include "ui/state/experiment_data.h"
+#include "ui/views/entropy_view.h"
+#include "ui/views/heads_grid_view.h"
+#include "ui/views/statistics_view.h"
+#include "ui/views/teaching_plot.h"
+
+namespace attnlab::ui {
+namespace {
+
+/// "w0 w1 … w{count-1}": every token names its position.
+std::string numberedWords(int count) {
+    std::string text;
+    for (int i = 0; i < count; ++i)
+        text += (i ? " w" : "w") + std::to_string(i);
+    return text;
+}
+
+void openText(Document& document, int count, bool causal, int heads, double temperature = 1) {
+    document.modify(
+        [&](Session& s) {
+            s.text = numberedWords(count);
+            s.mask.causal = causal;
+            s.heads = heads;
+            s.kvHeads = heads;
+            s.temperature = temperature;
+        },
+        QStringLiteral("long"));
+    document.flush();
+}
+
+/// Every tick label of `axis` that names a position ("700 w700") names its own tick's.
+void expectLabelsAtTheirPositions(QCPAxis* axis) {
+    const auto ticker = axis->ticker().dynamicCast<QCPAxisTickerText>();
+    ASSERT_TRUE(ticker);
+    ASSERT_GT(ticker->ticks().size(), 1);
+    for (auto it = ticker->ticks().cbegin(); it != ticker->ticks().cend(); ++it) {
+        const int position = static_cast<int>(it.key());
+        EXPECT_EQ(it.value(), QStringLiteral("%1 w%1").arg(position));
+    }
+}
+
+TEST(LongTextViews, ThinnedLabelsOfALongListCarryTheirPositions) {
+    QStringList words;
+    for (int i = 0; i < 100; ++i)
+        words << QStringLiteral("w%1").arg(i);
+    const auto thinned = labelTicker(words, 10);
+    ASSERT_EQ(thinned->ticks().size(), 10);
+    EXPECT_EQ(thinned->ticks().value(30), QStringLiteral("30 w30"));
+    // Every label shown, or a sentence's few words: the words alone.
+    EXPECT_EQ(labelTicker(words, 100)->ticks().value(30), QStringLiteral("w30"));
+    const auto sentence = labelTicker(words.mid(0, 12), 4);
+    EXPECT_EQ(sentence->ticks().value(3), QStringLiteral("w3"));
+}
+
+// A thousand tokens in 4 maps of a million cells each took over a second to draw and showed
+// words without positions: each map now has at most kMaxCells a side, each cell the largest
+// allowed weight of its block (so a strong weight is never lost), masked where all of it is.
+TEST(LongTextViews, HeadsGridDrawsALongTextInBlocksOfTheirLargestWeight) {
+    Document document;
+    const int count = 1000;
+    openText(document, count, /*causal=*/true, /*heads=*/4);
+    HeadsGridView view(&document);
+    view.resize(1000, 700);
+    view.show();
+    view.ensureFresh();
+    for (int i = 0; i < 3; ++i) { // lays out, thins the labels, gives the maps their shares
+        view.plot()->replot();
+        QCoreApplication::processEvents();
+    }
+    const Index block = HeadsGridView::blockFor(count);
+    ASSERT_EQ(block, 2);
+    EXPECT_TRUE(view.heading().contains(QStringLiteral("2 \u00d7 2")))
+        << view.heading().toStdString();
+    ASSERT_EQ(view.plot()->plottableCount(), 4);
+    for (int h : {0, 3}) {
+        auto* map = qobject_cast<QCPColorMap*>(view.plot()->plottable(h));
+        ASSERT_NE(map, nullptr);
+        QCPColorMapData* cells = map->data();
+        ASSERT_EQ(cells->keySize(), count / block);
+        ASSERT_EQ(cells->valueSize(), count / block);
+        // Cell centres lie at their blocks' centres, in positions.
+        EXPECT_DOUBLE_EQ(cells->keyRange().lower, 0.5);
+        EXPECT_DOUBLE_EQ(cells->keyRange().upper, count - 1.5);
+        const MatrixD weights = headWeights(*document.experiment(), h);
+        for (const auto& [row, column] : {std::pair{0, 0}, {10, 3}, {499, 250}, {321, 321}}) {
+            double largest = -1;
+            for (Index i = row * block; i < (row + 1) * block; ++i)
+                for (Index j = column * block; j < (column + 1) * block; ++j)
+                    if (j <= i) largest = std::max(largest, weights(i, j)); // causal: j <= i
+            EXPECT_DOUBLE_EQ(cells->cell(column, row), largest) << row << ", " << column;
+        }
+        EXPECT_TRUE(std::isnan(cells->cell(400, 10))); // keys 800-801 of queries 20-21
+    }
+    // The left column's and bottom row's labels name their positions (a 2 x 2 grid)...
+    const QList<QCPAxisRect*> rects = view.plot()->axisRects();
+    ASSERT_EQ(rects.size(), 4);
+    expectLabelsAtTheirPositions(rects[0]->axis(QCPAxis::atLeft));
+    expectLabelsAtTheirPositions(rects[2]->axis(QCPAxis::atBottom));
+    // ... and take no room from those maps: every head's map is the same size.
+    for (QCPAxisRect* rect : rects) {
+        EXPECT_NEAR(rect->width(), rects[3]->width(), 3);
+        EXPECT_NEAR(rect->height(), rects[0]->height(), 3);
+    }
+}
+
+TEST(LongTextViews, HeadsGridOfAShortTextDrawsEveryCell) {
+    Document document;
+    openText(document, 6, /*causal=*/false, /*heads=*/1);
+    HeadsGridView view(&document);
+    view.ensureFresh();
+    auto* map = qobject_cast<QCPColorMap*>(view.plot()->plottable(0));
+    ASSERT_NE(map, nullptr);
+    const MatrixD weights = headWeights(*document.experiment(), 0);
+    ASSERT_EQ(map->data()->keySize(), 6);
+    for (Index i = 0; i < 6; ++i)
+        for (Index j = 0; j < 6; ++j)
+            EXPECT_DOUBLE_EQ(map->data()->cell(int(j), int(i)), weights(i, j));
+    EXPECT_FALSE(view.heading().contains(QLatin1Char('\n')));
+}
+
+// Without a mask, a long text's weights are often all near 1/S (a high temperature makes
+// them so here): every map was one flat colour with no word why. The title says so, with the
+// largest weight; a causal text (whose first query puts all its weight on one key) does not.
+TEST(LongTextViews, HeadsGridSaysWhyItsMapsAreOneColour) {
+    Document document;
+    openText(document, 1000, /*causal=*/false, /*heads=*/2, /*temperature=*/100);
+    double largest = 0;
+    for (Index h = 0; h < 2; ++h)
+        largest = std::max(largest, headWeights(*document.experiment(), h).maxCoeff());
+    ASSERT_LT(largest, HeadsGridView::kFaintWeight);
+    HeadsGridView view(&document);
+    view.ensureFresh();
+    EXPECT_TRUE(view.heading().contains(QString::number(largest, 'g', 2)))
+        << view.heading().toStdString();
+
+    Document causal;
+    openText(causal, 1000, /*causal=*/true, /*heads=*/2, /*temperature=*/100);
+    HeadsGridView causalView(&causal);
+    causalView.ensureFresh();
+    EXPECT_FALSE(causalView.heading().contains(QStringLiteral("0 to 1")))
+        << causalView.heading().toStdString();
+}
+
+TEST(LongTextViews, EntropyLabelsOfALongTextCarryTheirPositions) {
+    Document document;
+    openText(document, 1000, /*causal=*/false, /*heads=*/1);
+    EntropyView view(&document);
+    view.resize(1000, 600);
+    view.show();
+    view.ensureFresh();
+    for (int i = 0; i < 2; ++i) { // lays out, then thins the labels to what fits
+        view.plot()->replot();
+        QCoreApplication::processEvents();
+    }
+    QCPAxis* queries = nullptr;
+    for (QCPAxisRect* rect : view.plot()->axisRects())
+        if (rect->axis(QCPAxis::atBottom)->label() == EntropyView::tr("query"))
+            queries = rect->axis(QCPAxis::atBottom);
+    ASSERT_NE(queries, nullptr);
+    expectLabelsAtTheirPositions(queries);
+    // Turned 45 degrees, neighbouring labels stay clear of each other when their ticks lie at
+    // least sqrt(2) text lines apart (forty labels at any width ran into each other).
+    const auto ticks = queries->ticker().dynamicCast<QCPAxisTickerText>()->ticks().keys();
+    const double line = QFontMetrics(queries->tickLabelFont()).height();
+    for (int i = 1; i < ticks.size(); ++i)
+        EXPECT_GE(queries->coordToPixel(ticks[i]) - queries->coordToPixel(ticks[i - 1]),
+                  std::sqrt(2.0) * line)
+            << ticks[i];
+}
+
+// At 4 000 tokens the summary read "Diagonal (self) mean 0.001 vs off-diagonal mean 0.000
+// (ratio 2.97): it mostly attends to itself" above rows that each said "mostly itself? no".
+// The means keep three significant digits, and "mostly" means more than half the weight.
+TEST(LongTextViews, StatisticsSaysMostlyItselfOnlyOfMoreThanHalfItsWeight) {
+    Document document;
+    openText(document, 1000, /*causal=*/false, /*heads=*/1);
+    StatisticsView view(&document);
+    view.ensureFresh();
+    const double self = headWeights(*document.experiment(), 0).diagonal().mean();
+    ASSERT_LT(self, 0.5);
+    const QString text = view.summary()->text();
+    EXPECT_FALSE(text.contains(QStringLiteral("mostly attends to itself"))) << text.toStdString();
+    EXPECT_TRUE(text.contains(QString::number(self, 'g', 3))) << text.toStdString();
+
+    // Q = K = X at a low temperature: each token's own score is its largest by far.
+    Document sharp;
+    sharp.modify(
+        [](Session& s) {
+            s.text = "a b c d";
+            s.identityProjections = true;
+            s.temperature = 0.05;
+        },
+        QStringLiteral("sharp"));
+    sharp.flush();
+    StatisticsView sharpView(&sharp);
+    sharpView.ensureFresh();
+    ASSERT_GT(headWeights(*sharp.experiment(), 0).diagonal().mean(), 0.5);
+    EXPECT_TRUE(sharpView.summary()->text().contains(QStringLiteral("mostly attends to itself")))
+        << sharpView.summary()->text().toStdString();
+}
+
+// Under the table on a projector the histogram is a few lines tall: four counts of a long
+// text (0, 5·10⁶, 1·10⁷, 1.5·10⁷) were written over each other. Its count labels keep a
+// text line and more apart.
+TEST(LongTextViews, StatisticsHistogramCountsDoNotOverlap) {
+    Document document;
+    openText(document, 1000, /*causal=*/false, /*heads=*/1);
+    document.modify([](Session& s) { s.viewState.theme = "projector"; }, QStringLiteral("theme"));
+    document.flush();
+    StatisticsView view(&document);
+    view.resize(900, 420);
+    view.show();
+    view.ensureFresh();
+    auto* plot = view.findChild<QCustomPlot*>();
+    ASSERT_NE(plot, nullptr);
+    for (int i = 0; i < 3; ++i) {
+        plot->replot();
+        QCoreApplication::processEvents();
+    }
+    QCPAxis* counts = plot->yAxis;
+    const double line = QFontMetrics(counts->tickLabelFont()).height();
+    QVector<double> ticks;
+    QVector<QString> labels;
+    counts->ticker()->generate(counts->range(), counts->parentPlot()->locale(),
+                               counts->numberFormat().at(0), counts->numberPrecision(), ticks,
+                               nullptr, &labels);
+    ASSERT_GE(ticks.size(), 2); // 0 and a count to read the bars by
+    for (int i = 1; i < ticks.size(); ++i)
+        EXPECT_GE(std::abs(counts->coordToPixel(ticks[i]) - counts->coordToPixel(ticks[i - 1])),
+                  1.5 * line)
+            << ticks[i] << " in " << counts->axisRect()->height() << " px";
+}
+
+} // namespace
+} // namespace attnlab::ui
