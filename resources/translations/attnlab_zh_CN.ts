@@ -498,6 +498,22 @@
         <source>A 3-layer BERT trained by scripts/train_fill_mask_model.py: type a sentence with [MASK] and see what fills it, and how the mask reads both sides</source>
         <translation>由 scripts/train_fill_mask_model.py 训练的 3 层 BERT：输入一个带 [MASK] 的句子，看它填进什么词，以及掩码位置如何读取两侧的词</translation>
     </message>
+    <message>
+        <source>softmax</source>
+        <translation>softmax</translation>
+    </message>
+    <message>
+        <source>flash</source>
+        <translation>FlashAttention</translation>
+    </message>
+    <message>
+        <source>linear</source>
+        <translation>线性注意力</translation>
+    </message>
+    <message>
+        <source>additive</source>
+        <translation>加性注意力</translation>
+    </message>
 </context>
 <context>
     <name>attnlab::ui::AggregateView</name>

@@ -338,6 +338,36 @@ TEST(HeatmapView, LabelsShrinkToTheThemesLeastSizeBeforeThinning) {
     }
 }
 
+TEST(HeatmapView, OneWideLabelAmongNarrowOnesKeepsTheLabelsLevel) {
+    // "<pad>" before Chinese characters turned every key label upright (characters on their
+    // side) though each column had room for it beside its narrow neighbours.
+    const auto rotation = [](const std::string& text) {
+        Document document;
+        document.modify([&](Session& s) { s.text = text; }, QStringLiteral("text"));
+        document.flush();
+        HeatmapView view(&document);
+        view.resize(760, 420);
+        view.show();
+        view.ensureFresh();
+        for (int i = 0; i < 3; ++i)
+            view.plot()->replot(QCustomPlot::rpImmediateRefresh);
+        const QCPAxis* keys = view.plot()->axisRect()->axis(QCPAxis::atBottom);
+        const double cell = view.plot()->axisRect()->width() / keys->range().size();
+        const QFontMetricsF metrics(keys->tickLabelFont());
+        return std::pair{keys->tickLabelRotation(),
+                         metrics.horizontalAdvance(QStringLiteral("<|endoftext|>")) > cell};
+    };
+    const auto [mixed, wideLabelOverflows] = rotation("<|endoftext|> a b c d e f g h");
+    EXPECT_TRUE(wideLabelOverflows); // the case: the wide label alone is wider than its column
+    EXPECT_EQ(mixed, 0);
+    // Neighbours that are all wide still turn upright.
+    const auto [wide, overflows] = rotation("<|endoftext|> <|endoftext|> <|endoftext|> "
+                                            "<|endoftext|> <|endoftext|> <|endoftext|> "
+                                            "<|endoftext|> <|endoftext|> <|endoftext|>");
+    EXPECT_TRUE(overflows);
+    EXPECT_EQ(wide, -90);
+}
+
 } // namespace
 } // namespace attnlab::ui
 

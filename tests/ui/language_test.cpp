@@ -13,6 +13,10 @@
 
 #include <gtest/gtest.h>
 
+#include <tuple>
+
+#include "ui/state/document.h"
+#include "ui/state/experiment_data.h"
 #include "ui/views/view.h"
 #include "ui/views/view_registry.h"
 #include "ui/window/inputs_panel.h"
@@ -154,6 +158,26 @@ TEST(Language, EveryViewsCaptionsAreChineseInChinese) {
             EXPECT_TRUE(english.isEmpty() || hasCjk(text))
                 << id.toStdString() << ": \"" << text.toStdString() << "\"";
         }
+    }
+}
+
+TEST(Language, CaptionsNameTheVariantInTheReadersLanguage) {
+    // The walk above passes a caption that has any Chinese in it: "linear" and "additive"
+    // stayed English inside Chinese captions.
+    const EnglishAfterwards restore;
+    ASSERT_TRUE(setLanguage(QStringLiteral("zh_CN")));
+    for (const auto& [variant, english, chinese] :
+         {std::tuple{Variant::Linear, "linear", "\u7ebf\u6027\u6ce8\u610f\u529b"},
+          std::tuple{Variant::Additive, "additive", "\u52a0\u6027\u6ce8\u610f\u529b"}}) {
+        Document document;
+        Session session;
+        session.variant = variant;
+        document.reset(session);
+        document.flush();
+        ASSERT_NE(document.experiment(), nullptr);
+        const QString caption = figureCaption(*document.experiment(), 0);
+        EXPECT_FALSE(caption.contains(QLatin1String(english))) << caption.toStdString();
+        EXPECT_TRUE(caption.contains(QString::fromUtf8(chinese))) << caption.toStdString();
     }
 }
 

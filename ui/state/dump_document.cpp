@@ -228,9 +228,12 @@ void DumpDocument::showLayer() {
     } else {
         experiment = dumpExperiment(*m_dump, m_batch, m_layer);
         if (m_origin.kind == ExperimentSource::Kind::Model) {
-            // A translation model's run, shown as its attention: the model's own weights.
+            // A translation model's run, shown as its attention: the model's own weights. Its
+            // decoder attends causally (the caption says so; the cells above the diagonal are
+            // masked, not weights of 0).
             experiment.source.kind = m_origin.kind;
             experiment.milliseconds = m_origin.milliseconds;
+            if (experiment.source.attention == "decoder") experiment.mask.causal = true;
         }
     }
     m_document->setExternalExperiment(std::move(experiment));

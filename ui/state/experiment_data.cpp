@@ -66,6 +66,21 @@ QString maskCaption(const MaskSpec& mask) {
     return QObject::tr("%1 mask").arg(parts.join(QStringLiteral(" + ")));
 }
 
+/// The variant as a caption names it, in the reader's language.
+QString variantCaption(Variant variant) {
+    switch (variant) {
+    case Variant::Softmax:
+        return QObject::tr("softmax");
+    case Variant::Flash:
+        return QObject::tr("flash");
+    case Variant::Linear:
+        return QObject::tr("linear");
+    case Variant::Additive:
+        return QObject::tr("additive");
+    }
+    return QString::fromUtf8(variantName(variant));
+}
+
 } // namespace
 
 QString describeSource(const ExperimentSource& source) {
@@ -99,7 +114,7 @@ QString figureCaption(const Experiment& experiment, Index head) {
     const bool lab = source.isSession() || source.kind == ExperimentSource::Kind::QkvDump ||
                      source.kind == ExperimentSource::Kind::Model;
     if (lab) {
-        parts << QString::fromUtf8(variantName(experiment.variant));
+        parts << variantCaption(experiment.variant);
         parts << maskCaption(experiment.mask);
     }
     const Index heads =

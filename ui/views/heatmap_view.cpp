@@ -1019,17 +1019,22 @@ double HeatmapView::widestColumnLabel(const QFont& font) const {
     const QString key = font.key();
     if (const auto known = m_widestLabel.constFind(key); known != m_widestLabel.cend())
         return *known;
+    // Labels sit centred under their columns: two neighbours collide when their half widths
+    // together pass a column's width, so one wide label ("<pad>") among narrow ones (Chinese
+    // characters) still fits side by side where each column is wider than the pair's mean.
     const QFontMetricsF metrics(font);
-    double widest = 0;
-    for (const QString& label : m_columnLabels)
-        widest = std::max(widest, metrics.horizontalAdvance(label));
+    double widest = m_columnLabels.size() == 1 ? metrics.horizontalAdvance(m_columnLabels[0]) : 0;
+    for (qsizetype i = 0; i + 1 < m_columnLabels.size(); ++i)
+        widest = std::max(widest, (metrics.horizontalAdvance(m_columnLabels[i]) +
+                                   metrics.horizontalAdvance(m_columnLabels[i + 1])) /
+                                      2);
     const double width = widest + metrics.height() * 0.6;
     m_widestLabel.insert(key, width);
     return width;
 }
 
 bool HeatmapView::columnLabelsUpright() const {
-    // Side by side when every visible column has room for the widest label; else upright.
+    // Side by side when every visible column has room for its label beside its neighbours'.
     QCPAxis* xAxis = m_plot->axisRect()->axis(QCPAxis::atBottom);
     const double visible = std::max(1.0, xAxis->range().size());
     const double cell = axisRoom().width() / visible;

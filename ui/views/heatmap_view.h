@@ -143,7 +143,8 @@ private:
     /// After layout: column labels side by side or upright, value labels shown only when they
     /// fit their cells, mask crosses sized to the cells.
     void fitToCells();
-    /// The widest column label plus a gap, in the tick-label font (or in `font`).
+    /// The room a column needs for its label beside its neighbours' (the largest mean width of
+    /// two neighbouring labels) plus a gap, in the tick-label font (or in `font`).
     double widestColumnLabel() const;
     double widestColumnLabel(const QFont& font) const;
     /// The label size at which every visible token label fits `room` (rows one per line,
