@@ -361,14 +361,19 @@ void Document::finishWalk() {
 }
 
 void Document::flush() {
-    if (m_walks->running()) m_walks->wait();
-    if (m_runs.running()) m_watcher->waitForFinished();
-    QCoreApplication::processEvents();
-    if (m_timer->isActive() || (m_runs.pending() && m_problems.isEmpty())) {
-        m_timer->stop();
-        if (m_runs.canStart() && m_problems.isEmpty())
-            finishRun(compute(m_session, m_comparison, m_otherSession, m_runs.start()));
-    }
+    // A run that ends with a newer change waiting starts the next one on the worker (a long
+    // text: the comparison asked for while A ran): wait for that one too.
+    do {
+        if (m_walks->running()) m_walks->wait();
+        if (m_runs.running()) m_watcher->waitForFinished();
+        QCoreApplication::processEvents();
+        if (m_runs.running()) continue;
+        if (m_timer->isActive() || (m_runs.pending() && m_problems.isEmpty())) {
+            m_timer->stop();
+            if (m_runs.canStart() && m_problems.isEmpty())
+                finishRun(compute(m_session, m_comparison, m_otherSession, m_runs.start()));
+        }
+    } while (m_runs.running());
 }
 
 bool Document::waitForIdle(int timeoutMs) {

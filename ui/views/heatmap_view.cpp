@@ -542,11 +542,42 @@ void HeatmapView::setPanel(bool rowLabels) {
     markStale();
 }
 
+bool HeatmapView::dependsOn(Document::What what) const {
+    return !m_panel && PlotView::dependsOn(what);
+}
+
 void HeatmapView::setSharedColorRange(std::optional<std::pair<double, double>> range,
                                       const QString& label) {
+    if (range == m_sharedRange && label == m_sharedLabel) return;
     m_sharedRange = range;
     m_sharedLabel = label;
-    markStale();
+    // Colours only: the cells keep their values, so they are not filled again.
+    applyColorRange();
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+std::optional<std::pair<double, double>> HeatmapView::drawnRange() const {
+    if (!m_drawnAny) return std::nullopt;
+    return m_drawn;
+}
+
+QCPRange HeatmapView::colorRange() const {
+    QCPRange range(m_drawn.first, m_drawn.second);
+    if (m_drawnUnit) range = QCPRange(0, 1);
+    if (m_drawnSigned) {
+        const double reach = std::max({std::abs(m_drawn.first), std::abs(m_drawn.second), 1e-12});
+        range = QCPRange(-reach, reach);
+    }
+    if (m_sharedRange && !m_drawnSigned)
+        range = QCPRange(m_sharedRange->first, m_sharedRange->second);
+    if (range.size() <= 0) range = QCPRange(range.lower - 0.5, range.upper + 0.5);
+    return range;
+}
+
+void HeatmapView::applyColorRange() {
+    m_colorMap->setDataRange(colorRange());
+    m_colorScale->axis()->setLabel(m_sharedRange && !m_sharedLabel.isEmpty() ? m_sharedLabel
+                                                                             : m_drawnLabel);
 }
 
 void HeatmapView::setColorBarShown(bool shown) {
@@ -604,8 +635,15 @@ void HeatmapView::placeColorBar(bool across) {
 }
 
 void HeatmapView::setCaption(const QString& caption) {
+    if (caption == m_caption) return;
     m_caption = caption;
-    markStale();
+    if (caption.isEmpty() || m_heading.isEmpty()) {
+        markStale(); // the default title is built from the data
+        return;
+    }
+    m_heading = title();
+    wrapTitle();
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 
 QString HeatmapView::title() const {
@@ -746,8 +784,12 @@ void HeatmapView::refresh() {
     const ColourScale scaled = colourScale(heat, state);
     const QCPRange drawn =
         fillColorMap(m_colorMap, scaled.values, hasMask ? &heat.masked : nullptr);
-    const double lowest = drawn.lower;
-    const double highest = drawn.upper;
+    m_drawn = {drawn.lower, drawn.upper};
+    m_drawnAny = m_rows > 0 && m_cols > 0;
+    m_drawnUnit = scaled.unitRange;
+    m_drawnSigned = heat.signedValues;
+    m_quantity = heat.quantity;
+    m_drawnLabel = heat.quantity + scaled.note;
     QVector<double> markX;
     QVector<double> markY;
     if (hasMask && m_rows * m_cols <= kMaxMarkedCells)
@@ -757,18 +799,8 @@ void HeatmapView::refresh() {
                     markX << static_cast<double>(j);
                     markY << static_cast<double>(i);
                 }
-    QCPRange range(lowest, highest);
-    if (scaled.unitRange) range = QCPRange(0, 1);
-    if (heat.signedValues) {
-        const double reach = std::max({std::abs(lowest), std::abs(highest), 1e-12});
-        range = QCPRange(-reach, reach);
-    }
-    if (m_sharedRange && !heat.signedValues)
-        range = QCPRange(m_sharedRange->first, m_sharedRange->second);
-    if (range.size() <= 0) range = QCPRange(range.lower - 0.5, range.upper + 0.5);
-    m_colorMap->setDataRange(range);
-    m_colorScale->axis()->setLabel(
-        m_sharedRange && !m_sharedLabel.isEmpty() ? m_sharedLabel : heat.quantity + scaled.note);
+    applyColorRange();
+    const QCPRange range = colorRange();
 
     // A long matrix in the window: the whole of it beside the detail.
     const bool overview = !m_panel && (m_rows > kOverviewFrom || m_cols > kOverviewFrom);
@@ -906,7 +938,9 @@ int HeatmapView::titleLines() const {
 }
 
 void HeatmapView::setMinimumTitleLines(int lines) {
+    if (lines == m_minimumTitleLines) return;
     m_minimumTitleLines = lines;
+    if (!m_heading.isEmpty()) wrapTitle();
 }
 
 double HeatmapView::valueFontSize(const Theme& look) {
@@ -1088,26 +1122,39 @@ void HeatmapView::updateTickers() {
 }
 
 void HeatmapView::paintFigure(QCPPainter& painter, const QSize& size) {
-    // A dry pass lays the plot out at the figure's size, so the token labels are thinned for
-    // that size (afterLayout) before the pass that is kept.
-    // Two dry passes: the second lays out with the labels the first chose (upright or not).
-    // A third: the label size chosen for the figure's room changes the margins once more.
+    layOutFigure(size);
     m_exporting = true;
     static_cast<ViewportColorMap*>(m_colorMap)->direct = false; // a figure keeps every cell
     applyTitleText();                                           // a figure has no hint
-    for (int pass = 0; pass < 3; ++pass)
-        layOutAsFigure(size);
     PlotView::paintFigure(painter, size);
     m_exporting = false;
     static_cast<ViewportColorMap*>(m_colorMap)->direct = true;
     applyTitleText();
 }
 
+void HeatmapView::layOutFigure(const QSize& size) {
+    // A dry pass lays the plot out at the figure's size, so the token labels are thinned for
+    // that size (afterLayout) before the pass that is kept.
+    // Two dry passes: the second lays out with the labels the first chose (upright or not).
+    // A third: the label size chosen for the figure's room changes the margins once more.
+    m_exporting = true;
+    applyTitleText();
+    for (int pass = 0; pass < 3; ++pass)
+        layOutAsFigure(size);
+    m_exporting = false;
+    applyTitleText();
+}
+
 void HeatmapView::layOutAsFigure(const QSize& size) {
+    // Without the cells: a picture keeps every image drawn into it, PNG-compressed, and a
+    // 4 000-token head's map took seconds to compress for a layout nobody sees.
+    const bool cells = m_colorMap->visible();
+    m_colorMap->setVisible(false);
     QPicture scratch;
     QCPPainter dry(&scratch);
     m_plot->toPainter(&dry, size.width(), size.height());
     dry.end();
+    m_colorMap->setVisible(cells);
 }
 
 int HeatmapView::fittedFigureHeight(int width) {

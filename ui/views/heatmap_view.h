@@ -14,6 +14,7 @@
 #include "ui/views/view.h"
 
 class QCPColorMap;
+class QCPRange;
 class QCPColorScale;
 class QCPGraph;
 class QCPMarginGroup;
@@ -59,6 +60,9 @@ public:
     void refresh() override;
     DataTable data() const override;
     void paintFigure(QCPPainter& painter, const QSize& size) override;
+    /// Lays the plot out as a figure of `size` would be (labels thinned and turned, margins
+    /// set) without painting it: Compare levels its panels' tops with this.
+    void layOutFigure(const QSize& size);
     /// Square cells at `width`: the title, the labels and the matrix with no blank below.
     int fittedFigureHeight(int width) override;
     /// The token labels' text size now: the theme's, or less (down to the theme's minimum) so
@@ -78,10 +82,12 @@ public:
     /// Number of value labels shown as laid out (the others' cells are too small for them).
     int visibleValueLabelCount() const;
     HeatmapSource source() const { return m_source; }
-    /// Replaces the title (the compare view names its sides); empty restores the default.
+    /// Replaces the title (the compare view names its sides); empty restores the default. A
+    /// heatmap drawn already retitles at once, without drawing its cells again.
     void setCaption(const QString& caption);
     QString caption() const { return m_caption; }
     /// Drawn as one panel of several side by side: no axis titles; row labels only if asked.
+    /// A panel is drawn by the view that holds it (refreshNow), not on document changes.
     void setPanel(bool rowLabels);
     /// The title's lines as drawn, and a least number of them: panels side by side pad their
     /// titles to the tallest one's, so their matrices start at the same height.
@@ -89,9 +95,15 @@ public:
     void setMinimumTitleLines(int lines);
     /// Compare's A and B: colours on this range instead of the matrix's own (one scale for
     /// both), and `label` on the colour bar; nullopt restores the matrix's own. A diverging
-    /// matrix keeps its symmetric range.
+    /// matrix keeps its symmetric range. Applied at once to the cells drawn.
     void setSharedColorRange(std::optional<std::pair<double, double>> range,
                              const QString& label = {});
+    /// What the last refresh drew: the range of its colours' values (masked cells aside;
+    /// nullopt for an empty matrix), whether they are weights on the fixed 0-to-1 scale, and
+    /// the colour bar's quantity.
+    std::optional<std::pair<double, double>> drawnRange() const;
+    bool drawsUnitRange() const { return m_drawnUnit; }
+    QString quantity() const { return m_quantity; }
     /// Whether this panel draws its colour bar (A shares B's); the plot takes its room.
     void setColorBarShown(bool shown);
 
@@ -121,6 +133,7 @@ public:
     void centreDetailOn(double row, double column);
 
 protected:
+    bool dependsOn(Document::What what) const override;
     /// Answers the plot's tool-tip event with the hovered cell's breakdown.
     bool eventFilter(QObject* watched, QEvent* event) override;
     /// +/- zoom about the centre, 0 or Home shows the whole matrix.
@@ -196,6 +209,16 @@ private:
     QSize axisRoom() const;
     bool m_panelRowLabels = true;
     std::optional<std::pair<double, double>> m_sharedRange;
+    /// The last refresh's colour values: their range, fixed 0-to-1 or signed, and the label.
+    std::pair<double, double> m_drawn{0, 0};
+    bool m_drawnAny = false;
+    bool m_drawnUnit = false;
+    bool m_drawnSigned = false;
+    QString m_quantity;
+    QString m_drawnLabel;
+    /// The colour map's range from the above and the shared range; the bar's label.
+    QCPRange colorRange() const;
+    void applyColorRange();
     QString m_sharedLabel;
     bool m_colorBarShown = true;
     bool m_colorBarAcross = false;

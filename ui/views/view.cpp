@@ -63,6 +63,11 @@ void View::ensureFresh() {
     refresh();
 }
 
+void View::refreshNow() {
+    m_stale = false;
+    refresh();
+}
+
 void View::ensureComplete() {
     ensureFresh();
     waitForWork();

@@ -100,6 +100,8 @@ public:
     /// computes its figure in the background: the logit lens, attribution, patching) and
     /// redraws with its result: what export, render and screenshots call.
     void ensureComplete();
+    /// refresh() now, counted as fresh: how a view made of views draws the ones it holds.
+    void refreshNow();
 
 protected:
     /// Whether a document change makes this view stale; default: experiment, view state and
