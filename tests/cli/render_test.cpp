@@ -350,6 +350,19 @@ TEST_F(Render, DumpRefusesViewsThatCannotDrawIt) {
     EXPECT_TRUE(fs::exists(out));
 }
 
+TEST_F(Render, ALongTextComparesOnceBsRunHasEnded) {
+    // A 1 000-token session runs on the worker: B's run, asked for while A's ran, was still
+    // going when render looked for it ("B cannot be computed for this session").
+    std::string text;
+    for (int i = 0; i < 1000; ++i)
+        text += (i ? " w" : "w") + std::to_string(i % 37);
+    const std::string out = (m_dir / "long_compare.png").string();
+    const RunResult result =
+        run({"--tokens", text, "--view", "compare", "--compare", "causal", "--out", out});
+    EXPECT_EQ(result.status, 0) << result.err;
+    EXPECT_TRUE(fs::exists(out));
+}
+
 TEST_F(Render, TheViewsThatProbeAModelNeedOne) {
     // Without --model these views have no run to draw: the window shows how to open a model,
     // which is no figure, so render says what is missing and writes nothing.
