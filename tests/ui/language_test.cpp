@@ -17,6 +17,7 @@
 
 #include "ui/state/document.h"
 #include "ui/state/experiment_data.h"
+#include "ui/views/plot_captions.h"
 #include "ui/views/view.h"
 #include "ui/views/view_registry.h"
 #include "ui/window/inputs_panel.h"
@@ -179,6 +180,29 @@ TEST(Language, CaptionsNameTheVariantInTheReadersLanguage) {
         EXPECT_FALSE(caption.contains(QLatin1String(english))) << caption.toStdString();
         EXPECT_TRUE(caption.contains(QString::fromUtf8(chinese))) << caption.toStdString();
     }
+}
+
+TEST(Language, AWrappedChineseCaptionKeepsANumberWithTheWordItCounts) {
+    // "第 0 个头（共 1 个）" broke as "（共 1" / "个）" on a projector.
+    const QString caption = QString::fromUtf8(
+        "\u6743\u91cd \u2014 \u968f\u673a\u6295\u5f71\uff08\u79cd\u5b50 0\uff09\uff0c"
+        "softmax\uff0c\u65e0\u63a9\u7801\uff0c\u7b2c 0 \u4e2a\u5934\uff08\u5171 1 "
+        "\u4e2a\uff09");
+    QFont font;
+    font.setPointSize(16);
+    const QRegularExpression han(QStringLiteral("\\p{Han}"));
+    int wrapped = 0;
+    for (int width = 140; width <= 700; width += 7) { // narrower: no room for "（共 1 个）"
+        const QStringList lines = wrapCaption(caption, font, width).split(QLatin1Char('\n'));
+        wrapped += lines.size() > 1;
+        for (int i = 1; i < lines.size(); ++i) {
+            const QString before = lines[i - 1].right(1), after = lines[i].left(1);
+            const bool split = (before.at(0).isDigit() && han.match(after).hasMatch()) ||
+                               (han.match(before).hasMatch() && after.at(0).isDigit());
+            EXPECT_FALSE(split) << width << ": " << lines.join(QStringLiteral(" | ")).toStdString();
+        }
+    }
+    EXPECT_GT(wrapped, 10); // the widths did make it wrap
 }
 
 // After a live switch Edit > Undo kept its English prefix and the command's English text.

@@ -4,6 +4,7 @@
 #include <QFontMetricsF>
 #include <QHash>
 #include <QPointer>
+#include <QRegularExpression>
 #include <QString>
 #include <QStringList>
 #include <QTextLayout>
@@ -21,14 +22,19 @@ QString wrapCaption(const QString& text, const QFont& font, int width) {
             lines << paragraph;
             continue;
         }
-        QTextLayout layout(paragraph, font);
+        // A number keeps the Chinese word it counts: "共 4 个" does not break at its spaces.
+        static const QRegularExpression numberSpace(
+            QStringLiteral("(?<=\\p{Han})\\s(?=\\d)|(?<=\\d)\\s(?=\\p{Han})"));
+        QString kept = paragraph;
+        kept.replace(numberSpace, QString(QChar(0x00a0)));
+        QTextLayout layout(kept, font);
         QTextOption option;
         option.setWrapMode(QTextOption::WrapAtWordBoundaryOrAnywhere);
         layout.setTextOption(option);
         layout.beginLayout();
         for (QTextLine line = layout.createLine(); line.isValid(); line = layout.createLine()) {
             line.setLineWidth(width);
-            lines << paragraph.mid(line.textStart(), line.textLength()).trimmed();
+            lines << kept.mid(line.textStart(), line.textLength()).trimmed();
         }
         layout.endLayout();
     }
