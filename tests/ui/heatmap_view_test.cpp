@@ -13,6 +13,8 @@
 
 #include <gtest/gtest.h>
 
+#include "numbered_text.h"
+
 #include <algorithm>
 #include <cmath>
 #include <sstream>
@@ -412,10 +414,7 @@ namespace {
 
 /// "t0 t1 ... t<count-1>": every token names its position.
 std::string numberedText(int count) {
-    std::string text;
-    for (int i = 0; i < count; ++i)
-        text += (i ? " t" : "t") + std::to_string(i);
-    return text;
+    return test::numberedText(count, "t");
 }
 
 struct LongHeatmap {

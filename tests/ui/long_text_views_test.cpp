@@ -9,6 +9,8 @@
 
 #include <gtest/gtest.h>
 
+#include "numbered_text.h"
+
 #include <cmath>
 #include <string>
 
@@ -22,18 +24,12 @@
 namespace attnlab::ui {
 namespace {
 
-/// "w0 w1 … w{count-1}": every token names its position.
-std::string numberedWords(int count) {
-    std::string text;
-    for (int i = 0; i < count; ++i)
-        text += (i ? " w" : "w") + std::to_string(i);
-    return text;
-}
+using test::numberedText;
 
 void openText(Document& document, int count, bool causal, int heads, double temperature = 1) {
     document.modify(
         [&](Session& s) {
-            s.text = numberedWords(count);
+            s.text = numberedText(count);
             s.mask.causal = causal;
             s.heads = heads;
             s.kvHeads = heads;
