@@ -169,6 +169,31 @@ struct InChinese {
 // below A's: the three panels' titles take the same room, so the matrices start level. In
 // Chinese "B \u2212 A" has no Chinese glyph and its line was a few pixels shorter than A's and
 // B's: B - A started higher. The matrices' tops are compared where they are drawn.
+TEST(WindowBugs, CompareSharesItsWidthEquallyForALongText) {
+    // At 1 000 tokens A and B were squeezed to a third of B - A's width.
+    MainWindow window;
+    window.resize(1280, 720);
+    window.show();
+    std::string text;
+    for (int i = 0; i < 1000; ++i)
+        text += (i ? " w" : "w") + std::to_string(i % 50);
+    window.document()->modify([&](Session& s) { s.text = text; }, QStringLiteral("text"));
+    window.showView(QStringLiteral("compare"));
+    auto* compare = qobject_cast<CompareView*>(window.view(QStringLiteral("compare")));
+    ASSERT_NE(compare, nullptr);
+    compare->compareWith(Comparison::FullVsCausal);
+    window.document()->flush();
+    QCoreApplication::processEvents();
+    compare->ensureComplete();
+    QCoreApplication::processEvents();
+    const int a = compare->primaryView()->width();
+    const int b = compare->comparisonView()->width();
+    const int difference = compare->differenceView()->width();
+    EXPECT_GT(a, 200);
+    EXPECT_LE(std::abs(a - b), 2) << a << " " << b;
+    EXPECT_LE(std::abs(a - difference), 2) << a << " " << difference;
+}
+
 TEST(WindowBugs, CompareStartsItsThreeMatricesLevel) {
     const InChinese chinese;
     ASSERT_TRUE(chinese.ok);

@@ -31,7 +31,7 @@ CompareView::CompareView(Document* document, QWidget* parent) : View(document, p
     top->addWidget(m_combo);
     top->addStretch();
     layout->addLayout(top);
-    auto* splitter = new QSplitter(Qt::Horizontal, this);
+    auto* splitter = m_splitter = new QSplitter(Qt::Horizontal, this);
     m_a = new HeatmapView(document, HeatmapSource::Primary, splitter);
     m_b = new HeatmapView(document, HeatmapSource::Comparison, splitter);
     m_difference = new HeatmapView(document, HeatmapSource::Difference, splitter);
@@ -94,6 +94,14 @@ QString CompareView::notApplicable() const {
 void CompareView::showEvent(QShowEvent* event) {
     document()->setComparison(selected());
     View::showEvent(event);
+}
+
+void CompareView::resizeEvent(QResizeEvent* event) {
+    View::resizeEvent(event);
+    // The splitter shares out what is left after each panel's size hint, so a long text's
+    // labels (or their absence) made one panel twice as wide as another.
+    const int third = std::max(1, (m_splitter->width() - 2 * m_splitter->handleWidth()) / 3);
+    m_splitter->setSizes({third, third, third});
 }
 
 void CompareView::hideEvent(QHideEvent* event) {

@@ -7,6 +7,8 @@
 
 class QComboBox;
 
+class QSplitter;
+
 namespace attnlab::ui {
 
 class HeatmapView;
@@ -40,6 +42,9 @@ public:
 protected:
     void showEvent(QShowEvent* event) override;
     void hideEvent(QHideEvent* event) override;
+    /// The three panels share the width equally again (a drag of the splitter lasts until the
+    /// view is resized).
+    void resizeEvent(QResizeEvent* event) override;
 
 private:
     Comparison selected() const;
@@ -50,6 +55,7 @@ private:
     /// is shorter than one with them).
     void levelMatrixTops();
     QComboBox* m_combo = nullptr;
+    QSplitter* m_splitter = nullptr;
     HeatmapView* m_a = nullptr;
     HeatmapView* m_b = nullptr;
     HeatmapView* m_difference = nullptr;
