@@ -557,7 +557,7 @@ void HeatmapView::setSharedColorRange(std::optional<std::pair<double, double>> r
 }
 
 std::optional<std::pair<double, double>> HeatmapView::drawnRange() const {
-    if (!m_drawnAny) return std::nullopt;
+    if (m_rows == 0 || m_cols == 0) return std::nullopt;
     return m_drawn;
 }
 
@@ -785,7 +785,6 @@ void HeatmapView::refresh() {
     const QCPRange drawn =
         fillColorMap(m_colorMap, scaled.values, hasMask ? &heat.masked : nullptr);
     m_drawn = {drawn.lower, drawn.upper};
-    m_drawnAny = m_rows > 0 && m_cols > 0;
     m_drawnUnit = scaled.unitRange;
     m_drawnSigned = heat.signedValues;
     m_quantity = heat.quantity;

@@ -211,7 +211,6 @@ private:
     std::optional<std::pair<double, double>> m_sharedRange;
     /// The last refresh's colour values: their range, fixed 0-to-1 or signed, and the label.
     std::pair<double, double> m_drawn{0, 0};
-    bool m_drawnAny = false;
     bool m_drawnUnit = false;
     bool m_drawnSigned = false;
     QString m_quantity;
