@@ -691,6 +691,22 @@
         <source>B − A = 0 everywhere: A and B are the same</source>
         <translation>B − A 处处为 0：A 和 B 相同</translation>
     </message>
+    <message>
+        <source>a typical row’s largest weight is %1</source>
+        <translation>典型行的最大权重为 %1</translation>
+    </message>
+    <message>
+        <source>a typical row’s largest |B − A| is %1 on a ±%2 scale</source>
+        <translation>典型行的最大 |B − A| 为 %1，色标为 ±%2</translation>
+    </message>
+    <message>
+        <source>Nearly one colour: %1. &lt;a href=&quot;row&quot;&gt;Colour each row over its own largest&lt;/a&gt;, or choose “log scale” under Colours.</source>
+        <translation>几乎只有一种颜色：%1。&lt;a href=&quot;row&quot;&gt;按各行自身最大值着色&lt;/a&gt;，或在配色中选“对数刻度”。</translation>
+    </message>
+    <message>
+        <source>; </source>
+        <translation>；</translation>
+    </message>
 </context>
 <context>
     <name>attnlab::ui::ComplexityView</name>
@@ -1708,6 +1724,14 @@ output</source>
     <message>
         <source>Click to colour each row over its own largest weight.</source>
         <translation>点击：每行按本行最大权重着色。</translation>
+    </message>
+    <message>
+        <source> ÷ row’s largest |B − A|</source>
+        <translation> ÷ 行最大 |B − A|</translation>
+    </message>
+    <message>
+        <source> (log scale, sign kept)</source>
+        <translation>（对数刻度，保留正负号）</translation>
     </message>
 </context>
 <context>

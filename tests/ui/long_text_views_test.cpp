@@ -11,14 +11,18 @@
 
 #include "numbered_text.h"
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 #include <string>
 
 #include "ui/state/document.h"
 #include "ui/state/experiment_data.h"
+#include "ui/views/compare_view.h"
 #include "ui/views/entropy_view.h"
 #include "ui/views/heads_grid_view.h"
 #include "ui/views/statistics_view.h"
+#include "ui/views/heatmap_view.h"
 #include "ui/views/teaching_plot.h"
 
 namespace attnlab::ui {
@@ -240,6 +244,122 @@ TEST(LongTextViews, StatisticsHistogramCountsDoNotOverlap) {
         EXPECT_GE(std::abs(counts->coordToPixel(ticks[i]) - counts->coordToPixel(ticks[i - 1])),
                   1.5 * line)
             << ticks[i] << " in " << counts->axisRect()->height() << " px";
+}
+
+} // namespace
+} // namespace attnlab::ui
+
+namespace attnlab::ui {
+namespace {
+
+/// B - A of head 0, from A's and B's own weights (the compare view's panels are not asked).
+MatrixD differenceOfWeights(const Document& document) {
+    const Tensor4& a = document.experiment()->attention.weights;
+    const Tensor4& b = document.comparisonExperiment()->attention.weights;
+    MatrixD difference(a.seq, a.dim);
+    for (Index i = 0; i < a.seq; ++i)
+        for (Index j = 0; j < a.dim; ++j)
+            difference(i, j) = double(b(0, 0, i, j)) - double(a(0, 0, i, j));
+    return difference;
+}
+
+/// The median over rows of each row's largest |value|.
+double medianRowPeak(const MatrixD& values) {
+    std::vector<double> peaks;
+    for (Index i = 0; i < values.rows(); ++i)
+        peaks.push_back(values.row(i).cwiseAbs().maxCoeff());
+    std::nth_element(peaks.begin(), peaks.begin() + std::ptrdiff_t(peaks.size() / 2), peaks.end());
+    return peaks[peaks.size() / 2];
+}
+
+struct LongCompare {
+    Document document;
+    CompareView view{&document};
+    explicit LongCompare(int count) {
+        openText(document, count, /*causal=*/false, /*heads=*/1);
+        view.resize(1200, 600);
+        view.compareWith(Comparison::FullVsCausal);
+        settle();
+    }
+    void setScale(const char* scale) {
+        ViewState state = document.session().viewState;
+        state.colorScale = scale;
+        document.setViewState(state);
+        settle();
+    }
+    void settle() {
+        document.flush();
+        document.flush();
+        view.refresh();
+    }
+    double cell(Index i, Index j) const {
+        return view.differenceView()->colorMap()->data()->cell(int(j), int(i));
+    }
+};
+
+// At 300 tokens and more B - A was blank: the first rows differ by ~1 and set its +-scale, the
+// rest by ~1/S. The per-row and log scales now apply to it as to the weights.
+TEST(LongTextViews, CompareDrawsBMinusAOnTheRowAndLogScales) {
+    LongCompare f(300);
+    ASSERT_NE(f.document.comparisonExperiment(), nullptr);
+    const MatrixD difference = differenceOfWeights(f.document);
+    const QString plain = f.view.differenceView()->colorScale()->axis()->label();
+
+    f.setScale("row");
+    for (Index i = 0; i < difference.rows(); i += 7) {
+        const double top = difference.row(i).cwiseAbs().maxCoeff();
+        for (Index j = 0; j < difference.cols(); j += 5)
+            EXPECT_NEAR(f.cell(i, j), difference(i, j) / top, 1e-5) << i << "," << j;
+    }
+    EXPECT_NEAR(f.view.differenceView()->colorMap()->dataRange().upper, 1.0, 1e-9);
+    EXPECT_NE(f.view.differenceView()->colorScale()->axis()->label(), plain);
+
+    f.setScale("log");
+    for (Index i = 0; i < difference.rows(); i += 7)
+        for (Index j = 0; j < difference.cols(); j += 5) {
+            const double d = difference(i, j);
+            if (std::abs(d) < 2e-6) continue; // at the floor rounding decides
+            EXPECT_NEAR(f.cell(i, j), (d < 0 ? -1 : 1) * (6 + std::log10(std::abs(d))), 1e-4)
+                << i << "," << j;
+        }
+    // The bar names the differences, not their logarithms.
+    const auto ticks = f.view.differenceView()->colorScale()->axis()->ticker()
+                           .dynamicCast<QCPAxisTickerText>();
+    ASSERT_TRUE(ticks);
+    EXPECT_EQ(ticks->ticks().value(4), QStringLiteral("10\u207b\u00b2"));
+    EXPECT_EQ(ticks->ticks().value(-4), QStringLiteral("\u221210\u207b\u00b2"));
+    EXPECT_EQ(ticks->ticks().value(0), QStringLiteral("0"));
+
+    f.setScale("fixed"); // back to numbers
+    EXPECT_FALSE(f.view.differenceView()->colorScale()->axis()->ticker()
+                     .dynamicCast<QCPAxisTickerText>());
+    EXPECT_EQ(f.view.differenceView()->colorScale()->axis()->label(), plain);
+}
+
+// On the 0-to-1 scale a long text's A, B and B - A are each nearly one colour: one line above
+// the panels says how flat (the numbers a person can check) and one click shows each row.
+TEST(LongTextViews, CompareSaysWhenItsMapsAreNearlyOneColour) {
+    LongCompare f(300);
+    ASSERT_NE(f.document.comparisonExperiment(), nullptr);
+    QLabel* note = f.view.flatNote();
+    ASSERT_FALSE(note->isHidden());
+    const Tensor4& weights = f.document.experiment()->attention.weights;
+    MatrixD a(weights.seq, weights.dim);
+    for (Index i = 0; i < weights.seq; ++i)
+        for (Index j = 0; j < weights.dim; ++j)
+            a(i, j) = weights(0, 0, i, j);
+    const QString text = note->text();
+    EXPECT_TRUE(text.contains(QString::number(medianRowPeak(a), 'g', 2))) << text.toStdString();
+    EXPECT_TRUE(text.contains(QString::number(medianRowPeak(differenceOfWeights(f.document)), 'g', 2)))
+        << text.toStdString();
+
+    emit note->linkActivated(QStringLiteral("row"));
+    f.settle();
+    EXPECT_EQ(f.document.session().viewState.colorScale, "row");
+    EXPECT_TRUE(note->isHidden());
+
+    LongCompare sentence(6); // a sentence's maps have their colours
+    EXPECT_TRUE(sentence.view.flatNote()->isHidden());
 }
 
 } // namespace

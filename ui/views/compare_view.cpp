@@ -31,6 +31,17 @@ CompareView::CompareView(Document* document, QWidget* parent) : View(document, p
     top->addWidget(m_combo);
     top->addStretch();
     layout->addLayout(top);
+    m_flatNote = new QLabel(this);
+    m_flatNote->setWordWrap(true);
+    m_flatNote->setTextFormat(Qt::RichText);
+    m_flatNote->setVisible(false);
+    connect(m_flatNote, &QLabel::linkActivated, this, [this](const QString&) {
+        // The note's remedy in one click, as the heatmap's own hint does.
+        ViewState state = this->document()->session().viewState;
+        state.colorScale = "row";
+        this->document()->setViewState(state);
+    });
+    layout->addWidget(m_flatNote);
     auto* splitter = m_splitter = new QSplitter(Qt::Horizontal, this);
     m_a = new HeatmapView(document, HeatmapSource::Primary, splitter);
     m_b = new HeatmapView(document, HeatmapSource::Comparison, splitter);
@@ -137,6 +148,7 @@ void CompareView::refresh() {
                       std::max(std::abs(difference->first), std::abs(difference->second)) <
                           kSameWithin;
     if (same) m_difference->setCaption(tr("B \u2212 A = 0 everywhere: A and B are the same"));
+    showFlatNote(same);
     // A and B on one colour scale, shown once (B's bar); B - A keeps its diverging one.
     const auto a = m_a->drawnRange(), b = m_b->drawnRange();
     std::optional<std::pair<double, double>> shared;
@@ -145,7 +157,8 @@ void CompareView::refresh() {
     else if (a || b)
         shared = std::make_pair(std::min(a ? a->first : b->first, b ? b->first : a->first),
                                 std::max(a ? a->second : b->second, b ? b->second : a->second));
-    const QString quantity = m_a->quantity().isEmpty() ? m_b->quantity() : m_a->quantity();
+    const QString quantity =
+        m_a->colorBarLabel().isEmpty() ? m_b->colorBarLabel() : m_a->colorBarLabel();
     m_a->setSharedColorRange(shared);
     m_b->setSharedColorRange(shared, tr("A and B: %1").arg(quantity));
     // Titles of one height, so A, B and B - A start level (a caption that wraps pushed its
@@ -156,6 +169,29 @@ void CompareView::refresh() {
     for (HeatmapView* view : {m_a, m_b, m_difference})
         view->setMinimumTitleLines(lines);
     levelMatrixTops();
+}
+
+void CompareView::showFlatNote(bool same) {
+    // A long text: A and B on 0..1, and B - A on +-its largest, are one flat colour each. The
+    // panels are too narrow for the heatmap's own hint; one line above them says it.
+    QStringList flat;
+    const HeatmapView* weights = m_a->flatMap() ? m_a : m_b;
+    if (const auto a = weights->flatMap())
+        flat << tr("a typical row\u2019s largest weight is %1")
+                    .arg(QString::number(a->typicalRowPeak, 'g', 2));
+    if (const auto d = m_difference->flatMap(); d && !same)
+        flat << tr("a typical row\u2019s largest |B \u2212 A| is %1 on a \u00b1%2 scale")
+                    .arg(QString::number(d->typicalRowPeak, 'g', 2),
+                         QString::number(d->scaleEnd, 'g', 2));
+    m_flatNote->setVisible(!flat.isEmpty());
+    if (flat.isEmpty()) {
+        m_flatNote->clear();
+        return;
+    }
+    m_flatNote->setText(
+        tr("Nearly one colour: %1. <a href=\"row\">Colour each row over its own largest</a>, "
+           "or choose \u201clog scale\u201d under Colours.")
+            .arg(flat.join(tr("; ")).toHtmlEscaped()));
 }
 
 void CompareView::levelMatrixTops() {

@@ -7,6 +7,7 @@
 
 class QComboBox;
 
+class QLabel;
 class QSplitter;
 
 namespace attnlab::ui {
@@ -38,6 +39,9 @@ public:
     HeatmapView* primaryView() const { return m_a; }
     HeatmapView* comparisonView() const { return m_b; }
     HeatmapView* differenceView() const { return m_difference; }
+    /// The line under the comparison's choice when the colour scale draws the maps flat (a long
+    /// text on the 0-to-1 scale): how flat, and a link to the per-row colours. Empty otherwise.
+    QLabel* flatNote() const { return m_flatNote; }
 
 protected:
     void showEvent(QShowEvent* event) override;
@@ -53,9 +57,11 @@ private:
     /// Pads the tops of the panels' matrices to the lowest one's, so the three start level
     /// where titles of the same lines still differ in height (a line with no Chinese glyph
     /// is shorter than one with them).
+    void showFlatNote(bool same);
     void levelMatrixTops();
     QComboBox* m_combo = nullptr;
     QSplitter* m_splitter = nullptr;
+    QLabel* m_flatNote = nullptr;
     HeatmapView* m_a = nullptr;
     HeatmapView* m_b = nullptr;
     HeatmapView* m_difference = nullptr;

@@ -147,13 +147,38 @@ struct ColourScale {
     MatrixD values;
     bool unitRange = false;
     QString note;
+    bool signedLog = false; ///< values are sign(d) * log10(|d| / kLogFloor), 0 below the floor
 };
 
 /// The lowest weight the log scale draws: 10^-6, below any weight a person reads.
 constexpr double kLogFloor = 1e-6;
 
+/// B - A on the scale chosen for the weights. On a long text a few cells of the first rows
+/// differ by ~1 and the rest by ~1/S: on one +-max scale the map was blank. Per row, each row
+/// spans its own largest difference; on the log scale, each difference's order of magnitude
+/// keeps its sign.
+ColourScale differenceScale(const HeatmapData& heat, const ViewState& state) {
+    ColourScale out{heat.values, false, QString(), false};
+    if (state.colorScale == "row") {
+        for (Index i = 0; i < out.values.rows(); ++i)
+            // A row whose differences are all rounding (under 10^-6) is not magnified.
+            if (const double top = out.values.row(i).cwiseAbs().maxCoeff(); top >= kLogFloor)
+                out.values.row(i) /= top;
+        out.note = HeatmapView::tr(" ÷ row’s largest |B − A|");
+    } else if (state.colorScale == "log") {
+        out.values = heat.values.unaryExpr([](double d) {
+            const double magnitude = std::abs(d);
+            return magnitude < kLogFloor ? 0.0 : std::copysign(std::log10(magnitude / kLogFloor), d);
+        });
+        out.signedLog = true;
+        out.note = HeatmapView::tr(" (log scale, sign kept)");
+    }
+    return out;
+}
+
 ColourScale colourScale(const HeatmapData& heat, const ViewState& state) {
-    ColourScale out{heat.values, heat.unitRange, QString()};
+    if (heat.weightDifference) return differenceScale(heat, state);
+    ColourScale out{heat.values, heat.unitRange, QString(), false};
     // Weights only: a mask is 0 or 1, scores and vectors have their own ranges.
     if (!heat.unitRange || state.show != "weights" || state.colorScale == "fixed") return out;
     const bool hasMask = heat.masked.size() != 0;
@@ -574,10 +599,42 @@ QCPRange HeatmapView::colorRange() const {
     return range;
 }
 
+namespace {
+
+/// The signed log scale's bar: its numbers are orders of magnitude, so its ticks name the
+/// differences they stand for (+-1, +-10^-2, ... and 0 for anything under 10^-6).
+QSharedPointer<QCPAxisTicker> signedLogTicker(double reach) {
+    auto ticker = QSharedPointer<QCPAxisTickerText>::create();
+    const int floorPower = static_cast<int>(std::lround(-std::log10(kLogFloor)));
+    const int top = std::min(floorPower, static_cast<int>(std::ceil(reach - 1e-9)));
+    const int stride = top > 4 ? 2 : 1;
+    static const QString superscripts[] = {
+        QStringLiteral("\u2070"), QStringLiteral("\u00b9"), QStringLiteral("\u00b2"),
+        QStringLiteral("\u00b3"), QStringLiteral("\u2074"), QStringLiteral("\u2075"),
+        QStringLiteral("\u2076")};
+    for (int k = -top; k <= top; ++k) {
+        if (k % stride != 0) continue;
+        const int power = floorPower - std::abs(k); // |d| = 10^-power
+        QString label = k == 0       ? QStringLiteral("0")
+                        : power == 0 ? QStringLiteral("1")
+                                     : QStringLiteral("10\u207b") + superscripts[power];
+        if (k < 0) label.prepend(QChar(0x2212));
+        ticker->addTick(k, label);
+    }
+    return ticker;
+}
+
+} // namespace
+
 void HeatmapView::applyColorRange() {
-    m_colorMap->setDataRange(colorRange());
-    m_colorScale->axis()->setLabel(m_sharedRange && !m_sharedLabel.isEmpty() ? m_sharedLabel
-                                                                             : m_drawnLabel);
+    const QCPRange range = colorRange();
+    m_colorMap->setDataRange(range);
+    QCPAxis* bar = m_colorScale->axis();
+    bar->setLabel(m_sharedRange && !m_sharedLabel.isEmpty() ? m_sharedLabel : m_drawnLabel);
+    if (m_drawnSignedLog)
+        bar->setTicker(signedLogTicker(range.upper));
+    else if (bar->ticker().dynamicCast<QCPAxisTickerText>())
+        bar->setTicker(QSharedPointer<QCPAxisTicker>::create());
 }
 
 void HeatmapView::setColorBarShown(bool shown) {
@@ -680,6 +737,7 @@ HeatmapData HeatmapView::heatmapData() const {
         out.columnLabels = displayTokens(a->keyTokens);
         out.quantity = tr("weight B \u2212 A");
         out.signedValues = true;
+        out.weightDifference = true;
         return out;
     }
     const Experiment* experiment = experimentFor(m_source);
@@ -787,7 +845,7 @@ void HeatmapView::refresh() {
     m_drawn = {drawn.lower, drawn.upper};
     m_drawnUnit = scaled.unitRange;
     m_drawnSigned = heat.signedValues;
-    m_quantity = heat.quantity;
+    m_drawnSignedLog = scaled.signedLog;
     m_drawnLabel = heat.quantity + scaled.note;
     QVector<double> markX;
     QVector<double> markY;
@@ -817,17 +875,27 @@ void HeatmapView::refresh() {
 
     // The fixed 0-to-1 scale draws a long text's weights (all near 1/S) in one flat colour: the
     // window says so where the eye is, and which scales show the pattern.
-    m_flatHint.clear();
-    if (!m_panel && !m_sharedRange && heat.unitRange && state.show == "weights" &&
-        state.colorScale == "fixed" && heat.values.size() > 0) {
+    m_flat.reset();
+    if (heat.unitRange && state.show == "weights" && state.colorScale == "fixed" &&
+        heat.values.size() > 0) {
         // A causal mask gives the first rows weights near 1: the median row's largest weight
         // says how the most of the map looks.
         const double typical = typicalRowPeak(heat.values);
-        if (typical > 0 && typical < kFlatWeight)
-            m_flatHint = tr("a typical row\u2019s largest weight is %1 \u2014 Colours: "
-                            "\u201cper row\u201d or \u201clog scale\u201d shows the pattern")
-                             .arg(QString::number(typical, 'g', 2));
+        if (typical > 0 && typical < kFlatWeight) m_flat = FlatMap{typical, 1.0};
+    } else if (heat.weightDifference && !scaled.signedLog && state.colorScale != "row" &&
+               heat.values.size() > 0) {
+        // B - A of a long text: a few cells of the first rows set the +-scale and the rest is
+        // blank on it.
+        const MatrixD magnitude = heat.values.cwiseAbs();
+        const double typical = typicalRowPeak(magnitude);
+        const double reach = magnitude.maxCoeff();
+        if (typical > 0 && typical < kFlatWeight * reach) m_flat = FlatMap{typical, reach};
     }
+    m_flatHint.clear();
+    if (m_flat && !m_panel && !heat.weightDifference)
+        m_flatHint = tr("a typical row\u2019s largest weight is %1 \u2014 Colours: "
+                        "\u201cper row\u201d or \u201clog scale\u201d shows the pattern")
+                         .arg(QString::number(m_flat->typicalRowPeak, 'g', 2));
 
     m_maskMarks->setData(markX, markY, true); // sized to the cells in fitToCells()
     // Train-mode dropout: a ring on each allowed cell it zeroed, apart from the masked 'x'.

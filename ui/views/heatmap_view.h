@@ -42,6 +42,9 @@ struct HeatmapData {
     QString quantity;          ///< colour-bar label
     bool signedValues = false; ///< use a diverging map, symmetric range
     bool unitRange = false;    ///< weights and mask: range [0, 1]
+    /// B - A of two weight matrices (each row sums to 0): the colour scales per row and log
+    /// apply to it as to the weights.
+    bool weightDifference = false;
 };
 
 class HeatmapView : public PlotView {
@@ -103,7 +106,8 @@ public:
     /// the colour bar's quantity.
     std::optional<std::pair<double, double>> drawnRange() const;
     bool drawsUnitRange() const { return m_drawnUnit; }
-    QString quantity() const { return m_quantity; }
+    /// What the colours show: the quantity and the colour scale's note (" (log10)", ...).
+    QString colorBarLabel() const { return m_drawnLabel; }
     /// Whether this panel draws its colour bar (A shares B's); the plot takes its room.
     void setColorBarShown(bool shown);
 
@@ -124,6 +128,14 @@ public:
     /// The window's line under the title when the fixed scale flattens the weights (a typical
     /// row's largest, and the scales that show the pattern); empty when none. Figures leave it out.
     QString flatHint() const { return m_flatHint; }
+    /// A map that its colour scale draws nearly flat: a typical row's largest value (its
+    /// largest |value| when signed) far below the scale's end.
+    struct FlatMap {
+        double typicalRowPeak = 0;
+        double scaleEnd = 0;
+    };
+    /// Set for a panel too (which shows no hint of its own: the view it sits in says it).
+    std::optional<FlatMap> flatMap() const { return m_flat; }
     /// Zooms both axes about the detail's centre (factor < 1 zooms in), within the matrix.
     void zoomBy(double factor);
     /// Shows the whole matrix.
@@ -188,6 +200,7 @@ private:
     QLabel* m_overviewNote = nullptr; ///< under the overview: what a click does
     QVBoxLayout* m_overviewColumn = nullptr;
     QString m_flatHint;
+    std::optional<FlatMap> m_flat;
     QString m_wrappedTitle; ///< the heading wrapped and padded to the least title lines
     QString m_wrappedHint;
     QString m_rowTitle; ///< the axes' titles before the shown range is added
@@ -213,7 +226,7 @@ private:
     std::pair<double, double> m_drawn{0, 0};
     bool m_drawnUnit = false;
     bool m_drawnSigned = false;
-    QString m_quantity;
+    bool m_drawnSignedLog = false; ///< the bar's numbers are sign * log10(|d| / 10^-6)
     QString m_drawnLabel;
     /// The colour map's range from the above and the shared range; the bar's label.
     QCPRange colorRange() const;
