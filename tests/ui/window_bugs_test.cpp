@@ -38,6 +38,7 @@
 #include "ui/views/heatmap_view.h"
 #include "ui/views/kv_cache_view.h"
 #include "ui/views/step_controls.h"
+#include "ui/views/view_registry.h"
 #include "ui/window/inputs_panel.h"
 #include "ui/window/language.h"
 #include "ui/window/main_window.h"
@@ -577,6 +578,29 @@ TEST(WindowBugs, PageDownOnAComboBoxDoesNotChangeIt) {
     EXPECT_EQ(variant->currentIndex(), before);
     QTest::keyClick(variant, Qt::Key_Down);
     EXPECT_NE(variant->currentIndex(), before) << "arrows still choose";
+}
+
+// Rows of controls (the step bar, the view groups, next token's sampling, the dump
+// difference's choice, the head-roles probe) set the window's least width: 1 251 px in the
+// projector theme, past a 1024 x 768 projector's screen. They wrap now.
+TEST(WindowBugs, EveryViewFitsA1024PixelProjector) {
+    for (const char* language : {"en", "zh_CN"}) {
+        ASSERT_TRUE(setLanguage(QString::fromLatin1(language)));
+        {
+            MainWindow window;
+            window.setTheme(QStringLiteral("projector"), false);
+            window.resize(1024, 768);
+            window.show();
+            for (const ViewEntry& entry : viewRegistry()) {
+                window.showView(entry.id);
+                window.view(entry.id)->ensureFresh();
+                QCoreApplication::processEvents();
+                EXPECT_LE(window.minimumSizeHint().width(), 1024) << language << " " << entry.id.toStdString();
+                EXPECT_LE(window.width(), 1024) << language << " " << entry.id.toStdString();
+            }
+        }
+    }
+    setLanguage(QStringLiteral("en"));
 }
 
 } // namespace

@@ -2,7 +2,6 @@
 
 #include <QComboBox>
 #include <QFileDialog>
-#include <QHBoxLayout>
 #include <QLabel>
 #include <QPushButton>
 #include <QSignalBlocker>
@@ -12,6 +11,7 @@
 
 #include "ui/state/dump_document.h"
 #include "ui/state/experiment_data.h"
+#include "ui/views/flow_layout.h"
 
 namespace attnlab::ui {
 
@@ -26,14 +26,12 @@ DifferenceView::DifferenceView(Document* document, QWidget* parent)
     m_b->setPrefix(tr("B = "));
     m_b->setValue(1);
     auto* bar = new QWidget(this);
-    auto* row = new QHBoxLayout(bar);
+    auto* row = new FlowLayout(bar);
     row->setContentsMargins(4, 2, 4, 2);
-    row->addWidget(new QLabel(tr("B \u2212 A between"), bar));
-    row->addWidget(m_mode);
+    row->addPair(new QLabel(tr("B \u2212 A between"), bar), m_mode);
     row->addWidget(m_a);
     row->addWidget(m_b);
     row->addWidget(m_open);
-    row->addStretch(1);
     static_cast<QVBoxLayout*>(layout())->insertWidget(0, bar);
     connect(m_mode, &QComboBox::activated, this, [this](int) { markStale(); });
     connect(m_a, &QSpinBox::valueChanged, this, [this](int) { markStale(); });

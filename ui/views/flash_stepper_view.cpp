@@ -1,6 +1,5 @@
 #include "ui/views/flash_stepper_view.h"
 
-#include <QHBoxLayout>
 #include <QLabel>
 #include <QPicture>
 #include <QSignalBlocker>
@@ -110,17 +109,15 @@ FlashStepperView::FlashStepperView(Document* document, QWidget* parent) : View(d
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     m_controls = new StepControls(tr("Process the next tile"), true, this);
-    QHBoxLayout* bar = m_controls->bar();
-    bar->addWidget(new QLabel(tr("q block"), this));
+    FlowLayout* bar = m_controls->bar();
     m_qBlock = new QSpinBox(this);
     m_qBlock->setRange(1, 4096);
     m_qBlock->setToolTip(tr("Query rows per tile (Br)"));
-    bar->addWidget(m_qBlock);
-    bar->addWidget(new QLabel(tr("kv block"), this));
+    bar->addPair(new QLabel(tr("q block"), this), m_qBlock);
     m_kvBlock = new QSpinBox(this);
     m_kvBlock->setRange(1, 4096);
     m_kvBlock->setToolTip(tr("Key/value columns per tile (Bc)"));
-    bar->addWidget(m_kvBlock);
+    bar->addPair(new QLabel(tr("kv block"), this), m_kvBlock);
     layout->addWidget(m_controls);
 
     m_plot = new QCustomPlot(this);

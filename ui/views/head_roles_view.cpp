@@ -1,7 +1,6 @@
 #include "ui/views/head_roles_view.h"
 
 #include <QContextMenuEvent>
-#include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
 #include <QMenu>
@@ -16,6 +15,8 @@
 
 #include <algorithm>
 #include <limits>
+
+#include "ui/views/flow_layout.h"
 
 namespace attnlab::ui {
 
@@ -73,7 +74,7 @@ HeadRolesView::HeadRolesView(Document* document, QWidget* parent)
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
     m_controls = new QWidget(this);
-    auto* controls = new QHBoxLayout(m_controls);
+    auto* controls = new FlowLayout(m_controls);
     controls->setContentsMargins(0, 0, 0, 0);
     m_probeLength = new QSpinBox(this);
     m_probeLength->setRange(2, 64);
@@ -92,13 +93,10 @@ HeadRolesView::HeadRolesView(Document* document, QWidget* parent)
     m_showText->setToolTip(tr("Back to the scores on the text you typed."));
     m_restoreAll = new QPushButton(tr("Restore all heads"), this);
     m_restoreAll->setToolTip(tr("Switch every ablated head back on."));
-    controls->addWidget(new QLabel(tr("Probe"), this));
-    controls->addWidget(m_probeLength);
-    controls->addWidget(new QLabel(tr("seed"), this));
-    controls->addWidget(m_seed);
+    controls->addPair(new QLabel(tr("Probe"), this), m_probeLength);
+    controls->addPair(new QLabel(tr("seed"), this), m_seed);
     controls->addWidget(m_runProbe);
     controls->addWidget(m_showText);
-    controls->addStretch(1);
     controls->addWidget(m_restoreAll);
     layout->addWidget(m_controls);
     m_summary->setWordWrap(true);

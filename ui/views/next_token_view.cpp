@@ -1,7 +1,6 @@
 #include "ui/views/next_token_view.h"
 
 #include <QDoubleSpinBox>
-#include <QHBoxLayout>
 #include <QKeyEvent>
 #include <QLabel>
 #include <QPushButton>
@@ -16,6 +15,7 @@
 #include <cmath>
 #include <limits>
 
+#include "ui/views/flow_layout.h"
 #include "ui/views/teaching_plot.h"
 #include "ui/views/token_tooltips.h"
 
@@ -45,7 +45,10 @@ NextTokenView::NextTokenView(Document* document, QWidget* parent)
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
 
-    auto* controls = new QHBoxLayout;
+    // The controls wrap rather than widen the window (a 1024-pixel projector).
+    auto* controlRow = new QWidget(this);
+    auto* controls = new FlowLayout(controlRow);
+    controls->setContentsMargins(0, 0, 0, 0);
     m_temperature = new QDoubleSpinBox(this);
     m_temperature->setRange(0.0, 5.0);
     m_temperature->setSingleStep(0.1);
@@ -72,16 +75,12 @@ NextTokenView::NextTokenView(Document* document, QWidget* parent)
     m_append = new QPushButton(tr("Append"), this);
     m_append->setToolTip(tr("Append the chosen token to the text (Ctrl+Return); the model "
                             "continues from its KV cache."));
-    controls->addWidget(new QLabel(tr("Temperature"), this));
-    controls->addWidget(m_temperature);
-    controls->addWidget(new QLabel(tr("Top-k"), this));
-    controls->addWidget(m_topK);
-    controls->addWidget(new QLabel(tr("Top-p"), this));
-    controls->addWidget(m_topP);
-    controls->addStretch(1);
+    controls->addPair(new QLabel(tr("Temperature"), this), m_temperature);
+    controls->addPair(new QLabel(tr("Top-k"), this), m_topK);
+    controls->addPair(new QLabel(tr("Top-p"), this), m_topP);
     controls->addWidget(m_sample);
     controls->addWidget(m_append);
-    layout->addLayout(controls);
+    layout->addWidget(controlRow);
 
     m_placeholder->setAlignment(Qt::AlignCenter);
     m_placeholder->setWordWrap(true);

@@ -1,6 +1,5 @@
 #include "ui/views/step_controls.h"
 
-#include <QHBoxLayout>
 #include <QLabel>
 #include <QSignalBlocker>
 #include <QSlider>
@@ -13,7 +12,7 @@
 namespace attnlab::ui {
 
 StepControls::StepControls(const QString& stepTip, bool playable, QWidget* parent)
-    : QWidget(parent), m_bar(new QHBoxLayout(this)), m_timer(new QTimer(this)) {
+    : QWidget(parent), m_bar(new FlowLayout(this)), m_timer(new QTimer(this)) {
     m_bar->setContentsMargins(6, 4, 6, 0);
     auto button = [this](const QString& text, const QString& tip) {
         auto* b = new QToolButton(this);
@@ -25,8 +24,9 @@ StepControls::StepControls(const QString& stepTip, bool playable, QWidget* paren
     m_back = button(tr("\u25c2 Back"), tr("Go back one step"));
     m_forward = button(tr("Step \u25b8"), stepTip);
     if (playable) {
+        // One button that plays and pauses, as media controls do: the row fits beside the
+        // lesson on a 1280-pixel projector.
         m_play = button(tr("Play"), tr("Step through automatically"));
-        m_pause = button(tr("Pause"), tr("Stop playing"));
         m_speed = new QSpinBox(this);
         m_speed->setRange(1, 60);
         m_speed->setValue(2);
@@ -34,8 +34,7 @@ StepControls::StepControls(const QString& stepTip, bool playable, QWidget* paren
         m_speed->setSuffix(tr("/s"));
         m_speed->setToolTip(tr("Playing speed, in steps per second"));
         m_bar->addWidget(m_speed);
-        connect(m_play, &QToolButton::clicked, this, &StepControls::play);
-        connect(m_pause, &QToolButton::clicked, this, &StepControls::pause);
+        connect(m_play, &QToolButton::clicked, this, [this] { playing() ? pause() : play(); });
         connect(m_speed, &QSpinBox::valueChanged, this, &StepControls::setSpeed);
     }
     m_slider = new QSlider(Qt::Horizontal, this);
@@ -108,8 +107,11 @@ void StepControls::updateButtons() {
     m_slider->setEnabled(any && m_last > 0);
     m_back->setEnabled(any && m_step > 0);
     m_forward->setEnabled(any && m_step < m_last);
-    if (m_play) m_play->setEnabled(!playing() && m_last > 0);
-    if (m_pause) m_pause->setEnabled(playing());
+    if (m_play) {
+        m_play->setEnabled(playing() || m_last > 0);
+        m_play->setText(playing() ? tr("Pause") : tr("Play"));
+        m_play->setToolTip(playing() ? tr("Stop playing") : tr("Step through automatically"));
+    }
 }
 
 } // namespace attnlab::ui

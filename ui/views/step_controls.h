@@ -1,6 +1,6 @@
 #pragma once
 /// StepControls: the step bar both steppers (FlashAttention tiles, KV-cache decoding) share:
-/// Back, Step, optionally Play / Pause with a speed, a slider and "step / last". It holds no
+/// Back, Step, optionally Play (Pause while playing) with a speed, a slider and "step / last". It holds no
 /// step of its own: the view tells it where it is (setPosition) and it asks the view to move
 /// (stepRequested), so the step stays in the session's view state.
 
@@ -14,8 +14,8 @@
 #include "attnlab/lab/embedding.h"
 #include "attnlab/lab/session.h"
 #include "attnlab/lab/stats.h"
+#include "ui/views/flow_layout.h"
 
-class QHBoxLayout;
 class QLabel;
 class QSlider;
 class QSpinBox;
@@ -27,7 +27,7 @@ namespace attnlab::ui {
 class StepControls : public QWidget {
     Q_OBJECT
 public:
-    /// `playable` adds Play, Pause and a steps-per-second box.
+    /// `playable` adds a Play / Pause button and a steps-per-second box.
     StepControls(const QString& stepTip, bool playable, QWidget* parent = nullptr);
 
     /// Shows step `step` of [0, last]; last < 0 means there is nothing to step.
@@ -35,7 +35,7 @@ public:
     Index step() const { return m_step; }
     Index last() const { return m_last; }
     /// The layout, for widgets a view adds after the slider (block sizes, "Use a KV cache").
-    QHBoxLayout* bar() const { return m_bar; }
+    FlowLayout* bar() const { return m_bar; }
 
     void stepForward();
     void stepBack();
@@ -55,11 +55,10 @@ private:
 
     Index m_step = 0;
     Index m_last = -1;
-    QHBoxLayout* m_bar = nullptr;
+    FlowLayout* m_bar = nullptr;
     QToolButton* m_back = nullptr;
     QToolButton* m_forward = nullptr;
-    QToolButton* m_play = nullptr;
-    QToolButton* m_pause = nullptr;
+    QToolButton* m_play = nullptr; ///< Play, or Pause while playing
     QSpinBox* m_speed = nullptr;
     QSlider* m_slider = nullptr;
     QLabel* m_label = nullptr;

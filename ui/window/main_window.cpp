@@ -42,6 +42,7 @@
 #include "ui/state/dump_document.h"
 #include "ui/views/colormap.h"
 #include "ui/views/compare_view.h"
+#include "ui/views/flow_layout.h"
 #include "ui/views/heads_grid_view.h"
 #include "ui/views/plot_captions.h"
 #include "ui/views/view.h"
@@ -289,7 +290,8 @@ void MainWindow::createViewTabs() {
     m_groupStack = new QStackedWidget(this);
     m_groupBar = new QWidget(this);
     m_groupBar->setObjectName(QStringLiteral("ViewGroupBar"));
-    auto* barLayout = new QHBoxLayout(m_groupBar);
+    // The row wraps rather than widen the window past a 1024-pixel projector.
+    auto* barLayout = new FlowLayout(m_groupBar);
     barLayout->setContentsMargins(6, 3, 6, 1);
     barLayout->setSpacing(0);
     m_groupButtons = new QButtonGroup(this);
@@ -317,7 +319,6 @@ void MainWindow::createViewTabs() {
         barLayout->addWidget(button);
         m_groupButtonList.push_back(button);
     }
-    barLayout->addStretch(1);
     for (const ViewEntry& entry : viewRegistry()) {
         const auto g = groups.indexOf(entry.group);
         Q_ASSERT(g >= 0);
@@ -1028,6 +1029,19 @@ bool MainWindow::maybeSave() {
         QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel);
     if (answer == QMessageBox::Save) return saveSession();
     return answer == QMessageBox::Discard;
+}
+
+void MainWindow::showEvent(QShowEvent* event) {
+    QMainWindow::showEvent(event);
+    if (m_sizedDocks) return;
+    m_sizedDocks = true;
+    // Nothing in the views holds the docks back any more (their rows of controls wrap): the
+    // inputs and the lesson would take their preferred width, ~520 px in the projector theme,
+    // and leave the views too little. They get about a third of the window, at least what
+    // they need.
+    const int least = m_inputsDock->minimumSizeHint().width();
+    const int width = std::clamp(this->width() * 31 / 100, least, std::max(least, 440));
+    resizeDocks({m_inputsDock}, {width}, Qt::Horizontal);
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {

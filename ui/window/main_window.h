@@ -78,11 +78,13 @@ public:
 
 protected:
     void closeEvent(QCloseEvent* event) override;
+    void showEvent(QShowEvent* event) override;
     void changeEvent(QEvent* event) override;
     /// Edit > Undo/Redo and the tool bar's tips, from the undo stack, in the current language.
     void updateUndoTexts();
 
 private:
+    bool m_sizedDocks = false; ///< the left docks' first width is set once, when first shown
     void createActions();
     void createToolBar();
     void updateTitle();
