@@ -118,6 +118,41 @@ TEST(LongTextViews, HeadsGridDrawsALongTextInBlocksOfTheirLargestWeight) {
     }
 }
 
+// Eight heads in three columns leave the last row one map short: the map above the empty
+// cell took its own key labels and came out a third shorter than its row. Only the last row
+// carries them, and every map is the same size.
+TEST(LongTextViews, HeadsGridWithAnEmptyCellKeepsEveryMapTheSameSize) {
+    Document document;
+    document.modify(
+        [](Session& s) {
+            s.text = "the quick brown fox jumps over the lazy dog";
+            s.heads = 8;
+            s.kvHeads = 1;
+        },
+        QStringLiteral("eight heads"));
+    document.flush();
+    HeadsGridView view(&document);
+    view.resize(700, 600);
+    view.show();
+    view.ensureFresh();
+    for (int i = 0; i < 3; ++i) {
+        view.plot()->replot();
+        QCoreApplication::processEvents();
+    }
+    const QList<QCPAxisRect*> rects = view.plot()->axisRects();
+    ASSERT_EQ(rects.size(), 8);
+    auto* grid = qobject_cast<QCPLayoutGrid*>(rects[0]->layout());
+    ASSERT_NE(grid, nullptr);
+    ASSERT_EQ(grid->columnCount(), 3);
+    for (QCPAxisRect* rect : rects) {
+        EXPECT_NEAR(rect->height(), rects[0]->height(), 3);
+        EXPECT_NEAR(rect->width(), rects[1]->width(), 3);
+    }
+    // Key labels under the last row's maps (heads 6 and 7), none above the empty cell.
+    EXPECT_TRUE(rects[6]->axis(QCPAxis::atBottom)->tickLabels());
+    EXPECT_FALSE(rects[5]->axis(QCPAxis::atBottom)->tickLabels());
+}
+
 TEST(LongTextViews, HeadsGridOfAShortTextDrawsEveryCell) {
     Document document;
     openText(document, 6, /*causal=*/false, /*heads=*/1);

@@ -198,7 +198,9 @@ void HeadsGridView::refresh() {
         // Tokens along the grid's left column and bottom row (thinned to what fits after
         // layout), as in the heatmap: each small map is read against its words.
         const bool firstColumn = h % columns == 0;
-        const bool lastRow = h + columns >= heads;
+        // The grid's last row only: a map above an empty cell (8 heads in 3 columns) that took
+        // its own labels came out shorter than the rest of its row.
+        const bool lastRow = h / columns == (heads - 1) / columns;
         if (firstColumn) {
             y->setTicks(true);
             y->setTickLabels(true);
