@@ -1,7 +1,6 @@
 #include "ui/views/compare_view.h"
 
 #include <QComboBox>
-#include <QHBoxLayout>
 #include <QLabel>
 #include <QSplitter>
 #include <QVBoxLayout>
@@ -15,13 +14,17 @@
 #include <utility>
 
 #include "ui/state/experiment_data.h"
+#include "ui/views/flow_layout.h"
 #include "ui/views/heatmap_view.h"
 
 namespace attnlab::ui {
 
 CompareView::CompareView(Document* document, QWidget* parent) : View(document, parent) {
     auto* layout = new QVBoxLayout(this);
-    auto* top = new QHBoxLayout;
+    // The choice wraps under its label rather than widen the window (a 1024-pixel projector).
+    auto* topRow = new QWidget(this);
+    auto* top = new FlowLayout(topRow);
+    top->setContentsMargins(0, 0, 0, 0);
     top->addWidget(new QLabel(tr("Compare A (the session) with B ="), this));
     m_combo = new QComboBox(this);
     for (Comparison c : {Comparison::FullVsCausal, Comparison::SoftmaxVsLinear,
@@ -29,8 +32,7 @@ CompareView::CompareView(Document* document, QWidget* parent) : View(document, p
         m_combo->addItem(comparisonName(c), int(c));
     m_combo->setToolTip(tr("The one change that turns configuration A into B."));
     top->addWidget(m_combo);
-    top->addStretch();
-    layout->addLayout(top);
+    layout->addWidget(topRow);
     m_flatNote = new QLabel(this);
     m_flatNote->setWordWrap(true);
     m_flatNote->setTextFormat(Qt::RichText);

@@ -25,6 +25,7 @@
 #include "ui/state/model_document.h"
 #include "ui/state/patching_document.h"
 #include "ui/views/colormap.h"
+#include "ui/views/flow_layout.h"
 #include "ui/views/plot_captions.h"
 #include "ui/views/teaching_plot.h"
 
@@ -549,7 +550,8 @@ PatchingView::PatchingView(Document* document, QWidget* parent)
     first->addWidget(corruptedLabel);
     first->addWidget(m_corrupted, 1);
 
-    auto* second = new QHBoxLayout;
+    // Wraps rather than widen the window (a 1024-pixel projector in the projector theme).
+    auto* second = new FlowLayout;
     rows->addLayout(second);
     m_tokenA = new QLineEdit(controls);
     m_tokenB = new QLineEdit(controls);
@@ -561,11 +563,8 @@ PatchingView::PatchingView(Document* document, QWidget* parent)
     }
     m_tokenA->setObjectName(QStringLiteral("PatchingTokenA"));
     m_tokenB->setObjectName(QStringLiteral("PatchingTokenB"));
-    second->addWidget(new QLabel(tr("Logit difference A"), controls));
-    second->addWidget(m_tokenA);
-    second->addWidget(new QLabel(QStringLiteral("\u2212 B"), controls));
-    second->addWidget(m_tokenB);
-    second->addSpacing(8);
+    second->addPair(new QLabel(tr("Logit difference A"), controls), m_tokenA);
+    second->addPair(new QLabel(QStringLiteral("\u2212 B"), controls), m_tokenB);
     m_target = new QComboBox(controls);
     m_target->addItem(tr("heads' outputs"), static_cast<int>(PatchTarget::Heads));
     m_target->addItem(tr("residual stream"), static_cast<int>(PatchTarget::Residual));
@@ -587,7 +586,6 @@ PatchingView::PatchingView(Document* document, QWidget* parent)
     // The status gives way first when the row is narrow (projector fonts, Chinese).
     m_status->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
     second->addWidget(m_status, 1);
-    controls->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Fixed);
     static_cast<QVBoxLayout*>(layout())->insertWidget(0, controls);
     static_cast<QVBoxLayout*>(layout())->setStretchFactor(m_plot, 1);
 

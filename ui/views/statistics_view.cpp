@@ -110,6 +110,10 @@ void StatisticsView::refresh() {
         m_plot->replot();
         return;
     }
+    // A number column never narrower than its numbers ("0.7…" read as nothing in a 1024-pixel
+    // window): past that the table scrolls sideways.
+    m_table->horizontalHeader()->setMinimumSectionSize(
+        QFontMetrics(m_table->font()).horizontalAdvance(QStringLiteral("0.000")) + 14);
     const QStringList queries = displayTokens(experiment->queryTokens);
     const QStringList keys = displayTokens(experiment->keyTokens);
     m_summary->setText(
