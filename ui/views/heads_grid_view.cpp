@@ -50,13 +50,14 @@ bool balanceGrid(QCPLayoutGrid* grid) {
     if (!first) return false;
     bool changed = false;
     const int rows = grid->rowCount(), columns = grid->columnCount();
-    if (auto* last = qobject_cast<QCPAxisRect*>(grid->element(rows - 1, 0)); rows > 1 && last) {
+    // Asked only for cells that exist: QCustomPlot warns of any other.
+    if (auto* last = rows > 1 ? qobject_cast<QCPAxisRect*>(grid->element(rows - 1, 0)) : nullptr) {
         const double length = grid->rect().height() - (rows - 1) * grid->rowSpacing();
         const double extra = last->margins().bottom() - first->margins().bottom();
         changed =
             setStretch(QList<double>(rows), labelledStretch(length, extra, rows), true, grid, true);
     }
-    if (auto* second = qobject_cast<QCPAxisRect*>(grid->element(0, 1)); columns > 1 && second) {
+    if (auto* second = columns > 1 ? qobject_cast<QCPAxisRect*>(grid->element(0, 1)) : nullptr) {
         const double length = grid->rect().width() - (columns - 1) * grid->columnSpacing();
         const double extra = first->margins().left() - second->margins().left();
         changed = setStretch(QList<double>(columns), labelledStretch(length, extra, columns), false,
