@@ -163,6 +163,8 @@ namespace {
 
 /// The width of item `i` of `legend` on a row: icon, padding, text, margins, spacing.
 int legendItemWidth(const QCPLegend* legend, int i) {
+    // A wrapped legend's last row may have empty cells: they take no width.
+    if (!legend->item(i)) return 0;
     const QFontMetrics metrics(legend->font());
     auto* item = qobject_cast<QCPPlottableLegendItem*>(legend->item(i));
     const QString text = item ? item->plottable()->name() : QString();
@@ -183,9 +185,11 @@ int legendRowWidth(const QCPLegend* legend) {
 
 bool wrapLegendToWidth(QCPLegend* legend, int width) {
     if (width <= 0) return false;
-    const int items = legend->itemCount();
+    int items = 0;
+    for (int i = 0; i < legend->itemCount(); ++i)
+        items += legend->item(i) != nullptr;
     int widest = 0;
-    for (int i = 0; i < items; ++i)
+    for (int i = 0; i < legend->itemCount(); ++i)
         widest = std::max(widest, legendItemWidth(legend, i));
     const int total = legendRowWidth(legend);
     int columns = items;
@@ -196,19 +200,6 @@ bool wrapLegendToWidth(QCPLegend* legend, int width) {
     legend->setWrap(wrap);
     legend->setFillOrder(QCPLayoutGrid::foColumnsFirst, true);
     return true;
-}
-
-QCPLegend* insetLegend(QCPAxisRect* rect, const Theme& theme, Qt::Alignment alignment) {
-    QCPLegend* legend = nullptr;
-    if (rect->insetLayout()->elementCount() > 0)
-        legend = qobject_cast<QCPLegend*>(rect->insetLayout()->elementAt(0));
-    if (!legend) {
-        legend = new QCPLegend;
-        rect->insetLayout()->addElement(legend, alignment);
-        legend->setLayer(QStringLiteral("legend"));
-    }
-    styleLegend(legend, theme);
-    return legend;
 }
 
 void addLegendAtItsSize(QCPLayoutGrid* grid, int row, int column, QCPLegend* legend,

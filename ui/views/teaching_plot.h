@@ -1,6 +1,6 @@
 #pragma once
 /// Small plotting helpers shared by the views: the one colour-map fill with hidden (masked)
-/// cells, token tick labels, titled axis rects, inset legends.
+/// cells, token tick labels, titled axis rects, legends beside the data.
 
 #include <QSharedPointer>
 #include <QString>
@@ -60,9 +60,6 @@ bool fitTokenLabels(QCPAxis* axis);
 /// The same, but down a vertical axis the labels first shrink, from the theme's size to its
 /// least (Theme::minimumFontPointSize), so that every one fits before any is dropped.
 bool fitTokenLabels(QCPAxis* axis, const Theme& theme);
-/// A legend inside `rect` (created once, at `alignment`), styled for the theme. It sits on the
-/// data: use it only where the corner is known to be empty.
-QCPLegend* insetLegend(QCPAxisRect* rect, const Theme& theme, Qt::Alignment alignment);
 /// A legend in its own row above `rect`, outside the data, so it never covers a bar or a curve;
 /// items run left to right. `rect` goes into a new sub-grid placed at (row, column) of `grid`.
 QCPLegend* legendAbove(QCPLayoutGrid* grid, int row, int column, QCPAxisRect* rect);
