@@ -389,6 +389,26 @@ TEST(LessonPanel, TheKvCacheViewsTickLabelsDoNotOverlapOnTheProjector) {
     EXPECT_GT(shown, 0);
 }
 
+// The RoPE lesson on a 1280 x 720 projector: two rows of four pair panels left every plot of
+// the view, the pairs' arrows and the score curve, about 47 px tall. Each is now at least
+// this tall.
+constexpr int kLeastRopePlotHeight = 90;
+
+TEST(LessonPanel, TheRopeViewsPlotsHaveRoomOnTheProjector) {
+    const int shown = onEveryStepShowing(QStringLiteral("rope"), [](View*, QCustomPlot* plot) {
+        int plots = 0;
+        for (QCPAxisRect* rect : plot->axisRects()) {
+            if (!rect->visible() || rect->plottables().isEmpty()) continue;
+            ++plots;
+            EXPECT_GE(rect->height(), kLeastRopePlotHeight)
+                << rect->axis(QCPAxis::atBottom)->label().toStdString() << ": " << rect->width()
+                << " x " << rect->height() << " px";
+        }
+        EXPECT_GE(plots, 2); // pair panels and the score curve
+    });
+    EXPECT_GT(shown, 0);
+}
+
 TEST(LessonPanel, MalformedLessonIsOneMessageAndChangesNothing) {
     QTemporaryDir dir;
     ASSERT_TRUE(dir.isValid());
