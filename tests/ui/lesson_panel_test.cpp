@@ -409,6 +409,36 @@ TEST(LessonPanel, TheRopeViewsPlotsHaveRoomOnTheProjector) {
     EXPECT_GT(shown, 0);
 }
 
+// The patching lesson's last step asked the class to select the last row and left it
+// unselected: the step selects it, the last "hat" its question is about, whether it is reached
+// from the step before or opened straight.
+TEST(LessonPanel, ThePatchingLessonsLastStepSelectsTheLastRow) {
+    MainWindow window;
+    window.resize(1280, 720);
+    window.show();
+    LessonPanel* panel = panelOf(window);
+    QString path;
+    for (const QString& lesson : LessonPanel::bundledLessons())
+        if (lesson.contains(QStringLiteral("patching_induction"))) path = lesson;
+    ASSERT_FALSE(path.isEmpty());
+    ASSERT_TRUE(panel->openLesson(path)) << panel->lastError().toStdString();
+    const int last = panel->stepCount() - 1;
+    for (const int from : {last - 1, 0}) {
+        SCOPED_TRACE("from step " + std::to_string(from + 1));
+        ASSERT_TRUE(panel->goToStep(from)) << panel->lastError().toStdString();
+        ASSERT_TRUE(panel->goToStep(last)) << panel->lastError().toStdString();
+        settle(window);
+        ASSERT_TRUE(ModelDocument::of(window.document())->waitForIdle());
+        settle(window);
+        const Experiment* experiment = window.document()->experiment();
+        ASSERT_NE(experiment, nullptr);
+        ASSERT_GT(experiment->sq(), 1);
+        EXPECT_EQ(window.document()->session().viewState.query, experiment->sq() - 1);
+        EXPECT_TRUE(QString::fromStdString(experiment->queryTokens.back()).contains("hat"));
+        EXPECT_TRUE(panel->bodyText().contains(QStringLiteral("selected")));
+    }
+}
+
 TEST(LessonPanel, MalformedLessonIsOneMessageAndChangesNothing) {
     QTemporaryDir dir;
     ASSERT_TRUE(dir.isValid());
