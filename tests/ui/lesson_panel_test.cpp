@@ -20,6 +20,7 @@
 #include <QToolBar>
 #include <QUndoStack>
 
+#include <algorithm>
 #include <functional>
 
 #include <gtest/gtest.h>
@@ -55,6 +56,14 @@ std::string comparable(Session session) {
 void settle(MainWindow& window) {
     for (int i = 0; i < 3; ++i) {
         window.document()->waitForIdle();
+        QCoreApplication::processEvents();
+    }
+}
+
+/// The replots the window runs: captions wrap, labels fit, the layout settles.
+void layOut(QCustomPlot* plot) {
+    for (int pass = 0; pass < 3; ++pass) {
+        plot->replot(QCustomPlot::rpImmediateRefresh);
         QCoreApplication::processEvents();
     }
 }
@@ -255,10 +264,7 @@ TEST(LessonPanel, EveryStepsPlotsHaveRoomOnTheProjector) {
                 view->ensureFresh();
                 for (QCustomPlot* plot : view->findChildren<QCustomPlot*>()) {
                     if (!plot->isVisible()) continue;
-                    for (int pass = 0; pass < 3; ++pass) {
-                        plot->replot(QCustomPlot::rpImmediateRefresh);
-                        QCoreApplication::processEvents();
-                    }
+                    layOut(plot);
                     for (QCPAxisRect* rect : plot->axisRects()) {
                         if (!rect->visible() || rect->plottables().isEmpty()) continue;
                         EXPECT_GE(rect->height(), kLeastPlotHeight)
@@ -296,11 +302,7 @@ TEST(LessonPanel, TheFlashAttentionLessonFitsTheProjector) {
             flash->ensureFresh();
             auto* plot = flash->findChild<QCustomPlot*>();
             ASSERT_NE(plot, nullptr);
-            // The replots the window runs: captions wrap, labels fit, the layout settles.
-            for (int pass = 0; pass < 3; ++pass) {
-                plot->replot(QCustomPlot::rpImmediateRefresh);
-                QCoreApplication::processEvents();
-            }
+            layOut(plot);
             ASSERT_FALSE(flash->narration().isEmpty());
             int texts = 0;
             for (QCPLayoutElement* element : plot->plotLayout()->elements(true)) {
@@ -328,6 +330,113 @@ TEST(LessonPanel, TheFlashAttentionLessonFitsTheProjector) {
         }
         EXPECT_GT(shown, 0);
     });
+}
+
+/// Runs `check` on every step of every bundled lesson that shows the view `id`, once that
+/// step's plots are laid out, on a 1280 x 720 projector in both languages; returns how many
+/// steps showed it.
+int onEveryStepShowing(const QString& id, const std::function<void(View*, QCustomPlot*)>& check) {
+    int shown = 0;
+    onAProjectorInBothLanguages([&](MainWindow& window, LessonPanel* panel) {
+        for (const QString& path : LessonPanel::bundledLessons()) {
+            QFile file(path);
+            ASSERT_TRUE(file.open(QIODevice::ReadOnly));
+            if (!file.readAll().contains("\"" + id.toUtf8() + "\"")) continue;
+            SCOPED_TRACE(path.toStdString());
+            ASSERT_TRUE(panel->openLesson(path)) << panel->lastError().toStdString();
+            for (int i = 0; i < panel->stepCount(); ++i) {
+                SCOPED_TRACE("step " + std::to_string(i + 1));
+                if (i > 0) {
+                    ASSERT_TRUE(panel->goToStep(i)) << panel->lastError().toStdString();
+                }
+                settle(window);
+                View* view = window.currentView();
+                ASSERT_NE(view, nullptr);
+                if (view->viewId() != id) continue;
+                ++shown;
+                view->ensureFresh();
+                for (QCustomPlot* plot : view->findChildren<QCustomPlot*>()) {
+                    if (!plot->isVisible()) continue;
+                    layOut(plot);
+                    check(view, plot);
+                }
+            }
+        }
+    });
+    return shown;
+}
+
+// The KV-cache lessons on a 1280 x 720 projector: the cache-bytes axis put six labels into a
+// plot about 100 px tall, each touching the next. Up every axis of the view the tick labels
+// (one line each) stand at least a line apart.
+TEST(LessonPanel, TheKvCacheViewsTickLabelsDoNotOverlapOnTheProjector) {
+    const int shown = onEveryStepShowing(QStringLiteral("kv-cache"), [](View*, QCustomPlot* plot) {
+        for (QCPAxisRect* rect : plot->axisRects()) {
+            QCPAxis* axis = rect->axis(QCPAxis::atLeft);
+            if (!rect->visible() || !axis->tickLabels()) continue;
+            const double line = QFontMetrics(axis->tickLabelFont()).height();
+            QList<double> pixels;
+            const QVector<double> ticks = axis->tickVector();
+            for (int t = 0; t < ticks.size(); ++t)
+                if (axis->range().contains(ticks[t])) pixels << axis->coordToPixel(ticks[t]);
+            std::sort(pixels.begin(), pixels.end());
+            for (int t = 1; t < pixels.size(); ++t)
+                EXPECT_GE(pixels[t] - pixels[t - 1], line)
+                    << axis->label().toStdString() << ": " << axis->tickVectorLabels().size()
+                    << " labels in " << rect->height() << " px";
+        }
+    });
+    EXPECT_GT(shown, 0);
+}
+
+// The RoPE lesson on a 1280 x 720 projector: two rows of four pair panels left every plot of
+// the view, the pairs' arrows and the score curve, about 47 px tall. Each is now at least
+// this tall.
+constexpr int kLeastRopePlotHeight = 90;
+
+TEST(LessonPanel, TheRopeViewsPlotsHaveRoomOnTheProjector) {
+    const int shown = onEveryStepShowing(QStringLiteral("rope"), [](View*, QCustomPlot* plot) {
+        int plots = 0;
+        for (QCPAxisRect* rect : plot->axisRects()) {
+            if (!rect->visible() || rect->plottables().isEmpty()) continue;
+            ++plots;
+            EXPECT_GE(rect->height(), kLeastRopePlotHeight)
+                << rect->axis(QCPAxis::atBottom)->label().toStdString() << ": " << rect->width()
+                << " x " << rect->height() << " px";
+        }
+        EXPECT_GE(plots, 2); // pair panels and the score curve
+    });
+    EXPECT_GT(shown, 0);
+}
+
+// The patching lesson's last step asked the class to select the last row and left it
+// unselected: the step selects it, the last "hat" its question is about, whether it is reached
+// from the step before or opened straight.
+TEST(LessonPanel, ThePatchingLessonsLastStepSelectsTheLastRow) {
+    MainWindow window;
+    window.resize(1280, 720);
+    window.show();
+    LessonPanel* panel = panelOf(window);
+    QString path;
+    for (const QString& lesson : LessonPanel::bundledLessons())
+        if (lesson.contains(QStringLiteral("patching_induction"))) path = lesson;
+    ASSERT_FALSE(path.isEmpty());
+    ASSERT_TRUE(panel->openLesson(path)) << panel->lastError().toStdString();
+    const int last = panel->stepCount() - 1;
+    for (const int from : {last - 1, 0}) {
+        SCOPED_TRACE("from step " + std::to_string(from + 1));
+        ASSERT_TRUE(panel->goToStep(from)) << panel->lastError().toStdString();
+        ASSERT_TRUE(panel->goToStep(last)) << panel->lastError().toStdString();
+        settle(window);
+        ASSERT_TRUE(ModelDocument::of(window.document())->waitForIdle());
+        settle(window);
+        const Experiment* experiment = window.document()->experiment();
+        ASSERT_NE(experiment, nullptr);
+        ASSERT_GT(experiment->sq(), 1);
+        EXPECT_EQ(window.document()->session().viewState.query, experiment->sq() - 1);
+        EXPECT_TRUE(QString::fromStdString(experiment->queryTokens.back()).contains("hat"));
+        EXPECT_TRUE(panel->bodyText().contains(QStringLiteral("selected")));
+    }
 }
 
 TEST(LessonPanel, MalformedLessonIsOneMessageAndChangesNothing) {

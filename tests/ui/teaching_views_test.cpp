@@ -345,6 +345,54 @@ TEST(TeachingViews, EveryLegendKeepsItsItemsTogetherInsideTheFigure) {
     }
 }
 
+// The complexity view's legends sat in the top-left corner of each plot, over the curves and
+// over the dash-dot line marking the session's length. No legend covers that line (a few
+// pixels either side for its width) nor a point of a curve, in either theme.
+TEST(ComplexityView, NoLegendCoversACurveOrTheSessionsLength) {
+    for (const QString& theme : {QStringLiteral("projector"), QStringLiteral("light")}) {
+        SCOPED_TRACE(theme.toStdString());
+        Document document;
+        Session session = classroom();
+        session.dModel = 512;
+        session.heads = 8;
+        session.kvHeads = 8;
+        document.reset(session);
+        document.setTheme(theme);
+        document.flush();
+        ComplexityView view(&document);
+        view.resize(910, 520); // what the view gets beside a lesson at 1280 x 720
+        view.show();
+        view.ensureComplete();
+        QCustomPlot* plot = view.plot();
+        for (int pass = 0; pass < 3; ++pass) {
+            plot->replot(QCustomPlot::rpImmediateRefresh);
+            QCoreApplication::processEvents();
+        }
+        const double length = static_cast<double>(view.costParams().seq);
+        int legends = 0;
+        for (QCPLayoutElement* element : plot->plotLayout()->elements(true)) {
+            auto* legend = qobject_cast<QCPLegend*>(element);
+            if (!legend || !legend->visible() || legend->itemCount() == 0) continue;
+            ++legends;
+            const QRect box = legend->outerRect();
+            for (QCPAxisRect* rect : plot->axisRects()) {
+                if (!box.intersects(rect->rect())) continue;
+                const double x = rect->axis(QCPAxis::atBottom)->coordToPixel(length);
+                EXPECT_FALSE(box.left() <= x + 3 && x - 3 <= box.right())
+                    << "the line at S = " << length << " (x = " << x << ") under a legend";
+                for (QCPGraph* graph : rect->graphs())
+                    for (auto it = graph->data()->constBegin(); it != graph->data()->constEnd();
+                         ++it) {
+                        const QPointF point = graph->coordsToPixels(it->key, it->value);
+                        EXPECT_FALSE(box.contains(point.toPoint()))
+                            << graph->name().toStdString() << " at S = " << it->key;
+                    }
+            }
+        }
+        EXPECT_GT(legends, 0);
+    }
+}
+
 TEST(TeachingViews, KvStepExportWritesAMultiPagePdf) {
     Document document;
     Session session = classroom();

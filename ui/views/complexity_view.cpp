@@ -70,8 +70,19 @@ ComplexityView::ComplexityView(Document* document, QWidget* parent) : PlotView(d
     plot.plotLayout()->clear();
     m_title = new QCPTextElement(&plot, QString());
     plot.plotLayout()->addElement(0, 0, m_title);
+    // One legend for both plots, on a row of its own above them: inset in a corner it covered
+    // the curves and the line marking the session's length, wherever that length fell.
+    plot.setAutoAddPlottableToLegend(false);
+    m_legend = new QCPLegend;
+    addLegendAtItsSize(plot.plotLayout(), 1, 0, m_legend, Qt::Horizontal);
+    // Its row asks for no width of its own: the widget's least width is the plots', and the
+    // legend wraps to whatever width the figure gets (below) instead of widening the window.
+    plot.plotLayout()->element(1, 0)->setMinimumSize(1, 0);
+    m_legend->setLayer(QStringLiteral("legend"));
+    m_legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
     auto* row = new QCPLayoutGrid;
-    plot.plotLayout()->addElement(1, 0, row);
+    plot.plotLayout()->addElement(2, 0, row);
+    plot.plotLayout()->setRowStretchFactors({0.01, 0.01, 1.0});
     m_flopsRect = makeAxisRect(&plot, tr("sequence length S"), tr("FLOPs"));
     m_bytesRect = makeAxisRect(&plot, tr("sequence length S"), tr("working memory (bytes)"));
     row->addElement(0, 0, m_flopsRect);
@@ -93,6 +104,11 @@ ComplexityView::ComplexityView(Document* document, QWidget* parent) : PlotView(d
         graph->setName(itemLabel(curve.item));
         m_bytes.emplace_back(curve.item, graph);
     }
+    // The legend wraps to the figure's width (a narrow one, or a long language).
+    connect(m_plot, &QCustomPlot::afterLayout, this, [this] {
+        if (wrapLegendToWidth(m_legend, m_plot->plotLayout()->outerRect().width() - 8))
+            m_plot->replot(QCustomPlot::rpQueuedReplot);
+    });
     setToolTip(tr("How the cost of each stage grows with the sequence length. Softmax attention "
                   "grows as S\u00b2 in time and memory; FlashAttention keeps the S\u00b2 time but "
                   "needs only O(S) memory; sliding-window and linear attention grow as S."));
@@ -200,12 +216,13 @@ void ComplexityView::refresh() {
                          .arg(current.kvBlock)
                          .arg(current.seq));
     stylePlot(*m_plot, look);
-    for (QCPAxisRect* rect : {m_flopsRect, m_bytesRect}) {
-        QCPLegend* legend = insetLegend(rect, look, Qt::AlignTop | Qt::AlignLeft);
-        legend->clearItems();
-        for (auto& [item, graph] : rect == m_flopsRect ? m_flops : m_bytes)
-            legend->addItem(new QCPPlottableLegendItem(legend, graph));
-    }
+    // The memory plot has every curve (FlashAttention's FLOPs are softmax attention's), in
+    // the same colours as the FLOPs plot.
+    styleLegend(m_legend, look);
+    fitLegendIcons(m_legend);
+    m_legend->clearItems();
+    for (auto& [item, graph] : m_bytes)
+        m_legend->addItem(new QCPPlottableLegendItem(m_legend, graph));
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 

@@ -14,6 +14,7 @@
 
 class QCPAxisRect;
 class QCPGraph;
+class QCPLegend;
 class QCPTextElement;
 
 namespace attnlab::ui {
@@ -43,6 +44,8 @@ private:
     QCPTextElement* m_title = nullptr;
     QCPAxisRect* m_flopsRect = nullptr;
     QCPAxisRect* m_bytesRect = nullptr;
+    /// One legend for both plots, in its own row above them (outside the data).
+    QCPLegend* m_legend = nullptr;
     std::vector<std::pair<CostItem, QCPGraph*>> m_flops;
     std::vector<std::pair<CostItem, QCPGraph*>> m_bytes;
 };

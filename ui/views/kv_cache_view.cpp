@@ -93,6 +93,7 @@ KvCacheView::KvCacheView(Document* document, QWidget* parent) : View(document, p
     }
     m_bytesNow =
         new QCPGraph(m_bytesRect->axis(QCPAxis::atBottom), m_bytesRect->axis(QCPAxis::atLeft));
+    m_bytesRect->axis(QCPAxis::atLeft)->setTicker(bytesTicker());
     m_bytesNow->setLineStyle(QCPGraph::lsNone);
     m_newRowsItem = outlineItem(m_plot, m_weightsRect);
     m_newCacheItem = outlineItem(m_plot, m_cacheRect);
@@ -109,6 +110,9 @@ KvCacheView::KvCacheView(Document* document, QWidget* parent) : View(document, p
              {m_weightsRect->axis(QCPAxis::atBottom), m_weightsRect->axis(QCPAxis::atLeft),
               m_cacheRect->axis(QCPAxis::atLeft), m_rowRect->axis(QCPAxis::atBottom)})
             changed = fitTokenLabels(axis) || changed;
+        // Number labels as many as the short plots hold apart (six touched on a projector).
+        changed = fitTickCount(m_bytesRect->axis(QCPAxis::atLeft)) || changed;
+        changed = fitTickCount(m_rowRect->axis(QCPAxis::atLeft), 3) || changed;
         if (changed) m_plot->replot(QCustomPlot::rpQueuedReplot);
     });
 
@@ -277,11 +281,6 @@ void KvCacheView::refresh() {
         QCPScatterStyle(QCPScatterStyle::ssDisc, look.foreground, look.foreground, 9));
     m_bytesRect->axis(QCPAxis::atBottom)->setRange(-0.3, std::max<Index>(1, steps - 1) + 0.3);
     m_bytesRect->axis(QCPAxis::atLeft)->setRange(0, top * 1.08);
-    m_bytesRect->axis(QCPAxis::atLeft)->ticker()->setTickCount(4);
-    // Weights in [0, 1]: 0, 0.5 and 1 are all a short plot holds.
-    auto weightTicker = QSharedPointer<QCPAxisTickerFixed>::create();
-    weightTicker->setTickStep(0.5);
-    m_rowRect->axis(QCPAxis::atLeft)->setTicker(weightTicker);
     auto stepTicker = QSharedPointer<QCPAxisTickerFixed>::create();
     stepTicker->setTickStep(1);
     stepTicker->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);

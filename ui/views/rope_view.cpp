@@ -196,7 +196,6 @@ void RopeView::refresh() {
         shown.push_back(panels == 1 ? 0 : p * (pairs - 1) / (panels - 1));
     auto* grid = new QCPLayoutGrid;
     plot.plotLayout()->addElement(1, 0, grid);
-    const Index perRow = panels > 4 ? (panels + 1) / 2 : panels;
     m_table.columnLabels = {
         QStringLiteral("theta"),   QStringLiteral("q_x"),     QStringLiteral("q_y"),
         QStringLiteral("q_rot_x"), QStringLiteral("q_rot_y"), QStringLiteral("k_x"),
@@ -235,8 +234,7 @@ void RopeView::refresh() {
                                       .arg(QString::number(panel.queryAngle, 'g', 3)),
                                   QString());
         panel.rect = rect;
-        grid->addElement(static_cast<int>(static_cast<Index>(p) / perRow),
-                         static_cast<int>(static_cast<Index>(p) % perRow), rect);
+        grid->addElement(0, static_cast<int>(p), rect);
         // Rotation keeps a pair's length: the panel shows the unit circle and both vectors'
         // circles whole, at one scale on both axes (equalizePairAxes).
         const double queryRadius = std::hypot(q[ua], q[ub]);
@@ -359,7 +357,7 @@ void RopeView::refresh() {
     setFontSize(font, look, std::max(7, look.fontPointSize - 2));
     key1->setFont(font);
     plot.plotLayout()->addElement(3, 0, key1);
-    plot.plotLayout()->setRowStretchFactors({0.01, 1.6, 1.0, 0.01});
+    plot.plotLayout()->setRowStretchFactors({0.01, 1.0, 1.0, 0.01});
     // The pair captions in a smaller font: four panels share a row.
     for (const PairPanel& panel : m_pairs)
         panel.rect->axis(QCPAxis::atBottom)->setLabelFont(font);

@@ -24,8 +24,10 @@ namespace attnlab::ui {
 class RopeView : public PlotView {
     Q_OBJECT
 public:
-    /// At most this many frequency pairs get their own arrow panel.
-    static constexpr int kMaxPairPanels = 8;
+    /// At most this many frequency pairs get their own arrow panel, spread from the fastest
+    /// to the slowest, on one row: two rows of four left every plot of the view about 47 px
+    /// tall on a 1280 x 720 projector (the table holds every pair).
+    static constexpr int kMaxPairPanels = 4;
     /// Absolute offsets of the key position at which the distance curve is evaluated.
     static constexpr int kOffsets[3] = {0, 7, 50};
 

@@ -163,6 +163,8 @@ namespace {
 
 /// The width of item `i` of `legend` on a row: icon, padding, text, margins, spacing.
 int legendItemWidth(const QCPLegend* legend, int i) {
+    // A wrapped legend's last row may have empty cells: they take no width.
+    if (!legend->item(i)) return 0;
     const QFontMetrics metrics(legend->font());
     auto* item = qobject_cast<QCPPlottableLegendItem*>(legend->item(i));
     const QString text = item ? item->plottable()->name() : QString();
@@ -183,9 +185,11 @@ int legendRowWidth(const QCPLegend* legend) {
 
 bool wrapLegendToWidth(QCPLegend* legend, int width) {
     if (width <= 0) return false;
-    const int items = legend->itemCount();
+    int items = 0;
+    for (int i = 0; i < legend->itemCount(); ++i)
+        items += legend->item(i) != nullptr;
     int widest = 0;
-    for (int i = 0; i < items; ++i)
+    for (int i = 0; i < legend->itemCount(); ++i)
         widest = std::max(widest, legendItemWidth(legend, i));
     const int total = legendRowWidth(legend);
     int columns = items;
@@ -196,19 +200,6 @@ bool wrapLegendToWidth(QCPLegend* legend, int width) {
     legend->setWrap(wrap);
     legend->setFillOrder(QCPLayoutGrid::foColumnsFirst, true);
     return true;
-}
-
-QCPLegend* insetLegend(QCPAxisRect* rect, const Theme& theme, Qt::Alignment alignment) {
-    QCPLegend* legend = nullptr;
-    if (rect->insetLayout()->elementCount() > 0)
-        legend = qobject_cast<QCPLegend*>(rect->insetLayout()->elementAt(0));
-    if (!legend) {
-        legend = new QCPLegend;
-        rect->insetLayout()->addElement(legend, alignment);
-        legend->setLayer(QStringLiteral("legend"));
-    }
-    styleLegend(legend, theme);
-    return legend;
 }
 
 void addLegendAtItsSize(QCPLayoutGrid* grid, int row, int column, QCPLegend* legend,
@@ -249,12 +240,71 @@ QCPLegend* legendAbove(QCPLayoutGrid* grid, int row, int column, QCPAxisRect* re
     return legend;
 }
 
+namespace {
+
+/// The unit bytesText names `bytes` in: 0 for B, 1 KiB, 2 MiB, 3 GiB (from ten of each).
+int byteUnit(double bytes) {
+    int unit = 0;
+    for (double from = 10 * 1024.0; unit < 3 && std::abs(bytes) >= from; from *= 1024)
+        ++unit;
+    return unit;
+}
+
+/// A number of `unit`s, named.
+QString inByteUnit(int unit, const QString& number) {
+    switch (unit) {
+    case 0:
+        return QObject::tr("%1 B").arg(number);
+    case 1:
+        return QObject::tr("%1 KiB").arg(number);
+    case 2:
+        return QObject::tr("%1 MiB").arg(number);
+    default:
+        return QObject::tr("%1 GiB").arg(number);
+    }
+}
+
+class BytesTicker : public QCPAxisTicker {
+protected:
+    double getTickStep(const QCPRange& range) override {
+        m_unit = byteUnit(std::max(std::abs(range.lower), std::abs(range.upper)));
+        const double size = std::pow(1024.0, m_unit);
+        return QCPAxisTicker::getTickStep(QCPRange(range.lower / size, range.upper / size)) * size;
+    }
+    QString getTickLabel(double tick, const QLocale&, QChar, int) override {
+        const double value = tick / std::pow(1024.0, m_unit);
+        // Round steps (1, 2, 2.5, 5 times a power of ten) need a few digits at most.
+        return inByteUnit(m_unit, QString::number(std::abs(value) < 1e-9 ? 0.0 : value, 'g', 6));
+    }
+
+private:
+    int m_unit = 0;
+};
+
+} // namespace
+
 QString bytesText(double bytes) {
-    if (bytes < 10 * 1024.0) return QObject::tr("%1 B").arg(bytes, 0, 'f', 0);
-    if (bytes < 10 * 1024.0 * 1024) return QObject::tr("%1 KiB").arg(bytes / 1024, 0, 'f', 0);
-    if (bytes < 10 * 1024.0 * 1024 * 1024)
-        return QObject::tr("%1 MiB").arg(bytes / (1024.0 * 1024), 0, 'f', 0);
-    return QObject::tr("%1 GiB").arg(bytes / (1024.0 * 1024 * 1024), 0, 'f', 1);
+    const int unit = byteUnit(bytes);
+    return inByteUnit(unit,
+                      QString::number(bytes / std::pow(1024.0, unit), 'f', unit == 3 ? 1 : 0));
+}
+
+QSharedPointer<QCPAxisTicker> bytesTicker() {
+    return QSharedPointer<BytesTicker>::create();
+}
+
+bool fitTickCount(QCPAxis* axis, int most) {
+    if (!axis->axisRect() || !axis->ticker() || axis->orientation() != Qt::Vertical) return false;
+    const int length = axis->axisRect()->height();
+    if (length <= 0) return false;
+    // A label is a line high; the ticker may give about one tick more than asked (it rounds
+    // the step to 1, 2, 2.5 or 5 times a power of ten): two lines' room for each. One asked
+    // for gives two labels, the range's ends.
+    const double line = QFontMetrics(axis->tickLabelFont()).height();
+    const int count = std::clamp(static_cast<int>(length / (2.0 * line)), 1, std::max(1, most));
+    if (axis->ticker()->tickCount() == count) return false;
+    axis->ticker()->setTickCount(count);
+    return true;
 }
 
 void setViewStep(Document& document, Index ViewState::*field, Index step, Index last) {

@@ -1,6 +1,6 @@
 #pragma once
 /// Small plotting helpers shared by the views: the one colour-map fill with hidden (masked)
-/// cells, token tick labels, titled axis rects, inset legends.
+/// cells, token tick labels, titled axis rects, legends beside the data.
 
 #include <QSharedPointer>
 #include <QString>
@@ -60,9 +60,6 @@ bool fitTokenLabels(QCPAxis* axis);
 /// The same, but down a vertical axis the labels first shrink, from the theme's size to its
 /// least (Theme::minimumFontPointSize), so that every one fits before any is dropped.
 bool fitTokenLabels(QCPAxis* axis, const Theme& theme);
-/// A legend inside `rect` (created once, at `alignment`), styled for the theme. It sits on the
-/// data: use it only where the corner is known to be empty.
-QCPLegend* insetLegend(QCPAxisRect* rect, const Theme& theme, Qt::Alignment alignment);
 /// A legend in its own row above `rect`, outside the data, so it never covers a bar or a curve;
 /// items run left to right. `rect` goes into a new sub-grid placed at (row, column) of `grid`.
 QCPLegend* legendAbove(QCPLayoutGrid* grid, int row, int column, QCPAxisRect* rect);
@@ -83,6 +80,13 @@ bool wrapLegendToWidth(QCPLegend* legend, int width);
 int legendRowWidth(const QCPLegend* legend);
 /// "12 B", "34 KiB", "5 MiB", "2 GiB".
 QString bytesText(double bytes);
+/// Ticks for an axis of bytes: round numbers of the unit bytesText names the axis's top in
+/// ("250 B", "500 B"; "2.5 KiB", "5 KiB" ...), never a raw "4e+06".
+QSharedPointer<QCPAxisTicker> bytesTicker();
+/// Sets a vertical number axis's tick count to what its laid-out height holds with a line's
+/// room between labels (from 1 up to `most`), so its tick labels never touch. For
+/// QCustomPlot::afterLayout; true when the count changed (lay out again).
+bool fitTickCount(QCPAxis* axis, int most = 5);
 /// Moves a stepper to `step` clamped to [0, last]: writes the view-state field (flashStep,
 /// kvStep) through the document, so the window, render and saved sessions agree.
 void setViewStep(Document& document, Index ViewState::*field, Index step, Index last);
