@@ -99,10 +99,11 @@ public:
     void setSharedColorRange(std::optional<std::pair<double, double>> range,
                              const QString& label = {});
     /// What the last refresh drew: the range of its colours' values (masked cells aside;
-    /// nullopt for an empty matrix), whether they are weights on the fixed 0-to-1 scale, and
+    /// nullopt for an empty matrix), the fixed range its colours span (0 to 1 for weights and
+    /// the mask, the chosen range on the "range" scale; nullopt: the values' own range), and
     /// the colour bar's quantity.
     std::optional<std::pair<double, double>> drawnRange() const;
-    bool drawsUnitRange() const { return m_drawnUnit; }
+    std::optional<std::pair<double, double>> fixedColorRange() const { return m_drawnFixed; }
     QString quantity() const { return m_quantity; }
     /// Whether this panel draws its colour bar (A shares B's); the plot takes its room.
     void setColorBarShown(bool shown);
@@ -211,7 +212,7 @@ private:
     std::optional<std::pair<double, double>> m_sharedRange;
     /// The last refresh's colour values: their range, fixed 0-to-1 or signed, and the label.
     std::pair<double, double> m_drawn{0, 0};
-    bool m_drawnUnit = false;
+    std::optional<std::pair<double, double>> m_drawnFixed;
     bool m_drawnSigned = false;
     QString m_quantity;
     QString m_drawnLabel;
