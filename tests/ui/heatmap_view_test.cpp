@@ -21,6 +21,7 @@
 #include <string>
 
 #include "ui/export/figure_export.h"
+#include "ui/views/compare_view.h"
 #include "ui/window/inputs_panel.h"
 
 namespace attnlab::ui {
@@ -321,6 +322,29 @@ TEST(HeatmapView, ChosenColourRangeSpansTheMapAndClampsOutside) {
     f.settle();
     EXPECT_NE(f.view.colorMap()->dataRange(), QCPRange(low, high));
     EXPECT_FALSE(f.view.colorScale()->axis()->label().contains(QString::number(high, 'g', 4)));
+}
+
+// Compare's A and B share one colour scale: on the chosen range it is that range, as 0 to 1
+// stays 0 to 1, not the span of both matrices' values.
+TEST(HeatmapView, CompareKeepsTheChosenColourRangeForAAndB) {
+    Document document;
+    Session session;
+    session.viewState.colorScale = "range";
+    session.viewState.colorLow = 0.05;
+    session.viewState.colorHigh = 0.3;
+    document.reset(session);
+    CompareView compare(&document);
+    compare.resize(1200, 500);
+    compare.compareWith(Comparison::FullVsCausal);
+    document.flush();
+    document.flush();
+    compare.ensureFresh();
+    ASSERT_NE(document.comparisonExperiment(), nullptr);
+    for (HeatmapView* panel : {compare.primaryView(), compare.comparisonView()})
+        EXPECT_EQ(panel->colorMap()->dataRange(), QCPRange(0.05, 0.3));
+    EXPECT_TRUE(compare.comparisonView()->colorScale()->axis()->label().contains(
+        QStringLiteral("0.05 to 0.3")))
+        << compare.comparisonView()->colorScale()->axis()->label().toStdString();
 }
 
 /// The labels an axis draws, in order.

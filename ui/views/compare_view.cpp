@@ -146,9 +146,11 @@ void CompareView::refresh() {
     else if (a || b)
         shared = std::make_pair(std::min(a ? a->first : b->first, b ? b->first : a->first),
                                 std::max(a ? a->second : b->second, b ? b->second : a->second));
-    const QString quantity = m_a->quantity().isEmpty() ? m_b->quantity() : m_a->quantity();
+    // The label names the scale too ("weight (0 to 0.01)"): A and B are drawn on it.
+    const QString label =
+        m_a->colorBarLabel().isEmpty() ? m_b->colorBarLabel() : m_a->colorBarLabel();
     m_a->setSharedColorRange(shared);
-    m_b->setSharedColorRange(shared, tr("A and B: %1").arg(quantity));
+    m_b->setSharedColorRange(shared, tr("A and B: %1").arg(label));
     // Titles of one height, so A, B and B - A start level (a caption that wraps pushed its
     // matrix down).
     int lines = 1;

@@ -800,7 +800,6 @@ void HeatmapView::refresh() {
     m_drawn = {drawn.lower, drawn.upper};
     m_drawnFixed = scaled.fixedRange;
     m_drawnSigned = heat.signedValues;
-    m_quantity = heat.quantity;
     m_drawnLabel = heat.quantity + scaled.note;
     QVector<double> markX;
     QVector<double> markY;

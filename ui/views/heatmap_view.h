@@ -101,10 +101,10 @@ public:
     /// What the last refresh drew: the range of its colours' values (masked cells aside;
     /// nullopt for an empty matrix), the fixed range its colours span (0 to 1 for weights and
     /// the mask, the chosen range on the "range" scale; nullopt: the values' own range), and
-    /// the colour bar's quantity.
+    /// its own colour bar's label: the quantity and the scale ("weight (0 to 0.01)").
     std::optional<std::pair<double, double>> drawnRange() const;
     std::optional<std::pair<double, double>> fixedColorRange() const { return m_drawnFixed; }
-    QString quantity() const { return m_quantity; }
+    QString colorBarLabel() const { return m_drawnLabel; }
     /// Whether this panel draws its colour bar (A shares B's); the plot takes its room.
     void setColorBarShown(bool shown);
 
@@ -214,7 +214,6 @@ private:
     std::pair<double, double> m_drawn{0, 0};
     std::optional<std::pair<double, double>> m_drawnFixed;
     bool m_drawnSigned = false;
-    QString m_quantity;
     QString m_drawnLabel;
     /// The colour map's range from the above and the shared range; the bar's label.
     QCPRange colorRange() const;

@@ -46,6 +46,10 @@ ColorRangeDialog::ColorRangeDialog(double low, double high, QWidget* parent) : Q
     layout->addLayout(form);
     m_problem = new QLabel(tr("The low end must be less than the high end."), this);
     m_problem->setWordWrap(true);
+    // Its room kept while hidden: the dialog does not grow (and cut its text) when it shows.
+    QSizePolicy keepRoom = m_problem->sizePolicy();
+    keepRoom.setRetainSizeWhenHidden(true);
+    m_problem->setSizePolicy(keepRoom);
     layout->addWidget(m_problem);
     m_buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, this);
     layout->addWidget(m_buttons);
