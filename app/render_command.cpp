@@ -77,7 +77,9 @@ constexpr const char* kUsage =
     "  --query N                  the selected query row\n"
     "  --colormap NAME            viridis, magma, cividis, grayscale, print, diverging\n"
     "  --color-scale S            fixed (0 to 1, default), data, row (each row over its\n"
-    "                             largest) or log: how weights map to colours\n"
+    "                             largest), log or range: how weights map to colours\n"
+    "  --color-range LO,HI        the range scale: colours from LO to HI (e.g. 0,0.01),\n"
+    "                             weights outside take the end colours\n"
     "  --show WHAT                weights, scores, scaled, mask, output, q, k, v\n"
     "\n"
     "Model dumps (docs/dumps.md):\n"
@@ -144,6 +146,7 @@ constexpr OptionSpec kOptions[] = {
     {"query", true},
     {"colormap", true},
     {"color-scale", true},
+    {"color-range", true},
     {"show", true},
     {"view", true},
     {"out", true},
@@ -288,10 +291,26 @@ Session buildSession(const Arguments& args, const ViewChoice& choice) {
                  ui::colormapNames().join(QStringLiteral(", ")).toStdString() + ")");
         state.colormap = *v;
     }
+    const auto colorRange = get(args, "color-range");
     if (auto v = get(args, "color-scale")) {
-        if (*v != "fixed" && *v != "data" && *v != "row" && *v != "log")
-            fail("--color-scale: unknown scale '" + *v + "' (fixed, data, row, log)");
+        if (!isColorScale(*v))
+            fail("--color-scale: unknown scale '" + *v + "' (fixed, data, row, log, range)");
+        if (*v != "range" && colorRange)
+            fail("--color-range sets the range scale; it cannot go with --color-scale " + *v);
+        if (*v == "range" && !colorRange && state.colorScale != "range")
+            fail("--color-scale range needs --color-range LO,HI");
         state.colorScale = *v;
+    }
+    if (colorRange) {
+        const auto comma = colorRange->find(',');
+        if (comma == std::string::npos || colorRange->find(',', comma + 1) != std::string::npos)
+            fail("--color-range: expected LO,HI (e.g. 0,0.01), got '" + *colorRange + "'");
+        const double low = parseReal(colorRange->substr(0, comma), "--color-range");
+        const double high = parseReal(colorRange->substr(comma + 1), "--color-range");
+        if (const auto problem = colorRangeProblem(low, high)) fail("--color-range: " + *problem);
+        state.colorScale = "range";
+        state.colorLow = low;
+        state.colorHigh = high;
     }
     if (auto v = get(args, "show")) {
         static const QStringList kShow = {"weights", "scores", "scaled", "mask",

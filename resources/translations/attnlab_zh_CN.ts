@@ -638,6 +638,29 @@
     </message>
 </context>
 <context>
+    <name>attnlab::ui::ColorRangeDialog</name>
+    <message>
+        <source>Chosen Colour Range</source>
+        <translation>自选颜色范围</translation>
+    </message>
+    <message>
+        <source>The weights from the low end to the high end span the colour map; weights outside take its end colours. A long text&apos;s weights are near 1/S: at 1000 tokens, try 0 to 0.01.</source>
+        <translation>从下限到上限的权重铺满整个色图；范围外的权重取两端的颜色。长文本的权重接近 1/S：1000 个词元时可试 0 到 0.01。</translation>
+    </message>
+    <message>
+        <source>Low end:</source>
+        <translation>下限：</translation>
+    </message>
+    <message>
+        <source>High end:</source>
+        <translation>上限：</translation>
+    </message>
+    <message>
+        <source>The low end must be less than the high end.</source>
+        <translation>下限必须小于上限。</translation>
+    </message>
+</context>
+<context>
     <name>attnlab::ui::CompareView</name>
     <message>
         <source>Compare A (the session) with B =</source>
@@ -1732,6 +1755,18 @@ output</source>
     <message>
         <source> (log scale, sign kept)</source>
         <translation>（对数刻度，保留正负号）</translation>
+    </message>
+    <message>
+        <source> (%1 to %2)</source>
+        <translation>（%1 到 %2）</translation>
+    </message>
+    <message>
+        <source>above the colour range (%1 to %2): drawn in its top colour</source>
+        <translation>高于颜色范围（%1 到 %2）：画成最上端的颜色</translation>
+    </message>
+    <message>
+        <source>below the colour range (%1 to %2): drawn in its bottom colour</source>
+        <translation>低于颜色范围（%1 到 %2）：画成最下端的颜色</translation>
     </message>
 </context>
 <context>
@@ -2880,8 +2915,16 @@ output</source>
         <translation>对数刻度</translation>
     </message>
     <message>
-        <source>How weights map to colours: 0 to 1; the smallest to the largest shown; each row over its own largest; or log10. A long text&apos;s weights are all near 1/S: per row or log shows them.</source>
-        <translation>权重如何映射为颜色：0 到 1；从显示的最小值到最大值；每行除以该行最大值；或取 log10。长文本的权重都接近 1/S：用“按行”或“对数刻度”才看得出来。</translation>
+        <source>chosen range…</source>
+        <translation>自选范围…</translation>
+    </message>
+    <message>
+        <source>Colour the weights from a low to a high end you choose (e.g. 0 to 0.01 for a long text); the colour bar says which.</source>
+        <translation>按你选定的下限到上限给权重上色（长文本可用 0 到 0.01）；色条会标明范围。</translation>
+    </message>
+    <message>
+        <source>How weights map to colours: 0 to 1; the smallest to the largest shown; each row over its own largest; log10; or a range you choose. A long text&apos;s weights are all near 1/S: per row, log or a chosen range shows them.</source>
+        <translation>权重如何映射为颜色：0 到 1；从显示的最小值到最大值；每行除以该行最大值；取 log10；或自选范围。长文本的权重都接近 1/S：用“按行”、“对数刻度”或自选范围才看得出来。</translation>
     </message>
 </context>
 <context>

@@ -446,6 +446,56 @@ TEST_F(Render, FilesFromAStrangerExitTwoWithOneLineNamingThem) {
     }
 }
 
+// --color-range LO,HI: the heatmap's "range" scale, its colour bar naming the range; bad
+// ranges exit 2 with one line naming the option, and nothing is written.
+TEST_F(Render, ColorRangeSetsTheRangeScaleAndRefusesBadRanges) {
+    const fs::path svg = m_dir / "range.svg";
+    RunResult result = run({"--tokens", "the cat sat on the mat", "--view", "heatmap",
+                            "--color-range", "0,0.01", "--out", svg.string()});
+    ASSERT_EQ(result.status, 0) << result.err;
+    EXPECT_NE(readFile(svg).find("weight (0 to 0.01)"), std::string::npos);
+    // The same with the scale named too, and the range kept from a session on that scale.
+    const fs::path session = m_dir / "range.json";
+    std::ofstream(session) << R"({"view": {"color_scale": "range", "color_range": [0.25, 0.5]}})";
+    result = run({"--session", session.string(), "--color-scale", "range", "--view", "heatmap",
+                  "--out", svg.string()});
+    ASSERT_EQ(result.status, 0) << result.err;
+    EXPECT_NE(readFile(svg).find("weight (0.25 to 0.5)"), std::string::npos);
+    fs::remove(svg);
+    fs::remove(session);
+
+    const std::vector<std::pair<std::string, std::string>> bad = {
+        {"0.01", "--color-range: expected LO,HI (e.g. 0,0.01), got '0.01'"},
+        {"0,0.01,1", "--color-range: expected LO,HI (e.g. 0,0.01), got '0,0.01,1'"},
+        {"0,wide", "--color-range: 'wide' is not a number"},
+        {",0.01", "--color-range: '' is not a number"},
+        {"0,inf", "--color-range: 'inf' is not finite"},
+        {"0.5,0.1", "--color-range: the low end 0.5 must be less than the high end 0.1"},
+        {"0.1,0.1", "--color-range: the low end 0.1 must be less than the high end 0.1"},
+    };
+    const std::string out = (m_dir / "figure.png").string();
+    for (const auto& [range, message] : bad) {
+        SCOPED_TRACE(range);
+        result =
+            run({"--tokens", "a b", "--view", "heatmap", "--color-range", range, "--out", out});
+        EXPECT_EQ(result.status, 2);
+        EXPECT_EQ(result.err, "attnlab render: " + message + "\n");
+        EXPECT_FALSE(fs::exists(out));
+    }
+    result = run({"--tokens", "a b", "--view", "heatmap", "--color-range", "0,0.01",
+                  "--color-scale", "log", "--out", out});
+    EXPECT_EQ(result.status, 2);
+    EXPECT_EQ(result.err, "attnlab render: --color-range sets the range scale; it cannot go with "
+                          "--color-scale log\n");
+    result = run({"--tokens", "a b", "--view", "heatmap", "--color-scale", "range", "--out", out});
+    EXPECT_EQ(result.status, 2);
+    EXPECT_EQ(result.err, "attnlab render: --color-scale range needs --color-range LO,HI\n");
+    EXPECT_FALSE(fs::exists(out));
+
+    result = run({"--help"});
+    EXPECT_NE(result.out.find("--color-range LO,HI"), std::string::npos) << result.out;
+}
+
 TEST_F(Render, BadArgumentsExitTwoWithOneLineAndNoFile) {
     const std::string out = (m_dir / "figure.png").string();
     const std::string badSession = (m_dir / "bad.json").string();

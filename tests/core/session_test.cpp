@@ -447,6 +447,8 @@ void expectSameSession(const Session& a, const Session& b) {
     EXPECT_EQ(a.viewState.cellValues, b.viewState.cellValues);
     EXPECT_EQ(a.viewState.flashStep, b.viewState.flashStep);
     EXPECT_EQ(a.viewState.kvStep, b.viewState.kvStep);
+    EXPECT_EQ(a.viewState.colorLow, b.viewState.colorLow);
+    EXPECT_EQ(a.viewState.colorHigh, b.viewState.colorHigh);
 }
 
 TEST(SessionJson, RoundTripsANonDefaultSession) {
@@ -474,6 +476,60 @@ TEST(SessionJson, DocumentShape) {
     const auto plain = nlohmann::json::parse(sessionToJson(Session{}));
     EXPECT_TRUE(plain["attention"]["scale"].is_null());
     EXPECT_TRUE(plain["mask"]["custom"].is_null());
+}
+
+// view.color_range: the chosen range of the "range" colour scale, written only on that scale,
+// read back exactly, and the same bytes after a second save.
+TEST(SessionJson, ChosenColourRangeRoundTripsToTheSameBytes) {
+    Session s;
+    s.viewState.colorScale = "range";
+    s.viewState.colorLow = 0.00025;
+    s.viewState.colorHigh = 0.01;
+    const std::string json = sessionToJson(s);
+    EXPECT_EQ(nlohmann::json::parse(json)["view"]["color_range"],
+              nlohmann::json::array({0.00025, 0.01}))
+        << json;
+    EXPECT_TRUE(contains(json, R"("color_range": [0.00025, 0.01])")) << json; // on one line
+    const auto back = sessionFromJson(json);
+    ASSERT_TRUE(back.ok()) << back.error();
+    EXPECT_EQ(back->viewState.colorScale, "range");
+    EXPECT_EQ(back->viewState.colorLow, 0.00025);
+    EXPECT_EQ(back->viewState.colorHigh, 0.01);
+    EXPECT_EQ(sessionToJson(*back), json);
+
+    // Another scale keeps no range in the file, whatever the struct holds.
+    s.viewState.colorScale = "log";
+    EXPECT_FALSE(nlohmann::json::parse(sessionToJson(s))["view"].contains("color_range"));
+    EXPECT_FALSE(nlohmann::json::parse(sessionToJson(Session{}))["view"].contains("color_range"));
+}
+
+TEST(SessionJson, ChosenColourRangeIsRefusedUnlessTwoNumbersLowBelowHigh) {
+    auto refused = [](const std::string& view) {
+        const auto s = sessionFromJson(R"({"view": {)" + view + "}}");
+        EXPECT_FALSE(s.ok()) << view;
+        return s.ok() ? std::string() : s.error();
+    };
+    const std::string scale = R"("color_scale": "range", )";
+    EXPECT_EQ(refused(scale + R"("color_range": 0.01)"),
+              "view.color_range: expected a list of two numbers [low, high], got a number");
+    EXPECT_EQ(refused(scale + R"("color_range": [0.01])"),
+              "view.color_range: expected two numbers [low, high], got a list of 1");
+    EXPECT_EQ(refused(scale + R"("color_range": [0, 0.01, 1])"),
+              "view.color_range: expected two numbers [low, high], got a list of 3");
+    EXPECT_EQ(refused(scale + R"("color_range": [0, "0.01"])"),
+              "view.color_range: expected two numbers [low, high], got a string in the list");
+    EXPECT_EQ(refused(scale + R"("color_range": [0.01, 0.01])"),
+              "view.color_range: the low end 0.01 must be less than the high end 0.01");
+    EXPECT_EQ(refused(scale + R"("color_range": [0.5, 0.1])"),
+              "view.color_range: the low end 0.5 must be less than the high end 0.1");
+    // A number beyond a double is refused while parsing, naming the key.
+    EXPECT_TRUE(contains(refused(scale + R"("color_range": [0, 1e400])"), "view.color_range"));
+    EXPECT_EQ(refused(R"("color_scale": "range")"),
+              "view.color_scale: \"range\" needs the range as view.color_range: [low, high]");
+    // The same rule for the window's dialog and the command line.
+    EXPECT_FALSE(colorRangeProblem(0, 0.01).has_value());
+    EXPECT_TRUE(colorRangeProblem(0, std::nan("")).has_value());
+    EXPECT_TRUE(colorRangeProblem(-INFINITY, 1).has_value());
 }
 
 TEST(SessionJson, MissingKeysKeepDefaultsUnknownKeysIgnored) {

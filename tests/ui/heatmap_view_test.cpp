@@ -21,6 +21,7 @@
 #include <string>
 
 #include "ui/export/figure_export.h"
+#include "ui/views/compare_view.h"
 #include "ui/window/inputs_panel.h"
 
 namespace attnlab::ui {
@@ -250,6 +251,100 @@ TEST(HeatmapView, ColourScalesFitTheDataTheRowOrTheLog) {
     setScale("fixed");
     expectCellsEqualWeights(f.view, experiment, 0);
     EXPECT_EQ(f.view.colorScale()->axis()->label(), quantity);
+}
+
+/// The colour drawn at the centre of cell (row, column), from the plot as it renders.
+QColor cellColour(const HeatmapView& view, Index row, Index column) {
+    QCustomPlot* plot = view.plot();
+    const QImage image = plot->toPixmap().toImage();
+    const double x = plot->axisRect()->axis(QCPAxis::atBottom)->coordToPixel(double(column));
+    const double y = plot->axisRect()->axis(QCPAxis::atLeft)->coordToPixel(double(row));
+    return image.pixelColor(static_cast<int>(std::lround(x)), static_cast<int>(std::lround(y)));
+}
+
+/// Within one of the colour map's 256 levels (at most 3 of 255 per channel at viridis' ends):
+/// a cell exactly at an end may fall one level inside it by rounding, as QCustomPlot truncates
+/// (value - low) x 255 / (high - low) to a level.
+bool nearColour(const QColor& a, const QColor& b) {
+    return std::abs(a.red() - b.red()) <= 3 && std::abs(a.green() - b.green()) <= 3 &&
+           std::abs(a.blue() - b.blue()) <= 3;
+}
+
+// The chosen range (view.color_range): its ends span viridis, from #440154 to #fde725
+// (matplotlib's own ends), weights outside take the end colours, the cells keep the weights,
+// and the colour bar names the range.
+TEST(HeatmapView, ChosenColourRangeSpansTheMapAndClampsOutside) {
+    Fixture f;
+    // Eight different words: eight different keys, eight different weights in a row.
+    f.document.modify([](Session& s) { s.text = "a quick brown fox jumps over lazy dogs"; },
+                      QStringLiteral("text"));
+    f.settle();
+    const Tensor4& w = f.document.experiment()->attention.weights;
+    // Row 0's weights in order: the range runs from its second smallest to its second largest.
+    std::vector<std::pair<float, Index>> row;
+    for (Index j = 0; j < w.dim; ++j)
+        row.emplace_back(w(0, 0, 0, j), j);
+    std::sort(row.begin(), row.end());
+    ASSERT_GE(row.size(), 4u);
+    ASSERT_LT(row[0].first, row[1].first);
+    ASSERT_LT(row[row.size() - 2].first, row.back().first);
+    const double low = row[1].first, high = row[row.size() - 2].first;
+    const QString quantity = f.view.colorScale()->axis()->label();
+    ViewState state = f.document.session().viewState;
+    state.cellValues = false; // no number over the colour sampled
+    state.colorScale = "range";
+    state.colorLow = low;
+    state.colorHigh = high;
+    f.document.setViewState(state);
+    f.view.show(); // laid out at its size, as the colours are sampled from the plot
+    f.settle();
+    f.view.plot()->replot(QCustomPlot::rpImmediateRefresh);
+
+    EXPECT_EQ(f.view.colorMap()->dataRange(), QCPRange(low, high));
+    expectCellsEqualWeights(f.view, *f.document.experiment(), 0);
+    const QString label = f.view.colorScale()->axis()->label();
+    EXPECT_TRUE(label.startsWith(quantity)) << label.toStdString();
+    EXPECT_TRUE(label.contains(QString::number(high, 'g', 4))) << label.toStdString();
+    const QColor top(0xfd, 0xe7, 0x25), bottom(0x44, 0x01, 0x54);
+    auto colourOf = [&f](Index column) { return cellColour(f.view, 0, column); };
+    EXPECT_TRUE(nearColour(colourOf(row[row.size() - 2].second), top))
+        << colourOf(row[row.size() - 2].second).name().toStdString();
+    EXPECT_TRUE(nearColour(colourOf(row.back().second), top)); // above: the top colour
+    EXPECT_TRUE(nearColour(colourOf(row[1].second), bottom));
+    EXPECT_TRUE(nearColour(colourOf(row[0].second), bottom)); // below: the bottom colour
+    // The hover breakdown says why a larger weight has the same colour.
+    EXPECT_TRUE(f.view.explainCell(0, row.back().second).contains(QStringLiteral("above")));
+    EXPECT_FALSE(f.view.explainCell(0, row[2].second).contains(QStringLiteral("above")));
+
+    // Scores have their own range: the chosen one is for weights only.
+    state.show = "scaled";
+    f.document.setViewState(state);
+    f.settle();
+    EXPECT_NE(f.view.colorMap()->dataRange(), QCPRange(low, high));
+    EXPECT_FALSE(f.view.colorScale()->axis()->label().contains(QString::number(high, 'g', 4)));
+}
+
+// Compare's A and B share one colour scale: on the chosen range it is that range, as 0 to 1
+// stays 0 to 1, not the span of both matrices' values.
+TEST(HeatmapView, CompareKeepsTheChosenColourRangeForAAndB) {
+    Document document;
+    Session session;
+    session.viewState.colorScale = "range";
+    session.viewState.colorLow = 0.05;
+    session.viewState.colorHigh = 0.3;
+    document.reset(session);
+    CompareView compare(&document);
+    compare.resize(1200, 500);
+    compare.compareWith(Comparison::FullVsCausal);
+    document.flush();
+    document.flush();
+    compare.ensureFresh();
+    ASSERT_NE(document.comparisonExperiment(), nullptr);
+    for (HeatmapView* panel : {compare.primaryView(), compare.comparisonView()})
+        EXPECT_EQ(panel->colorMap()->dataRange(), QCPRange(0.05, 0.3));
+    EXPECT_TRUE(compare.comparisonView()->colorScale()->axis()->label().contains(
+        QStringLiteral("0.05 to 0.3")))
+        << compare.comparisonView()->colorScale()->axis()->label().toStdString();
 }
 
 /// The labels an axis draws, in order.

@@ -2,18 +2,26 @@
 // highlighted in every view; each view comes out on a screenshot.
 #include "ui/window/main_window.h"
 
+#include <QComboBox>
+#include <QDialogButtonBox>
 #include <QDir>
+#include <QDoubleSpinBox>
 #include <QImage>
 #include <QListWidget>
+#include <QPushButton>
 #include <QSet>
 #include <QTemporaryDir>
+#include <QTimer>
 #include <qcustomplot.h>
 
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include "ui/views/entropy_view.h"
 #include "ui/views/heatmap_view.h"
 #include "ui/views/view_registry.h"
+#include "ui/window/color_range_dialog.h"
 #include "ui/window/inputs_panel.h"
 
 namespace attnlab::ui {
@@ -65,6 +73,84 @@ TEST(MainWindow, SelectingAQueryHighlightsItInEveryView) {
             selectedBar = true;
     }
     EXPECT_TRUE(selectedBar);
+}
+
+/// Picks the colour-scale combo's "chosen range…" item as a person would; `answer` then runs
+/// on the dialog it opens (from the dialog's own event loop).
+void pickChosenRange(MainWindow& window, const std::function<void(ColorRangeDialog&)>& answer) {
+    auto* combo = window.findChild<QComboBox*>(QStringLiteral("colorScale"));
+    ASSERT_NE(combo, nullptr);
+    const int item = combo->findData(QStringLiteral("range"));
+    ASSERT_GE(item, 0);
+    EXPECT_FALSE(combo->itemData(item, Qt::ToolTipRole).toString().isEmpty());
+    bool answered = false;
+    QTimer::singleShot(0, &window, [&window, &answer, &answered] {
+        auto* dialog = window.findChild<ColorRangeDialog*>();
+        if (!dialog) return; // the test fails below: no dialog opened
+        answered = true;
+        answer(*dialog);
+    });
+    combo->setCurrentIndex(item);
+    emit combo->activated(item);
+    EXPECT_TRUE(answered);
+}
+
+// Colours > chosen range…: a dialog asks for the range; OK sets the session's scale and range
+// (the heatmap colours on it), Cancel leaves the scale and the combo as they were.
+TEST(MainWindow, ChosenColourRangeDialogSetsTheRangeAndCancelKeepsTheScale) {
+    MainWindow window;
+    window.resize(1200, 800);
+    window.show();
+    window.document()->flush();
+    auto* combo = window.findChild<QComboBox*>(QStringLiteral("colorScale"));
+    ASSERT_NE(combo, nullptr);
+    const int logItem = combo->findData(QStringLiteral("log"));
+    combo->setCurrentIndex(logItem);
+    emit combo->activated(logItem);
+    ASSERT_EQ(window.document()->session().viewState.colorScale, "log");
+    const ViewState before = window.document()->session().viewState;
+
+    pickChosenRange(window, [](ColorRangeDialog& dialog) {
+        dialog.lowSpin()->setValue(0.002);
+        dialog.highSpin()->setValue(0.02);
+        dialog.reject();
+    });
+    EXPECT_EQ(window.document()->session().viewState.colorScale, "log");
+    EXPECT_EQ(window.document()->session().viewState.colorLow, before.colorLow);
+    EXPECT_EQ(window.document()->session().viewState.colorHigh, before.colorHigh);
+    EXPECT_EQ(combo->currentData().toString(), QStringLiteral("log"));
+
+    pickChosenRange(window, [](ColorRangeDialog& dialog) {
+        QPushButton* ok = dialog.buttons()->button(QDialogButtonBox::Ok);
+        dialog.lowSpin()->setValue(0.02);
+        dialog.highSpin()->setValue(0.02);
+        EXPECT_FALSE(ok->isEnabled()); // low == high: no range
+        dialog.highSpin()->setValue(0.001);
+        EXPECT_FALSE(ok->isEnabled());
+        dialog.lowSpin()->setValue(0.0005); // typed to the 0.0001
+        dialog.highSpin()->setValue(0.0125);
+        EXPECT_DOUBLE_EQ(dialog.lowSpin()->value(), 0.0005);
+        ASSERT_TRUE(ok->isEnabled());
+        ok->click();
+    });
+    const ViewState& state = window.document()->session().viewState;
+    EXPECT_EQ(state.colorScale, "range");
+    EXPECT_DOUBLE_EQ(state.colorLow, 0.0005);
+    EXPECT_DOUBLE_EQ(state.colorHigh, 0.0125);
+    EXPECT_EQ(combo->currentData().toString(), QStringLiteral("range"));
+    auto* heatmap = qobject_cast<HeatmapView*>(window.view(QStringLiteral("heatmap")));
+    ASSERT_NE(heatmap, nullptr);
+    heatmap->ensureFresh();
+    EXPECT_EQ(heatmap->colorMap()->dataRange(), QCPRange(0.0005, 0.0125));
+
+    // Picked again, the dialog starts from the range in force.
+    pickChosenRange(window, [](ColorRangeDialog& dialog) {
+        EXPECT_DOUBLE_EQ(dialog.lowSpin()->value(), 0.0005);
+        EXPECT_DOUBLE_EQ(dialog.highSpin()->value(), 0.0125);
+        dialog.reject();
+    });
+    EXPECT_EQ(window.document()->session().viewState.colorScale, "range");
+    EXPECT_EQ(combo->currentData().toString(), QStringLiteral("range"));
 }
 
 TEST(MainWindow, ScreenshotsOfEveryViewAreNotBlank) {

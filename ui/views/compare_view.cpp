@@ -154,15 +154,17 @@ void CompareView::refresh() {
     // A and B on one colour scale, shown once (B's bar); B - A keeps its diverging one.
     const auto a = m_a->drawnRange(), b = m_b->drawnRange();
     std::optional<std::pair<double, double>> shared;
-    if (m_a->drawsUnitRange() && (!b || m_b->drawsUnitRange()))
-        shared = std::make_pair(0.0, 1.0);
+    // One fixed range (0 to 1, or the chosen range) stays; the values' own ranges join.
+    if (const auto fixed = m_a->fixedColorRange(); fixed && (!b || m_b->fixedColorRange() == fixed))
+        shared = fixed;
     else if (a || b)
         shared = std::make_pair(std::min(a ? a->first : b->first, b ? b->first : a->first),
                                 std::max(a ? a->second : b->second, b ? b->second : a->second));
-    const QString quantity =
+    // The label names the scale too ("weight (0 to 0.01)"): A and B are drawn on it.
+    const QString label =
         m_a->colorBarLabel().isEmpty() ? m_b->colorBarLabel() : m_a->colorBarLabel();
     m_a->setSharedColorRange(shared);
-    m_b->setSharedColorRange(shared, tr("A and B: %1").arg(quantity));
+    m_b->setSharedColorRange(shared, tr("A and B: %1").arg(label));
     // Titles of one height, so A, B and B - A start level (a caption that wraps pushed its
     // matrix down).
     int lines = 1;

@@ -141,13 +141,14 @@ QImage overviewImage(const MatrixD& values, const BoolMatrix* hidden, QCPColorGr
     return image;
 }
 
-/// What the colours show: the values as the colour scale maps them, whether they span 0..1,
-/// and the colour bar's note saying which scale it is.
+/// What the colours show: the values as the colour scale maps them, the fixed range they
+/// span (0..1, or the chosen range; none: the values' own range), and the colour bar's note
+/// saying which scale it is.
 struct ColourScale {
     /// The values as the scale maps them; empty where they are the values themselves (no copy
     /// of a long text's 16 M cells).
     MatrixD rescaled;
-    bool unitRange = false;
+    std::optional<std::pair<double, double>> fixedRange;
     QString note;
     bool signedLog = false; ///< values are sign(d) * log10(|d| / kLogFloor), 0 below the floor
 
@@ -155,6 +156,12 @@ struct ColourScale {
         return rescaled.size() != 0 ? rescaled : heat.values;
     }
 };
+
+/// Whether the colour scale applies to what is shown: weights, never a mask, scores or
+/// vectors, which have their own ranges (nor train-mode weights, which reach 1 / (1 - p)).
+bool scalesWeights(const HeatmapData& heat, const ViewState& state) {
+    return heat.unitRange && state.show == "weights";
+}
 
 /// The lowest weight the log scale draws: 10^-6, below any weight a person reads.
 constexpr double kLogFloor = 1e-6;
@@ -175,7 +182,7 @@ MatrixD overRowTops(const MatrixD& values, const Eigen::VectorXd& tops, double l
 /// spans its own largest difference; on the log scale, each difference's order of magnitude
 /// keeps its sign.
 ColourScale differenceScale(const HeatmapData& heat, const ViewState& state) {
-    ColourScale out{MatrixD(), false, QString(), false};
+    ColourScale out{MatrixD(), std::nullopt, QString(), false};
     if (state.colorScale == "row") {
         // A row whose differences are all rounding (under 10^-6) is not magnified.
         const Eigen::VectorXd tops = heat.values.cwiseAbs().rowwise().maxCoeff();
@@ -195,11 +202,12 @@ ColourScale differenceScale(const HeatmapData& heat, const ViewState& state) {
 
 ColourScale colourScale(const HeatmapData& heat, const ViewState& state) {
     if (heat.weightDifference) return differenceScale(heat, state);
-    ColourScale out{MatrixD(), heat.unitRange, QString(), false};
-    // Weights only: a mask is 0 or 1, scores and vectors have their own ranges.
-    if (!heat.unitRange || state.show != "weights" || state.colorScale == "fixed") return out;
+    ColourScale out{MatrixD(),
+                    heat.unitRange ? std::optional(std::make_pair(0.0, 1.0)) : std::nullopt,
+                    QString(), false};
+    if (!scalesWeights(heat, state) || state.colorScale == "fixed") return out;
     if (state.colorScale == "data") {
-        out.unitRange = false;
+        out.fixedRange.reset();
         out.note = HeatmapView::tr(" (data range)");
     } else if (state.colorScale == "row") {
         const Eigen::VectorXd tops =
@@ -210,8 +218,13 @@ ColourScale colourScale(const HeatmapData& heat, const ViewState& state) {
         out.note = HeatmapView::tr(" \u00f7 row max");
     } else if (state.colorScale == "log") {
         out.rescaled = (heat.values.cwiseMax(kLogFloor).array().log() * kLog10E).matrix();
-        out.unitRange = false;
+        out.fixedRange.reset();
         out.note = HeatmapView::tr(" (log\u2081\u2080)");
+    } else if (state.colorScale == "range") {
+        // The weights themselves on the chosen range; those outside take the end colours.
+        out.fixedRange = std::make_pair(state.colorLow, state.colorHigh);
+        out.note =
+            HeatmapView::tr(" (%1 to %2)").arg(number(state.colorLow), number(state.colorHigh));
     }
     return out;
 }
@@ -220,7 +233,7 @@ ColourScale colourScale(const HeatmapData& heat, const ViewState& state) {
 /// so their peaks would be one flat colour; their means keep the pattern.
 Pooling poolingOf(const HeatmapData& heat, const ViewState& state) {
     const bool lifted = state.colorScale == "row" || state.colorScale == "log";
-    return heat.unitRange && state.show == "weights" && lifted ? Pooling::Mean : Pooling::Peak;
+    return scalesWeights(heat, state) && lifted ? Pooling::Mean : Pooling::Peak;
 }
 
 } // namespace
@@ -602,7 +615,7 @@ std::optional<std::pair<double, double>> HeatmapView::drawnRange() const {
 
 QCPRange HeatmapView::colorRange() const {
     QCPRange range(m_drawn.first, m_drawn.second);
-    if (m_drawnUnit) range = QCPRange(0, 1);
+    if (m_drawnFixed) range = QCPRange(m_drawnFixed->first, m_drawnFixed->second);
     if (m_drawnSigned) {
         const double reach = std::max({std::abs(m_drawn.first), std::abs(m_drawn.second), 1e-12});
         range = QCPRange(-reach, reach);
@@ -854,12 +867,12 @@ void HeatmapView::refresh() {
 
     const bool hasMask = heat.masked.size() != 0;
     // The colour scale (view.color_scale) of the weights: 0..1, the data's range, each row
-    // over its own largest, or log10. The cells' numbers stay the weights themselves.
+    // over its own largest, log10, or the chosen range. The cells' numbers stay the weights.
     const ColourScale scaled = colourScale(heat, state);
     const QCPRange drawn =
         fillColorMap(m_colorMap, scaled.values(heat), hasMask ? &heat.masked : nullptr);
     m_drawn = {drawn.lower, drawn.upper};
-    m_drawnUnit = scaled.unitRange;
+    m_drawnFixed = scaled.fixedRange;
     m_drawnSigned = heat.signedValues;
     m_drawnSignedLog = scaled.signedLog;
     m_drawnLabel = heat.quantity + scaled.note;
@@ -892,7 +905,7 @@ void HeatmapView::refresh() {
     // The fixed 0-to-1 scale draws a long text's weights (all near 1/S) in one flat colour: the
     // window says so where the eye is, and which scales show the pattern.
     m_flat.reset();
-    if (heat.unitRange && state.show == "weights" && state.colorScale == "fixed" &&
+    if (scalesWeights(heat, state) && state.colorScale == "fixed" &&
         heat.values.size() > 0) {
         // A causal mask gives the first rows weights near 1: the median row's largest weight
         // says how the most of the map looks.
@@ -1306,6 +1319,22 @@ QString HeatmapView::explainCell(Index row, Index column) const {
         attnlab::explainCell(*experiment, document()->session().viewState.head, row, column);
     if (!cell) return {};
     QStringList lines;
+    // On the chosen range a weight outside it takes an end colour, which its number alone
+    // would not explain.
+    const ViewState& state = document()->session().viewState;
+    auto finish = [&] {
+        const QCPRange colours = colorRange();
+        const double weight = heat.values(row, column);
+        if (scalesWeights(heat, state) && state.colorScale == "range") {
+            if (weight > colours.upper)
+                lines << tr("above the colour range (%1 to %2): drawn in its top colour")
+                             .arg(number(colours.lower), number(colours.upper));
+            else if (weight < colours.lower)
+                lines << tr("below the colour range (%1 to %2): drawn in its bottom colour")
+                             .arg(number(colours.lower), number(colours.upper));
+        }
+        return lines.join(QLatin1Char('\n'));
+    };
     lines << tr("query \u201c%1\u201d (row %2) \u2192 key \u201c%3\u201d (column %4), head %5")
                  .arg(query)
                  .arg(row)
@@ -1315,7 +1344,7 @@ QString HeatmapView::explainCell(Index row, Index column) const {
     if (!cell->hasScores) {
         // No Q/K in the experiment (an attention dump of a real model): only the weight.
         lines << tr("weight = %1").arg(number(cell->storedWeight));
-        return lines.join(QLatin1Char('\n'));
+        return finish();
     }
     lines << tr("q\u00b7k = %1").arg(number(cell->dot));
     // s = q.k x baseScale / T: the experiment says which part is which (scale = base / T).
@@ -1335,7 +1364,7 @@ QString HeatmapView::explainCell(Index row, Index column) const {
         lines << tr("%1 attention: weight = %2 (not a softmax of s)")
                      .arg(QString::fromUtf8(variantName(experiment->variant)),
                           number(cell->storedWeight));
-        return lines.join(QLatin1Char('\n'));
+        return finish();
     }
     lines << tr("exp(s \u2212 max) = exp(%1 \u2212 %2) = %3")
                  .arg(number(cell->scaled), number(cell->rowMax), number(cell->numerator));
@@ -1347,7 +1376,7 @@ QString HeatmapView::explainCell(Index row, Index column) const {
                       : tr("dropout (train mode): kept \u2192 \u00d7 1/(1 \u2212 p) = %1 = %2")
                             .arg(number(cell->keepScale), number(cell->weight * cell->keepScale)));
     }
-    return lines.join(QLatin1Char('\n'));
+    return finish();
 }
 
 bool HeatmapView::cellAt(const QPoint& position, Index* row, Index* column) const {

@@ -102,11 +102,11 @@ public:
     void setSharedColorRange(std::optional<std::pair<double, double>> range,
                              const QString& label = {});
     /// What the last refresh drew: the range of its colours' values (masked cells aside;
-    /// nullopt for an empty matrix), whether they are weights on the fixed 0-to-1 scale, and
-    /// the colour bar's quantity.
+    /// nullopt for an empty matrix), the fixed range its colours span (0 to 1 for weights and
+    /// the mask, the chosen range on the "range" scale; nullopt: the values' own range), and
+    /// its own colour bar's label: the quantity and the scale ("weight (0 to 0.01)").
     std::optional<std::pair<double, double>> drawnRange() const;
-    bool drawsUnitRange() const { return m_drawnUnit; }
-    /// What the colours show: the quantity and the colour scale's note (" (log10)", ...).
+    std::optional<std::pair<double, double>> fixedColorRange() const { return m_drawnFixed; }
     QString colorBarLabel() const { return m_drawnLabel; }
     /// Whether this panel draws its colour bar (A shares B's); the plot takes its room.
     void setColorBarShown(bool shown);
@@ -224,7 +224,7 @@ private:
     std::optional<std::pair<double, double>> m_sharedRange;
     /// The last refresh's colour values: their range, fixed 0-to-1 or signed, and the label.
     std::pair<double, double> m_drawn{0, 0};
-    bool m_drawnUnit = false;
+    std::optional<std::pair<double, double>> m_drawnFixed;
     bool m_drawnSigned = false;
     bool m_drawnSignedLog = false; ///< the bar's numbers are sign * log10(|d| / 10^-6)
     QString m_drawnLabel;

@@ -47,6 +47,7 @@
 #include "ui/views/plot_captions.h"
 #include "ui/views/view.h"
 #include "ui/views/view_registry.h"
+#include "ui/window/color_range_dialog.h"
 #include "ui/window/dump_tool_bar.h"
 #include "ui/window/inputs_panel.h"
 #include "ui/window/language.h"
@@ -635,9 +636,16 @@ void MainWindow::createToolBar() {
     m_colorScale->addItem(tr("data range"), QStringLiteral("data"));
     m_colorScale->addItem(tr("per row"), QStringLiteral("row"));
     m_colorScale->addItem(tr("log scale"), QStringLiteral("log"));
+    m_colorScale->addItem(tr("chosen range\u2026"), QStringLiteral("range"));
+    m_colorScale->setItemData(m_colorScale->count() - 1,
+                              tr("Colour the weights from a low to a high end you choose (e.g. 0 "
+                                 "to 0.01 for a long text); the colour bar says which."),
+                              Qt::ToolTipRole);
+    m_colorScale->setObjectName(QStringLiteral("colorScale"));
     m_colorScale->setToolTip(tr("How weights map to colours: 0 to 1; the smallest to the largest "
-                                "shown; each row over its own largest; or log10. A long text's "
-                                "weights are all near 1/S: per row or log shows them."));
+                                "shown; each row over its own largest; log10; or a range you "
+                                "choose. A long text's weights are all near 1/S: per row, log or "
+                                "a chosen range shows them."));
     bar->addWidget(m_colorScale);
     bar->addWidget(new QLabel(tr(" Theme "), bar));
     m_theme = new QComboBox(bar);
@@ -670,8 +678,22 @@ void MainWindow::createToolBar() {
         });
     });
     connect(m_colorScale, &QComboBox::activated, this, [this, editState](int) {
-        editState([this](ViewState& s) {
-            s.colorScale = m_colorScale->currentData().toString().toStdString();
+        const std::string scale = m_colorScale->currentData().toString().toStdString();
+        if (scale != "range") {
+            editState([&scale](ViewState& s) { s.colorScale = scale; });
+            return;
+        }
+        // The chosen range: asked each time it is picked, starting from the last one.
+        const ViewState& state = m_document->session().viewState;
+        const auto range = askColorRange(this, state.colorLow, state.colorHigh);
+        if (!range) { // cancelled: the scale and the combo stay as they were
+            showColorScale();
+            return;
+        }
+        editState([&range](ViewState& s) {
+            s.colorScale = "range";
+            s.colorLow = range->first;
+            s.colorHigh = range->second;
         });
     });
     connect(m_theme, &QComboBox::activated, this,
@@ -680,6 +702,12 @@ void MainWindow::createToolBar() {
             [editState](bool on) { editState([on](ViewState& s) { s.cellValues = on; }); });
     connect(m_head, &QSpinBox::valueChanged, this,
             [this](int head) { m_document->setFocusedHead(head); });
+}
+
+void MainWindow::showColorScale() {
+    const QSignalBlocker blocker(m_colorScale);
+    const QString scale = QString::fromStdString(m_document->session().viewState.colorScale);
+    m_colorScale->setCurrentIndex(std::max(0, m_colorScale->findData(scale)));
 }
 
 void MainWindow::updateFromViewState() {
@@ -694,11 +722,7 @@ void MainWindow::updateFromViewState() {
         m_colormap->setCurrentIndex(
             std::max(0, m_colormap->findData(QString::fromStdString(state.colormap))));
     }
-    {
-        const QSignalBlocker blocker(m_colorScale);
-        m_colorScale->setCurrentIndex(
-            std::max(0, m_colorScale->findData(QString::fromStdString(state.colorScale))));
-    }
+    showColorScale();
     {
         const QSignalBlocker blocker(m_theme);
         m_theme->setCurrentIndex(

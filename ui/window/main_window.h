@@ -89,6 +89,8 @@ private:
     void createToolBar();
     void updateTitle();
     void updateFromViewState();
+    /// The colour-scale combo on the session's scale (after a load, an undo, a cancelled dialog).
+    void showColorScale();
     void updateStatus();
     void updateRecentMenu();
     void addRecent(const QString& path);

@@ -249,16 +249,20 @@ std::string sessionToJson(const Session& s) {
     mask["custom"] = s.mask.custom ? customToJson(*s.mask.custom) : OrderedJson(nullptr);
     root["mask"] = std::move(mask);
     const ViewState& v = s.viewState;
-    root["view"] = {{"view", v.view},
-                    {"colormap", v.colormap},
-                    {"theme", v.theme},
-                    {"show", v.show},
-                    {"head", v.head},
-                    {"query", v.query},
-                    {"cell_values", v.cellValues},
-                    {"color_scale", v.colorScale},
-                    {"flash_step", v.flashStep},
-                    {"kv_step", v.kvStep}};
+    OrderedJson view = {{"view", v.view},
+                        {"colormap", v.colormap},
+                        {"theme", v.theme},
+                        {"show", v.show},
+                        {"head", v.head},
+                        {"query", v.query},
+                        {"cell_values", v.cellValues},
+                        {"color_scale", v.colorScale}};
+    // The chosen range belongs to its scale: a file on any other scale has none.
+    if (v.colorScale == "range")
+        view["color_range"] = OrderedJson::array({v.colorLow, v.colorHigh});
+    view["flash_step"] = v.flashStep;
+    view["kv_step"] = v.kvStep;
+    root["view"] = std::move(view);
     return compactNumberArrays(root.dump(2)) + "\n";
 }
 
@@ -387,11 +391,29 @@ Result<Session> sessionFromJson(const std::string& text) {
         getEnum(
             view, "color_scale", v.colorScale,
             [](const std::string& name) -> std::optional<std::string> {
-                if (name == "fixed" || name == "data" || name == "row" || name == "log")
-                    return name;
+                if (isColorScale(name)) return name;
                 return std::nullopt;
             },
-            "fixed, data, row or log");
+            "fixed, data, row, log or range");
+        if (const Json* range = view.find("color_range")) {
+            const std::string where = view.path("color_range");
+            if (!range->is_array())
+                fail(where, "expected a list of two numbers [low, high], got " + typeOf(*range));
+            if (range->size() != 2)
+                fail(where, "expected two numbers [low, high], got a list of " +
+                                std::to_string(range->size()));
+            for (const Json& end : *range)
+                if (!end.is_number())
+                    fail(where,
+                         "expected two numbers [low, high], got " + typeOf(end) + " in the list");
+            v.colorLow = (*range)[0].get<double>();
+            v.colorHigh = (*range)[1].get<double>();
+            if (const auto problem = colorRangeProblem(v.colorLow, v.colorHigh))
+                fail(where, *problem);
+        } else if (v.colorScale == "range") {
+            fail(view.path("color_scale"),
+                 "\"range\" needs the range as view.color_range: [low, high]");
+        }
         view.get("flash_step", v.flashStep);
         view.get("kv_step", v.kvStep);
     } catch (const JsonProblem& problem) {

@@ -1,7 +1,9 @@
 // validate(): every problem with a session as a sentence for the person who made it, checked
 // before anything is tokenized or computed (limits first, so a hostile file stays cheap).
 
+#include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -52,6 +54,19 @@ std::optional<Positional> parsePositional(const std::string& name) {
     for (Positional p : {Positional::None, Positional::Sinusoidal, Positional::RopeInterleaved,
                          Positional::RopeHalf})
         if (name == positionalName(p)) return p;
+    return std::nullopt;
+}
+
+bool isColorScale(std::string_view name) {
+    return std::find(std::begin(kColorScales), std::end(kColorScales), name) !=
+           std::end(kColorScales);
+}
+
+std::optional<std::string> colorRangeProblem(double low, double high) {
+    if (!std::isfinite(low) || !std::isfinite(high))
+        return "both ends must be finite numbers, got " + number(low) + " and " + number(high);
+    if (!(low < high))
+        return "the low end " + number(low) + " must be less than the high end " + number(high);
     return std::nullopt;
 }
 

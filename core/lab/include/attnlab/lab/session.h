@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "attnlab/attention/attention.h"
@@ -30,12 +31,23 @@ struct ViewState {
     Index query = -1;             ///< selected query row, -1 none
     bool cellValues = true;
     /// How weights map to colours: "fixed" (0 to 1), "data" (the smallest to the largest
-    /// value shown), "row" (each row over its own largest) or "log" (log10 of the weight).
+    /// value shown), "row" (each row over its own largest), "log" (log10 of the weight) or
+    /// "range" (colorLow to colorHigh, chosen; weights outside take the end colours).
     /// A long text's weights (~1/S) are one flat colour on 0..1; the others show them.
     std::string colorScale = "fixed";
+    /// The "range" scale's ends: finite, colorLow < colorHigh (colorRangeProblem).
+    double colorLow = 0;
+    double colorHigh = 1;
     Index flashStep = 0;
     Index kvStep = 0;
 };
+
+/// The names ViewState::colorScale takes, in the order the window offers them.
+inline constexpr std::string_view kColorScales[] = {"fixed", "data", "row", "log", "range"};
+bool isColorScale(std::string_view name);
+/// Why [low, high] cannot be the "range" colour scale (an end not finite, or low >= high), as
+/// a phrase naming both values; nullopt when it can.
+std::optional<std::string> colorRangeProblem(double low, double high);
 
 /// A whole experiment set-up. Defaults give a readable classroom example.
 struct Session {
