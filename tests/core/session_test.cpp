@@ -532,16 +532,41 @@ TEST(SessionJson, ChosenColourRangeIsRefusedUnlessTwoNumbersLowBelowHigh) {
     EXPECT_TRUE(colorRangeProblem(-INFINITY, 1).has_value());
 }
 
-TEST(SessionJson, MissingKeysKeepDefaultsUnknownKeysIgnored) {
+TEST(SessionJson, MissingKeysKeepDefaults) {
     const auto s = sessionFromJson(
-        R"({"attnlab_session": 1, "model": {"heads": 2, "future_knob": [1, 2]},
-            "mask": {"causal": true}, "plugins": {"x": 1}})");
+        R"({"attnlab_session": 1, "model": {"heads": 2}, "mask": {"causal": true}})");
     ASSERT_TRUE(s.ok()) << s.error();
     EXPECT_EQ(s->heads, 2);
     EXPECT_TRUE(s->mask.causal);
     EXPECT_EQ(s->dModel, Session{}.dModel);
     EXPECT_EQ(s->text, Session{}.text);
     EXPECT_FALSE(s->scale.has_value());
+}
+
+// A key this AttnLab does not read could change the computation: it is refused, never
+// skipped. `{"text": ...}` at the top level used to open the default text without a word.
+TEST(SessionJson, UnknownKeysAreRefusedAndSayWhereAKeyBelongs) {
+    auto error = [](const std::string& json) {
+        const auto s = sessionFromJson(json);
+        return s.ok() ? std::string("(accepted)") : s.error();
+    };
+    const std::string knob = error(R"({"model": {"heads": 2, "future_knob": [1, 2]}})");
+    EXPECT_EQ(knob.rfind("model.future_knob: unknown key", 0), 0u) << knob;
+    EXPECT_NE(knob.find("d_model"), std::string::npos) << knob; // what the section holds
+    const std::string plugins = error(R"({"plugins": {"x": 1}})");
+    EXPECT_EQ(plugins.rfind("plugins: unknown key", 0), 0u) << plugins;
+    const std::string text = error(R"({"text": "the cat"})");
+    EXPECT_EQ(text.rfind("text: unknown key (it belongs in tokens.text", 0), 0u) << text;
+    const std::string heads = error(R"({"view": {"heads": 2}})");
+    EXPECT_NE(heads.find("it belongs in model.heads"), std::string::npos) << heads;
+    // Every key the writer writes reads back: a saved session with every optional part set.
+    Session full;
+    full.mask.validLen = {3};
+    full.viewState.colorScale = "range";
+    full.viewState.colorHigh = 0.5;
+    const auto back = sessionFromJson(sessionToJson(full));
+    ASSERT_TRUE(back.ok()) << back.error();
+    EXPECT_EQ(sessionToJson(*back), sessionToJson(full));
 }
 
 // README: every key is optional, the format version too; {} is the default session.

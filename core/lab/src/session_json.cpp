@@ -1,10 +1,12 @@
 // Sessions as versioned JSON (docs/session-format.md): writing, reading with every key
 // optional and every wrong type or out-of-range number refused naming the key, and files.
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <sstream>
 #include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -215,6 +217,54 @@ std::string compactNumberArrays(const std::string& in) {
     return out;
 }
 
+/// The keys each part of a session file may hold: what sessionToJson writes. Anything else is
+/// refused, never skipped: a key this AttnLab does not understand could change the computation
+/// (`{"text": ...}` at the top level left the default text in place without a word).
+struct KnownKeys {
+    const char* section; ///< "" for the top level
+    std::vector<const char*> keys;
+};
+
+const std::vector<KnownKeys>& knownKeys() {
+    static const std::vector<KnownKeys> known{
+        {"", {"attnlab_session", "title", "tokens", "model", "attention", "mask", "view"}},
+        {"tokens", {"text", "source", "tokenizer"}},
+        {"model",
+         {"d_model", "heads", "kv_heads", "positional", "rope_base", "seed",
+          "identity_projections"}},
+        {"attention",
+         {"variant", "scale", "temperature", "q_block", "kv_block", "kv_prefill", "mode",
+          "dropout", "dropout_seed"}},
+        {"mask", {"causal", "window", "causal_window", "valid_len", "custom"}},
+        {"view",
+         {"view", "colormap", "theme", "show", "head", "query", "cell_values", "color_scale",
+          "color_range", "flash_step", "kv_step"}},
+    };
+    return known;
+}
+
+/// Throws JsonProblem for the first key of `object` (the top level, or a section) that is not
+/// a session key, naming the keys it may hold and, when another section holds that key, where.
+void refuseUnknownKeys(const Json& object, const KnownKeys& section) {
+    for (auto it = object.begin(); it != object.end(); ++it) {
+        const std::string& key = it.key();
+        const auto& keys = section.keys;
+        if (std::any_of(keys.begin(), keys.end(), [&](const char* k) { return key == k; }))
+            continue;
+        const std::string where = *section.section ? std::string(section.section) + "." : "";
+        std::string message = "unknown key (";
+        for (const KnownKeys& other : knownKeys())
+            for (const char* k : other.keys)
+                if (key == k && other.section != section.section)
+                    message += "it belongs in " + std::string(other.section) + "." + k + "; ";
+        message += *section.section ? std::string("the ") + section.section + " section has"
+                                    : std::string("a session has");
+        for (std::size_t i = 0; i < keys.size(); ++i)
+            message += (i ? ", " : " ") + std::string(keys[i]);
+        fail(where + key, message + ")");
+    }
+}
+
 } // namespace
 
 std::string sessionToJson(const Session& s) {
@@ -292,6 +342,15 @@ Result<Session> sessionFromJson(const std::string& text) {
                          "); update AttnLab"};
         if (number < 1)
             return Error{"attnlab_session: unknown format version " + std::to_string(number)};
+
+        for (const KnownKeys& section : knownKeys()) {
+            if (!*section.section) {
+                refuseUnknownKeys(root, section);
+                continue;
+            }
+            const auto part = root.find(section.section);
+            if (part != root.end() && part->is_object()) refuseUnknownKeys(*part, section);
+        }
 
         Section top(&root, "session");
         if (const Json* title = top.find("title")) {
