@@ -43,6 +43,18 @@ void openText(Document& document, int count, bool causal, int heads, double temp
     document.flush();
 }
 
+/// Shown at `width` x `height` and drawn until its layout settles: the first passes thin the
+/// labels and give the maps their shares.
+void layOut(HeadsGridView& view, int width, int height) {
+    view.resize(width, height);
+    view.show();
+    view.ensureFresh();
+    for (int i = 0; i < 3; ++i) {
+        view.plot()->replot();
+        QCoreApplication::processEvents();
+    }
+}
+
 /// Every tick label of `axis` that names a position ("700 w700") names its own tick's.
 void expectLabelsAtTheirPositions(QCPAxis* axis) {
     const auto ticker = axis->ticker().dynamicCast<QCPAxisTickerText>();
@@ -75,13 +87,7 @@ TEST(LongTextViews, HeadsGridDrawsALongTextInBlocksOfTheirLargestWeight) {
     const int count = 1000;
     openText(document, count, /*causal=*/true, /*heads=*/4);
     HeadsGridView view(&document);
-    view.resize(1000, 700);
-    view.show();
-    view.ensureFresh();
-    for (int i = 0; i < 3; ++i) { // lays out, thins the labels, gives the maps their shares
-        view.plot()->replot();
-        QCoreApplication::processEvents();
-    }
+    layOut(view, 1000, 700);
     const Index block = HeadsGridView::blockFor(count);
     ASSERT_EQ(block, 2);
     EXPECT_TRUE(view.heading().contains(QStringLiteral("2 \u00d7 2")))
@@ -132,13 +138,7 @@ TEST(LongTextViews, HeadsGridWithAnEmptyCellKeepsEveryMapTheSameSize) {
         QStringLiteral("eight heads"));
     document.flush();
     HeadsGridView view(&document);
-    view.resize(700, 600);
-    view.show();
-    view.ensureFresh();
-    for (int i = 0; i < 3; ++i) {
-        view.plot()->replot();
-        QCoreApplication::processEvents();
-    }
+    layOut(view, 700, 600);
     const QList<QCPAxisRect*> rects = view.plot()->axisRects();
     ASSERT_EQ(rects.size(), 8);
     auto* grid = qobject_cast<QCPLayoutGrid*>(rects[0]->layout());
@@ -159,13 +159,7 @@ TEST(LongTextViews, HeadsGridOfOneHeadLaysOutWithoutWarnings) {
     Document document;
     openText(document, 1000, /*causal=*/true, /*heads=*/1);
     HeadsGridView view(&document);
-    view.resize(800, 600);
-    view.show();
-    view.ensureFresh();
-    for (int i = 0; i < 2; ++i) {
-        view.plot()->replot();
-        QCoreApplication::processEvents();
-    }
+    layOut(view, 800, 600);
     EXPECT_EQ(view.plot()->axisRects().size(), 1);
 }
 
