@@ -14,9 +14,10 @@ namespace {
 /// platform's notes about what the offscreen screen cannot do are left alone.
 void failOnMisuse(QtMsgType type, const QMessageLogContext&, const QString& message) {
     // QCustomPlot reports misuse through qDebug too ("QCPLayoutGrid::element(int, int) const
-    // Invalid column"): those count as warnings.
+    // Invalid column", "... layouting aborted"): those count as warnings.
     const bool qcp = message.contains(QLatin1String("QCP")) &&
-                     (type != QtDebugMsg || message.contains(QLatin1String("Invalid")));
+                     (type != QtDebugMsg || message.contains(QLatin1String("Invalid")) ||
+                      message.contains(QLatin1String("aborted")));
     const bool warning =
         type == QtWarningMsg || type == QtCriticalMsg || type == QtFatalMsg || qcp;
     const bool misuse = qcp ||

@@ -281,7 +281,7 @@ void FlashStepperView::fitToLayout() {
     // over a wide figure, "done" and "current" stood a third of the width apart.
     for (QCPLegend* legend : {m_tileLegend, m_seriesLegend}) {
         const int together =
-            legend->wrap() == 0
+            legend->wrap() == 0 && legend->itemCount() > 0
                 ? std::max(legendRowWidth(legend), legend->minimumOuterSizeHint().width()) + 8
                 : QWIDGETSIZE_MAX;
         if (legend->maximumSize().width() == together) continue;
@@ -586,6 +586,11 @@ void FlashStepperView::refresh() {
     const Index total = flash ? flash->totalSteps() : 0;
     const Index step = std::clamp<Index>(viewState.flashStep, 0, total);
     updateControls();
+    // The legends' widths are measured again after this layout (fitToLayout): held to widths
+    // of the last fonts (another theme) or of no items, the row could not be shared and
+    // QCustomPlot aborted its layout.
+    for (QCPLegend* legend : {m_tileLegend, m_seriesLegend})
+        legend->setMaximumSize(QWIDGETSIZE_MAX, QWIDGETSIZE_MAX);
 
     for (QCPItemRect* item : m_tileItems)
         m_plot->removeItem(item);
