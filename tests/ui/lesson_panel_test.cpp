@@ -197,43 +197,48 @@ QString writeFile(const QTemporaryDir& dir, const QString& name, const QByteArra
     return path;
 }
 
-/// Runs `check` on a 1280 x 720 window in the projector theme, in Chinese and in English (the
-/// language is English again afterwards).
-void onAProjectorInBothLanguages(const std::function<void(MainWindow&, LessonPanel*)>& check) {
+/// Runs `check` on a window of each of `screens` (1280 x 720 unless given) in the projector
+/// theme, in Chinese and in English (the language is English again afterwards).
+void onAProjectorInBothLanguages(const std::function<void(MainWindow&, LessonPanel*)>& check,
+                                 const QList<QSize>& screens = {QSize(1280, 720)}) {
     struct Restore {
         ~Restore() { setLanguage(QStringLiteral("en")); }
     } restore;
-    for (const QString& language : {QStringLiteral("zh_CN"), QStringLiteral("en")}) {
-        SCOPED_TRACE(language.toStdString());
-        ASSERT_TRUE(setLanguage(language));
-        MainWindow window;
-        window.setTheme(QStringLiteral("projector"), false);
-        window.resize(1280, 720);
-        window.show();
-        check(window, panelOf(window));
-    }
+    for (const QSize& screen : screens)
+        for (const QString& language : {QStringLiteral("zh_CN"), QStringLiteral("en")}) {
+            SCOPED_TRACE(language.toStdString() + " " + std::to_string(screen.width()) + " x " +
+                         std::to_string(screen.height()));
+            ASSERT_TRUE(setLanguage(language));
+            MainWindow window;
+            window.setTheme(QStringLiteral("projector"), false);
+            window.resize(screen);
+            window.show();
+            check(window, panelOf(window));
+        }
 }
 
 // A teacher on a 1280 x 720 projector in Chinese scrolled on every step with a question: each
 // step's formula, text and question fit the panel (the text shrinks, within limits, as slides
-// do), in both languages.
+// do), in both languages, on a 1024 x 768 projector too.
 TEST(LessonPanel, EveryStepFitsTheProjectorWithoutScrolling) {
-    onAProjectorInBothLanguages([](MainWindow&, LessonPanel* panel) {
-        for (const QString& path : LessonPanel::bundledLessons()) {
-            ASSERT_TRUE(panel->openLesson(path)) << panel->lastError().toStdString();
-            for (int i = 0; i < panel->stepCount(); ++i) {
-                if (i > 0) {
-                    ASSERT_TRUE(panel->goToStep(i));
+    onAProjectorInBothLanguages(
+        [](MainWindow&, LessonPanel* panel) {
+            for (const QString& path : LessonPanel::bundledLessons()) {
+                ASSERT_TRUE(panel->openLesson(path)) << panel->lastError().toStdString();
+                for (int i = 0; i < panel->stepCount(); ++i) {
+                    if (i > 0) {
+                        ASSERT_TRUE(panel->goToStep(i));
+                    }
+                    QCoreApplication::processEvents();
+                    QTextBrowser* body = panel->body();
+                    EXPECT_LE(body->document()->size().height(), body->viewport()->height() + 1)
+                        << path.toStdString() << " step " << i + 1 << ": "
+                        << body->document()->size().height() << " in " << body->viewport()->height()
+                        << " px, " << body->document()->defaultFont().pointSizeF() << " pt";
                 }
-                QCoreApplication::processEvents();
-                QTextBrowser* body = panel->body();
-                EXPECT_LE(body->document()->size().height(), body->viewport()->height() + 1)
-                    << path.toStdString() << " step " << i + 1 << ": "
-                    << body->document()->size().height() << " in " << body->viewport()->height()
-                    << " px, " << body->document()->defaultFont().pointSizeF() << " pt";
             }
-        }
-    });
+        },
+        {QSize(1280, 720), QSize(1024, 768)});
 }
 
 // Opened straight from the command line (attnlab --lesson 13_patterns_and_entropy --theme
