@@ -340,7 +340,8 @@ TEST(LessonPanel, TheFlashAttentionLessonFitsTheProjector) {
 /// Runs `check` on every step of every bundled lesson that shows the view `id`, once that
 /// step's plots are laid out, on a 1280 x 720 projector in both languages; returns how many
 /// steps showed it.
-int onEveryStepShowing(const QString& id, const std::function<void(View*, QCustomPlot*)>& check) {
+int onEveryStepShowing(const QString& id, const std::function<void(View*, QCustomPlot*)>& check,
+                       const QList<QSize>& screens = {QSize(1280, 720)}) {
     int shown = 0;
     onAProjectorInBothLanguages([&](MainWindow& window, LessonPanel* panel) {
         for (const QString& path : LessonPanel::bundledLessons()) {
@@ -367,30 +368,51 @@ int onEveryStepShowing(const QString& id, const std::function<void(View*, QCusto
                 }
             }
         }
-    });
+    }, screens);
     return shown;
 }
 
 // The KV-cache lessons on a 1280 x 720 projector: the cache-bytes axis put six labels into a
-// plot about 100 px tall, each touching the next. Up every axis of the view the tick labels
-// (one line each) stand at least a line apart.
+// plot about 100 px tall, each touching the next; at 1024 x 768 its steps ran together along
+// the bottom ("0123456"). Up every axis of the view the tick labels (one line each) stand at
+// least a line apart, and along every number axis at the bottom a space apart.
 TEST(LessonPanel, TheKvCacheViewsTickLabelsDoNotOverlapOnTheProjector) {
-    const int shown = onEveryStepShowing(QStringLiteral("kv-cache"), [](View*, QCustomPlot* plot) {
-        for (QCPAxisRect* rect : plot->axisRects()) {
-            QCPAxis* axis = rect->axis(QCPAxis::atLeft);
-            if (!rect->visible() || !axis->tickLabels()) continue;
-            const double line = QFontMetrics(axis->tickLabelFont()).height();
-            QList<double> pixels;
-            const QVector<double> ticks = axis->tickVector();
-            for (int t = 0; t < ticks.size(); ++t)
-                if (axis->range().contains(ticks[t])) pixels << axis->coordToPixel(ticks[t]);
-            std::sort(pixels.begin(), pixels.end());
-            for (int t = 1; t < pixels.size(); ++t)
-                EXPECT_GE(pixels[t] - pixels[t - 1], line)
-                    << axis->label().toStdString() << ": " << axis->tickVectorLabels().size()
-                    << " labels in " << rect->height() << " px";
-        }
-    });
+    const int shown = onEveryStepShowing(
+        QStringLiteral("kv-cache"),
+        [](View*, QCustomPlot* plot) {
+            for (QCPAxisRect* rect : plot->axisRects()) {
+                if (!rect->visible()) continue;
+                for (QCPAxis* axis : {rect->axis(QCPAxis::atLeft), rect->axis(QCPAxis::atBottom)}) {
+                    const bool vertical = axis->orientation() == Qt::Vertical;
+                    // Token labels along the bottom turn or thin by their own rule.
+                    if (!axis->tickLabels() ||
+                        (!vertical && axis->ticker().dynamicCast<QCPAxisTickerText>()))
+                        continue;
+                    const QFontMetrics metrics(axis->tickLabelFont());
+                    QList<std::pair<double, QString>> placed;
+                    const QVector<double> ticks = axis->tickVector();
+                    const QVector<QString> labels = axis->tickVectorLabels();
+                    for (int t = 0; t < ticks.size(); ++t)
+                        if (axis->range().contains(ticks[t]))
+                            placed << std::make_pair(axis->coordToPixel(ticks[t]), labels.value(t));
+                    std::sort(placed.begin(), placed.end());
+                    for (int t = 1; t < placed.size(); ++t) {
+                        // Across: the labels' half widths and a space between them.
+                        const double room =
+                            vertical ? metrics.height()
+                                     : (metrics.horizontalAdvance(placed[t - 1].second) +
+                                        metrics.horizontalAdvance(placed[t].second)) /
+                                               2.0 +
+                                           metrics.horizontalAdvance(QLatin1Char(' '));
+                        EXPECT_GE(placed[t].first - placed[t - 1].first, room)
+                            << axis->label().toStdString() << ": " << placed.size()
+                            << " labels in " << (vertical ? rect->height() : rect->width())
+                            << " px";
+                    }
+                }
+            }
+        },
+        {QSize(1280, 720), QSize(1024, 768)});
     EXPECT_GT(shown, 0);
 }
 

@@ -112,6 +112,7 @@ KvCacheView::KvCacheView(Document* document, QWidget* parent) : View(document, p
             changed = fitTokenLabels(axis) || changed;
         // Number labels as many as the short plots hold apart (six touched on a projector).
         changed = fitTickCount(m_bytesRect->axis(QCPAxis::atLeft)) || changed;
+        changed = fitTickCount(m_bytesRect->axis(QCPAxis::atBottom), 8) || changed;
         changed = fitTickCount(m_rowRect->axis(QCPAxis::atLeft), 3) || changed;
         if (changed) m_plot->replot(QCustomPlot::rpQueuedReplot);
     });

@@ -294,14 +294,22 @@ QSharedPointer<QCPAxisTicker> bytesTicker() {
 }
 
 bool fitTickCount(QCPAxis* axis, int most) {
-    if (!axis->axisRect() || !axis->ticker() || axis->orientation() != Qt::Vertical) return false;
-    const int length = axis->axisRect()->height();
+    if (!axis->axisRect() || !axis->ticker()) return false;
+    const bool vertical = axis->orientation() == Qt::Vertical;
+    const int length = vertical ? axis->axisRect()->height() : axis->axisRect()->width();
     if (length <= 0) return false;
-    // A label is a line high; the ticker may give about one tick more than asked (it rounds
-    // the step to 1, 2, 2.5 or 5 times a power of ten): two lines' room for each. One asked
+    // A label is a line high, or as wide as the range's widest end (steps 0 to 6 ran together
+    // as "0123456" at 1024 px); the ticker may give about one tick more than asked (it rounds
+    // the step to 1, 2, 2.5 or 5 times a power of ten): twice that room for each. One asked
     // for gives two labels, the range's ends.
-    const double line = QFontMetrics(axis->tickLabelFont()).height();
-    const int count = std::clamp(static_cast<int>(length / (2.0 * line)), 1, std::max(1, most));
+    const QFontMetrics metrics(axis->tickLabelFont());
+    const QCPRange range = axis->range();
+    const double label =
+        vertical ? metrics.height()
+                 : std::max(metrics.horizontalAdvance(QString::number(range.lower, 'g', 4)),
+                            metrics.horizontalAdvance(QString::number(range.upper, 'g', 4))) +
+                       metrics.averageCharWidth();
+    const int count = std::clamp(static_cast<int>(length / (2.0 * label)), 1, std::max(1, most));
     if (axis->ticker()->tickCount() == count) return false;
     axis->ticker()->setTickCount(count);
     return true;

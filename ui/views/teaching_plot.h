@@ -83,9 +83,10 @@ QString bytesText(double bytes);
 /// Ticks for an axis of bytes: round numbers of the unit bytesText names the axis's top in
 /// ("250 B", "500 B"; "2.5 KiB", "5 KiB" ...), never a raw "4e+06".
 QSharedPointer<QCPAxisTicker> bytesTicker();
-/// Sets a vertical number axis's tick count to what its laid-out height holds with a line's
-/// room between labels (from 1 up to `most`), so its tick labels never touch. For
-/// QCustomPlot::afterLayout; true when the count changed (lay out again).
+/// Sets a number axis's tick count to what its laid-out length holds with room between labels
+/// (a line's on a vertical axis, a label's width on a horizontal one; from 1 up to `most`), so
+/// its tick labels never touch. For QCustomPlot::afterLayout; true when the count changed (lay
+/// out again).
 bool fitTickCount(QCPAxis* axis, int most = 5);
 /// Moves a stepper to `step` clamped to [0, last]: writes the view-state field (flashStep,
 /// kvStep) through the document, so the window, render and saved sessions agree.
