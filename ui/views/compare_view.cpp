@@ -38,10 +38,7 @@ CompareView::CompareView(Document* document, QWidget* parent) : View(document, p
     m_flatNote->setTextFormat(Qt::RichText);
     m_flatNote->setVisible(false);
     connect(m_flatNote, &QLabel::linkActivated, this, [this](const QString&) {
-        // The note's remedy in one click, as the heatmap's own hint does.
-        ViewState state = this->document()->session().viewState;
-        state.colorScale = "row";
-        this->document()->setViewState(state);
+        HeatmapView::colourEachRowOverItsLargest(*this->document());
     });
     layout->addWidget(m_flatNote);
     auto* splitter = m_splitter = new QSplitter(Qt::Horizontal, this);

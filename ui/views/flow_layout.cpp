@@ -16,10 +16,8 @@ FlowLayout::~FlowLayout() {
 }
 
 void FlowLayout::addWidget(QWidget* widget, int stretch) {
-    addChildWidget(widget);
-    m_items.append(new QWidgetItem(widget));
-    m_stretch.append(stretch);
-    invalidate();
+    QLayout::addWidget(widget); // through addItem below
+    m_stretch.last() = stretch;
 }
 
 void FlowLayout::addPair(QWidget* label, QWidget* field) {
@@ -34,6 +32,7 @@ void FlowLayout::addPair(QWidget* label, QWidget* field) {
 void FlowLayout::addItem(QLayoutItem* item) {
     m_items.append(item);
     m_stretch.append(0);
+    invalidate();
 }
 
 int FlowLayout::count() const {

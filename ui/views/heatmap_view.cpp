@@ -1412,6 +1412,12 @@ bool HeatmapView::eventFilter(QObject* watched, QEvent* event) {
     return PlotView::eventFilter(watched, event);
 }
 
+void HeatmapView::colourEachRowOverItsLargest(Document& document) {
+    ViewState state = document.session().viewState;
+    state.colorScale = "row";
+    document.setViewState(state);
+}
+
 bool HeatmapView::onFlatHint(const QPoint& position) const {
     if (m_flatHint.isEmpty() || m_exporting || !m_title->visible()) return false;
     const QRect title = m_title->outerRect();
@@ -1439,10 +1445,7 @@ void HeatmapView::onMouseMove(QMouseEvent* event) {
 
 void HeatmapView::onMousePress(QMouseEvent* event) {
     if (event->button() == Qt::LeftButton && onFlatHint(event->pos())) {
-        // The hint's remedy in one click: each row over its own largest.
-        ViewState state = document()->session().viewState;
-        state.colorScale = "row";
-        document()->setViewState(state);
+        colourEachRowOverItsLargest(*document());
         return;
     }
     Index row = 0;

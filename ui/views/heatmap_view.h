@@ -136,6 +136,9 @@ public:
     };
     /// Set for a panel too (which shows no hint of its own: the view it sits in says it).
     std::optional<FlatMap> flatMap() const { return m_flat; }
+    /// A flat map's remedy in one click (the hint under the title, Compare's note): each row
+    /// coloured over its own largest.
+    static void colourEachRowOverItsLargest(Document& document);
     /// Zooms both axes about the detail's centre (factor < 1 zooms in), within the matrix.
     void zoomBy(double factor);
     /// Shows the whole matrix.

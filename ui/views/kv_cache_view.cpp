@@ -94,6 +94,9 @@ KvCacheView::KvCacheView(Document* document, QWidget* parent) : View(document, p
     m_bytesNow =
         new QCPGraph(m_bytesRect->axis(QCPAxis::atBottom), m_bytesRect->axis(QCPAxis::atLeft));
     m_bytesRect->axis(QCPAxis::atLeft)->setTicker(bytesTicker());
+    // Whole steps, made once: the tick count fitTickCount gives it after layout stays.
+    m_bytesRect->axis(QCPAxis::atBottom)->setTicker(integerTicker());
+    m_bytesRect->axis(QCPAxis::atBottom)->setSubTicks(false);
     m_bytesNow->setLineStyle(QCPGraph::lsNone);
     m_newRowsItem = outlineItem(m_plot, m_weightsRect);
     m_newCacheItem = outlineItem(m_plot, m_cacheRect);
@@ -282,11 +285,6 @@ void KvCacheView::refresh() {
         QCPScatterStyle(QCPScatterStyle::ssDisc, look.foreground, look.foreground, 9));
     m_bytesRect->axis(QCPAxis::atBottom)->setRange(-0.3, std::max<Index>(1, steps - 1) + 0.3);
     m_bytesRect->axis(QCPAxis::atLeft)->setRange(0, top * 1.08);
-    auto stepTicker = QSharedPointer<QCPAxisTickerFixed>::create();
-    stepTicker->setTickStep(1);
-    stepTicker->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);
-    m_bytesRect->axis(QCPAxis::atBottom)->setTicker(stepTicker);
-    m_bytesRect->axis(QCPAxis::atBottom)->setSubTicks(false);
     QCPLegend* legend = m_bytesLegend;
     styleLegend(legend, look);
     fitLegendIcons(legend);

@@ -84,7 +84,6 @@ protected:
     void updateUndoTexts();
 
 private:
-    bool m_sizedDocks = false; ///< the left docks' first width is set once, when first shown
     void createActions();
     void createToolBar();
     void updateTitle();
@@ -146,6 +145,7 @@ private:
     QString m_appliedTheme;
     QString m_lessonTitle;
     QDockWidget* m_inputsDock = nullptr;
+    bool m_sizedDocks = false; ///< the left docks' first width is set once, when first shown
     QActionGroup* m_themeGroup = nullptr;
     QActionGroup* m_languageGroup = nullptr;
     QAction* m_presentationAction = nullptr;
