@@ -24,6 +24,7 @@
 #include "attnlab/attention/attention.h"
 #include "attnlab/base/isa.h"
 #include "attnlab/base/simd_kernels.h"
+#include "attnlab/model/attention_maps.h"
 #include "attnlab/model/model.h"
 #include "cli_options.h"
 #include "commands.h"
@@ -59,7 +60,8 @@ void printHelp() {
                  "\n"
                  "attnlab bench --model DIR [--tokens 128] [--threads N] [--repeats 5]\n"
                  "Times a real checkpoint (docs/models.md): loading, the forward on that many\n"
-                 "random ids, appending one token through the KV cache, and the peak memory;\n"
+                 "random ids, appending one token through the KV cache, one head's whole attention\n"
+                 "map computed on demand (a middle layer and head), and the peak memory;\n"
                  "the forward's rate is printed with its share of the FMA peak, by the wall\n"
                  "clock and per second of CPU time (steadier on a machine others use).\n";
 }
@@ -233,6 +235,15 @@ int benchModel(const BenchOptions& options, int workers) {
         count > 1 ? medianSeconds(options.repeats,
                                   [&] { (void)model::runModel(net, ids, run, &*prefix); })
                   : forward;
+    // One head's whole map, computed on demand from the run's q and k (attention_maps.h), of
+    // the run the append produced: a middle layer and head.
+    auto appended = model::runModel(net, ids, run, count > 1 ? &*prefix : nullptr);
+    const Index mapLayer = c.layers / 2;
+    const Index mapHead = c.heads / 2;
+    const double map = medianSeconds(options.repeats, [&] {
+        (void)model::attentionMap(net, *appended, mapLayer, mapHead, model::AttentionOf::Self,
+                                  workers);
+    });
     // Multiply-adds of the projections and MLPs (x2 for FLOPs), the attention's QK^T and PV.
     const double d = static_cast<double>(c.hidden);
     const double qDim = static_cast<double>(c.heads * c.headDim);
@@ -255,7 +266,7 @@ int benchModel(const BenchOptions& options, int workers) {
     printKernelTarget();
     const FmaRate fmaRate = printFmaPeaks(workers, std::max(1, options.repeats / 2));
     std::printf("load (mapped, pages read)                    %9.1f ms\n", loadSeconds * 1e3);
-    std::printf("forward, all layers, attention recorded       %9.1f ms  %6.1f GFLOP/s  %3.0f%% "
+    std::printf("forward, all layers                           %9.1f ms  %6.1f GFLOP/s  %3.0f%% "
                 "of peak\n",
                 forward * 1e3, flops / forward * 1e-9,
                 100.0 * flops / forward * 1e-9 / fmaRate.wall);
@@ -264,6 +275,10 @@ int benchModel(const BenchOptions& options, int workers) {
                     flops / forwardCpu * 1e-9,
                     100.0 * flops / forwardCpu * 1e-9 / fmaRate.perCpuSecond, fmaRate.perCpuSecond);
     std::printf("append one token (KV cache)                   %9.1f ms\n", append * 1e3);
+    char mapLabel[64];
+    std::snprintf(mapLabel, sizeof mapLabel, "one head's map (layer %lld, head %lld)",
+                  static_cast<long long>(mapLayer), static_cast<long long>(mapHead));
+    std::printf("%-46s%9.1f ms\n", mapLabel, map * 1e3);
     std::printf("peak RSS %.0f MB = %.2f x the checkpoint's %.0f MB\n", peakRss / 1e6,
                 size > 0 ? peakRss / size : 0.0, size / 1e6);
     return 0;

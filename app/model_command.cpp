@@ -38,7 +38,8 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: attnlab model --model DIR (--text \"...\" | --ids N,N,... | --probe N [--seed S])\n"
-    "                     [--out F.npz [--logits] [--qkv]] [--roles [--sort SCORE]]\n"
+    "                     [--out F.npz [--logits] [--qkv] [--heads L:H,...]]\n"
+    "                     [--roles [--sort SCORE]]\n"
     "                     [--top-k K] [--temperature T] [--top-p P] [--ablate L:H,...]\n"
     "                     [--json] [--threads N] [--stats]\n"
     "       attnlab model --model DIR (--ids SRC | --text \"...\")\n"
@@ -59,6 +60,11 @@ constexpr const char* kUsage =
     "File > Open Attention Dump read it), ids int64 [S] and tokens [S]; with\n"
     "  --logits      logits float32 [S, V]\n"
     "  --qkv         q float32 [L, H, S, hd], k and v [L, Hkv, S, hd] (after q/k norm and RoPE)\n"
+    "  --heads L:H,.. just these heads' maps: attentions [n, S, S] and attention_heads int64\n"
+    "                [n, 2] (layer, head), the same bytes as those heads of the full record.\n"
+    "                Without it, a full record of more than 2 GiB (L x H x S x S x 4 bytes) is\n"
+    "                refused: maps are computed from the run's q and k as the file is written,\n"
+    "                so --heads makes a long text cost what its heads cost\n"
     "  --threads N   worker threads (default: all cores)\n"
     "  --stats       print on stderr the load, forward and write times and the process's\n"
     "                peak memory (resident set) against the checkpoint's size\n"
@@ -125,7 +131,12 @@ constexpr OptionSpec kOptions[] = {
     {"ablate", true}, {"json", false}, {"architectures", false}, {"target-ids", true},
     {"target-text", true}, {"translate", false}, {"max-tokens", true}, {"stats", false},
     {"logit-lens", false}, {"attribution", true}, {"patch", true}, {"metric", true},
+    {"heads", true},
 };
+
+/// A full record (every layer's and head's map) larger than this is refused: --heads asks for
+/// what is wanted instead.
+constexpr double kMaxFullRecordBytes = 2147483648.0; // 2 GiB
 
 /// The usage text with the table's families, one per line.
 std::string usage() {
@@ -174,6 +185,37 @@ std::set<std::pair<Index, Index>> parseAblation(const std::string& text) {
     }
     if (heads.empty()) fail("--ablate: no heads (give LAYER:HEAD,...)");
     return heads;
+}
+
+/// --heads L:H,L:H,... as (layer, head) pairs in the order given, each within the model and
+/// named once.
+std::vector<std::pair<Index, Index>> parseHeads(const std::string& text,
+                                                const model::ModelConfig& config) {
+    std::vector<std::pair<Index, Index>> heads;
+    std::set<std::pair<Index, Index>> seen;
+    std::stringstream stream(text);
+    std::string item;
+    while (std::getline(stream, item, ',')) {
+        const auto colon = item.find(':');
+        if (colon == std::string::npos)
+            fail("--heads: '" + item + "' is not LAYER:HEAD (e.g. 7:3)");
+        const Index layer = parseAtLeast(item.substr(0, colon), "--heads layer", 0);
+        const Index head = parseAtLeast(item.substr(colon + 1), "--heads head", 0);
+        if (layer >= config.layers || head >= config.heads)
+            fail("--heads: " + item + " is outside the model's " + std::to_string(config.layers) +
+                 " layers x " + std::to_string(config.heads) + " heads");
+        if (!seen.insert({layer, head}).second) fail("--heads: " + item + " is named twice");
+        heads.emplace_back(layer, head);
+    }
+    if (heads.empty()) fail("--heads: no heads (give LAYER:HEAD,...)");
+    return heads;
+}
+
+/// "8.6 GB" style.
+std::string gigabytes(double bytes) {
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, "%.1f GB", bytes / 1e9);
+    return buffer;
 }
 
 struct SortChoice {
@@ -248,7 +290,7 @@ int runTranslationCommand(const Arguments& args, const std::string& dir) {
         fail("an encoder-decoder's source is --ids or --text");
     if (int(targetIds.has_value()) + int(targetText.has_value()) + int(translate) != 1)
         fail("give exactly one of --target-ids, --target-text and --translate");
-    for (const char* option : {"roles", "qkv", "sort"})
+    for (const char* option : {"roles", "qkv", "sort", "heads"})
         if (args.count(option))
             fail(std::string("--") + option + " runs decoder-only models, not encoder-decoders");
     if (!out && !translate) fail("nothing to do: give --out F.npz or --translate");
@@ -349,9 +391,9 @@ int runTranslationCommand(const Arguments& args, const std::string& dir) {
         run = std::move(*result);
     }
     if (out)
-        if (auto error = model::writeTranslationNpz(*out, *run, displayTokens(tokenizer, source),
+        if (auto error = model::writeTranslationNpz(*out, net, *run, displayTokens(tokenizer, source),
                                                     displayTokens(targetTokenizer, run->ids),
-                                                    args.count("logits") > 0))
+                                                    args.count("logits") > 0, options.threads))
             fail(error->message);
     if (translate)
         std::cout << (args.count("json") ? steps.dump(-1, ' ', false,
@@ -408,7 +450,7 @@ int runLensCommand(const Arguments& args, const std::string& dir) {
     if (int(text.has_value()) + int(idsText.has_value()) != 1 || args.count("probe"))
         fail("--logit-lens, --attribution and --patch run on --text or --ids");
     for (const char* option :
-         {"roles", "qkv", "logits", "sort", "temperature", "top-p", "seed", "stats"})
+         {"roles", "qkv", "logits", "sort", "temperature", "top-p", "seed", "stats", "heads"})
         if (args.count(option))
             fail(std::string("--") + option +
                  " does not combine with --logit-lens, --attribution or --patch");
@@ -695,7 +737,7 @@ int run(int argc, char** argv) {
     const bool nextTokens = args.count("top-k") || args.count("temperature") || args.count("top-p");
     if (!out && !roles && !nextTokens)
         fail("nothing to do: give --out F.npz, --roles, or --top-k/--temperature/--top-p");
-    for (const char* option : {"logits", "qkv"})
+    for (const char* option : {"logits", "qkv", "heads"})
         if (!out && args.count(option)) fail(std::string("--") + option + " needs --out F.npz");
     if (args.count("seed") && !probeText) fail("--seed needs --probe N");
     if (args.count("sort") && !roles) fail("--sort needs --roles");
@@ -713,7 +755,6 @@ int run(int argc, char** argv) {
                      : nextTokens         ? model::LogitRows::Last
                                           : model::LogitRows::None;
     if (auto v = get(args, "ablate")) options.ablatedHeads = parseAblation(*v);
-    options.recordQkv = args.count("qkv") > 0;
     if (auto threads = get(args, "threads"))
         options.threads =
             static_cast<int>(std::min<Index>(parseAtLeast(*threads, "--threads", 1), 1024));
@@ -757,6 +798,19 @@ int run(int argc, char** argv) {
     if (tokens.empty())
         for (std::int64_t id : ids)
             tokens.push_back(tokenizer ? tokenizer->displayToken(id) : std::to_string(id));
+    model::RunNpzContents contents{args.count("logits") > 0, args.count("qkv") > 0, {},
+                                   options.threads};
+    if (auto v = get(args, "heads")) contents.heads = parseHeads(*v, net.config);
+    if (out && contents.heads.empty()) {
+        const double bytes = model::runNpzAttentionBytes(static_cast<Index>(ids.size()),
+                                                         net.config, contents);
+        if (bytes > kMaxFullRecordBytes)
+            fail("the full record of " + std::to_string(ids.size()) + " tokens would be " +
+                 gigabytes(bytes) + " (" + std::to_string(net.config.layers) + " layers x " +
+                 std::to_string(net.config.heads) + " heads x " + std::to_string(ids.size()) +
+                 "^2 x 4 bytes), more than the 2 GiB a full record may take: choose heads "
+                 "with --heads L:H,...");
+    }
 
     const auto beforeRun = std::chrono::steady_clock::now();
     auto result = model::runModel(net, ids, options);
@@ -767,7 +821,7 @@ int run(int argc, char** argv) {
     nlohmann::json report = nlohmann::json::object();
     std::ostringstream table;
     if (roles) {
-        auto measured = model::headRoles(*result);
+        auto measured = model::headRoles(net, *result, options.threads);
         if (sort.score) measured = model::rankHeads(std::move(measured), *sort.score);
         nlohmann::json heads = nlohmann::json::array();
         table << "head roles over " << ids.size() << " tokens"
@@ -829,10 +883,9 @@ int run(int argc, char** argv) {
                           {"top_p", sampling.topP},
                           {"tokens", list}};
     }
-    if (out) {
-        const model::RunNpzContents contents{args.count("logits") > 0, options.recordQkv};
-        if (auto error = model::writeRunNpz(*out, *result, tokens, contents)) fail(error->message);
-    }
+    if (out)
+        if (auto error = model::writeRunNpz(*out, net, *result, tokens, contents))
+            fail(error->message);
     if (args.count("stats")) {
         const auto milliseconds = [](auto from, auto to) {
             return std::chrono::duration<double, std::milli>(to - from).count();

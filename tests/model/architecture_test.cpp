@@ -19,6 +19,7 @@
 
 #include "attnlab/io/npy.h"
 #include "attnlab/model/architecture.h"
+#include "attnlab/model/attention_maps.h"
 #include "attnlab/model/model.h"
 #include "reference_npz.h"
 #include "attnlab/model/run_dumps.h"
@@ -137,7 +138,7 @@ TEST_P(SavedByTransformers, GivesTransformersAttentionsAndLogits) {
     options.threads = 2;
     auto run = runModel(model, reference.ids, options);
     ASSERT_TRUE(run.ok()) << run.error();
-    EXPECT_LT(worstDifference(run->attentions, reference.at("attentions")), 1e-5)
+    EXPECT_LT(worstDifference(attentionRecord(model, *run), reference.at("attentions")), 1e-5)
         << "attention differs from transformers'";
     EXPECT_LT(relativeDifference(run->logits, reference.at("logits")), 1e-5)
         << "logits differ from transformers'";
@@ -148,7 +149,6 @@ TEST_P(SavedByTransformers, ExtendingTheCacheEqualsAFullRun) {
     const Reference reference = readReference(GetParam());
     RunOptions options;
     options.logits = LogitRows::All;
-    options.recordQkv = true;
     const std::span<const std::int64_t> ids(reference.ids);
     auto full = runModel(model, ids, options);
     ASSERT_TRUE(full.ok()) << full.error();
@@ -158,9 +158,11 @@ TEST_P(SavedByTransformers, ExtendingTheCacheEqualsAFullRun) {
     ASSERT_TRUE(extended.ok());
     // An encoder's two-way attention changes every position: it never extends.
     EXPECT_EQ(extended->extended, model.config.kind == ModelKind::Decoder);
-    for (std::size_t l = 0; l < full->attentions.size(); ++l)
-        for (std::size_t i = 0; i < full->attentions[l].data.size(); ++i)
-            ASSERT_NEAR(extended->attentions[l].data[i], full->attentions[l].data[i], 1e-6);
+    const auto fullMaps = attentionRecord(model, *full);
+    const auto extendedMaps = attentionRecord(model, *extended);
+    for (std::size_t l = 0; l < fullMaps.size(); ++l)
+        for (std::size_t i = 0; i < fullMaps[l].data.size(); ++i)
+            ASSERT_NEAR(extendedMaps[l].data[i], fullMaps[l].data[i], 1e-6);
     EXPECT_LT((extended->logits - full->logits).cwiseAbs().maxCoeff(),
               1e-5 * full->logits.cwiseAbs().maxCoeff());
 }
@@ -171,7 +173,6 @@ TEST_P(SavedByTransformers, ItsQkvUnderTheNativeSpecGiveItsAttentionBack) {
     const Model model = load(hfDir() / GetParam());
     const Reference reference = readReference(GetParam());
     RunOptions options;
-    options.recordQkv = true;
     auto run = runModel(model, reference.ids, options);
     ASSERT_TRUE(run.ok()) << run.error();
     const QkvDump dump = qkvDumpOf(model, *run, {});
@@ -179,7 +180,7 @@ TEST_P(SavedByTransformers, ItsQkvUnderTheNativeSpecGiveItsAttentionBack) {
     EXPECT_TRUE(reproducesModel(apply, model.config));
     for (Index l = 0; l < model.config.layers; ++l) {
         const Experiment again = applyToQkvLayer(dump, l, apply);
-        const Tensor4& recorded = run->attentions[static_cast<std::size_t>(l)];
+        const Tensor4 recorded = attentionRecord(model, *run)[static_cast<std::size_t>(l)];
         ASSERT_TRUE(again.attention.weights.sameShape(recorded));
         for (std::size_t i = 0; i < recorded.data.size(); ++i)
             ASSERT_NEAR(again.attention.weights.data[i], recorded.data[i], 1e-6) << "layer " << l;
@@ -200,9 +201,9 @@ TEST_P(TranslationSavedByTransformers, GivesTransformersThreeAttentionsAndLogits
     options.threads = 2;
     auto run = runTranslation(model, reference.ids, reference.decoderIds, options);
     ASSERT_TRUE(run.ok()) << run.error();
-    EXPECT_LT(worstDifference(run->encoderAttentions, reference.at("encoder_attentions")), 1e-5);
-    EXPECT_LT(worstDifference(run->attentions, reference.at("decoder_attentions")), 1e-5);
-    EXPECT_LT(worstDifference(run->crossAttentions, reference.at("cross_attentions")), 1e-5);
+    EXPECT_LT(worstDifference(attentionRecord(model, *run, AttentionOf::Encoder), reference.at("encoder_attentions")), 1e-5);
+    EXPECT_LT(worstDifference(attentionRecord(model, *run), reference.at("decoder_attentions")), 1e-5);
+    EXPECT_LT(worstDifference(attentionRecord(model, *run, AttentionOf::Cross), reference.at("cross_attentions")), 1e-5);
     EXPECT_LT(relativeDifference(run->logits, reference.at("logits")), 1e-5);
     // One sequence is refused, naming what is missing.
     auto single = runModel(model, reference.ids, options);
@@ -230,12 +231,13 @@ TEST_P(TranslationSavedByTransformers, DecodingTokenByTokenEqualsAFullRun) {
         EXPECT_EQ(next->reusedPositions, static_cast<Index>(n - 1));
         step = std::move(next);
     }
-    for (std::size_t l = 0; l < full->crossAttentions.size(); ++l)
-        for (std::size_t i = 0; i < full->crossAttentions[l].data.size(); ++i)
-            ASSERT_NEAR(step->crossAttentions[l].data[i], full->crossAttentions[l].data[i], 1e-6);
-    for (std::size_t l = 0; l < full->attentions.size(); ++l)
-        for (std::size_t i = 0; i < full->attentions[l].data.size(); ++i)
-            ASSERT_NEAR(step->attentions[l].data[i], full->attentions[l].data[i], 1e-6);
+    for (AttentionOf of : {AttentionOf::Cross, AttentionOf::Self}) {
+        const auto fullMaps = attentionRecord(model, *full, of);
+        const auto stepMaps = attentionRecord(model, *step, of);
+        for (std::size_t l = 0; l < fullMaps.size(); ++l)
+            for (std::size_t i = 0; i < fullMaps[l].data.size(); ++i)
+                ASSERT_NEAR(stepMaps[l].data[i], fullMaps[l].data[i], 1e-6);
+    }
     EXPECT_LT((step->logits - full->logits).cwiseAbs().maxCoeff(),
               1e-5 * full->logits.cwiseAbs().maxCoeff());
     // Another source runs the encoder again.

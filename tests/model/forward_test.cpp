@@ -13,6 +13,7 @@
 #include <filesystem>
 
 #include "attnlab/base/isa.h"
+#include "attnlab/model/attention_maps.h"
 #include "attnlab/model/model.h"
 #include "attnlab/model/run_dumps.h"
 #include "checkpoint_builder.h"
@@ -68,11 +69,10 @@ TEST_P(EveryArchitecture, MatchesTheTorchReference) {
     const auto expected = test::readExpected(GetParam());
     RunOptions options;
     options.logits = LogitRows::All;
-    options.recordQkv = true;
     options.threads = 2;
     auto run = runModel(model, fixtureIds(), options);
     ASSERT_TRUE(run.ok()) << run.error();
-    EXPECT_LT(maxDifference(run->attentions, expected.at("attentions")), 2e-5);
+    EXPECT_LT(maxDifference(attentionRecord(model, *run), expected.at("attentions")), 2e-5);
     EXPECT_LT(maxDifference(run->q, expected.at("q")), 1e-4);
     EXPECT_LT(maxDifference(run->k, expected.at("k")), 1e-4);
     EXPECT_LT(maxDifference(run->v, expected.at("v")), 1e-4);
@@ -92,7 +92,6 @@ TEST_P(EveryArchitecture, ExtendingTheCacheEqualsAFullRun) {
     const Model model = load(fixtureDir(GetParam()));
     RunOptions options;
     options.logits = LogitRows::All;
-    options.recordQkv = true;
     const auto& ids = fixtureIds();
     auto full = runModel(model, ids, options);
     ASSERT_TRUE(full.ok()) << full.error();
@@ -105,7 +104,7 @@ TEST_P(EveryArchitecture, ExtendingTheCacheEqualsAFullRun) {
     ASSERT_TRUE(extended.ok());
     EXPECT_TRUE(extended->extended);
     EXPECT_EQ(extended->reusedPositions, 5);
-    EXPECT_LT(maxDifference(extended->attentions, full->attentions), 1e-6);
+    EXPECT_LT(maxDifference(attentionRecord(model, *extended), attentionRecord(model, *full)), 1e-6);
     EXPECT_LT(maxDifference(extended->q, full->q), 1e-5);
     EXPECT_LT(maxDifference(extended->k, full->k), 1e-5);
     EXPECT_LT(maxDifference(extended->v, full->v), 1e-5);
@@ -141,7 +140,6 @@ TEST_P(EveryArchitecture, PackedProjectionsAgreeWithOneTokenAtATime) {
         GTEST_SKIP() << GetParam() << " has " << model.config.maxPositions << " positions";
     RunOptions options;
     options.logits = LogitRows::All;
-    options.recordQkv = true;
     const auto ids = twentyIds(model);
     auto full = runModel(model, ids, options);
     ASSERT_TRUE(full.ok()) << full.error();
@@ -152,7 +150,7 @@ TEST_P(EveryArchitecture, PackedProjectionsAgreeWithOneTokenAtATime) {
         ASSERT_TRUE(next.ok() && next->extended);
         stepped = std::move(next);
     }
-    EXPECT_LT(maxDifference(stepped->attentions, full->attentions), 1e-6);
+    EXPECT_LT(maxDifference(attentionRecord(model, *stepped), attentionRecord(model, *full)), 1e-6);
     EXPECT_LT(maxDifference(stepped->q, full->q), 1e-5);
     EXPECT_LT(maxDifference(stepped->v, full->v), 1e-5);
     EXPECT_LT(maxDifference(stepped->logits, full->logits), 1e-4);
@@ -174,7 +172,7 @@ TEST_P(EveryArchitecture, SimdTargetsGiveTheSameBytes) {
         auto run = runModel(model, ids, options);
         ASSERT_TRUE(run.ok()) << run.error();
         logits[i] = run->logits;
-        attentions[i] = run->attentions;
+        attentions[i] = attentionRecord(model, *run);
     }
     EXPECT_TRUE(logits[0] == logits[1]);
     EXPECT_EQ(maxDifference(attentions[0], attentions[1]), 0.0);
@@ -185,7 +183,7 @@ TEST_P(EveryArchitecture, AttentionRowsAreCausalDistributions) {
     auto run = runModel(model, fixtureIds());
     ASSERT_TRUE(run.ok());
     const Index window = model.config.uniformWindow().value_or(-1);
-    for (const auto& layer : run->attentions)
+    for (const auto& layer : attentionRecord(model, *run))
         for (Index h = 0; h < layer.heads; ++h)
             for (Index i = 0; i < layer.seq; ++i) {
                 double sum = 0;
@@ -243,11 +241,11 @@ TEST(Ablation, EqualsZeroingTheHeadsSliceOfTheOutputProjection) {
         auto unablated = runModel(original, fixtureIds(), plain);
         ASSERT_TRUE(ablated.ok() && reference.ok() && unablated.ok());
         EXPECT_LT(maxDifference(ablated->logits, reference->logits), 1e-5) << name;
-        EXPECT_LT(maxDifference(ablated->attentions, reference->attentions), 1e-6) << name;
+        EXPECT_LT(maxDifference(attentionRecord(original, *ablated), attentionRecord(zeroed, *reference)), 1e-6) << name;
         // ... and it changed something: later layers and the logits.
         EXPECT_GT(maxDifference(ablated->logits, unablated->logits), 1e-3) << name;
-        EXPECT_GT(maxDifference(std::vector<Tensor4>{ablated->attentions[1]},
-                                std::vector<Tensor4>{unablated->attentions[1]}),
+        EXPECT_GT(maxDifference(std::vector<Tensor4>{attentionRecord(original, *ablated)[1]},
+                                std::vector<Tensor4>{attentionRecord(original, *unablated)[1]}),
                   1e-4)
             << name;
     }
@@ -451,7 +449,6 @@ TEST(RunModel, ThreadCountDoesNotChangeOneByte) {
         ids.push_back((i * 37 + 11) % model.config.vocab);
     RunOptions options;
     options.logits = LogitRows::All;
-    options.recordQkv = true;
     options.threads = 1;
     auto one = runModel(model, ids, options);
     ASSERT_TRUE(one.ok()) << one.error();
@@ -463,7 +460,7 @@ TEST(RunModel, ThreadCountDoesNotChangeOneByte) {
         EXPECT_TRUE(sameBytes(one->logits.data(), many->logits.data(),
                               static_cast<std::size_t>(one->logits.size())))
             << threads << " threads: logits differ";
-        EXPECT_TRUE(sameBytes(one->attentions, many->attentions)) << threads << " threads";
+        EXPECT_TRUE(sameBytes(attentionRecord(model, *one), attentionRecord(model, *many, AttentionOf::Self, threads))) << threads << " threads";
         EXPECT_TRUE(sameBytes(one->q, many->q)) << threads << " threads";
         EXPECT_TRUE(sameBytes(one->k, many->k)) << threads << " threads";
         EXPECT_TRUE(sameBytes(one->v, many->v)) << threads << " threads";
@@ -482,7 +479,6 @@ namespace {
 TEST_P(EveryArchitecture, TruncatedRunIsTheRunOfThePrefix) {
     const Model model = load(fixtureDir(GetParam()));
     RunOptions options;
-    options.recordQkv = true;
     const auto& ids = fixtureIds();
     auto full = runModel(model, ids, options);
     ASSERT_TRUE(full.ok()) << full.error();
@@ -490,7 +486,7 @@ TEST_P(EveryArchitecture, TruncatedRunIsTheRunOfThePrefix) {
     ASSERT_TRUE(prefix.ok());
     const ModelRun cut = truncatedRun(*full, 4);
     EXPECT_EQ(cut.ids, prefix->ids);
-    EXPECT_LT(maxDifference(cut.attentions, prefix->attentions), 1e-6);
+    EXPECT_LT(maxDifference(attentionRecord(model, cut), attentionRecord(model, *prefix)), 1e-6);
     EXPECT_LT(maxDifference(cut.q, prefix->q), 1e-5);
     EXPECT_LT(maxDifference(cut.k, prefix->k), 1e-5);
     EXPECT_LT(maxDifference(cut.v, prefix->v), 1e-5);
@@ -505,7 +501,7 @@ TEST_P(EveryArchitecture, TruncatedRunIsTheRunOfThePrefix) {
     auto scratch = runModel(model, retyped, options);
     ASSERT_TRUE(extended.ok() && scratch.ok());
     EXPECT_TRUE(extended->extended);
-    EXPECT_LT(maxDifference(extended->attentions, scratch->attentions), 1e-6);
+    EXPECT_LT(maxDifference(attentionRecord(model, *extended), attentionRecord(model, *scratch)), 1e-6);
     // Other ablated heads: nothing is reused.
     RunOptions ablated = options;
     ablated.ablatedHeads = {{0, 0}};

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "attnlab/model/head_roles.h"
+#include "attnlab/model/attention_maps.h"
 #include "attnlab/model/model.h"
 
 namespace attnlab::model {
@@ -249,7 +250,7 @@ TEST(HeadRoles, FindTheBundledModelsPreviousTokenAndInductionHeads) {
         options.threads = 1;
         const auto run = runModel(*model, *probe, options);
         ASSERT_TRUE(run.ok()) << run.error();
-        const auto roles = headRoles(*run);
+        const auto roles = headRoles(*model, *run);
         ASSERT_EQ(roles.size(),
                   static_cast<std::size_t>(model->config.layers * model->config.heads));
         if (sum.empty())

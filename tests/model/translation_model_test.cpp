@@ -18,6 +18,7 @@
 #include <optional>
 
 #include "attnlab/io/npy.h"
+#include "attnlab/model/attention_maps.h"
 #include "attnlab/model/model.h"
 #include "reference_npz.h"
 
@@ -106,10 +107,10 @@ TEST(TranslationModel, GivesTheTrainingScriptsAttentionsAndLogits) {
         const Case& c = reference.cases[n];
         auto run = runTranslation(model, c.source, c.decoder, options);
         ASSERT_TRUE(run.ok()) << run.error();
-        EXPECT_LT(worstDifference(run->encoderAttentions, c.encoderAttentions), 1e-5)
+        EXPECT_LT(worstDifference(attentionRecord(model, *run, AttentionOf::Encoder), c.encoderAttentions), 1e-5)
             << "case " << n;
-        EXPECT_LT(worstDifference(run->attentions, c.decoderAttentions), 1e-5) << "case " << n;
-        EXPECT_LT(worstDifference(run->crossAttentions, c.crossAttentions), 1e-5) << "case " << n;
+        EXPECT_LT(worstDifference(attentionRecord(model, *run), c.decoderAttentions), 1e-5) << "case " << n;
+        EXPECT_LT(worstDifference(attentionRecord(model, *run, AttentionOf::Cross), c.crossAttentions), 1e-5) << "case " << n;
         EXPECT_LT(relativeDifference(run->logits, c.logits), 1e-5) << "case " << n;
     }
 }
@@ -155,7 +156,7 @@ TEST(TranslationModel, ItsAlignmentHeadLooksAtTheWordBeingTranslated) {
     for (const Case& c : reference.cases) {
         auto run = runTranslation(model, c.source, c.decoder, {});
         ASSERT_TRUE(run.ok()) << run.error();
-        const Tensor4& cross = run->crossAttentions[static_cast<std::size_t>(layer)];
+        const Tensor4 cross = attentionRecord(model, *run, AttentionOf::Cross)[static_cast<std::size_t>(layer)];
         const Index rows = static_cast<Index>(c.decoder.size());
         const Index cols = static_cast<Index>(c.source.size());
         ASSERT_EQ(c.alignment.shape, (std::vector<Index>{rows, cols}));

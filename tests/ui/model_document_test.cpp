@@ -28,6 +28,7 @@
 #include <fstream>
 #include <map>
 
+#include "attnlab/model/attention_maps.h"
 #include "attnlab/model/lens.h"
 #include "attnlab/model/translate.h"
 #include "ui/state/document.h"
@@ -62,7 +63,6 @@ struct Reference {
     model::ModelRun run(const std::vector<std::int64_t>& ids, HeadSet ablated = {}) const {
         model::RunOptions options;
         options.logits = model::LogitRows::Last;
-        options.recordQkv = true;
         options.threads = 1;
         options.ablatedHeads = std::move(ablated);
         return std::move(model::runModel(model, ids, options).value());
@@ -90,13 +90,16 @@ double maxAbsDifference(const std::vector<double>& a, const std::vector<double>&
 }
 
 /// Every layer's attention and the last logits of two runs agree within `tolerance`.
-void expectSameRun(const model::ModelRun& a, const model::ModelRun& b, double tolerance) {
+void expectSameRun(const model::Model& net, const model::ModelRun& a, const model::ModelRun& b,
+                   double tolerance) {
     ASSERT_EQ(a.ids, b.ids);
-    ASSERT_EQ(a.attentions.size(), b.attentions.size());
-    for (std::size_t l = 0; l < a.attentions.size(); ++l) {
-        ASSERT_EQ(a.attentions[l].data.size(), b.attentions[l].data.size());
-        for (std::size_t i = 0; i < a.attentions[l].data.size(); ++i)
-            ASSERT_NEAR(a.attentions[l].data[i], b.attentions[l].data[i], tolerance)
+    const std::vector<Tensor4> mapsA = model::attentionRecord(net, a);
+    const std::vector<Tensor4> mapsB = model::attentionRecord(net, b);
+    ASSERT_EQ(mapsA.size(), mapsB.size());
+    for (std::size_t l = 0; l < mapsA.size(); ++l) {
+        ASSERT_EQ(mapsA[l].data.size(), mapsB[l].data.size());
+        for (std::size_t i = 0; i < mapsA[l].data.size(); ++i)
+            ASSERT_NEAR(mapsA[l].data[i], mapsB[l].data[i], tolerance)
                 << "layer " << l << " element " << i;
     }
     ASSERT_EQ(a.logits.cols(), b.logits.cols());
@@ -161,7 +164,7 @@ TEST(ModelDocument, TypingReachesTheModelAndTheHeatmap) {
     const auto seq = static_cast<Index>(ids.size());
     ASSERT_EQ(cells->keySize(), seq);
     ASSERT_EQ(cells->valueSize(), seq);
-    const Tensor4& attention = expected.attentions[1];
+    const Tensor4 attention = model::attentionRecord(f.reference.model, expected)[1];
     for (Index i = 0; i < seq; ++i) {
         for (Index j = 0; j < seq; ++j) {
             const double cell = cells->cell(static_cast<int>(j), static_cast<int>(i));
@@ -200,7 +203,7 @@ TEST(ModelDocument, AppendingReusesTheCacheAndEqualsAFullRun) {
     ASSERT_TRUE(std::equal(before.begin(), before.end(), extended->ids.begin()));
     EXPECT_TRUE(extended->extended);
     EXPECT_EQ(extended->reusedPositions, static_cast<Index>(before.size()));
-    expectSameRun(*extended, f.reference.run(extended->ids), 2e-5);
+    expectSameRun(f.reference.model, *extended, f.reference.run(extended->ids), 2e-5);
 
     // A changed last word: the cache up to the first changed id is reused.
     const std::vector<std::int64_t> sat = extended->ids;
@@ -215,7 +218,7 @@ TEST(ModelDocument, AppendingReusesTheCacheAndEqualsAFullRun) {
     ASSERT_LT(common, changed->ids.size());
     EXPECT_TRUE(changed->extended);
     EXPECT_EQ(changed->reusedPositions, static_cast<Index>(common));
-    expectSameRun(*changed, f.reference.run(changed->ids), 2e-5);
+    expectSameRun(f.reference.model, *changed, f.reference.run(changed->ids), 2e-5);
     f.models->setText(QStringLiteral("the cat sat on the mat. the cat sat"));
     f.settle();
     extended = f.models->run();
@@ -232,7 +235,7 @@ TEST(ModelDocument, AppendingReusesTheCacheAndEqualsAFullRun) {
     EXPECT_EQ(appended->reusedPositions, static_cast<Index>(length));
     EXPECT_TRUE(f.models->text().endsWith(QStringLiteral("sat on")))
         << f.models->text().toStdString();
-    expectSameRun(*appended, f.reference.run(appended->ids), 2e-5);
+    expectSameRun(f.reference.model, *appended, f.reference.run(appended->ids), 2e-5);
     // The KV-cache stepper follows: it decodes from where the cache ended.
     const Experiment* shown = f.window.document()->experiment();
     ASSERT_TRUE(shown && shown->kvTrace);
@@ -374,11 +377,13 @@ TEST(ModelDocument, AblatingAHeadChangesTheNextTokenAndUndoRestoresIt) {
     // Later layers change; the attention of layers 0 and 1 does not (the head's output is
     // zeroed after its attention).
     const model::ModelRun plain = f.reference.run(ids);
+    const std::vector<Tensor4> plainMaps = model::attentionRecord(f.reference.model, plain);
+    const std::vector<Tensor4> ablatedMaps = model::attentionRecord(f.reference.model, *ablated);
     auto layerDifference = [&](std::size_t l) {
         double worst = 0;
-        for (std::size_t i = 0; i < plain.attentions[l].data.size(); ++i)
-            worst = std::max<double>(
-                worst, std::abs(plain.attentions[l].data[i] - ablated->attentions[l].data[i]));
+        for (std::size_t i = 0; i < plainMaps[l].data.size(); ++i)
+            worst = std::max<double>(worst,
+                                     std::abs(plainMaps[l].data[i] - ablatedMaps[l].data[i]));
         return worst;
     };
     EXPECT_LT(layerDifference(0), 1e-5);
@@ -685,7 +690,8 @@ TEST(ModelDocument, TheTranslationViewWritesTheSentenceWordByWord) {
     options.threads = 1;
     const model::Translation reference =
         std::move(model::translate(net, ids, {.maxTokens = 48}, options).value());
-    const Tensor4& cross = reference.run.crossAttentions[1];
+    const Tensor4 cross =
+        model::attentionRecord(net, reference.run, model::AttentionOf::Cross)[1];
     ASSERT_EQ(view->rowCount(), cross.seq);
 
     const std::vector<std::string> sourceTokens = models->tokenLabels();
@@ -771,6 +777,7 @@ TEST(ModelDocument, TheFillMaskViewFillsTheMaskFromBothSides) {
                 std::exp(logits(view->fillerIds().front()) - top) / total, 1e-6);
 
     int sawRightSide = 0;
+    const std::vector<Tensor4> maps = model::attentionRecord(net, run);
     for (Index layer = 0; layer < net.config.layers; ++layer)
         for (Index head = 0; head < net.config.heads; ++head) {
             models->focus(layer, head);
@@ -778,7 +785,7 @@ TEST(ModelDocument, TheFillMaskViewFillsTheMaskFromBothSides) {
             view->ensureFresh();
             ASSERT_EQ(view->maskRow().size(), ids.size());
             for (std::size_t j = 0; j < ids.size(); ++j)
-                EXPECT_NEAR(view->maskRow()[j], run.attentions[layer](0, head, 2, Index(j)), 1e-6);
+                EXPECT_NEAR(view->maskRow()[j], maps[static_cast<std::size_t>(layer)](0, head, 2, Index(j)), 1e-6);
             EXPECT_NEAR(view->leftShare() + view->rightShare() + view->maskRow()[2], 1.0, 1e-5);
             sawRightSide += view->rightShare() > 0.2;
         }

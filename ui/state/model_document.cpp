@@ -117,13 +117,11 @@ ModelRunOutput computeRun(std::shared_ptr<const model::Model> loaded,
         options.logits = loaded->config.kind == model::ModelKind::Encoder
                              ? model::LogitRows::All
                              : model::LogitRows::Last;
-        options.recordQkv = true;
         options.ablatedHeads = std::move(ablated);
         options.cancel = cancel.get();
         if (loaded->config.kind == model::ModelKind::EncoderDecoder) {
             // A translation model: the text is the source; the target is decoded from it,
             // the encoder reused while the source is the same.
-            options.recordQkv = false;
             model::TranslateOptions decoding;
             decoding.maxTokens = kTranslationTokens;
             auto translation = model::translate(*loaded, ids, decoding, options, previous.get());
@@ -237,7 +235,7 @@ std::vector<std::string> ModelDocument::tokenLabels() const {
 }
 
 std::vector<std::string> ModelDocument::writtenTokenLabels() const {
-    if (!m_tokenizer || !m_run || m_run->crossAttentions.empty()) return {};
+    if (!m_tokenizer || !m_run || m_run->crossQ.empty()) return {};
     return labelsOf(*m_tokenizer,
                     m_generated.size() == m_run->ids.size() ? m_generated : m_run->ids);
 }
@@ -623,7 +621,7 @@ void ModelDocument::publish() {
 }
 
 void ModelDocument::showTranslation() {
-    if (!m_model || !m_run || m_run->crossAttentions.empty()) return;
+    if (!m_model || !m_run || m_run->crossQ.empty()) return;
     const std::span<const std::int64_t> source = model::inputIdsOf(*m_run);
     // Cross-attention's rows are labelled with the word each step wrote (what a reader
     // aligns), the decoder's own attention with its input tokens.

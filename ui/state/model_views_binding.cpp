@@ -57,7 +57,7 @@ HeadRolesInput headRolesInputOf(const ModelDocument& models) {
     const Index positions = net->config.maxPositions - (net->config.bosTokenId ? 1 : 0);
     input.maxProbeLength = std::max<Index>(1, positions / 2);
     if (const model::ModelRun* run = models.run()) {
-        input.roles = model::headRoles(*run);
+        input.roles = model::headRoles(*net, *run);
         input.tokens = static_cast<Index>(run->ids.size());
         input.ablated = run->ablatedHeads;
     }
@@ -82,7 +82,7 @@ Result<HeadRolesProbe> runInductionProbe(const model::Model& net,
     auto run = model::runModel(net, *ids, options);
     if (!run) return Error{run.error()};
     HeadRolesProbe probe;
-    probe.roles = model::headRoles(*run);
+    probe.roles = model::headRoles(net, *run);
     probe.length = length;
     probe.seed = seed;
     probe.ablated = options.ablatedHeads;

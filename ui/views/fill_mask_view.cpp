@@ -11,6 +11,7 @@
 #include <cmath>
 #include <limits>
 
+#include "attnlab/model/attention_maps.h"
 #include "attnlab/model/model.h"
 #include "attnlab/model/sampling.h"
 #include "ui/state/experiment_data.h"
@@ -176,18 +177,19 @@ void FillMaskView::refresh() {
 
     // The mask's row: every token, both sides.
     const Index layer = applies ? std::clamp<Index>(models->layer(), 0,
-                                                    static_cast<Index>(run->attentions.size()) - 1)
+                                                    static_cast<Index>(run->q.size()) - 1)
                                 : 0;
     const Index head = applies ? std::clamp<Index>(document()->session().viewState.head, 0,
-                                                   run->attentions.front().heads - 1)
+                                                   run->q.front().heads - 1)
                                : 0;
     m_row.clear();
     m_left = m_right = 0;
     QVector<double> leftKeys, leftValues, rightKeys, rightValues, selfKey, selfValue;
     if (position >= 0) {
-        const Tensor4& weights = run->attentions[static_cast<std::size_t>(layer)];
-        for (Index j = 0; j < weights.dim; ++j) {
-            const double w = weights(0, head, position, j);
+        const RowVector weights =
+            model::attentionRows(*models->model(), *run, layer, head, position, 1);
+        for (Index j = 0; j < weights.size(); ++j) {
+            const double w = weights(j);
             m_row.push_back(w);
             if (j < position) {
                 leftKeys << double(j);

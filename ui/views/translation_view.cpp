@@ -9,6 +9,7 @@
 #include <cmath>
 #include <limits>
 
+#include "attnlab/model/attention_maps.h"
 #include "attnlab/model/model.h"
 #include "ui/state/experiment_data.h"
 #include "ui/state/model_document.h"
@@ -127,20 +128,22 @@ void TranslationView::goToStep(Index step) {
 
 MatrixD TranslationView::weightsOf(const model::ModelRun& run) const {
     const ModelDocument* models = ModelDocument::of(document());
-    const Index layer = std::clamp<Index>(models->layer(), 0,
-                                          static_cast<Index>(run.crossAttentions.size()) - 1);
-    const Tensor4& cross = run.crossAttentions[static_cast<std::size_t>(layer)];
+    const model::Model& net = *models->model();
+    const model::AttentionShape cross =
+        model::attentionShape(net, run, model::AttentionOf::Cross);
+    const Index layer = std::clamp<Index>(models->layer(), 0, cross.layers - 1);
     const Index heads = cross.heads;
-    const Index rows = cross.seq;
-    const Index cols = cross.dim;
-    MatrixD out = MatrixD::Zero(rows, cols);
+    auto map = [&](Index head) {
+        return model::attentionMap(net, run, layer, head, model::AttentionOf::Cross)
+            .cast<double>();
+    };
+    MatrixD out = MatrixD::Zero(cross.queries, cross.keys);
     if (meanOfHeads()) {
         for (Index h = 0; h < heads; ++h)
-            out += cross.head(0, h).cast<double>();
+            out += map(h);
         out /= static_cast<double>(heads);
     } else {
-        const Index head = std::clamp<Index>(document()->session().viewState.head, 0, heads - 1);
-        out = cross.head(0, head).cast<double>();
+        out = map(std::clamp<Index>(document()->session().viewState.head, 0, heads - 1));
     }
     return out;
 }
@@ -149,7 +152,7 @@ void TranslationView::refresh() {
     const Theme look = theme();
     const ModelDocument* models = ModelDocument::of(document());
     const std::shared_ptr<const model::ModelRun> run = models->sharedRun();
-    const bool applies = isTranslationModel(*models) && run && !run->crossAttentions.empty();
+    const bool applies = isTranslationModel(*models) && run && !run->crossQ.empty();
 
     if (applies && run != m_drawnRun.lock()) {
         // A new translation of a text typed while the view is on screen is written again
@@ -264,14 +267,14 @@ void TranslationView::refresh() {
                                   "word by word."));
     } else {
         const Index layer = std::clamp<Index>(models->layer(), 0,
-                                              static_cast<Index>(run->crossAttentions.size()) - 1);
+                                              static_cast<Index>(run->crossQ.size()) - 1);
         const QString who =
             meanOfHeads()
                 ? tr("decoder layer %1, mean of heads").arg(layer)
                 : tr("decoder layer %1, head %2")
                       .arg(layer)
                       .arg(std::clamp<Index>(document()->session().viewState.head, 0,
-                                             run->crossAttentions.front().heads - 1));
+                                             run->crossQ.front().heads - 1));
         const QString reads =
             m_aligned >= 0
                 ? tr("“%1” reads “%2” (%3)")

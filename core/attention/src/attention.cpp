@@ -253,4 +253,10 @@ AttentionD attend(const QkvD& qkv, const AttentionSpec& spec) {
     return attendT(qkv, spec);
 }
 
+Index attendRowBlock(const AttentionSpec& spec) {
+    return kernels::fastPathServes(spec, spec.wantFlashTrace && spec.variant == Variant::Flash)
+               ? kernels::fastPathRowBlock(spec)
+               : 0;
+}
+
 } // namespace attnlab

@@ -274,6 +274,10 @@ bool fastPathServes(const AttentionSpec& spec, bool tracing) {
            !spec.mask.custom && !spec.softcap && !spec.scoreBias;
 }
 
+Index fastPathRowBlock(const AttentionSpec& spec) {
+    return spec.variant == Variant::Softmax ? kSoftmaxRows : kFlashRows;
+}
+
 void attendFast(const Qkv& qkv, const AttentionSpec& spec, Attention& result) {
     const Index batch = qkv.q.batch;
     const Index heads = qkv.q.heads;

@@ -19,6 +19,9 @@ namespace attnlab::kernels {
 /// Whether the fast path serves a float run of spec (tracing: a flash trace is asked for).
 bool fastPathServes(const AttentionSpec& spec, bool tracing);
 
+/// The query rows of one tile of the fast path for spec's variant (attendRowBlock).
+Index fastPathRowBlock(const AttentionSpec& spec);
+
 /// Softmax or flash attention over every (batch, head) of qkv into result (prepared by
 /// prepareResult), on spec.threads threads. Only when fastPathServes(spec, false).
 void attendFast(const Qkv& qkv, const AttentionSpec& spec, Attention& result);

@@ -855,27 +855,143 @@ time_t dosEpoch() {
 
 namespace {
 
-/// Adds every member (stored, dated 1980-01-01) to `archive`; an error message on failure.
-std::optional<std::string> addNpzMembers(zip_t* archive,
-                                         const std::map<std::string, std::string>& members) {
-    for (const auto& entry : members) {
-        const std::string& member = entry.second;
-        zip_source_t* data = zip_source_buffer(archive, member.data(), member.size(), 0);
-        if (!data) return std::string(zip_strerror(archive));
-        const zip_int64_t at =
-            zip_file_add(archive, (entry.first + ".npy").c_str(), data, ZIP_FL_ENC_UTF_8);
-        if (at < 0) {
-            zip_source_free(data);
-            return std::string(zip_strerror(archive));
+/// A streamed member as libzip reads it (zip_source_function): pieces are produced as libzip
+/// asks for bytes, during zip_close. Exceptions stop at the callback: the first one's message
+/// is kept, and libzip is told the read failed.
+struct StreamedSource {
+    const StreamedNpzMember* member = nullptr;
+    std::string buffer;     // the current piece
+    std::size_t taken = 0;  // bytes of it handed out
+    std::size_t next = 0;   // the next piece to produce
+    std::uint64_t given = 0;
+    std::string failure;    // set when a piece threw or the sizes disagree
+    zip_error_t error;
+
+    zip_int64_t read(char* out, zip_uint64_t want) {
+        zip_uint64_t done = 0;
+        while (done < want) {
+            if (taken == buffer.size()) {
+                if (next == member->pieces) break;
+                buffer.clear();
+                taken = 0;
+                member->piece(next++, buffer);
+                continue;
+            }
+            const auto n = std::min<zip_uint64_t>(want - done, buffer.size() - taken);
+            std::memcpy(out + done, buffer.data() + taken, static_cast<std::size_t>(n));
+            taken += static_cast<std::size_t>(n);
+            done += n;
         }
-        if (zip_set_file_compression(archive, static_cast<zip_uint64_t>(at), ZIP_CM_STORE, 0) != 0)
-            return std::string(zip_strerror(archive));
-        // Same input, same bytes: every member is dated 1980-01-01 00:00 as NumPy's savez dates
-        // them, not the time of writing.
-        if (zip_file_set_mtime(archive, static_cast<zip_uint64_t>(at), dosEpoch(), 0) != 0)
-            return std::string(zip_strerror(archive));
+        given += done;
+        if (done < want && given != member->bytes) {
+            failure = "a streamed member gave " + std::to_string(given) + " of its " +
+                      std::to_string(member->bytes) + " bytes";
+            return -1;
+        }
+        return static_cast<zip_int64_t>(done);
+    }
+
+    static zip_int64_t callback(void* user, void* data, zip_uint64_t len, zip_source_cmd_t cmd) {
+        auto* self = static_cast<StreamedSource*>(user);
+        switch (cmd) {
+        case ZIP_SOURCE_OPEN:
+            self->buffer.clear();
+            self->taken = self->next = 0;
+            self->given = 0;
+            return 0;
+        case ZIP_SOURCE_READ:
+            try {
+                const zip_int64_t got = self->read(static_cast<char*>(data), len);
+                if (got < 0) zip_error_set(&self->error, ZIP_ER_READ, 0);
+                return got;
+            } catch (const std::bad_alloc&) {
+                self->failure = "not enough memory";
+            } catch (const std::exception& e) {
+                self->failure = e.what();
+            }
+            zip_error_set(&self->error, ZIP_ER_READ, 0);
+            return -1;
+        case ZIP_SOURCE_CLOSE:
+        case ZIP_SOURCE_FREE:
+            return 0;
+        case ZIP_SOURCE_STAT: {
+            auto* stat = static_cast<zip_stat_t*>(data);
+            zip_stat_init(stat);
+            stat->size = self->member->bytes;
+            stat->valid |= ZIP_STAT_SIZE;
+            return sizeof(zip_stat_t);
+        }
+        case ZIP_SOURCE_ERROR:
+            return zip_error_to_data(&self->error, data, len);
+        case ZIP_SOURCE_SUPPORTS:
+            return zip_source_make_command_bitmap(ZIP_SOURCE_OPEN, ZIP_SOURCE_READ,
+                                                  ZIP_SOURCE_CLOSE, ZIP_SOURCE_STAT,
+                                                  ZIP_SOURCE_ERROR, ZIP_SOURCE_FREE, -1);
+        default:
+            zip_error_set(&self->error, ZIP_ER_OPNOTSUPP, 0);
+            return -1;
+        }
+    }
+};
+
+/// Adds `data` as NAME.npy (stored, dated 1980-01-01) to `archive`; an error message on failure.
+std::optional<std::string> addNpzMember(zip_t* archive, const std::string& name,
+                                        zip_source_t* data) {
+    if (!data) return std::string(zip_strerror(archive));
+    const zip_int64_t at = zip_file_add(archive, (name + ".npy").c_str(), data, ZIP_FL_ENC_UTF_8);
+    if (at < 0) {
+        zip_source_free(data);
+        return std::string(zip_strerror(archive));
+    }
+    if (zip_set_file_compression(archive, static_cast<zip_uint64_t>(at), ZIP_CM_STORE, 0) != 0)
+        return std::string(zip_strerror(archive));
+    // Same input, same bytes: every member is dated 1980-01-01 00:00 as NumPy's savez dates
+    // them, not the time of writing.
+    if (zip_file_set_mtime(archive, static_cast<zip_uint64_t>(at), dosEpoch(), 0) != 0)
+        return std::string(zip_strerror(archive));
+    return std::nullopt;
+}
+
+/// Adds every member, ready and streamed (each source in `sources`, which must outlive the
+/// archive's zip_close), in name order.
+std::optional<std::string> addNpzMembers(zip_t* archive,
+                                         const std::map<std::string, std::string>& members,
+                                         const std::map<std::string, StreamedNpzMember>& streamed,
+                                         std::vector<std::unique_ptr<StreamedSource>>& sources) {
+    for (const auto& [name, member] : streamed)
+        if (members.count(name)) return "two members named " + name;
+    // Name order, ready and streamed members alike, as writeNpzMembers has always written.
+    auto ready = members.begin();
+    auto later = streamed.begin();
+    while (ready != members.end() || later != streamed.end()) {
+        const bool takeReady =
+            later == streamed.end() || (ready != members.end() && ready->first < later->first);
+        if (takeReady) {
+            const std::string& member = ready->second;
+            if (auto problem = addNpzMember(
+                    archive, ready->first,
+                    zip_source_buffer(archive, member.data(), member.size(), 0)))
+                return problem;
+            ++ready;
+            continue;
+        }
+        auto source = std::make_unique<StreamedSource>();
+        source->member = &later->second;
+        zip_error_init(&source->error);
+        zip_source_t* data = zip_source_function(archive, &StreamedSource::callback, source.get());
+        sources.push_back(std::move(source));
+        if (auto problem = addNpzMember(archive, later->first, data)) return problem;
+        ++later;
     }
     return std::nullopt;
+}
+
+/// The first failure a streamed member reported, or libzip's message.
+std::string closeMessage(zip_t* archive,
+                         const std::vector<std::unique_ptr<StreamedSource>>& sources) {
+    for (const auto& source : sources)
+        if (!source->failure.empty()) return source->failure;
+    return zip_strerror(archive);
 }
 
 /// The archive built in memory, then written whole: for an archive with no members, which
@@ -905,7 +1021,8 @@ Status writeNpzInMemory(const std::string& path,
         zip_source_free(buffer);
         return Error{"cannot write " + path + ": " + message};
     };
-    if (auto problem = addNpzMembers(archive, members)) return failWith(*problem);
+    std::vector<std::unique_ptr<StreamedSource>> sources;
+    if (auto problem = addNpzMembers(archive, members, {}, sources)) return failWith(*problem);
     if (zip_close(archive) != 0) return failWith(zip_strerror(archive));
 
     std::string image;
@@ -926,8 +1043,13 @@ Status writeNpzInMemory(const std::string& path,
 } // namespace
 
 Status writeNpzMembers(const std::string& path, const std::map<std::string, std::string>& members) {
+    return writeNpzMembers(path, members, {});
+}
+
+Status writeNpzMembers(const std::string& path, const std::map<std::string, std::string>& members,
+                       const std::map<std::string, StreamedNpzMember>& streamed) {
     // libzip removes an archive left with no members: an empty one is written whole.
-    if (members.empty()) return writeNpzInMemory(path, members);
+    if (members.empty() && streamed.empty()) return writeNpzInMemory(path, members);
     struct stat info {};
     if (::stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode))
         return Error{"cannot write " + path + ": it is a directory"};
@@ -946,13 +1068,14 @@ Status writeNpzMembers(const std::string& path, const std::map<std::string, std:
         ::unlink(temp->c_str());
         return Error{"cannot write " + path + ": " + message};
     }
-    if (auto problem = addNpzMembers(archive, members)) {
+    std::vector<std::unique_ptr<StreamedSource>> sources;
+    if (auto problem = addNpzMembers(archive, members, streamed, sources)) {
         zip_discard(archive);
         ::unlink(temp->c_str());
         return Error{"cannot write " + path + ": " + *problem};
     }
     if (zip_close(archive) != 0) {
-        const std::string message = zip_strerror(archive);
+        const std::string message = closeMessage(archive, sources);
         zip_discard(archive);
         ::unlink(temp->c_str());
         return Error{"cannot write " + path + ": " + message};

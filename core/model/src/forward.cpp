@@ -22,9 +22,6 @@
 namespace attnlab::model {
 namespace {
 
-/// More recorded attention than this (floats, over all layers) is a request no machine serves.
-constexpr double kMaxRecordedFloats = 2.0e9;
-
 using detail::resolveThreads;
 
 /// Runs fn(begin, end) over [0, count) in blocks of kColumnBlock columns, the blocks shared out
@@ -376,9 +373,10 @@ bool canExtend(const ModelRun* previous, std::span<const std::int64_t> ids,
     if (previous->ablatedHeads != options.ablatedHeads) return false;
     const auto layers = static_cast<std::size_t>(config.layers);
     if (previous->k.size() != layers || previous->v.size() != layers ||
-        previous->attentions.size() != layers)
+        previous->q.size() != layers || previous->passes.empty())
         return false;
-    if (options.recordQkv && previous->q.size() != layers) return false;
+    if (config.kind == ModelKind::EncoderDecoder && previous->crossQ.size() != layers)
+        return false;
     const Index old = static_cast<Index>(previous->ids.size());
     if (previous->finalHidden.rows() != old || previous->finalHidden.cols() != config.hidden)
         return false;
@@ -389,7 +387,7 @@ bool canExtend(const ModelRun* previous, std::span<const std::int64_t> ids,
             return false;
     return previous->k.front().heads == config.kvHeads &&
            previous->k.front().dim == config.headDim && previous->k.front().seq == old &&
-           previous->attentions.front().heads == config.heads;
+           previous->q.front().heads == config.heads;
 }
 
 } // namespace
@@ -409,10 +407,6 @@ std::optional<std::string> validateRun(const ModelConfig& config, std::span<cons
     if (count > config.maxPositions)
         return std::to_string(count) + " tokens are more than the model's " +
                std::to_string(config.maxPositions) + " positions";
-    const double recorded = static_cast<double>(config.layers) * static_cast<double>(config.heads) *
-                            static_cast<double>(count) * static_cast<double>(count);
-    if (recorded > kMaxRecordedFloats)
-        return std::to_string(count) + " tokens are too many to record every layer's attention";
     for (const auto& [layer, head] : options.ablatedHeads)
         if (layer < 0 || layer >= config.layers || head < 0 || head >= config.heads)
             return "ablated head (" + std::to_string(layer) + ", " + std::to_string(head) +
@@ -458,20 +452,59 @@ Index relativeBucket(Index relative, bool bidirectional, Index buckets, Index ma
     return bucket + std::min(large, buckets - 1);
 }
 
-/// T5's position bias [1, H, fresh, total] for queries at old.. and keys 0..total-1.
-std::shared_ptr<const Tensor4> relativeBias(const ModelConfig& c, const Weight& table, Index old,
-                                            Index fresh, Index total, bool bidirectional) {
-    auto bias = std::make_shared<Tensor4>(1, c.heads, fresh, total);
+/// T5's position bias [1, count, rows, keys] of heads [first, first + count) for queries at
+/// positions old.. and keys 0..keys-1.
+std::shared_ptr<const Tensor4> relativeBias(const ModelConfig& c, const Weight& table,
+                                            Index firstHead, Index count, Index old, Index rows,
+                                            Index keys, bool bidirectional) {
+    auto bias = std::make_shared<Tensor4>(1, count, rows, keys);
     const auto values = table.matrix(); // [buckets, H]
-    for (Index i = 0; i < fresh; ++i)
-        for (Index j = 0; j < total; ++j) {
+    for (Index i = 0; i < rows; ++i)
+        for (Index j = 0; j < keys; ++j) {
             const Index bucket = relativeBucket(j - (old + i), bidirectional, c.relativeBuckets,
                                                 c.relativeMaxDistance);
-            for (Index h = 0; h < c.heads; ++h)
-                bias->head(0, h)(i, j) = values(bucket, h);
+            for (Index h = 0; h < count; ++h)
+                bias->head(0, h)(i, j) = values(bucket, firstHead + h);
         }
     return bias;
 }
+
+} // namespace
+
+bool causalAttention(const ModelConfig& c, AttentionOf of) {
+    return of == AttentionOf::Self && c.kind != ModelKind::Encoder;
+}
+
+AttentionSpec attentionSpecOf(const ModelConfig& c, AttentionOf of, Index layer) {
+    AttentionSpec spec;
+    spec.wantWeights = false;
+    spec.scale = c.attentionScale;
+    if (of == AttentionOf::Cross) return spec; // no soft-capping, no position bias
+    if (c.attentionSoftcap > 0) spec.softcap = c.attentionSoftcap;
+    if (causalAttention(c, of)) {
+        const LayerAttention& own = c.layerAttention[static_cast<std::size_t>(layer)];
+        if (own.window > 0)
+            spec.mask.causalWindow = own.window - 1; // i - W < j <= i
+        else
+            spec.mask.causal = true;
+    }
+    return spec;
+}
+
+bool positionBiased(const ModelConfig& c, AttentionOf of) {
+    return of != AttentionOf::Cross && c.arch().positions == Positions::RelativeBuckets;
+}
+
+std::shared_ptr<const Tensor4> scoreBiasOf(const Model& model, AttentionOf of, Index firstHead,
+                                           Index count, Index first, Index rows, Index keys) {
+    const ModelConfig& c = model.config;
+    if (!positionBiased(c, of)) return nullptr;
+    const Weight& table =
+        of == AttentionOf::Encoder ? model.encoder.relativeBias : model.main.relativeBias;
+    return relativeBias(c, table, firstHead, count, first, rows, keys, !causalAttention(c, of));
+}
+
+namespace {
 
 /// The embeddings of ids[old..] entering a stack: tokens (scaled), positions (learned, with the
 /// family's offset, or sinusoidal), BERT's token type 0, then the stack's embedding norm.
@@ -530,18 +563,6 @@ void mergeHeads(const Attention& attention, const ModelConfig& c, Index layer,
     }
 }
 
-/// [1, H, total, cols] holding `previous`'s first rows (when given), then `fresh`'s [H, rows,
-/// cols].
-Tensor4 stackRows(const Tensor4* previous, const Tensor4& fresh, Index total) {
-    const Index old = total - fresh.seq;
-    Tensor4 all(1, fresh.heads, total, fresh.dim);
-    for (Index head = 0; head < fresh.heads; ++head) {
-        if (previous) all.head(0, head).topRows(old) = previous->head(0, head).topRows(old);
-        all.head(0, head).bottomRows(fresh.seq) = fresh.head(0, head);
-    }
-    return all;
-}
-
 // Activation patching and recording for the lens (RunOptions::patch, ::record; lens.cpp).
 
 /// The patch's residual rows entering `layer` (layer L: the stack's output) at x's positions.
@@ -597,7 +618,6 @@ bool runStack(const Model& model, Pass pass, Matrix& x, Index old, ModelRun& run
     const Architecture& a = c.arch();
     const bool main = pass == Pass::Main;
     const StackWeights& stack = main ? model.main : model.encoder;
-    const bool causal = main && c.kind != ModelKind::Encoder;
     const bool cross = main && c.kind == ModelKind::EncoderDecoder;
     const Index fresh = x.rows();
     const Index total = old + fresh;
@@ -606,16 +626,10 @@ bool runStack(const Model& model, Pass pass, Matrix& x, Index old, ModelRun& run
     const ActivationPatch* patch = main ? options.patch : nullptr;
     RunRecording* record = main ? options.record : nullptr;
 
-    AttentionSpec spec;
-    spec.wantWeights = true;
-    spec.threads = threads;
-    spec.scale = c.attentionScale;
-    if (c.attentionSoftcap > 0) spec.softcap = c.attentionSoftcap;
-    if (a.positions == Positions::RelativeBuckets)
-        spec.scoreBias = relativeBias(c, stack.relativeBias, old, fresh, total, !causal);
-    AttentionSpec crossSpec = spec;
-    crossSpec.scoreBias.reset();
-    crossSpec.softcap.reset();
+    const AttentionOf of = main ? AttentionOf::Self : AttentionOf::Encoder;
+    // The position bias depends on the positions alone: one for every layer.
+    const std::shared_ptr<const Tensor4> bias =
+        scoreBiasOf(model, of, 0, c.heads, old, fresh, total);
 
     Matrix h, q, k, v, mixed, attended, mlpIn, mlpOut, up, gate;
     for (Index l = 0; l < static_cast<Index>(stack.layers.size()); ++l) {
@@ -647,26 +661,20 @@ bool runStack(const Model& model, Pass pass, Matrix& x, Index old, ModelRun& run
         heads.q = appendHeads(nullptr, q, c.heads, hd);
         heads.k = appendHeads(previous ? &previous->k[lu] : nullptr, k, c.kvHeads, hd);
         heads.v = appendHeads(previous ? &previous->v[lu] : nullptr, v, c.kvHeads, hd);
-        spec.mask = MaskSpec{};
-        if (causal && layer.window > 0)
-            spec.mask.causalWindow = layer.window - 1; // i - W < j <= i
-        else if (causal)
-            spec.mask.causal = true;
+        AttentionSpec spec = attentionSpecOf(c, of, l);
+        spec.threads = threads;
+        spec.scoreBias = bias;
         Attention attention = attend(heads, spec);
 
-        // Record: attention rows [H, total, total], q (asked), k and v (the cache).
-        Tensor4 weights(1, c.heads, total, total);
-        for (Index head = 0; head < c.heads; ++head) {
-            auto all = weights.head(0, head);
-            if (previous) all.topLeftCorner(old, old) = previous->attentions[lu].head(0, head);
-            all.bottomRows(fresh) = attention.weights.head(0, head);
-        }
-        (main ? run.attentions : run.encoderAttentions).push_back(std::move(weights));
+        // Keep what reproduces the attention (attention_maps.h): q and k as the kernel read
+        // them, and v (the cache); the weights themselves are not kept.
         if (main) {
-            if (options.recordQkv)
-                run.q.push_back(appendHeads(previous ? &previous->q[lu] : nullptr, q, c.heads, hd));
+            run.q.push_back(appendHeads(previous ? &previous->q[lu] : nullptr, q, c.heads, hd));
             run.k.push_back(std::move(heads.k));
             run.v.push_back(std::move(heads.v));
+        } else {
+            run.encoderQ.push_back(std::move(heads.q));
+            run.encoderK.push_back(std::move(heads.k));
         }
 
         mergeHeads(attention, c, l, ablated, mixed);
@@ -690,9 +698,11 @@ bool runStack(const Model& model, Pass pass, Matrix& x, Index old, ModelRun& run
                 toSource.q = appendHeads(nullptr, q, c.heads, hd);
                 toSource.k = run.crossK[lu];
                 toSource.v = run.crossV[lu];
+                AttentionSpec crossSpec = attentionSpecOf(c, AttentionOf::Cross, l);
+                crossSpec.threads = threads;
                 const Attention reading = attend(toSource, crossSpec);
-                run.crossAttentions.push_back(stackRows(
-                    previous ? &previous->crossAttentions[lu] : nullptr, reading.weights, total));
+                run.crossQ.push_back(appendHeads(previous ? &previous->crossQ[lu] : nullptr, q,
+                                                 c.heads, hd));
                 mergeHeads(reading, c, l, nullptr, mixed);
                 project(mixed, w.crossO, attended, threads);
                 addResidual(x, attended, w.crossNormAfter, c);
@@ -805,6 +815,8 @@ Result<ModelRun> runModel(const Model& model, std::span<const std::int64_t> ids,
     run.ablatedHeads = options.ablatedHeads;
     run.extended = previous != nullptr;
     run.reusedPositions = old;
+    run.passes = previous ? previous->passes : std::vector<Index>{};
+    run.passes.push_back(old);
     return runMain(model, ids, old, std::move(run), previous, options, threads);
 }
 
@@ -833,9 +845,12 @@ Result<ModelRun> runTranslation(const Model& model, std::span<const std::int64_t
     run.ablatedHeads = options.ablatedHeads;
     run.extended = cache != nullptr;
     run.reusedPositions = old;
+    run.passes = cache ? cache->passes : std::vector<Index>{};
+    run.passes.push_back(old);
     if (sameSource) {
         // The encoder's output and the cross K/V depend on the source alone.
-        run.encoderAttentions = previous->encoderAttentions;
+        run.encoderQ = previous->encoderQ;
+        run.encoderK = previous->encoderK;
         run.encoderHidden = previous->encoderHidden;
         run.crossK = previous->crossK;
         run.crossV = previous->crossV;

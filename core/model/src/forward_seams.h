@@ -5,9 +5,31 @@
 // runs, for its tests.
 
 #include <cstdint>
+#include <memory>
 #include <span>
 
+#include "attnlab/attention/attention.h"
 #include "attnlab/model/model.h"
+
+namespace attnlab::model {
+
+/// Whether `of`'s attention is causal: a decoder's self-attention.
+bool causalAttention(const ModelConfig& c, AttentionOf of);
+
+/// The spec under which the forward runs `of`'s attention in `layer`: mask (causal, a layer's
+/// sliding window), scale and soft-capping; no weights, one thread, no position bias (its
+/// values depend on the positions: scoreBiasOf). attention_maps.cpp reruns the same spec.
+AttentionSpec attentionSpecOf(const ModelConfig& c, AttentionOf of, Index layer);
+
+/// Whether `of`'s scores get a position bias (T5's relative buckets; not cross-attention).
+bool positionBiased(const ModelConfig& c, AttentionOf of);
+
+/// T5's relative position bias [1, count, rows, keys] of heads [firstHead, firstHead + count)
+/// for queries at positions first.. and keys 0..keys-1; null where the family has none.
+std::shared_ptr<const Tensor4> scoreBiasOf(const Model& model, AttentionOf of, Index firstHead,
+                                           Index count, Index first, Index rows, Index keys);
+
+} // namespace attnlab::model
 
 namespace attnlab::model::seams {
 

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "attnlab/model/attention_maps.h"
 #include "attnlab/model/model.h"
 
 namespace attnlab::model {
@@ -83,8 +84,20 @@ std::vector<HeadRole> headRoles(std::span<const Tensor4> attentions,
     return roles;
 }
 
-std::vector<HeadRole> headRoles(const ModelRun& run) {
-    return headRoles(run.attentions, run.ids);
+std::vector<HeadRole> headRoles(const Model& model, const ModelRun& run, int threads) {
+    // One head's map alive at a time: memory S^2, not L H S^2.
+    const auto targets = inductionTargets(run.ids);
+    std::vector<HeadRole> roles;
+    forEachHeadMap(
+        model, run, AttentionOf::Self,
+        [&](Index layer, Index head, const Matrix& map) {
+            HeadRole role = roleOf(ConstMatrixMap(map.data(), map.rows(), map.cols()), targets);
+            role.layer = layer;
+            role.head = head;
+            roles.push_back(role);
+        },
+        threads);
+    return roles;
 }
 
 double roleScore(const HeadRole& role, RoleScore score) {

@@ -41,7 +41,6 @@ Result<ModelRun> recordedRun(const Model& model, std::span<const std::int64_t> i
                              const RunOptions& base, LogitRows logits, RunRecording& record) {
     RunOptions options = base;
     options.logits = logits;
-    options.recordQkv = false;
     options.patch = nullptr;
     options.record = &record;
     return runModel(model, ids, options);
@@ -202,7 +201,6 @@ Result<Patching> activationPatching(const Model& model, std::span<const std::int
     if (auto problem = validateRun(c, corrupted, base)) return Error{*problem};
 
     RunOptions options = base;
-    options.recordQkv = false;
     options.record = nullptr;
     options.patch = nullptr;
     options.logits = LogitRows::Last;

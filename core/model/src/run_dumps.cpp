@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "attnlab/model/attention_maps.h"
+
 namespace attnlab::model {
 
 namespace {
@@ -39,12 +41,8 @@ ModelRun truncatedRun(const ModelRun& run, Index keep) {
             cut.head(0, h) = t.head(0, h).topRows(keep);
         return cut;
     };
-    for (const Tensor4& a : run.attentions) {
-        Tensor4 cut(1, a.heads, keep, keep);
-        for (Index h = 0; h < a.heads; ++h)
-            cut.head(0, h) = a.head(0, h).topLeftCorner(keep, keep);
-        out.attentions.push_back(std::move(cut));
-    }
+    for (Index start : run.passes)
+        if (start < keep) out.passes.push_back(start);
     for (const Tensor4& t : run.q)
         out.q.push_back(rows(t));
     for (const Tensor4& t : run.k)
@@ -124,9 +122,10 @@ QkvDump qkvDumpOf(const Model& model, const ModelRun& run, std::vector<std::stri
 AttentionDump translationDumpOf(const Model& model, const ModelRun& run, const std::string& kind,
                                 std::vector<std::string> sourceTokens,
                                 std::vector<std::string> targetTokens) {
-    const std::vector<Tensor4>& layers = kind == "encoder" ? run.encoderAttentions
-                                         : kind == "decoder" ? run.attentions
-                                                             : run.crossAttentions;
+    const std::vector<Tensor4> layers = attentionRecord(model, run,
+                                                        kind == "encoder"   ? AttentionOf::Encoder
+                                                        : kind == "decoder" ? AttentionOf::Self
+                                                                            : AttentionOf::Cross);
     ATTN_CHECK(!layers.empty(), "translationDumpOf: not a translation run");
     AttentionDump dump;
     dump.source = model.name;
@@ -155,7 +154,7 @@ AttentionDump attentionDumpOf(const Model& model, const ModelRun& run,
     weights.heads = c.heads;
     weights.sq = seq;
     weights.sk = seq;
-    weights.weights = stackLayers(run.attentions);
+    weights.weights = stackLayers(attentionRecord(model, run));
     weights.tokens = std::move(tokens);
     return weights;
 }

@@ -3,9 +3,11 @@
 #include "attnlab/model/run_npz.h"
 
 #include <cstring>
+#include <map>
 
 #include "attnlab/base/check.h"
 #include "attnlab/io/npy.h"
+#include "attnlab/model/attention_maps.h"
 
 namespace attnlab::model {
 namespace {
@@ -38,57 +40,97 @@ std::string logitsMember(const ModelRun& run) {
     return out;
 }
 
+/// The maps of `heads` (every head when empty) of `of` as one float32 member, [L, H, Sq, Sk]
+/// or [n, Sq, Sk], computed a head at a time while the archive is written.
+StreamedNpzMember mapsMember(const Model& model, const ModelRun& run, AttentionOf of,
+                             std::vector<std::pair<Index, Index>> heads, int threads) {
+    const AttentionShape shape = attentionShape(model, run, of);
+    ATTN_CHECK(shape.layers > 0, "run npz: the run has no such attention");
+    std::vector<Index> dims{shape.layers, shape.heads, shape.queries, shape.keys};
+    if (heads.empty()) {
+        for (Index l = 0; l < shape.layers; ++l)
+            for (Index h = 0; h < shape.heads; ++h)
+                heads.emplace_back(l, h);
+    } else {
+        dims = {static_cast<Index>(heads.size()), shape.queries, shape.keys};
+    }
+    const std::string header = npyHeader("<f4", dims);
+    StreamedNpzMember member;
+    member.bytes = header.size() + static_cast<std::uint64_t>(heads.size()) *
+                                       static_cast<std::uint64_t>(shape.queries) *
+                                       static_cast<std::uint64_t>(shape.keys) * sizeof(float);
+    member.pieces = heads.size() + 1;
+    member.piece = [&model, &run, of, heads, header, threads](std::size_t i, std::string& out) {
+        if (i == 0) {
+            out = header;
+            return;
+        }
+        const auto [layer, head] = heads[i - 1];
+        const Matrix map = attentionMap(model, run, layer, head, of, threads);
+        appendFloats(out, map.data(), static_cast<std::size_t>(map.size()));
+    };
+    return member;
+}
+
 } // namespace
 
-std::map<std::string, std::string> runNpzMembers(const ModelRun& run,
-                                                 const std::vector<std::string>& tokens,
-                                                 const RunNpzContents& contents) {
-    ATTN_CHECK(!run.attentions.empty(), "runNpzMembers: the run has no layers");
+double runNpzAttentionBytes(Index tokens, const ModelConfig& config,
+                            const RunNpzContents& contents) {
+    const auto s = static_cast<double>(tokens);
+    const double maps = contents.heads.empty()
+                            ? static_cast<double>(config.layers) * static_cast<double>(config.heads)
+                            : static_cast<double>(contents.heads.size());
+    return maps * s * s * sizeof(float);
+}
+
+Status writeRunNpz(const std::string& path, const Model& model, const ModelRun& run,
+                   const std::vector<std::string>& tokens, const RunNpzContents& contents) {
+    ATTN_CHECK(!run.q.empty(), "writeRunNpz: the run has no layers");
     ATTN_CHECK(tokens.size() == run.ids.size(),
-               "runNpzMembers: " << tokens.size() << " tokens for " << run.ids.size() << " ids");
+               "writeRunNpz: " << tokens.size() << " tokens for " << run.ids.size() << " ids");
     std::map<std::string, std::string> members;
-    members["attentions"] = floatMember(run.attentions);
     members["ids"] = encodeNpyInt64({static_cast<Index>(run.ids.size())}, run.ids);
     members["tokens"] = encodeNpyUnicode(tokens);
     if (contents.logits) members["logits"] = logitsMember(run);
     if (contents.qkv) {
-        ATTN_CHECK(run.q.size() == run.attentions.size(), "runNpzMembers: q was not recorded");
         members["q"] = floatMember(run.q);
         members["k"] = floatMember(run.k);
         members["v"] = floatMember(run.v);
     }
-    return members;
+    if (!contents.heads.empty()) {
+        std::vector<std::int64_t> pairs;
+        for (const auto& [layer, head] : contents.heads) {
+            pairs.push_back(layer);
+            pairs.push_back(head);
+        }
+        members["attention_heads"] =
+            encodeNpyInt64({static_cast<Index>(contents.heads.size()), 2}, pairs);
+    }
+    std::map<std::string, StreamedNpzMember> streamed;
+    streamed["attentions"] =
+        mapsMember(model, run, AttentionOf::Self, contents.heads, contents.threads);
+    return writeNpzMembers(path, members, streamed);
 }
 
-Status writeRunNpz(const std::string& path, const ModelRun& run,
-                   const std::vector<std::string>& tokens, const RunNpzContents& contents) {
-    return writeNpzMembers(path, runNpzMembers(run, tokens, contents));
-}
-
-std::map<std::string, std::string> translationNpzMembers(const ModelRun& run,
-                                                         const std::vector<std::string>& sourceTokens,
-                                                         const std::vector<std::string>& targetTokens,
-                                                         bool logits) {
-    ATTN_CHECK(!run.encoderAttentions.empty() && !run.crossAttentions.empty(),
-               "translationNpzMembers: not a translation run");
+Status writeTranslationNpz(const std::string& path, const Model& model, const ModelRun& run,
+                           const std::vector<std::string>& sourceTokens,
+                           const std::vector<std::string>& targetTokens, bool logits,
+                           int threads) {
+    ATTN_CHECK(!run.encoderQ.empty() && !run.crossQ.empty(),
+               "writeTranslationNpz: not a translation run");
     ATTN_CHECK(sourceTokens.size() == run.sourceIds.size() && targetTokens.size() == run.ids.size(),
-               "translationNpzMembers: the tokens do not match the ids");
+               "writeTranslationNpz: the tokens do not match the ids");
     std::map<std::string, std::string> members;
-    members["encoder_attentions"] = floatMember(run.encoderAttentions);
-    members["decoder_attentions"] = floatMember(run.attentions);
-    members["cross_attentions"] = floatMember(run.crossAttentions);
     members["ids"] = encodeNpyInt64({static_cast<Index>(run.sourceIds.size())}, run.sourceIds);
     members["decoder_ids"] = encodeNpyInt64({static_cast<Index>(run.ids.size())}, run.ids);
     members["tokens"] = encodeNpyUnicode(sourceTokens);
     members["decoder_tokens"] = encodeNpyUnicode(targetTokens);
     if (logits) members["logits"] = logitsMember(run);
-    return members;
-}
-
-Status writeTranslationNpz(const std::string& path, const ModelRun& run,
-                           const std::vector<std::string>& sourceTokens,
-                           const std::vector<std::string>& targetTokens, bool logits) {
-    return writeNpzMembers(path, translationNpzMembers(run, sourceTokens, targetTokens, logits));
+    std::map<std::string, StreamedNpzMember> streamed;
+    streamed["encoder_attentions"] = mapsMember(model, run, AttentionOf::Encoder, {}, threads);
+    streamed["decoder_attentions"] = mapsMember(model, run, AttentionOf::Self, {}, threads);
+    streamed["cross_attentions"] = mapsMember(model, run, AttentionOf::Cross, {}, threads);
+    return writeNpzMembers(path, members, streamed);
 }
 
 } // namespace attnlab::model

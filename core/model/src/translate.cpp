@@ -4,6 +4,8 @@
 
 #include <random>
 
+#include "attnlab/model/attention_maps.h"
+
 namespace attnlab::model {
 
 Result<Translation> translate(const Model& model, std::span<const std::int64_t> source,
@@ -40,10 +42,12 @@ Result<Translation> translate(const Model& model, std::span<const std::int64_t> 
         done.id = id;
         for (const auto& entry : distribution)
             if (entry.id == id) done.probability = entry.modelProbability;
-        const Tensor4& cross = run->crossAttentions.back();
-        Vector reads = Vector::Zero(cross.dim);
+        // The last layer's cross-attention of the last row, summed over the heads.
+        const AttentionShape cross = attentionShape(model, *run, AttentionOf::Cross);
+        RowVector reads = RowVector::Zero(cross.keys);
         for (Index h = 0; h < cross.heads; ++h)
-            reads += cross.head(0, h).row(cross.seq - 1).transpose();
+            reads += attentionRows(model, *run, cross.layers - 1, h, cross.queries - 1, 1,
+                                   AttentionOf::Cross);
         reads.maxCoeff(&done.reads);
         out.steps.push_back(done);
         out.generated.push_back(id);

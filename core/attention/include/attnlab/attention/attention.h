@@ -113,6 +113,12 @@ std::optional<std::string> validate(const QkvD& qkv, const AttentionSpec& spec);
 Attention attend(const Qkv& qkv, const AttentionSpec& spec);
 AttentionD attend(const QkvD& qkv, const AttentionSpec& spec);
 
+/// Query rows attend() computes together for a float32 run of spec: a call over the rows of
+/// one such block or more, starting at a multiple of it (with the keys the mask lets those rows
+/// see), gives each row the same bytes as a call over all rows. 0 when only the whole call
+/// does (the generic kernels, whose GEMM sums in an order chosen from the whole shape).
+Index attendRowBlock(const AttentionSpec& spec);
+
 /// The numerically stable masked softmax of one row in place: subtracts the max over allowed
 /// entries; entries outside [range) and where customRow is false become exactly 0.
 /// Returns false (and zeros the row) when no entry is allowed.

@@ -3,6 +3,7 @@
 /// can print them and the window can show them; writing is atomic (temp file + rename).
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <string_view>
@@ -106,6 +107,19 @@ Status writeNpz(const std::string& path, const std::map<std::string, NpyArray>& 
 /// Writes an .npz (stored) archive of ready .npy images (name without ".npy" -> bytes)
 /// atomically, for members writeNpz cannot encode (int64 ids, '<U' tokens).
 Status writeNpzMembers(const std::string& path, const std::map<std::string, std::string>& members);
+
+/// A member produced while the archive is written, so it never sits whole in memory: `pieces`
+/// pieces, piece(i, out) appending piece i's bytes to out (empty on entry), in order; together
+/// a .npy image (header first) of exactly `bytes` bytes. A piece may throw: nothing is then left
+/// at the archive's path, and the error (or "not enough memory") is the write's.
+struct StreamedNpzMember {
+    std::uint64_t bytes = 0;
+    std::size_t pieces = 0;
+    std::function<void(std::size_t piece, std::string& out)> piece;
+};
+/// writeNpzMembers with streamed members beside the ready ones (names unique across both).
+Status writeNpzMembers(const std::string& path, const std::map<std::string, std::string>& members,
+                       const std::map<std::string, StreamedNpzMember>& streamed);
 
 /// Views rank 2 [S, D], 3 [B, S, D] or 4 [B, H, S, D] data as a Tensor4 (data64 rounded to
 /// float when that is where the values are).

@@ -4,7 +4,7 @@
 ///
 ///   auto probe = inductionProbe(model.config, 32, seed);   // BOS + r + r, r random
 ///   auto run = runModel(model, *probe);
-///   auto roles = headRoles(*run);                          // layer-major, one per head
+///   auto roles = headRoles(model, *run);                   // layer-major, one per head
 ///
 /// Every score of a head averages over its *deciding queries*, the queries i = 1 .. S-1
 /// (query 0 of a causal model can only attend to itself, so it says nothing about the head).
@@ -39,6 +39,7 @@
 namespace attnlab::model {
 
 struct ModelRun;
+class Model;
 
 /// The five role scores of one head (see the file comment for the exact definitions).
 struct HeadRole {
@@ -53,8 +54,9 @@ struct HeadRole {
     Index inductionQueries = 0; ///< queries with an induction target; 0: induction undefined
 };
 
-/// The roles of every head of `run`, layer-major ((0,0), (0,1), ... (L-1,H-1)).
-std::vector<HeadRole> headRoles(const ModelRun& run);
+/// The roles of every head of `run`, layer-major ((0,0), (0,1), ... (L-1,H-1)), from one
+/// head's map at a time (attention_maps.h): memory S^2, time L H S^2 hd.
+std::vector<HeadRole> headRoles(const Model& model, const ModelRun& run, int threads = 0);
 /// The same from per-layer attention weights [1, H, S, S] and the S token ids they were
 /// computed on (an attention dump of `attnlab model` plus its ids). Throws InvalidArgument when
 /// a layer is not [1, H, S, S] with S == ids.size() or the layers differ in H.

@@ -1,11 +1,12 @@
 #pragma once
 /// A Hugging Face checkpoint loaded for inference (config + mmap'd weights, every tensor checked
-/// present with the shape the config implies) and its float32 forward pass, which records per
-/// layer the attention weights and, on request, q and k (after q/k norm and RoPE) and v.
+/// present with the shape the config implies) and its float32 forward pass, which keeps per
+/// layer what reproduces its attention (q and k after q/k norm and RoPE, and v: the cache) but
+/// not the L x H x S x S weights: a map is computed when asked (attention_maps.h).
 ///
 ///   auto model = loadModel("gpt2/");                  // Result<Model>
 ///   auto run = runModel(*model, ids, {.logits = LogitRows::Last});
-///   run->attentions[layer]                             // [1, H, S, S]
+///   Matrix map = attentionMap(*model, *run, layer, head);  // [S, S], on demand
 ///   auto longer = runModel(*model, moreIds, options, &*run);  // KV cache reused when moreIds
 ///                                                             // extends ids
 
@@ -149,6 +150,10 @@ Result<Model> loadModel(const std::string& directory, const LoadOptions& options
 
 enum class LogitRows { None, Last, All };
 
+/// One of a run's attentions: the main stack's self-attention (a decoder's causal one, an
+/// encoder's two-way one), or an encoder-decoder's encoder or cross-attention.
+enum class AttentionOf : std::uint8_t { Self, Encoder, Cross };
+
 /// Activations a run uses instead of its own (activation patching, lens.h), in the main stack.
 /// Positions are absolute; a run that extends a `previous` one applies the entries of its fresh
 /// positions only, so the caller gives a `previous` whose positions the patch leaves unchanged.
@@ -177,7 +182,6 @@ struct RunRecording {
 
 struct RunOptions {
     LogitRows logits = LogitRows::None;
-    bool recordQkv = false; ///< fill ModelRun::q (k and v are always kept: they are the cache)
     int threads = 0;        ///< GEMM and attention workers; 0 = hardware concurrency
     /// Heads switched off: (layer, head) pairs whose attention output is zeroed before the
     /// output projection.
@@ -190,13 +194,19 @@ struct RunOptions {
     RunRecording* record = nullptr;
 };
 
-/// The recorded forward of ids. Every per-layer tensor has batch 1.
+/// The recorded forward of ids. Every per-layer tensor has batch 1. What a run keeps grows
+/// with S, not S^2: per layer q, k and v (L (H + 2 Hkv) S hd floats), the final hidden states
+/// and the logits asked for; attention maps are computed from q and k on demand
+/// (attention_maps.h), byte-equal to the weights the forward's own kernel used.
 struct ModelRun {
     std::vector<std::int64_t> ids;   ///< an encoder-decoder: the target (the decoder's input)
-    std::vector<Tensor4> attentions; ///< per layer [1, H, S, S]: causal (decoders), two-way (encoders)
-    std::vector<Tensor4> q;          ///< per layer [1, H, S, hd] after q-norm and RoPE (asked)
+    std::vector<Tensor4> q;          ///< per layer [1, H, S, hd] after q-norm and RoPE
     std::vector<Tensor4> k;          ///< per layer [1, Hkv, S, hd] after k-norm and RoPE
     std::vector<Tensor4> v;          ///< per layer [1, Hkv, S, hd]
+    /// The first position of each pass of the main stack over fresh positions: {0} for a run
+    /// from scratch, then where each extension through the cache began. A map's rows are
+    /// recomputed pass by pass, as the forward computed them.
+    std::vector<Index> passes;
     Matrix finalHidden;              ///< [S, D] after the final norm
     Matrix logits;                   ///< [S, V] (All), [1, V] (Last) or empty
     LogitRows logitRows = LogitRows::None;
@@ -206,20 +216,19 @@ struct ModelRun {
 
     // Encoder-decoders (runTranslation): the source, run once, and what the decoder reads of it.
     std::vector<std::int64_t> sourceIds;
-    std::vector<Tensor4> encoderAttentions; ///< per encoder layer [1, H, Ss, Ss]
-    std::vector<Tensor4> crossAttentions;   ///< per decoder layer [1, H, St, Ss]
-    std::vector<Tensor4> crossK, crossV;    ///< per decoder layer [1, H, Ss, hd]: computed once
-    Matrix encoderHidden;                   ///< [Ss, D], the encoder's output
+    std::vector<Tensor4> encoderQ, encoderK; ///< per encoder layer [1, H|Hkv, Ss, hd]
+    std::vector<Tensor4> crossQ;             ///< per decoder layer [1, H, St, hd]
+    std::vector<Tensor4> crossK, crossV;     ///< per decoder layer [1, H, Ss, hd]: computed once
+    Matrix encoderHidden;                    ///< [Ss, D], the encoder's output
 };
 
-/// Checks ids against the model (non-empty, every id < vocab, at most max positions, the
-/// recorded attention of a sane size) and the ablated and patched heads and residual cells
+/// Checks ids against the model (non-empty, every id < vocab, at most max positions) and the ablated and patched heads and residual cells
 /// against its shape.
 std::optional<std::string> validateRun(const ModelConfig& config, std::span<const std::int64_t> ids,
                                        const RunOptions& options);
 
 /// Runs the model on ids. When `previous` is a run of the same model with the same ablated
-/// heads (and q recorded if asked) whose ids are a proper prefix of ids, only the new
+/// heads whose ids are a proper prefix of ids, only the new
 /// positions are computed, reading K/V from previous; the result equals a full run.
 /// Errors: validateRun's messages, or "cancelled".
 Result<ModelRun> runModel(const Model& model, std::span<const std::int64_t> ids,

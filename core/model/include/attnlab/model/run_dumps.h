@@ -38,8 +38,9 @@ QkvApply nativeApply(const ModelConfig& config);
 /// weights it recorded can be shown as they are.
 bool reproducesModel(const QkvApply& apply, const ModelConfig& config);
 
-/// Every layer's q/k/v of a run (recorded with RunOptions::recordQkv) as one Q/K/V dump, and
-/// its attention weights as one attention dump [1, L, H, S, S]; `tokens` label the positions.
+/// Every layer's q/k/v of a run as one Q/K/V dump, and its attention weights (the whole record,
+/// computed from q and k: attention_maps.h) as one attention dump [1, L, H, S, S]; `tokens`
+/// label the positions.
 QkvDump qkvDumpOf(const Model& model, const ModelRun& run, std::vector<std::string> tokens);
 
 /// One of a translation run's three attentions as an attention dump: "cross" [1, L, H, St, Ss]

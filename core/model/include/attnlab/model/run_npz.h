@@ -1,11 +1,14 @@
 #pragma once
 /// A model run as an .npz: `attentions` float32 [L, H, S, S] (the attention-dump layout, so
-/// File > Open Attention Dump and `render --dump` read it unchanged), `ids` int64 [S], `tokens`
-/// '<U' [S]; on request `logits` float32 [S, V] and `q` [L, H, S, hd], `k`/`v` [L, Hkv, S, hd]
-/// (the Q/K/V-dump layout).
+/// File > Open Attention Dump and `render --dump` read it unchanged) or, for chosen heads,
+/// `attentions` [n, S, S] with `attention_heads` int64 [n, 2] (layer, head); `ids` int64 [S],
+/// `tokens` '<U' [S]; on request `logits` float32 [S, V] and `q` [L, H, S, hd], `k`/`v`
+/// [L, Hkv, S, hd] (the Q/K/V-dump layout). Attention maps are computed from the run's q and k
+/// as the archive is written, one head at a time (attention_maps.h): the archive never sits
+/// whole in memory.
 
-#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "attnlab/base/result.h"
@@ -15,16 +18,18 @@ namespace attnlab::model {
 
 struct RunNpzContents {
     bool logits = false; ///< run.logits must then hold every row
-    bool qkv = false;    ///< run.q must then be recorded
+    bool qkv = false;
+    /// The (layer, head) maps to write, in this order; empty: every head, [L, H, S, S].
+    std::vector<std::pair<Index, Index>> heads;
+    int threads = 0; ///< computing the maps; 0 = hardware concurrency
 };
 
-/// The members (name without ".npy" -> .npy image) of a run's .npz.
-std::map<std::string, std::string> runNpzMembers(const ModelRun& run,
-                                                 const std::vector<std::string>& tokens,
-                                                 const RunNpzContents& contents);
+/// Bytes of the attention maps `contents` asks of the run (float32 values, header excluded).
+double runNpzAttentionBytes(Index tokens, const ModelConfig& config,
+                            const RunNpzContents& contents);
 
 /// Writes the run's .npz atomically (nothing is left at `path` on failure).
-Status writeRunNpz(const std::string& path, const ModelRun& run,
+Status writeRunNpz(const std::string& path, const Model& model, const ModelRun& run,
                    const std::vector<std::string>& tokens, const RunNpzContents& contents);
 
 /// A translation run (runTranslation) as an .npz: `encoder_attentions` [L, H, Ss, Ss],
@@ -32,12 +37,9 @@ Status writeRunNpz(const std::string& path, const ModelRun& run,
 /// (the source), `decoder_ids` int64 [St] (the decoder's input), `tokens` [Ss] and
 /// `decoder_tokens` [St]; with `logits`, logits float32 [St, V]. loadAttentionDump reads each
 /// of the three attentions.
-std::map<std::string, std::string> translationNpzMembers(const ModelRun& run,
-                                                         const std::vector<std::string>& sourceTokens,
-                                                         const std::vector<std::string>& targetTokens,
-                                                         bool logits);
-Status writeTranslationNpz(const std::string& path, const ModelRun& run,
+Status writeTranslationNpz(const std::string& path, const Model& model, const ModelRun& run,
                            const std::vector<std::string>& sourceTokens,
-                           const std::vector<std::string>& targetTokens, bool logits);
+                           const std::vector<std::string>& targetTokens, bool logits,
+                           int threads = 0);
 
 } // namespace attnlab::model

@@ -5,7 +5,8 @@
 ///
 ///   auto result = translate(model, sourceIds, {.maxTokens = 32});
 ///   result->generated        // the target ids, </s> included when it came
-///   result->run.crossAttentions.back()   // [1, H, St, Ss]: row i produced generated[i]
+///   attentionMap(model, result->run, l, h, AttentionOf::Cross)  // [St, Ss]: row i
+///                                                                // produced generated[i]
 
 #include <cstdint>
 #include <span>
