@@ -272,6 +272,81 @@ TEST_F(ModelCommand, RejectsBadIdsWithoutWriting) {
     expectRejected({"--model", dir, "--ids", "1"}, "--out");
 }
 
+// --heads writes just the chosen heads' maps, in the order given, with their (layer, head):
+// the same bytes as those heads of the full record.
+TEST_F(ModelCommand, ChosenHeadsAreTheFullRecordsBytes) {
+    const std::string dir = fixture("llama_gqa_llama3_bf16_sharded");
+    const std::string full = file("full.npz");
+    const std::string some = file("some.npz");
+    ASSERT_EQ(model({"--model", dir, "--ids", kIds, "--out", full, "--threads", "1"}).status, 0);
+    const RunResult run = model({"--model", dir, "--ids", kIds, "--out", some, "--heads",
+                                 "1:3,0:0,1:1", "--threads", "3"});
+    ASSERT_EQ(run.status, 0) << run.err;
+    auto record = members(full);
+    auto chosen = members(some);
+    EXPECT_FALSE(record.count("attention_heads"));
+    const NpyArray all = floats(record["attentions"], "full");
+    const NpyArray maps = floats(chosen["attentions"], "chosen");
+    ASSERT_EQ(all.shape.size(), 4u);
+    const Index heads = all.shape[1];
+    const Index s = all.shape[2];
+    ASSERT_EQ(maps.shape, (std::vector<Index>{3, s, s}));
+    const std::vector<std::pair<Index, Index>> asked{{1, 3}, {0, 0}, {1, 1}};
+    for (std::size_t n = 0; n < asked.size(); ++n) {
+        const auto [layer, head] = asked[n];
+        EXPECT_EQ(std::memcmp(maps.data.data() + n * s * s,
+                              all.data.data() + (layer * heads + head) * s * s,
+                              static_cast<std::size_t>(s * s) * sizeof(float)),
+                  0)
+            << layer << ":" << head;
+    }
+    // attention_heads: int64 [3, 2], the pairs as asked.
+    ASSERT_TRUE(chosen.count("attention_heads"));
+    const std::string& pairs = chosen["attention_heads"];
+    EXPECT_NE(pairs.find("'descr': '<i8'"), std::string::npos);
+    EXPECT_NE(pairs.find("'shape': (3, 2)"), std::string::npos);
+    std::vector<std::int64_t> values(6);
+    std::memcpy(values.data(), pairs.data() + pairs.size() - 48, 48);
+    EXPECT_EQ(values, (std::vector<std::int64_t>{1, 3, 0, 0, 1, 1}));
+}
+
+TEST_F(ModelCommand, BadHeadsExitTwoWithOneLineAndWriteNothing) {
+    const std::string dir = fixture("llama_gqa_llama3_bf16_sharded"); // 2 layers x 4 heads
+    const std::string out = file("o.npz");
+    expectRejected({"--model", dir, "--ids", kIds, "--out", out, "--heads", "2:0"}, "--heads",
+                   "outside the model's 2 layers x 4 heads");
+    expectRejected({"--model", dir, "--ids", kIds, "--out", out, "--heads", "0:4"}, "--heads",
+                   "outside");
+    expectRejected({"--model", dir, "--ids", kIds, "--out", out, "--heads", "0:1,1:0,0:1"},
+                   "--heads", "0:1 is named twice");
+    expectRejected({"--model", dir, "--ids", kIds, "--out", out, "--heads", "0-1"}, "--heads",
+                   "is not LAYER:HEAD");
+    expectRejected({"--model", dir, "--ids", kIds, "--out", out, "--heads", "a:1"}, "--heads");
+    expectRejected({"--model", dir, "--ids", kIds, "--out", out, "--heads", "0:-1"}, "--heads");
+    expectRejected({"--model", dir, "--ids", kIds, "--heads", "0:1", "--roles"}, "--heads",
+                   "needs --out");
+}
+
+// A full record past 2 GiB is refused before anything runs, naming its size and --heads.
+TEST_F(ModelCommand, AFullRecordPastTheLimitIsRefusedNamingItsBytes) {
+    const std::string dir = copyFixture("qwen3_qknorm"); // 2 layers x 4 heads, RoPE
+    nlohmann::json config;
+    std::ifstream(dir + "/config.json") >> config;
+    config["max_position_embeddings"] = 20000;
+    std::ofstream(dir + "/config.json") << config.dump();
+    std::string ids;
+    for (int i = 0; i < 9000; ++i)
+        ids += (i ? "," : "") + std::to_string(i % 7);
+    const std::string out = file("big.npz");
+    // 2 x 4 x 9000^2 x 4 bytes = 2.6 GB.
+    expectRejected({"--model", dir, "--ids", ids, "--out", out}, "2.6 GB",
+                   "choose heads with --heads");
+    // The same text runs for what needs no record (the refusal is the record's, not the
+    // text's).
+    const RunResult run = model({"--model", dir, "--ids", ids, "--top-k", "1", "--threads", "2"});
+    EXPECT_EQ(run.status, 0) << run.err;
+}
+
 TEST_F(ModelCommand, RejectsBadCheckpointsWithoutWriting) {
     const std::string out = file("o.npz");
     expectRejected({"--model", file("absent"), "--ids", "1", "--out", out}, "absent",
