@@ -514,6 +514,10 @@
         <source>additive</source>
         <translation>加性注意力</translation>
     </message>
+    <message>
+        <source>%1 tokens are too many to show every layer&apos;s attention here (%2 GB); `attnlab model --heads` writes chosen heads</source>
+        <translation>%1 个词元太多，这里无法显示每一层的注意力（%2 GB）；`attnlab model --heads` 可写出所选的头</translation>
+    </message>
 </context>
 <context>
     <name>attnlab::ui::AggregateView</name>

@@ -101,6 +101,9 @@ void toDumps(const model::Model& loaded, const model::Tokenizer& tokenizer,
     out.weights = model::attentionDumpOf(loaded, run, std::move(tokens));
 }
 
+/// More than this many floats of attention (every layer's and head's map) is not shown.
+constexpr double kMaxWindowRecordFloats = 2.0e9;
+
 ModelRunOutput computeRun(std::shared_ptr<const model::Model> loaded,
                           std::shared_ptr<const model::Tokenizer> tokenizer,
                           std::vector<std::int64_t> ids, HeadSet ablated,
@@ -136,6 +139,19 @@ ModelRunOutput computeRun(std::shared_ptr<const model::Model> loaded,
             out.milliseconds = std::chrono::duration<double, std::milli>(
                                    std::chrono::steady_clock::now() - started)
                                    .count();
+            return out;
+        }
+        // The window's views still read every layer's map (toDumps): a record past what a
+        // machine holds is refused before the forward runs; the command line's --heads writes
+        // chosen heads of any length.
+        const double cells = static_cast<double>(loaded->config.layers) *
+                             static_cast<double>(loaded->config.heads) *
+                             static_cast<double>(ids.size()) * static_cast<double>(ids.size());
+        if (cells > kMaxWindowRecordFloats) {
+            out.error = QObject::tr("%1 tokens are too many to show every layer's attention "
+                                    "here (%2 GB); `attnlab model --heads` writes chosen heads")
+                            .arg(ids.size())
+                            .arg(cells * 4 / 1e9, 0, 'f', 1);
             return out;
         }
         // The cache up to the first changed id is reused.
