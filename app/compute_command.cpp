@@ -1,5 +1,5 @@
 // `attnlab compute`: attention over Q, K, V read from .npy files, written to .npy (and on
-// request the weights as .npy and a trace as JSON). DESIGN.md, "attnlab compute", is the
+// request the weights as .npy and a trace as JSON). docs/compute.md is the
 // contract. Every problem with the input becomes one line on stderr and exit status 2;
 // everything is computed before anything is written, every file goes to a temporary name
 // first, and the renames happen only when all writes succeeded.
@@ -173,7 +173,7 @@ template <typename T> Tensor4T<T> takeTensor(Input& input) {
     return tensor;
 }
 
-/// The shape checks of DESIGN.md, each naming the files involved.
+/// The shape checks of docs/compute.md, each naming the files involved.
 void checkShapes(const Input& q, const Input& k, const Input& v) {
     for (const Input* other : {&k, &v})
         if (other->rank != q.rank)

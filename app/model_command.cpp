@@ -1,6 +1,6 @@
 // `attnlab model`: runs a Hugging Face checkpoint (config.json + safetensors) on text or ids
 // and writes every layer's attention (an attention dump), the ids and tokens, and on request
-// the logits and q/k/v (a Q/K/V dump) to one .npz. DESIGN.md, "Real models", is the contract.
+// the logits and q/k/v (a Q/K/V dump) to one .npz. docs/models.md is the contract.
 // With --roles it prints every head's role scores (head_roles.h), on the text or on the
 // standard induction probe (--probe N); with --top-k/--temperature/--top-p the next-token
 // distribution (sampling.h); --ablate switches heads off for all of it.

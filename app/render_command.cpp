@@ -1,5 +1,5 @@
 // `attnlab render`: draws any view to PNG, SVG or PDF with no display, through the same view
-// classes and the same figure export code as the window (DESIGN.md, "attnlab render").
+// classes and the same figure export code as the window (docs/render.md).
 // Every problem with the arguments or the session becomes one line on stderr and exit
 // status 2, found before anything is drawn; figures go to a temporary name and are renamed.
 

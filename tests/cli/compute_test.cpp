@@ -1,6 +1,6 @@
 // End-to-end tests of `attnlab compute`: the built binary runs on .npy files written here,
 // and its outputs are checked against seed 003's worked example, the naive double-precision
-// reference in tests/support/reference.h, and the rules of DESIGN.md. Bad input must exit 2
+// reference in tests/support/reference.h, and the rules of docs/architecture.md. Bad input must exit 2
 // with one line naming the culprit and leave the folder exactly as it was.
 
 #include <gtest/gtest.h>
@@ -247,7 +247,7 @@ TEST_F(CliTest, WithoutWeightsOptionNoWeightsFileIsWritten) {
 
 // ---- RoPE ---------------------------------------------------------------------------------
 
-/// DESIGN.md's rotation, written out here: pair i of a D-vector at position pos turns by
+/// docs/architecture.md's rotation, written out here: pair i of a D-vector at position pos turns by
 /// pos / base^(2i/D); interleaved pairs are (2i, 2i+1), half pairs are (i, i + D/2).
 Tensor4 rotate(const Tensor4& x, bool half, double base, Index offset) {
     Tensor4 y = x;
@@ -296,7 +296,7 @@ TEST_F(CliTest, RopeRotatesQueriesAtOffsetPositionsAndKeysFromZero) {
 
 // ---- traces -------------------------------------------------------------------------------
 
-/// Allowed by DESIGN.md's rules for query row i (position p = i + sk - sq) and key j.
+/// Allowed by docs/architecture.md's rules for query row i (position p = i + sk - sq) and key j.
 bool allowedCell(Index i, Index j, Index sq, Index sk, bool causal, Index window) {
     const Index p = i + sk - sq;
     if (causal && j > p) return false;

@@ -17,7 +17,7 @@ namespace {
 /// The variants the property sweep runs over. Adding a variant is one line here.
 const std::vector<Variant> kSweptVariants = {Variant::Softmax, Variant::Flash, Variant::Linear,
                                              Variant::Additive};
-/// Linear attention's denominator carries a 1e-6 (DESIGN.md), so its rows sum to 1 and a
+/// Linear attention's denominator carries a 1e-6 (docs/architecture.md), so its rows sum to 1 and a
 /// single allowed key returns its value only up to 1e-6 / (phi(q) . sum phi(k)), which is not
 /// tiny for one weak key.
 double toleranceOf(Variant variant) {

@@ -1,5 +1,5 @@
 // Masks: keyRange / allowed / denseMask / allowedCount against the cell-by-cell rules of
-// DESIGN.md (tests/support/reference.h), validation messages and the CLI parser.
+// docs/architecture.md (tests/support/reference.h), validation messages and the CLI parser.
 
 #include <gtest/gtest.h>
 

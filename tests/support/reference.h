@@ -1,6 +1,6 @@
 #pragma once
 // An independent reference for attention tests: naive triple loops in double precision over
-// one head, with the mask computed by its own loop from DESIGN.md's rules (it never calls
+// one head, with the mask computed by its own loop from docs/architecture.md's rules (it never calls
 // core/attention/src/mask.cpp). Plus seeded random tensors and a matrix comparison that prints the
 // worst cell.
 
@@ -25,7 +25,7 @@ namespace attnlab::ref {
 using MatD = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 using MaskD = Eigen::Matrix<bool, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
-/// The mask rules of DESIGN.md written out cell by cell. Query i sits at p = i + Sk - Sq.
+/// The mask rules of docs/architecture.md written out cell by cell. Query i sits at p = i + Sk - Sq.
 struct MaskRules {
     bool causal = false;
     long window = -1;       ///< >= 0: |p - j| <= window

@@ -1,7 +1,7 @@
 // Additive (MLP, Bahdanau) attention, d2l's "MLP attention" (seed 003 §2.2):
 //   score_ij = v^T tanh(Wq q_i + Wk k_j),   weights = masked softmax(score),   out = P V.
 // Seed 003's MLPAttention code drops the tanh and applies W_k to the queries and W_q to the
-// keys; DESIGN.md's formula (and seed 003's own text) is followed here. Scores are not
+// keys; docs/architecture.md's formula (and seed 003's own text) is followed here. Scores are not
 // divided by sqrt(d): the learned v sets their scale.
 
 #include <cmath>

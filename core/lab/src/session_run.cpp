@@ -110,7 +110,7 @@ Experiment run(const Session& session) {
         const RopeStyle style = session.positional == Positional::RopeInterleaved
                                     ? RopeStyle::Interleaved
                                     : RopeStyle::Half;
-        // Query i sits at position i + Sk - Sq (DESIGN.md, bottom-right alignment).
+        // Query i sits at position i + Sk - Sq (docs/architecture.md, bottom-right alignment).
         applyRope(ex.qkv.q, style, session.ropeBase, sk - sq);
         applyRope(ex.qkv.k, style, session.ropeBase, 0);
     }

@@ -41,7 +41,7 @@ using FlashHeadTrace = FlashHeadTraceT<float>;
 using FlashTrace = FlashTraceT<float>;
 using FlashTraceD = FlashTraceT<double>;
 
-/// DESIGN.md's trace JSON: {"variant":"flash","q_block":..,"kv_block":..,"heads":[...]}
+/// docs/architecture.md's trace JSON: {"variant":"flash","q_block":..,"kv_block":..,"heads":[...]}
 /// with null for a running max that is still minus infinity. Numbers are the shortest
 /// decimals that read back as the trace's own values (float or double).
 std::string flashTraceJson(const FlashTrace& trace);

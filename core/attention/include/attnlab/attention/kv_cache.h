@@ -33,7 +33,8 @@ Attention attendKvCache(const Qkv& qkv, const AttentionSpec& spec, Index prefill
 AttentionD attendKvCache(const QkvD& qkv, const AttentionSpec& spec, Index prefill,
                          Index bytesPerElement, KvCacheTrace* trace);
 
-/// DESIGN.md's trace JSON: {"prefill":N,"steps":[{"new_rows","cache_len","cache_bytes"}]}.
+/// docs/architecture.md's trace JSON:
+/// {"prefill":N,"steps":[{"new_rows","cache_len","cache_bytes"}]}.
 std::string kvCacheTraceJson(const KvCacheTrace& trace);
 
 } // namespace attnlab

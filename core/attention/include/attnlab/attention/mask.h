@@ -1,6 +1,6 @@
 #pragma once
-/// Attention masks (DESIGN.md, "Conventions"). Query i of Sq sits at absolute
-/// position p = i + (Sk - Sq) (bottom-right alignment). Every structured mask
+/// Attention masks (docs/architecture.md, "Contracts every part shares"). Query i of Sq sits
+/// at absolute position p = i + (Sk - Sq) (bottom-right alignment). Every structured mask
 /// allows a contiguous key interval per row, so a row's allowed keys are
 /// [begin, end) intersected with an optional custom boolean matrix. All masks AND.
 
