@@ -14,6 +14,8 @@
 #include <chrono>
 #include <exception>
 
+#include "attnlab/model/attention_maps.h"
+#include "attnlab/model/head_roles.h"
 #include "attnlab/model/run_dumps.h"
 #include "attnlab/model/translate.h"
 #include "ui/state/apply_command.h"
@@ -37,6 +39,8 @@ struct ModelRunOutput {
     /// The run as the DumpDocument shows it: q/k/v and the model's own attention weights.
     std::optional<QkvDump> qkv;
     std::optional<AttentionDump> weights;
+    /// Every head's role on the text, measured from the same maps as `weights`.
+    std::shared_ptr<const std::vector<model::HeadRole>> roles;
     /// An encoder-decoder: the translation decoded from the text, and its tokens (row i of
     /// the run's cross-attention is the step that wrote generated[i]).
     QString translation;
@@ -98,7 +102,11 @@ void toDumps(const model::Model& loaded, const model::Tokenizer& tokenizer,
     if (loaded.config.kind == model::ModelKind::EncoderDecoder) return; // showTranslation()
     std::vector<std::string> tokens = labelsOf(tokenizer, run.ids);
     out.qkv = model::qkvDumpOf(loaded, run, tokens);
-    out.weights = model::attentionDumpOf(loaded, run, std::move(tokens));
+    // Every map once: the dump and the head roles read the same record.
+    const std::vector<Tensor4> record = model::attentionRecord(loaded, run);
+    out.roles = std::make_shared<const std::vector<model::HeadRole>>(
+        model::headRoles(record, run.ids));
+    out.weights = model::attentionDumpOf(loaded, run, std::move(tokens), &record);
 }
 
 /// More than this many floats of attention (every layer's and head's map) is not shown.
@@ -369,6 +377,7 @@ void ModelDocument::setModel(std::shared_ptr<const model::Model> loaded,
     m_model = std::move(loaded);
     m_tokenizer = std::move(tokenizer);
     m_run.reset();
+    m_roles.reset();
     m_recent.clear();
     m_ablated.clear();
     m_layer = std::min<Index>(m_layer, m_model->config.layers - 1);
@@ -401,6 +410,7 @@ void ModelDocument::closeModel() {
     m_model.reset();
     m_tokenizer.reset();
     m_run.reset();
+    m_roles.reset();
     m_recent.clear();
     m_ids.clear();
     m_ablated.clear();
@@ -588,6 +598,7 @@ void ModelDocument::finishRun(ModelRunOutput output) {
     } else if (!stale || !m_run) {
         // A stale run is still shown when nothing is: the first figure comes sooner.
         m_run = std::move(output.run);
+        m_roles = std::move(output.roles);
         if (std::none_of(m_recent.begin(), m_recent.end(),
                          [&](const RecentRun& recent) { return recent.run == m_run; })) {
             m_recent.push_front({m_run, output.milliseconds, output.translation, output.generated});

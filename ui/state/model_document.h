@@ -37,6 +37,7 @@
 #include "attnlab/lab/session.h"
 #include "attnlab/lab/stats.h"
 
+#include "attnlab/model/head_roles.h"
 #include "attnlab/model/model.h"
 #include "attnlab/tokenizer/tokenizer.h"
 #include "ui/state/latest_request.h"
@@ -77,6 +78,9 @@ public:
     const model::ModelRun* run() const { return m_run.get(); }
     /// The same run, shared: it stays valid after the next run replaces it.
     std::shared_ptr<const model::ModelRun> sharedRun() const { return m_run; }
+    /// Every head's role on run()'s text, measured by the worker from the maps it computed for
+    /// the dumps; null when the run came without them (a recent run shown again, a translation).
+    const std::vector<model::HeadRole>* runRoles() const { return m_roles.get(); }
     /// The model, shared: a worker thread may run it (it is immutable once loaded) and it
     /// stays valid after another model replaces it.
     std::shared_ptr<const model::Model> sharedModel() const { return m_model; }
@@ -192,6 +196,7 @@ private:
     std::shared_ptr<const model::Model> m_model;
     std::shared_ptr<const model::Tokenizer> m_tokenizer;
     std::shared_ptr<const model::ModelRun> m_run;
+    std::shared_ptr<const std::vector<model::HeadRole>> m_roles; ///< of m_run, when measured
     /// The last few runs and their forwards' wall times: the same ids and ablation again (an
     /// undo, a retyped word) are shown from here at once, and exactly as they were.
     struct RecentRun {

@@ -57,7 +57,9 @@ HeadRolesInput headRolesInputOf(const ModelDocument& models) {
     const Index positions = net->config.maxPositions - (net->config.bosTokenId ? 1 : 0);
     input.maxProbeLength = std::max<Index>(1, positions / 2);
     if (const model::ModelRun* run = models.run()) {
-        input.roles = model::headRoles(*net, *run);
+        // The worker measured them with the run; a run shown again from the recent ones is
+        // measured here.
+        input.roles = models.runRoles() ? *models.runRoles() : model::headRoles(*net, *run);
         input.tokens = static_cast<Index>(run->ids.size());
         input.ablated = run->ablatedHeads;
     }

@@ -143,7 +143,8 @@ AttentionDump translationDumpOf(const Model& model, const ModelRun& run, const s
 }
 
 AttentionDump attentionDumpOf(const Model& model, const ModelRun& run,
-                              std::vector<std::string> tokens) {
+                              std::vector<std::string> tokens,
+                              const std::vector<Tensor4>* record) {
     const ModelConfig& c = model.config;
     const auto seq = static_cast<Index>(run.ids.size());
     AttentionDump weights;
@@ -154,7 +155,7 @@ AttentionDump attentionDumpOf(const Model& model, const ModelRun& run,
     weights.heads = c.heads;
     weights.sq = seq;
     weights.sk = seq;
-    weights.weights = stackLayers(attentionRecord(model, run));
+    weights.weights = stackLayers(record ? *record : attentionRecord(model, run));
     weights.tokens = std::move(tokens);
     return weights;
 }

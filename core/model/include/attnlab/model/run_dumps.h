@@ -48,7 +48,9 @@ QkvDump qkvDumpOf(const Model& model, const ModelRun& run, std::vector<std::stri
 AttentionDump translationDumpOf(const Model& model, const ModelRun& run, const std::string& kind,
                                 std::vector<std::string> sourceTokens,
                                 std::vector<std::string> targetTokens);
+/// `record`, when given, is the run's attentionRecord (computed once for several readers).
 AttentionDump attentionDumpOf(const Model& model, const ModelRun& run,
-                              std::vector<std::string> tokens);
+                              std::vector<std::string> tokens,
+                              const std::vector<Tensor4>* record = nullptr);
 
 } // namespace attnlab::model
