@@ -345,11 +345,8 @@ Result<Model> loadModel(const std::string& directory, const LoadOptions& options
     if (model.name.empty()) model.name = fs::path(directory).parent_path().filename().string();
     model.m_tensors = std::make_shared<SafeTensors>(std::move(*tensors));
 
-    const fs::path single = fs::path(directory) / "model.safetensors";
-    const std::string checkpoint =
-        fs::exists(single, ec) ? single.string()
-                               : (fs::path(directory) / "model.safetensors.index.json").string();
-    Binder binder(*model.m_tensors, checkpoint, model.m_widened, model.m_realigned, options);
+    Binder binder(*model.m_tensors, model.m_tensors->source(), model.m_widened, model.m_realigned,
+                  options);
     try {
         ArchitectureBinder(model, binder).bindAll();
     } catch (const LoadError& e) {
