@@ -22,11 +22,13 @@ namespace attnlab::test {
 class EnvironmentScope {
 public:
     EnvironmentScope() {
+        // The cache's variables start unset; HOME and QT_QPA_PLATFORM keep their values.
         for (const char* name : {"HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "HF_HOME",
-                                 "XDG_CACHE_HOME", "HOME", "HF_HUB_OFFLINE"}) {
+                                 "XDG_CACHE_HOME", "HOME", "HF_HUB_OFFLINE", "QT_QPA_PLATFORM"}) {
             const char* value = std::getenv(name);
             m_saved[name] = value ? std::optional<std::string>(value) : std::nullopt;
-            if (std::string(name) != "HOME") ::unsetenv(name);
+            if (std::string(name) != "HOME" && std::string(name) != "QT_QPA_PLATFORM")
+                ::unsetenv(name);
         }
     }
     ~EnvironmentScope() {
