@@ -18,12 +18,14 @@ contiguous: AttnLab must read the two equal, byte for byte.
   sharded.safetensors.
 - gpt2_bin/: the tests/model/fixtures/hf/gpt2 checkpoint as pytorch_model.bin, its lm_head
   sharing the embedding's storage as a tied model's state_dict() does.
-- legacy.bin: torch.save(..., _use_new_zipfile_serialization=False), the format before 1.6.
+- NAME_legacy.bin: the same state dicts saved with _use_new_zipfile_serialization=False, the
+  format before PyTorch 1.6 (pickles, then the storages, no zip); the same twins.
 - refused: crafted archives that must be refused with one message each:
   os_system.bin (GLOBAL os.system + REDUCE), reduce_storage.bin (a REDUCE of
   torch.FloatStorage), inst.bin (the INST opcode), storage_past_end.bin (a storage longer
   than its file), view_past_end.bin (a view past its storage's end), truncated.bin (f32.bin
-  cut in half), no_pickle.bin (a zip without data.pkl).
+  cut in half), no_pickle.bin (a zip without data.pkl), legacy_truncated.bin
+  (f32_legacy.bin cut inside its storages).
 """
 
 import collections
@@ -177,8 +179,11 @@ def main():
     sd["lm_head.weight"] = sd["transformer.wte.weight"]
     torch.save(sd, os.path.join(folder, "pytorch_model.bin"))
 
-    torch.save(small_state(torch.float32), os.path.join(OUT, "legacy.bin"),
-               _use_new_zipfile_serialization=False)
+    # The format before PyTorch 1.6, for the same tensors (the twins above serve both).
+    for name, state in [("f32", small_state(torch.float32)), ("f16", small_state(torch.float16)),
+                        ("bf16", small_state(torch.bfloat16)), ("tied", tied), ("views", views)]:
+        torch.save(state, os.path.join(OUT, name + "_legacy.bin"),
+                   _use_new_zipfile_serialization=False)
 
     # ---- refused ----
     refused = os.path.join(OUT, "refused")
@@ -208,10 +213,15 @@ def main():
     with open(os.path.join(refused, "truncated.bin"), "wb") as f:
         f.write(whole[:len(whole) // 2])
     zip_archive(os.path.join(refused, "no_pickle.bin"), [("data/0", six)])
+    with open(os.path.join(OUT, "f32_legacy.bin"), "rb") as f:
+        whole = f.read()
+    with open(os.path.join(refused, "legacy_truncated.bin"), "wb") as f:
+        f.write(whole[:len(whole) - 40])
 
     # torch.load(weights_only=True) refuses the malicious ones too; AttnLab is stricter about
     # the rest (a REDUCE of a storage type; sizes checked before reading).
-    must_refuse = {"os_system.bin", "inst.bin", "truncated.bin", "no_pickle.bin"}
+    must_refuse = {"os_system.bin", "inst.bin", "truncated.bin", "no_pickle.bin",
+                   "legacy_truncated.bin"}
     for name in sorted(os.listdir(refused)):
         try:
             torch.load(os.path.join(refused, name), weights_only=True)
@@ -224,6 +234,8 @@ def main():
             print("torch.load(weights_only=True) refuses:", name, "-", str(e).splitlines()[-1][:100])
     for name in ["f32", "f16", "bf16", "tied", "views"]:
         loaded = torch.load(os.path.join(OUT, name + ".bin"), weights_only=True)
+        legacy = torch.load(os.path.join(OUT, name + "_legacy.bin"), weights_only=True)
+        assert all(torch.equal(loaded[k], legacy[k]) for k in loaded), name
         print(name, {k: (str(v.dtype), list(v.shape)) for k, v in loaded.items()})
 
 

@@ -1,6 +1,7 @@
 // libFuzzer harness: PyTorch checkpoints from arbitrary bytes. Every input goes to the
-// restricted pickle reader (data.pkl) as it is; one that starts like a zip is also written to
-// a file and opened as a checkpoint, and every tensor it yields must lie inside its bytes.
+// restricted pickle reader (data.pkl) as it is; one that starts like a zip or like the legacy
+// format is also written to a file and opened as a checkpoint, and every tensor it yields must
+// lie inside its bytes.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -18,7 +19,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (records)
         for (const TorchTensorRecord& r : *records)
             if (r.shape.size() != r.strides.size() || r.name.empty()) std::abort();
-    if (size < 4 || std::memcmp(data, "PK\x03\x04", 4) != 0) return 0;
+    // A zip, or the legacy format (its magic number's pickle): opened as a checkpoint.
+    if (size < 4 ||
+        (std::memcmp(data, "PK\x03\x04", 4) != 0 && std::memcmp(data, "\x80\x02\x8a\x0a", 4) != 0))
+        return 0;
     const std::string path = fuzz::writeInput(data, size, "bin");
     auto checkpoint = openTorchCheckpoint(path);
     if (!checkpoint) return 0;

@@ -365,10 +365,12 @@ Result<SafeTensors> SafeTensors::open(const std::string& path) {
                               "(nor pytorch_model.bin)");
         }
     } else {
-        // A PyTorch zip archive given as a file: its own reader.
+        // A PyTorch checkpoint given as a file (a zip, or the legacy format's pickles): its own
+        // reader.
         std::ifstream in(path, std::ios::binary);
         char magic[4] = {0, 0, 0, 0};
-        if (in.read(magic, 4) && std::memcmp(magic, "PK\x03\x04", 4) == 0)
+        if (in.read(magic, 4) && (std::memcmp(magic, "PK\x03\x04", 4) == 0 ||
+                                  std::memcmp(magic, "\x80\x02\x8a\x0a", 4) == 0))
             return openTorchCheckpoint(path);
         shardPaths.push_back(path);
     }

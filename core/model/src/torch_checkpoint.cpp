@@ -240,10 +240,47 @@ struct PickleError {
 
 class PickleReader {
 public:
-    PickleReader(const unsigned char* bytes, std::size_t size, std::string name)
-        : m_bytes(bytes), m_size(size), m_name(std::move(name)) {}
+    PickleReader(const unsigned char* bytes, std::size_t size, std::string name,
+                 std::size_t start = 0)
+        : m_bytes(bytes), m_size(size), m_name(std::move(name)), m_at(start) {}
 
-    std::vector<TorchTensorRecord> read() {
+    /// The state dict's tensors (the pickle must hold a dict).
+    std::vector<TorchTensorRecord> read() { return finish(readValue()); }
+
+    /// Where the pickle read last ended: the byte after its STOP.
+    std::size_t position() const { return m_at; }
+
+    /// The legacy format's small pickles, read one after the other: an integer, a dict's
+    /// boolean, a list of strings.
+    std::int64_t readInteger(const char* what) { return integer(readValue(), what); }
+    std::optional<bool> readDictFlag(const std::string& key) {
+        const Value& dict = m_values[readValue()];
+        if (dict.kind != Value::Kind::Dict) fail("the format's description is not a dict");
+        for (std::size_t i = 0; i + 1 < dict.items.size(); i += 2)
+            if (m_values[dict.items[i]].kind == Value::Kind::Text &&
+                m_values[dict.items[i]].text == key &&
+                m_values[dict.items[i + 1]].kind == Value::Kind::Bool)
+                return m_values[dict.items[i + 1]].integer != 0;
+        return std::nullopt;
+    }
+    std::vector<std::string> readStrings(const char* what) {
+        const Value& list = m_values[readValue()];
+        if (list.kind != Value::Kind::List) fail(std::string(what) + " is not a list");
+        std::vector<std::string> out;
+        for (std::size_t item : list.items) {
+            if (m_values[item].kind != Value::Kind::Text)
+                fail(std::string(what) + " holds something that is not a string");
+            out.push_back(m_values[item].text);
+        }
+        return out;
+    }
+
+private:
+    /// Runs the machine from the current position to STOP; the value left on the stack.
+    std::size_t readValue() {
+        m_stack.clear();
+        m_marks.clear();
+        m_memo.clear(); // each pickle of a file has its own memo
         while (true) {
             if (m_at >= m_size) fail("truncated: the pickle ends before its STOP opcode");
             m_op = m_at;
@@ -254,7 +291,8 @@ public:
                     fail("pickle protocol " + std::to_string(protocol) + " is not one there is");
                 break;
             case '.': // STOP
-                return finish();
+                if (m_stack.empty()) fail("STOP on an empty stack");
+                return m_stack.back();
             case '(': // MARK
                 m_marks.push_back(m_stack.size());
                 break;
@@ -416,7 +454,6 @@ public:
         }
     }
 
-private:
     [[noreturn]] void fail(const std::string& what) const {
         throw PickleError{m_name + ": " + what + " (at byte " + std::to_string(m_op) + ")"};
     }
@@ -622,8 +659,12 @@ private:
     void persistentId() {
         need(1);
         const Value& pid = m_values[pop()];
-        // ('storage', TYPE, KEY, LOCATION, NUMEL)
-        if (pid.kind != Value::Kind::Tuple || pid.items.size() != 5 ||
+        // ('storage', TYPE, KEY, LOCATION, NUMEL), or the legacy format's
+        // ('storage', TYPE, KEY, LOCATION, NUMEL, VIEW_METADATA) with no view.
+        if (pid.kind == Value::Kind::Tuple && pid.items.size() == 6 &&
+            m_values[pid.items[5]].kind != Value::Kind::None)
+            fail("a storage view (the legacy format's view_metadata), which AttnLab does not read");
+        if (pid.kind != Value::Kind::Tuple || (pid.items.size() != 5 && pid.items.size() != 6) ||
             m_values[pid.items[0]].kind != Value::Kind::Text ||
             m_values[pid.items[0]].text != "storage")
             fail("a persistent id that is not ('storage', type, key, location, numel): only "
@@ -649,9 +690,8 @@ private:
         push(add(std::move(v)));
     }
 
-    std::vector<TorchTensorRecord> finish() {
-        if (m_stack.empty()) fail("STOP on an empty stack");
-        const Value& root = m_values[m_stack.back()];
+    std::vector<TorchTensorRecord> finish(std::size_t rootIndex) {
+        const Value& root = m_values[rootIndex];
         if (root.kind != Value::Kind::Dict)
             fail("the pickle holds a " + kindName(root.kind) + ", not a state dict");
         std::vector<TorchTensorRecord> out;
@@ -710,16 +750,12 @@ public:
         if (::stat(path.c_str(), &info) != 0)
             return Error{path + ": cannot open: " + std::strerror(errno)};
         archive.m_bytes = static_cast<zip_uint64_t>(info.st_size);
-        // What the file is, from its first bytes: a zip, PyTorch's legacy pickle, or neither.
+        // A zip, from its first bytes (readCheckpoint sends the legacy format elsewhere).
         unsigned char magic[4] = {0, 0, 0, 0};
         {
             std::ifstream in(path, std::ios::binary);
             in.read(reinterpret_cast<char*>(magic), 4);
         }
-        if (archive.m_bytes >= 2 && magic[0] == 0x80 && magic[1] <= 5)
-            return Error{path + ": a PyTorch checkpoint in the legacy format (before PyTorch 1.6, "
-                                "not a zip archive), which AttnLab does not read: re-save it with "
-                                "torch.save, or convert it to safetensors"};
         if (archive.m_bytes < 4 || std::memcmp(magic, "PK\x03\x04", 4) != 0)
             return Error{path + ": not a PyTorch checkpoint (a zip archive holding data.pkl)"};
         int code = 0;
@@ -834,53 +870,18 @@ std::optional<std::uint64_t> times(std::uint64_t a, std::uint64_t b) {
     return out;
 }
 
-/// Reads the archive `path` into `files` and `entries`; with `wanted`, keeps only the tensors
-/// the index names in this shard.
-Status readArchive(const std::string& path, const std::set<std::string>* wanted,
-                   std::vector<std::shared_ptr<MappedFile>>& files,
-                   std::map<std::string, TensorEntry>& entries) {
-    auto archive = TorchArchive::open(path);
-    if (!archive) return Error{archive.error()};
-    const std::string pickleName = archive->prefix() + "/data.pkl";
-    auto pickle = archive->read(*archive->find(pickleName), pickleName);
-    if (!pickle) return Error{pickle.error()};
-    std::vector<TorchTensorRecord> records;
-    try {
-        auto read = readTorchPickle(pickle->data(), pickle->size(), path + "[" + pickleName + "]");
-        if (!read) return Error{read.error()};
-        records = std::move(*read);
-    } catch (const std::bad_alloc&) {
-        return Error{path + ": not enough memory for its pickle"};
-    }
-
-    // Every storage and view checked before any storage is read.
-    struct Storage {
-        TensorDType dtype;
-        std::uint64_t elements;
-        const Member* member;
-        std::size_t file = 0;
-    };
-    std::map<std::string, Storage> storages;
+/// Every view checked against its storage's length (offset, shape, strides, overflow
+/// included), and the index's names against the file's, before any storage is read.
+Status checkViews(const std::string& path, const std::vector<TorchTensorRecord>& records,
+                  const std::set<std::string>* wanted) {
+    std::map<std::string, std::pair<TensorDType, std::uint64_t>> storages;
     for (const auto& r : records) {
         if (wanted && !wanted->count(r.name)) continue;
         const std::string where = path + ": tensor '" + r.name + "'";
-        const std::string memberName = archive->prefix() + "/data/" + r.storageKey;
-        const Member* member = archive->find(memberName);
-        if (!member)
-            return Error{where + " uses storage " + r.storageKey + ", which the archive lacks (" +
-                         memberName + ")"};
-        auto [it, fresh] =
-            storages.try_emplace(r.storageKey, Storage{r.dtype, r.storageElements, member});
-        if (!fresh && (it->second.dtype != r.dtype || it->second.elements != r.storageElements))
+        auto [it, fresh] = storages.try_emplace(r.storageKey, r.dtype, r.storageElements);
+        if (!fresh && (it->second.first != r.dtype || it->second.second != r.storageElements))
             return Error{where + ": storage " + r.storageKey +
                          " is named with two types or lengths"};
-        const auto bytes = times(r.storageElements, tensorDTypeBytes(r.dtype));
-        if (!bytes || *bytes != member->size)
-            return Error{where + ": storage " + r.storageKey + " of " +
-                         std::to_string(r.storageElements) + " " + tensorDTypeName(r.dtype) +
-                         " elements needs " + (bytes ? std::to_string(*bytes) : "too many") +
-                         " bytes but its file " + memberName + " holds " +
-                         std::to_string(member->size)};
         std::uint64_t count = 1;
         std::uint64_t last = r.offset; // the last element the view reads
         for (std::size_t d = 0; d < r.shape.size(); ++d) {
@@ -913,20 +914,27 @@ Status readArchive(const std::string& path, const std::set<std::string>* wanted,
             if (!held.count(name))
                 return Error{path + ": does not hold tensor '" + name +
                              "', which the index lists in it"};
+    return std::nullopt;
+}
 
-    for (auto& [key, storage] : storages) {
-        const std::string memberName = archive->prefix() + "/data/" + key;
-        auto bytes = archive->read(*storage.member, memberName);
-        if (!bytes) return Error{bytes.error()};
-        storage.file = files.size();
-        files.push_back(MappedFile::fromBytes(path, std::move(*bytes)));
-    }
+/// Where a storage's bytes are: a file of `files` and the offset of its first byte.
+struct StorageAt {
+    std::size_t file = 0;
+    std::size_t offset = 0;
+};
 
+/// The entries of `records` (checked by checkViews), each a view of its storage: in place when
+/// contiguous, else gathered into a contiguous copy.
+Status bindEntries(const std::string& path, const std::vector<TorchTensorRecord>& records,
+                   const std::set<std::string>* wanted,
+                   const std::map<std::string, StorageAt>& storages,
+                   std::vector<std::shared_ptr<MappedFile>>& files,
+                   std::map<std::string, TensorEntry>& entries) {
     for (const auto& r : records) {
         if (wanted && !wanted->count(r.name)) continue;
         if (entries.count(r.name))
             return Error{path + ": tensor '" + r.name + "' appears in two shards"};
-        const Storage& storage = storages.at(r.storageKey);
+        const StorageAt& storage = storages.at(r.storageKey);
         const std::size_t element = tensorDTypeBytes(r.dtype);
         TensorEntry entry;
         entry.name = r.name;
@@ -943,9 +951,10 @@ Status readArchive(const std::string& path, const std::set<std::string>* wanted,
         }
         if (count == 0 || contiguous) {
             entry.file = storage.file;
-            entry.offset = count == 0 ? 0 : static_cast<std::size_t>(r.offset) * element;
+            entry.offset =
+                storage.offset + (count == 0 ? 0 : static_cast<std::size_t>(r.offset) * element);
         } else { // a strided view: gathered into a contiguous copy
-            const unsigned char* source = files[storage.file]->data();
+            const unsigned char* source = files[storage.file]->data() + storage.offset;
             std::vector<unsigned char> copy(entry.bytes);
             std::vector<std::int64_t> index(r.shape.size(), 0);
             for (std::size_t i = 0; i < count; ++i) {
@@ -967,6 +976,141 @@ Status readArchive(const std::string& path, const std::set<std::string>* wanted,
     return std::nullopt;
 }
 
+/// Reads the zip archive `path` into `files` and `entries`; with `wanted`, keeps only the
+/// tensors the index names in this shard.
+Status readArchive(const std::string& path, const std::set<std::string>* wanted,
+                   std::vector<std::shared_ptr<MappedFile>>& files,
+                   std::map<std::string, TensorEntry>& entries) {
+    auto archive = TorchArchive::open(path);
+    if (!archive) return Error{archive.error()};
+    const std::string pickleName = archive->prefix() + "/data.pkl";
+    auto pickle = archive->read(*archive->find(pickleName), pickleName);
+    if (!pickle) return Error{pickle.error()};
+    std::vector<TorchTensorRecord> records;
+    try {
+        auto read = readTorchPickle(pickle->data(), pickle->size(), path + "[" + pickleName + "]");
+        if (!read) return Error{read.error()};
+        records = std::move(*read);
+    } catch (const std::bad_alloc&) {
+        return Error{path + ": not enough memory for its pickle"};
+    }
+
+    // Every storage's file and every view checked before any storage is read.
+    std::map<std::string, const Member*> members;
+    for (const auto& r : records) {
+        if (wanted && !wanted->count(r.name)) continue;
+        const std::string memberName = archive->prefix() + "/data/" + r.storageKey;
+        const Member* member = archive->find(memberName);
+        const std::string where = path + ": tensor '" + r.name + "'";
+        if (!member)
+            return Error{where + " uses storage " + r.storageKey + ", which the archive lacks (" +
+                         memberName + ")"};
+        const auto bytes = times(r.storageElements, tensorDTypeBytes(r.dtype));
+        if (!bytes || *bytes != member->size)
+            return Error{where + ": storage " + r.storageKey + " of " +
+                         std::to_string(r.storageElements) + " " + tensorDTypeName(r.dtype) +
+                         " elements needs " + (bytes ? std::to_string(*bytes) : "too many") +
+                         " bytes but its file " + memberName + " holds " +
+                         std::to_string(member->size)};
+        members[r.storageKey] = member;
+    }
+    if (auto error = checkViews(path, records, wanted)) return error;
+
+    std::map<std::string, StorageAt> storages;
+    for (const auto& [key, member] : members) {
+        const std::string memberName = archive->prefix() + "/data/" + key;
+        auto bytes = archive->read(*member, memberName);
+        if (!bytes) return Error{bytes.error()};
+        storages[key] = StorageAt{files.size(), 0};
+        files.push_back(MappedFile::fromBytes(path, std::move(*bytes)));
+    }
+    return bindEntries(path, records, wanted, storages, files, entries);
+}
+
+/// PyTorch's format before 1.6 (torch.save(..., _use_new_zipfile_serialization=False)): five
+/// pickles one after the other (the magic number, the protocol version 1001, a description of
+/// the machine, the state dict with 6-field persistent ids, the sorted storage keys), then each
+/// storage in that order as its element count (int64) and its bytes. Mapped; the storages are
+/// read in place.
+Status readLegacy(const std::string& path, const std::set<std::string>* wanted,
+                  std::vector<std::shared_ptr<MappedFile>>& files,
+                  std::map<std::string, TensorEntry>& entries) {
+    auto mapped = MappedFile::open(path);
+    if (!mapped) return Error{mapped.error()};
+    const unsigned char* bytes = (*mapped)->data();
+    const std::size_t size = (*mapped)->size();
+    // The first pickle is the magic number 0x1950a86a20f9469cfc6c, as LONG1 under protocol 2.
+    static const unsigned char kMagic[] = {0x80, 0x02, 0x8a, 0x0a, 0x6c, 0xfc, 0x9c, 0x46,
+                                           0xf9, 0x20, 0x6a, 0xa8, 0x50, 0x19, 0x2e};
+    if (size < sizeof kMagic || std::memcmp(bytes, kMagic, sizeof kMagic) != 0)
+        return Error{path + ": not a PyTorch checkpoint (neither a zip archive nor the legacy "
+                            "format's magic number)"};
+    std::vector<TorchTensorRecord> records;
+    std::vector<std::string> keys;
+    std::size_t at = 0;
+    try {
+        PickleReader reader(bytes, size, path, sizeof kMagic);
+        if (const auto version = reader.readInteger("the format's version"); version != 1001)
+            return Error{path + ": legacy PyTorch format version " + std::to_string(version) +
+                         ", not 1001"};
+        if (reader.readDictFlag("little_endian") == false)
+            return Error{path + ": saved on a big-endian machine; AttnLab reads little-endian"};
+        records = reader.read();
+        keys = reader.readStrings("the storage keys");
+        at = reader.position();
+    } catch (const PickleError& e) {
+        return Error{e.message};
+    } catch (const std::bad_alloc&) {
+        return Error{path + ": not enough memory for its pickle"};
+    }
+
+    // Each storage's place, its length checked against the pickle's and the file's.
+    std::map<std::string, std::pair<TensorDType, std::uint64_t>> declared;
+    for (const auto& r : records)
+        declared.try_emplace(r.storageKey, r.dtype, r.storageElements);
+    std::map<std::string, StorageAt> storages;
+    const std::size_t file = files.size();
+    for (const auto& key : keys) {
+        const auto it = declared.find(key);
+        if (it == declared.end())
+            return Error{path + ": storage " + key + " is listed but no tensor uses it"};
+        if (size - at < 8)
+            return Error{path + ": truncated: storage " + key + " is missing at byte " +
+                         std::to_string(at)};
+        std::int64_t count = 0;
+        std::memcpy(&count, bytes + at, 8);
+        at += 8;
+        const auto [dtype, elements] = it->second;
+        if (count < 0 || static_cast<std::uint64_t>(count) != elements)
+            return Error{path + ": storage " + key + " holds " + std::to_string(count) +
+                         " elements but the pickle says " + std::to_string(elements)};
+        const auto length = times(elements, tensorDTypeBytes(dtype));
+        if (!length || *length > size - at)
+            return Error{path + ": storage " + key + " of " + std::to_string(elements) + " " +
+                         tensorDTypeName(dtype) + " elements runs past the end of the file (" +
+                         std::to_string(size) + " bytes)"};
+        storages[key] = StorageAt{file, at};
+        at += static_cast<std::size_t>(*length);
+    }
+    for (const auto& [key, type] : declared)
+        if (!storages.count(key))
+            return Error{path + ": storage " + key + " is used but not in the file"};
+    if (auto error = checkViews(path, records, wanted)) return error;
+    files.push_back(std::move(*mapped));
+    return bindEntries(path, records, wanted, storages, files, entries);
+}
+
+/// A zip archive, or the legacy format.
+Status readCheckpoint(const std::string& path, const std::set<std::string>* wanted,
+                      std::vector<std::shared_ptr<MappedFile>>& files,
+                      std::map<std::string, TensorEntry>& entries) {
+    unsigned char magic[2] = {0, 0};
+    std::ifstream in(path, std::ios::binary);
+    in.read(reinterpret_cast<char*>(magic), 2);
+    if (in && magic[0] == 0x80) return readLegacy(path, wanted, files, entries);
+    return readArchive(path, wanted, files, entries);
+}
+
 } // namespace
 
 Result<std::vector<TorchTensorRecord>> readTorchPickle(const unsigned char* bytes, std::size_t size,
@@ -984,12 +1128,12 @@ Result<SafeTensors> openTorchCheckpoint(const std::string& path) {
     std::vector<std::shared_ptr<MappedFile>> files;
     std::map<std::string, TensorEntry> entries;
     if (!fs::is_directory(path, ec)) {
-        if (auto error = readArchive(path, nullptr, files, entries)) return *error;
+        if (auto error = readCheckpoint(path, nullptr, files, entries)) return *error;
         return SafeTensors::fromEntries(std::move(files), std::move(entries), path);
     }
     const fs::path single = fs::path(path) / "pytorch_model.bin";
     if (fs::exists(single, ec)) {
-        if (auto error = readArchive(single.string(), nullptr, files, entries)) return *error;
+        if (auto error = readCheckpoint(single.string(), nullptr, files, entries)) return *error;
         return SafeTensors::fromEntries(std::move(files), std::move(entries), single.string());
     }
     const std::string indexPath = (fs::path(path) / "pytorch_model.bin.index.json").string();
@@ -1014,7 +1158,7 @@ Result<SafeTensors> openTorchCheckpoint(const std::string& path) {
     }
     if (shards.empty()) return Error{indexPath + ": weight_map is empty"};
     for (const auto& [file, tensors] : shards)
-        if (auto error = readArchive((fs::path(path) / file).string(), &tensors, files, entries))
+        if (auto error = readCheckpoint((fs::path(path) / file).string(), &tensors, files, entries))
             return *error;
     return SafeTensors::fromEntries(std::move(files), std::move(entries), indexPath);
 }

@@ -1,13 +1,13 @@
 #pragma once
-/// PyTorch's own checkpoints (`pytorch_model.bin`, written by torch.save since PyTorch 1.6),
-/// read safely: a zip archive holding PREFIX/data.pkl, a pickle of the state dict, and
-/// PREFIX/data/KEY, one file per storage. The pickle is read by a restricted reader that
-/// accepts only what torch.load(weights_only=True) accepts for a state dict, and never runs
-/// anything: the opcodes torch.save's protocol 2 writes, GLOBALs limited to
+/// PyTorch's own checkpoints (`pytorch_model.bin`), read safely: since PyTorch 1.6 a zip
+/// archive holding PREFIX/data.pkl, a pickle of the state dict, and PREFIX/data/KEY, one file
+/// per storage (and before 1.6 the same pickle followed by the storages). The pickle is read by a
+/// restricted reader that accepts only what torch.load(weights_only=True) accepts for a state dict,
+/// and never runs anything: the opcodes torch.save's protocol 2 writes, GLOBALs limited to
 /// torch._utils._rebuild_tensor_v2, torch._utils._rebuild_parameter, collections.OrderedDict
 /// and the torch.*Storage types, REDUCE only on the first three, and persistent ids
-/// ('storage', TYPE, KEY, LOCATION, NUMEL). Any other opcode or global is refused, naming it.
-/// Every storage's size is checked against its file, and every view (offset, shape, strides)
+/// ('storage', TYPE, KEY, LOCATION, NUMEL[, None]). Any other opcode or global is refused, naming
+/// it. Every storage's size is checked against its file, and every view (offset, shape, strides)
 /// against its storage, before a byte of it is read.
 
 #include <cstddef>
@@ -41,8 +41,9 @@ Result<std::vector<TorchTensorRecord>> readTorchPickle(const unsigned char* byte
 /// A PyTorch zip checkpoint: the file `path`, or in the folder `path` pytorch_model.bin or
 /// pytorch_model.bin.index.json with its shards. Every storage a tensor uses is read into
 /// memory once (tensors sharing a storage, such as tied weights, share its bytes); a view is
-/// read in place when contiguous, else copied contiguous. The files of PyTorch's legacy
-/// format (before 1.6, not a zip) are refused, saying so.
+/// read in place when contiguous, else copied contiguous. PyTorch's legacy format (before
+/// 1.6: the pickles one after the other, then the storages, no zip) is read too, mapped, by
+/// the same pickle reader.
 Result<SafeTensors> openTorchCheckpoint(const std::string& path);
 
 } // namespace attnlab::model
