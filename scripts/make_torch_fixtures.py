@@ -18,6 +18,8 @@ contiguous: AttnLab must read the two equal, byte for byte.
   sharded.safetensors.
 - gpt2_bin/: the tests/model/fixtures/hf/gpt2 checkpoint as pytorch_model.bin, its lm_head
   sharing the embedding's storage as a tied model's state_dict() does.
+- f32_torch2_layout.bin: f32.bin's records laid out as PyTorch 2.x writes them (prefix
+  "archive", a byteorder record, .data/ records); refused/big_endian.bin says "big".
 - NAME_legacy.bin: the same state dicts saved with _use_new_zipfile_serialization=False, the
   format before PyTorch 1.6 (pickles, then the storages, no zip); the same twins.
 - refused: crafted archives that must be refused with one message each:
@@ -179,6 +181,16 @@ def main():
     sd["lm_head.weight"] = sd["transformer.wte.weight"]
     torch.save(sd, os.path.join(folder, "pytorch_model.bin"))
 
+    # As PyTorch 2.x lays the archive out (prefix "archive", a byteorder record, .data/
+    # records), from f32.bin's own members: read as f32.bin is; "big" byte order refused below.
+    def relaid(byteorder):
+        with zipfile.ZipFile(os.path.join(OUT, "f32.bin")) as z:
+            members = [(n.split("/", 1)[1], z.read(n)) for n in z.namelist()]
+        return [(n, d) for n, d in members if n != "version"] + [
+            ("byteorder", byteorder), (".data/version", b"3\n"),
+            (".data/serialization_id", b"1234567890123456789012345678901234567890")]
+    zip_archive(os.path.join(OUT, "f32_torch2_layout.bin"), relaid(b"little"))
+
     # The format before PyTorch 1.6, for the same tensors (the twins above serve both).
     for name, state in [("f32", small_state(torch.float32)), ("f16", small_state(torch.float16)),
                         ("bf16", small_state(torch.bfloat16)), ("tied", tied), ("views", views)]:
@@ -213,13 +225,16 @@ def main():
     with open(os.path.join(refused, "truncated.bin"), "wb") as f:
         f.write(whole[:len(whole) // 2])
     zip_archive(os.path.join(refused, "no_pickle.bin"), [("data/0", six)])
+    zip_archive(os.path.join(refused, "big_endian.bin"), relaid(b"big"))
     with open(os.path.join(OUT, "f32_legacy.bin"), "rb") as f:
         whole = f.read()
     with open(os.path.join(refused, "legacy_truncated.bin"), "wb") as f:
         f.write(whole[:len(whole) - 40])
 
     # torch.load(weights_only=True) refuses the malicious ones too; AttnLab is stricter about
-    # the rest (a REDUCE of a storage type; sizes checked before reading).
+    # the rest (a REDUCE of a storage type; sizes checked before reading; PyTorch 1.13 does not
+    # know the byteorder record, which 2.1 added). The legacy files' storage keys are memory
+    # addresses: a rerun writes equivalent files, not the same bytes.
     must_refuse = {"os_system.bin", "inst.bin", "truncated.bin", "no_pickle.bin",
                    "legacy_truncated.bin"}
     for name in sorted(os.listdir(refused)):
@@ -237,6 +252,9 @@ def main():
         legacy = torch.load(os.path.join(OUT, name + "_legacy.bin"), weights_only=True)
         assert all(torch.equal(loaded[k], legacy[k]) for k in loaded), name
         print(name, {k: (str(v.dtype), list(v.shape)) for k, v in loaded.items()})
+    relaid_f32 = torch.load(os.path.join(OUT, "f32_torch2_layout.bin"), weights_only=True)
+    f32 = torch.load(os.path.join(OUT, "f32.bin"), weights_only=True)
+    assert all(torch.equal(relaid_f32[k], f32[k]) for k in f32)
 
 
 if __name__ == "__main__":
