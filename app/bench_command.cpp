@@ -97,7 +97,7 @@ BenchOptions parseOptions(int argc, char** argv) {
     if (auto text = get(args, "q-block-size"))
         options.qBlock = parseAtLeast(*text, "--q-block-size", 1);
     options.help = args.count("help") > 0;
-    if (auto dir = get(args, "model")) options.model = *dir;
+    if (auto dir = get(args, "model")) options.model = modelFolder(*dir);
     if (auto text = get(args, "tokens")) options.tokens = parseAtLeast(*text, "--tokens", 1);
     return options;
 }

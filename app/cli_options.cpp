@@ -1,6 +1,7 @@
 #include "cli_options.h"
 
 #include "attnlab/base/check.h"
+#include "attnlab/model/hub_cache.h"
 
 #include <sys/resource.h>
 
@@ -83,6 +84,12 @@ std::string require(const Arguments& args, std::string_view name) {
     auto value = get(args, name);
     if (!value) fail("missing required option --" + std::string(name));
     return *value;
+}
+
+std::string modelFolder(const std::string& argument) {
+    auto folder = model::resolveModelArgument(argument);
+    if (!folder) fail("--model: " + folder.error());
+    return *folder;
 }
 
 Index parseInteger(const std::string& text, const std::string& what) {

@@ -38,6 +38,11 @@ std::optional<std::string> get(const Arguments& args, std::string_view name);
 /// The value of a required option, or fail naming it.
 std::string require(const Arguments& args, std::string_view name);
 
+/// The folder a --model argument names: the argument itself when it is a folder, else the
+/// snapshot of a Hub id (ORG/NAME[@REVISION]) in the Hugging Face cache
+/// (attnlab/model/hub_cache.h); fails naming --model when it is neither.
+std::string modelFolder(const std::string& argument);
+
 /// A whole-word integer; `what` names the option in the message.
 Index parseInteger(const std::string& text, const std::string& what);
 /// An integer >= minimum.

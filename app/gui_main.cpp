@@ -17,6 +17,7 @@
 
 #include <iostream>
 
+#include "attnlab/model/hub_cache.h"
 #include "commands.h"
 #include "ui/state/document.h"
 #include "ui/state/model_document.h"
@@ -176,7 +177,12 @@ int guiMain(int argc, char** argv) {
                                                                                    "Edit text"));
                          });
         if (parser.isSet(textOption)) models->setText(parser.value(textOption));
-        models->openModel(parser.value(modelOption));
+        // A folder, or a Hub id in the Hugging Face cache (hub_cache.h).
+        const auto folder = model::resolveModelArgument(parser.value(modelOption).toStdString());
+        if (folder)
+            models->openModel(QString::fromStdString(*folder));
+        else
+            emit models->errorOccurred(QString::fromStdString(folder.error()));
         if (parser.isSet(screenshots)) {
             models->waitForIdle();
             if (!models->model()) {

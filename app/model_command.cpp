@@ -24,6 +24,7 @@
 
 #include "attnlab/io/npy.h"
 #include "attnlab/model/head_roles.h"
+#include "attnlab/model/hub_cache.h"
 #include "attnlab/model/lens.h"
 #include "attnlab/model/model.h"
 #include "attnlab/model/run_npz.h"
@@ -50,10 +51,13 @@ constexpr const char* kUsage =
     "                     [--patch CORRUPTED --metric logit-diff:A,B] [--out F.npz]\n"
     "                     [--ablate L:H,...] [--json] [--threads N]\n"
     "       attnlab model --architectures\n"
+    "       attnlab model --list\n"
     "\n"
-    "DIR holds config.json, model.safetensors (or shards and model.safetensors.index.json)\n"
-    "and, for --text, tokenizer.json. --architectures prints the table of what AttnLab runs\n"
-    "(Markdown, as docs/models.md has it). config.json's model_type is one of:\n"
+    "DIR holds config.json, model.safetensors (or shards and model.safetensors.index.json,\n"
+    "or pytorch_model.bin) and, for --text, tokenizer.json; or DIR is a Hub id ORG/NAME[@REV]\n"
+    "in the Hugging Face cache, which --list prints (docs/models.md). --architectures prints\n"
+    "the table of what AttnLab runs (Markdown, as docs/models.md has it). config.json's\n"
+    "model_type is one of:\n"
     "%ARCHITECTURES%"
     "\n"
     "F.npz holds attentions float32 [L, H, S, S] (an attention dump: render --dump and\n"
@@ -131,7 +135,7 @@ constexpr OptionSpec kOptions[] = {
     {"ablate", true}, {"json", false}, {"architectures", false}, {"target-ids", true},
     {"target-text", true}, {"translate", false}, {"max-tokens", true}, {"stats", false},
     {"logit-lens", false}, {"attribution", true}, {"patch", true}, {"metric", true},
-    {"heads", true},
+    {"heads", true}, {"list", false},
 };
 
 /// A full record (every layer's and head's map) larger than this is refused: --heads asks for
@@ -710,7 +714,12 @@ int run(int argc, char** argv) {
         std::cout << model::architectureMarkdown();
         return 0;
     }
-    const std::string dir = require(args, "model");
+    if (args.count("list")) {
+        const std::string root = model::hubCacheRoot();
+        std::cout << model::cachedModelsTable(model::listHubCache(root), root);
+        return 0;
+    }
+    const std::string dir = modelFolder(require(args, "model"));
     if (args.count("target-ids") || args.count("target-text") || args.count("translate")) {
         auto config = model::readConfig((std::filesystem::path(dir) / "config.json").string());
         if (config && config->kind != model::ModelKind::EncoderDecoder)

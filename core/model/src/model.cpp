@@ -343,13 +343,23 @@ Result<Model> loadModel(const std::string& directory, const LoadOptions& options
     model.directory = directory;
     model.name = fs::path(directory).lexically_normal().filename().string();
     if (model.name.empty()) model.name = fs::path(directory).parent_path().filename().string();
+    // A snapshot of the Hugging Face cache (hub_cache.h) is titled by its model's id, not its
+    // commit: CACHE/models--ORG--NAME/snapshots/COMMIT.
+    fs::path folder = fs::path(directory).lexically_normal();
+    if (folder.filename().empty()) folder = folder.parent_path(); // "DIR/"
+    if (const fs::path snapshots = folder.parent_path(); snapshots.filename() == "snapshots") {
+        std::string repo = snapshots.parent_path().filename().string();
+        if (repo.rfind("models--", 0) == 0) {
+            repo.erase(0, 8);
+            if (const auto dash = repo.find("--"); dash != std::string::npos)
+                repo.replace(dash, 2, "/");
+            model.name = repo;
+        }
+    }
     model.m_tensors = std::make_shared<SafeTensors>(std::move(*tensors));
 
-    const fs::path single = fs::path(directory) / "model.safetensors";
-    const std::string checkpoint =
-        fs::exists(single, ec) ? single.string()
-                               : (fs::path(directory) / "model.safetensors.index.json").string();
-    Binder binder(*model.m_tensors, checkpoint, model.m_widened, model.m_realigned, options);
+    Binder binder(*model.m_tensors, model.m_tensors->source(), model.m_widened, model.m_realigned,
+                  options);
     try {
         ArchitectureBinder(model, binder).bindAll();
     } catch (const LoadError& e) {

@@ -25,6 +25,7 @@
 #include "attnlab/base/check.h"
 #include "attnlab/base/simd_kernels.h"
 #include "attnlab/io/json_read.h"
+#include "attnlab/model/torch_checkpoint.h"
 
 namespace attnlab::model {
 namespace {
@@ -187,8 +188,19 @@ Result<std::shared_ptr<MappedFile>> MappedFile::open(const std::string& path) {
     return file;
 }
 
+std::shared_ptr<MappedFile> MappedFile::fromBytes(std::string path,
+                                                  std::vector<unsigned char> bytes) {
+    std::shared_ptr<MappedFile> file(new MappedFile);
+    file->m_path = std::move(path);
+    file->m_owned = std::move(bytes);
+    file->m_data = file->m_owned.data();
+    file->m_size = file->m_owned.size();
+    return file;
+}
+
 MappedFile::~MappedFile() {
-    if (m_data) ::munmap(const_cast<unsigned char*>(m_data), m_size);
+    if (!m_owned.empty() || m_size == 0) return; // fromBytes(): nothing mapped
+    ::munmap(const_cast<unsigned char*>(m_data), m_size);
 }
 
 // ---- the header ---------------------------------------------------------------------------
@@ -345,14 +357,26 @@ Result<SafeTensors> SafeTensors::open(const std::string& path) {
             if (shards.empty()) return fail(indexPath, "weight_map is empty");
             for (const auto& shard : shards)
                 shardPaths.push_back((fs::path(path) / shard).string());
+        } else if (fs::exists(fs::path(path) / "pytorch_model.bin", ec) ||
+                   fs::exists(fs::path(path) / "pytorch_model.bin.index.json", ec)) {
+            return openTorchCheckpoint(path); // only where there are no safetensors
         } else {
-            return fail(path, "holds neither model.safetensors nor model.safetensors.index.json");
+            return fail(path, "holds neither model.safetensors nor model.safetensors.index.json "
+                              "(nor pytorch_model.bin)");
         }
     } else {
+        // A PyTorch checkpoint given as a file (a zip, or the legacy format's pickles): its own
+        // reader.
+        std::ifstream in(path, std::ios::binary);
+        char magic[4] = {0, 0, 0, 0};
+        if (in.read(magic, 4) && (std::memcmp(magic, "PK\x03\x04", 4) == 0 ||
+                                  std::memcmp(magic, "\x80\x02\x8a\x0a", 4) == 0))
+            return openTorchCheckpoint(path);
         shardPaths.push_back(path);
     }
 
     SafeTensors result;
+    result.m_source = indexPath.empty() ? shardPaths.front() : indexPath;
     for (const auto& shardPath : shardPaths) {
         auto file = MappedFile::open(shardPath);
         if (!file) return Error{file.error()};
@@ -376,6 +400,16 @@ Result<SafeTensors> SafeTensors::open(const std::string& path) {
         if (!result.m_entries.count(tensor))
             return fail(indexPath, "tensor '" + tensor + "' is listed in " + shard +
                                        " but that file does not hold it");
+    return result;
+}
+
+SafeTensors SafeTensors::fromEntries(std::vector<std::shared_ptr<MappedFile>> files,
+                                     std::map<std::string, TensorEntry> entries,
+                                     std::string source) {
+    SafeTensors result;
+    result.m_files = std::move(files);
+    result.m_entries = std::move(entries);
+    result.m_source = std::move(source);
     return result;
 }
 

@@ -51,6 +51,10 @@ class MappedFile {
 public:
     /// Maps `path`; the error names the file.
     static Result<std::shared_ptr<MappedFile>> open(const std::string& path);
+    /// Bytes read into memory (a PyTorch checkpoint's storages, a strided view made
+    /// contiguous), held like a mapping; `path` names where they came from in messages.
+    static std::shared_ptr<MappedFile> fromBytes(std::string path,
+                                                 std::vector<unsigned char> bytes);
     ~MappedFile();
     MappedFile(const MappedFile&) = delete;
     MappedFile& operator=(const MappedFile&) = delete;
@@ -64,6 +68,7 @@ private:
     const unsigned char* m_data = nullptr;
     std::size_t m_size = 0;
     std::string m_path;
+    std::vector<unsigned char> m_owned; ///< fromBytes(): the bytes themselves (nothing mapped)
 };
 
 /// Parses and validates a safetensors header against a file image of `fileSize` bytes
@@ -75,12 +80,24 @@ Result<std::vector<TensorEntry>> parseSafetensorsHeader(const unsigned char* byt
                                                         std::size_t fileIndex = 0);
 
 /// Every tensor of a checkpoint, mapped. Floats are read in place (F32) or widened (F16/BF16).
+/// The one source of tensors the loader reads, whichever format filled it: safetensors, or
+/// PyTorch's zip checkpoints (torch_checkpoint.h), whose storages are read into memory.
 class SafeTensors {
 public:
     /// Opens `path`: a .safetensors file, or a folder holding model.safetensors or
     /// model.safetensors.index.json (+ its shards). Every file is mapped and its header
-    /// validated; every tensor the index names must be in the shard it names.
+    /// validated; every tensor the index names must be in the shard it names. A folder with
+    /// neither, holding pytorch_model.bin or pytorch_model.bin.index.json, and a file that is
+    /// a PyTorch zip archive, are read by openTorchCheckpoint (safetensors win where a folder
+    /// has both).
     static Result<SafeTensors> open(const std::string& path);
+    /// Tensors another reader found: `entries` index into `files`; `source` names the
+    /// checkpoint (a file or an index) in messages.
+    static SafeTensors fromEntries(std::vector<std::shared_ptr<MappedFile>> files,
+                                   std::map<std::string, TensorEntry> entries, std::string source);
+    /// The checkpoint's file, or its index when sharded: what messages about a missing tensor
+    /// name.
+    const std::string& source() const { return m_source; }
 
     const TensorEntry* find(const std::string& name) const;
     const std::map<std::string, TensorEntry>& entries() const { return m_entries; }
@@ -102,6 +119,7 @@ public:
 private:
     std::vector<std::shared_ptr<MappedFile>> m_files;
     std::map<std::string, TensorEntry> m_entries;
+    std::string m_source;
 };
 
 } // namespace attnlab::model
