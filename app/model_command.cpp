@@ -175,19 +175,30 @@ std::vector<std::int64_t> parseIds(const std::string& text) {
     return ids;
 }
 
-/// --ablate L:H,L:H,... as (layer, head) pairs; the model checks the ranges.
-std::set<std::pair<Index, Index>> parseAblation(const std::string& text) {
-    std::set<std::pair<Index, Index>> heads;
+/// OPTION's L:H,L:H,... as (layer, head) pairs in the order given, with the item each came
+/// from; `example` shows the form in the message for a malformed item.
+std::vector<std::pair<std::pair<Index, Index>, std::string>>
+parseHeadList(const std::string& text, const std::string& option, const std::string& example) {
+    std::vector<std::pair<std::pair<Index, Index>, std::string>> heads;
     std::stringstream stream(text);
     std::string item;
     while (std::getline(stream, item, ',')) {
         const auto colon = item.find(':');
         if (colon == std::string::npos)
-            fail("--ablate: '" + item + "' is not LAYER:HEAD (e.g. 1:0)");
-        heads.insert({parseAtLeast(item.substr(0, colon), "--ablate layer", 0),
-                      parseAtLeast(item.substr(colon + 1), "--ablate head", 0)});
+            fail(option + ": '" + item + "' is not LAYER:HEAD (e.g. " + example + ")");
+        heads.push_back({{parseAtLeast(item.substr(0, colon), option + " layer", 0),
+                          parseAtLeast(item.substr(colon + 1), option + " head", 0)},
+                         item});
     }
-    if (heads.empty()) fail("--ablate: no heads (give LAYER:HEAD,...)");
+    if (heads.empty()) fail(option + ": no heads (give LAYER:HEAD,...)");
+    return heads;
+}
+
+/// --ablate L:H,L:H,... as (layer, head) pairs; the model checks the ranges.
+std::set<std::pair<Index, Index>> parseAblation(const std::string& text) {
+    std::set<std::pair<Index, Index>> heads;
+    for (const auto& [at, item] : parseHeadList(text, "--ablate", "1:0"))
+        heads.insert(at);
     return heads;
 }
 
@@ -197,21 +208,13 @@ std::vector<std::pair<Index, Index>> parseHeads(const std::string& text,
                                                 const model::ModelConfig& config) {
     std::vector<std::pair<Index, Index>> heads;
     std::set<std::pair<Index, Index>> seen;
-    std::stringstream stream(text);
-    std::string item;
-    while (std::getline(stream, item, ',')) {
-        const auto colon = item.find(':');
-        if (colon == std::string::npos)
-            fail("--heads: '" + item + "' is not LAYER:HEAD (e.g. 7:3)");
-        const Index layer = parseAtLeast(item.substr(0, colon), "--heads layer", 0);
-        const Index head = parseAtLeast(item.substr(colon + 1), "--heads head", 0);
-        if (layer >= config.layers || head >= config.heads)
+    for (const auto& [at, item] : parseHeadList(text, "--heads", "7:3")) {
+        if (at.first >= config.layers || at.second >= config.heads)
             fail("--heads: " + item + " is outside the model's " + std::to_string(config.layers) +
                  " layers x " + std::to_string(config.heads) + " heads");
-        if (!seen.insert({layer, head}).second) fail("--heads: " + item + " is named twice");
-        heads.emplace_back(layer, head);
+        if (!seen.insert(at).second) fail("--heads: " + item + " is named twice");
+        heads.push_back(at);
     }
-    if (heads.empty()) fail("--heads: no heads (give LAYER:HEAD,...)");
     return heads;
 }
 

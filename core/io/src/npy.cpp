@@ -2,6 +2,7 @@
 
 #include "attnlab/base/utf8.h"
 #include "attnlab/io/file_io.h"
+#include "attnlab/io/zip_archive.h"
 
 #include <zip.h>
 
@@ -688,19 +689,9 @@ std::string zipMessage(zip_error_t* error) {
     return text ? text : "unknown zip error";
 }
 
-struct ZipArchiveCloser {
-    void operator()(zip_t* archive) const { zip_discard(archive); }
-};
-using ZipArchive = std::unique_ptr<zip_t, ZipArchiveCloser>;
-
-struct ZipFileCloser {
-    void operator()(zip_file_t* file) const { zip_fclose(file); }
-};
-using ZipFile = std::unique_ptr<zip_file_t, ZipFileCloser>;
-
-/// Deflate's largest expansion is about 1032:1 (RFC 1951: 258 bytes from a 2-bit code at
-/// best); a member claiming more than this over its compressed size is lying.
-constexpr zip_uint64_t kMaxDeflateRatio = 1100;
+using ZipArchive = zip::Archive;
+using ZipFile = zip::File;
+using zip::kMaxDeflateRatio;
 
 } // namespace
 

@@ -23,6 +23,7 @@
 #include <string_view>
 
 #include "attnlab/io/json_read.h"
+#include "attnlab/io/zip_archive.h"
 
 namespace attnlab::model {
 namespace {
@@ -724,17 +725,9 @@ private:
 
 // ---- the zip archive -----------------------------------------------------------------------
 
-struct ZipArchiveCloser {
-    void operator()(zip_t* archive) const { zip_discard(archive); }
-};
-using ZipArchive = std::unique_ptr<zip_t, ZipArchiveCloser>;
-struct ZipFileCloser {
-    void operator()(zip_file_t* file) const { zip_fclose(file); }
-};
-using ZipFile = std::unique_ptr<zip_file_t, ZipFileCloser>;
-
-/// Deflate expands at most about 1032:1; torch.save stores its members uncompressed.
-constexpr zip_uint64_t kMaxDeflateRatio = 1100;
+using ZipArchive = zip::Archive;
+using ZipFile = zip::File;
+using zip::kMaxDeflateRatio; // torch.save stores its members uncompressed
 
 struct Member {
     zip_uint64_t index = 0;
