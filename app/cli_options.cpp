@@ -63,8 +63,12 @@ Arguments parseArguments(int argc, char** argv, std::span<const OptionSpec> opti
             const bool nextIsOption = i + 1 < argc && std::string_view(argv[i + 1]).size() > 2 &&
                                       std::string_view(argv[i + 1]).substr(0, 2) == "--" &&
                                       findOption(options, std::string_view(argv[i + 1]).substr(2));
-            if (i + 1 >= argc || nextIsOption) fail(flag + " needs a value");
-            value = argv[++i];
+            if (i + 1 >= argc || nextIsOption) {
+                if (!option->valueOptional) fail(flag + " needs a value");
+                value = std::string();
+            } else {
+                value = argv[++i];
+            }
         }
         const bool mayBeEmpty =
             std::find(emptyAllowed.begin(), emptyAllowed.end(), name) != emptyAllowed.end();

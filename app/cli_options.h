@@ -23,6 +23,9 @@ struct CommandError {
 struct OptionSpec {
     std::string_view name;
     bool takesValue;
+    /// A value that may be left out (the option alone, or followed by another option): it is
+    /// then "" (e.g. `model --attribution`: the model's own prediction).
+    bool valueOptional = false;
 };
 
 /// The options as given: name -> value ("" for flags).

@@ -134,7 +134,7 @@ constexpr OptionSpec kOptions[] = {
     {"seed", true},   {"sort", true},    {"top-k", true}, {"temperature", true}, {"top-p", true},
     {"ablate", true}, {"json", false}, {"architectures", false}, {"target-ids", true},
     {"target-text", true}, {"translate", false}, {"max-tokens", true}, {"stats", false},
-    {"logit-lens", false}, {"attribution", true}, {"patch", true}, {"metric", true},
+    {"logit-lens", false}, {"attribution", true, true}, {"patch", true}, {"metric", true},
     {"heads", true}, {"list", false},
 };
 

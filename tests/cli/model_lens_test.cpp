@@ -139,6 +139,27 @@ TEST_F(ModelLens, WritesThePlainPyTorchLensAttributionAndPatching) {
     }
 }
 
+// --attribution's value is optional, as its help says: alone at the end or before another
+// option it attributes the model's own prediction, the same bytes as an empty value.
+TEST_F(ModelLens, AttributionWithoutAValueAttributesThePrediction) {
+    const std::string dir = hf("llama_gqa");
+    const std::string ids = joined(int64s(members(dir + "/lens_reference.npz")["ids"]));
+    const test::CommandResult empty = model({"--model", dir, "--ids", ids, "--attribution", "",
+                                             "--json"});
+    ASSERT_EQ(empty.status, 0) << empty.err;
+    const test::CommandResult last = model({"--model", dir, "--ids", ids, "--json",
+                                            "--attribution"});
+    ASSERT_EQ(last.status, 0) << last.err;
+    const test::CommandResult before = model({"--model", dir, "--ids", ids, "--attribution",
+                                              "--json"});
+    ASSERT_EQ(before.status, 0) << before.err;
+    EXPECT_EQ(last.out, empty.out);
+    EXPECT_EQ(before.out, empty.out);
+    EXPECT_NE(empty.out.find("\"attribution\""), std::string::npos) << empty.out;
+    // An option that needs its value still says so.
+    expectRejected({"--model", dir, "--ids", ids, "--patch"}, "--patch", "needs a value");
+}
+
 TEST_F(ModelLens, TopKAndJsonDescribeTheSameCells) {
     const std::string out = file("top.npz");
     const test::CommandResult run = model({"--model", hf("gpt2"), "--ids", "5,9,13,200",
