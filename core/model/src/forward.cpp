@@ -669,7 +669,10 @@ bool runStack(const Model& model, Pass pass, Matrix& x, Index old, ModelRun& run
         // Keep what reproduces the attention (attention_maps.h): q and k as the kernel read
         // them, and v (the cache); the weights themselves are not kept.
         if (main) {
-            run.q.push_back(appendHeads(previous ? &previous->q[lu] : nullptr, q, c.heads, hd));
+            // A run from scratch keeps the heads the attention read; an extension adds them to
+            // the cached ones.
+            run.q.push_back(previous ? appendHeads(&previous->q[lu], q, c.heads, hd)
+                                     : std::move(heads.q));
             run.k.push_back(std::move(heads.k));
             run.v.push_back(std::move(heads.v));
         } else {
@@ -701,8 +704,9 @@ bool runStack(const Model& model, Pass pass, Matrix& x, Index old, ModelRun& run
                 AttentionSpec crossSpec = attentionSpecOf(c, AttentionOf::Cross, l);
                 crossSpec.threads = threads;
                 const Attention reading = attend(toSource, crossSpec);
-                run.crossQ.push_back(appendHeads(previous ? &previous->crossQ[lu] : nullptr, q,
-                                                 c.heads, hd));
+                run.crossQ.push_back(previous
+                                         ? appendHeads(&previous->crossQ[lu], q, c.heads, hd)
+                                         : std::move(toSource.q));
                 mergeHeads(reading, c, l, nullptr, mixed);
                 project(mixed, w.crossO, attended, threads);
                 addResidual(x, attended, w.crossNormAfter, c);
