@@ -35,9 +35,7 @@ using test::relativeDifference;
 using test::worstDifference;
 using Json = nlohmann::json;
 
-fs::path hfDir() {
-    return fs::path(ATTNLAB_SOURCE_DIR) / "tests/model/fixtures/hf";
-}
+using test::hfDir;
 
 std::string readText(const fs::path& path) {
     std::ifstream in(path, std::ios::binary);

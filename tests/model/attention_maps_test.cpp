@@ -28,17 +28,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-fs::path hfDir() {
-    return fs::path(ATTNLAB_SOURCE_DIR) / "tests/model/fixtures/hf";
-}
-
-std::vector<std::string> hfFixtures() {
-    std::vector<std::string> names;
-    for (const auto& entry : fs::directory_iterator(hfDir()))
-        if (entry.is_directory()) names.push_back(entry.path().filename().string());
-    std::sort(names.begin(), names.end());
-    return names;
-}
+using test::hfDir;
 
 Model load(const fs::path& dir) {
     auto model = loadModel(dir.string());
@@ -187,7 +177,7 @@ TEST_P(EveryCheckpoint, MapsOnDemandAreTheForwardsOwnWeights) {
     expectMapsAreTheForwards(model, *whole, AttentionOf::Self, "extended");
 }
 
-INSTANTIATE_TEST_SUITE_P(SavedByTransformers, EveryCheckpoint, ::testing::ValuesIn(hfFixtures()),
+INSTANTIATE_TEST_SUITE_P(SavedByTransformers, EveryCheckpoint, ::testing::ValuesIn(test::hfFixtureNames()),
                          [](const auto& param) { return param.param; });
 
 /// The bundled induction model on a longer text: many of the kernel's row tiles and bands,

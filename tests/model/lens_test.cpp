@@ -28,9 +28,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-fs::path hfDir() {
-    return fs::path(ATTNLAB_SOURCE_DIR) / "tests/model/fixtures/hf";
-}
+using test::hfDir;
 
 Model load(const std::string& name) {
     auto model = loadModel((hfDir() / name).string());

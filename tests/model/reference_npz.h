@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -14,6 +15,20 @@
 #include "attnlab/io/npy.h"
 
 namespace attnlab::test {
+
+/// The checkpoints saved by transformers with their numbers (fixtures/hf/README.md).
+inline std::filesystem::path hfDir() {
+    return std::filesystem::path(ATTNLAB_SOURCE_DIR) / "tests/model/fixtures/hf";
+}
+
+/// The names of hfDir()'s checkpoint folders, sorted.
+inline std::vector<std::string> hfFixtureNames() {
+    std::vector<std::string> names;
+    for (const auto& entry : std::filesystem::directory_iterator(hfDir()))
+        if (entry.is_directory()) names.push_back(entry.path().filename().string());
+    std::sort(names.begin(), names.end());
+    return names;
+}
 
 /// The values of a 1-D int64 .npy image; throws naming `name` for anything else.
 inline std::vector<std::int64_t> int64s(const std::string& bytes, const std::string& name) {

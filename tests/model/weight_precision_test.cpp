@@ -18,6 +18,7 @@
 #include "attnlab/model/safetensors.h"
 #include "checkpoint_builder.h"
 #include "isa_scope.h"
+#include "reference_npz.h"
 #include "temp_dir.h"
 
 namespace attnlab::model {
@@ -93,9 +94,7 @@ Model load(const std::string& dir) {
     return std::move(*model);
 }
 
-fs::path hfDir() {
-    return fs::path(ATTNLAB_SOURCE_DIR) / "tests/model/fixtures/hf";
-}
+using test::hfDir;
 
 std::vector<RawTensor> tensorsOf(const fs::path& dir) {
     return test::splitImage(test::readBytes((dir / "model.safetensors").string()));
@@ -207,16 +206,8 @@ TEST_P(EverySavedArchitecture, SixteenBitWeightsGiveTheBytesOfTheirFloat32Copy) 
     }
 }
 
-std::vector<std::string> savedArchitectures() {
-    std::vector<std::string> names;
-    for (const auto& entry : fs::directory_iterator(hfDir()))
-        if (entry.is_directory()) names.push_back(entry.path().filename().string());
-    std::sort(names.begin(), names.end());
-    return names;
-}
-
 INSTANTIATE_TEST_SUITE_P(Fixtures, EverySavedArchitecture,
-                         ::testing::ValuesIn(savedArchitectures()),
+                         ::testing::ValuesIn(test::hfFixtureNames()),
                          [](const auto& param) { return param.param; });
 
 // What a 16-bit checkpoint costs beyond its mapping: the float32 copies of its vectors (norms,
