@@ -515,8 +515,8 @@
         <translation>加性注意力</translation>
     </message>
     <message>
-        <source>%1 tokens are too many to show every layer&apos;s attention here (%2 GB); `attnlab model --heads` writes chosen heads</source>
-        <translation>%1 个词元太多，这里无法显示每一层的注意力（%2 GB）；`attnlab model --heads` 可写出所选的头</translation>
+        <source>%1 tokens are too many to show a layer&apos;s attention here (%2 GB); `attnlab model --heads` writes chosen heads</source>
+        <translation>%1 个词元太多，这里无法显示一层的注意力（%2 GB）；`attnlab model --heads` 可写出选定的头</translation>
     </message>
 </context>
 <context>
@@ -1492,6 +1492,10 @@ output</source>
     <message>
         <source>Stop the probe running on the model.</source>
         <translation>停止正在模型上运行的探针。</translation>
+    </message>
+    <message>
+        <source>Measuring every head on the text…</source>
+        <translation>正在逐个头测量这段文本上的角色…</translation>
     </message>
 </context>
 <context>

@@ -168,12 +168,13 @@ TEST_P(SavedByTransformers, ExtendingTheCacheEqualsAFullRun) {
 TEST_P(SavedByTransformers, ItsQkvUnderTheNativeSpecGiveItsAttentionBack) {
     // What the window does with a model's run: each layer's recorded q/k/v re-run by the
     // core under nativeApply (the model's scale, soft-capping and per-layer windows).
-    const Model model = load(hfDir() / GetParam());
+    const auto shared = std::make_shared<const Model>(load(hfDir() / GetParam()));
+    const Model& model = *shared;
     const Reference reference = readReference(GetParam());
     RunOptions options;
     auto run = runModel(model, reference.ids, options);
     ASSERT_TRUE(run.ok()) << run.error();
-    const QkvDump dump = qkvDumpOf(model, *run, {});
+    const QkvDump dump = qkvDumpOf(shared, std::make_shared<const ModelRun>(*run), {});
     const QkvApply apply = nativeApply(model.config);
     EXPECT_TRUE(reproducesModel(apply, model.config));
     for (Index l = 0; l < model.config.layers; ++l) {

@@ -259,5 +259,46 @@ TEST(AttentionMaps, EveryHeadStreamsInOrderAndTheRecordHoldsThem) {
     EXPECT_EQ(seen, long_.model.config.layers * long_.model.config.heads);
 }
 
+TEST(AttentionMaps, TheWindowsDumpsReadTheRunAndHoldNoMaps) {
+    // What the window shows: the run's attention dump computes each head when asked, byte-equal
+    // to the forward's own weights, and the Q/K/V dump reads each layer from the run.
+    LongRun long_;
+    const auto model = std::make_shared<const Model>(std::move(long_.model));
+    const auto run = std::make_shared<const ModelRun>(std::move(long_.run));
+    const AttentionDump dump = attentionDumpOf(model, run, {});
+    EXPECT_FALSE(dump.holdsWeights());
+    EXPECT_TRUE(dump.weights.empty());
+    const QkvDump qkv = qkvDumpOf(model, run, {});
+    EXPECT_TRUE(qkv.q.empty() && qkv.k.empty() && qkv.v.empty());
+    const auto s = static_cast<Index>(run->ids.size());
+    ASSERT_EQ(dump.sq, s);
+    ASSERT_EQ(dump.layers, model->config.layers);
+    for (Index layer = 0; layer < dump.layers; ++layer) {
+        const Tensor4 expected = forwardsWeights(*model, *run, AttentionOf::Self, layer);
+        for (Index head = 0; head < dump.heads; ++head)
+            ASSERT_TRUE(sameBytes(expected.head(0, head), dump.head(0, layer, head)))
+                << "layer " << layer << " head " << head;
+        const Qkv read = qkv.layer(layer);
+        EXPECT_EQ(read.q.data, run->q[static_cast<std::size_t>(layer)].data);
+        EXPECT_EQ(read.k.data, run->k[static_cast<std::size_t>(layer)].data);
+        EXPECT_EQ(read.v.data, run->v[static_cast<std::size_t>(layer)].data);
+    }
+    // Re-run under the model's own spec a layer at a time (a "what if" left at the model's
+    // settings): each head is the layer's re-run.
+    const QkvApply apply = nativeApply(model->config);
+    const AttentionDump applied = appliedDump(std::make_shared<const QkvDump>(qkv), apply);
+    EXPECT_FALSE(applied.holdsWeights());
+    for (Index layer : {Index(1), Index(0), dump.layers - 1}) {
+        const Experiment again = applyToQkvLayer(qkv, layer, apply);
+        for (Index head = 0; head < dump.heads; ++head)
+            EXPECT_TRUE(sameBytes(std::as_const(again.attention.weights).head(0, head),
+                                  applied.head(0, layer, head)));
+    }
+    EXPECT_THROW(dump.head(0, dump.layers, 0), InvalidArgument);
+    QkvApply bad = apply;
+    bad.kvHeads = model->config.kvHeads + 1;
+    EXPECT_THROW(appliedDump(std::make_shared<const QkvDump>(qkv), bad), InvalidArgument);
+}
+
 } // namespace
 } // namespace attnlab::model

@@ -410,6 +410,11 @@ TEST_F(BoundViews, TickingAHeadAblatesItWithOneUndoStep) {
     const double before = m_next->distribution().front().modelProbability;
     const std::int64_t topBefore = m_next->distribution().front().id;
     EXPECT_TRUE(m_next->baselineProbabilities().empty()); // every head is on
+    // The roles are measured when the view is drawn (here: as export draws it).
+    m_roles->ensureFresh();
+    EXPECT_EQ(m_roles->model()->rowCount(), 0);
+    EXPECT_EQ(m_roles->placeholderText(), HeadRolesView::tr("Measuring every head on the text\u2026"));
+    m_roles->ensureComplete();
     ASSERT_EQ(m_roles->model()->rowCount(), 12);
     int row = -1;
     for (int r = 0; r < 12; ++r)

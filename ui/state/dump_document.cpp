@@ -80,28 +80,14 @@ void DumpDocument::showAttention(AttentionDump dump, Index batch, const QkvOrigi
     m_batch = batch;
     m_layer = std::clamp<Index>(layer, 0, m_dump->layers - 1);
     m_tableValid = false;
+    ++m_changes;
     showLayer();
     emit dumpChanged();
 }
 
-AttentionDump DumpDocument::runAllLayers(const QkvDump& qkv, const QkvApply& apply) {
-    AttentionDump out;
-    out.source = qkv.source;
-    out.batch = 1;
-    out.layers = qkv.layers;
-    out.heads = qkv.heads;
-    out.sq = qkv.sq;
-    out.sk = qkv.sk;
-    out.tokens = qkv.tokens;
-    out.weights.resize(static_cast<std::size_t>(out.layers * out.heads * out.sq * out.sk));
-    QkvApply fast = apply;
-    fast.spec.threads = 0;
-    for (Index l = 0; l < qkv.layers; ++l) {
-        const Experiment ex = applyToQkvLayer(qkv, l, fast);
-        std::copy(ex.attention.weights.data.begin(), ex.attention.weights.data.end(),
-                  out.weights.begin() + l * out.heads * out.sq * out.sk);
-    }
-    return out;
+AttentionDump DumpDocument::runAllLayers(std::shared_ptr<const QkvDump> qkv, QkvApply apply) {
+    apply.spec.threads = 0;
+    return appliedDump(std::move(qkv), apply);
 }
 
 bool DumpDocument::openQkv(const QString& path, const QString& tokensPath) {
@@ -114,8 +100,9 @@ bool DumpDocument::openQkv(const QString& path, const QString& tokensPath) {
             return false;
         }
         if (apply.kvHeads > 0 && loaded->kvHeads % apply.kvHeads != 0) apply.kvHeads = 0;
-        AttentionDump weights = runAllLayers(*loaded, apply);
-        m_qkv = std::move(*loaded);
+        auto qkv = std::make_shared<const QkvDump>(std::move(*loaded));
+        AttentionDump weights = runAllLayers(qkv, apply);
+        m_qkv = std::move(qkv);
         m_origin = QkvOrigin{};
         m_dump = std::move(weights);
         m_apply = apply;
@@ -123,6 +110,7 @@ bool DumpDocument::openQkv(const QString& path, const QString& tokensPath) {
         m_batch = 0;
         m_layer = 0;
         m_tableValid = false;
+        ++m_changes;
         showLayer();
     } catch (const std::exception& error) {
         fail(QStringLiteral("%1: %2").arg(path, QString::fromUtf8(error.what())));
@@ -133,23 +121,29 @@ bool DumpDocument::openQkv(const QString& path, const QString& tokensPath) {
 }
 
 void DumpDocument::showQkv(QkvDump qkv, const QkvApply& apply, std::optional<AttentionDump> weights,
-                           Index layer, const QkvOrigin& origin) {
-    AttentionDump shown = weights ? std::move(*weights) : runAllLayers(qkv, apply);
-    ATTN_CHECK(shown.layers == qkv.layers && shown.heads == qkv.heads && shown.sq == qkv.sq &&
-                   shown.sk == qkv.sk,
+                           Index layer, const QkvOrigin& origin,
+                           std::optional<Experiment> shownLayer) {
+    auto shared = std::make_shared<const QkvDump>(std::move(qkv));
+    AttentionDump shown = weights ? std::move(*weights) : runAllLayers(shared, apply);
+    ATTN_CHECK(shown.layers == shared->layers && shown.heads == shared->heads &&
+                   shown.sq == shared->sq && shown.sk == shared->sk,
                "the weights shown must have the Q/K/V's shape");
     if (m_comparison &&
         (m_comparison->layers != shown.layers || m_comparison->heads != shown.heads ||
          m_comparison->sq != shown.sq || m_comparison->sk != shown.sk))
         m_comparison.reset();
-    m_qkv = std::move(qkv);
+    m_qkv = std::move(shared);
     m_dump = std::move(shown);
     m_apply = apply;
     m_origin = origin;
     m_batch = 0;
     m_layer = std::clamp<Index>(layer, 0, std::max<Index>(0, m_dump->layers - 1));
     m_tableValid = false;
-    showLayer();
+    ++m_changes;
+    if (shownLayer && m_layer == layer)
+        m_document->setExternalExperiment(std::move(*shownLayer));
+    else
+        showLayer();
     emit dumpChanged();
 }
 
@@ -159,7 +153,7 @@ bool DumpDocument::setQkvApply(const QkvApply& apply) {
         return true;
     }
     try {
-        AttentionDump weights = runAllLayers(*m_qkv, apply);
+        AttentionDump weights = runAllLayers(m_qkv, apply);
         m_dump = std::move(weights);
     } catch (const std::exception& error) {
         fail(QString::fromUtf8(error.what()));
@@ -167,6 +161,7 @@ bool DumpDocument::setQkvApply(const QkvApply& apply) {
     }
     m_apply = apply;
     m_tableValid = false;
+    ++m_changes;
     showLayer();
     emit dumpChanged();
     return true;
@@ -201,30 +196,39 @@ bool DumpDocument::openComparison(const QString& path) {
     return true;
 }
 
+Experiment qkvLayerExperiment(const QkvDump& qkv, Index layer, const QkvApply& apply,
+                              const QkvOrigin& origin) {
+    QkvApply run = apply;
+    // A model's layer keeps no scores (another H x S x S): a view computes a head's q.k when
+    // it shows it.
+    if (origin.kind == ExperimentSource::Kind::Model) run.keepScores = false;
+    Experiment experiment = applyToQkvLayer(qkv, layer, run);
+    experiment.source.kind = origin.kind;
+    experiment.positional = origin.positional;
+    experiment.ropeBase = origin.ropeBase;
+    experiment.milliseconds = origin.milliseconds;
+    const MaskSpec& mask = apply.spec.mask;
+    const bool causalSoftmax =
+        (apply.spec.variant == Variant::Softmax || apply.spec.variant == Variant::Flash) &&
+        (mask.causal || mask.causalWindow >= 0);
+    if (origin.kvPrefill >= 0 && causalSoftmax && experiment.sq() == experiment.sk()) {
+        // The KV-cache steps of this layer's own q/k/v: the weights a cache gives equal the
+        // full run's (kv_cache_test.cpp), so only the steps are added.
+        const Qkv& layerQkv = experiment.qkv;
+        KvCacheTrace trace = kvCacheTrace(1, layerQkv.k.heads, layerQkv.q.seq,
+                                          std::min<Index>(origin.kvPrefill, layerQkv.q.seq),
+                                          layerQkv.k.dim, layerQkv.v.dim, 4);
+        experiment.kvPrefill = trace.prefill;
+        experiment.kvTrace = std::move(trace);
+    }
+    return experiment;
+}
+
 void DumpDocument::showLayer() {
     if (!m_dump) return;
     Experiment experiment;
     if (m_qkv) {
-        experiment = applyToQkvLayer(*m_qkv, m_layer, m_apply);
-        experiment.source.kind = m_origin.kind;
-        experiment.positional = m_origin.positional;
-        experiment.ropeBase = m_origin.ropeBase;
-        experiment.milliseconds = m_origin.milliseconds;
-        const MaskSpec& mask = m_apply.spec.mask;
-        const bool causalSoftmax =
-            (m_apply.spec.variant == Variant::Softmax || m_apply.spec.variant == Variant::Flash) &&
-            (mask.causal || mask.causalWindow >= 0);
-        if (m_origin.kvPrefill >= 0 && causalSoftmax && experiment.sq() == experiment.sk()) {
-            // The KV-cache steps of this layer's own q/k/v (the weights equal the full run's).
-            AttentionSpec spec = m_apply.spec;
-            spec.mask = experiment.mask; // the layer's own window where layers differ
-            spec.scale = experiment.scale;
-            KvCacheTrace trace;
-            attendKvCache(experiment.qkv, spec,
-                          std::min<Index>(m_origin.kvPrefill, experiment.sq()), 4, &trace);
-            experiment.kvPrefill = trace.prefill;
-            experiment.kvTrace = std::move(trace);
-        }
+        experiment = qkvLayerExperiment(*m_qkv, m_layer, m_apply, m_origin);
     } else {
         experiment = dumpExperiment(*m_dump, m_batch, m_layer);
         if (m_origin.kind == ExperimentSource::Kind::Model) {
@@ -243,6 +247,7 @@ void DumpDocument::setBatch(Index batch) {
     if (!m_dump || batch == m_batch || batch < 0 || batch >= m_dump->batch) return;
     m_batch = batch;
     m_tableValid = false;
+    ++m_changes;
     showLayer();
     emit dumpChanged();
 }

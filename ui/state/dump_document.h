@@ -9,6 +9,7 @@
 #include <QObject>
 #include <QString>
 
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -54,7 +55,7 @@ public:
     /// Null when no dump is open.
     const AttentionDump* dump() const { return m_dump ? &*m_dump : nullptr; }
     /// The Q/K/V dump, when the open dump is one.
-    const QkvDump* qkvDump() const { return m_qkv ? &*m_qkv : nullptr; }
+    const QkvDump* qkvDump() const { return m_qkv.get(); }
     /// True while the document shows this dump (a session edit or open ends it).
     bool active() const;
     Index batch() const { return m_batch; }
@@ -80,10 +81,16 @@ public:
     bool openQkv(const QString& path, const QString& tokensPath = {});
     /// Shows Q/K/V already in memory (a real model's run: model_document.h) at `layer`,
     /// under `apply`. `weights`, when given, are the attention the model itself computed
-    /// (shown as is instead of re-running every layer). Experiments take `origin`'s facts.
-    /// A comparison of the same shape is kept.
+    /// (shown as is, computed when asked, instead of re-running every layer). Experiments take
+    /// `origin`'s facts. `shownLayer`, when given, is qkvLayerExperiment(qkv, layer, apply,
+    /// origin) already computed (on the worker that ran the model). A comparison of the same
+    /// shape is kept.
     void showQkv(QkvDump qkv, const QkvApply& apply, std::optional<AttentionDump> weights,
-                 Index layer, const QkvOrigin& origin = {});
+                 Index layer, const QkvOrigin& origin = {},
+                 std::optional<Experiment> shownLayer = {});
+    /// Counts the changes of what is shown (a dump, a spec, a run): a layer computed ahead
+    /// under the spec of an earlier count is stale.
+    quint64 changeCount() const { return m_changes; }
     /// The kind of source the shown experiments have (QkvDump, AttentionDump or Model).
     ExperimentSource::Kind sourceKind() const { return m_origin.kind; }
     /// Where the Q/K/V shown came from (showQkv's origin).
@@ -117,12 +124,12 @@ private:
     explicit DumpDocument(Document* document);
     void fail(const QString& message);
     void showLayer();
-    /// Runs every layer of the Q/K/V dump under m_apply into an AttentionDump.
-    static AttentionDump runAllLayers(const QkvDump& qkv, const QkvApply& apply);
+    /// Every layer of the Q/K/V dump under `apply`, computed a layer at a time when asked.
+    static AttentionDump runAllLayers(std::shared_ptr<const QkvDump> qkv, QkvApply apply);
 
     Document* m_document;
     std::optional<AttentionDump> m_dump;
-    std::optional<QkvDump> m_qkv;
+    std::shared_ptr<const QkvDump> m_qkv;
     std::optional<AttentionDump> m_comparison;
     QkvApply m_apply;
     QkvOrigin m_origin{ExperimentSource::Kind::AttentionDump};
@@ -130,7 +137,14 @@ private:
     Index m_layer = 0;
     std::vector<HeadSummary> m_table;
     bool m_tableValid = false;
+    quint64 m_changes = 0;
 };
+
+/// The experiment the views draw for `layer` of a Q/K/V dump shown under `apply` (the layer
+/// re-run, with the KV-cache steps of a model's causal run): what DumpDocument shows, and what
+/// a worker computes ahead of it. Throws InvalidArgument as applyToQkvLayer does.
+Experiment qkvLayerExperiment(const QkvDump& qkv, Index layer, const QkvApply& apply,
+                              const QkvOrigin& origin);
 
 /// The inverse frequency theta_t of each RoPE pair of `experiment` (head dimension D, D / 2
 /// values) as what produced it rotates: a real model's own when `document` shows one (its

@@ -21,6 +21,7 @@
 #include "ui/state/apply_command.h"
 #include "ui/state/document.h"
 #include "ui/state/dump_document.h"
+#include "ui/state/latest_task.h"
 
 namespace attnlab::ui {
 
@@ -36,11 +37,14 @@ struct ModelRunOutput {
     std::shared_ptr<const model::Model> model;
     std::shared_ptr<const model::ModelRun> run;
     std::vector<std::int64_t> ids;
-    /// The run as the DumpDocument shows it: q/k/v and the model's own attention weights.
+    /// The run's q/k/v as the DumpDocument shows them (read from the run, not copied), and the
+    /// shown layer's experiment computed ahead under the spec the window showed when the run
+    /// started (while the DumpDocument's changeCount() was `changes`).
+    /// Shared: the future's result is copied out of it, and a layer's maps are S x S each.
     std::optional<QkvDump> qkv;
-    std::optional<AttentionDump> weights;
-    /// Every head's role on the text, measured from the same maps as `weights`.
-    std::shared_ptr<const std::vector<model::HeadRole>> roles;
+    std::shared_ptr<Experiment> shownLayer;
+    Index layer = 0;
+    quint64 changes = 0;
     /// An encoder-decoder: the translation decoded from the text, and its tokens (row i of
     /// the run's cross-attention is the step that wrote generated[i]).
     QString translation;
@@ -49,6 +53,13 @@ struct ModelRunOutput {
     bool cancelled = false;
     quint64 generation = 0;
     double milliseconds = 0;
+};
+
+/// What the worker computes ahead for the view: the layer shown, under which spec.
+struct ShownLayerRequest {
+    QkvApply apply;
+    Index layer = 0;
+    quint64 changes = 0;
 };
 
 namespace {
@@ -96,31 +107,22 @@ QkvOrigin originOf(const model::Model& loaded, const model::ModelRun& run, doubl
     return origin;
 }
 
-/// The run as the DumpDocument shows it: its q/k/v and the attention weights it computed.
-void toDumps(const model::Model& loaded, const model::Tokenizer& tokenizer,
-             const model::ModelRun& run, ModelRunOutput& out) {
-    if (loaded.config.kind == model::ModelKind::EncoderDecoder) return; // showTranslation()
-    std::vector<std::string> tokens = labelsOf(tokenizer, run.ids);
-    out.qkv = model::qkvDumpOf(loaded, run, tokens);
-    // Every map once: the dump and the head roles read the same record.
-    const std::vector<Tensor4> record = model::attentionRecord(loaded, run);
-    out.roles = std::make_shared<const std::vector<model::HeadRole>>(
-        model::headRoles(record, run.ids));
-    out.weights = model::attentionDumpOf(loaded, run, std::move(tokens), &record);
-}
-
-/// More than this many floats of attention (every layer's and head's map) is not shown.
-constexpr double kMaxWindowRecordFloats = 2.0e9;
+/// The floats of the shown layer's experiment (its weights and scores, every head's S x S)
+/// past which a text is not shown: the command line's --heads writes chosen heads of any length.
+constexpr double kMaxShownLayerFloats = 2.0e9;
 
 ModelRunOutput computeRun(std::shared_ptr<const model::Model> loaded,
                           std::shared_ptr<const model::Tokenizer> tokenizer,
                           std::vector<std::int64_t> ids, HeadSet ablated,
                           std::shared_ptr<const model::ModelRun> previous,
-                          std::shared_ptr<std::atomic<bool>> cancel, quint64 generation) {
+                          std::shared_ptr<std::atomic<bool>> cancel, quint64 generation,
+                          ShownLayerRequest shown) {
     ModelRunOutput out;
     out.model = loaded;
     out.generation = generation;
     out.ids = ids;
+    out.layer = shown.layer;
+    out.changes = shown.changes;
     const auto started = std::chrono::steady_clock::now();
     try {
         model::RunOptions options;
@@ -149,15 +151,13 @@ ModelRunOutput computeRun(std::shared_ptr<const model::Model> loaded,
                                    .count();
             return out;
         }
-        // The window's views still read every layer's map (toDumps): a record past what a
-        // machine holds is refused before the forward runs; the command line's --heads writes
-        // chosen heads of any length.
-        const double cells = static_cast<double>(loaded->config.layers) *
-                             static_cast<double>(loaded->config.heads) *
+        // The views hold the shown layer's maps (every head's weights and scores); a layer past
+        // what a machine holds is refused before the forward runs.
+        const double cells = 2.0 * static_cast<double>(loaded->config.heads) *
                              static_cast<double>(ids.size()) * static_cast<double>(ids.size());
-        if (cells > kMaxWindowRecordFloats) {
-            out.error = QObject::tr("%1 tokens are too many to show every layer's attention "
-                                    "here (%2 GB); `attnlab model --heads` writes chosen heads")
+        if (cells > kMaxShownLayerFloats) {
+            out.error = QObject::tr("%1 tokens are too many to show a layer's attention here "
+                                    "(%2 GB); `attnlab model --heads` writes chosen heads")
                             .arg(ids.size())
                             .arg(cells * 4 / 1e9, 0, 'f', 1);
             return out;
@@ -170,9 +170,20 @@ ModelRunOutput computeRun(std::shared_ptr<const model::Model> loaded,
             out.error = QString::fromStdString(result.error());
             return out;
         }
-        auto run = std::make_shared<model::ModelRun>(std::move(*result));
-        toDumps(*loaded, *tokenizer, *run, out);
+        auto run = std::make_shared<const model::ModelRun>(std::move(*result));
+        const double forward =
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started)
+                .count();
+        out.qkv = model::qkvDumpOf(loaded, run, labelsOf(*tokenizer, run->ids));
+        if (!cancel->load()) {
+            // The layer on screen, here rather than on the GUI thread once the run is shown.
+            shown.apply.spec.threads = 0;
+            out.shownLayer = std::make_shared<Experiment>(qkvLayerExperiment(
+                *out.qkv, shown.layer, shown.apply, originOf(*loaded, *run, forward)));
+        }
         out.run = std::move(run);
+        out.milliseconds = forward;
+        return out;
     } catch (const std::exception& error) {
         out.error = QString::fromUtf8(error.what());
     }
@@ -214,6 +225,11 @@ ModelDocument::ModelDocument(Document* document)
     m_loadWatcher = new QFutureWatcher<ModelLoadOutput>(this);
     connect(m_loadWatcher, &QFutureWatcher<ModelLoadOutput>::finished, this,
             [this] { finishLoad(m_loadWatcher->result()); });
+    m_rolesTask = std::make_unique<LatestTask<Roles>>(this, [this](Result<Roles> roles) {
+        if (!roles || m_rolesRun != m_run) return; // another run meanwhile
+        m_roles = std::move(*roles);
+        emit rolesChanged();
+    });
     connect(m_dumps, &DumpDocument::attentionKindRequested, this,
             [this](const QString& kind) { setAttentionKind(kind); });
     connect(m_dumps, &DumpDocument::layerChanged, this, [this] {
@@ -230,6 +246,23 @@ ModelDocument::~ModelDocument() {
     if (m_loadCancel) m_loadCancel->store(true);
     m_runWatcher->waitForFinished();
     m_loadWatcher->waitForFinished();
+    m_rolesTask.reset();
+}
+
+bool ModelDocument::rolesMeasurable() const {
+    return m_model && m_run && m_model->config.kind != model::ModelKind::EncoderDecoder;
+}
+
+void ModelDocument::requestRoles() {
+    if (!rolesMeasurable() || m_roles || (m_rolesTask->busy() && m_rolesRun == m_run)) return;
+    m_rolesRun = m_run;
+    m_rolesTask->start([net = m_model, run = m_run](const std::atomic<bool>*) -> Result<Roles> {
+        return std::make_shared<const std::vector<model::HeadRole>>(model::headRoles(*net, *run));
+    });
+}
+
+void ModelDocument::waitForRoles() {
+    m_rolesTask->wait();
 }
 
 ModelDocument* ModelDocument::of(Document* document) {
@@ -570,7 +603,6 @@ void ModelDocument::startRun() {
         out.milliseconds = recent.milliseconds; // the forward that made it; none runs now
         out.translation = recent.translation;
         out.generated = recent.generated;
-        toDumps(*m_model, *m_tokenizer, *recent.run, out);
         out.run = recent.run;
         finishRun(std::move(out));
         return;
@@ -579,7 +611,32 @@ void ModelDocument::startRun() {
     m_runCancel = std::make_shared<std::atomic<bool>>(false);
     // The previous run's cache is reused when the new ids extend its ids (runModel checks).
     m_runWatcher->setFuture(QtConcurrent::run(computeRun, m_model, m_tokenizer, m_ids, m_ablated,
-                                              m_run, m_runCancel, ticket));
+                                              m_run, m_runCancel, ticket,
+                                              ShownLayerRequest{shownApply(), m_layer,
+                                                                m_dumps->changeCount()}));
+}
+
+QkvApply ModelDocument::shownApply() const {
+    QkvApply apply = model::nativeApply(m_model->config);
+    // "What if" settings stay while the model's text changes.
+    if (m_dumps->sourceKind() == ExperimentSource::Kind::Model && m_dumps->qkvDump() &&
+        m_dumps->qkvDump()->kvHeads == m_model->config.kvHeads)
+        apply = m_dumps->qkvApply();
+    return apply;
+}
+
+void ModelDocument::showRun(std::optional<QkvDump> qkv, const QkvApply& apply,
+                            std::optional<Experiment> shownLayer) {
+    std::vector<std::string> labels;
+    if (!qkv) labels = labelsOf(*m_tokenizer, m_run->ids);
+    std::optional<AttentionDump> weights;
+    // The model's own maps, computed from the run when a view asks for them.
+    if (model::reproducesModel(apply, m_model->config))
+        weights = model::attentionDumpOf(m_model, m_run, qkv ? qkv->tokens : labels);
+    if (!qkv) qkv = model::qkvDumpOf(m_model, m_run, std::move(labels));
+    if (shownLayer) shownLayer->milliseconds = m_lastRunMs;
+    m_dumps->showQkv(std::move(*qkv), apply, std::move(weights), m_layer,
+                     originOf(*m_model, *m_run, m_lastRunMs), std::move(shownLayer));
 }
 
 void ModelDocument::finishRun(ModelRunOutput output) {
@@ -598,7 +655,9 @@ void ModelDocument::finishRun(ModelRunOutput output) {
     } else if (!stale || !m_run) {
         // A stale run is still shown when nothing is: the first figure comes sooner.
         m_run = std::move(output.run);
-        m_roles = std::move(output.roles);
+        m_roles.reset();
+        m_rolesTask->stop();
+        m_rolesRun.reset();
         if (std::none_of(m_recent.begin(), m_recent.end(),
                          [&](const RecentRun& recent) { return recent.run == m_run; })) {
             m_recent.push_front({m_run, output.milliseconds, output.translation, output.generated});
@@ -610,16 +669,14 @@ void ModelDocument::finishRun(ModelRunOutput output) {
         if (m_shown && m_model->config.kind == model::ModelKind::EncoderDecoder) {
             showTranslation();
         } else if (m_shown) {
-            QkvApply apply = model::nativeApply(m_model->config);
-            // "What if" settings stay while the model's text changes.
-            if (m_dumps->sourceKind() == ExperimentSource::Kind::Model && m_dumps->qkvDump() &&
-                m_dumps->qkvDump()->kvHeads == m_model->config.kvHeads)
-                apply = m_dumps->qkvApply();
-            std::optional<AttentionDump> weights;
-            if (model::reproducesModel(apply, m_model->config)) weights = std::move(output.weights);
+            // The layer computed ahead is shown when the window still shows what it was
+            // computed for.
+            std::optional<Experiment> ahead;
+            if (output.shownLayer && output.changes == m_dumps->changeCount() &&
+                output.layer == m_layer)
+                ahead = std::move(*output.shownLayer);
             try {
-                m_dumps->showQkv(std::move(*output.qkv), apply, std::move(weights), m_layer,
-                                 originOf(*m_model, *m_run, m_lastRunMs));
+                showRun(std::move(output.qkv), shownApply(), std::move(ahead));
             } catch (const std::exception& error) {
                 fail(QString::fromUtf8(error.what()));
             }
@@ -640,11 +697,8 @@ void ModelDocument::publish() {
         showTranslation();
         return;
     }
-    // The lab was shown meanwhile: the dump is rebuilt from the current run, no forward.
-    ModelRunOutput out;
-    toDumps(*m_model, *m_tokenizer, *m_run, out);
-    m_dumps->showQkv(std::move(*out.qkv), model::nativeApply(m_model->config),
-                     std::move(out.weights), m_layer, originOf(*m_model, *m_run, m_lastRunMs));
+    // The lab was shown meanwhile: the dumps are made again from the current run, no forward.
+    showRun(std::nullopt, model::nativeApply(m_model->config), std::nullopt);
 }
 
 void ModelDocument::showTranslation() {
@@ -656,7 +710,7 @@ void ModelDocument::showTranslation() {
                          m_generated.size() == m_run->ids.size();
     try {
         m_dumps->showAttention(
-            model::translationDumpOf(*m_model, *m_run, m_attentionKind.toStdString(),
+            model::translationDumpOf(m_model, m_run, m_attentionKind.toStdString(),
                                      labelsOf(*m_tokenizer, {source.begin(), source.end()}),
                                      labelsOf(*m_tokenizer, written ? m_generated : m_run->ids)),
             0, originOf(*m_model, *m_run, m_lastRunMs), m_layer);

@@ -32,6 +32,7 @@
 #include "attnlab/attention/mask.h"
 #include "attnlab/base/result.h"
 #include "attnlab/base/tensor.h"
+#include "attnlab/io/dump.h"
 #include "attnlab/io/npy.h"
 #include "attnlab/lab/embedding.h"
 #include "attnlab/lab/session.h"
@@ -49,6 +50,7 @@ namespace attnlab::ui {
 
 class Document;
 class DumpDocument;
+template <typename T> class LatestTask;
 
 /// The heads switched off: (layer, head) pairs.
 using HeadSet = std::set<std::pair<Index, Index>>;
@@ -78,9 +80,16 @@ public:
     const model::ModelRun* run() const { return m_run.get(); }
     /// The same run, shared: it stays valid after the next run replaces it.
     std::shared_ptr<const model::ModelRun> sharedRun() const { return m_run; }
-    /// Every head's role on run()'s text, measured by the worker from the maps it computed for
-    /// the dumps; null when the run came without them (a recent run shown again, a translation).
+    /// Every head's role on run()'s text; null until requestRoles() measured them.
     const std::vector<model::HeadRole>* runRoles() const { return m_roles.get(); }
+    /// Measures runRoles() on a worker unless they are measured or being measured (every
+    /// head's map in turn, one alive at a time); rolesChanged() when they are. Typing does
+    /// not wait for them: the head-roles view asks when it is shown.
+    void requestRoles();
+    /// Whether run() has roles to measure (a model of one sequence has run).
+    bool rolesMeasurable() const;
+    /// Processes events until the requested roles are measured (export, tests).
+    void waitForRoles();
     /// The model, shared: a worker thread may run it (it is immutable once loaded) and it
     /// stays valid after another model replaces it.
     std::shared_ptr<const model::Model> sharedModel() const { return m_model; }
@@ -171,6 +180,8 @@ signals:
     void loadingChanged(bool loading);
     /// The layer shown changed.
     void layerChanged();
+    /// runRoles() were measured.
+    void rolesChanged();
     void errorOccurred(const QString& message);
 
 private:
@@ -182,6 +193,13 @@ private:
     void finishRun(ModelRunOutput output);
     /// Hands the run to the DumpDocument as a Q/K/V dump at m_layer.
     void publish();
+    /// The spec the run is shown under: the model's own, or the "what if" spec the window
+    /// showed it under.
+    QkvApply shownApply() const;
+    /// Shows m_run through the DumpDocument: its q/k/v (`qkv`, or made from the run), its maps
+    /// computed when asked, and the shown layer's experiment when computed ahead.
+    void showRun(std::optional<QkvDump> qkv, const QkvApply& apply,
+                 std::optional<Experiment> shownLayer);
     /// A translation model's run: the attention of m_attentionKind as an attention dump.
     void showTranslation();
     /// Applies an ablation set without undo (the undo step's redo/undo).
@@ -196,7 +214,10 @@ private:
     std::shared_ptr<const model::Model> m_model;
     std::shared_ptr<const model::Tokenizer> m_tokenizer;
     std::shared_ptr<const model::ModelRun> m_run;
-    std::shared_ptr<const std::vector<model::HeadRole>> m_roles; ///< of m_run, when measured
+    using Roles = std::shared_ptr<const std::vector<model::HeadRole>>;
+    Roles m_roles; ///< of m_run, when measured
+    std::unique_ptr<LatestTask<Roles>> m_rolesTask;
+    std::shared_ptr<const model::ModelRun> m_rolesRun; ///< the run m_rolesTask measures
     /// The last few runs and their forwards' wall times: the same ids and ablation again (an
     /// undo, a retyped word) are shown from here at once, and exactly as they were.
     struct RecentRun {

@@ -57,9 +57,11 @@ HeadRolesInput headRolesInputOf(const ModelDocument& models) {
     const Index positions = net->config.maxPositions - (net->config.bosTokenId ? 1 : 0);
     input.maxProbeLength = std::max<Index>(1, positions / 2);
     if (const model::ModelRun* run = models.run()) {
-        // The worker measured them with the run; a run shown again from the recent ones is
-        // measured here.
-        input.roles = models.runRoles() ? *models.runRoles() : model::headRoles(*net, *run);
+        // Measured on a worker when the view asks (every head's map, one at a time).
+        if (const auto* roles = models.runRoles())
+            input.roles = *roles;
+        else
+            input.measuring = models.rolesMeasurable();
         input.tokens = static_cast<Index>(run->ids.size());
         input.ablated = run->ablatedHeads;
     }
@@ -188,6 +190,13 @@ void bindHeadRolesView(HeadRolesView* view, ModelDocument* models) {
     };
     QObject::connect(models, &ModelDocument::runChanged, view, update);
     QObject::connect(models, &ModelDocument::modelChanged, view, update);
+    QObject::connect(models, &ModelDocument::rolesChanged, view, update);
+    QObject::connect(view, &HeadRolesView::rolesWanted, models,
+                     [models] { models->requestRoles(); });
+    QObject::connect(view, &HeadRolesView::rolesAwaited, models, [models] {
+        models->requestRoles();
+        models->waitForRoles();
+    });
     QObject::connect(view, &HeadRolesView::probeRequested, view,
                      [runner](qint64 length, quint64 seed) { runner->request(length, seed); });
     QObject::connect(view, &HeadRolesView::probeCancelRequested, view,

@@ -58,9 +58,9 @@ ScorePicture scorePicture(const Experiment& experiment, Index head) {
         picture.masked = masked;
         return picture;
     }
-    const Tensor4& scores = experiment.attention.scores;
-    if (scores.empty() || head >= scores.heads) return picture;
-    const ConstMatrixMap cells = scores.head(0, head);
+    // The scores the run kept, or the head's q.k computed now (a model's layer keeps none).
+    const MatrixD cells = scaledScores(experiment, head);
+    if (cells.rows() != sq || cells.cols() != sk) return picture;
     const Index f = picture.factor;
     const Index rows = (sq + f - 1) / f, cols = (sk + f - 1) / f;
     picture.values = MatrixD::Zero(rows, cols);

@@ -224,6 +224,8 @@ QString HeadRolesView::placeholderText() const {
     if (m_input.modelName.isEmpty())
         return tr("Open a model: File \u25b8 Open Model\u2026 — head roles are measured on a "
                   "real model's attention.");
+    if (m_input.roles.empty() && m_input.measuring && !showingProbe())
+        return tr("Measuring every head on the text\u2026");
     if (m_input.roles.empty() && !showingProbe())
         return tr("Type some text, or run the induction probe.");
     return {};
@@ -302,7 +304,12 @@ void HeadRolesView::rebuild() {
     m_rebuilding = false;
 }
 
+void HeadRolesView::waitForWork() {
+    if (m_input.measuring) emit rolesAwaited();
+}
+
 void HeadRolesView::refresh() {
+    if (m_input.measuring) emit rolesWanted();
     const Theme look = theme();
     const QString placeholder = placeholderText();
     m_placeholder->setText(placeholder);

@@ -38,6 +38,8 @@ struct HeadRolesInput {
     Index tokens = 0;                          ///< tokens of the current text
     std::set<std::pair<Index, Index>> ablated; ///< heads switched off in the run
     Index maxProbeLength = 64;                 ///< the longest probe the model takes
+    /// The text has run and its roles are not measured yet (they are measured when shown).
+    bool measuring = false;
 };
 
 /// The roles measured on the induction probe.
@@ -99,9 +101,14 @@ signals:
     void ablationRequested(const std::set<std::pair<Index, Index>>& heads);
     /// The person wants to see (layer, head).
     void focusRequested(qint64 layer, qint64 head);
+    /// The view is drawn while its input is still measuring: the roles are wanted now.
+    void rolesWanted();
+    /// Export or a test waits for the roles being measured (ensureComplete()).
+    void rolesAwaited();
 
 protected:
     void contextMenuEvent(QContextMenuEvent* event) override;
+    void waitForWork() override;
 
 private:
     void rebuild();

@@ -22,7 +22,7 @@ constexpr int kLabelHeight = 18;
 
 /// One thumbnail: the [Sq, Sk] weights block-averaged to at most `pixels` per side, scaled to
 /// the matrix's own maximum, through a 256-entry colour table.
-QImage makeThumbnail(ConstMatrixMap weights, int pixels, const std::vector<QRgb>& table) {
+QImage makeThumbnail(const Matrix& weights, int pixels, const std::vector<QRgb>& table) {
     const Index sq = weights.rows();
     const Index sk = weights.cols();
     const int rows = static_cast<int>(std::min<Index>(sq, pixels));

@@ -130,20 +130,26 @@ AttentionT<T> attendKvCacheT(const QkvT<T>& qkv, const AttentionSpec& spec, Inde
                 static_cast<T>(result.scale) * (q * k.transpose());
     });
 
-    if (trace) {
-        trace->prefill = prefill;
-        trace->steps.clear();
-        for (const Step& step : steps) {
-            const Index cacheLen = step.r0 + step.rows;
-            trace->steps.push_back(
-                {step.rows, cacheLen,
-                 kvCacheBytes(batch, qkv.k.heads, cacheLen, dim, dv, bytesPerElement)});
-        }
-    }
+    if (trace) *trace = kvCacheTrace(batch, qkv.k.heads, seq, prefill, dim, dv, bytesPerElement);
     return result;
 }
 
 } // namespace
+
+KvCacheTrace kvCacheTrace(Index batch, Index kvHeads, Index seq, Index prefill, Index dk, Index dv,
+                          Index bytesPerElement) {
+    ATTN_CHECK(prefill >= 0 && prefill <= seq,
+               "prefill must be in [0, " << seq << "] (got " << prefill << ")");
+    KvCacheTrace trace;
+    trace.prefill = prefill;
+    // The prefill, then one row a step (the steps attendKvCacheT runs).
+    trace.steps.push_back({prefill, prefill, kvCacheBytes(batch, kvHeads, prefill, dk, dv,
+                                                          bytesPerElement)});
+    for (Index t = prefill; t < seq; ++t)
+        trace.steps.push_back({1, t + 1, kvCacheBytes(batch, kvHeads, t + 1, dk, dv,
+                                                      bytesPerElement)});
+    return trace;
+}
 
 Attention attendKvCache(const Qkv& qkv, const AttentionSpec& spec, Index prefill,
                         Index bytesPerElement, KvCacheTrace* trace) {

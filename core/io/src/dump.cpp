@@ -14,6 +14,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <sstream>
 #include <thread>
@@ -161,6 +162,20 @@ Status checkFinite(const AlignedVector<float>& values, const std::string& label)
 }
 
 } // namespace
+
+Matrix AttentionDump::head(Index b, Index l, Index h) const {
+    ATTN_CHECK(b >= 0 && b < batch && l >= 0 && l < layers && h >= 0 && h < heads,
+               "dump head (" << b << ", " << l << ", " << h << ") outside [" << batch << ", "
+                             << layers << ", " << heads << "]");
+    if (maps) {
+        Matrix computed = maps->head(b, l, h);
+        ATTN_CHECK(computed.rows() == sq && computed.cols() == sk,
+                   "computed head is " << computed.rows() << " x " << computed.cols()
+                                       << ", the dump is " << sq << " x " << sk);
+        return computed;
+    }
+    return ConstMatrixMap(weights.data() + ((b * layers + l) * heads + h) * headStride(), sq, sk);
+}
 
 std::vector<std::string> AttentionDump::keyTokens(Index b) const {
     if (tokens.empty()) return positionTokens(sk);
@@ -500,8 +515,8 @@ Experiment dumpExperiment(const AttentionDump& dump, Index b, Index l) {
     ex.qkv.k = Tensor4(1, dump.heads, dump.sk, 0);
     ex.qkv.v = Tensor4(1, dump.heads, dump.sk, 0);
     ex.attention.weights = Tensor4(1, dump.heads, dump.sq, dump.sk);
-    const float* from = dump.head(b, l, 0).data();
-    std::copy(from, from + dump.heads * dump.headStride(), ex.attention.weights.data.begin());
+    for (Index h = 0; h < dump.heads; ++h)
+        ex.attention.weights.head(0, h) = dump.head(b, l, h);
     ex.attention.emptyRows.assign(static_cast<std::size_t>(dump.sq), 0);
     ex.stats.reserve(static_cast<std::size_t>(dump.heads));
     for (Index h = 0; h < dump.heads; ++h)
@@ -516,6 +531,7 @@ Experiment dumpExperiment(const AttentionDump& dump, Index b, Index l) {
 
 Qkv QkvDump::layer(Index l) const {
     ATTN_CHECK(l >= 0 && l < layers, "layer " << l << " outside [0, " << layers << ")");
+    if (layerSource) return layerSource->layer(l);
     Qkv out;
     out.q = Tensor4(1, heads, sq, dim);
     out.k = Tensor4(1, kvHeads, sk, dim);
@@ -640,7 +656,7 @@ Experiment applyToQkvLayer(const QkvDump& dump, Index l, const QkvApply& apply) 
     ex.scale = ex.baseScale / ex.temperature;
     spec.scale = ex.scale;
     spec.wantWeights = true;
-    spec.wantScores = true;
+    spec.wantScores = apply.keepScores;
     ex.attention = attend(ex.qkv, spec);
 
     ex.source.kind = ExperimentSource::Kind::QkvDump;
@@ -656,11 +672,59 @@ Experiment applyToQkvLayer(const QkvDump& dump, Index l, const QkvApply& apply) 
     ex.output.resize(out.seq, out.heads * out.dim);
     for (Index h = 0; h < out.heads; ++h)
         ex.output.middleCols(h * out.dim, out.dim) = out.head(0, h);
-    ex.stats.reserve(static_cast<std::size_t>(dump.heads));
-    for (Index h = 0; h < dump.heads; ++h)
-        ex.stats.push_back(headStats(std::as_const(ex.attention.weights).head(0, h), spec.mask, 0));
+    // Each head's statistics on its own thread (S x S each; the same numbers at any count).
+    ex.stats.resize(static_cast<std::size_t>(dump.heads));
+    const double cells = static_cast<double>(ex.attention.weights.seq * ex.attention.weights.dim);
+    detail::parallelFor(dump.heads, spec.threads, cells, [&](Index h) {
+        ex.stats[static_cast<std::size_t>(h)] =
+            headStats(std::as_const(ex.attention.weights).head(0, h), spec.mask, 0);
+    });
     ex.warnings = dump.warnings;
     return ex;
+}
+
+namespace {
+
+/// A Q/K/V dump's maps under a spec: a layer's run at a time, the last one kept.
+class AppliedMaps final : public HeadMaps {
+public:
+    AppliedMaps(std::shared_ptr<const QkvDump> qkv, QkvApply apply)
+        : m_qkv(std::move(qkv)), m_apply(std::move(apply)) {}
+
+    Matrix head(Index /*b*/, Index l, Index h) const override {
+        const std::lock_guard lock(m_mutex);
+        if (l != m_layer) {
+            m_weights = applyToQkvLayer(*m_qkv, l, m_apply).attention.weights;
+            m_layer = l;
+        }
+        return std::as_const(m_weights).head(0, h);
+    }
+
+private:
+    std::shared_ptr<const QkvDump> m_qkv;
+    QkvApply m_apply;
+    mutable std::mutex m_mutex;
+    mutable Index m_layer = -1;
+    mutable Tensor4 m_weights;
+};
+
+} // namespace
+
+AttentionDump appliedDump(std::shared_ptr<const QkvDump> qkv, const QkvApply& apply) {
+    ATTN_CHECK(qkv != nullptr, "appliedDump: no Q/K/V dump");
+    AttentionDump out;
+    out.source = qkv->source;
+    out.batch = 1;
+    out.layers = qkv->layers;
+    out.heads = qkv->heads;
+    out.sq = qkv->sq;
+    out.sk = qkv->sk;
+    out.tokens = qkv->tokens;
+    out.maps = std::make_shared<AppliedMaps>(std::move(qkv), apply);
+    // A wrong spec (a kv-head count that does not divide, a bad mask) is refused now, not at
+    // the first map a view asks for; layer 0 stays computed for the first view.
+    if (out.layers > 0 && out.heads > 0) (void)out.maps->head(0, 0, 0);
+    return out;
 }
 
 } // namespace attnlab

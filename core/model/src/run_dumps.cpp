@@ -6,22 +6,6 @@
 
 namespace attnlab::model {
 
-namespace {
-
-/// Copies a per-layer [1, heads, S, dim] list into one [L, heads, S, dim] buffer.
-AlignedVector<float> stackLayers(const std::vector<Tensor4>& layers) {
-    AlignedVector<float> out;
-    std::size_t total = 0;
-    for (const Tensor4& t : layers)
-        total += t.data.size();
-    out.reserve(total);
-    for (const Tensor4& t : layers)
-        out.insert(out.end(), t.data.begin(), t.data.end());
-    return out;
-}
-
-} // namespace
-
 std::size_t commonPrefix(std::span<const std::int64_t> a, std::span<const std::int64_t> b) {
     const std::size_t limit = std::min(a.size(), b.size());
     std::size_t common = 0;
@@ -100,11 +84,61 @@ bool reproducesModel(const QkvApply& apply, const ModelConfig& config) {
            mask.causalWindow == native.causalWindow && mask.validLen.empty() && !mask.custom;
 }
 
-QkvDump qkvDumpOf(const Model& model, const ModelRun& run, std::vector<std::string> tokens) {
-    const ModelConfig& c = model.config;
-    const auto seq = static_cast<Index>(run.ids.size());
+namespace {
+
+/// A run's layers as a Q/K/V dump reads them: one layer copied when asked.
+class RunLayers final : public QkvLayers {
+public:
+    explicit RunLayers(std::shared_ptr<const ModelRun> run) : m_run(std::move(run)) {}
+    Qkv layer(Index l) const override {
+        const auto at = static_cast<std::size_t>(l);
+        return Qkv{m_run->q[at], m_run->k[at], m_run->v[at]};
+    }
+
+private:
+    std::shared_ptr<const ModelRun> m_run;
+};
+
+/// One of a run's attentions as a dump reads it: each head's map computed when asked.
+class RunMaps final : public HeadMaps {
+public:
+    RunMaps(std::shared_ptr<const Model> model, std::shared_ptr<const ModelRun> run,
+            AttentionOf of)
+        : m_model(std::move(model)), m_run(std::move(run)), m_of(of) {}
+    Matrix head(Index /*b*/, Index l, Index h) const override {
+        return attentionMap(*m_model, *m_run, l, h, m_of);
+    }
+
+private:
+    std::shared_ptr<const Model> m_model;
+    std::shared_ptr<const ModelRun> m_run;
+    AttentionOf m_of;
+};
+
+AttentionDump runDump(std::shared_ptr<const Model> model, std::shared_ptr<const ModelRun> run,
+                      AttentionOf of) {
+    const AttentionShape shape = attentionShape(*model, *run, of);
+    AttentionDump dump;
+    dump.source = model->name;
+    dump.storedRank = 4;
+    dump.batch = 1;
+    dump.layers = shape.layers;
+    dump.heads = shape.heads;
+    dump.sq = shape.queries;
+    dump.sk = shape.keys;
+    dump.maps = std::make_shared<RunMaps>(std::move(model), std::move(run), of);
+    return dump;
+}
+
+} // namespace
+
+QkvDump qkvDumpOf(std::shared_ptr<const Model> model, std::shared_ptr<const ModelRun> run,
+                  std::vector<std::string> tokens) {
+    ATTN_CHECK(model && run, "qkvDumpOf: no model or run");
+    const ModelConfig& c = model->config;
+    const auto seq = static_cast<Index>(run->ids.size());
     QkvDump qkv;
-    qkv.source = model.name;
+    qkv.source = model->name;
     qkv.layers = c.layers;
     qkv.heads = c.heads;
     qkv.kvHeads = c.kvHeads;
@@ -112,52 +146,35 @@ QkvDump qkvDumpOf(const Model& model, const ModelRun& run, std::vector<std::stri
     qkv.sk = seq;
     qkv.dim = c.headDim;
     qkv.dimV = c.headDim;
-    qkv.q = stackLayers(run.q);
-    qkv.k = stackLayers(run.k);
-    qkv.v = stackLayers(run.v);
+    qkv.layerSource = std::make_shared<RunLayers>(std::move(run));
     qkv.tokens = std::move(tokens);
     return qkv;
 }
 
-AttentionDump translationDumpOf(const Model& model, const ModelRun& run, const std::string& kind,
+AttentionDump translationDumpOf(std::shared_ptr<const Model> model,
+                                std::shared_ptr<const ModelRun> run, const std::string& kind,
                                 std::vector<std::string> sourceTokens,
                                 std::vector<std::string> targetTokens) {
-    const std::vector<Tensor4> layers = attentionRecord(model, run,
-                                                        kind == "encoder"   ? AttentionOf::Encoder
-                                                        : kind == "decoder" ? AttentionOf::Self
-                                                                            : AttentionOf::Cross);
-    ATTN_CHECK(!layers.empty(), "translationDumpOf: not a translation run");
-    AttentionDump dump;
-    dump.source = model.name;
+    ATTN_CHECK(model && run, "translationDumpOf: no model or run");
+    const AttentionOf of = kind == "encoder"   ? AttentionOf::Encoder
+                           : kind == "decoder" ? AttentionOf::Self
+                                               : AttentionOf::Cross;
+    ATTN_CHECK(attentionShape(*model, *run, AttentionOf::Cross).layers > 0,
+               "translationDumpOf: not a translation run");
+    AttentionDump dump = runDump(std::move(model), std::move(run), of);
     dump.kind = kind == "encoder" || kind == "decoder" ? kind : "cross";
-    dump.storedRank = 4;
-    dump.batch = 1;
-    dump.layers = static_cast<Index>(layers.size());
-    dump.heads = layers.front().heads;
-    dump.sq = layers.front().seq;
-    dump.sk = layers.front().dim;
-    dump.weights = stackLayers(layers);
     dump.tokens = dump.kind == "decoder" ? std::move(targetTokens) : std::move(sourceTokens);
     if (dump.kind == "cross") dump.queryTokenList = std::move(targetTokens);
     return dump;
 }
 
-AttentionDump attentionDumpOf(const Model& model, const ModelRun& run,
-                              std::vector<std::string> tokens,
-                              const std::vector<Tensor4>* record) {
-    const ModelConfig& c = model.config;
-    const auto seq = static_cast<Index>(run.ids.size());
-    AttentionDump weights;
-    weights.source = model.name;
-    weights.storedRank = 4;
-    weights.batch = 1;
-    weights.layers = c.layers;
-    weights.heads = c.heads;
-    weights.sq = seq;
-    weights.sk = seq;
-    weights.weights = stackLayers(record ? *record : attentionRecord(model, run));
-    weights.tokens = std::move(tokens);
-    return weights;
+AttentionDump attentionDumpOf(std::shared_ptr<const Model> model,
+                              std::shared_ptr<const ModelRun> run,
+                              std::vector<std::string> tokens) {
+    ATTN_CHECK(model && run, "attentionDumpOf: no model or run");
+    AttentionDump dump = runDump(std::move(model), std::move(run), AttentionOf::Self);
+    dump.tokens = std::move(tokens);
+    return dump;
 }
 
 } // namespace attnlab::model

@@ -25,6 +25,12 @@ struct KvCacheTrace {
 std::int64_t kvCacheBytes(Index batch, Index kvHeads, Index cacheLen, Index dk, Index dv,
                           Index bytesPerElement);
 
+/// The steps of decoding `seq` positions through a cache after a prefill of `prefill` rows:
+/// the prefill, then one row a step, each with the keys and bytes the cache holds after it
+/// (what attendKvCache records; arithmetic only, no attention is run). 0 <= prefill <= seq.
+KvCacheTrace kvCacheTrace(Index batch, Index kvHeads, Index seq, Index prefill, Index dk, Index dv,
+                          Index bytesPerElement);
+
 /// Self-attention (Sq == Sk) with a causal mask (added if absent, ANDed with the rest of
 /// spec.mask), computed by prefill + decode. 0 <= prefill <= S. Records the steps in
 /// `trace` when it is non-null.

@@ -3,6 +3,7 @@
 /// their aggregates (mean over heads or layers, attention rollout), a per-head statistics
 /// table, and their conversion to an Experiment so every view draws a real model unchanged.
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -15,7 +16,18 @@
 
 namespace attnlab {
 
-/// Attention weights of a whole model, [B, L, H, Sq, Sk] contiguous (Sk fastest).
+/// Where a dump that holds no weights gets each head's map when it is asked for: a model's
+/// run keeps q and k, not L x H x S^2 weights (attention_maps.h), and a Q/K/V dump re-run
+/// under another spec is computed a layer at a time (appliedDump). Called from any thread.
+class HeadMaps {
+public:
+    virtual ~HeadMaps() = default;
+    /// The [Sq, Sk] map of batch b, layer l, head h (in range: AttentionDump::head checks).
+    virtual Matrix head(Index b, Index l, Index h) const = 0;
+};
+
+/// Attention weights of a whole model, [B, L, H, Sq, Sk] contiguous (Sk fastest), or the
+/// source that computes them a head at a time (`maps`, with `weights` empty).
 /// Lower ranks are promoted: [S, S] is B = L = H = 1, [H, S, S] is B = L = 1,
 /// [L, H, S, S] is B = 1.
 struct AttentionDump {
@@ -27,7 +39,9 @@ struct AttentionDump {
     Index heads = 0;
     Index sq = 0;
     Index sk = 0;
-    AlignedVector<float> weights;      ///< [B, L, H, Sq, Sk]
+    AlignedVector<float> weights;      ///< [B, L, H, Sq, Sk]; empty when `maps` is set
+    /// Computes each head's map when asked (a model's run); null: the maps are `weights`.
+    std::shared_ptr<const HeadMaps> maps;
     std::vector<std::string> tokens;   ///< Sk tokens, or B * Sk when given per batch entry
     std::vector<std::string> warnings; ///< rows that are not distributions, etc.
     /// Which attention of a translation run this is: "encoder", "decoder" or "cross" (queries
@@ -37,14 +51,11 @@ struct AttentionDump {
     std::vector<std::string> queryTokenList;
 
     Index headStride() const { return sq * sk; }
-    /// The [Sq, Sk] weights of batch b, layer l, head h, viewed in place.
-    ConstMatrixMap head(Index b, Index l, Index h) const {
-        ATTN_CHECK(b >= 0 && b < batch && l >= 0 && l < layers && h >= 0 && h < heads,
-                   "dump head (" << b << ", " << l << ", " << h << ") outside [" << batch << ", "
-                                 << layers << ", " << heads << "]");
-        return ConstMatrixMap(weights.data() + ((b * layers + l) * heads + h) * headStride(), sq,
-                              sk);
-    }
+    /// The [Sq, Sk] weights of batch b, layer l, head h: a copy of the stored head, or the
+    /// head computed by `maps` (memory Sq x Sk either way, never the whole dump).
+    Matrix head(Index b, Index l, Index h) const;
+    /// Whether the weights are held (a file) rather than computed when asked (a model's run).
+    bool holdsWeights() const { return maps == nullptr; }
     /// The Sk key tokens of batch b (the shared list, or batch b's row). Positions "0".."Sk-1"
     /// when the dump has no tokens.
     std::vector<std::string> keyTokens(Index b) const;
@@ -111,6 +122,15 @@ std::vector<HeadSummary> headStatisticsTable(const AttentionDump& dump, Index b,
 /// so headCount()/sq()/sk() hold and there is no q.k to explain.
 Experiment dumpExperiment(const AttentionDump& dump, Index b, Index l);
 
+/// Where a Q/K/V dump that holds no arrays reads a layer when it is asked for (a model's run
+/// keeps every layer's q/k/v; the dump shares them instead of copying). Any thread.
+class QkvLayers {
+public:
+    virtual ~QkvLayers() = default;
+    /// Layer l as a Qkv of batch 1 (in range: QkvDump::layer checks).
+    virtual Qkv layer(Index l) const = 0;
+};
+
 /// Q, K, V of a model: q [L, H, Sq, D], k [L, Hkv, Sk, D], v [L, Hkv, Sk, Dv] (lower ranks
 /// promoted as for AttentionDump), H % Hkv == 0 (GQA when Hkv < H).
 struct QkvDump {
@@ -125,6 +145,8 @@ struct QkvDump {
     AlignedVector<float> q;
     AlignedVector<float> k;
     AlignedVector<float> v;
+    /// Reads each layer when asked (a model's run), with q, k and v empty; null: the arrays.
+    std::shared_ptr<const QkvLayers> layerSource;
     std::vector<std::string> tokens; ///< Sk tokens
     std::vector<std::string> warnings;
 
@@ -146,6 +168,9 @@ struct QkvApply {
     /// when not empty, layer l runs causal attention with window layerWindows[l] (-1: none,
     /// W: keys i - W < j <= i) in place of spec.mask. Empty once a mask is chosen by hand.
     std::vector<Index> layerWindows;
+    /// Fill the experiment's attention.scores (another H x Sq x Sk); without them the views
+    /// compute a head's q.k when they show it, and the run takes the fast kernels.
+    bool keepScores = true;
 };
 
 /// Runs layer l of a Q/K/V dump through attend() under `apply` and returns the Experiment the
@@ -153,5 +178,10 @@ struct QkvApply {
 /// group of K/V heads into one (Ainslie et al. 2023, GQA uptraining); it must divide Hkv.
 /// Throws InvalidArgument on a bad layer, kvHeads or mask.
 Experiment applyToQkvLayer(const QkvDump& dump, Index l, const QkvApply& apply);
+
+/// Every layer of `qkv` under `apply` as an attention dump [1, L, H, Sq, Sk] whose maps are
+/// computed when asked, a layer at a time (applyToQkvLayer; the last layer asked for is kept,
+/// so a layer's heads in turn cost one layer's run). Memory: one layer's H x Sq x Sk.
+AttentionDump appliedDump(std::shared_ptr<const QkvDump> qkv, const QkvApply& apply);
 
 } // namespace attnlab

@@ -31,5 +31,11 @@ struct HeadStats {
 /// Statistics of one [Sq, Sk] weight matrix under the mask it was computed with (batch b).
 /// Query i sits at p = i + Sk - Sq. bins >= 1.
 HeadStats headStats(ConstMatrixMap weights, const MaskSpec& mask, Index batch, Index bins = 20);
+/// The same of a map held in a Matrix (a dump's head computed when asked).
+inline HeadStats headStats(const Matrix& weights, const MaskSpec& mask, Index batch,
+                           Index bins = 20) {
+    return headStats(ConstMatrixMap(weights.data(), weights.rows(), weights.cols()), mask, batch,
+                     bins);
+}
 
 } // namespace attnlab

@@ -1,8 +1,8 @@
 #pragma once
 /// A model run as the lab shows it, next to runModel's own reuse of a cache: the run cut back
 /// to the positions a new run can reuse, and the run as the dumps every view reads (each
-/// layer's q/k/v, the attention weights the model computed) with the mask under which its q
-/// and k give that attention back.
+/// layer's q/k/v, the attention weights the model computed, both read from the run when
+/// asked) with the mask under which its q and k give that attention back.
 
 #include <memory>
 #include <span>
@@ -38,19 +38,23 @@ QkvApply nativeApply(const ModelConfig& config);
 /// weights it recorded can be shown as they are.
 bool reproducesModel(const QkvApply& apply, const ModelConfig& config);
 
-/// Every layer's q/k/v of a run as one Q/K/V dump, and its attention weights (the whole record,
-/// computed from q and k: attention_maps.h) as one attention dump [1, L, H, S, S]; `tokens`
-/// label the positions.
-QkvDump qkvDumpOf(const Model& model, const ModelRun& run, std::vector<std::string> tokens);
+/// A run as the dumps every view reads, sharing the run instead of copying it: its q/k/v as a
+/// Q/K/V dump whose layers are read from the run when asked, and its attention as an
+/// attention dump [1, L, H, S, S] whose maps are computed when asked (attention_maps.h:
+/// byte-equal to the forward's own weights, one head's S x S at a time, never the record).
+/// `tokens` label the positions.
+QkvDump qkvDumpOf(std::shared_ptr<const Model> model, std::shared_ptr<const ModelRun> run,
+                  std::vector<std::string> tokens);
+AttentionDump attentionDumpOf(std::shared_ptr<const Model> model,
+                              std::shared_ptr<const ModelRun> run,
+                              std::vector<std::string> tokens);
 
-/// One of a translation run's three attentions as an attention dump: "cross" [1, L, H, St, Ss]
-/// (keys: source tokens, queries: target tokens), "encoder" (source) or "decoder" (target).
-AttentionDump translationDumpOf(const Model& model, const ModelRun& run, const std::string& kind,
+/// One of a translation run's three attentions as an attention dump computed when asked:
+/// "cross" [1, L, H, St, Ss] (keys: source tokens, queries: target tokens), "encoder"
+/// (source) or "decoder" (target).
+AttentionDump translationDumpOf(std::shared_ptr<const Model> model,
+                                std::shared_ptr<const ModelRun> run, const std::string& kind,
                                 std::vector<std::string> sourceTokens,
                                 std::vector<std::string> targetTokens);
-/// `record`, when given, is the run's attentionRecord (computed once for several readers).
-AttentionDump attentionDumpOf(const Model& model, const ModelRun& run,
-                              std::vector<std::string> tokens,
-                              const std::vector<Tensor4>* record = nullptr);
 
 } // namespace attnlab::model
