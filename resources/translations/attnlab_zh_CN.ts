@@ -518,6 +518,22 @@
         <source>%1 tokens are too many to show a layer&apos;s attention here (%2 GB); `attnlab model --heads` writes chosen heads</source>
         <translation>%1 个词元太多，这里无法显示一层的注意力（%2 GB）；`attnlab model --heads` 可写出选定的头</translation>
     </message>
+    <message>
+        <source>Running %p%</source>
+        <translation>运行中 %p%</translation>
+    </message>
+    <message>
+        <source>The model runs on the text; the views keep the previous run until it is done</source>
+        <translation>模型正在这段文本上运行；完成前各视图保留上一次的结果</translation>
+    </message>
+    <message>
+        <source>Stop Run</source>
+        <translation>停止运行</translation>
+    </message>
+    <message>
+        <source>Stop the model&apos;s run: the views keep the previous run and the text stays as typed</source>
+        <translation>停止模型的运行：各视图保留上一次的结果，文本保持输入的样子</translation>
+    </message>
 </context>
 <context>
     <name>attnlab::ui::AggregateView</name>
@@ -2944,6 +2960,10 @@ output</source>
     <message>
         <source>The text is %1 tokens; %2 reads at most %3. Shorten it to run the model.</source>
         <translation>文本有 %1 个词元，%2 最多读 %3 个。请缩短文本再运行模型。</translation>
+    </message>
+    <message>
+        <source>The run was stopped; the views show the text&apos;s previous run.</source>
+        <translation>运行已停止；各视图显示的是上一次运行的结果。</translation>
     </message>
 </context>
 <context>

@@ -281,6 +281,35 @@ TEST(RunModel, StopsWhenCancelled) {
     EXPECT_EQ(run.error(), "cancelled");
 }
 
+TEST(RunModel, ReportsEachLayerAndStopsWhereTheProgressCancels) {
+    const Model model = load(fixtureDir("llama_mqa_linear_tied"));
+    const auto layers = static_cast<double>(model.config.layers);
+    ASSERT_GE(layers, 2);
+    std::vector<double> seen;
+    RunOptions options;
+    options.progress = [&](double fraction) { seen.push_back(fraction); };
+    const auto plain = runModel(model, fixtureIds());
+    auto run = runModel(model, fixtureIds(), options);
+    ASSERT_TRUE(run.ok()) << run.error();
+    ASSERT_EQ(seen.size(), static_cast<std::size_t>(layers));
+    for (std::size_t l = 0; l < seen.size(); ++l)
+        EXPECT_EQ(seen[l], static_cast<double>(l) / layers);
+    // Watching the progress changes nothing computed.
+    EXPECT_EQ(run->finalHidden, plain->finalHidden);
+    // A person stopping after the first layer: the run ends at the next layer.
+    std::atomic<bool> cancel{false};
+    seen.clear();
+    options.cancel = &cancel;
+    options.progress = [&](double fraction) {
+        seen.push_back(fraction);
+        cancel.store(true);
+    };
+    auto stopped = runModel(model, fixtureIds(), options);
+    ASSERT_FALSE(stopped.ok());
+    EXPECT_EQ(stopped.error(), "cancelled");
+    EXPECT_EQ(seen, std::vector<double>{0.0});
+}
+
 TEST(LoadModel, ReportsProgressAndHonoursCancel) {
     std::vector<double> seen;
     LoadOptions options;

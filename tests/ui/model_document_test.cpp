@@ -13,6 +13,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QListWidget>
+#include <QProgressBar>
 #include <QProgressDialog>
 #include <QSignalSpy>
 #include <QTemporaryDir>
@@ -493,6 +494,40 @@ TEST(ModelDocument, TheInputsNameTheModelsTokenizer) {
     EXPECT_TRUE(tokenizer->isEnabled());
     EXPECT_EQ(tokenizer->count(), 2);
     EXPECT_EQ(tokenizer->currentData().toInt(), int(window.document()->session().tokenizer));
+}
+
+TEST(ModelDocument, ARunReportsItsLayersAndItsEnd) {
+    MainWindow window;
+    ModelDocument* models = ModelDocument::of(window.document());
+    ASSERT_TRUE(models->openModelNow(kModelDir));
+    ASSERT_TRUE(models->waitForIdle());
+    auto* bar = window.findChild<QProgressBar*>(QStringLiteral("ModelRunProgress"));
+    ASSERT_NE(bar, nullptr);
+    QSignalSpy running(models, &ModelDocument::runningChanged);
+    QSignalSpy progress(models, &ModelDocument::runProgress);
+    models->cancelRun(); // nothing runs: nothing happens
+    EXPECT_EQ(running.count(), 0);
+    models->setText(QStringLiteral("a text the model has not run yet"));
+    ASSERT_TRUE(models->waitForIdle());
+    QCoreApplication::processEvents();
+    ASSERT_GE(running.count(), 2);
+    EXPECT_TRUE(running.first().at(0).toBool());
+    EXPECT_FALSE(running.last().at(0).toBool());
+    EXPECT_FALSE(models->running());
+    // One report per layer at most (a percent changes at each of the model's few layers).
+    ASSERT_GE(progress.count(), 1);
+    EXPECT_LE(progress.count(), models->model()->config.layers);
+    double last = -1;
+    for (const QList<QVariant>& report : progress) {
+        const double fraction = report.at(0).toDouble();
+        EXPECT_GE(fraction, 0.0);
+        EXPECT_LT(fraction, 1.0);
+        EXPECT_GT(fraction, last);
+        last = fraction;
+    }
+    // A finished run hides the bar (it shows only for a run longer than a moment).
+    EXPECT_TRUE(bar->isHidden() || !bar->isVisible());
+    EXPECT_TRUE(models->run() != nullptr);
 }
 
 TEST(ModelDocument, TheBadgeSaysWhereTheNumbersComeFrom) {

@@ -68,6 +68,20 @@ namespace {
 constexpr int kCoalesceMs = 15;
 /// How many finished runs are kept for an undo or a retyped word.
 constexpr std::size_t kRecentRuns = 3;
+/// ... and beside the shown run they hold at most this many bytes (a long text's run is large:
+/// Llama-3.2-1B's q/k/v at 4 096 tokens are 805 MB).
+constexpr double kRecentRunBytes = 256.0 * 1024 * 1024;
+
+/// The bytes a run holds per position and layer: its q/k/v and what a translation keeps.
+double runBytes(const model::ModelRun& run) {
+    double floats = static_cast<double>(run.finalHidden.size() + run.logits.size() +
+                                        run.encoderHidden.size());
+    for (const auto* list : {&run.q, &run.k, &run.v, &run.encoderQ, &run.encoderK, &run.crossQ,
+                             &run.crossK, &run.crossV})
+        for (const Tensor4& t : *list)
+            floats += static_cast<double>(t.data.size());
+    return floats * sizeof(float);
+}
 /// A translation model decodes at most this many target tokens from the text.
 constexpr Index kTranslationTokens = 48;
 
@@ -116,7 +130,7 @@ ModelRunOutput computeRun(std::shared_ptr<const model::Model> loaded,
                           std::vector<std::int64_t> ids, HeadSet ablated,
                           std::shared_ptr<const model::ModelRun> previous,
                           std::shared_ptr<std::atomic<bool>> cancel, quint64 generation,
-                          ShownLayerRequest shown) {
+                          ShownLayerRequest shown, std::function<void(double)> progress) {
     ModelRunOutput out;
     out.model = loaded;
     out.generation = generation;
@@ -162,6 +176,7 @@ ModelRunOutput computeRun(std::shared_ptr<const model::Model> loaded,
                             .arg(cells * 4 / 1e9, 0, 'f', 1);
             return out;
         }
+        options.progress = std::move(progress);
         // The cache up to the first changed id is reused.
         previous = model::reusablePrefix(std::move(previous), ids, options);
         Result<model::ModelRun> result = runModel(*loaded, ids, options, previous.get());
@@ -609,11 +624,35 @@ void ModelDocument::startRun() {
     }
     const quint64 ticket = m_runs.start();
     m_runCancel = std::make_shared<std::atomic<bool>>(false);
+    m_runStopped = false;
+    // Progress is posted to the GUI thread at most once per percent.
+    auto lastPercent = std::make_shared<std::atomic<int>>(-1);
+    QPointer<ModelDocument> self(this);
+    auto progress = [self, lastPercent](double fraction) {
+        const int percent = static_cast<int>(fraction * 100);
+        if (lastPercent->exchange(percent) == percent) return;
+        QMetaObject::invokeMethod(
+            self, [self, fraction] { if (self) emit self->runProgress(fraction); },
+            Qt::QueuedConnection);
+    };
     // The previous run's cache is reused when the new ids extend its ids (runModel checks).
     m_runWatcher->setFuture(QtConcurrent::run(computeRun, m_model, m_tokenizer, m_ids, m_ablated,
                                               m_run, m_runCancel, ticket,
                                               ShownLayerRequest{shownApply(), m_layer,
-                                                                m_dumps->changeCount()}));
+                                                                m_dumps->changeCount()},
+                                              std::function<void(double)>(progress)));
+    emit runningChanged(true);
+}
+
+bool ModelDocument::running() const {
+    return m_runs.running();
+}
+
+void ModelDocument::cancelRun() {
+    if (!m_runs.running() || !m_runCancel) return;
+    m_runCancel->store(true);
+    m_runStopped = true;
+    m_runs.settle(); // the text as typed waits for the next edit
 }
 
 QkvApply ModelDocument::shownApply() const {
@@ -644,14 +683,20 @@ void ModelDocument::finishRun(ModelRunOutput output) {
     // nothing is (below).
     const bool stale = !m_runs.isLatest(output.generation);
     m_runs.finish(stale ? 0 : output.generation); // ticket 0: ends the run, marks nothing done
-    if (!m_model) return;                         // closed while it ran
+    if (!m_model) {                               // closed while it ran
+        emit runningChanged(false);
+        return;
+    }
     // A run of the model this one replaced: none of it is shown (a translation model's run
     // has no q/k/v for a decoder's views).
     const bool otherModel = output.model != m_model;
     if (otherModel) {
         // Nothing: the new model's own run is scheduled.
     } else if (!output.run) {
-        if (!output.cancelled && !stale) fail(output.error);
+        if (m_runStopped)
+            fail(tr("The run was stopped; the views show the text's previous run."));
+        else if (!output.cancelled && !stale)
+            fail(output.error);
     } else if (!stale || !m_run) {
         // A stale run is still shown when nothing is: the first figure comes sooner.
         m_run = std::move(output.run);
@@ -661,7 +706,14 @@ void ModelDocument::finishRun(ModelRunOutput output) {
         if (std::none_of(m_recent.begin(), m_recent.end(),
                          [&](const RecentRun& recent) { return recent.run == m_run; })) {
             m_recent.push_front({m_run, output.milliseconds, output.translation, output.generated});
-            if (m_recent.size() > kRecentRuns) m_recent.pop_back();
+            double kept = 0;
+            for (std::size_t i = 1; i < m_recent.size(); ++i)
+                kept += runBytes(*m_recent[i].run);
+            while (m_recent.size() > kRecentRuns ||
+                   (m_recent.size() > 1 && kept > kRecentRunBytes)) {
+                kept -= runBytes(*m_recent.back().run);
+                m_recent.pop_back();
+            }
         }
         m_lastRunMs = output.milliseconds;
         m_translation = output.translation;
@@ -683,6 +735,8 @@ void ModelDocument::finishRun(ModelRunOutput output) {
         }
         emit runChanged();
     }
+    m_runStopped = false;
+    if (!m_runs.running()) emit runningChanged(false);
     if (m_runs.pending()) m_timer->start(0);
 }
 

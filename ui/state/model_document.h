@@ -151,6 +151,11 @@ public:
     /// Closes the model: the document goes back to the lab session.
     void closeModel();
 
+    /// True while the model runs on a worker (runningChanged, runProgress).
+    bool running() const;
+    /// Stops the run in flight: the views keep the previous run, the text stays as typed (the
+    /// next edit runs it again). Nothing when no run is in flight.
+    void cancelRun();
     /// True when no load or run is pending or in flight.
     bool idle() const;
     /// Runs any pending run now and waits for it (tests, headless render); false on timeout.
@@ -178,6 +183,10 @@ signals:
     void loadProgress(double fraction);
     /// Loading started or finished (success, failure or cancel).
     void loadingChanged(bool loading);
+    /// A run on the worker started or ended.
+    void runningChanged(bool running);
+    /// The share of the run's layers done, 0..1 (from the GUI thread, at most once a percent).
+    void runProgress(double fraction);
     /// The layer shown changed.
     void layerChanged();
     /// runRoles() were measured.
@@ -240,6 +249,7 @@ private:
     std::shared_ptr<std::atomic<bool>> m_loadCancel;
     LatestRequest m_runs; ///< the forward: the latest text's run wins
     bool m_loading = false;
+    bool m_runStopped = false; ///< the person cancelled the run in flight
     double m_lastRunMs = 0;
     QString m_translation;
     std::vector<std::int64_t> m_generated;

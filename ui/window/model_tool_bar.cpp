@@ -10,9 +10,11 @@
 #include <QMainWindow>
 #include <QMenu>
 #include <QPointer>
+#include <QProgressBar>
 #include <QProgressDialog>
 #include <QSettings>
 #include <QStatusBar>
+#include <QTimer>
 #include <QToolBar>
 #include <QToolButton>
 
@@ -209,6 +211,42 @@ void installModelControls(QMainWindow* window, QMenu* fileMenu, QMenu* examplesM
     auto* ablationMenu = new QMenu(ablationButton);
     ablationButton->setMenu(ablationMenu);
     QAction* ablationAction = bar->addWidget(ablationButton);
+    // A run that takes a while (a long text, a large model): its progress and a way to stop it.
+    auto* runProgress = new QProgressBar(bar);
+    runProgress->setObjectName(QStringLiteral("ModelRunProgress"));
+    runProgress->setRange(0, 100);
+    runProgress->setMaximumWidth(160);
+    runProgress->setFormat(QObject::tr("Running %p%"));
+    runProgress->setToolTip(QObject::tr("The model runs on the text; the views keep the previous "
+                                        "run until it is done"));
+    QAction* runProgressAction = bar->addWidget(runProgress);
+    QAction* stopRun = bar->addAction(QObject::tr("Stop Run"), models, &ModelDocument::cancelRun);
+    stopRun->setObjectName(QStringLiteral("StopModelRun"));
+    stopRun->setToolTip(QObject::tr("Stop the model's run: the views keep the previous run and "
+                                    "the text stays as typed"));
+    runProgressAction->setVisible(false);
+    stopRun->setVisible(false);
+    // Shown only for a run longer than a moment, so typing does not make the bar flicker.
+    auto* runDelay = new QTimer(bar);
+    runDelay->setSingleShot(true);
+    runDelay->setInterval(400);
+    QObject::connect(runDelay, &QTimer::timeout, bar, [=] {
+        runProgressAction->setVisible(models->running());
+        stopRun->setVisible(models->running());
+    });
+    QObject::connect(models, &ModelDocument::runningChanged, bar, [=](bool running) {
+        if (running) {
+            runProgress->setValue(0);
+            if (!runDelay->isActive() && !runProgressAction->isVisible()) runDelay->start();
+            return;
+        }
+        runDelay->stop();
+        runProgressAction->setVisible(false);
+        stopRun->setVisible(false);
+    });
+    QObject::connect(models, &ModelDocument::runProgress, bar, [=](double fraction) {
+        runProgress->setValue(static_cast<int>(fraction * 100));
+    });
 
     // Status bar badge: where the numbers on screen come from.
     auto* badge = new QLabel(window);

@@ -632,8 +632,11 @@ bool runStack(const Model& model, Pass pass, Matrix& x, Index old, ModelRun& run
         scoreBiasOf(model, of, 0, c.heads, old, fresh, total);
 
     Matrix h, q, k, v, mixed, attended, mlpIn, mlpOut, up, gate;
-    for (Index l = 0; l < static_cast<Index>(stack.layers.size()); ++l) {
+    const auto layers = static_cast<Index>(stack.layers.size());
+    for (Index l = 0; l < layers; ++l) {
         if (options.cancel && options.cancel->load()) return false;
+        if (main && options.progress)
+            options.progress(static_cast<double>(l) / static_cast<double>(layers));
         const LayerWeights& w = stack.layers[static_cast<std::size_t>(l)];
         const std::size_t lu = static_cast<std::size_t>(l);
         const LayerAttention layer = main ? c.layerAttention[lu] : LayerAttention{};

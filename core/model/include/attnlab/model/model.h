@@ -188,6 +188,9 @@ struct RunOptions {
     std::set<std::pair<Index, Index>> ablatedHeads;
     /// When set and true between layers, the run stops and returns the error "cancelled".
     const std::atomic<bool>* cancel = nullptr;
+    /// When set, called before each layer of the main stack with the share of its layers done
+    /// (0, 1/L, ..., (L-1)/L), on the thread that runs the model: a progress bar.
+    std::function<void(double fraction)> progress;
     /// Main stack only: activations to use instead of the run's own, and where to record the
     /// residual stream's terms (null: nothing patched or recorded, at no cost).
     const ActivationPatch* patch = nullptr;
