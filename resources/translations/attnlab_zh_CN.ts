@@ -2136,8 +2136,8 @@ output</source>
         <translation>自定义掩码(&amp;U)</translation>
     </message>
     <message>
-        <source>Showing the model %1. The text is translated: &lt;b&gt;%2&lt;/b&gt;. Each row of the cross-attention is the step that wrote that word, reading the source words (keys and values).</source>
-        <translation>正在显示模型 %1。文本被翻译为：&lt;b&gt;%2&lt;/b&gt; 交叉注意力的每一行是写出那个词的一步，它读取源语言的词（键和值）。</translation>
+        <source>Showing the model %1. The text is translated as &lt;b&gt;%2&lt;/b&gt;&lt;br&gt;Each row of the cross-attention is the step that wrote that word, reading the source words (keys and values).</source>
+        <translation>正在显示模型 %1。文本被翻译为：&lt;b&gt;%2&lt;/b&gt;&lt;br&gt;交叉注意力的每一行是写出那个词的一步，它读取源语言的词（键和值）。</translation>
     </message>
     <message>
         <source>%1 (the model&apos;s)</source>

@@ -502,39 +502,47 @@ TEST(RunModel, ThreadCountDoesNotChangeOneByte) {
 namespace attnlab::model {
 namespace {
 
-// A run cut back to its first positions is what running those positions alone gives (the
-// cache a retyped word reuses), and a run of ids that change part way reuses exactly that
-// prefix and still equals a run from scratch.
-TEST_P(EveryArchitecture, TruncatedRunIsTheRunOfThePrefix) {
+// A run of ids that change part way (a retyped word) or end sooner (a deleted one) reuses the
+// previous run up to the first id that differs, and still equals a run from scratch.
+TEST_P(EveryArchitecture, ARetypedWordReusesThePrefixItShares) {
     const Model model = load(fixtureDir(GetParam()));
     RunOptions options;
+    options.reuseCommonPrefix = true;
     const auto& ids = fixtureIds();
     auto full = runModel(model, ids, options);
     ASSERT_TRUE(full.ok()) << full.error();
-    auto prefix = runModel(model, std::span(ids).first(4), options);
-    ASSERT_TRUE(prefix.ok());
-    const ModelRun cut = truncatedRun(*full, 4);
-    EXPECT_EQ(cut.ids, prefix->ids);
-    EXPECT_LT(maxDifference(attentionRecord(model, cut), attentionRecord(model, *prefix)), 1e-6);
-    EXPECT_LT(maxDifference(cut.q, prefix->q), 1e-5);
-    EXPECT_LT(maxDifference(cut.k, prefix->k), 1e-5);
-    EXPECT_LT(maxDifference(cut.v, prefix->v), 1e-5);
+    const bool decoder = model.config.kind != ModelKind::Encoder;
 
     std::vector<std::int64_t> retyped = ids;
     retyped[5] = (retyped[5] + 1) % model.config.vocab;
     EXPECT_EQ(commonPrefix(ids, retyped), 5u);
-    auto reused = reusablePrefix(std::make_shared<const ModelRun>(*full), retyped, options);
-    ASSERT_TRUE(reused);
-    EXPECT_EQ(reused->ids.size(), 5u);
-    auto extended = runModel(model, retyped, options, reused.get());
-    auto scratch = runModel(model, retyped, options);
-    ASSERT_TRUE(extended.ok() && scratch.ok());
-    EXPECT_TRUE(extended->extended);
-    EXPECT_LT(maxDifference(attentionRecord(model, *extended), attentionRecord(model, *scratch)), 1e-6);
-    // Other ablated heads: nothing is reused.
+    auto reused = runModel(model, retyped, options, &*full);
+    auto scratch = runModel(model, retyped, RunOptions{});
+    ASSERT_TRUE(reused.ok() && scratch.ok());
+    EXPECT_EQ(reused->extended, decoder);
+    EXPECT_EQ(reused->reusedPositions, decoder ? 5 : 0);
+    EXPECT_LT(maxDifference(attentionRecord(model, *reused), attentionRecord(model, *scratch)), 1e-6);
+    EXPECT_LT(maxDifference(reused->k, scratch->k), 1e-5);
+    EXPECT_LT((reused->finalHidden - scratch->finalHidden).cwiseAbs().maxCoeff(), 1e-4);
+
+    // A deleted last word: all but the new last position come from the longer run.
+    const std::span<const std::int64_t> shorter = std::span(ids).first(6);
+    auto cut = runModel(model, shorter, options, &*full);
+    auto alone = runModel(model, shorter, RunOptions{});
+    ASSERT_TRUE(cut.ok() && alone.ok());
+    EXPECT_EQ(cut->reusedPositions, decoder ? 5 : 0);
+    EXPECT_LT(maxDifference(cut->v, alone->v), 1e-5);
+    EXPECT_LT(maxDifference(attentionRecord(model, *cut), attentionRecord(model, *alone)), 1e-6);
+
+    // Without the option only a proper prefix is reused; other ablated heads: nothing is.
+    auto strict = runModel(model, retyped, RunOptions{}, &*full);
+    ASSERT_TRUE(strict.ok());
+    EXPECT_FALSE(strict->extended);
     RunOptions ablated = options;
     ablated.ablatedHeads = {{0, 0}};
-    EXPECT_FALSE(reusablePrefix(std::make_shared<const ModelRun>(*full), retyped, ablated));
+    auto other = runModel(model, retyped, ablated, &*full);
+    ASSERT_TRUE(other.ok());
+    EXPECT_FALSE(other->extended);
 }
 
 } // namespace

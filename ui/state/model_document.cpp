@@ -177,8 +177,8 @@ ModelRunOutput computeRun(std::shared_ptr<const model::Model> loaded,
             return out;
         }
         options.progress = std::move(progress);
-        // The cache up to the first changed id is reused.
-        previous = model::reusablePrefix(std::move(previous), ids, options);
+        // The cache up to the first changed id is reused (a retyped word, a deleted one).
+        options.reuseCommonPrefix = true;
         Result<model::ModelRun> result = runModel(*loaded, ids, options, previous.get());
         if (!result) {
             out.cancelled = cancel->load();

@@ -546,7 +546,8 @@ void InputsPanel::updateProblems() {
     ModelDocument* models = ModelDocument::of(m_document);
     if (external && models->active() && !models->translation().isEmpty())
         m_sourceNote->setText(
-            tr("Showing the model %1. The text is translated: <b>%2</b>. Each row of the "
+            // The translation ends with its own full stop ("。", "."): none is added after it.
+            tr("Showing the model %1. The text is translated as <b>%2</b><br>Each row of the "
                "cross-attention is the step that wrote that word, reading the source words "
                "(keys and values).")
                 .arg(describeSource(m_document->experiment()->source),

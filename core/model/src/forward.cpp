@@ -352,42 +352,63 @@ void mlp(const Matrix& h, const LayerWeights& w, const ModelConfig& c, Matrix& o
     }
 }
 
-/// A [1, heads, total, hd] tensor holding `previous`'s first rows (when given) and then the
-/// rows of `fresh` [S_new, heads * hd] split by head.
-Tensor4 appendHeads(const Tensor4* previous, const Matrix& fresh, Index heads, Index headDim) {
-    const Index old = previous ? previous->seq : 0;
+/// A [1, heads, old + S_new, hd] tensor holding `previous`'s first `old` rows (when given) and
+/// then the rows of `fresh` [S_new, heads * hd] split by head.
+Tensor4 appendHeads(const Tensor4* previous, Index old, const Matrix& fresh, Index heads,
+                    Index headDim) {
+    if (!previous) old = 0;
     Tensor4 out(1, heads, old + fresh.rows(), headDim);
     for (Index h = 0; h < heads; ++h) {
         auto head = out.head(0, h);
-        if (previous) head.topRows(old) = previous->head(0, h);
+        if (previous) head.topRows(old) = previous->head(0, h).topRows(old);
         head.bottomRows(fresh.rows()) = fresh.middleCols(h * headDim, headDim);
     }
     return out;
 }
 
-bool canExtend(const ModelRun* previous, std::span<const std::int64_t> ids,
-               const RunOptions& options, const ModelConfig& config) {
-    if (!previous || previous->ids.empty() || previous->ids.size() >= ids.size()) return false;
-    if (config.kind == ModelKind::Encoder) return false; // two-way: every position changes
-    if (!std::equal(previous->ids.begin(), previous->ids.end(), ids.begin())) return false;
-    if (previous->ablatedHeads != options.ablatedHeads) return false;
+/// How many leading positions of `previous` a run of `ids` reuses; 0: none (run from scratch).
+Index reusablePositions(const ModelRun* previous, std::span<const std::int64_t> ids,
+                        const RunOptions& options, const ModelConfig& config) {
+    if (!previous || previous->ids.empty() || ids.empty()) return 0;
+    if (config.kind == ModelKind::Encoder) return 0; // two-way: every position changes
+    if (previous->ablatedHeads != options.ablatedHeads) return 0;
+    const auto had = static_cast<Index>(previous->ids.size());
+    const auto common = static_cast<Index>(
+        std::mismatch(previous->ids.begin(), previous->ids.end(), ids.begin(), ids.end()).first -
+        previous->ids.begin());
+    // At least one fresh position: its logits are the run's.
+    const Index old =
+        options.reuseCommonPrefix ? std::min(common, static_cast<Index>(ids.size()) - 1)
+        : common == had && had < static_cast<Index>(ids.size()) ? had
+                                                                 : 0;
+    if (old <= 0) return 0;
     const auto layers = static_cast<std::size_t>(config.layers);
     if (previous->k.size() != layers || previous->v.size() != layers ||
         previous->q.size() != layers || previous->passes.empty())
-        return false;
-    if (config.kind == ModelKind::EncoderDecoder && previous->crossQ.size() != layers)
-        return false;
-    const Index old = static_cast<Index>(previous->ids.size());
-    if (previous->finalHidden.rows() != old || previous->finalHidden.cols() != config.hidden)
-        return false;
+        return 0;
+    if (config.kind == ModelKind::EncoderDecoder && previous->crossQ.size() != layers) return 0;
+    if (previous->finalHidden.rows() != had || previous->finalHidden.cols() != config.hidden)
+        return 0;
     // A longrope model switches its frequencies when the run outgrows the pretrained length:
     // positions cached under the short factors cannot be reused under the long ones.
     for (const Rope& rope : config.ropes)
-        if (&rope.frequenciesFor(old) != &rope.frequenciesFor(static_cast<Index>(ids.size())))
-            return false;
-    return previous->k.front().heads == config.kvHeads &&
-           previous->k.front().dim == config.headDim && previous->k.front().seq == old &&
-           previous->q.front().heads == config.heads;
+        if (&rope.frequenciesFor(had) != &rope.frequenciesFor(static_cast<Index>(ids.size())) ||
+            &rope.frequenciesFor(old) != &rope.frequenciesFor(static_cast<Index>(ids.size())))
+            return 0;
+    const bool shaped = previous->k.front().heads == config.kvHeads &&
+                        previous->k.front().dim == config.headDim &&
+                        previous->k.front().seq == had && previous->q.front().heads == config.heads;
+    return shaped ? old : 0;
+}
+
+/// The passes of `previous` that begin before `old`, then the new one at `old`.
+std::vector<Index> passesAfter(const ModelRun* previous, Index old) {
+    std::vector<Index> passes;
+    if (previous)
+        for (Index start : previous->passes)
+            if (start < old) passes.push_back(start);
+    passes.push_back(old);
+    return passes;
 }
 
 } // namespace
@@ -661,9 +682,9 @@ bool runStack(const Model& model, Pass pass, Matrix& x, Index old, ModelRun& run
         }
 
         Qkv heads;
-        heads.q = appendHeads(nullptr, q, c.heads, hd);
-        heads.k = appendHeads(previous ? &previous->k[lu] : nullptr, k, c.kvHeads, hd);
-        heads.v = appendHeads(previous ? &previous->v[lu] : nullptr, v, c.kvHeads, hd);
+        heads.q = appendHeads(nullptr, 0, q, c.heads, hd);
+        heads.k = appendHeads(previous ? &previous->k[lu] : nullptr, old, k, c.kvHeads, hd);
+        heads.v = appendHeads(previous ? &previous->v[lu] : nullptr, old, v, c.kvHeads, hd);
         AttentionSpec spec = attentionSpecOf(c, of, l);
         spec.threads = threads;
         spec.scoreBias = bias;
@@ -674,7 +695,7 @@ bool runStack(const Model& model, Pass pass, Matrix& x, Index old, ModelRun& run
         if (main) {
             // A run from scratch keeps the heads the attention read; an extension adds them to
             // the cached ones.
-            run.q.push_back(previous ? appendHeads(&previous->q[lu], q, c.heads, hd)
+            run.q.push_back(previous ? appendHeads(&previous->q[lu], old, q, c.heads, hd)
                                      : std::move(heads.q));
             run.k.push_back(std::move(heads.k));
             run.v.push_back(std::move(heads.v));
@@ -701,14 +722,14 @@ bool runStack(const Model& model, Pass pass, Matrix& x, Index old, ModelRun& run
                     normalizeInto(x, w.crossNormIn, c, h);
                 project(h, w.crossQ, q, threads);
                 Qkv toSource;
-                toSource.q = appendHeads(nullptr, q, c.heads, hd);
+                toSource.q = appendHeads(nullptr, 0, q, c.heads, hd);
                 toSource.k = run.crossK[lu];
                 toSource.v = run.crossV[lu];
                 AttentionSpec crossSpec = attentionSpecOf(c, AttentionOf::Cross, l);
                 crossSpec.threads = threads;
                 const Attention reading = attend(toSource, crossSpec);
                 run.crossQ.push_back(previous
-                                         ? appendHeads(&previous->crossQ[lu], q, c.heads, hd)
+                                         ? appendHeads(&previous->crossQ[lu], old, q, c.heads, hd)
                                          : std::move(toSource.q));
                 mergeHeads(reading, c, l, nullptr, mixed);
                 project(mixed, w.crossO, attended, threads);
@@ -770,18 +791,19 @@ void finish(const Model& model, Matrix& x, Index old, ModelRun& run, const Model
     if (!model.main.finalNorm.empty())
         normalize(x, model.main.finalNorm, c.arch().norm, c.normEps, c.hidden);
     run.finalHidden.resize(total, c.hidden);
-    if (previous) run.finalHidden.topRows(old) = previous->finalHidden;
+    if (previous) run.finalHidden.topRows(old) = previous->finalHidden.topRows(old);
     run.finalHidden.bottomRows(fresh) = x;
 
     run.logitRows = options.logits;
     if (options.logits == LogitRows::Last) {
         logitsOf(model, run.finalHidden.bottomRows(1), run.logits, threads);
     } else if (options.logits == LogitRows::All) {
-        if (previous && previous->logitRows == LogitRows::All && previous->logits.rows() == old) {
+        if (previous && previous->logitRows == LogitRows::All &&
+            previous->logits.rows() == previous->finalHidden.rows()) {
             Matrix fresher;
             logitsOf(model, x, fresher, threads);
             run.logits.resize(total, c.vocab);
-            run.logits.topRows(old) = previous->logits;
+            run.logits.topRows(old) = previous->logits.topRows(old);
             run.logits.bottomRows(fresh) = fresher;
         } else {
             logitsOf(model, run.finalHidden, run.logits, threads);
@@ -814,16 +836,15 @@ Result<ModelRun> runModel(const Model& model, std::span<const std::int64_t> ids,
                      "): give a source and a target"};
     if (auto problem = validateRun(c, ids, options)) return Error{*problem};
     const int threads = resolveThreads(options.threads);
-    if (!canExtend(previous, ids, options, c)) previous = nullptr;
-    const Index old = previous ? static_cast<Index>(previous->ids.size()) : 0;
+    const Index old = reusablePositions(previous, ids, options, c);
+    if (old == 0) previous = nullptr;
 
     ModelRun run;
     run.ids.assign(ids.begin(), ids.end());
     run.ablatedHeads = options.ablatedHeads;
     run.extended = previous != nullptr;
     run.reusedPositions = old;
-    run.passes = previous ? previous->passes : std::vector<Index>{};
-    run.passes.push_back(old);
+    run.passes = passesAfter(previous, old);
     return runMain(model, ids, old, std::move(run), previous, options, threads);
 }
 
@@ -842,9 +863,8 @@ Result<ModelRun> runTranslation(const Model& model, std::span<const std::int64_t
                             std::equal(source.begin(), source.end(), previous->sourceIds.begin()) &&
                             previous->crossK.size() == static_cast<std::size_t>(c.layers) &&
                             previous->encoderHidden.rows() == static_cast<Index>(source.size());
-    const ModelRun* cache =
-        sameSource && canExtend(previous, target, options, c) ? previous : nullptr;
-    const Index old = cache ? static_cast<Index>(cache->ids.size()) : 0;
+    const Index old = sameSource ? reusablePositions(previous, target, options, c) : 0;
+    const ModelRun* cache = old > 0 ? previous : nullptr;
 
     ModelRun run;
     run.ids.assign(target.begin(), target.end());
@@ -852,8 +872,7 @@ Result<ModelRun> runTranslation(const Model& model, std::span<const std::int64_t
     run.ablatedHeads = options.ablatedHeads;
     run.extended = cache != nullptr;
     run.reusedPositions = old;
-    run.passes = cache ? cache->passes : std::vector<Index>{};
-    run.passes.push_back(old);
+    run.passes = passesAfter(cache, old);
     if (sameSource) {
         // The encoder's output and the cross K/V depend on the source alone.
         run.encoderQ = previous->encoderQ;
@@ -871,9 +890,9 @@ Result<ModelRun> runTranslation(const Model& model, std::span<const std::int64_t
         Matrix projected;
         for (const LayerWeights& w : model.main.layers) {
             project(run.encoderHidden, w.crossK, projected, threads);
-            run.crossK.push_back(appendHeads(nullptr, projected, c.kvHeads, c.headDim));
+            run.crossK.push_back(appendHeads(nullptr, 0, projected, c.kvHeads, c.headDim));
             project(run.encoderHidden, w.crossV, projected, threads);
-            run.crossV.push_back(appendHeads(nullptr, projected, c.kvHeads, c.headDim));
+            run.crossV.push_back(appendHeads(nullptr, 0, projected, c.kvHeads, c.headDim));
         }
     }
     return runMain(model, target, old, std::move(run), cache, options, threads);

@@ -14,44 +14,6 @@ std::size_t commonPrefix(std::span<const std::int64_t> a, std::span<const std::i
     return common;
 }
 
-ModelRun truncatedRun(const ModelRun& run, Index keep) {
-    ATTN_CHECK(keep > 0 && keep <= static_cast<Index>(run.ids.size()),
-               "cannot keep " << keep << " of a run of " << run.ids.size() << " positions");
-    ModelRun out;
-    out.ids.assign(run.ids.begin(), run.ids.begin() + keep);
-    auto rows = [keep](const Tensor4& t) {
-        Tensor4 cut(1, t.heads, keep, t.dim);
-        for (Index h = 0; h < t.heads; ++h)
-            cut.head(0, h) = t.head(0, h).topRows(keep);
-        return cut;
-    };
-    for (Index start : run.passes)
-        if (start < keep) out.passes.push_back(start);
-    for (const Tensor4& t : run.q)
-        out.q.push_back(rows(t));
-    for (const Tensor4& t : run.k)
-        out.k.push_back(rows(t));
-    for (const Tensor4& t : run.v)
-        out.v.push_back(rows(t));
-    out.finalHidden = run.finalHidden.topRows(keep);
-    out.ablatedHeads = run.ablatedHeads;
-    return out;
-}
-
-std::shared_ptr<const ModelRun> reusablePrefix(std::shared_ptr<const ModelRun> previous,
-                                               std::span<const std::int64_t> ids,
-                                               const RunOptions& options) {
-    if (!previous || previous->ablatedHeads != options.ablatedHeads) return nullptr;
-    const std::size_t common = commonPrefix(previous->ids, ids);
-    if (common == 0) return nullptr;
-    // runModel extends a run whose ids are a proper prefix; a run that differs later is cut
-    // back to the common prefix.
-    if (common < ids.size() && common < previous->ids.size())
-        return std::make_shared<const ModelRun>(
-            truncatedRun(*previous, static_cast<Index>(common)));
-    return previous;
-}
-
 QkvApply nativeApply(const ModelConfig& config) {
     QkvApply apply;
     apply.spec.variant = Variant::Softmax;

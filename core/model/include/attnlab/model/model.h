@@ -188,6 +188,10 @@ struct RunOptions {
     std::set<std::pair<Index, Index>> ablatedHeads;
     /// When set and true between layers, the run stops and returns the error "cancelled".
     const std::atomic<bool>* cancel = nullptr;
+    /// A `previous` run whose ids differ from the new ones part way (a retyped word) is reused
+    /// up to the first id that differs, and one that is longer (a deleted word) up to all but
+    /// the new last position; off: only a proper prefix is reused.
+    bool reuseCommonPrefix = false;
     /// When set, called before each layer of the main stack with the share of its layers done
     /// (0, 1/L, ..., (L-1)/L), on the thread that runs the model: a progress bar.
     std::function<void(double fraction)> progress;
@@ -231,8 +235,9 @@ std::optional<std::string> validateRun(const ModelConfig& config, std::span<cons
                                        const RunOptions& options);
 
 /// Runs the model on ids. When `previous` is a run of the same model with the same ablated
-/// heads whose ids are a proper prefix of ids, only the new
-/// positions are computed, reading K/V from previous; the result equals a full run.
+/// heads whose ids are a proper prefix of ids (or, with reuseCommonPrefix, share a prefix with
+/// them), only the new positions are computed, reading K/V of the shared positions from
+/// previous (one copy, no run cut back first); the result equals a full run.
 /// Errors: validateRun's messages, or "cancelled".
 Result<ModelRun> runModel(const Model& model, std::span<const std::int64_t> ids,
                           const RunOptions& options = {}, const ModelRun* previous = nullptr);

@@ -1,6 +1,5 @@
 #pragma once
-/// A model run as the lab shows it, next to runModel's own reuse of a cache: the run cut back
-/// to the positions a new run can reuse, and the run as the dumps every view reads (each
+/// A model run as the lab shows it: the run as the dumps every view reads (each
 /// layer's q/k/v, the attention weights the model computed, both read from the run when
 /// asked) with the mask under which its q and k give that attention back.
 
@@ -16,18 +15,6 @@ namespace attnlab::model {
 
 /// How many leading ids two id lists share.
 std::size_t commonPrefix(std::span<const std::int64_t> a, std::span<const std::int64_t> b);
-
-/// The first `keep` positions of a run, as if only they had been run: what its KV cache holds
-/// before the first id that changed (typing changes the last token more often than it adds
-/// one). Attention, q/k/v and the final hidden states are cut; logits are not kept.
-/// Requires 0 < keep <= run.ids.size().
-ModelRun truncatedRun(const ModelRun& run, Index keep);
-
-/// The run `previous` cut back to what a run of `ids` with the same ablated heads can reuse
-/// (their common prefix), or nullptr when nothing can be reused.
-std::shared_ptr<const ModelRun> reusablePrefix(std::shared_ptr<const ModelRun> previous,
-                                               std::span<const std::int64_t> ids,
-                                               const RunOptions& options);
 
 /// The spec under which re-running the model's q and k gives back its own attention: softmax,
 /// causal (a sliding-window model: its window), the model's scale and soft-capping. Where the
