@@ -26,6 +26,7 @@
 #include "attnlab/base/simd_kernels.h"
 #include "attnlab/model/attention_maps.h"
 #include "attnlab/model/model.h"
+#include "attnlab/model/text_run.h"
 #include "cli_options.h"
 #include "commands.h"
 
@@ -228,16 +229,27 @@ int benchModel(const BenchOptions& options, int workers) {
         return 2;
     }
     double forwardCpu = 0;
+    // The text's run as the window and `attnlab model` make it (text_run.h).
+    const model::TextRunOptions text{run, {}};
     const double forward = medianSeconds(
-        options.repeats, [&] { (void)model::runModel(net, ids, run); }, &forwardCpu);
-    auto prefix = model::runModel(net, std::span(ids).first(ids.size() - 1), run);
+        options.repeats, [&] { (void)model::runText(net, ids, text); }, &forwardCpu);
+    auto prefix = model::runText(net, std::span(ids).first(ids.size() - 1), text);
+    if (!prefix) {
+        std::cerr << "attnlab bench: " << prefix.error() << "\n";
+        return 2;
+    }
     const double append =
         count > 1 ? medianSeconds(options.repeats,
-                                  [&] { (void)model::runModel(net, ids, run, &*prefix); })
+                                  [&] { (void)model::runText(net, ids, text, &prefix->run); })
                   : forward;
     // One head's whole map, computed on demand from the run's q and k (attention_maps.h), of
     // the run the append produced: a middle layer and head.
-    auto appended = model::runModel(net, ids, run, count > 1 ? &*prefix : nullptr);
+    auto appendedText = model::runText(net, ids, text, count > 1 ? &prefix->run : nullptr);
+    if (!appendedText) {
+        std::cerr << "attnlab bench: " << appendedText.error() << "\n";
+        return 2;
+    }
+    const model::ModelRun* appended = &appendedText->run;
     const Index mapLayer = c.layers / 2;
     const Index mapHead = c.heads / 2;
     const double map = medianSeconds(options.repeats, [&] {

@@ -29,6 +29,7 @@
 #include "attnlab/model/model.h"
 #include "attnlab/model/run_npz.h"
 #include "attnlab/model/sampling.h"
+#include "attnlab/model/text_run.h"
 #include "attnlab/model/translate.h"
 #include "attnlab/tokenizer/tokenizer.h"
 #include "cli_options.h"
@@ -365,7 +366,7 @@ int runTranslationCommand(const Arguments& args, const std::string& dir) {
         decoding.maxTokens = maxTokens;
         decoding.sampling = sampling;
         decoding.seed = seed;
-        auto translation = model::translate(net, source, decoding, options);
+        auto translation = model::runText(net, source, model::TextRunOptions{options, decoding});
         if (!translation) fail(translation.error());
         generated = translation->generated;
         table << "step      id  probability  reads  token\n";
@@ -825,8 +826,9 @@ int run(int argc, char** argv) {
     }
 
     const auto beforeRun = std::chrono::steady_clock::now();
-    auto result = model::runModel(net, ids, options);
-    if (!result) fail(result.error());
+    auto textRun = model::runText(net, ids, model::TextRunOptions{options, {}});
+    if (!textRun) fail(textRun.error());
+    const model::ModelRun* result = &textRun->run;
     const auto afterRun = std::chrono::steady_clock::now();
 
     // Everything printed is computed before the archive is written, and printed after it.

@@ -15,6 +15,7 @@
 #include "attnlab/base/isa.h"
 #include "attnlab/model/attention_maps.h"
 #include "attnlab/model/model.h"
+#include "attnlab/model/text_run.h"
 #include "attnlab/model/run_dumps.h"
 #include "checkpoint_builder.h"
 #include "isa_scope.h"
@@ -501,6 +502,28 @@ TEST(RunModel, ThreadCountDoesNotChangeOneByte) {
 
 namespace attnlab::model {
 namespace {
+
+// A text's run (text_run.h) is the model's forward with the logits its kind's reader asks for.
+TEST_P(EveryArchitecture, ATextRunIsTheForwardItsKindReads) {
+    const Model model = load(fixtureDir(GetParam()));
+    const auto& ids = fixtureIds();
+    TextRunOptions options;
+    options.run.logits = textLogits(model.config);
+    EXPECT_EQ(options.run.logits, model.config.kind == ModelKind::Encoder ? LogitRows::All
+                                                                          : LogitRows::Last);
+    auto text = runText(model, ids, options);
+    auto forward = runModel(model, ids, options.run);
+    ASSERT_TRUE(text.ok() && forward.ok()) << text.error();
+    EXPECT_TRUE(text->generated.empty());
+    EXPECT_EQ(text->run.logits, forward->logits);
+    EXPECT_EQ(text->run.finalHidden, forward->finalHidden);
+    // One more token reuses the text's run.
+    std::vector<std::int64_t> longer = ids;
+    longer.push_back(ids.front());
+    auto appended = runText(model, longer, options, &text->run);
+    ASSERT_TRUE(appended.ok());
+    EXPECT_EQ(appended->run.extended, model.config.kind != ModelKind::Encoder);
+}
 
 // A run of ids that change part way (a retyped word) or end sooner (a deleted one) reuses the
 // previous run up to the first id that differs, and still equals a run from scratch.

@@ -20,6 +20,7 @@
 #include "attnlab/io/npy.h"
 #include "attnlab/model/attention_maps.h"
 #include "attnlab/model/model.h"
+#include "attnlab/model/text_run.h"
 #include "reference_npz.h"
 
 namespace attnlab::model {
@@ -143,6 +144,33 @@ TEST(TranslationModel, GreedyDecodingGivesTheHeldOutTranslations) {
         const std::vector<std::int64_t> translated(target.begin() + 1, target.end());
         EXPECT_EQ(translated, c.target) << "case " << n;
     }
+}
+
+TEST(TranslationModel, ATextRunTranslatesTheTextAndReusesWhatItShares) {
+    // The one entry the window and the command line run a text through: an encoder-decoder's
+    // text is the source, translated greedily into the held-out Chinese.
+    const Model model = load();
+    const Reference reference = readReference();
+    const std::int64_t eos = reference.cases.front().target.back();
+    TextRunOptions options;
+    options.run.logits = textLogits(model.config);
+    options.run.threads = 2;
+    options.decoding.maxTokens = 64;
+    std::optional<TextRun> previous;
+    for (const Case& c : reference.cases) {
+        auto text = runText(model, c.source, options, previous ? &previous->run : nullptr);
+        ASSERT_TRUE(text.ok()) << text.error();
+        EXPECT_EQ(text->generated, c.target);
+        EXPECT_EQ(text->generated.back(), eos);
+        EXPECT_EQ(text->steps.size(), text->generated.size());
+        EXPECT_EQ(text->run.sourceIds, c.source);
+        previous = std::move(*text);
+    }
+    // The same text again: the encoder and every decoder step it shares are reused.
+    auto again = runText(model, reference.cases.back().source, options, &previous->run);
+    ASSERT_TRUE(again.ok());
+    EXPECT_EQ(again->generated, previous->generated);
+    EXPECT_TRUE(again->run.extended);
 }
 
 TEST(TranslationModel, ItsAlignmentHeadLooksAtTheWordBeingTranslated) {

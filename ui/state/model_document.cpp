@@ -17,6 +17,7 @@
 #include "attnlab/model/attention_maps.h"
 #include "attnlab/model/head_roles.h"
 #include "attnlab/model/run_dumps.h"
+#include "attnlab/model/text_run.h"
 #include "attnlab/model/translate.h"
 #include "ui/state/apply_command.h"
 #include "ui/state/document.h"
@@ -139,53 +140,44 @@ ModelRunOutput computeRun(std::shared_ptr<const model::Model> loaded,
     out.changes = shown.changes;
     const auto started = std::chrono::steady_clock::now();
     try {
-        model::RunOptions options;
-        // An encoder fills masks anywhere in the text: every position's logits.
-        options.logits = loaded->config.kind == model::ModelKind::Encoder
-                             ? model::LogitRows::All
-                             : model::LogitRows::Last;
-        options.ablatedHeads = std::move(ablated);
-        options.cancel = cancel.get();
-        if (loaded->config.kind == model::ModelKind::EncoderDecoder) {
-            // A translation model: the text is the source; the target is decoded from it,
-            // the encoder reused while the source is the same.
-            model::TranslateOptions decoding;
-            decoding.maxTokens = kTranslationTokens;
-            auto translation = model::translate(*loaded, ids, decoding, options, previous.get());
-            if (!translation) {
-                out.cancelled = cancel->load();
-                out.error = QString::fromStdString(translation.error());
-                return out;
-            }
-            out.translation = QString::fromStdString(tokenizer->decode(translation->generated, true));
-            out.generated = translation->generated;
-            out.run = std::make_shared<model::ModelRun>(std::move(translation->run));
-            out.milliseconds = std::chrono::duration<double, std::milli>(
-                                   std::chrono::steady_clock::now() - started)
-                                   .count();
-            return out;
-        }
-        // The views hold the shown layer's maps (every head's weights and scores); a layer past
-        // what a machine holds is refused before the forward runs.
+        const bool translation = loaded->config.kind == model::ModelKind::EncoderDecoder;
+        // The views hold the shown layer's maps (every head's weights); a layer past what a
+        // machine holds is refused before the forward runs.
         const double cells = 2.0 * static_cast<double>(loaded->config.heads) *
                              static_cast<double>(ids.size()) * static_cast<double>(ids.size());
-        if (cells > kMaxShownLayerFloats) {
+        if (!translation && cells > kMaxShownLayerFloats) {
             out.error = QObject::tr("%1 tokens are too many to show a layer's attention here "
                                     "(%2 GB); `attnlab model --heads` writes chosen heads")
                             .arg(ids.size())
                             .arg(cells * 4 / 1e9, 0, 'f', 1);
             return out;
         }
-        options.progress = std::move(progress);
-        // The cache up to the first changed id is reused (a retyped word, a deleted one).
-        options.reuseCommonPrefix = true;
-        Result<model::ModelRun> result = runModel(*loaded, ids, options, previous.get());
+        model::TextRunOptions options;
+        options.run.logits = model::textLogits(loaded->config);
+        options.run.ablatedHeads = std::move(ablated);
+        options.run.cancel = cancel.get();
+        options.run.progress = std::move(progress);
+        // A translation model decodes this many target tokens at most from the text.
+        options.decoding.maxTokens = kTranslationTokens;
+        // The cache up to the first changed id is reused (a retyped word, a deleted one; a
+        // translation's encoder while the source is the same).
+        Result<model::TextRun> result = model::runText(*loaded, ids, options, previous.get());
         if (!result) {
             out.cancelled = cancel->load();
             out.error = QString::fromStdString(result.error());
             return out;
         }
-        auto run = std::make_shared<const model::ModelRun>(std::move(*result));
+        if (translation) {
+            out.translation =
+                QString::fromStdString(tokenizer->decode(result->generated, true));
+            out.generated = std::move(result->generated);
+            out.run = std::make_shared<model::ModelRun>(std::move(result->run));
+            out.milliseconds = std::chrono::duration<double, std::milli>(
+                                   std::chrono::steady_clock::now() - started)
+                                   .count();
+            return out;
+        }
+        auto run = std::make_shared<const model::ModelRun>(std::move(result->run));
         const double forward =
             std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started)
                 .count();
