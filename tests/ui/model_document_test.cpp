@@ -957,6 +957,20 @@ TEST(ModelDocument, DISABLED_KeystrokeToRedrawnHeatmap) {
     std::printf("%zu tokens, %zu keystrokes: median %.1f ms, max %.1f ms, last forward %.1f ms\n",
                 models->run()->ids.size(), times.size(), sorted[sorted.size() / 2], sorted.back(),
                 models->lastRunMilliseconds());
+    // A click on another head of the model view: the same layer, then another layer.
+    const Index layers = models->model()->config.layers;
+    const Index heads = models->model()->config.heads;
+    for (const auto& [layer, head] : std::vector<std::pair<Index, Index>>{
+             {models->layer(), (models->head() + 1) % heads}, {layers - 1, heads / 2}}) {
+        QElapsedTimer clock;
+        clock.start();
+        models->focus(layer, head);
+        QCoreApplication::processEvents();
+        heatmap->ensureFresh();
+        heatmap->repaint();
+        std::printf("head (%lld, %lld) on screen after %.1f ms\n", static_cast<long long>(layer),
+                    static_cast<long long>(head), static_cast<double>(clock.nsecsElapsed()) / 1e6);
+    }
 }
 
 } // namespace

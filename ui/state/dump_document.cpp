@@ -202,6 +202,8 @@ Experiment qkvLayerExperiment(const QkvDump& qkv, Index layer, const QkvApply& a
     // A model's layer keeps no scores (another H x S x S): a view computes a head's q.k when
     // it shows it.
     if (origin.kind == ExperimentSource::Kind::Model) run.keepScores = false;
+    // A layer of a long text is large work: every core (the same bytes at any count).
+    run.spec.threads = 0;
     Experiment experiment = applyToQkvLayer(qkv, layer, run);
     experiment.source.kind = origin.kind;
     experiment.positional = origin.positional;
