@@ -171,8 +171,17 @@ TEST(AppendAllocation, AppendingATokenAllocatesNothingTheSizeOfAMap) {
                                options);
         ASSERT_TRUE(prefix.ok()) << prefix.error();
         std::optional<ModelRun> appended;
+        const long long before = g_live.load();
         appendBytes[n] = peakBytesOf([&] { appended = std::move(*runModel(*model, ids, options, &*prefix)); });
         ASSERT_TRUE(appended && appended->extended);
+        // The appended run shares the prefix's cache: it holds the new token's q/k/v rows and
+        // its own final hidden states, not a second copy of every layer's q, k and v.
+        const long long qkv = static_cast<long long>(
+            sizeof(float) *
+            static_cast<std::size_t>(c.layers * (c.heads + 2 * c.kvHeads) * s * c.headDim));
+        EXPECT_LT(g_live.load() - before, qkv / 2)
+            << s << " tokens: the appended run holds " << g_live.load() - before
+            << " bytes beside the prefix; a copy of its q/k/v would be " << qkv;
         // What the appended run holds is linear in S: q, k, v and the final hidden states.
         const long long kept = static_cast<long long>(
             sizeof(float) * static_cast<std::size_t>(c.layers * (c.heads + 2 * c.kvHeads) * s *

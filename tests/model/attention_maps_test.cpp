@@ -83,16 +83,16 @@ AttentionSpec specOf(const ModelConfig& c, AttentionOf of, Index layer) {
 Tensor4 forwardsWeights(const Model& model, const ModelRun& run, AttentionOf of, Index layer) {
     const ModelConfig& c = model.config;
     const auto l = static_cast<std::size_t>(layer);
-    const Tensor4& q = of == AttentionOf::Self      ? run.q[l]
-                       : of == AttentionOf::Encoder ? run.encoderQ[l]
-                                                    : run.crossQ[l];
-    const Tensor4& k = of == AttentionOf::Self      ? run.k[l]
-                       : of == AttentionOf::Encoder ? run.encoderK[l]
-                                                    : run.crossK[l];
+    const Tensor4 q = of == AttentionOf::Self      ? run.q[l].tensor()
+                      : of == AttentionOf::Encoder ? run.encoderQ[l]
+                                                   : run.crossQ[l].tensor();
+    const Tensor4 k = of == AttentionOf::Self      ? run.k[l].tensor()
+                      : of == AttentionOf::Encoder ? run.encoderK[l]
+                                                   : run.crossK[l];
     // The encoder's V is not kept; the weights do not read V, so K stands in for it.
-    const Tensor4& v = of == AttentionOf::Self      ? run.v[l]
-                       : of == AttentionOf::Encoder ? run.encoderK[l]
-                                                    : run.crossV[l];
+    const Tensor4 v = of == AttentionOf::Self      ? run.v[l].tensor()
+                      : of == AttentionOf::Encoder ? run.encoderK[l]
+                                                   : run.crossV[l];
     const bool causal = of == AttentionOf::Self && c.kind != ModelKind::Encoder;
     const std::vector<Index> passes =
         of == AttentionOf::Encoder ? std::vector<Index>{0} : run.passes;
@@ -279,9 +279,9 @@ TEST(AttentionMaps, TheWindowsDumpsReadTheRunAndHoldNoMaps) {
             ASSERT_TRUE(sameBytes(expected.head(0, head), dump.head(0, layer, head)))
                 << "layer " << layer << " head " << head;
         const Qkv read = qkv.layer(layer);
-        EXPECT_EQ(read.q.data, run->q[static_cast<std::size_t>(layer)].data);
-        EXPECT_EQ(read.k.data, run->k[static_cast<std::size_t>(layer)].data);
-        EXPECT_EQ(read.v.data, run->v[static_cast<std::size_t>(layer)].data);
+        EXPECT_EQ(read.q.data, run->q[static_cast<std::size_t>(layer)].tensor().data);
+        EXPECT_EQ(read.k.data, run->k[static_cast<std::size_t>(layer)].tensor().data);
+        EXPECT_EQ(read.v.data, run->v[static_cast<std::size_t>(layer)].tensor().data);
     }
     // Re-run under the model's own spec a layer at a time (a "what if" left at the model's
     // settings): each head is the layer's re-run.

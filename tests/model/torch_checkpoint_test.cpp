@@ -138,9 +138,9 @@ TEST(TorchCheckpoint, AModelFromPytorchModelBinRunsAsItsSafetensors) {
     ASSERT_EQ(a->k.size(), 2u);
     ASSERT_EQ(a->q.size(), b->q.size());
     for (std::size_t l = 0; l < a->k.size(); ++l) {
-        EXPECT_EQ(a->q[l].data, b->q[l].data) << "layer " << l;
-        EXPECT_EQ(a->k[l].data, b->k[l].data) << "layer " << l;
-        EXPECT_EQ(a->v[l].data, b->v[l].data) << "layer " << l;
+        EXPECT_EQ(a->q[l].tensor().data, b->q[l].tensor().data) << "layer " << l;
+        EXPECT_EQ(a->k[l].tensor().data, b->k[l].tensor().data) << "layer " << l;
+        EXPECT_EQ(a->v[l].tensor().data, b->v[l].tensor().data) << "layer " << l;
     }
     EXPECT_TRUE(a->logits == b->logits);
     EXPECT_GT(a->logits.size(), 0);

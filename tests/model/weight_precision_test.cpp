@@ -158,6 +158,16 @@ bool sameBytes(const std::vector<Tensor4>& a, const std::vector<Tensor4>& b) {
     return true;
 }
 
+bool sameBytes(const std::vector<HeadCache>& a, const std::vector<HeadCache>& b) {
+    if (a.size() != b.size()) return false;
+    std::vector<Tensor4> x, y;
+    for (std::size_t l = 0; l < a.size(); ++l) {
+        x.push_back(a[l].tensor());
+        y.push_back(b[l].tensor());
+    }
+    return sameBytes(x, y);
+}
+
 /// A full run with every recording on, and the run that appends the last id to the others.
 std::pair<ModelRun, ModelRun> runsOf(const Model& model) {
     const std::vector<std::int64_t> ids = {3, 17, 5, 39, 0, 22, 8};

@@ -77,8 +77,10 @@ constexpr double kRecentRunBytes = 256.0 * 1024 * 1024;
 double runBytes(const model::ModelRun& run) {
     double floats = static_cast<double>(run.finalHidden.size() + run.logits.size() +
                                         run.encoderHidden.size());
-    for (const auto* list : {&run.q, &run.k, &run.v, &run.encoderQ, &run.encoderK, &run.crossQ,
-                             &run.crossK, &run.crossV})
+    for (const auto* list : {&run.q, &run.k, &run.v, &run.crossQ})
+        for (const model::HeadCache& cache : *list)
+            floats += static_cast<double>(cache.floats());
+    for (const auto* list : {&run.encoderQ, &run.encoderK, &run.crossK, &run.crossV})
         for (const Tensor4& t : *list)
             floats += static_cast<double>(t.data.size());
     return floats * sizeof(float);

@@ -180,7 +180,7 @@ void FillMaskView::refresh() {
                                                     static_cast<Index>(run->q.size()) - 1)
                                 : 0;
     const Index head = applies ? std::clamp<Index>(document()->session().viewState.head, 0,
-                                                   run->q.front().heads - 1)
+                                                   run->q.front().heads() - 1)
                                : 0;
     m_row.clear();
     m_left = m_right = 0;

@@ -274,7 +274,7 @@ void TranslationView::refresh() {
                 : tr("decoder layer %1, head %2")
                       .arg(layer)
                       .arg(std::clamp<Index>(document()->session().viewState.head, 0,
-                                             run->crossQ.front().heads - 1));
+                                             run->crossQ.front().heads() - 1));
         const QString reads =
             m_aligned >= 0
                 ? tr("“%1” reads “%2” (%3)")

@@ -3,6 +3,7 @@
 #include "attnlab/model/attention_maps.h"
 
 #include <algorithm>
+#include <functional>
 #include <limits>
 
 #include "attnlab/attention/attention.h"
@@ -17,34 +18,86 @@ namespace {
 /// and packing the keys once per band is small beside the band's product.
 constexpr Index kBandRows = 192;
 
-/// What one of a run's attentions is computed from.
+/// What one of a run's attentions is computed from: each layer's query and key heads (a run's
+/// cache, or an encoder's tensors), and where its passes began.
 struct Source {
-    const std::vector<Tensor4>* q = nullptr;
-    const std::vector<Tensor4>* k = nullptr;
+    Index layers = 0;
+    Index heads = 0;   ///< query heads
+    Index kvHeads = 0; ///< key heads
+    Index queries = 0;
+    Index keys = 0;
+    std::function<Matrix(Index layer, Index head)> query; ///< [queries, hd]
+    std::function<Matrix(Index layer, Index head)> key;   ///< [keys, hd]
     std::vector<Index> passes;
 };
+
+Source cached(const std::vector<HeadCache>& q, const std::vector<HeadCache>& k,
+              std::vector<Index> passes) {
+    Source source;
+    source.layers = static_cast<Index>(q.size());
+    if (!q.empty()) {
+        source.heads = q.front().heads();
+        source.kvHeads = k.front().heads();
+        source.queries = q.front().seq();
+        source.keys = k.front().seq();
+    }
+    source.query = [&q](Index l, Index h) { return q[static_cast<std::size_t>(l)].head(h); };
+    source.key = [&k](Index l, Index h) { return k[static_cast<std::size_t>(l)].head(h); };
+    source.passes = std::move(passes);
+    return source;
+}
+
+Source held(const std::vector<Tensor4>& q, const std::vector<Tensor4>& k) {
+    Source source;
+    source.layers = static_cast<Index>(q.size());
+    if (!q.empty()) {
+        source.heads = q.front().heads;
+        source.kvHeads = k.front().heads;
+        source.queries = q.front().seq;
+        source.keys = k.front().seq;
+    }
+    source.query = [&q](Index l, Index h) {
+        return Matrix(q[static_cast<std::size_t>(l)].head(0, h));
+    };
+    source.key = [&k](Index l, Index h) {
+        return Matrix(k[static_cast<std::size_t>(l)].head(0, h));
+    };
+    source.passes = {0};
+    return source;
+}
 
 Source sourceOf(const ModelRun& run, AttentionOf of) {
     switch (of) {
     case AttentionOf::Self:
-        return {&run.q, &run.k, run.passes};
+        return cached(run.q, run.k, run.passes);
     case AttentionOf::Encoder:
-        return {&run.encoderQ, &run.encoderK, {0}};
-    case AttentionOf::Cross:
-        return {&run.crossQ, &run.crossK, run.passes};
+        return held(run.encoderQ, run.encoderK);
+    case AttentionOf::Cross: {
+        // The decoder's queries (a cache) against the source's keys (held once).
+        Source source = held(run.encoderQ, run.crossK);
+        source.layers = static_cast<Index>(run.crossQ.size());
+        if (!run.crossQ.empty()) {
+            source.heads = run.crossQ.front().heads();
+            source.queries = run.crossQ.front().seq();
+        }
+        source.query = [&run](Index l, Index h) {
+            return run.crossQ[static_cast<std::size_t>(l)].head(h);
+        };
+        source.passes = run.passes;
+        return source;
+    }
     }
     return {};
 }
 
 /// One head's rows [rowBegin, rowEnd) with its keys [0, keys) as a batch-1, one-head Qkv whose
 /// V has no columns (the weights do not depend on V; the kernel then skips P V).
-Qkv oneHead(const Tensor4& q, const Tensor4& k, Index head, Index kvHead, Index rowBegin,
-            Index rowEnd, Index keys) {
+Qkv oneHead(const Matrix& q, const Matrix& k, Index rowBegin, Index rowEnd, Index keys) {
     Qkv qkv;
-    qkv.q = Tensor4(1, 1, rowEnd - rowBegin, q.dim);
-    qkv.q.head(0, 0) = q.head(0, head).middleRows(rowBegin, rowEnd - rowBegin);
-    qkv.k = Tensor4(1, 1, keys, k.dim);
-    qkv.k.head(0, 0) = k.head(0, kvHead).topRows(keys);
+    qkv.q = Tensor4(1, 1, rowEnd - rowBegin, q.cols());
+    qkv.q.head(0, 0) = q.middleRows(rowBegin, rowEnd - rowBegin);
+    qkv.k = Tensor4(1, 1, keys, k.cols());
+    qkv.k.head(0, 0) = k.topRows(keys);
     qkv.v = Tensor4(1, 1, keys, 0);
     return qkv;
 }
@@ -59,18 +112,18 @@ void forEachBand(const Model& model, const ModelRun& run, AttentionOf of, Index 
                  Index first, Index count, int threads, const Fn& fn) {
     const ModelConfig& c = model.config;
     const Source source = sourceOf(run, of);
-    const auto layers = static_cast<Index>(source.q->size());
-    ATTN_CHECK(layer >= 0 && layer < layers,
-               "attention map: layer " << layer << " is outside the run's " << layers);
-    const Tensor4& q = (*source.q)[static_cast<std::size_t>(layer)];
-    const Tensor4& k = (*source.k)[static_cast<std::size_t>(layer)];
-    ATTN_CHECK(head >= 0 && head < q.heads,
-               "attention map: head " << head << " is outside the layer's " << q.heads);
-    ATTN_CHECK(first >= 0 && count >= 0 && first + count <= q.seq,
+    ATTN_CHECK(layer >= 0 && layer < source.layers,
+               "attention map: layer " << layer << " is outside the run's " << source.layers);
+    ATTN_CHECK(head >= 0 && head < source.heads,
+               "attention map: head " << head << " is outside the layer's " << source.heads);
+    ATTN_CHECK(first >= 0 && count >= 0 && first + count <= source.queries,
                "attention map: rows [" << first << ", " << first + count << ") outside the "
-                                       << q.seq << " queries");
+                                       << source.queries << " queries");
     const bool causal = causalAttention(c, of);
-    const Index kvHead = kvHeadOf(head, q.heads, k.heads);
+    const Index kvHead = kvHeadOf(head, source.heads, source.kvHeads);
+    // The head's queries and its keys, once per call (S hd each, beside the S^2 work).
+    const Matrix q = source.query(layer, head);
+    const Matrix k = source.key(layer, kvHead);
     AttentionSpec spec = attentionSpecOf(c, of, layer);
     spec.wantWeights = true;
     spec.threads = threads;
@@ -79,7 +132,8 @@ void forEachBand(const Model& model, const ModelRun& run, AttentionOf of, Index 
     const Index end = first + count;
     for (std::size_t p = 0; p < source.passes.size(); ++p) {
         const Index passBegin = source.passes[p];
-        const Index passEnd = p + 1 < source.passes.size() ? source.passes[p + 1] : q.seq;
+        const Index passEnd =
+            p + 1 < source.passes.size() ? source.passes[p + 1] : source.queries;
         const Index lo = std::max(first, passBegin);
         const Index hi = std::min(end, passEnd);
         if (lo >= hi) continue;
@@ -95,8 +149,8 @@ void forEachBand(const Model& model, const ModelRun& run, AttentionOf of, Index 
             const Index b = std::min(bandLimit, a + bandRows);
             // The forward ran the pass's queries against the keys of every position up to the
             // pass's end (causal: bottom-right aligned, so a band sees keys up to its end).
-            const Index keys = causal ? (block > 0 ? b : passEnd) : k.seq;
-            const Qkv qkv = oneHead(q, k, head, kvHead, a, b, keys);
+            const Index keys = causal ? (block > 0 ? b : passEnd) : source.keys;
+            const Qkv qkv = oneHead(q, k, a, b, keys);
             spec.scoreBias = biased ? scoreBiasOf(model, of, head, 1, a, b - a, keys) : nullptr;
             const Attention attention = attend(qkv, spec);
             fn(a, attention.weights.head(0, 0));
@@ -109,11 +163,11 @@ void forEachBand(const Model& model, const ModelRun& run, AttentionOf of, Index 
 AttentionShape attentionShape(const Model& model, const ModelRun& run, AttentionOf of) {
     const Source source = sourceOf(run, of);
     AttentionShape shape;
-    if (source.q->empty()) return shape;
-    shape.layers = static_cast<Index>(source.q->size());
+    if (source.layers == 0) return shape;
+    shape.layers = source.layers;
     shape.heads = model.config.heads;
-    shape.queries = source.q->front().seq;
-    shape.keys = source.k->front().seq;
+    shape.queries = source.queries;
+    shape.keys = source.keys;
     return shape;
 }
 

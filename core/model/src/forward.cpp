@@ -352,17 +352,11 @@ void mlp(const Matrix& h, const LayerWeights& w, const ModelConfig& c, Matrix& o
     }
 }
 
-/// A [1, heads, old + S_new, hd] tensor holding `previous`'s first `old` rows (when given) and
-/// then the rows of `fresh` [S_new, heads * hd] split by head.
-Tensor4 appendHeads(const Tensor4* previous, Index old, const Matrix& fresh, Index heads,
-                    Index headDim) {
-    if (!previous) old = 0;
-    Tensor4 out(1, heads, old + fresh.rows(), headDim);
-    for (Index h = 0; h < heads; ++h) {
-        auto head = out.head(0, h);
-        if (previous) head.topRows(old) = previous->head(0, h).topRows(old);
-        head.bottomRows(fresh.rows()) = fresh.middleCols(h * headDim, headDim);
-    }
+/// `fresh` [S_new, heads * hd] split by head: [1, heads, S_new, hd].
+Tensor4 splitHeads(const Matrix& fresh, Index heads, Index headDim) {
+    Tensor4 out(1, heads, fresh.rows(), headDim);
+    for (Index h = 0; h < heads; ++h)
+        out.head(0, h) = fresh.middleCols(h * headDim, headDim);
     return out;
 }
 
@@ -395,9 +389,10 @@ Index reusablePositions(const ModelRun* previous, std::span<const std::int64_t> 
         if (&rope.frequenciesFor(had) != &rope.frequenciesFor(static_cast<Index>(ids.size())) ||
             &rope.frequenciesFor(old) != &rope.frequenciesFor(static_cast<Index>(ids.size())))
             return 0;
-    const bool shaped = previous->k.front().heads == config.kvHeads &&
-                        previous->k.front().dim == config.headDim &&
-                        previous->k.front().seq == had && previous->q.front().heads == config.heads;
+    const bool shaped = previous->k.front().heads() == config.kvHeads &&
+                        previous->k.front().dim() == config.headDim &&
+                        previous->k.front().seq() == had &&
+                        previous->q.front().heads() == config.heads;
     return shaped ? old : 0;
 }
 
@@ -682,9 +677,19 @@ bool runStack(const Model& model, Pass pass, Matrix& x, Index old, ModelRun& run
         }
 
         Qkv heads;
-        heads.q = appendHeads(nullptr, 0, q, c.heads, hd);
-        heads.k = appendHeads(previous ? &previous->k[lu] : nullptr, old, k, c.kvHeads, hd);
-        heads.v = appendHeads(previous ? &previous->v[lu] : nullptr, old, v, c.kvHeads, hd);
+        heads.q = splitHeads(q, c.heads, hd);
+        // An extension: the cached keys and values with the fresh ones after them (the cache
+        // shares the previous run's blocks; the kernel reads one contiguous copy of the layer).
+        HeadCache keys, values;
+        if (previous) {
+            keys = HeadCache::extended(previous->k[lu], old, splitHeads(k, c.kvHeads, hd));
+            values = HeadCache::extended(previous->v[lu], old, splitHeads(v, c.kvHeads, hd));
+            heads.k = keys.tensor();
+            heads.v = values.tensor();
+        } else {
+            heads.k = splitHeads(k, c.kvHeads, hd);
+            heads.v = splitHeads(v, c.kvHeads, hd);
+        }
         AttentionSpec spec = attentionSpecOf(c, of, l);
         spec.threads = threads;
         spec.scoreBias = bias;
@@ -695,10 +700,15 @@ bool runStack(const Model& model, Pass pass, Matrix& x, Index old, ModelRun& run
         if (main) {
             // A run from scratch keeps the heads the attention read; an extension adds them to
             // the cached ones.
-            run.q.push_back(previous ? appendHeads(&previous->q[lu], old, q, c.heads, hd)
-                                     : std::move(heads.q));
-            run.k.push_back(std::move(heads.k));
-            run.v.push_back(std::move(heads.v));
+            if (previous) {
+                run.q.push_back(HeadCache::extended(previous->q[lu], old, std::move(heads.q)));
+                run.k.push_back(std::move(keys));
+                run.v.push_back(std::move(values));
+            } else {
+                run.q.push_back(HeadCache(std::move(heads.q)));
+                run.k.push_back(HeadCache(std::move(heads.k)));
+                run.v.push_back(HeadCache(std::move(heads.v)));
+            }
         } else {
             run.encoderQ.push_back(std::move(heads.q));
             run.encoderK.push_back(std::move(heads.k));
@@ -722,15 +732,15 @@ bool runStack(const Model& model, Pass pass, Matrix& x, Index old, ModelRun& run
                     normalizeInto(x, w.crossNormIn, c, h);
                 project(h, w.crossQ, q, threads);
                 Qkv toSource;
-                toSource.q = appendHeads(nullptr, 0, q, c.heads, hd);
+                toSource.q = splitHeads(q, c.heads, hd);
                 toSource.k = run.crossK[lu];
                 toSource.v = run.crossV[lu];
                 AttentionSpec crossSpec = attentionSpecOf(c, AttentionOf::Cross, l);
                 crossSpec.threads = threads;
                 const Attention reading = attend(toSource, crossSpec);
-                run.crossQ.push_back(previous
-                                         ? appendHeads(&previous->crossQ[lu], old, q, c.heads, hd)
-                                         : std::move(toSource.q));
+                run.crossQ.push_back(
+                    previous ? HeadCache::extended(previous->crossQ[lu], old, std::move(toSource.q))
+                             : HeadCache(std::move(toSource.q)));
                 mergeHeads(reading, c, l, nullptr, mixed);
                 project(mixed, w.crossO, attended, threads);
                 addResidual(x, attended, w.crossNormAfter, c);
@@ -890,9 +900,9 @@ Result<ModelRun> runTranslation(const Model& model, std::span<const std::int64_t
         Matrix projected;
         for (const LayerWeights& w : model.main.layers) {
             project(run.encoderHidden, w.crossK, projected, threads);
-            run.crossK.push_back(appendHeads(nullptr, 0, projected, c.kvHeads, c.headDim));
+            run.crossK.push_back(splitHeads(projected, c.kvHeads, c.headDim));
             project(run.encoderHidden, w.crossV, projected, threads);
-            run.crossV.push_back(appendHeads(nullptr, 0, projected, c.kvHeads, c.headDim));
+            run.crossV.push_back(splitHeads(projected, c.kvHeads, c.headDim));
         }
     }
     return runMain(model, target, old, std::move(run), cache, options, threads);

@@ -54,7 +54,7 @@ public:
     explicit RunLayers(std::shared_ptr<const ModelRun> run) : m_run(std::move(run)) {}
     Qkv layer(Index l) const override {
         const auto at = static_cast<std::size_t>(l);
-        return Qkv{m_run->q[at], m_run->k[at], m_run->v[at]};
+        return Qkv{m_run->q[at].tensor(), m_run->k[at].tensor(), m_run->v[at].tensor()};
     }
 
 private:

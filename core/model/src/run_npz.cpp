@@ -19,15 +19,17 @@ void appendFloats(std::string& out, const float* data, std::size_t count) {
     if (count > 0) std::memcpy(out.data() + at, data, count * sizeof(float));
 }
 
-/// [L, ...] of the per-layer tensors, encoded straight from them (no gathered copy).
-std::string floatMember(const std::vector<Tensor4>& layers) {
-    const Tensor4& first = layers.front();
-    std::string out = npyHeader("<f4", {static_cast<Index>(layers.size()), first.heads,
-                                        first.seq, first.dim});
-    out.reserve(out.size() + layers.size() * first.size() * sizeof(float));
-    for (const auto& layer : layers) {
-        ATTN_CHECK(layer.sameShape(first), "run npz: the layers' tensors differ in shape");
-        appendFloats(out, layer.data.data(), layer.size());
+/// [L, H, S, hd] of a run's per-layer cache, a layer's contiguous copy at a time.
+std::string floatMember(const std::vector<HeadCache>& layers) {
+    const HeadCache& first = layers.front();
+    std::string out = npyHeader("<f4", {static_cast<Index>(layers.size()), first.heads(),
+                                        first.seq(), first.dim()});
+    out.reserve(out.size() + layers.size() * first.floats() * sizeof(float));
+    for (const HeadCache& layer : layers) {
+        const Tensor4 t = layer.tensor();
+        ATTN_CHECK(t.heads == first.heads() && t.seq == first.seq() && t.dim == first.dim(),
+                   "run npz: the layers' tensors differ in shape");
+        appendFloats(out, t.data.data(), t.size());
     }
     return out;
 }

@@ -201,15 +201,52 @@ struct RunOptions {
     RunRecording* record = nullptr;
 };
 
+/// One layer's cached heads [H, S, hd] (q, k or v of a run), held as blocks of positions: a run
+/// extended from another shares the other's blocks instead of copying them, so appending a
+/// token holds only that token's rows, and a retyped word shares what it kept. Reads are
+/// contiguous copies: a head [S, hd] or the whole layer [1, H, S, hd]. Immutable once made;
+/// blocks are shared between runs and threads.
+class HeadCache {
+public:
+    HeadCache() = default;
+    /// The heads `t` [1, H, S, hd] as one block (moved, not copied).
+    explicit HeadCache(Tensor4 t);
+    /// `previous`'s first `keep` positions (shared), then `fresh` [1, H, S_new, hd].
+    static HeadCache extended(const HeadCache& previous, Index keep, Tensor4 fresh);
+
+    Index heads() const { return m_heads; }
+    Index seq() const { return m_seq; }
+    Index dim() const { return m_dim; }
+    /// Head h's rows [begin, begin + count) as a contiguous [count, hd] copy.
+    Matrix headRows(Index h, Index begin, Index count) const;
+    /// Head h [S, hd].
+    Matrix head(Index h) const { return headRows(h, 0, m_seq); }
+    /// The whole layer [1, H, S, hd] as one tensor.
+    Tensor4 tensor() const;
+    /// Floats of the blocks it reads (shared ones counted in full).
+    std::size_t floats() const;
+
+private:
+    struct Block {
+        std::shared_ptr<const Tensor4> data; ///< [1, H, rows of its pass, hd]
+        Index begin = 0;                     ///< the block's first position in the layer
+        Index rows = 0;                      ///< of data's rows, how many this cache reads
+    };
+    std::vector<Block> m_blocks;
+    Index m_heads = 0;
+    Index m_seq = 0;
+    Index m_dim = 0;
+};
+
 /// The recorded forward of ids. Every per-layer tensor has batch 1. What a run keeps grows
 /// with S, not S^2: per layer q, k and v (L (H + 2 Hkv) S hd floats), the final hidden states
 /// and the logits asked for; attention maps are computed from q and k on demand
 /// (attention_maps.h), byte-equal to the weights the forward's own kernel used.
 struct ModelRun {
     std::vector<std::int64_t> ids;   ///< an encoder-decoder: the target (the decoder's input)
-    std::vector<Tensor4> q;          ///< per layer [1, H, S, hd] after q-norm and RoPE
-    std::vector<Tensor4> k;          ///< per layer [1, Hkv, S, hd] after k-norm and RoPE
-    std::vector<Tensor4> v;          ///< per layer [1, Hkv, S, hd]
+    std::vector<HeadCache> q;        ///< per layer [H, S, hd] after q-norm and RoPE
+    std::vector<HeadCache> k;        ///< per layer [Hkv, S, hd] after k-norm and RoPE
+    std::vector<HeadCache> v;        ///< per layer [Hkv, S, hd]
     /// The first position of each pass of the main stack over fresh positions: {0} for a run
     /// from scratch, then where each extension through the cache began. A map's rows are
     /// recomputed pass by pass, as the forward computed them.
@@ -224,7 +261,7 @@ struct ModelRun {
     // Encoder-decoders (runTranslation): the source, run once, and what the decoder reads of it.
     std::vector<std::int64_t> sourceIds;
     std::vector<Tensor4> encoderQ, encoderK; ///< per encoder layer [1, H|Hkv, Ss, hd]
-    std::vector<Tensor4> crossQ;             ///< per decoder layer [1, H, St, hd]
+    std::vector<HeadCache> crossQ;           ///< per decoder layer [H, St, hd]
     std::vector<Tensor4> crossK, crossV;     ///< per decoder layer [1, H, Ss, hd]: computed once
     Matrix encoderHidden;                    ///< [Ss, D], the encoder's output
 };
