@@ -3018,6 +3018,10 @@ File › Open Attention Dump… or Open Q/K/V Dump… shows every layer and head
         <source>Model</source>
         <translation>模型</translation>
     </message>
+    <message>
+        <source> — computing every head&apos;s map…</source>
+        <translation> — 正在计算每个头的注意力图…</translation>
+    </message>
 </context>
 <context>
     <name>attnlab::ui::NextTokenView</name>

@@ -73,7 +73,7 @@ void DumpDocument::showAttention(AttentionDump dump, Index batch, const QkvOrigi
                                  Index layer) {
     ATTN_CHECK(batch >= 0 && batch < dump.batch,
                "batch " << batch << " outside [0, " << dump.batch << ")");
-    m_dump = std::move(dump);
+    m_dump = std::make_shared<const AttentionDump>(std::move(dump));
     m_qkv.reset();
     m_origin = origin;
     m_comparison.reset();
@@ -104,7 +104,7 @@ bool DumpDocument::openQkv(const QString& path, const QString& tokensPath) {
         AttentionDump weights = runAllLayers(qkv, apply);
         m_qkv = std::move(qkv);
         m_origin = QkvOrigin{};
-        m_dump = std::move(weights);
+        m_dump = std::make_shared<const AttentionDump>(std::move(weights));
         m_apply = apply;
         m_comparison.reset();
         m_batch = 0;
@@ -133,7 +133,7 @@ void DumpDocument::showQkv(QkvDump qkv, const QkvApply& apply, std::optional<Att
          m_comparison->sq != shown.sq || m_comparison->sk != shown.sk))
         m_comparison.reset();
     m_qkv = std::move(shared);
-    m_dump = std::move(shown);
+    m_dump = std::make_shared<const AttentionDump>(std::move(shown));
     m_apply = apply;
     m_origin = origin;
     m_batch = 0;
@@ -154,7 +154,7 @@ bool DumpDocument::setQkvApply(const QkvApply& apply) {
     }
     try {
         AttentionDump weights = runAllLayers(m_qkv, apply);
-        m_dump = std::move(weights);
+        m_dump = std::make_shared<const AttentionDump>(std::move(weights));
     } catch (const std::exception& error) {
         fail(QString::fromUtf8(error.what()));
         return false;

@@ -53,7 +53,9 @@ public:
     Document* document() const { return m_document; }
     /// The attention weights shown (for a Q/K/V dump: every layer re-run under qkvApply()).
     /// Null when no dump is open.
-    const AttentionDump* dump() const { return m_dump ? &*m_dump : nullptr; }
+    const AttentionDump* dump() const { return m_dump.get(); }
+    /// The same, shared: it stays valid for a worker after another dump replaces it.
+    std::shared_ptr<const AttentionDump> sharedDump() const { return m_dump; }
     /// The Q/K/V dump, when the open dump is one.
     const QkvDump* qkvDump() const { return m_qkv.get(); }
     /// True while the document shows this dump (a session edit or open ends it).
@@ -128,7 +130,7 @@ private:
     static AttentionDump runAllLayers(std::shared_ptr<const QkvDump> qkv, QkvApply apply);
 
     Document* m_document;
-    std::optional<AttentionDump> m_dump;
+    std::shared_ptr<const AttentionDump> m_dump;
     std::shared_ptr<const QkvDump> m_qkv;
     std::optional<AttentionDump> m_comparison;
     QkvApply m_apply;

@@ -10,6 +10,7 @@
 
 #include "ui/state/dump_document.h"
 #include "ui/state/experiment_data.h"
+#include "ui/state/latest_task.h"
 #include "ui/views/colormap.h"
 
 namespace attnlab::ui {
@@ -74,6 +75,23 @@ ModelView::ModelView(Document* document, QWidget* parent)
         markStale();
     });
     connect(m_dumps, &DumpDocument::layerChanged, this, [this] { markStale(); });
+    m_task = std::make_unique<LatestTask<Thumbnails>>(this, [this](Result<Thumbnails> done) {
+        if (!done || done->generation != m_generation) return; // another dump meanwhile
+        m_images = std::move(done->images);
+        m_builtGeneration = done->generation;
+        m_builtColormap = done->colormap;
+        update();
+    });
+}
+
+ModelView::~ModelView() = default;
+
+bool ModelView::computing() const {
+    return m_task->busy();
+}
+
+void ModelView::waitForWork() {
+    m_task->wait();
 }
 
 bool ModelView::dependsOn(Document::What what) const {
@@ -82,26 +100,52 @@ bool ModelView::dependsOn(Document::What what) const {
 }
 
 void ModelView::rebuild() {
-    const AttentionDump* dump = m_dumps->dump();
+    const std::shared_ptr<const AttentionDump> dump = m_dumps->sharedDump();
     const QString colormap = QString::fromStdString(document()->session().viewState.colormap);
     if (m_builtGeneration == m_generation && m_builtColormap == colormap) return;
-    m_builtGeneration = m_generation;
-    m_builtColormap = colormap;
+    if (m_task->busy() && m_askedGeneration == m_generation && m_askedColormap == colormap)
+        return;
     m_images.clear();
     m_layers = m_heads = 0;
-    if (!dump) return;
+    if (!dump) {
+        m_builtGeneration = m_generation;
+        m_builtColormap = colormap;
+        return;
+    }
     m_layers = static_cast<int>(dump->layers);
     m_heads = static_cast<int>(dump->heads);
     std::vector<QRgb> table(256);
     for (int i = 0; i < 256; ++i)
         table[static_cast<std::size_t>(i)] = colormapColor(colormap, i / 255.0).rgb();
-    m_images.resize(static_cast<std::size_t>(m_layers) * m_heads);
-    std::vector<int> indices(m_images.size());
-    std::iota(indices.begin(), indices.end(), 0);
     const Index batch = m_dumps->batch();
-    QtConcurrent::blockingMap(indices, [&](int n) {
-        m_images[static_cast<std::size_t>(n)] =
-            makeThumbnail(dump->head(batch, n / m_heads, n % m_heads), kMaxThumbnailPixels, table);
+    const int count = m_layers * m_heads;
+    // Every head's map, one alive per worker thread: a model's run computes each.
+    auto compute = [dump, batch, table, count, heads = m_heads](const std::atomic<bool>* cancel) {
+        std::vector<QImage> images(static_cast<std::size_t>(count));
+        std::vector<int> indices(images.size());
+        std::iota(indices.begin(), indices.end(), 0);
+        QtConcurrent::blockingMap(indices, [&](int n) {
+            if (cancel && cancel->load()) return;
+            images[static_cast<std::size_t>(n)] =
+                makeThumbnail(dump->head(batch, n / heads, n % heads), kMaxThumbnailPixels, table);
+        });
+        return images;
+    };
+    const double cells = static_cast<double>(count) * static_cast<double>(dump->sq) *
+                         static_cast<double>(dump->sk);
+    if (dump->holdsWeights() || cells <= kSyncCells) {
+        m_images = compute(nullptr);
+        m_builtGeneration = m_generation;
+        m_builtColormap = colormap;
+        return;
+    }
+    m_askedGeneration = m_generation;
+    m_askedColormap = colormap;
+    m_task->start([compute, generation = m_generation,
+                   colormap](const std::atomic<bool>* cancel) -> Result<Thumbnails> {
+        Thumbnails out{compute(cancel), generation, colormap};
+        if (cancel->load()) return Error{"cancelled"};
+        return out;
     });
 }
 
@@ -217,8 +261,12 @@ void ModelView::paintTokens(QPainter& painter, const Layout& grid) {
 
 const QImage& ModelView::thumbnail(int layer, int head) const {
     static const QImage kNone;
-    if (layer < 0 || head < 0 || layer >= m_layers || head >= m_heads) return kNone;
-    return m_images[static_cast<std::size_t>(layer) * m_heads + head];
+    const auto at = static_cast<std::size_t>(layer) * static_cast<std::size_t>(m_heads) +
+                    static_cast<std::size_t>(head);
+    // While a worker computes them, the grid has no images yet.
+    if (layer < 0 || head < 0 || layer >= m_layers || head >= m_heads || at >= m_images.size())
+        return kNone;
+    return m_images[at];
 }
 
 void ModelView::paintEvent(QPaintEvent*) {
@@ -241,6 +289,7 @@ void ModelView::paintEvent(QPaintEvent*) {
                           .arg(dump.layers)
                           .arg(dump.heads)
                           .arg(dump.sk);
+    if (computing()) heading += tr(" \u2014 computing every head's map\u2026");
     if (dump.batch > 1) heading += tr(", batch %1 of %2").arg(m_dumps->batch()).arg(dump.batch);
     painter.drawText(QRect(kMargin, kMargin, width() - 2 * kMargin, kTitleHeight),
                      Qt::AlignLeft | Qt::AlignVCenter, heading);

@@ -2,13 +2,16 @@
 /// ModelView: every (layer, head) of a model dump as a layers x heads grid of thumbnails
 /// (one QImage each, block-averaged, each scaled to its own maximum) filling the view, with
 /// the query tokens down the first column's left and the key tokens under its last row.
-/// Clicking a thumbnail shows that layer and head in the heatmap.
+/// Clicking a thumbnail shows that layer and head in the heatmap. A model's run computes every
+/// head's map for its thumbnail: past kSyncCells cells in all (a long text) they are computed
+/// on a worker, the grid drawn empty with "computing" in its title meanwhile.
 
 #include <QFont>
 #include <QImage>
 #include <QString>
 #include <QStringList>
 
+#include <memory>
 #include <vector>
 
 #include "ui/views/view.h"
@@ -16,6 +19,7 @@
 namespace attnlab::ui {
 
 class DumpDocument;
+template <typename T> class LatestTask;
 
 class ModelView : public View {
     Q_OBJECT
@@ -25,8 +29,12 @@ public:
     /// Token labels take at most this many pixels beside or under the grid (longer ones are
     /// elided).
     static constexpr int kMaxTokenLabelRoom = 90;
+    /// Maps of at most this many cells in all (layers x heads x Sq x Sk) are drawn at once;
+    /// more are computed on a worker.
+    static constexpr double kSyncCells = 5.0e7;
 
     explicit ModelView(Document* document, QWidget* parent = nullptr);
+    ~ModelView() override;
     QString viewId() const override { return QStringLiteral("model"); }
     QString title() const override { return tr("Model"); }
     void refresh() override;
@@ -42,6 +50,8 @@ public:
     /// The token labels of the last paint (queries down the left, keys along the foot), as
     /// drawn: thinned to one per text line where the thumbnails are small.
     QStringList drawnTokenLabels() const { return m_drawnTokenLabels; }
+    /// True while the thumbnails are computed on a worker.
+    bool computing() const;
 
 signals:
     void headActivated(int layer, int head);
@@ -50,8 +60,14 @@ protected:
     void paintEvent(QPaintEvent* event) override;
     void mousePressEvent(QMouseEvent* event) override;
     bool dependsOn(Document::What what) const override;
+    void waitForWork() override;
 
 private:
+    struct Thumbnails {
+        std::vector<QImage> images;
+        quint64 generation = 0;
+        QString colormap;
+    };
     void rebuild();
     struct Layout {
         QRect grid;
@@ -72,6 +88,9 @@ private:
     quint64 m_generation = 1; ///< bumped when the dump changes
     quint64 m_builtGeneration = 0;
     QString m_builtColormap;
+    quint64 m_askedGeneration = 0; ///< what the worker computes
+    QString m_askedColormap;
+    std::unique_ptr<LatestTask<Thumbnails>> m_task;
     QStringList m_queryTokens, m_keyTokens; ///< as read, when the dump has tokens
     mutable QStringList m_drawnTokenLabels;
 };
