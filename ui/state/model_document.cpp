@@ -14,7 +14,6 @@
 #include <chrono>
 #include <exception>
 
-#include "attnlab/model/attention_maps.h"
 #include "attnlab/model/head_roles.h"
 #include "attnlab/model/run_dumps.h"
 #include "attnlab/model/text_run.h"
@@ -73,7 +72,8 @@ constexpr std::size_t kRecentRuns = 3;
 /// Llama-3.2-1B's q/k/v at 4 096 tokens are 805 MB).
 constexpr double kRecentRunBytes = 256.0 * 1024 * 1024;
 
-/// The bytes a run holds per position and layer: its q/k/v and what a translation keeps.
+/// The bytes a run reads: its q/k/v, hidden states, logits and what a translation keeps (blocks
+/// a run shares with the one it extended counted in full: an upper bound).
 double runBytes(const model::ModelRun& run) {
     double floats = static_cast<double>(run.finalHidden.size() + run.logits.size() +
                                         run.encoderHidden.size());
@@ -186,7 +186,6 @@ ModelRunOutput computeRun(std::shared_ptr<const model::Model> loaded,
         out.qkv = model::qkvDumpOf(loaded, run, labelsOf(*tokenizer, run->ids));
         if (!cancel->load()) {
             // The layer on screen, here rather than on the GUI thread once the run is shown.
-            shown.apply.spec.threads = 0;
             out.shownLayer = std::make_shared<Experiment>(qkvLayerExperiment(
                 *out.qkv, shown.layer, shown.apply, originOf(*loaded, *run, forward)));
         }

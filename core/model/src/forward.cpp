@@ -367,9 +367,7 @@ Index reusablePositions(const ModelRun* previous, std::span<const std::int64_t> 
     if (config.kind == ModelKind::Encoder) return 0; // two-way: every position changes
     if (previous->ablatedHeads != options.ablatedHeads) return 0;
     const auto had = static_cast<Index>(previous->ids.size());
-    const auto common = static_cast<Index>(
-        std::mismatch(previous->ids.begin(), previous->ids.end(), ids.begin(), ids.end()).first -
-        previous->ids.begin());
+    const auto common = static_cast<Index>(commonPrefix(previous->ids, ids));
     // At least one fresh position: its logits are the run's.
     const Index old =
         options.reuseCommonPrefix ? std::min(common, static_cast<Index>(ids.size()) - 1)
@@ -837,6 +835,11 @@ Result<ModelRun> runMain(const Model& model, std::span<const std::int64_t> ids, 
 }
 
 } // namespace
+
+std::size_t commonPrefix(std::span<const std::int64_t> a, std::span<const std::int64_t> b) {
+    return static_cast<std::size_t>(std::mismatch(a.begin(), a.end(), b.begin(), b.end()).first -
+                                    a.begin());
+}
 
 Result<ModelRun> runModel(const Model& model, std::span<const std::int64_t> ids,
                           const RunOptions& options, const ModelRun* previous) {

@@ -6,14 +6,6 @@
 
 namespace attnlab::model {
 
-std::size_t commonPrefix(std::span<const std::int64_t> a, std::span<const std::int64_t> b) {
-    const std::size_t limit = std::min(a.size(), b.size());
-    std::size_t common = 0;
-    while (common < limit && a[common] == b[common])
-        ++common;
-    return common;
-}
-
 QkvApply nativeApply(const ModelConfig& config) {
     QkvApply apply;
     apply.spec.variant = Variant::Softmax;

@@ -271,6 +271,9 @@ struct ModelRun {
 std::optional<std::string> validateRun(const ModelConfig& config, std::span<const std::int64_t> ids,
                                        const RunOptions& options);
 
+/// How many leading ids two id lists share (what a run of b can reuse of a run of a).
+std::size_t commonPrefix(std::span<const std::int64_t> a, std::span<const std::int64_t> b);
+
 /// Runs the model on ids. When `previous` is a run of the same model with the same ablated
 /// heads whose ids are a proper prefix of ids (or, with reuseCommonPrefix, share a prefix with
 /// them), only the new positions are computed, reading K/V of the shared positions from

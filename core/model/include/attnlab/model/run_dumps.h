@@ -13,9 +13,6 @@
 
 namespace attnlab::model {
 
-/// How many leading ids two id lists share.
-std::size_t commonPrefix(std::span<const std::int64_t> a, std::span<const std::int64_t> b);
-
 /// The spec under which re-running the model's q and k gives back its own attention: softmax,
 /// causal (a sliding-window model: its window), the model's scale and soft-capping. Where the
 /// layers' windows differ, each layer's own (QkvApply::layerWindows).
