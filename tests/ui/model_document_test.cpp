@@ -710,6 +710,10 @@ TEST(ModelDocument, TheTranslationViewWritesTheSentenceWordByWord) {
     QCoreApplication::processEvents();
     view->ensureFresh();
     ASSERT_EQ(models->translation(), QStringLiteral("猫坐在垫子上。"));
+    // The inputs' note names the translation as written: its own full stop, none after it.
+    const QString note = window.inputsPanel()->sourceNote()->text();
+    EXPECT_TRUE(note.contains(QStringLiteral("<b>猫坐在垫子上。</b>"))) << note.toStdString();
+    EXPECT_FALSE(note.contains(QStringLiteral("</b>."))) << note.toStdString();
     // Typed while on screen: back to the first word, playing.
     EXPECT_EQ(view->currentStep(), 0);
     EXPECT_TRUE(view->controls()->playing());
