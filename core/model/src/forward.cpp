@@ -325,9 +325,9 @@ void projectQkv(const Matrix& h, const LayerWeights& w, const ModelConfig& c, Ma
     }
 }
 
-/// The MLP of h into out.
-void mlp(const Matrix& h, const LayerWeights& w, const ModelConfig& c, Matrix& out, Matrix& up,
-         Matrix& gate, int threads) {
+/// The MLP of a block of rows h into out.
+void mlpRows(const Matrix& h, const LayerWeights& w, const ModelConfig& c, Matrix& out,
+             Matrix& up, Matrix& gate, int threads) {
     switch (c.arch().mlp) {
     case MlpKind::Plain:
         project(h, w.up, up, threads);
@@ -349,6 +349,35 @@ void mlp(const Matrix& h, const LayerWeights& w, const ModelConfig& c, Matrix& o
         project(gate, w.down, out, threads);
         return;
     }
+    }
+}
+
+/// Rows per block of the MLP: its intermediate activations ([rows, intermediate], two of
+/// them) are the largest buffers of a layer, S x 4.5 hidden or more; in blocks of this many
+/// rows they stay a few MB at any length. The GEMM sums each output in the same order for any
+/// number of rows from kPackedGemmRows on, so the blocks change no bit (a last block is never
+/// shorter than that), and a block's packed rows stay in the cache for the whole product.
+constexpr Index kMlpRowBlock = 256;
+
+/// The MLP of h into out, kMlpRowBlock rows at a time.
+void mlp(const Matrix& h, const LayerWeights& w, const ModelConfig& c, Matrix& out, Matrix& up,
+         Matrix& gate, int threads) {
+    const Index rows = h.rows();
+    if (rows <= kMlpRowBlock + kPackedGemmRows) {
+        mlpRows(h, w, c, out, up, gate, threads);
+        return;
+    }
+    static_assert(kMlpRowBlock >= kPackedGemmRows);
+    out.resize(rows, c.hidden);
+    Matrix in, block;
+    for (Index begin = 0; begin < rows;) {
+        // The last block takes the remainder when it would be shorter than kPackedGemmRows.
+        Index count = std::min(kMlpRowBlock, rows - begin);
+        if (rows - begin - count < kPackedGemmRows) count = rows - begin;
+        in = h.middleRows(begin, count);
+        mlpRows(in, w, c, block, up, gate, threads);
+        out.middleRows(begin, count) = block;
+        begin += count;
     }
 }
 
@@ -645,7 +674,7 @@ bool runStack(const Model& model, Pass pass, Matrix& x, Index old, ModelRun& run
     const std::shared_ptr<const Tensor4> bias =
         scoreBiasOf(model, of, 0, c.heads, old, fresh, total);
 
-    Matrix h, q, k, v, mixed, attended, mlpIn, mlpOut, up, gate;
+    Matrix h, q, k, v, mixed, attended, mlpOut, up, gate;
     const auto layers = static_cast<Index>(stack.layers.size());
     for (Index l = 0; l < layers; ++l) {
         if (options.cancel && options.cancel->load()) return false;
@@ -713,12 +742,14 @@ bool runStack(const Model& model, Pass pass, Matrix& x, Index old, ModelRun& run
         }
 
         mergeHeads(attention, c, l, ablated, mixed);
+        attention = Attention{}; // merged: its S x H x hd output is not held through the MLP
         if (patch) patchHeads(*patch, l, old, hd, mixed);
         if (record) record->headInputs.push_back(mixed);
         project(mixed, w.o, attended, threads);
         if (!w.attnNormOut.empty()) normalize(attended, w.attnNormOut, a.norm, c.normEps, c.hidden);
 
         // MLP block, after the attention's residual (sequential) or beside it (parallel).
+        const Matrix* mlpIn = nullptr;
         switch (c.residual) {
         case Residual::Sequential:
             addResidual(x, attended, w.attnNormAfter, c);
@@ -743,19 +774,22 @@ bool runStack(const Model& model, Pass pass, Matrix& x, Index old, ModelRun& run
                 project(mixed, w.crossO, attended, threads);
                 addResidual(x, attended, w.crossNormAfter, c);
             }
-            if (w.mlpNormIn.empty())
-                mlpIn = x;
-            else
-                normalizeInto(x, w.mlpNormIn, c, mlpIn);
+            if (w.mlpNormIn.empty()) {
+                mlpIn = &x;
+            } else {
+                normalizeInto(x, w.mlpNormIn, c, h); // h's attention input is used up
+                mlpIn = &h;
+            }
             break;
         case Residual::ParallelSharedNorm:
-            mlpIn = std::move(h);
+            mlpIn = &h;
             break;
         case Residual::ParallelTwoNorms:
-            normalizeInto(x, w.mlpNormIn, c, mlpIn);
+            normalizeInto(x, w.mlpNormIn, c, h);
+            mlpIn = &h;
             break;
         }
-        mlp(mlpIn, w, c, mlpOut, up, gate, threads);
+        mlp(*mlpIn, w, c, mlpOut, up, gate, threads);
         if (!w.mlpNormOut.empty()) normalize(mlpOut, w.mlpNormOut, a.norm, c.normEps, c.hidden);
         if (c.residual == Residual::Sequential) {
             addResidual(x, mlpOut, w.mlpNormAfter, c);
