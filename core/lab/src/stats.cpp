@@ -1,16 +1,54 @@
 #include "attnlab/lab/stats.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 
 namespace attnlab {
 
+namespace {
+
+/// Interleaved accumulators of a row's sums (see headStats).
+constexpr Index kSumLanes = 8;
+
+/// Four histograms counted in turn: consecutive cells mostly fall in the same bin, and one
+/// counter would make each increment wait for the last.
+constexpr Index kHistogramLanes = 4;
+
+/// Weight w of key j in its bin of histogram lane j % kHistogramLanes (a NaN in none: casting
+/// it to an integer is undefined).
+inline void countCell(double w, Index j, Index bins, Index* laneCounts) {
+    if (std::isnan(w)) return;
+    const double clamped = std::clamp(w, 0.0, 1.0);
+    const Index bin = std::min<Index>(bins - 1, static_cast<Index>(clamped * bins));
+    ++laneCounts[(j % kHistogramLanes) * bins + bin];
+}
+
+/// An allowed cell's share of the row's entropy, distance, argmax and histogram.
+inline void addCell(double w, float log, Index j, Index p, Index bins, double& entropy,
+                    double& distance, Index& best, double& bestWeight, Index* laneCounts) {
+    if (w > 0) entropy -= w * static_cast<double>(log); // 0 log 0 = 0
+    distance += w * std::abs(static_cast<double>(p - j));
+    // np.argmax semantics: the first of equal maxima wins.
+    if (j != p && (best < 0 || w > bestWeight)) {
+        best = j;
+        bestWeight = w;
+    }
+    countCell(w, j, bins, laneCounts);
+}
+
+} // namespace
+
 HeadStats headStats(ConstMatrixMap weights, const MaskSpec& mask, Index batch, Index bins) {
     ATTN_CHECK(bins >= 1, "a histogram needs at least 1 bin (got " << bins << ")");
     const Index sq = weights.rows();
     const Index sk = weights.cols();
-    const BoolMatrix allowedCells = denseMask(mask, batch, sq, sk);
+    // Rows are intervals of allowed keys (keyRange) with, at most, a custom mask within: the
+    // cells outside the interval only add to the sums, so the loop over them tests nothing.
+    const BoolMatrix* custom =
+        mask.custom && mask.custom->rows() == sq && mask.custom->cols() == sk ? &*mask.custom
+                                                                              : nullptr;
 
     HeadStats stats;
     const auto rows = static_cast<std::size_t>(sq);
@@ -24,6 +62,7 @@ HeadStats headStats(ConstMatrixMap weights, const MaskSpec& mask, Index batch, I
     stats.meanDistance.assign(rows, 0.0);
     stats.firstTokenWeight.assign(rows, 0.0);
     stats.histogram.assign(static_cast<std::size_t>(bins), 0);
+    std::vector<Index> laneCounts(static_cast<std::size_t>(kHistogramLanes * bins), 0);
 
     double entropySum = 0;
     Index nonEmptyRows = 0;
@@ -34,9 +73,19 @@ HeadStats headStats(ConstMatrixMap weights, const MaskSpec& mask, Index batch, I
     // Each row's logarithms at once (vectorized, float: an entropy term w log w is off by
     // under 1e-7 relative), not one call per cell.
     Eigen::ArrayXf logs(sk);
+    Eigen::Array<Index, Eigen::Dynamic, 1> binsOf;
     for (Index i = 0; i < sq; ++i) {
         const auto r = static_cast<std::size_t>(i);
-        logs = weights.row(i).transpose().array().max(std::numeric_limits<float>::min()).log();
+        const KeyRange range = keyRange(mask, batch, i, sq, sk);
+        const Index begin = std::clamp<Index>(range.begin, 0, sk);
+        const Index end = std::clamp<Index>(range.end, begin, sk);
+        const float* row = weights.data() + i * weights.rowStride();
+        logs.segment(begin, end - begin) = weights.row(i)
+                                               .segment(begin, end - begin)
+                                               .transpose()
+                                               .array()
+                                               .max(std::numeric_limits<float>::min())
+                                               .log();
         const Index p = i + sk - sq; // the key at the query's own position
         Index allowedKeys = 0;
         double entropy = 0;
@@ -44,25 +93,85 @@ HeadStats headStats(ConstMatrixMap weights, const MaskSpec& mask, Index batch, I
         double rowSum = 0;
         Index best = -1;
         double bestWeight = 0;
-        for (Index j = 0; j < sk; ++j) {
-            const double w = weights(i, j);
-            totalSum += w;
-            rowSum += w;
-            if (!allowedCells(i, j)) continue;
-            ++allowedKeys;
-            if (w > 0) entropy -= w * static_cast<double>(logs[j]); // 0 log 0 = 0
-            distance += w * static_cast<double>(std::abs(p - j));
-            // np.argmax semantics: the first of equal maxima wins.
-            if (j != p && (best < 0 || w > bestWeight)) {
-                best = j;
-                bestWeight = w;
+        if (custom) {
+            // A custom mask within the interval: cell by cell.
+            for (Index j = 0; j < sk; ++j) {
+                const double w = row[j];
+                rowSum += w;
+                if (j < begin || j >= end || !(*custom)(i, j)) continue;
+                ++allowedKeys;
+                addCell(w, logs[j], j, p, bins, entropy, distance, best, bestWeight,
+                        laneCounts.data());
             }
-            // A NaN weight falls in no bin: casting it to an integer is undefined.
-            if (std::isnan(w)) continue;
-            const double clamped = std::clamp(w, 0.0, 1.0);
-            const Index bin = std::min<Index>(bins - 1, static_cast<Index>(clamped * bins));
-            ++stats.histogram[static_cast<std::size_t>(bin)];
+        } else {
+            // The sums over kLanes interleaved accumulators, each a chain of its own (the
+            // compiler turns the lanes into one vector; the same order at any thread count),
+            // then the argmax and the histogram over the interval.
+            std::array<double, kSumLanes> sums{}, entropies{}, distances{};
+            Index j = 0;
+            for (; j + kSumLanes <= sk; j += kSumLanes)
+                for (Index l = 0; l < kSumLanes; ++l)
+                    sums[static_cast<std::size_t>(l)] += static_cast<double>(row[j + l]);
+            for (; j < sk; ++j)
+                sums[0] += static_cast<double>(row[j]);
+            j = begin;
+            for (; j + kSumLanes <= end; j += kSumLanes)
+                for (Index l = 0; l < kSumLanes; ++l) {
+                    const double w = row[j + l];
+                    const auto lane = static_cast<std::size_t>(l);
+                    // 0 log 0 = 0; a negative or NaN weight adds no entropy.
+                    entropies[lane] -= w > 0 ? w * static_cast<double>(logs[j + l]) : 0.0;
+                    distances[lane] += w * std::abs(static_cast<double>(p - j - l));
+                }
+            for (; j < end; ++j) {
+                const double w = row[j];
+                entropies[0] -= w > 0 ? w * static_cast<double>(logs[j]) : 0.0;
+                distances[0] += w * std::abs(static_cast<double>(p - j));
+            }
+            for (Index l = 0; l < kSumLanes; ++l) {
+                const auto lane = static_cast<std::size_t>(l);
+                rowSum += sums[lane];
+                entropy += entropies[lane];
+                distance += distances[lane];
+            }
+            allowedKeys = end - begin;
+            const auto keys = Eigen::Map<const Eigen::ArrayXf>(row + begin, end - begin);
+            if (keys.size() > 0 && std::isnan(keys.maxCoeff<Eigen::PropagateNaN>())) {
+                // A NaN weight: cell by cell (a NaN counts in no bin and never wins the argmax).
+                for (j = begin; j < end; ++j) {
+                    const double w = row[j];
+                    if (j != p && (best < 0 || w > bestWeight)) {
+                        best = j;
+                        bestWeight = w;
+                    }
+                    countCell(w, j, bins, laneCounts.data());
+                }
+            } else if (keys.size() > 0) {
+                // np.argmax: the first of the largest weights of the keys other than p.
+                const Index ownAt = p - begin; // the own key's place in `keys`, if inside
+                float largest = -std::numeric_limits<float>::infinity();
+                if (ownAt > 0) largest = keys.head(std::min(ownAt, keys.size())).maxCoeff();
+                if (ownAt + 1 < keys.size()) {
+                    const Index after = std::max<Index>(ownAt + 1, 0);
+                    largest = std::max(largest, keys.segment(after, keys.size() - after).maxCoeff());
+                }
+                if (keys.size() > 1 || ownAt != 0) {
+                    for (j = begin; j < end; ++j)
+                        if (j != p && row[j] == largest) break;
+                    best = j;
+                    bestWeight = row[j];
+                }
+                // Each weight's bin at once (the product is exact in double), then counted.
+                binsOf.resize(keys.size());
+                binsOf = (keys.cast<double>().max(0.0).min(1.0) * static_cast<double>(bins))
+                             .cast<Index>()
+                             .min(bins - 1);
+                for (j = begin; j < end; ++j)
+                    ++laneCounts[static_cast<std::size_t>((j % kHistogramLanes) * bins +
+                                                          binsOf[j - begin])];
+            }
         }
+        totalSum += rowSum;
         if (p >= 0 && p < sk) {
             diagonalSum += weights(i, p);
             ++diagonalCells;
@@ -84,6 +193,11 @@ HeadStats headStats(ConstMatrixMap weights, const MaskSpec& mask, Index batch, I
             ++nonEmptyRows;
         }
     }
+
+    for (Index lane = 0; lane < kHistogramLanes; ++lane)
+        for (Index bin = 0; bin < bins; ++bin)
+            stats.histogram[static_cast<std::size_t>(bin)] +=
+                laneCounts[static_cast<std::size_t>(lane * bins + bin)];
 
     stats.meanEntropy = nonEmptyRows > 0 ? entropySum / static_cast<double>(nonEmptyRows) : 0.0;
     stats.diagonalMean = diagonalCells > 0 ? diagonalSum / static_cast<double>(diagonalCells) : 0.0;
