@@ -73,7 +73,6 @@ HeadStats headStats(ConstMatrixMap weights, const MaskSpec& mask, Index batch, I
     // Each row's logarithms at once (vectorized, float: an entropy term w log w is off by
     // under 1e-7 relative), not one call per cell.
     Eigen::ArrayXf logs(sk);
-    Eigen::Array<Index, Eigen::Dynamic, 1> binsOf;
     for (Index i = 0; i < sq; ++i) {
         const auto r = static_cast<std::size_t>(i);
         const KeyRange range = keyRange(mask, batch, i, sq, sk);
@@ -161,14 +160,19 @@ HeadStats headStats(ConstMatrixMap weights, const MaskSpec& mask, Index batch, I
                     best = j;
                     bestWeight = row[j];
                 }
-                // Each weight's bin at once (the product is exact in double), then counted.
-                binsOf.resize(keys.size());
-                binsOf = (keys.cast<double>().max(0.0).min(1.0) * static_cast<double>(bins))
-                             .cast<Index>()
-                             .min(bins - 1);
-                for (j = begin; j < end; ++j)
-                    ++laneCounts[static_cast<std::size_t>((j % kHistogramLanes) * bins +
-                                                          binsOf[j - begin])];
+                // Most weights of a long row fall in the first bin: only the others are
+                // binned one by one (w * bins is exact in double, so the bin is the
+                // cell-by-cell one).
+                const double scale = static_cast<double>(bins);
+                Index above = 0;
+                for (j = begin; j < end; ++j) {
+                    const double x = static_cast<double>(row[j]) * scale;
+                    if (x < 1.0) continue;
+                    ++above;
+                    ++laneCounts[static_cast<std::size_t>(
+                        std::min<Index>(bins - 1, static_cast<Index>(std::min(x, scale))))];
+                }
+                laneCounts[0] += (end - begin) - above;
             }
         }
         totalSum += rowSum;
