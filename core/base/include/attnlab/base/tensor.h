@@ -54,6 +54,16 @@ using ConstMatrixMapD = ConstMatrixMapT<double>;
 /// aligned element, so over malloc's 16-byte alignment where a row's sum began depended on
 /// where the heap put the buffer, and the same input gave different last bits from run to run.
 /// On aligned storage the order depends on the element's index alone.
+namespace detail {
+/// Buffers from this size on are backed by huge pages where the system offers them
+/// (tensor.cpp).
+inline constexpr std::size_t kHugePageBytes = std::size_t{8} << 20;
+/// Asks for huge pages over [p, p + bytes): one page fault per 2 MB instead of per 4 KB when
+/// a fresh buffer is first written (a layer's maps: tens of MB each keystroke). A hint only:
+/// nothing changes where the system declines.
+void adviseHugePages(void* p, std::size_t bytes) noexcept;
+} // namespace detail
+
 template <typename T> struct AlignedAllocator {
     using value_type = T;
     static constexpr std::align_val_t kAlignment{64};
@@ -62,7 +72,9 @@ template <typename T> struct AlignedAllocator {
     template <typename U> AlignedAllocator(const AlignedAllocator<U>&) noexcept {}
 
     T* allocate(std::size_t n) {
-        return static_cast<T*>(::operator new(n * sizeof(T), kAlignment));
+        void* p = ::operator new(n * sizeof(T), kAlignment);
+        if (n * sizeof(T) >= detail::kHugePageBytes) detail::adviseHugePages(p, n * sizeof(T));
+        return static_cast<T*>(p);
     }
     void deallocate(T* p, std::size_t) noexcept { ::operator delete(p, kAlignment); }
 
