@@ -534,6 +534,10 @@
         <source>Stop the model&apos;s run: the views keep the previous run and the text stays as typed</source>
         <translation>停止模型的运行：各视图保留上一次的结果，文本保持输入的样子</translation>
     </message>
+    <message>
+        <source>Computing layer %1… the views show it when it is ready</source>
+        <translation>正在计算第 %1 层……算好后各视图即显示它</translation>
+    </message>
 </context>
 <context>
     <name>attnlab::ui::AggregateView</name>

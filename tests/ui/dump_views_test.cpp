@@ -344,5 +344,55 @@ TEST(DumpViews, QkvDumpReRunsUnderAnotherMask) {
     EXPECT_EQ(document.experiment()->source.kind, ExperimentSource::Kind::QkvDump);
 }
 
+// A long text's layer is computed on the worker (DumpDocument::setLayer): the layer number
+// changes at once, the views keep the previous layer until the new one is handed over, and a
+// change meanwhile (another spec) drops the stale result. A wiring test: the weights shown are
+// the dump's own maps of that layer.
+TEST(DumpViews, ALongLayerIsComputedOnTheWorkerAndAStaleOneIsDropped) {
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("qkv.npz"));
+    NpyArray q, k, v;
+    q.shape = k.shape = v.shape = {2, 2, kS, 4};
+    std::mt19937 gen(5);
+    std::normal_distribution<float> normal;
+    for (NpyArray* a : {&q, &k, &v}) {
+        a->data.resize(static_cast<std::size_t>(a->elementCount()));
+        for (float& x : a->data)
+            x = normal(gen);
+    }
+    ASSERT_FALSE(writeNpz(path.toStdString(), {{"q", q}, {"k", k}, {"v", v}}, DType::Float32));
+    Document document;
+    DumpDocument* dumps = DumpDocument::of(&document);
+    ASSERT_TRUE(dumps->openQkv(path));
+    dumps->setInlineLayerCells(10); // every layer of this dump counts as long
+    QSignalSpy pending(dumps, &DumpDocument::layerPendingChanged);
+
+    dumps->setLayer(1);
+    EXPECT_EQ(dumps->layer(), 1);
+    EXPECT_TRUE(dumps->layerPending());
+    EXPECT_EQ(document.experiment()->source.layer, 0); // still the layer shown before
+    dumps->waitForLayer();
+    EXPECT_FALSE(dumps->layerPending());
+    ASSERT_EQ(document.experiment()->source.layer, 1);
+    for (Index h = 0; h < 2; ++h)
+        EXPECT_EQ(Matrix(document.experiment()->attention.weights.head(0, h)),
+                  dumps->dump()->head(0, 1, h));
+    ASSERT_EQ(pending.size(), 2);
+    EXPECT_TRUE(pending.at(0).at(0).toBool());
+    EXPECT_FALSE(pending.at(1).at(0).toBool());
+
+    // Another spec while layer 0 is computed: the spec's own layer stays on screen.
+    dumps->setLayer(0);
+    QkvApply apply;
+    apply.spec.mask.causal = true;
+    ASSERT_TRUE(dumps->setQkvApply(apply));
+    dumps->waitForLayer();
+    EXPECT_EQ(document.experiment()->source.layer, 0);
+    EXPECT_TRUE(document.experiment()->mask.causal);
+    for (Index i = 0; i < kS; ++i)
+        for (Index j = i + 1; j < kS; ++j)
+            EXPECT_EQ(document.experiment()->attention.weights(0, 0, i, j), 0.0f);
+}
+
 } // namespace
 } // namespace attnlab::ui

@@ -973,6 +973,7 @@ TEST(ModelDocument, DISABLED_KeystrokeToRedrawnHeatmap) {
         QElapsedTimer clock;
         clock.start();
         models->focus(layer, head);
+        models->dumps()->waitForLayer(); // a long text's layer comes from the worker
         QCoreApplication::processEvents();
         heatmap->ensureFresh();
         heatmap->repaint();

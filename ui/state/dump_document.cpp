@@ -6,14 +6,38 @@
 #include <exception>
 
 #include "ui/state/document.h"
+#include "ui/state/latest_task.h"
 
 #include "attnlab/attention/kv_cache.h"
 #include "attnlab/attention/rope.h"
 
 namespace attnlab::ui {
 
-DumpDocument::DumpDocument(Document* document) : QObject(document), m_document(document) {
+DumpDocument::DumpDocument(Document* document)
+    : QObject(document), m_document(document),
+      m_layerTask(std::make_unique<LatestTask<std::shared_ptr<Experiment>>>(
+          this, [this](Result<std::shared_ptr<Experiment>> result) {
+              if (!result) {
+                  fail(QString::fromStdString(result.error()));
+                  return;
+              }
+              // Shown only while nothing changed since it was asked for.
+              if (m_changes != m_layerChanges || (*result)->source.layer != m_layer) return;
+              // Moved out of the shared object: nothing reads the future's copy again.
+              m_document->setExternalExperiment(std::move(**result));
+          })) {
     setObjectName(QStringLiteral("DumpDocument"));
+    m_layerTask->onBusyChanged([this](bool busy) { emit layerPendingChanged(busy); });
+}
+
+DumpDocument::~DumpDocument() = default;
+
+bool DumpDocument::layerPending() const {
+    return m_layerTask->busy();
+}
+
+void DumpDocument::waitForLayer() {
+    m_layerTask->wait();
 }
 
 DumpDocument* DumpDocument::of(Document* document) {
@@ -140,10 +164,12 @@ void DumpDocument::showQkv(QkvDump qkv, const QkvApply& apply, std::optional<Att
     m_layer = std::clamp<Index>(layer, 0, std::max<Index>(0, m_dump->layers - 1));
     m_tableValid = false;
     ++m_changes;
-    if (shownLayer && m_layer == layer)
+    if (shownLayer && m_layer == layer) {
+        m_layerTask->stop(); // computed ahead: supersedes a layer being computed
         m_document->setExternalExperiment(std::move(*shownLayer));
-    else
+    } else {
         showLayer();
+    }
     emit dumpChanged();
 }
 
@@ -227,6 +253,7 @@ Experiment qkvLayerExperiment(const QkvDump& qkv, Index layer, const QkvApply& a
 }
 
 void DumpDocument::showLayer() {
+    m_layerTask->stop(); // a layer shown now supersedes one being computed
     if (!m_dump) return;
     Experiment experiment;
     if (m_qkv) {
@@ -257,9 +284,20 @@ void DumpDocument::setBatch(Index batch) {
 void DumpDocument::setLayer(Index layer) {
     if (!m_dump) return;
     layer = std::clamp<Index>(layer, 0, m_dump->layers - 1);
-    if (layer == m_layer && active()) return;
+    if (layer == m_layer && active() && !layerPending()) return;
     m_layer = layer;
-    showLayer();
+    const double cells = static_cast<double>(m_dump->heads) * static_cast<double>(m_dump->sq) *
+                         static_cast<double>(m_dump->sk);
+    if (m_qkv && active() && cells > m_inlineLayerCells) {
+        // On the worker; a change meanwhile (another run, spec or layer) drops the result.
+        m_layerChanges = m_changes;
+        m_layerTask->start([qkv = m_qkv, apply = m_apply, origin = m_origin,
+                            layer](const std::atomic<bool>*) -> Result<std::shared_ptr<Experiment>> {
+            return std::make_shared<Experiment>(qkvLayerExperiment(*qkv, layer, apply, origin));
+        });
+    } else {
+        showLayer();
+    }
     emit layerChanged();
 }
 

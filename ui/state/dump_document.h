@@ -27,6 +27,7 @@
 namespace attnlab::ui {
 
 class Document;
+template <typename T> class LatestTask;
 
 /// Facts of where a Q/K/V dump shown by showQkv() came from, copied into every experiment.
 struct QkvOrigin {
@@ -107,7 +108,18 @@ public:
     bool setQkvApply(const QkvApply& apply);
 
     void setBatch(Index batch);
+    /// Shows another layer. A long text's layer under a model's or Q/K/V dump's spec (past
+    /// setInlineLayerCells weights) is computed on a worker: layer() changes at once, the views
+    /// keep the previous layer until it is ready (layerPending), and a newer request or
+    /// change replaces it.
     void setLayer(Index layer);
+    /// True while the layer asked for is computed on the worker.
+    bool layerPending() const;
+    /// The number of weights (H x Sq x Sk) past which setLayer computes on the worker
+    /// (default 3e7: GPT-2 small's layer at ~1 600 tokens, a moment's work below it).
+    void setInlineLayerCells(double cells) { m_inlineLayerCells = cells; }
+    /// Processes events until the layer asked for is shown (export, screenshots, tests).
+    void waitForLayer();
     /// Shows (layer, head): the layer's experiment in the Document, the head focused.
     void focus(Index layer, Index head);
     /// Per (layer, head) statistics of the current batch, computed on first use.
@@ -118,12 +130,15 @@ signals:
     void dumpChanged();
     /// The layer changed (same dump).
     void layerChanged();
+    /// A layer is being computed on the worker (true), or it is shown or dropped (false).
+    void layerPendingChanged(bool pending);
     void errorOccurred(const QString& message);
     /// A translation model's run is shown and another attention is asked for.
     void attentionKindRequested(const QString& kind);
 
 private:
     explicit DumpDocument(Document* document);
+    ~DumpDocument() override;
     void fail(const QString& message);
     void showLayer();
     /// Every layer of the Q/K/V dump under `apply`, computed a layer at a time when asked.
@@ -132,6 +147,10 @@ private:
     Document* m_document;
     std::shared_ptr<const AttentionDump> m_dump;
     std::shared_ptr<const QkvDump> m_qkv;
+    /// setLayer's computation of a long text's layer (shared: a future's result is copied).
+    std::unique_ptr<LatestTask<std::shared_ptr<Experiment>>> m_layerTask;
+    double m_inlineLayerCells = 3e7;
+    quint64 m_layerChanges = 0; ///< m_changes when the layer computed on the worker was asked for
     std::optional<AttentionDump> m_comparison;
     QkvApply m_apply;
     QkvOrigin m_origin{ExperimentSource::Kind::AttentionDump};

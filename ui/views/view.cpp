@@ -6,6 +6,8 @@
 
 #include <algorithm>
 
+#include "ui/state/dump_document.h"
+
 namespace attnlab::ui {
 
 DataTable DataTable::fromMatrix(const MatrixD& matrix, const QStringList& rowLabels,
@@ -69,6 +71,9 @@ void View::refreshNow() {
 }
 
 void View::ensureComplete() {
+    // A long text's layer being computed on the worker is what the view will show.
+    if (auto* dumps = m_document->findChild<DumpDocument*>(QString(), Qt::FindDirectChildrenOnly))
+        dumps->waitForLayer();
     ensureFresh();
     waitForWork();
     ensureFresh();

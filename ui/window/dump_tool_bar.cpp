@@ -7,6 +7,7 @@
 #include <QInputDialog>
 #include <QLabel>
 #include <QMainWindow>
+#include <QStatusBar>
 #include <QMenu>
 #include <QSignalBlocker>
 #include <QSpinBox>
@@ -188,6 +189,15 @@ void installDumpControls(QMainWindow* window, QMenu* fileMenu, Document* documen
                      [dumps](int value) { dumps->setBatch(value); });
     QObject::connect(layer, &QSpinBox::valueChanged, bar,
                      [dumps](int value) { dumps->setLayer(value); });
+    // A long text's layer takes a moment on the worker: say so while the views wait for it.
+    QObject::connect(dumps, &DumpDocument::layerPendingChanged, bar, [window, dumps](bool pending) {
+        if (pending)
+            window->statusBar()->showMessage(
+                QObject::tr("Computing layer %1\u2026 the views show it when it is ready")
+                    .arg(dumps->layer()));
+        else
+            window->statusBar()->clearMessage();
+    });
     QObject::connect(attention, &QComboBox::activated, bar, [dumps, attention] {
         dumps->setAttentionKind(attention->currentData().toString());
     });
