@@ -443,3 +443,57 @@ write("tokenizer_config", "unknown_tokens.json", json.dumps(
 write("tokenizer_config", "wrong_type.json", '{"bos_token": 1, "eos_token": ["</s>"]}')
 write("tokenizer_config", "content_not_string.json", '{"eos_token": {"content": 7}}')
 write("tokenizer_config", "not_object.json", '["<s>", "</s>"]')
+
+# weights_index: SafeTensors::open on a folder of sharded weights; the first byte picks the
+# layout (odd: PyTorch's, even: safetensors'), then the index and two shards joined by
+# "\n--8<--\n" lines (tests/fuzz/fuzz_support.h, splitSections).
+def weights_index(torch, index, *shards):
+    return bytes([torch]) + b"\n--8<--\n".join(
+        [json.dumps(index).encode() if not isinstance(index, bytes) else index] + list(shards))
+
+
+SHARD = ["model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"]
+shard1 = safetensors({"wte.weight": ("F32", (2, 3), f4(range(6))),
+                      "ln.bias": ("BF16", (2,), b"\x80\x3f\x00\x40")})
+shard2 = safetensors({"lm_head.weight": ("F16", (2, 2), struct.pack("<4e", 1, 2, 3, 4))})
+WEIGHT_MAP = {"wte.weight": SHARD[0], "ln.bias": SHARD[0], "lm_head.weight": SHARD[1]}
+write("weights_index", "safetensors.bin", weights_index(
+    0, {"metadata": {"total_size": 44}, "weight_map": WEIGHT_MAP}, shard1, shard2))
+write("weights_index", "one_shard.bin", weights_index(
+    0, {"weight_map": {"wte.weight": SHARD[0]}}, shard1))
+write("weights_index", "missing_shard.bin", weights_index(0, {"weight_map": WEIGHT_MAP}, shard1))
+write("weights_index", "outside.bin", weights_index(
+    0, {"weight_map": {"wte.weight": "../model.safetensors"}}, shard1))
+write("weights_index", "in_two_shards.bin", weights_index(
+    0, {"weight_map": {"wte.weight": SHARD[0], "x": SHARD[1]}}, shard1, shard1))
+write("weights_index", "empty_map.bin", weights_index(0, {"weight_map": {}}))
+# PyTorch's: the sharded checkpoint torch.save wrote (tests/model/fixtures/torch/sharded)
+SHARDED = os.path.join(HERE, "..", "model", "fixtures", "torch", "sharded")
+with open(os.path.join(SHARDED, "pytorch_model.bin.index.json"), "rb") as f:
+    torch_index = f.read()
+torch_shards = []
+for number in (1, 2):
+    with open(os.path.join(SHARDED, "pytorch_model-0000%d-of-00002.bin" % number), "rb") as f:
+        torch_shards.append(f.read())
+write("weights_index", "torch.bin", weights_index(1, torch_index, *torch_shards))
+write("weights_index", "torch_not_string.bin", weights_index(
+    1, {"weight_map": {"embed.weight": 1}}, *torch_shards))
+
+# hub_cache: a model argument, the ref file of its revision and a snapshot's config.json,
+# joined by "\n--8<--\n" lines; the harness writes the cache (its one snapshot is commit
+# 0123456789abcdef0123456789abcdef01234567).
+def hub_cache(*parts):
+    return b"\n--8<--\n".join(p.encode() if isinstance(p, str) else p for p in parts)
+
+
+COMMIT = "0123456789abcdef0123456789abcdef01234567"
+GPT2 = json.dumps({"model_type": "gpt2", "n_embd": 8, "n_head": 2, "n_layer": 1,
+                   "n_positions": 16, "vocab_size": 20})
+write("hub_cache", "main.txt", hub_cache("openai-community/gpt2", COMMIT + "\n", GPT2))
+write("hub_cache", "tag.txt", hub_cache("Qwen/Qwen2.5-0.5B@v1.0", COMMIT,
+                                         '{"model_type": "albert"}'))
+write("hub_cache", "pr_ref.txt", hub_cache("gpt2@refs/pr/1", COMMIT + "  \r\n", "{"))
+write("hub_cache", "commit.txt", hub_cache("org/name@" + COMMIT))
+write("hub_cache", "bad_ref.txt", hub_cache("org/name", "not a commit\n", GPT2))
+write("hub_cache", "other_commit.txt", hub_cache("org/name@main", "f" * 40))
+write("hub_cache", "path.txt", hub_cache("./models/gpt2", COMMIT))
