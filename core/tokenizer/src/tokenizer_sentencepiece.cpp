@@ -97,6 +97,7 @@ std::size_t longestPrefixChain(std::vector<std::string_view> pieces) {
     std::vector<std::string_view> chain; // in sorted order, each a prefix of the next
     std::size_t longest = 0;
     for (const std::string_view piece : pieces) {
+        if (piece.empty()) continue; // refused by the library; no prefix of the others
         while (!chain.empty() && piece.substr(0, chain.back().size()) != chain.back())
             chain.pop_back();
         chain.push_back(piece);
@@ -122,8 +123,14 @@ void checkBeforeLoading(std::string_view bytes) {
         forEachLengthDelimited(bytes, [&](uint64_t field, std::string_view value) {
             std::vector<std::string_view> found;
             switch (field) {
-            case kPiecesField:
-                return forEachLengthDelimited(value, collect(pieces, kPieceField));
+            case kPiecesField: {
+                // One entry per piece, so that its index is its id; of a piece field given
+                // twice, protobuf keeps the last.
+                std::vector<std::string_view> piece;
+                if (!forEachLengthDelimited(value, collect(piece, kPieceField))) return false;
+                pieces.push_back(piece.empty() ? std::string_view() : piece.back());
+                return true;
+            }
             case kTrainerSpecField:
                 hasTrainerSpec = true;
                 return true;
@@ -161,6 +168,18 @@ void checkBeforeLoading(std::string_view bytes) {
     for (std::size_t i = 0; i < pieces.size(); ++i)
         if (pieces[i].find('\0') != std::string_view::npos)
             notAModel("piece " + std::to_string(i) + " holds a NUL byte");
+    // libsentencepiece keeps control, unknown and byte pieces apart from the others, so it
+    // loads a model with "<s>" both a control piece and a normal one; but a vocabulary maps
+    // each piece to one id, and the other id would have no piece (shown empty, lost in decode).
+    std::vector<std::pair<std::string_view, std::size_t>> sorted;
+    for (std::size_t i = 0; i < pieces.size(); ++i)
+        if (!pieces[i].empty()) sorted.emplace_back(pieces[i], i); // the library refuses ""
+    std::sort(sorted.begin(), sorted.end());
+    for (std::size_t k = 1; k < sorted.size(); ++k)
+        if (sorted[k].first == sorted[k - 1].first)
+            notAModel("pieces " + std::to_string(sorted[k - 1].second) + " and " +
+                      std::to_string(sorted[k].second) +
+                      " are the same string, which can have one id only");
     if (const std::size_t chain = longestPrefixChain(pieces); chain > kMaxPieceMatches)
         notAModel(std::to_string(chain) + " of its pieces are each the start of the next, more " +
                   "than the " + std::to_string(kMaxPieceMatches) +
