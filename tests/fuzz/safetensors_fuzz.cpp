@@ -8,6 +8,7 @@
 
 #include "attnlab/model/safetensors.h"
 #include "fuzz_support.h"
+#include "read_weights.h"
 
 using namespace attnlab;
 using namespace attnlab::model;
@@ -17,13 +18,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (header)
         for (const TensorEntry& entry : *header)
             if (entry.offset > size || entry.bytes > size - entry.offset) std::abort();
-    const std::string path = fuzz::writeInput(data, size, "safetensors");
-    auto file = SafeTensors::open(path);
-    if (!file) return 0;
-    std::vector<float> storage;
-    for (const auto& [name, entry] : file->entries()) {
-        auto values = file->floats(entry, storage);
-        if (values && static_cast<Index>(values->size()) != entry.elementCount()) std::abort();
-    }
+    fuzz::readEveryTensor(fuzz::writeInput(data, size, "safetensors"));
     return 0;
 }
