@@ -312,13 +312,12 @@ TEST(DumpViews, AggregatesStatisticsAndDifferencesDrawTheDump) {
     }
 }
 
-TEST(DumpViews, QkvDumpReRunsUnderAnotherMask) {
-    QTemporaryDir dir;
-    const QString path = dir.filePath(QStringLiteral("qkv.npz"));
+/// A Q/K/V dump of 2 layers, 2 query heads and `kvHeads` kv heads of normal values at `path`.
+void writeRandomQkv(const QString& path, Index kvHeads, std::uint32_t seed) {
     NpyArray q, k, v;
     q.shape = {2, 2, kS, 4};
-    k.shape = v.shape = {2, 1, kS, 4};
-    std::mt19937 gen(3);
+    k.shape = v.shape = {2, kvHeads, kS, 4};
+    std::mt19937 gen(seed);
     std::normal_distribution<float> normal;
     for (NpyArray* a : {&q, &k, &v}) {
         a->data.resize(static_cast<std::size_t>(a->elementCount()));
@@ -326,6 +325,12 @@ TEST(DumpViews, QkvDumpReRunsUnderAnotherMask) {
             x = normal(gen);
     }
     ASSERT_FALSE(writeNpz(path.toStdString(), {{"q", q}, {"k", k}, {"v", v}}, DType::Float32));
+}
+
+TEST(DumpViews, QkvDumpReRunsUnderAnotherMask) {
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("qkv.npz"));
+    writeRandomQkv(path, 1, 3);
     Document document;
     DumpDocument* dumps = DumpDocument::of(&document);
     ASSERT_TRUE(dumps->openQkv(path));
@@ -351,16 +356,7 @@ TEST(DumpViews, QkvDumpReRunsUnderAnotherMask) {
 TEST(DumpViews, ALongLayerIsComputedOnTheWorkerAndAStaleOneIsDropped) {
     QTemporaryDir dir;
     const QString path = dir.filePath(QStringLiteral("qkv.npz"));
-    NpyArray q, k, v;
-    q.shape = k.shape = v.shape = {2, 2, kS, 4};
-    std::mt19937 gen(5);
-    std::normal_distribution<float> normal;
-    for (NpyArray* a : {&q, &k, &v}) {
-        a->data.resize(static_cast<std::size_t>(a->elementCount()));
-        for (float& x : a->data)
-            x = normal(gen);
-    }
-    ASSERT_FALSE(writeNpz(path.toStdString(), {{"q", q}, {"k", k}, {"v", v}}, DType::Float32));
+    writeRandomQkv(path, 2, 5);
     Document document;
     DumpDocument* dumps = DumpDocument::of(&document);
     ASSERT_TRUE(dumps->openQkv(path));
