@@ -18,6 +18,7 @@
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QToolTip>
 #include <QUndoStack>
 
 #include <gtest/gtest.h>
@@ -904,6 +905,80 @@ TEST(ModelDocument, TheLogitLensAndAttributionTabsShowTheCoresNumbers) {
     EXPECT_EQ(window.document()->session().viewState.query, static_cast<Index>(ids.size()) - 1);
     EXPECT_EQ(models->layer(), 1);
     EXPECT_EQ(models->head(), 1);
+}
+
+/// Counts the tool-tip events Qt sends to one widget once the pointer has rested on it.
+class ToolTipEvents : public QObject {
+public:
+    explicit ToolTipEvents(QWidget* widget) : m_widget(widget) { qApp->installEventFilter(this); }
+    ~ToolTipEvents() override { qApp->removeEventFilter(this); }
+    int count = 0;
+
+protected:
+    bool eventFilter(QObject* watched, QEvent* event) override {
+        if (watched == m_widget && event->type() == QEvent::ToolTip) ++count;
+        return false;
+    }
+
+private:
+    QWidget* m_widget;
+};
+
+/// Moves the pointer onto `plot`'s cell (row, column) and lets it rest there until Qt's delayed
+/// tool-tip event has reached the plot; returns the hover text shown then.
+QString restOnCell(QCustomPlot* plot, Index row, Index column) {
+    QCPAxisRect* rect = plot->axisRect();
+    const QPoint local(
+        static_cast<int>(rect->axis(QCPAxis::atBottom)->coordToPixel(double(column))),
+        static_cast<int>(rect->axis(QCPAxis::atLeft)->coordToPixel(double(row))));
+    ToolTipEvents events(plot);
+    QTest::mouseMove(plot, local);
+    QCoreApplication::processEvents();
+    EXPECT_TRUE(QTest::qWaitFor([&events] { return events.count > 0; }, 30000));
+    QCoreApplication::processEvents();
+    return QToolTip::text();
+}
+
+// Resting the pointer on a cell of the logit lens or the attribution keeps that cell's values
+// on screen (#37, item 3): Qt's delayed tool-tip event must not swap them for the tab's help.
+TEST(ModelDocument, TheLensAndAttributionHoverStaysWhileThePointerRests) {
+    MainWindow window;
+    window.setAttribute(Qt::WA_AlwaysShowToolTips); // tool tips without an active window
+    window.resize(1280, 720);
+    window.show();
+    ModelDocument* models = ModelDocument::of(window.document());
+    models->openModel(kModelDir);
+    ASSERT_TRUE(models->waitForIdle());
+    models->setText(QStringLiteral("the cat sat on the mat"));
+    ASSERT_TRUE(models->waitForIdle());
+
+    auto* lens = qobject_cast<LogitLensView*>(window.view(QStringLiteral("logit-lens")));
+    ASSERT_NE(lens, nullptr);
+    window.showView(QStringLiteral("logit-lens"));
+    lens->ensureComplete();
+    lens->plot()->replot();
+    const std::vector<model::RankedToken> top = lens->topOf(1, 3);
+    ASSERT_EQ(top.size(), 5u);
+    const QString shown = restOnCell(lens->plot(), 1, 3);
+    EXPECT_NE(shown.toStdString(), lens->toolTip().toStdString());
+    EXPECT_TRUE(shown.contains(QStringLiteral("position 3"))) << shown.toStdString();
+    for (const model::RankedToken& token : top)
+        EXPECT_TRUE(shown.contains(QString::number(100.0 * token.probability, 'f', 1) + " %"))
+            << shown.toStdString();
+    QToolTip::hideText();
+
+    auto* parts = qobject_cast<AttributionView*>(window.view(QStringLiteral("attribution")));
+    ASSERT_NE(parts, nullptr);
+    window.showView(QStringLiteral("attribution"));
+    parts->ensureComplete();
+    parts->plot()->replot();
+    ASSERT_TRUE(parts->attribution().has_value());
+    const QString head = restOnCell(parts->plot(), 1, 0);
+    EXPECT_NE(head.toStdString(), parts->toolTip().toStdString());
+    EXPECT_TRUE(head.contains(QStringLiteral("layer 1, head 0")) &&
+                head.contains(QString::number(parts->attribution()->heads(1, 0), 'f', 3)))
+        << head.toStdString();
+    QToolTip::hideText();
 }
 
 // Not a test but a measurement, skipped unless asked for:

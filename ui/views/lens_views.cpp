@@ -105,6 +105,44 @@ std::pair<Index, Index> cellAt(QCustomPlot* plot, const QPointF& point, Index ro
     return {row, column};
 }
 
+/// A grid's hover text: shown as the pointer moves over a cell and kept while it rests there.
+/// Qt's delayed tool-tip event (about a second after the pointer stops) is answered with the
+/// same text, so the view's general help does not replace the cell's values; off the cells the
+/// event goes on to that help.
+class CellHover : public QObject {
+public:
+    CellHover(QCustomPlot* plot, std::function<QString(const QPointF&)> textAt)
+        : QObject(plot), m_plot(plot), m_textAt(std::move(textAt)) {
+        plot->setMouseTracking(true);
+        plot->installEventFilter(this);
+    }
+
+protected:
+    bool eventFilter(QObject* watched, QEvent* event) override {
+        if (watched != m_plot) return false;
+        if (event->type() == QEvent::MouseMove) {
+            const auto* move = static_cast<QMouseEvent*>(event);
+            const QString text = m_textAt(move->position());
+            if (text.isEmpty())
+                QToolTip::hideText();
+            else
+                QToolTip::showText(move->globalPosition().toPoint(), text, m_plot);
+        } else if (event->type() == QEvent::ToolTip) {
+            const auto* help = static_cast<QHelpEvent*>(event);
+            const QString text = m_textAt(QPointF(help->pos()));
+            if (!text.isEmpty()) {
+                QToolTip::showText(help->globalPos(), text, m_plot);
+                return true;
+            }
+        }
+        return false;
+    }
+
+private:
+    QCustomPlot* m_plot;
+    std::function<QString(const QPointF&)> m_textAt;
+};
+
 /// Writes `texts` (row-major, rows x cols) into the cells, in a colour that reads on each.
 void writeCells(QCustomPlot* plot, QCPColorMap* map, const QStringList& texts, Index rows,
                 Index cols, const Theme& look) {
@@ -160,16 +198,10 @@ LogitLensView::LogitLensView(Document* document, QWidget* parent)
     setToolTip(tr("The logit lens: the residual stream after the embedding and after each layer, "
                   "read through the model's final norm and unembedding as if it were the last "
                   "layer. Each cell is the token that layer would predict next there."));
-    m_plot->setMouseTracking(true);
-    connect(m_plot, &QCustomPlot::mouseMove, this, [this](QMouseEvent* event) {
-        const auto [row, position] = cellAt(m_plot, event->position(),
-                                            static_cast<Index>(m_top.size()),
+    new CellHover(m_plot, [this](const QPointF& point) {
+        const auto [row, position] = cellAt(m_plot, point, static_cast<Index>(m_top.size()),
                                             m_top.empty() ? 0 : Index(m_top.front().size()));
-        if (row < 0) {
-            QToolTip::hideText();
-            return;
-        }
-        QToolTip::showText(event->globalPosition().toPoint(), cellText(row, position), m_plot);
+        return row < 0 ? QString() : cellText(row, position);
     });
     ModelDocument* models = ModelDocument::of(document);
     connect(models, &ModelDocument::runChanged, this, [this] { markStale(); });
@@ -354,25 +386,15 @@ AttributionView::AttributionView(Document* document, QWidget* parent)
                   "embedding, each head's output and each MLP's; read through the final norm "
                   "(its scale frozen) and the predicted token's unembedding, the terms add up to "
                   "its logit. Double-click a head to open its attention map on the last row."));
-    m_plot->setMouseTracking(true);
-    connect(m_plot, &QCustomPlot::mouseMove, this, [this](QMouseEvent* event) {
-        if (!m_parts) return;
+    new CellHover(m_plot, [this](const QPointF& point) {
+        if (!m_parts) return QString();
         const Index heads = m_parts->heads.cols();
-        const auto [layer, column] =
-            cellAt(m_plot, event->position(), m_parts->heads.rows(), heads + 1);
-        if (layer < 0) {
-            QToolTip::hideText();
-            return;
-        }
+        const auto [layer, column] = cellAt(m_plot, point, m_parts->heads.rows(), heads + 1);
+        if (layer < 0) return QString();
         const double value = column < heads ? m_parts->heads(layer, column) : m_parts->mlp(layer);
-        QToolTip::showText(event->globalPosition().toPoint(),
-                           (column < heads ? tr("layer %1, head %2: %3")
-                                                 .arg(layer)
-                                                 .arg(column)
-                                                 .arg(value, 0, 'f', 3)
-                                           : tr("layer %1, MLP: %2").arg(layer).arg(value, 0,
-                                                                                   'f', 3)),
-                           m_plot);
+        return column < heads
+                   ? tr("layer %1, head %2: %3").arg(layer).arg(column).arg(value, 0, 'f', 3)
+                   : tr("layer %1, MLP: %2").arg(layer).arg(value, 0, 'f', 3);
     });
     connect(m_plot, &QCustomPlot::mouseDoubleClick, this, [this](QMouseEvent* event) {
         if (!m_parts) return;
@@ -595,15 +617,9 @@ PatchingView::PatchingView(Document* document, QWidget* parent)
                   "position). Each cell: (patched − corrupted) / (clean − corrupted) of the "
                   "logit difference A − B at the last position; 0 changes nothing, 1 restores "
                   "the clean run. Double-click a head to open its attention map."));
-    m_plot->setMouseTracking(true);
-    connect(m_plot, &QCustomPlot::mouseMove, this, [this](QMouseEvent* event) {
-        const auto [row, column] =
-            cellAt(m_plot, event->position(), m_effects.rows(), m_effects.cols());
-        if (row < 0) {
-            QToolTip::hideText();
-            return;
-        }
-        QToolTip::showText(event->globalPosition().toPoint(), cellText(row, column), m_plot);
+    new CellHover(m_plot, [this](const QPointF& point) {
+        const auto [row, column] = cellAt(m_plot, point, m_effects.rows(), m_effects.cols());
+        return row < 0 ? QString() : cellText(row, column);
     });
     connect(m_plot, &QCustomPlot::mouseDoubleClick, this, [this](QMouseEvent* event) {
         if (!m_heads) return;
