@@ -775,6 +775,43 @@ TEST(ModelDocument, TheTranslationViewWritesTheSentenceWordByWord) {
     EXPECT_FALSE(view->notApplicable().isEmpty());
 }
 
+/// The title of a plot laid out with its title in the first row (the translation view).
+QString plotTitle(QCustomPlot* plot) {
+    auto* title = qobject_cast<QCPTextElement*>(plot->plotLayout()->element(0, 0));
+    return title ? title->text() : QString();
+}
+
+// The translation's step bar and its title count the same words, from 1 (#37, item 7: the
+// slider read "1 / 6" while the title said word 2 of 7), and the title quotes the source
+// word as a word, without the leading space of its token (“sat”, not “ sat”).
+TEST(ModelDocument, TheTranslationStepBarAndTitleCountTheSameWords) {
+    MainWindow window;
+    window.resize(1280, 720);
+    window.show();
+    ModelDocument* models = ModelDocument::of(window.document());
+    auto* view = qobject_cast<TranslationView*>(window.view(QStringLiteral("translation")));
+    ASSERT_NE(view, nullptr);
+    models->openModel(bundledTranslationModelDirectory());
+    ASSERT_TRUE(models->waitForIdle());
+    models->setText(QStringLiteral("the cat sat on the mat"));
+    ASSERT_TRUE(models->waitForIdle());
+    window.showView(QStringLiteral("translation"));
+    models->focus(1, 3); // the README's best head: 坐 reads " sat"
+    QCoreApplication::processEvents();
+    view->ensureFresh();
+    ASSERT_EQ(view->rowCount(), 7); // 猫 坐 在 垫子 上 。 </s>
+    view->goToStep(1);
+    view->plot()->replot();
+    EXPECT_EQ(view->controls()->positionText(), QStringLiteral("2 / 7"));
+    const QString title = plotTitle(view->plot()).simplified();
+    EXPECT_TRUE(title.contains(QStringLiteral("word 2 of 7"))) << title.toStdString();
+    EXPECT_TRUE(title.contains(QStringLiteral("\u201c\u5750\u201d reads \u201csat\u201d")))
+        << title.toStdString();
+    view->goToStep(6);
+    EXPECT_EQ(view->controls()->positionText(), QStringLiteral("7 / 7"));
+    EXPECT_TRUE(plotTitle(view->plot()).simplified().contains(QStringLiteral("word 7 of 7")));
+}
+
 // The fill-mask view on the bundled BERT (resources/models/tiny-bert-en, trained by
 // scripts/train_fill_mask_model.py on a grammar where cats sit on mats): the best filler is
 // the grammar's word, the probabilities are the softmax of the core's logits at the mask (run

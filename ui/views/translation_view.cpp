@@ -25,6 +25,13 @@ namespace {
 /// Words a second when a new translation plays: slow enough to follow on a projector.
 constexpr int kWordsPerSecond = 2;
 
+/// A token as a title quotes it: without the leading space of its display form ("sat", not
+/// " sat"); a token that is only space reads ␣.
+QString quotedToken(const QString& token) {
+    const QString word = token.trimmed();
+    return word.isEmpty() ? QStringLiteral("\u2423") : word;
+}
+
 bool isTranslationModel(const ModelDocument& models) {
     return models.model() && models.model()->config.kind == model::ModelKind::EncoderDecoder;
 }
@@ -36,6 +43,7 @@ TranslationView::TranslationView(Document* document, QWidget* parent) : View(doc
     layout->setContentsMargins(0, 0, 0, 0);
     m_controls = new StepControls(tr("Write the next word"), true, this);
     m_controls->setSpeed(kWordsPerSecond);
+    m_controls->setCountFromOne(true); // "2 / 7" beside the title's "word 2 of 7"
     m_mean = new QCheckBox(tr("Mean of heads"), this);
     m_mean->setToolTip(tr("Draw the mean of the layer's heads instead of the focused head"));
     m_controls->bar()->addWidget(m_mean);
@@ -278,8 +286,8 @@ void TranslationView::refresh() {
         const QString reads =
             m_aligned >= 0
                 ? tr("“%1” reads “%2” (%3)")
-                      .arg(m_rowLabels[static_cast<int>(step)],
-                           m_columnLabels[static_cast<int>(m_aligned)])
+                      .arg(quotedToken(m_rowLabels[static_cast<int>(step)]),
+                           quotedToken(m_columnLabels[static_cast<int>(m_aligned)]))
                       .arg(all(step, m_aligned), 0, 'f', 2)
                 : QString();
         m_title->setText(tr("Cross-attention, %1: word %2 of %3, %4")
