@@ -163,10 +163,6 @@
         <translation>宽度 %1 的窗口</translation>
     </message>
     <message>
-        <source>causal window %1</source>
-        <translation>宽度 %1 的因果窗口</translation>
-    </message>
-    <message>
         <source>padding (first %1 keys)</source>
         <translation>填充（前 %1 个键有效）</translation>
     </message>
@@ -533,6 +529,22 @@
     <message>
         <source>Stop the model&apos;s run: the views keep the previous run and the text stays as typed</source>
         <translation>停止模型的运行：各视图保留上一次的结果，文本保持输入的样子</translation>
+    </message>
+    <message>
+        <source>causal window of 1 key</source>
+        <translation>因果窗口（1 个键）</translation>
+    </message>
+    <message>
+        <source>causal window of %1 keys</source>
+        <translation>因果窗口（%1 个键）</translation>
+    </message>
+    <message>
+        <source>checkpoint: %1</source>
+        <translation>检查点：%1</translation>
+    </message>
+    <message>
+        <source>The views show this checkpoint&apos;s own q, k, v and attention</source>
+        <translation>视图显示这个检查点自己的 q、k、v 和注意力</translation>
     </message>
 </context>
 <context>
@@ -1243,10 +1255,6 @@ output</source>
         <translation>其中所有的键都在滑动窗口（每侧 %1）之外</translation>
     </message>
     <message>
-        <source>every key in it is outside the causal window of %1</source>
-        <translation>其中所有的键都在宽度为 %1 的因果窗口之外</translation>
-    </message>
-    <message>
         <source>the padding mask hides every key in it (valid length %1)</source>
         <translation>填充掩码遮住了其中所有的键（有效长度 %1）</translation>
     </message>
@@ -1329,6 +1337,14 @@ output</source>
     <message>
         <source>step</source>
         <translation>步</translation>
+    </message>
+    <message>
+        <source>every key in it is outside the causal window of 1 key</source>
+        <translation>其中所有的键都在因果窗口（1 个键）之外</translation>
+    </message>
+    <message>
+        <source>every key in it is outside the causal window of %1 keys</source>
+        <translation>其中所有的键都在因果窗口（%1 个键）之外</translation>
     </message>
 </context>
 <context>
@@ -3773,6 +3789,14 @@ weight</source>
     <message>
         <source>Open a translation model (File &gt; Examples &gt; tiny-marian-en-zh), type English and watch it write Chinese word by word.</source>
         <translation>打开一个翻译模型（文件 &gt; 示例 &gt; tiny-marian-en-zh），输入英文，看它一个词一个词地写出中文。</translation>
+    </message>
+    <message>
+        <source>Translation: the text is %1 tokens; %2 reads at most %3. Shorten it to translate.</source>
+        <translation>翻译：文本有 %1 个词元，%2 最多读 %3 个。请缩短文本再翻译。</translation>
+    </message>
+    <message>
+        <source>Translation: type a sentence in Text and the model writes its translation here, one word at a time.</source>
+        <translation>翻译：在“文本”框中输入一个句子，模型会在这里一个词一个词地写出译文。</translation>
     </message>
 </context>
 <context>

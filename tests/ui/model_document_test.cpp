@@ -32,6 +32,7 @@
 
 #include "attnlab/model/attention_maps.h"
 #include "attnlab/model/lens.h"
+#include "attnlab/model/run_dumps.h"
 #include "attnlab/model/translate.h"
 #include "ui/state/document.h"
 #include "ui/state/dump_document.h"
@@ -810,6 +811,118 @@ TEST(ModelDocument, TheTranslationStepBarAndTitleCountTheSameWords) {
     view->goToStep(6);
     EXPECT_EQ(view->controls()->positionText(), QStringLiteral("7 / 7"));
     EXPECT_TRUE(plotTitle(view->plot()).simplified().contains(QStringLiteral("word 7 of 7")));
+}
+
+// Nothing to translate, or too much: the tab says so in words (#37, item 14). An empty text
+// drew one giant cell "→ [</s>]"; a text longer than the model reads stayed at "waiting for
+// the first run" while only the status bar named the limit (config.json's
+// max_position_embeddings, read here).
+TEST(ModelDocument, TheTranslationTabExplainsAnEmptyOrTooLongText) {
+    MainWindow window;
+    window.resize(1280, 720);
+    window.show();
+    ModelDocument* models = ModelDocument::of(window.document());
+    auto* view = qobject_cast<TranslationView*>(window.view(QStringLiteral("translation")));
+    ASSERT_NE(view, nullptr);
+    models->openModel(bundledTranslationModelDirectory());
+    ASSERT_TRUE(models->waitForIdle());
+    window.showView(QStringLiteral("translation"));
+    QFile configFile(bundledTranslationModelDirectory() + QStringLiteral("/config.json"));
+    ASSERT_TRUE(configFile.open(QIODevice::ReadOnly));
+    const int limit =
+        QJsonDocument::fromJson(configFile.readAll()).object().value("max_position_embeddings").toInt();
+    ASSERT_GT(limit, 0);
+
+    models->setText(QString());
+    ASSERT_TRUE(models->waitForIdle());
+    QCoreApplication::processEvents();
+    view->ensureFresh();
+    EXPECT_EQ(view->rowCount(), 0);
+    for (int i = 0; i < view->plot()->axisRectCount(); ++i)
+        EXPECT_FALSE(view->plot()->axisRect(i)->visible()) << "an empty grid is drawn";
+    QString title = plotTitle(view->plot()).simplified();
+    EXPECT_FALSE(title.contains(QStringLiteral("</s>"))) << title.toStdString();
+    EXPECT_TRUE(title.contains(QStringLiteral("type a sentence"))) << title.toStdString();
+
+    QStringList words;
+    while (words.size() < limit + 45)
+        words << QStringLiteral("cat");
+    models->setText(words.join(QLatin1Char(' ')));
+    ASSERT_TRUE(models->waitForIdle());
+    QCoreApplication::processEvents();
+    view->ensureFresh();
+    ASSERT_GT(static_cast<int>(models->ids().size()), limit);
+    title = plotTitle(view->plot()).simplified();
+    EXPECT_TRUE(title.contains(QString::number(limit))) << title.toStdString();
+    EXPECT_TRUE(title.contains(QString::number(models->ids().size()))) << title.toStdString();
+    EXPECT_FALSE(title.contains(QStringLiteral("waiting"))) << title.toStdString();
+
+    models->setText(QStringLiteral("the cat sat on the mat")); // back to a sentence: a figure
+    ASSERT_TRUE(models->waitForIdle());
+    QCoreApplication::processEvents();
+    view->ensureFresh();
+    EXPECT_EQ(view->rowCount(), 7);
+    EXPECT_TRUE(view->plot()->axisRect(0)->visible());
+}
+
+// A model's sliding window read as its config.json states it (#37, item 14: a layer with
+// sliding_window 6 was titled "causal window 5"): the caption's number is the keys a query
+// sees, which is what the core's mask lets through and what the config says.
+TEST(ModelDocument, TheCaptionsCausalWindowCountsTheKeysAQuerySees) {
+    const QString dir = kFixtures + QStringLiteral("/mistral_window3");
+    QFile configFile(dir + QStringLiteral("/config.json"));
+    ASSERT_TRUE(configFile.open(QIODevice::ReadOnly));
+    const int window =
+        QJsonDocument::fromJson(configFile.readAll()).object().value("sliding_window").toInt();
+    ASSERT_EQ(window, 3);
+    const model::Model net = std::move(model::loadModel(dir.toStdString()).value());
+    Session session;
+    session.mask = model::nativeApply(net.config).spec.mask;
+    ASSERT_GE(session.mask.causalWindow, 0);
+    Document document;
+    document.reset(session);
+    document.flush();
+    ASSERT_NE(document.experiment(), nullptr);
+    const Index s = document.experiment()->sq();
+    ASSERT_GT(s, window);
+    EXPECT_EQ(allowedCount(document.experiment()->mask, 0, s - 1, s, s), window);
+    const QString caption = figureCaption(*document.experiment(), 0);
+    EXPECT_TRUE(caption.contains(QStringLiteral("causal window of %1 keys").arg(window)))
+        << caption.toStdString();
+}
+
+// The badge calls a model trained only when the project trained it (its README names one of
+// the project's training scripts, as the bundled models' do); any other folder, say a
+// transformers checkpoint with random weights, is a checkpoint (#37, item 14).
+TEST(ModelDocument, TheBadgeCallsOnlyTheProjectsOwnModelsTrained) {
+    MainWindow window;
+    ModelDocument* models = ModelDocument::of(window.document());
+    models->openModel(kModelDir);
+    ASSERT_TRUE(models->waitForIdle());
+    models->setText(QStringLiteral("the cat sat"));
+    ASSERT_TRUE(models->waitForIdle());
+    QCoreApplication::processEvents();
+    QFile readme(kModelDir + QStringLiteral("/README.md"));
+    ASSERT_TRUE(readme.open(QIODevice::ReadOnly));
+    ASSERT_TRUE(readme.readAll().contains("scripts/train_demo_model.py"));
+    EXPECT_TRUE(weightsBadgeText(window.document()).startsWith(QStringLiteral("trained model:")))
+        << weightsBadgeText(window.document()).toStdString();
+
+    // The same weights without the README that says who trained them.
+    QTemporaryDir bare;
+    ASSERT_TRUE(bare.isValid());
+    for (const char* name : {"config.json", "model.safetensors", "tokenizer.json"})
+        ASSERT_TRUE(QFile::copy(kModelDir + QLatin1Char('/') + QLatin1String(name),
+                                bare.filePath(QLatin1String(name))));
+    models->openModel(bare.path());
+    ASSERT_TRUE(models->waitForIdle());
+    models->setText(QStringLiteral("the cat sat on"));
+    ASSERT_TRUE(models->waitForIdle());
+    QCoreApplication::processEvents();
+    ASSERT_EQ(models->directory(), bare.path());
+    const QString badge = weightsBadgeText(window.document());
+    EXPECT_TRUE(badge.startsWith(QStringLiteral("checkpoint:"))) << badge.toStdString();
+    EXPECT_FALSE(badge.contains(QStringLiteral("trained"))) << badge.toStdString();
 }
 
 // The fill-mask view on the bundled BERT (resources/models/tiny-bert-en, trained by

@@ -98,6 +98,8 @@ TranslationView::TranslationView(Document* document, QWidget* parent) : View(doc
     ModelDocument* models = ModelDocument::of(document);
     connect(models, &ModelDocument::layerChanged, this, [this] { markStale(); });
     connect(models, &ModelDocument::runChanged, this, [this] { markStale(); });
+    // A text the model refuses (too long) brings no run, only the refusal: the title says why.
+    connect(models, &ModelDocument::errorOccurred, this, [this] { markStale(); });
 }
 
 QString TranslationView::notApplicable() const {
@@ -160,7 +162,15 @@ void TranslationView::refresh() {
     const Theme look = theme();
     const ModelDocument* models = ModelDocument::of(document());
     const std::shared_ptr<const model::ModelRun> run = models->sharedRun();
-    const bool applies = isTranslationModel(*models) && run && !run->crossQ.empty();
+    const bool translates = isTranslationModel(*models);
+    // Nothing to translate (a source of only </s>), or more tokens than the model reads (the
+    // run is refused, so the first run never comes): the tab says so instead of a figure.
+    const bool empty = translates && models->text().trimmed().isEmpty();
+    const auto tokens = static_cast<Index>(models->ids().size());
+    const bool tooLong = translates && tokens > models->model()->config.maxPositions;
+    const bool applies = translates && !empty && !tooLong && run && !run->crossQ.empty();
+    m_mapRect->setVisible(applies);
+    m_rowRect->setVisible(applies);
 
     if (applies && run != m_drawnRun.lock()) {
         // A new translation of a text typed while the view is on screen is written again
@@ -268,11 +278,21 @@ void TranslationView::refresh() {
     m_sentence->setTextColor(look.foreground);
 
     if (!applies) {
-        m_title->setText(isTranslationModel(*models)
-                             ? tr("Translation: waiting for the first run")
-                             : tr("Open a translation model (File > Examples > "
-                                  "tiny-marian-en-zh), type English and watch it write Chinese "
-                                  "word by word."));
+        if (tooLong)
+            m_title->setText(tr("Translation: the text is %1 tokens; %2 reads at most %3. "
+                                "Shorten it to translate.")
+                                 .arg(tokens)
+                                 .arg(models->displayName())
+                                 .arg(models->model()->config.maxPositions));
+        else if (empty)
+            m_title->setText(tr("Translation: type a sentence in Text and the model writes "
+                                "its translation here, one word at a time."));
+        else if (translates)
+            m_title->setText(tr("Translation: waiting for the first run"));
+        else
+            m_title->setText(tr("Open a translation model (File > Examples > "
+                                "tiny-marian-en-zh), type English and watch it write Chinese "
+                                "word by word."));
     } else {
         const Index layer = std::clamp<Index>(models->layer(), 0,
                                               static_cast<Index>(run->crossQ.size()) - 1);
