@@ -3177,6 +3177,14 @@ File › Open Attention Dump… or Open Q/K/V Dump… shows every layer and head
         <source>An encoder reads the whole text at once and predicts no next token: type [MASK] in the text and see the Fill mask tab.</source>
         <translation>编码器一次读入整段文本，不预测下一个词元：在文本中输入 [MASK]，然后看“填写掩码”标签页。</translation>
     </message>
+    <message>
+        <source>A translation model&apos;s next token is its decoder&apos;s next word of the translation, given the whole source: see the Translation tab, where it writes the translation word by word.</source>
+        <translation>翻译模型的下一个词元，是解码器在读完整个源句之后写出的译文的下一个词：请看“翻译”标签页，它在那里一个词一个词地写出译文。</translation>
+    </message>
+    <message>
+        <source>A translation model&apos;s next token is its decoder&apos;s next word of the translation, given the whole source. It wrote “%1” and ended it with &lt;/s&gt;: see the Translation tab to watch it write word by word.</source>
+        <translation>翻译模型的下一个词元，是解码器在读完整个源句之后写出的译文的下一个词。它写出了“%1”，并以 &lt;/s&gt; 结束：请看“翻译”标签页，看它一个词一个词地写出来。</translation>
+    </message>
 </context>
 <context>
     <name>attnlab::ui::OutputProjectionView</name>

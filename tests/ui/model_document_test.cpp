@@ -925,6 +925,31 @@ TEST(ModelDocument, TheBadgeCallsOnlyTheProjectsOwnModelsTrained) {
     EXPECT_FALSE(badge.contains(QStringLiteral("trained"))) << badge.toStdString();
 }
 
+// A translation model's Next token tab read "Next token after “ the cat sat on the mat</s>”"
+// with </s> at about 100 % (#37, item 13): the decoder's last row follows the </s> that ended
+// the translation. The tab says what a translation model's next token is, names the
+// translation the grammar gives (the model's README), and points to the Translation tab.
+TEST(ModelDocument, ATranslationModelsNextTokenTabExplainsItself) {
+    MainWindow window;
+    window.resize(1280, 720);
+    window.show();
+    ModelDocument* models = ModelDocument::of(window.document());
+    auto* next = qobject_cast<NextTokenView*>(window.view(QStringLiteral("next-token")));
+    ASSERT_NE(next, nullptr);
+    models->openModel(bundledTranslationModelDirectory());
+    ASSERT_TRUE(models->waitForIdle());
+    models->setText(QStringLiteral("the cat sat on the mat"));
+    ASSERT_TRUE(models->waitForIdle());
+    window.showView(QStringLiteral("next-token"));
+    QCoreApplication::processEvents();
+    next->ensureFresh();
+    const QString text = next->placeholderText();
+    EXPECT_TRUE(text.contains(QStringLiteral("Translation tab"))) << text.toStdString();
+    EXPECT_TRUE(text.contains(QStringLiteral("\u732b\u5750\u5728\u57ab\u5b50\u4e0a\u3002")))
+        << text.toStdString();
+    EXPECT_FALSE(next->appendButton()->isEnabled());
+}
+
 // The fill-mask view on the bundled BERT (resources/models/tiny-bert-en, trained by
 // scripts/train_fill_mask_model.py on a grammar where cats sit on mats): the best filler is
 // the grammar's word, the probabilities are the softmax of the core's logits at the mask (run
