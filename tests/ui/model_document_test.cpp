@@ -33,6 +33,7 @@
 #include "attnlab/model/attention_maps.h"
 #include "attnlab/model/lens.h"
 #include "attnlab/model/run_dumps.h"
+#include "cell_texts.h"
 #include "attnlab/model/translate.h"
 #include "ui/state/document.h"
 #include "ui/state/dump_document.h"
@@ -1154,6 +1155,42 @@ TEST(ModelDocument, TheLensAndAttributionHoverStaysWhileThePointerRests) {
                 head.contains(QString::number(parts->attribution()->heads(1, 0), 'f', 3)))
         << head.toStdString();
     QToolTip::hideText();
+}
+
+// Cell texts overlapped into unreadable strings (#37, item 1: the logit lens at about 20
+// tokens in the light theme, the patching grid on a projector): a text is printed only where
+// it fits, smaller down to the theme's least size, then hidden.
+TEST(ModelDocument, TheLogitLensPrintsACellsTokenOnlyWhereItFits) {
+    for (const QString& theme : {QStringLiteral("light"), QStringLiteral("projector")}) {
+        SCOPED_TRACE(theme.toStdString());
+        MainWindow window;
+        window.setTheme(theme, false);
+        window.resize(1280, 720);
+        window.show();
+        ModelDocument* models = ModelDocument::of(window.document());
+        models->openModel(kModelDir);
+        ASSERT_TRUE(models->waitForIdle());
+        models->setText(QStringLiteral(
+            "The fox key mat owl sun red cup hat dog fox key mat owl sun red cup hat"));
+        ASSERT_TRUE(models->waitForIdle());
+        auto* lens = qobject_cast<LogitLensView*>(window.view(QStringLiteral("logit-lens")));
+        ASSERT_NE(lens, nullptr);
+        window.showView(QStringLiteral("logit-lens"));
+        lens->ensureComplete();
+        lens->plot()->replot();
+        QCoreApplication::processEvents();
+        ASSERT_GE(lens->top().front().size(), 18u);
+        expectCellTextsInsideTheirCellsAndApart(lens->plot());
+
+        // Wide enough, every cell's token is there.
+        models->setText(QStringLiteral("the cat sat"));
+        ASSERT_TRUE(models->waitForIdle());
+        lens->ensureComplete();
+        lens->plot()->replot();
+        QCoreApplication::processEvents();
+        const int cells = static_cast<int>(lens->top().size() * lens->top().front().size());
+        EXPECT_EQ(expectCellTextsInsideTheirCellsAndApart(lens->plot()), cells);
+    }
 }
 
 // Not a test but a measurement, skipped unless asked for:
