@@ -163,10 +163,6 @@
         <translation>宽度 %1 的窗口</translation>
     </message>
     <message>
-        <source>causal window %1</source>
-        <translation>宽度 %1 的因果窗口</translation>
-    </message>
-    <message>
         <source>padding (first %1 keys)</source>
         <translation>填充（前 %1 个键有效）</translation>
     </message>
@@ -537,6 +533,22 @@
     <message>
         <source>Computing layer %1… the views show it when it is ready</source>
         <translation>正在计算第 %1 层……算好后各视图即显示它</translation>
+    </message>
+    <message>
+        <source>causal window of 1 key</source>
+        <translation>因果窗口（1 个键）</translation>
+    </message>
+    <message>
+        <source>causal window of %1 keys</source>
+        <translation>因果窗口（%1 个键）</translation>
+    </message>
+    <message>
+        <source>checkpoint: %1</source>
+        <translation>检查点：%1</translation>
+    </message>
+    <message>
+        <source>The views show this checkpoint&apos;s own q, k, v and attention</source>
+        <translation>视图显示这个检查点自己的 q、k、v 和注意力</translation>
     </message>
 </context>
 <context>
@@ -1247,10 +1259,6 @@ output</source>
         <translation>其中所有的键都在滑动窗口（每侧 %1）之外</translation>
     </message>
     <message>
-        <source>every key in it is outside the causal window of %1</source>
-        <translation>其中所有的键都在宽度为 %1 的因果窗口之外</translation>
-    </message>
-    <message>
         <source>the padding mask hides every key in it (valid length %1)</source>
         <translation>填充掩码遮住了其中所有的键（有效长度 %1）</translation>
     </message>
@@ -1333,6 +1341,14 @@ output</source>
     <message>
         <source>step</source>
         <translation>步</translation>
+    </message>
+    <message>
+        <source>every key in it is outside the causal window of 1 key</source>
+        <translation>其中所有的键都在因果窗口（1 个键）之外</translation>
+    </message>
+    <message>
+        <source>every key in it is outside the causal window of %1 keys</source>
+        <translation>其中所有的键都在因果窗口（%1 个键）之外</translation>
     </message>
 </context>
 <context>
@@ -3165,6 +3181,14 @@ File › Open Attention Dump… or Open Q/K/V Dump… shows every layer and head
         <source>An encoder reads the whole text at once and predicts no next token: type [MASK] in the text and see the Fill mask tab.</source>
         <translation>编码器一次读入整段文本，不预测下一个词元：在文本中输入 [MASK]，然后看“填写掩码”标签页。</translation>
     </message>
+    <message>
+        <source>A translation model&apos;s next token is its decoder&apos;s next word of the translation, given the whole source: see the Translation tab, where it writes the translation word by word.</source>
+        <translation>翻译模型的下一个词元，是解码器在读完整个源句之后写出的译文的下一个词：请看“翻译”标签页，它在那里一个词一个词地写出译文。</translation>
+    </message>
+    <message>
+        <source>A translation model&apos;s next token is its decoder&apos;s next word of the translation, given the whole source. It wrote “%1” and ended it with &lt;/s&gt;: see the Translation tab to watch it write word by word.</source>
+        <translation>翻译模型的下一个词元，是解码器在读完整个源句之后写出的译文的下一个词。它写出了“%1”，并以 &lt;/s&gt; 结束：请看“翻译”标签页，看它一个词一个词地写出来。</translation>
+    </message>
 </context>
 <context>
     <name>attnlab::ui::OutputProjectionView</name>
@@ -3777,6 +3801,14 @@ weight</source>
     <message>
         <source>Open a translation model (File &gt; Examples &gt; tiny-marian-en-zh), type English and watch it write Chinese word by word.</source>
         <translation>打开一个翻译模型（文件 &gt; 示例 &gt; tiny-marian-en-zh），输入英文，看它一个词一个词地写出中文。</translation>
+    </message>
+    <message>
+        <source>Translation: the text is %1 tokens; %2 reads at most %3. Shorten it to translate.</source>
+        <translation>翻译：文本有 %1 个词元，%2 最多读 %3 个。请缩短文本再翻译。</translation>
+    </message>
+    <message>
+        <source>Translation: type a sentence in Text and the model writes its translation here, one word at a time.</source>
+        <translation>翻译：在“文本”框中输入一个句子，模型会在这里一个词一个词地写出译文。</translation>
     </message>
 </context>
 <context>

@@ -205,6 +205,35 @@ TEST(Language, AWrappedChineseCaptionKeepsANumberWithTheWordItCounts) {
     EXPECT_GT(wrapped, 10); // the widths did make it wrap
 }
 
+TEST(Language, AWrappedCaptionKeepsAQuotedTokenWhole) {
+    // The translation's title broke "“</s>”" as "“</" / "s>”" on a projector (#37, item 7).
+    const QString chinese = QString::fromUtf8(
+        "\u4ea4\u53c9\u6ce8\u610f\u529b\uff0c\u89e3\u7801\u5668\u7b2c 1 \u5c42\uff0c\u7b2c 0 "
+        "\u4e2a\u5934\uff1a\u7b2c 7 / 7 \u4e2a\u8bcd\uff0c\u201c</s>\u201d\u8bfb\u7684\u662f"
+        "\u201c</s>\u201d\uff080.99\uff09");
+    const QString english = QString::fromUtf8(
+        "Cross-attention, decoder layer 1, head 0: word 7 of 7, \u201c</s>\u201d reads "
+        "\u201cmat/rug\u201d (0.99)");
+    QFont font;
+    font.setPointSize(16);
+    int wrapped = 0;
+    for (const QString& caption : {chinese, english})
+        for (int width = 140; width <= 900; width += 7) {
+            const QString text = wrapCaption(caption, font, width);
+            const QStringList lines = text.split(QLatin1Char('\n'));
+            wrapped += lines.size() > 1;
+            // Nothing added or lost but line breaks and spaces (non-breaking ones included).
+            static const QRegularExpression spaces(QStringLiteral("[\\s\\x{a0}]"));
+            EXPECT_EQ(QString(text).remove(spaces).toStdString(),
+                      QString(caption).remove(spaces).toStdString())
+                << width;
+            for (const QString& line : lines)
+                EXPECT_EQ(line.count(QChar(0x201c)), line.count(QChar(0x201d)))
+                    << width << ": " << lines.join(QStringLiteral(" | ")).toStdString();
+        }
+    EXPECT_GT(wrapped, 20); // the widths did make it wrap
+}
+
 // After a live switch Edit > Undo kept its English prefix and the command's English text.
 TEST(Language, TheUndoEntryFollowsALiveSwitch) {
     const EnglishAfterwards restore;

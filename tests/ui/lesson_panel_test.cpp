@@ -7,6 +7,7 @@
 #include <QApplication>
 #include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QLabel>
 #include <QLineEdit>
 #include <QMenu>
@@ -618,6 +619,45 @@ TEST(LessonPanel, ThemeStaysTheViewersAndChangesKeepTheirEdits) {
     EXPECT_TRUE(window.document()->session().mask.causal);
     EXPECT_EQ(window.document()->session().viewState.theme, theme);
     EXPECT_EQ(QApplication::palette(), palette);
+}
+
+// The Chinese lessons call a token what the window calls it (#37, item 14: they wrote "token"
+// beside tabs and boxes that say 词元): the window's word comes from its own translation.
+TEST(LessonPanel, TheChineseLessonsCallATokenWhatTheWindowCallsIt) {
+    struct Restore {
+        ~Restore() { setLanguage(QStringLiteral("en")); }
+    } restore;
+    ASSERT_TRUE(setLanguage(QStringLiteral("zh_CN")));
+    const QString word = QCoreApplication::translate("QObject", "token");
+    ASSERT_NE(word, QStringLiteral("token"));
+    const QRegularExpression english(QStringLiteral("\\btokens?\\b"),
+                                     QRegularExpression::CaseInsensitiveOption);
+    std::function<void(const Json&, const QString&, int&)> walk;
+    walk = [&](const Json& node, const QString& where, int& uses) {
+        if (node.is_object()) {
+            for (const auto& [key, value] : node.items()) {
+                if (key == "zh_CN" && value.is_string()) {
+                    const QString text = QString::fromStdString(value.get<std::string>());
+                    EXPECT_FALSE(english.match(text).hasMatch())
+                        << where.toStdString() << ": " << text.toStdString();
+                    uses += text.contains(word);
+                } else {
+                    walk(value, where, uses);
+                }
+            }
+        } else if (node.is_array()) {
+            for (const Json& item : node)
+                walk(item, where, uses);
+        }
+    };
+    int uses = 0;
+    ASSERT_FALSE(LessonPanel::bundledLessons().isEmpty());
+    for (const QString& path : LessonPanel::bundledLessons()) {
+        QFile file(path);
+        ASSERT_TRUE(file.open(QIODevice::ReadOnly)) << path.toStdString();
+        walk(Json::parse(file.readAll().toStdString()), QFileInfo(path).fileName(), uses);
+    }
+    EXPECT_GT(uses, 10); // the lessons do speak of tokens, in the window's word
 }
 
 TEST(LessonPanel, FileMenuListsTheBundledLessons) {

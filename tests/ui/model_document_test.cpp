@@ -18,6 +18,7 @@
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QToolTip>
 #include <QUndoStack>
 
 #include <gtest/gtest.h>
@@ -31,6 +32,8 @@
 
 #include "attnlab/model/attention_maps.h"
 #include "attnlab/model/lens.h"
+#include "attnlab/model/run_dumps.h"
+#include "cell_texts.h"
 #include "attnlab/model/translate.h"
 #include "ui/state/document.h"
 #include "ui/state/dump_document.h"
@@ -774,6 +777,180 @@ TEST(ModelDocument, TheTranslationViewWritesTheSentenceWordByWord) {
     EXPECT_FALSE(view->notApplicable().isEmpty());
 }
 
+/// The title of a plot laid out with its title in the first row (the translation view).
+QString plotTitle(QCustomPlot* plot) {
+    auto* title = qobject_cast<QCPTextElement*>(plot->plotLayout()->element(0, 0));
+    return title ? title->text() : QString();
+}
+
+// The translation's step bar and its title count the same words, from 1 (#37, item 7: the
+// slider read "1 / 6" while the title said word 2 of 7), and the title quotes the source
+// word as a word, without the leading space of its token (“sat”, not “ sat”).
+TEST(ModelDocument, TheTranslationStepBarAndTitleCountTheSameWords) {
+    MainWindow window;
+    window.resize(1280, 720);
+    window.show();
+    ModelDocument* models = ModelDocument::of(window.document());
+    auto* view = qobject_cast<TranslationView*>(window.view(QStringLiteral("translation")));
+    ASSERT_NE(view, nullptr);
+    models->openModel(bundledTranslationModelDirectory());
+    ASSERT_TRUE(models->waitForIdle());
+    models->setText(QStringLiteral("the cat sat on the mat"));
+    ASSERT_TRUE(models->waitForIdle());
+    window.showView(QStringLiteral("translation"));
+    models->focus(1, 3); // the README's best head: 坐 reads " sat"
+    QCoreApplication::processEvents();
+    view->ensureFresh();
+    ASSERT_EQ(view->rowCount(), 7); // 猫 坐 在 垫子 上 。 </s>
+    view->goToStep(1);
+    view->plot()->replot();
+    EXPECT_EQ(view->controls()->positionText(), QStringLiteral("2 / 7"));
+    const QString title = plotTitle(view->plot()).simplified();
+    EXPECT_TRUE(title.contains(QStringLiteral("word 2 of 7"))) << title.toStdString();
+    EXPECT_TRUE(title.contains(QStringLiteral("\u201c\u5750\u201d reads \u201csat\u201d")))
+        << title.toStdString();
+    view->goToStep(6);
+    EXPECT_EQ(view->controls()->positionText(), QStringLiteral("7 / 7"));
+    EXPECT_TRUE(plotTitle(view->plot()).simplified().contains(QStringLiteral("word 7 of 7")));
+}
+
+// Nothing to translate, or too much: the tab says so in words (#37, item 14). An empty text
+// drew one giant cell "→ [</s>]"; a text longer than the model reads stayed at "waiting for
+// the first run" while only the status bar named the limit (config.json's
+// max_position_embeddings, read here).
+TEST(ModelDocument, TheTranslationTabExplainsAnEmptyOrTooLongText) {
+    MainWindow window;
+    window.resize(1280, 720);
+    window.show();
+    ModelDocument* models = ModelDocument::of(window.document());
+    auto* view = qobject_cast<TranslationView*>(window.view(QStringLiteral("translation")));
+    ASSERT_NE(view, nullptr);
+    models->openModel(bundledTranslationModelDirectory());
+    ASSERT_TRUE(models->waitForIdle());
+    window.showView(QStringLiteral("translation"));
+    QFile configFile(bundledTranslationModelDirectory() + QStringLiteral("/config.json"));
+    ASSERT_TRUE(configFile.open(QIODevice::ReadOnly));
+    const int limit =
+        QJsonDocument::fromJson(configFile.readAll()).object().value("max_position_embeddings").toInt();
+    ASSERT_GT(limit, 0);
+
+    models->setText(QString());
+    ASSERT_TRUE(models->waitForIdle());
+    QCoreApplication::processEvents();
+    view->ensureFresh();
+    EXPECT_EQ(view->rowCount(), 0);
+    for (int i = 0; i < view->plot()->axisRectCount(); ++i)
+        EXPECT_FALSE(view->plot()->axisRect(i)->visible()) << "an empty grid is drawn";
+    QString title = plotTitle(view->plot()).simplified();
+    EXPECT_FALSE(title.contains(QStringLiteral("</s>"))) << title.toStdString();
+    EXPECT_TRUE(title.contains(QStringLiteral("type a sentence"))) << title.toStdString();
+
+    QStringList words;
+    while (words.size() < limit + 45)
+        words << QStringLiteral("cat");
+    models->setText(words.join(QLatin1Char(' ')));
+    ASSERT_TRUE(models->waitForIdle());
+    QCoreApplication::processEvents();
+    view->ensureFresh();
+    ASSERT_GT(static_cast<int>(models->ids().size()), limit);
+    title = plotTitle(view->plot()).simplified();
+    EXPECT_TRUE(title.contains(QString::number(limit))) << title.toStdString();
+    EXPECT_TRUE(title.contains(QString::number(models->ids().size()))) << title.toStdString();
+    EXPECT_FALSE(title.contains(QStringLiteral("waiting"))) << title.toStdString();
+
+    models->setText(QStringLiteral("the cat sat on the mat")); // back to a sentence: a figure
+    ASSERT_TRUE(models->waitForIdle());
+    QCoreApplication::processEvents();
+    view->ensureFresh();
+    EXPECT_EQ(view->rowCount(), 7);
+    EXPECT_TRUE(view->plot()->axisRect(0)->visible());
+}
+
+// A model's sliding window read as its config.json states it (#37, item 14: a layer with
+// sliding_window 6 was titled "causal window 5"): the caption's number is the keys a query
+// sees, which is what the core's mask lets through and what the config says.
+TEST(ModelDocument, TheCaptionsCausalWindowCountsTheKeysAQuerySees) {
+    const QString dir = kFixtures + QStringLiteral("/mistral_window3");
+    QFile configFile(dir + QStringLiteral("/config.json"));
+    ASSERT_TRUE(configFile.open(QIODevice::ReadOnly));
+    const int window =
+        QJsonDocument::fromJson(configFile.readAll()).object().value("sliding_window").toInt();
+    ASSERT_EQ(window, 3);
+    const model::Model net = std::move(model::loadModel(dir.toStdString()).value());
+    Session session;
+    session.mask = model::nativeApply(net.config).spec.mask;
+    ASSERT_GE(session.mask.causalWindow, 0);
+    Document document;
+    document.reset(session);
+    document.flush();
+    ASSERT_NE(document.experiment(), nullptr);
+    const Index s = document.experiment()->sq();
+    ASSERT_GT(s, window);
+    EXPECT_EQ(allowedCount(document.experiment()->mask, 0, s - 1, s, s), window);
+    const QString caption = figureCaption(*document.experiment(), 0);
+    EXPECT_TRUE(caption.contains(QStringLiteral("causal window of %1 keys").arg(window)))
+        << caption.toStdString();
+}
+
+// The badge calls a model trained only when the project trained it (its README names one of
+// the project's training scripts, as the bundled models' do); any other folder, say a
+// transformers checkpoint with random weights, is a checkpoint (#37, item 14).
+TEST(ModelDocument, TheBadgeCallsOnlyTheProjectsOwnModelsTrained) {
+    MainWindow window;
+    ModelDocument* models = ModelDocument::of(window.document());
+    models->openModel(kModelDir);
+    ASSERT_TRUE(models->waitForIdle());
+    models->setText(QStringLiteral("the cat sat"));
+    ASSERT_TRUE(models->waitForIdle());
+    QCoreApplication::processEvents();
+    QFile readme(kModelDir + QStringLiteral("/README.md"));
+    ASSERT_TRUE(readme.open(QIODevice::ReadOnly));
+    ASSERT_TRUE(readme.readAll().contains("scripts/train_demo_model.py"));
+    EXPECT_TRUE(weightsBadgeText(window.document()).startsWith(QStringLiteral("trained model:")))
+        << weightsBadgeText(window.document()).toStdString();
+
+    // The same weights without the README that says who trained them.
+    QTemporaryDir bare;
+    ASSERT_TRUE(bare.isValid());
+    for (const char* name : {"config.json", "model.safetensors", "tokenizer.json"})
+        ASSERT_TRUE(QFile::copy(kModelDir + QLatin1Char('/') + QLatin1String(name),
+                                bare.filePath(QLatin1String(name))));
+    models->openModel(bare.path());
+    ASSERT_TRUE(models->waitForIdle());
+    models->setText(QStringLiteral("the cat sat on"));
+    ASSERT_TRUE(models->waitForIdle());
+    QCoreApplication::processEvents();
+    ASSERT_EQ(models->directory(), bare.path());
+    const QString badge = weightsBadgeText(window.document());
+    EXPECT_TRUE(badge.startsWith(QStringLiteral("checkpoint:"))) << badge.toStdString();
+    EXPECT_FALSE(badge.contains(QStringLiteral("trained"))) << badge.toStdString();
+}
+
+// A translation model's Next token tab read "Next token after “ the cat sat on the mat</s>”"
+// with </s> at about 100 % (#37, item 13): the decoder's last row follows the </s> that ended
+// the translation. The tab says what a translation model's next token is, names the
+// translation the grammar gives (the model's README), and points to the Translation tab.
+TEST(ModelDocument, ATranslationModelsNextTokenTabExplainsItself) {
+    MainWindow window;
+    window.resize(1280, 720);
+    window.show();
+    ModelDocument* models = ModelDocument::of(window.document());
+    auto* next = qobject_cast<NextTokenView*>(window.view(QStringLiteral("next-token")));
+    ASSERT_NE(next, nullptr);
+    models->openModel(bundledTranslationModelDirectory());
+    ASSERT_TRUE(models->waitForIdle());
+    models->setText(QStringLiteral("the cat sat on the mat"));
+    ASSERT_TRUE(models->waitForIdle());
+    window.showView(QStringLiteral("next-token"));
+    QCoreApplication::processEvents();
+    next->ensureFresh();
+    const QString text = next->placeholderText();
+    EXPECT_TRUE(text.contains(QStringLiteral("Translation tab"))) << text.toStdString();
+    EXPECT_TRUE(text.contains(QStringLiteral("\u732b\u5750\u5728\u57ab\u5b50\u4e0a\u3002")))
+        << text.toStdString();
+    EXPECT_FALSE(next->appendButton()->isEnabled());
+}
+
 // The fill-mask view on the bundled BERT (resources/models/tiny-bert-en, trained by
 // scripts/train_fill_mask_model.py on a grammar where cats sit on mats): the best filler is
 // the grammar's word, the probabilities are the softmax of the core's logits at the mask (run
@@ -904,6 +1081,116 @@ TEST(ModelDocument, TheLogitLensAndAttributionTabsShowTheCoresNumbers) {
     EXPECT_EQ(window.document()->session().viewState.query, static_cast<Index>(ids.size()) - 1);
     EXPECT_EQ(models->layer(), 1);
     EXPECT_EQ(models->head(), 1);
+}
+
+/// Counts the tool-tip events Qt sends to one widget once the pointer has rested on it.
+class ToolTipEvents : public QObject {
+public:
+    explicit ToolTipEvents(QWidget* widget) : m_widget(widget) { qApp->installEventFilter(this); }
+    ~ToolTipEvents() override { qApp->removeEventFilter(this); }
+    int count = 0;
+
+protected:
+    bool eventFilter(QObject* watched, QEvent* event) override {
+        if (watched == m_widget && event->type() == QEvent::ToolTip) ++count;
+        return false;
+    }
+
+private:
+    QWidget* m_widget;
+};
+
+/// Moves the pointer onto `plot`'s cell (row, column) and lets it rest there until Qt's delayed
+/// tool-tip event has reached the plot; returns the hover text shown then.
+QString restOnCell(QCustomPlot* plot, Index row, Index column) {
+    QCPAxisRect* rect = plot->axisRect();
+    const QPoint local(
+        static_cast<int>(rect->axis(QCPAxis::atBottom)->coordToPixel(double(column))),
+        static_cast<int>(rect->axis(QCPAxis::atLeft)->coordToPixel(double(row))));
+    ToolTipEvents events(plot);
+    QTest::mouseMove(plot, local);
+    QCoreApplication::processEvents();
+    EXPECT_TRUE(QTest::qWaitFor([&events] { return events.count > 0; }, 30000));
+    QCoreApplication::processEvents();
+    return QToolTip::text();
+}
+
+// Resting the pointer on a cell of the logit lens or the attribution keeps that cell's values
+// on screen (#37, item 3): Qt's delayed tool-tip event must not swap them for the tab's help.
+TEST(ModelDocument, TheLensAndAttributionHoverStaysWhileThePointerRests) {
+    MainWindow window;
+    window.setAttribute(Qt::WA_AlwaysShowToolTips); // tool tips without an active window
+    window.resize(1280, 720);
+    window.show();
+    ModelDocument* models = ModelDocument::of(window.document());
+    models->openModel(kModelDir);
+    ASSERT_TRUE(models->waitForIdle());
+    models->setText(QStringLiteral("the cat sat on the mat"));
+    ASSERT_TRUE(models->waitForIdle());
+
+    auto* lens = qobject_cast<LogitLensView*>(window.view(QStringLiteral("logit-lens")));
+    ASSERT_NE(lens, nullptr);
+    window.showView(QStringLiteral("logit-lens"));
+    lens->ensureComplete();
+    lens->plot()->replot();
+    const std::vector<model::RankedToken> top = lens->topOf(1, 3);
+    ASSERT_EQ(top.size(), 5u);
+    const QString shown = restOnCell(lens->plot(), 1, 3);
+    EXPECT_NE(shown.toStdString(), lens->toolTip().toStdString());
+    EXPECT_TRUE(shown.contains(QStringLiteral("position 3"))) << shown.toStdString();
+    for (const model::RankedToken& token : top)
+        EXPECT_TRUE(shown.contains(QString::number(100.0 * token.probability, 'f', 1) + " %"))
+            << shown.toStdString();
+    QToolTip::hideText();
+
+    auto* parts = qobject_cast<AttributionView*>(window.view(QStringLiteral("attribution")));
+    ASSERT_NE(parts, nullptr);
+    window.showView(QStringLiteral("attribution"));
+    parts->ensureComplete();
+    parts->plot()->replot();
+    ASSERT_TRUE(parts->attribution().has_value());
+    const QString head = restOnCell(parts->plot(), 1, 0);
+    EXPECT_NE(head.toStdString(), parts->toolTip().toStdString());
+    EXPECT_TRUE(head.contains(QStringLiteral("layer 1, head 0")) &&
+                head.contains(QString::number(parts->attribution()->heads(1, 0), 'f', 3)))
+        << head.toStdString();
+    QToolTip::hideText();
+}
+
+// Cell texts overlapped into unreadable strings (#37, item 1: the logit lens at about 20
+// tokens in the light theme, the patching grid on a projector): a text is printed only where
+// it fits, smaller down to the theme's least size, then hidden.
+TEST(ModelDocument, TheLogitLensPrintsACellsTokenOnlyWhereItFits) {
+    for (const QString& theme : {QStringLiteral("light"), QStringLiteral("projector")}) {
+        SCOPED_TRACE(theme.toStdString());
+        MainWindow window;
+        window.setTheme(theme, false);
+        window.resize(1280, 720);
+        window.show();
+        ModelDocument* models = ModelDocument::of(window.document());
+        models->openModel(kModelDir);
+        ASSERT_TRUE(models->waitForIdle());
+        models->setText(QStringLiteral(
+            "The fox key mat owl sun red cup hat dog fox key mat owl sun red cup hat"));
+        ASSERT_TRUE(models->waitForIdle());
+        auto* lens = qobject_cast<LogitLensView*>(window.view(QStringLiteral("logit-lens")));
+        ASSERT_NE(lens, nullptr);
+        window.showView(QStringLiteral("logit-lens"));
+        lens->ensureComplete();
+        lens->plot()->replot();
+        QCoreApplication::processEvents();
+        ASSERT_GE(lens->top().front().size(), 18u);
+        expectCellTextsInsideTheirCellsAndApart(lens->plot());
+
+        // Wide enough, every cell's token is there.
+        models->setText(QStringLiteral("the cat sat"));
+        ASSERT_TRUE(models->waitForIdle());
+        lens->ensureComplete();
+        lens->plot()->replot();
+        QCoreApplication::processEvents();
+        const int cells = static_cast<int>(lens->top().size() * lens->top().front().size());
+        EXPECT_EQ(expectCellTextsInsideTheirCellsAndApart(lens->plot()), cells);
+    }
 }
 
 // Not a test but a measurement, skipped unless asked for:

@@ -21,10 +21,12 @@
 #include "attnlab/model/lens.h"
 #include "attnlab/model/model.h"
 #include "attnlab/tokenizer/tokenizer.h"
+#include "cell_texts.h"
 #include "ui/state/document.h"
 #include "ui/state/model_document.h"
 #include "ui/state/patching_document.h"
 #include "ui/views/lens_views.h"
+#include "ui/window/language.h"
 #include "ui/window/main_window.h"
 
 namespace attnlab::ui {
@@ -301,6 +303,36 @@ TEST(Patching, DISABLED_PatchEveryHeadInTheWindow) {
                     static_cast<long long>(fixture.patching->result()->patching.runs),
                     fixture.patching->result()->milliseconds, ms);
     }
+}
+
+// The residual stream of lesson 17 in Chinese on a projector read "0.00.00.01.20.50.12…", the
+// last cell clipped (#37, item 1): a number is printed only where it fits its cell.
+TEST(Patching, TheResidualGridPrintsANumberOnlyWhereItFits) {
+    struct Restore {
+        ~Restore() { setLanguage(QStringLiteral("en")); }
+    } restore;
+    ASSERT_TRUE(setLanguage(QStringLiteral("zh_CN")));
+    PatchingFixture fixture;
+    PatchingView* view = fixture.view;
+    ASSERT_NE(view, nullptr);
+    fixture.window.setTheme(QStringLiteral("projector"), false);
+    fixture.typeCorrupted(kCorrupted);
+    fixture.settle();
+    const int residualIndex = view->targetBox()->findData(static_cast<int>(PatchTarget::Residual));
+    view->targetBox()->setCurrentIndex(residualIndex);
+    emit view->targetBox()->activated(residualIndex);
+    fixture.settle();
+    ASSERT_TRUE(fixture.patching->result().has_value()) << view->message().toStdString();
+    ASSERT_GE(view->effects().cols(), 18);
+    view->plot()->replot();
+    QCoreApplication::processEvents();
+    expectCellTextsInsideTheirCellsAndApart(view->plot());
+    // On a wider screen the cells have room: the numbers are printed again, still apart.
+    fixture.window.resize(1920, 1080);
+    QCoreApplication::processEvents();
+    view->plot()->replot();
+    QCoreApplication::processEvents();
+    EXPECT_GT(expectCellTextsInsideTheirCellsAndApart(view->plot()), 0);
 }
 
 } // namespace

@@ -58,7 +58,12 @@ QString maskCaption(const MaskSpec& mask) {
     QStringList parts;
     if (mask.causal) parts << QObject::tr("causal");
     if (mask.window >= 0) parts << QObject::tr("window %1").arg(mask.window);
-    if (mask.causalWindow >= 0) parts << QObject::tr("causal window %1").arg(mask.causalWindow);
+    // The window as a model's sliding_window states it: the keys a query sees, itself included
+    // (the mask's causalWindow counts the earlier ones: 0 <= p - j <= causalWindow).
+    if (mask.causalWindow == 0)
+        parts << QObject::tr("causal window of 1 key");
+    else if (mask.causalWindow > 0)
+        parts << QObject::tr("causal window of %1 keys").arg(mask.causalWindow + 1);
     if (!mask.validLen.empty())
         parts << QObject::tr("padding (first %1 keys)").arg(mask.validLen.front());
     if (mask.custom) parts << QObject::tr("custom");

@@ -20,6 +20,23 @@ NextTokenInput nextTokenInputOf(const ModelDocument& models) {
             "in the text and see the Fill mask tab.");
         return input;
     }
+    // A translation model's decoder predicts the next word of the translation given the
+    // source; its last row follows the </s> that ended the translation, a guess about nothing.
+    if (models.model() && models.model()->config.kind == model::ModelKind::EncoderDecoder) {
+        const QString written = models.translation();
+        input.noNextToken =
+            written.isEmpty()
+                ? NextTokenView::tr(
+                      "A translation model's next token is its decoder's next word of the "
+                      "translation, given the whole source: see the Translation tab, where it "
+                      "writes the translation word by word.")
+                : NextTokenView::tr(
+                      "A translation model's next token is its decoder's next word of the "
+                      "translation, given the whole source. It wrote \u201c%1\u201d and ended "
+                      "it with </s>: see the Translation tab to watch it write word by word.")
+                      .arg(written);
+        return input;
+    }
     if (input.modelName.isEmpty() || !run || run->logits.rows() < 1) return input;
     const Index last = run->logits.rows() - 1;
     input.logits.assign(run->logits.row(last).data(),

@@ -410,8 +410,10 @@ QString FlashStepperView::narrate(const FlashWalk& walk, const Experiment& exper
                     why = tr("every key in it is outside the sliding window (%1 each side)")
                               .arg(mask.window);
                 else if (mask.causalWindow >= 0 && hidesTile(causalWindow, tile, sq, sk))
-                    why = tr("every key in it is outside the causal window of %1")
-                              .arg(mask.causalWindow);
+                    why = mask.causalWindow == 0
+                              ? tr("every key in it is outside the causal window of 1 key")
+                              : tr("every key in it is outside the causal window of %1 keys")
+                                    .arg(mask.causalWindow + 1);
                 else if (!mask.validLen.empty() && hidesTile(padding, tile, sq, sk))
                     why = tr("the padding mask hides every key in it (valid length %1)")
                               .arg(mask.validLen.front());

@@ -17,6 +17,7 @@
 #include <limits>
 
 #include "ui/state/experiment_data.h"
+#include "ui/views/cell_labels.h"
 #include "ui/views/colormap.h"
 #include "ui/views/plot_captions.h"
 #include "ui/views/teaching_plot.h"
@@ -1178,16 +1179,16 @@ void HeatmapView::fitToCells() {
     const double cellWidth = rect->width() / std::max(1.0, xAxis->range().size());
     const double cellHeight = rect->height() / std::max(1.0, yAxis->range().size());
     xAxis->setTickLabelRotation(columnLabelsUpright() ? -90 : 0);
-    // A value is shown only when "0.00" fits its cell with a margin.
-    if (!m_valueLabels.empty()) {
-        const auto* first = static_cast<QCPItemText*>(m_valueLabels.front());
-        const QFontMetricsF metrics(first->font());
-        const bool fits = metrics.horizontalAdvance(QStringLiteral("0.00")) * 1.15 <= cellWidth &&
-                          metrics.height() <= cellHeight;
-        for (QCPAbstractItem* item : m_valueLabels)
-            item->setVisible(fits);
-    }
     const Theme look = theme();
+    // A value is shown only where it fits its cell with a margin (smaller, down to the
+    // theme's least size, before it is hidden).
+    if (!m_valueLabels.empty()) {
+        std::vector<QCPItemText*> values;
+        values.reserve(m_valueLabels.size());
+        for (QCPAbstractItem* item : m_valueLabels)
+            values.push_back(static_cast<QCPItemText*>(item));
+        fitCellLabels(values, cellWidth, cellHeight, look, valueFontSize(look));
+    }
     const double markSize = std::clamp(0.45 * std::min(cellWidth, cellHeight), 2.0, 14.0);
     m_maskMarks->setScatterStyle(QCPScatterStyle(
         QCPScatterStyle::ssCross,

@@ -24,6 +24,7 @@
 #include "ui/state/latest_task.h"
 #include "ui/state/model_document.h"
 #include "ui/state/patching_document.h"
+#include "ui/views/cell_labels.h"
 #include "ui/views/colormap.h"
 #include "ui/views/flow_layout.h"
 #include "ui/views/plot_captions.h"
@@ -61,9 +62,22 @@ QString tokenText(const model::Tokenizer* tokenizer, std::int64_t id) {
     return text.isEmpty() ? QStringLiteral("\u2423") : text; // ␣ for a space
 }
 
+/// The size the cells' texts start from (smaller than the labels; fitCellLabels may shrink it
+/// to the theme's least size).
+double cellTextPoints(const Theme& look) {
+    return std::max(6, look.fontPointSize - 2);
+}
+
+/// A number as a cell prints it, as the attention heatmap does: two decimals, no "-0.00" (a
+/// tiny value prints as zero, no wider than its neighbours).
+QString cellNumber(double value) {
+    return QString::number(std::abs(value) < 0.005 ? 0.0 : value, 'f', 2);
+}
+
 /// The matrix axes of one grid, set up once: rows down, labels thinned after layout.
-QCPAxisRect* gridRect(QCustomPlot* plot, QCPTextElement*& title, QCPColorMap*& map,
-                      QCPColorScale*& scale, const QString& xLabel, const QString& yLabel) {
+QCPAxisRect* gridRect(const View* view, QCustomPlot* plot, QCPTextElement*& title,
+                      QCPColorMap*& map, QCPColorScale*& scale, const QString& xLabel,
+                      const QString& yLabel) {
     plot->plotLayout()->clear();
     title = new QCPTextElement(plot, QString());
     plot->plotLayout()->addElement(0, 0, title);
@@ -84,10 +98,18 @@ QCPAxisRect* gridRect(QCustomPlot* plot, QCPTextElement*& title, QCPColorMap*& m
     auto* margins = new QCPMarginGroup(plot);
     rect->setMarginGroup(QCP::msBottom | QCP::msTop, margins);
     scale->setMarginGroup(QCP::msBottom | QCP::msTop, margins);
-    QObject::connect(plot, &QCustomPlot::afterLayout, plot, [plot, rect] {
+    QObject::connect(plot, &QCustomPlot::afterLayout, plot, [view, plot, rect] {
         bool changed = false;
         for (QCPAxis* axis : {rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft)})
             changed = fitTokenLabels(axis) || changed;
+        // The cells' texts (writeCells) to the cells as laid out, before they are drawn.
+        std::vector<QCPItemText*> texts;
+        for (int i = 0; i < plot->itemCount(); ++i)
+            if (auto* text = qobject_cast<QCPItemText*>(plot->item(i))) texts.push_back(text);
+        const double columns = std::max(1.0, rect->axis(QCPAxis::atBottom)->range().size());
+        const double rows = std::max(1.0, rect->axis(QCPAxis::atLeft)->range().size());
+        fitCellLabels(texts, rect->width() / columns, rect->height() / rows, view->theme(),
+                      cellTextPoints(view->theme()));
         if (changed) plot->replot(QCustomPlot::rpQueuedReplot);
     });
     return rect;
@@ -105,12 +127,51 @@ std::pair<Index, Index> cellAt(QCustomPlot* plot, const QPointF& point, Index ro
     return {row, column};
 }
 
-/// Writes `texts` (row-major, rows x cols) into the cells, in a colour that reads on each.
+/// A grid's hover text: shown as the pointer moves over a cell and kept while it rests there.
+/// Qt's delayed tool-tip event (about a second after the pointer stops) is answered with the
+/// same text, so the view's general help does not replace the cell's values; off the cells the
+/// event goes on to that help.
+class CellHover : public QObject {
+public:
+    CellHover(QCustomPlot* plot, std::function<QString(const QPointF&)> textAt)
+        : QObject(plot), m_plot(plot), m_textAt(std::move(textAt)) {
+        plot->setMouseTracking(true);
+        plot->installEventFilter(this);
+    }
+
+protected:
+    bool eventFilter(QObject* watched, QEvent* event) override {
+        if (watched != m_plot) return false;
+        if (event->type() == QEvent::MouseMove) {
+            const auto* move = static_cast<QMouseEvent*>(event);
+            const QString text = m_textAt(move->position());
+            if (text.isEmpty())
+                QToolTip::hideText();
+            else
+                QToolTip::showText(move->globalPosition().toPoint(), text, m_plot);
+        } else if (event->type() == QEvent::ToolTip) {
+            const auto* help = static_cast<QHelpEvent*>(event);
+            const QString text = m_textAt(QPointF(help->pos()));
+            if (!text.isEmpty()) {
+                QToolTip::showText(help->globalPos(), text, m_plot);
+                return true;
+            }
+        }
+        return false;
+    }
+
+private:
+    QCustomPlot* m_plot;
+    std::function<QString(const QPointF&)> m_textAt;
+};
+
+/// Writes `texts` (row-major, rows x cols) into the cells, in a colour that reads on each; each
+/// is shown only where it fits its cell as laid out (gridRect's fitCellLabels).
 void writeCells(QCustomPlot* plot, QCPColorMap* map, const QStringList& texts, Index rows,
                 Index cols, const Theme& look) {
     plot->clearItems();
     QFont font = plot->font();
-    setFontSize(font, look, std::max(6, look.fontPointSize - 2));
+    setFontSize(font, look, cellTextPoints(look));
     const QCPRange range = map->dataRange();
     for (Index i = 0; i < rows; ++i)
         for (Index j = 0; j < cols; ++j) {
@@ -155,21 +216,15 @@ LogitLensView::LogitLensView(Document* document, QWidget* parent)
           }
           markStale();
       })) {
-    gridRect(m_plot, m_title, m_map, m_scale, tr("position (the token read there)"),
+    gridRect(this, m_plot, m_title, m_map, m_scale, tr("position (the token read there)"),
              tr("residual after"));
     setToolTip(tr("The logit lens: the residual stream after the embedding and after each layer, "
                   "read through the model's final norm and unembedding as if it were the last "
                   "layer. Each cell is the token that layer would predict next there."));
-    m_plot->setMouseTracking(true);
-    connect(m_plot, &QCustomPlot::mouseMove, this, [this](QMouseEvent* event) {
-        const auto [row, position] = cellAt(m_plot, event->position(),
-                                            static_cast<Index>(m_top.size()),
+    new CellHover(m_plot, [this](const QPointF& point) {
+        const auto [row, position] = cellAt(m_plot, point, static_cast<Index>(m_top.size()),
                                             m_top.empty() ? 0 : Index(m_top.front().size()));
-        if (row < 0) {
-            QToolTip::hideText();
-            return;
-        }
-        QToolTip::showText(event->globalPosition().toPoint(), cellText(row, position), m_plot);
+        return row < 0 ? QString() : cellText(row, position);
     });
     ModelDocument* models = ModelDocument::of(document);
     connect(models, &ModelDocument::runChanged, this, [this] { markStale(); });
@@ -348,31 +403,21 @@ AttributionView::AttributionView(Document* document, QWidget* parent)
                   m_error = QString::fromStdString(parts.error());
               markStale();
           })) {
-    gridRect(m_plot, m_title, m_map, m_scale, tr("head (the last column: the layer's MLP)"),
+    gridRect(this, m_plot, m_title, m_map, m_scale, tr("head (the last column: the layer's MLP)"),
              tr("layer"));
     setToolTip(tr("Direct logit attribution: the last position's final residual is a sum of the "
                   "embedding, each head's output and each MLP's; read through the final norm "
                   "(its scale frozen) and the predicted token's unembedding, the terms add up to "
                   "its logit. Double-click a head to open its attention map on the last row."));
-    m_plot->setMouseTracking(true);
-    connect(m_plot, &QCustomPlot::mouseMove, this, [this](QMouseEvent* event) {
-        if (!m_parts) return;
+    new CellHover(m_plot, [this](const QPointF& point) {
+        if (!m_parts) return QString();
         const Index heads = m_parts->heads.cols();
-        const auto [layer, column] =
-            cellAt(m_plot, event->position(), m_parts->heads.rows(), heads + 1);
-        if (layer < 0) {
-            QToolTip::hideText();
-            return;
-        }
+        const auto [layer, column] = cellAt(m_plot, point, m_parts->heads.rows(), heads + 1);
+        if (layer < 0) return QString();
         const double value = column < heads ? m_parts->heads(layer, column) : m_parts->mlp(layer);
-        QToolTip::showText(event->globalPosition().toPoint(),
-                           (column < heads ? tr("layer %1, head %2: %3")
-                                                 .arg(layer)
-                                                 .arg(column)
-                                                 .arg(value, 0, 'f', 3)
-                                           : tr("layer %1, MLP: %2").arg(layer).arg(value, 0,
-                                                                                   'f', 3)),
-                           m_plot);
+        return column < heads
+                   ? tr("layer %1, head %2: %3").arg(layer).arg(column).arg(value, 0, 'f', 3)
+                   : tr("layer %1, MLP: %2").arg(layer).arg(value, 0, 'f', 3);
     });
     connect(m_plot, &QCustomPlot::mouseDoubleClick, this, [this](QMouseEvent* event) {
         if (!m_parts) return;
@@ -441,7 +486,7 @@ void AttributionView::refresh() {
             values(l, h) = m_parts->heads(l, h);
         values(l, heads) = m_parts->mlp(l);
         for (Index c = 0; c <= heads; ++c)
-            texts << QString::number(values(l, c), 'f', 2);
+            texts << cellNumber(values(l, c));
     }
     QStringList columns, rows;
     for (Index h = 0; h < heads; ++h)
@@ -589,21 +634,15 @@ PatchingView::PatchingView(Document* document, QWidget* parent)
     static_cast<QVBoxLayout*>(layout())->insertWidget(0, controls);
     static_cast<QVBoxLayout*>(layout())->setStretchFactor(m_plot, 1);
 
-    gridRect(m_plot, m_title, m_map, m_scale, QString(), tr("layer"));
+    gridRect(this, m_plot, m_title, m_map, m_scale, QString(), tr("layer"));
     setToolTip(tr("Activation patching: the corrupted prompt runs again with one piece of the "
                   "clean run put in (a head's output, or the residual stream at one layer and "
                   "position). Each cell: (patched − corrupted) / (clean − corrupted) of the "
                   "logit difference A − B at the last position; 0 changes nothing, 1 restores "
                   "the clean run. Double-click a head to open its attention map."));
-    m_plot->setMouseTracking(true);
-    connect(m_plot, &QCustomPlot::mouseMove, this, [this](QMouseEvent* event) {
-        const auto [row, column] =
-            cellAt(m_plot, event->position(), m_effects.rows(), m_effects.cols());
-        if (row < 0) {
-            QToolTip::hideText();
-            return;
-        }
-        QToolTip::showText(event->globalPosition().toPoint(), cellText(row, column), m_plot);
+    new CellHover(m_plot, [this](const QPointF& point) {
+        const auto [row, column] = cellAt(m_plot, point, m_effects.rows(), m_effects.cols());
+        return row < 0 ? QString() : cellText(row, column);
     });
     connect(m_plot, &QCustomPlot::mouseDoubleClick, this, [this](QMouseEvent* event) {
         if (!m_heads) return;
@@ -751,7 +790,7 @@ void PatchingView::refresh() {
     QStringList texts;
     for (Index i = 0; i < rows; ++i)
         for (Index j = 0; j < cols; ++j)
-            texts << QString::number(m_effects(i, j), 'f', 2);
+            texts << cellNumber(m_effects(i, j));
 
     m_map->setGradient(makeGradient(QStringLiteral("diverging"), look.masked));
     const QCPRange drawn = fillColorMap(m_map, m_effects, nullptr);

@@ -27,6 +27,23 @@ QString wrapCaption(const QString& text, const QFont& font, int width) {
             QStringLiteral("(?<=\\p{Han})\\s(?=\\d)|(?<=\\d)\\s(?=\\p{Han})"));
         QString kept = paragraph;
         kept.replace(numberSpace, QString(QChar(0x00a0)));
+        // A quoted token stays whole: "“</s>”" broke as "“</" / "s>”". Word joiners between its
+        // characters forbid a break there; they are taken out of the lines again.
+        static const QRegularExpression quoted(QStringLiteral("\u201c[^\u201d\n]{1,24}\u201d"));
+        const QChar joiner(0x2060);
+        QString joined;
+        qsizetype from = 0;
+        for (auto it = quoted.globalMatch(kept); it.hasNext();) {
+            const QRegularExpressionMatch match = it.next();
+            joined += kept.mid(from, match.capturedStart() - from);
+            const QString token = match.captured();
+            for (qsizetype i = 0; i < token.size(); ++i) {
+                if (i > 0 && !token.at(i).isLowSurrogate()) joined += joiner;
+                joined += token.at(i);
+            }
+            from = match.capturedEnd();
+        }
+        kept = joined + kept.mid(from);
         QTextLayout layout(kept, font);
         QTextOption option;
         option.setWrapMode(QTextOption::WrapAtWordBoundaryOrAnywhere);
@@ -34,7 +51,7 @@ QString wrapCaption(const QString& text, const QFont& font, int width) {
         layout.beginLayout();
         for (QTextLine line = layout.createLine(); line.isValid(); line = layout.createLine()) {
             line.setLineWidth(width);
-            lines << kept.mid(line.textStart(), line.textLength()).trimmed();
+            lines << kept.mid(line.textStart(), line.textLength()).remove(joiner).trimmed();
         }
         layout.endLayout();
     }

@@ -56,6 +56,15 @@ StepControls::StepControls(const QString& stepTip, bool playable, QWidget* paren
     updateButtons();
 }
 
+void StepControls::setCountFromOne(bool fromOne) {
+    m_countFromOne = fromOne;
+    setPosition(m_step, m_last);
+}
+
+QString StepControls::positionText() const {
+    return m_label->text();
+}
+
 void StepControls::setPosition(Index step, Index last) {
     m_last = last;
     m_step = std::clamp<Index>(step, 0, std::max<Index>(0, last));
@@ -64,7 +73,8 @@ void StepControls::setPosition(Index step, Index last) {
         m_slider->setRange(0, static_cast<int>(std::max<Index>(0, last)));
         m_slider->setValue(static_cast<int>(m_step));
     }
-    m_label->setText(last >= 0 ? tr("%1 / %2").arg(m_step).arg(last) : QString());
+    const Index first = m_countFromOne ? 1 : 0;
+    m_label->setText(last >= 0 ? tr("%1 / %2").arg(m_step + first).arg(last + first) : QString());
     if (last < 0 && playing()) m_timer->stop();
     updateButtons();
 }

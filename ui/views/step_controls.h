@@ -32,6 +32,11 @@ public:
 
     /// Shows step `step` of [0, last]; last < 0 means there is nothing to step.
     void setPosition(Index step, Index last);
+    /// Counts the steps from 1 in "step / last" ("1 / 7" at step 0 of [0, 6]): steps that each
+    /// make one thing (a written word), where the view's title counts them the same way.
+    void setCountFromOne(bool fromOne);
+    /// The "step / last" text beside the slider.
+    QString positionText() const;
     Index step() const { return m_step; }
     Index last() const { return m_last; }
     /// The layout, for widgets a view adds after the slider (block sizes, "Use a KV cache").
@@ -55,6 +60,7 @@ private:
 
     Index m_step = 0;
     Index m_last = -1;
+    bool m_countFromOne = false;
     FlowLayout* m_bar = nullptr;
     QToolButton* m_back = nullptr;
     QToolButton* m_forward = nullptr;

@@ -25,6 +25,13 @@ namespace {
 /// Words a second when a new translation plays: slow enough to follow on a projector.
 constexpr int kWordsPerSecond = 2;
 
+/// A token as a title quotes it: without the leading space of its display form ("sat", not
+/// " sat"); a token that is only space reads ␣.
+QString quotedToken(const QString& token) {
+    const QString word = token.trimmed();
+    return word.isEmpty() ? QStringLiteral("\u2423") : word;
+}
+
 bool isTranslationModel(const ModelDocument& models) {
     return models.model() && models.model()->config.kind == model::ModelKind::EncoderDecoder;
 }
@@ -36,6 +43,7 @@ TranslationView::TranslationView(Document* document, QWidget* parent) : View(doc
     layout->setContentsMargins(0, 0, 0, 0);
     m_controls = new StepControls(tr("Write the next word"), true, this);
     m_controls->setSpeed(kWordsPerSecond);
+    m_controls->setCountFromOne(true); // "2 / 7" beside the title's "word 2 of 7"
     m_mean = new QCheckBox(tr("Mean of heads"), this);
     m_mean->setToolTip(tr("Draw the mean of the layer's heads instead of the focused head"));
     m_controls->bar()->addWidget(m_mean);
@@ -90,6 +98,8 @@ TranslationView::TranslationView(Document* document, QWidget* parent) : View(doc
     ModelDocument* models = ModelDocument::of(document);
     connect(models, &ModelDocument::layerChanged, this, [this] { markStale(); });
     connect(models, &ModelDocument::runChanged, this, [this] { markStale(); });
+    // A text the model refuses (too long) brings no run, only the refusal: the title says why.
+    connect(models, &ModelDocument::errorOccurred, this, [this] { markStale(); });
 }
 
 QString TranslationView::notApplicable() const {
@@ -152,7 +162,15 @@ void TranslationView::refresh() {
     const Theme look = theme();
     const ModelDocument* models = ModelDocument::of(document());
     const std::shared_ptr<const model::ModelRun> run = models->sharedRun();
-    const bool applies = isTranslationModel(*models) && run && !run->crossQ.empty();
+    const bool translates = isTranslationModel(*models);
+    // Nothing to translate (a source of only </s>), or more tokens than the model reads (the
+    // run is refused, so the first run never comes): the tab says so instead of a figure.
+    const bool empty = translates && models->text().trimmed().isEmpty();
+    const auto tokens = static_cast<Index>(models->ids().size());
+    const bool tooLong = translates && tokens > models->model()->config.maxPositions;
+    const bool applies = translates && !empty && !tooLong && run && !run->crossQ.empty();
+    m_mapRect->setVisible(applies);
+    m_rowRect->setVisible(applies);
 
     if (applies && run != m_drawnRun.lock()) {
         // A new translation of a text typed while the view is on screen is written again
@@ -260,11 +278,21 @@ void TranslationView::refresh() {
     m_sentence->setTextColor(look.foreground);
 
     if (!applies) {
-        m_title->setText(isTranslationModel(*models)
-                             ? tr("Translation: waiting for the first run")
-                             : tr("Open a translation model (File > Examples > "
-                                  "tiny-marian-en-zh), type English and watch it write Chinese "
-                                  "word by word."));
+        if (tooLong)
+            m_title->setText(tr("Translation: the text is %1 tokens; %2 reads at most %3. "
+                                "Shorten it to translate.")
+                                 .arg(tokens)
+                                 .arg(models->displayName())
+                                 .arg(models->model()->config.maxPositions));
+        else if (empty)
+            m_title->setText(tr("Translation: type a sentence in Text and the model writes "
+                                "its translation here, one word at a time."));
+        else if (translates)
+            m_title->setText(tr("Translation: waiting for the first run"));
+        else
+            m_title->setText(tr("Open a translation model (File > Examples > "
+                                "tiny-marian-en-zh), type English and watch it write Chinese "
+                                "word by word."));
     } else {
         const Index layer = std::clamp<Index>(models->layer(), 0,
                                               static_cast<Index>(run->crossQ.size()) - 1);
@@ -278,8 +306,8 @@ void TranslationView::refresh() {
         const QString reads =
             m_aligned >= 0
                 ? tr("“%1” reads “%2” (%3)")
-                      .arg(m_rowLabels[static_cast<int>(step)],
-                           m_columnLabels[static_cast<int>(m_aligned)])
+                      .arg(quotedToken(m_rowLabels[static_cast<int>(step)]),
+                           quotedToken(m_columnLabels[static_cast<int>(m_aligned)]))
                       .arg(all(step, m_aligned), 0, 'f', 2)
                 : QString();
         m_title->setText(tr("Cross-attention, %1: word %2 of %3, %4")

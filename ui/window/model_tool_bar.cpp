@@ -3,6 +3,7 @@
 #include <QAction>
 #include <QCoreApplication>
 #include <QDir>
+#include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QKeySequence>
@@ -99,6 +100,12 @@ QString bundledTranslationModelDirectory() {
     return bundledModelDirectory(QLatin1String(kTranslationModel));
 }
 
+bool trainedByTheProject(const QString& directory) {
+    QFile readme(QDir(directory).filePath(QStringLiteral("README.md")));
+    return !directory.isEmpty() && readme.open(QIODevice::ReadOnly) &&
+           readme.readAll().contains("scripts/train_");
+}
+
 QString weightsBadgeText(Document* document) {
     const Experiment* shown = document->experiment();
     if (!shown) return {};
@@ -107,7 +114,11 @@ QString weightsBadgeText(Document* document) {
         return shown->session.identityProjections ? QObject::tr("no weights: identity projections")
                                                   : QObject::tr("untrained: random projections");
     case ExperimentSource::Kind::Model:
-        return QObject::tr("trained model: %1").arg(QString::fromStdString(shown->source.name));
+        // Only a model this project trained is called trained: any other folder is a
+        // checkpoint, whose weights may as well be random (a test fixture, a fresh init).
+        return trainedByTheProject(ModelDocument::of(document)->directory())
+                   ? QObject::tr("trained model: %1").arg(QString::fromStdString(shown->source.name))
+                   : QObject::tr("checkpoint: %1").arg(QString::fromStdString(shown->source.name));
     case ExperimentSource::Kind::AttentionDump:
     case ExperimentSource::Kind::QkvDump:
         return QObject::tr("model dump: %1").arg(QString::fromStdString(shown->source.name));
@@ -273,17 +284,19 @@ void installModelControls(QMainWindow* window, QMenu* fileMenu, QMenu* examplesM
         const QString badgeText = weightsBadgeText(document);
         badge->setText(badgeText);
         badge->setVisible(!badgeText.isEmpty());
-        const bool trained = document->experiment() &&
+        const bool fromModel = document->experiment() &&
                              document->experiment()->source.kind == ExperimentSource::Kind::Model;
+        const bool ours = fromModel && trainedByTheProject(models->directory());
         const bool lab = document->experiment() && document->experiment()->source.isSession();
         badge->setStyleSheet(
-            trained ? QStringLiteral("QLabel { background: #d7f0dc; color: #14532d; "
+            fromModel ? QStringLiteral("QLabel { background: #d7f0dc; color: #14532d; "
                                      "padding: 1px 8px; border-radius: 3px; font-weight: bold; }")
             : lab   ? QStringLiteral("QLabel { background: #ffe0b2; color: #6d3a00; "
                                        "padding: 1px 8px; border-radius: 3px; font-weight: bold; }")
                     : QStringLiteral("QLabel { padding: 1px 8px; font-weight: bold; }"));
         badge->setToolTip(
-            trained ? QObject::tr("The views show a trained model's own q, k, v and attention")
+            ours      ? QObject::tr("The views show a trained model's own q, k, v and attention")
+            : fromModel ? QObject::tr("The views show this checkpoint's own q, k, v and attention")
             : lab   ? QObject::tr(
                           "The lab's own seeded random projections: the patterns are arithmetic, "
                             "not learned meaning. Open a model (File > Open Model or Examples) to see "

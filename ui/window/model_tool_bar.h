@@ -21,6 +21,9 @@ void installModelControls(QMainWindow* window, QMenu* fileMenu, QMenu* examplesM
 
 /// The badge's text for what `document` shows now.
 QString weightsBadgeText(Document* document);
+/// Whether the model folder `directory` was trained by this project: its README.md names one
+/// of the project's training scripts (scripts/train_*.py), as the bundled models' do.
+bool trainedByTheProject(const QString& directory);
 
 /// The folder of the bundled trained model (resources/models/tiny-llama-induction), looked for
 /// beside the program and in its source tree; empty when it cannot be found.
