@@ -675,6 +675,8 @@ bool runStack(const Model& model, Pass pass, Matrix& x, Index old, ModelRun& run
         scoreBiasOf(model, of, 0, c.heads, old, fresh, total);
 
     Matrix h, q, k, v, mixed, attended, mlpOut, up, gate;
+    // An extension's contiguous K and V for the kernel, the same size in every layer.
+    Tensor4 keyCopy, valueCopy;
     const auto layers = static_cast<Index>(stack.layers.size());
     for (Index l = 0; l < layers; ++l) {
         if (options.cancel && options.cancel->load()) return false;
@@ -711,8 +713,10 @@ bool runStack(const Model& model, Pass pass, Matrix& x, Index old, ModelRun& run
         if (previous) {
             keys = HeadCache::extended(previous->k[lu], old, splitHeads(k, c.kvHeads, hd));
             values = HeadCache::extended(previous->v[lu], old, splitHeads(v, c.kvHeads, hd));
-            heads.k = keys.tensor();
-            heads.v = values.tensor();
+            keys.tensorInto(keyCopy);
+            values.tensorInto(valueCopy);
+            heads.k = std::move(keyCopy);
+            heads.v = std::move(valueCopy);
         } else {
             heads.k = splitHeads(k, c.kvHeads, hd);
             heads.v = splitHeads(v, c.kvHeads, hd);
@@ -721,6 +725,10 @@ bool runStack(const Model& model, Pass pass, Matrix& x, Index old, ModelRun& run
         spec.threads = threads;
         spec.scoreBias = bias;
         Attention attention = attend(heads, spec);
+        if (previous) { // the copies' storage serves the next layer
+            keyCopy = std::move(heads.k);
+            valueCopy = std::move(heads.v);
+        }
 
         // Keep what reproduces the attention (attention_maps.h): q and k as the kernel read
         // them, and v (the cache); the weights themselves are not kept.

@@ -52,12 +52,22 @@ Matrix HeadCache::headRows(Index h, Index begin, Index count) const {
 }
 
 Tensor4 HeadCache::tensor() const {
-    Tensor4 out(1, m_heads, m_seq, m_dim);
+    Tensor4 out;
+    tensorInto(out);
+    return out;
+}
+
+void HeadCache::tensorInto(Tensor4& out) const {
+    out.batch = 1;
+    out.heads = m_heads;
+    out.seq = m_seq;
+    out.dim = m_dim;
+    // The blocks cover every position: each element is written below.
+    out.data.resize(static_cast<std::size_t>(m_heads * m_seq * m_dim));
     for (const Block& block : m_blocks)
         for (Index h = 0; h < m_heads; ++h)
             out.head(0, h).middleRows(block.begin, block.rows) =
                 block.data->head(0, h).topRows(block.rows);
-    return out;
 }
 
 std::size_t HeadCache::floats() const {

@@ -223,6 +223,9 @@ public:
     Matrix head(Index h) const { return headRows(h, 0, m_seq); }
     /// The whole layer [1, H, S, hd] as one tensor.
     Tensor4 tensor() const;
+    /// The same into `out`, whose storage is reused when it has the room (the forward's copy
+    /// for the kernel, layer after layer: no fresh pages to fault in on each).
+    void tensorInto(Tensor4& out) const;
     /// Floats of the blocks it reads (shared ones counted in full).
     std::size_t floats() const;
 
