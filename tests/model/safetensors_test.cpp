@@ -64,6 +64,29 @@ TEST(Safetensors, ReadsF32InPlaceAndWidensF16AndBF16) {
               (std::vector<float>{1.0f, -0.5f, 3.140625f}));
 }
 
+// A shape with a zero in it holds no bytes. Placed after a two-byte tensor, its offset is not
+// a float's alignment, which took the copying path: memcpy from a null vector, undefined
+// behaviour the sanitizers stop on (the fuzzer found it in a PyTorch checkpoint).
+TEST(Safetensors, ReadsATensorWithNoElementsAtAnOddOffset) {
+    TempDir dir("attnlab_model");
+    RawTensor h{"h", "F16", {1}, std::string("\x00\x3c", 2)};
+    RawTensor empty{"empty", "F32", {0, 4}, std::string()};
+    RawTensor emptyHalf{"empty_half", "BF16", {3, 0}, std::string()};
+    std::string header = test::headerFor({h, empty, emptyHalf}).dump();
+    header.append((4 - header.size() % 4) % 4, ' '); // the data starts at a float's alignment
+    writeBytes(dir.file("m.safetensors"), safetensorsImage({h, empty, emptyHalf}, header));
+    auto st = SafeTensors::open(dir.file("m.safetensors"));
+    ASSERT_TRUE(st.ok()) << st.error();
+    ASSERT_NE(reinterpret_cast<std::uintptr_t>(st->raw(*st->find("empty"))) % alignof(float), 0u)
+        << "the case needs an offset that is not a float's alignment";
+    for (const char* name : {"empty", "empty_half"}) {
+        std::vector<float> storage;
+        auto values = st->floats(*st->find(name), storage);
+        ASSERT_TRUE(values.ok()) << values.error();
+        EXPECT_TRUE(values->empty()) << name;
+    }
+}
+
 TEST(Safetensors, RefusesNonFloatDtypeAsWeightsButLoadsTheFile) {
     TempDir dir("attnlab_model");
     RawTensor ids{"position_ids", "I64", {2}, std::string(16, '\0')};

@@ -66,7 +66,8 @@ public:
             } else { // a header may place a tensor at an odd offset
                 auto copy = std::make_unique<std::vector<std::uint16_t>>(
                     static_cast<std::size_t>(entry->elementCount()));
-                std::memcpy(copy->data(), bytes, copy->size() * sizeof(std::uint16_t));
+                if (!copy->empty())
+                    std::memcpy(copy->data(), bytes, copy->size() * sizeof(std::uint16_t));
                 weight.halves = copy->data();
                 m_realigned.push_back(std::move(copy));
                 inMapping = false;

@@ -430,6 +430,11 @@ Result<std::span<const float>> SafeTensors::floats(const TensorEntry& entry,
                                                    std::vector<float>& storage) const {
     const unsigned char* bytes = raw(entry);
     const auto count = static_cast<std::size_t>(entry.elementCount());
+    // A tensor with a zero in its shape holds no bytes; an empty vector's data() may be null,
+    // which memcpy must never be given, even for zero bytes.
+    const bool readable = entry.dtype == TensorDType::F32 || entry.dtype == TensorDType::F16 ||
+                          entry.dtype == TensorDType::BF16;
+    if (count == 0 && readable) return std::span<const float>();
     switch (entry.dtype) {
     case TensorDType::F32:
         if (reinterpret_cast<std::uintptr_t>(bytes) % alignof(float) == 0)
