@@ -4,12 +4,16 @@
 # crash, leak, timeout or out-of-memory: the input is saved as build/fuzz/crashes/<harness>-*
 # and the script exits 1. Prints each harness's exec count.
 #   scripts/fuzz.sh [SECONDS] [HARNESS...]      e.g. scripts/fuzz.sh 600 npy session
-# Environment: ATTNLAB_FUZZ_BUILD (build folder, default build/fuzz).
+# Environment: ATTNLAB_FUZZ_BUILD (build folder, default build/fuzz); ATTNLAB_FUZZ_SEED (libFuzzer's
+# -seed: 0, the default, a new one each run; CI gives a fixed one, so its smoke run tries the
+# same inputs every time and a failure there comes back with the same seed).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-30}"
 shift || true
 [[ "$seconds" =~ ^[0-9]+$ ]] || { echo "fuzz.sh: SECONDS must be a whole number, got '$seconds'" >&2; exit 2; }
+[[ "${ATTNLAB_FUZZ_SEED:-0}" =~ ^[0-9]+$ ]] ||
+    { echo "fuzz.sh: ATTNLAB_FUZZ_SEED must be a whole number, got '$ATTNLAB_FUZZ_SEED'" >&2; exit 2; }
 
 "./scripts/setup.sh"
 # clang and its runtimes, when missing (as scripts/setup.sh installs the build's packages).
@@ -61,7 +65,7 @@ for name in "${harnesses[@]}"; do
     ASAN_OPTIONS="detect_leaks=1" \
     UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
         "$build/tests/fuzz/attnlab_fuzz_$name" "$work" "tests/fuzz/corpus/$name" \
-        -max_total_time="$seconds" -timeout=25 -rss_limit_mb=2048 \
+        -max_total_time="$seconds" -timeout=25 -rss_limit_mb=2048 -seed="${ATTNLAB_FUZZ_SEED:-0}" \
         -print_final_stats=1 -artifact_prefix="$build/crashes/$name-" >"$log" 2>&1
     rc=$?
     set -e
