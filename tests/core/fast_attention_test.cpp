@@ -206,6 +206,34 @@ TEST_P(FastAttention, OutputIndependentOfWeightsAndThreads) {
         }
 }
 
+/// The fast path leaves its output and weights unset before it runs (prepareResult): it must
+/// write every cell, masked ones as 0. The heap is handed buffers of NaN of exactly those sizes
+/// first, so a cell the kernel skipped would read as a NaN left over rather than as a fresh
+/// page's zero.
+TEST_P(FastAttention, WritesEveryCellOfABufferThatHeldNaN) {
+    const std::vector<Shape> shapes = {{7, 5, 3, 3}, {50, 130, 64, 64}, {129, 97, 1, 5}};
+    std::uint32_t seed = 300;
+    for (const Shape& s : shapes) {
+        const Qkv qkv{ref::randomTensor(2, 4, s.sq, s.dim, seed++),
+                      ref::randomTensor(2, 2, s.sk, s.dim, seed++),
+                      ref::randomTensor(2, 2, s.sk, s.dv, seed++)};
+        const auto poison = [&] {
+            std::vector<AlignedVector<float>> held;
+            for (Index cells : {2 * 4 * s.sq * s.dv, 2 * 4 * s.sq * s.sk})
+                for (int copy = 0; copy < 3; ++copy)
+                    held.emplace_back(static_cast<std::size_t>(cells),
+                                      std::numeric_limits<float>::quiet_NaN());
+        }; // freed here, for the attention's own buffers to reuse
+        for (const auto& [name, mask] : masksFor(s))
+            for (Variant variant : {Variant::Softmax, Variant::Flash}) {
+                poison();
+                expectMatchesReference(qkv, mask, variant, true, 2, std::nullopt, 1e-5,
+                                       std::string(variantName(variant)) + " " + name +
+                                           " Sq=" + std::to_string(s.sq));
+            }
+    }
+}
+
 INSTANTIATE_TEST_SUITE_P(Isa, FastExp, ::testing::ValuesIn(kAllIsas), test::isaTestName);
 INSTANTIATE_TEST_SUITE_P(Isa, FastAttention, ::testing::ValuesIn(kAllIsas), test::isaTestName);
 

@@ -132,7 +132,8 @@ std::optional<std::string> validate(const QkvD& qkv, const AttentionSpec& spec) 
 
 namespace kernels {
 
-template <typename T> AttentionT<T> prepareResult(const QkvT<T>& qkv, const AttentionSpec& spec) {
+template <typename T>
+AttentionT<T> prepareResult(const QkvT<T>& qkv, const AttentionSpec& spec, bool kernelWritesAll) {
     const Index batch = qkv.q.batch;
     const Index heads = qkv.q.heads;
     const Index sq = qkv.q.seq;
@@ -141,8 +142,15 @@ template <typename T> AttentionT<T> prepareResult(const QkvT<T>& qkv, const Atte
     AttentionT<T> result;
     result.scale =
         spec.scale ? *spec.scale : (dim > 0 ? 1.0 / std::sqrt(static_cast<double>(dim)) : 1.0);
-    result.output = Tensor4T<T>(batch, heads, sq, qkv.v.dim);
-    if (spec.wantWeights) result.weights = Tensor4T<T>(batch, heads, sq, sk);
+    // Zeros only where a kernel may leave a cell unwritten: the fast path writes every cell
+    // of its output and weights (masked ones as 0), so its pages are first touched by the
+    // threads that fill them instead of zeroed by this one.
+    const auto make = [&](Index s, Index d) {
+        return kernelWritesAll ? Tensor4T<T>::uninitialized(batch, heads, s, d)
+                               : Tensor4T<T>(batch, heads, s, d);
+    };
+    result.output = make(sq, qkv.v.dim);
+    if (spec.wantWeights) result.weights = make(sq, sk);
     if (spec.wantScores) result.scores = Tensor4T<T>(batch, heads, sq, sk);
     result.emptyRows.assign(static_cast<std::size_t>(batch * sq), 0);
     return result;
@@ -156,8 +164,8 @@ std::optional<AdditiveParamsT<T>> additiveParamsFor(const QkvT<T>& qkv, const At
         .template cast<T>();
 }
 
-template AttentionT<float> prepareResult(const QkvT<float>&, const AttentionSpec&);
-template AttentionT<double> prepareResult(const QkvT<double>&, const AttentionSpec&);
+template AttentionT<float> prepareResult(const QkvT<float>&, const AttentionSpec&, bool);
+template AttentionT<double> prepareResult(const QkvT<double>&, const AttentionSpec&, bool);
 template std::optional<AdditiveParamsT<float>> additiveParamsFor(const QkvT<float>&,
                                                                  const AttentionSpec&);
 template std::optional<AdditiveParamsT<double>> additiveParamsFor(const QkvT<double>&,
@@ -185,8 +193,10 @@ template <typename T> AttentionT<T> attendT(const QkvT<T>& qkv, const AttentionS
     const Index sq = qkv.q.seq;
     const Index sk = qkv.k.seq;
 
-    AttentionT<T> result = kernels::prepareResult(qkv, spec);
     const bool tracing = spec.wantFlashTrace && spec.variant == Variant::Flash;
+    bool fast = false;
+    if constexpr (std::is_same_v<T, float>) fast = kernels::fastPathServes(spec, tracing);
+    AttentionT<T> result = kernels::prepareResult(qkv, spec, fast);
     if (tracing) {
         FlashTraceT<T> trace;
         trace.qBlock = spec.qBlock;
@@ -200,7 +210,7 @@ template <typename T> AttentionT<T> attendT(const QkvT<T>& qkv, const AttentionS
         result.flashTrace = std::move(trace);
     }
     if constexpr (std::is_same_v<T, float>)
-        if (kernels::fastPathServes(spec, tracing)) {
+        if (fast) {
             kernels::attendFast(qkv, spec, result);
             return result;
         }

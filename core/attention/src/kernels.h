@@ -90,7 +90,11 @@ template <typename T> T keepScale(const HeadDropout& dropout) {
 
 /// The Attention a run over qkv fills: the scale in use, a zeroed output [B, H, Sq, Dv],
 /// weights and scores [B, H, Sq, Sk] only when the spec asks, and the empty-row flags.
-template <typename T> AttentionT<T> prepareResult(const QkvT<T>& qkv, const AttentionSpec& spec);
+/// `kernelWritesAll`: the kernel writes every cell of the output and the weights (the fast
+/// path), which are then left unset rather than zeroed.
+template <typename T>
+AttentionT<T> prepareResult(const QkvT<T>& qkv, const AttentionSpec& spec,
+                            bool kernelWritesAll = false);
 
 /// The additive parameters a run uses (the spec's, or seeded ones) in T; none for other
 /// variants.

@@ -18,6 +18,8 @@
 #include <cstdint>
 #include <new>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "attnlab/base/check.h"
@@ -78,6 +80,20 @@ template <typename T> struct AlignedAllocator {
     }
     void deallocate(T* p, std::size_t) noexcept { ::operator delete(p, kAlignment); }
 
+    /// An element made without a value is default-initialised, as `new T[n]` makes it: for a
+    /// float, no write at all. So `resize(n)` and `AlignedVector<T>(n)` leave new floats
+    /// unset, for buffers the caller writes in full (a kernel's weights, a file's values), and
+    /// zeros are asked for by value: `resize(n, 0)`, `AlignedVector<T>(n, 0)`. The pages of a
+    /// large buffer are then first touched by the threads that write it, not zeroed first by
+    /// one (tens of MB on every keystroke for a layer's maps).
+    template <typename U> void construct(U* p) noexcept(
+        std::is_nothrow_default_constructible_v<U>) {
+        ::new (static_cast<void*>(p)) U;
+    }
+    template <typename U, typename... Args> void construct(U* p, Args&&... args) {
+        ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+    }
+
     template <typename U> bool operator==(const AlignedAllocator<U>&) const noexcept {
         return true;
     }
@@ -100,6 +116,19 @@ template <typename T> struct Tensor4T {
     Tensor4T(Index b, Index h, Index s, Index d)
         : batch(b), heads(h), seq(s), dim(d), data(static_cast<std::size_t>(b * h * s * d), 0) {
         ATTN_CHECK(b >= 0 && h >= 0 && s >= 0 && d >= 0, "tensor extents must be non-negative");
+    }
+
+    /// A tensor of the given shape whose values are not set: for a caller that writes every
+    /// one before any is read (AlignedAllocator::construct).
+    static Tensor4T uninitialized(Index b, Index h, Index s, Index d) {
+        ATTN_CHECK(b >= 0 && h >= 0 && s >= 0 && d >= 0, "tensor extents must be non-negative");
+        Tensor4T t;
+        t.batch = b;
+        t.heads = h;
+        t.seq = s;
+        t.dim = d;
+        t.data.resize(static_cast<std::size_t>(b * h * s * d));
+        return t;
     }
 
     std::size_t size() const { return data.size(); }
