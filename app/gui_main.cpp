@@ -25,7 +25,7 @@
 #include "ui/window/language.h"
 #include "ui/window/lesson_panel.h"
 #include "ui/window/main_window.h"
-#include "ui/window/theme.h"
+#include "ui/widgets/theme.h"
 
 namespace attnlab::app {
 

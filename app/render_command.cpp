@@ -45,7 +45,7 @@
 #include "ui/views/view.h"
 #include "ui/views/view_registry.h"
 #include "ui/window/language.h"
-#include "ui/window/theme.h"
+#include "ui/widgets/theme.h"
 
 namespace attnlab::app {
 namespace {

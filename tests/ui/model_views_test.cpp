@@ -32,7 +32,7 @@
 #include "ui/export/figure_export.h"
 #include "ui/state/document.h"
 #include "ui/state/model_document.h"
-#include "ui/state/model_views_binding.h"
+#include "ui/views/model_views_binding.h"
 #include "ui/views/head_roles_view.h"
 #include "ui/views/next_token_view.h"
 #include "ui/views/rope_view.h"

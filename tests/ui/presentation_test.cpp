@@ -24,7 +24,7 @@
 #include "ui/window/inputs_panel.h"
 #include "ui/window/language.h"
 #include "ui/window/main_window.h"
-#include "ui/window/theme.h"
+#include "ui/widgets/theme.h"
 
 // Sizes print as WxH in failures.
 static void PrintTo(const QSize& size, std::ostream* out) {

@@ -24,7 +24,7 @@
 #include "ui/views/view_registry.h"
 #include "ui/window/language.h"
 #include "ui/window/lesson_panel.h"
-#include "ui/window/theme.h"
+#include "ui/widgets/theme.h"
 
 namespace attnlab::ui {
 namespace {

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "ui/window/theme.h"
+#include "ui/widgets/theme.h"
 
 namespace attnlab::ui {
 

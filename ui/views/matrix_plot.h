@@ -17,7 +17,7 @@
 #include "attnlab/lab/session.h"
 #include "attnlab/lab/stats.h"
 #include "ui/views/view.h"
-#include "ui/window/theme.h"
+#include "ui/widgets/theme.h"
 
 class QCustomPlot;
 class QCPColorMap;

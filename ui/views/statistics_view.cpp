@@ -14,7 +14,7 @@
 
 #include "ui/state/experiment_data.h"
 #include "ui/views/token_tooltips.h"
-#include "ui/window/theme.h"
+#include "ui/widgets/theme.h"
 
 namespace attnlab::ui {
 

@@ -15,7 +15,7 @@
 #include "attnlab/lab/session.h"
 #include "attnlab/lab/stats.h"
 #include "ui/state/document.h"
-#include "ui/window/theme.h"
+#include "ui/widgets/theme.h"
 
 class QCPAxisRect;
 class QCPAxis;

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "ui/state/document.h"
-#include "ui/window/theme.h"
+#include "ui/widgets/theme.h"
 
 class QCustomPlot;
 class QCPPainter;

@@ -3,7 +3,7 @@
 #include <QCoreApplication>
 
 #include "ui/state/model_document.h"
-#include "ui/state/model_views_binding.h"
+#include "ui/views/model_views_binding.h"
 #include "ui/views/aggregate_view.h"
 #include "ui/views/compare_view.h"
 #include "ui/views/complexity_view.h"

@@ -54,7 +54,7 @@
 #include "ui/window/input_guard.h"
 #include "ui/window/lesson_panel.h"
 #include "ui/window/model_tool_bar.h"
-#include "ui/window/theme.h"
+#include "ui/widgets/theme.h"
 
 namespace attnlab::ui {
 

@@ -6,7 +6,7 @@
 
 #include <cmath>
 
-#include "attnlab/lab/embedding.h"
+#include "attnlab/base/seeded.h"
 #include "kernels.h"
 
 namespace attnlab {

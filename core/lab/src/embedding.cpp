@@ -5,6 +5,11 @@
 
 namespace attnlab {
 
+using seeded::counterWord;
+using seeded::splitmix64;
+using seeded::unitClosedZero;
+using seeded::unitOpenZero;
+
 namespace {
 
 /// FNV-1a, 64 bit, over the bytes of a token.
@@ -15,29 +20,6 @@ std::uint64_t fnv1a(std::string_view text) {
         hash *= 0x100000001b3ull;
     }
     return hash;
-}
-
-/// splitmix64's finaliser (Steele, Lea, Flood 2014): a bijective 64-bit mixer.
-std::uint64_t splitmix64(std::uint64_t x) {
-    x += 0x9e3779b97f4a7c15ull;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-    return x ^ (x >> 31);
-}
-
-/// Counter-based generator: the n-th 64-bit word of the stream keyed by `key`.
-std::uint64_t counterWord(std::uint64_t key, std::uint64_t n) {
-    return splitmix64(key ^ splitmix64(n * 0xd1b54a32d192ed03ull + 0x8cb92ba72f3d8dd7ull));
-}
-
-/// Uniform double in (0, 1] from the top 53 bits (never 0, so log() is finite).
-double unitOpenZero(std::uint64_t word) {
-    return static_cast<double>((word >> 11) + 1) * 0x1.0p-53;
-}
-
-/// Uniform double in [0, 1).
-double unitClosedZero(std::uint64_t word) {
-    return static_cast<double>(word >> 11) * 0x1.0p-53;
 }
 
 bool isAsciiSpace(unsigned char c) {
@@ -138,22 +120,6 @@ Matrix sinusoidalEncoding(Index seq, Index dim, Index positionOffset) {
         }
     }
     return pe;
-}
-
-Matrix seededMatrix(Index rows, Index cols, std::uint64_t seed, std::uint64_t stream) {
-    ATTN_CHECK(rows >= 0 && cols >= 0,
-               "matrix extents must be >= 0 (got " << rows << "x" << cols << ")");
-    Matrix m(rows, cols);
-    if (rows + cols == 0) return m;
-    const double limit = std::sqrt(6.0 / static_cast<double>(rows + cols));
-    const std::uint64_t key = splitmix64(splitmix64(seed) ^ splitmix64(~stream));
-    for (Index r = 0; r < rows; ++r)
-        for (Index c = 0; c < cols; ++c) {
-            const auto n = static_cast<std::uint64_t>(r * cols + c);
-            const double u = unitClosedZero(counterWord(key, n));
-            m(r, c) = static_cast<Scalar>((2.0 * u - 1.0) * limit);
-        }
-    return m;
 }
 
 Projections makeProjections(Index dModel, Index heads, Index kvHeads, std::uint64_t seed) {

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "attnlab/base/seeded.h"
 #include "attnlab/model/attention_maps.h"
 #include "attnlab/model/model.h"
 
@@ -133,10 +134,9 @@ namespace {
 struct SplitMix64 {
     std::uint64_t state;
     std::uint64_t next() {
-        std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-        return z ^ (z >> 31);
+        const std::uint64_t word = seeded::splitmix64(state);
+        state += 0x9e3779b97f4a7c15ull;
+        return word;
     }
     /// Uniform in [0, bound) by rejection (no modulo bias); bound >= 1.
     std::uint64_t below(std::uint64_t bound) {

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "attnlab/base/seeded.h" // seededMatrix: the projections draw from it
 #include "attnlab/base/tensor.h"
 
 namespace attnlab {
@@ -27,10 +28,6 @@ Matrix embedTokens(const std::vector<std::string>& tokens, Index dim, std::uint6
 /// Vaswani et al. 2017 sinusoidal encoding [S, dim]: PE(p, 2i) = sin(p / 10000^(2i/d)),
 /// PE(p, 2i+1) = cos(...). Odd dim is allowed (the last column is a sine).
 Matrix sinusoidalEncoding(Index seq, Index dim, Index positionOffset = 0);
-
-/// A reproducible [rows, cols] matrix, uniform in +-sqrt(6 / (rows + cols)) (Xavier),
-/// from (seed, stream). The same arguments give the same matrix on every machine.
-Matrix seededMatrix(Index rows, Index cols, std::uint64_t seed, std::uint64_t stream);
 
 /// Multi-head projections: wq [dModel, H*dh], wk/wv [dModel, Hkv*dh], wo [H*dh, dModel].
 struct Projections {

@@ -1,4 +1,4 @@
-#include "ui/window/theme.h"
+#include "ui/widgets/theme.h"
 
 #include <QApplication>
 #include <QPalette>

@@ -1,4 +1,4 @@
-#include "ui/state/model_views_binding.h"
+#include "ui/views/model_views_binding.h"
 
 #include <atomic>
 #include <memory>

@@ -1,0 +1,112 @@
+# The floors of the source tree, checked: a file includes its own part and the parts on the
+# floors below it, never a part on its floor or above. Run by the build (the check_floors
+# target) and by the tests on trees made to break it (tests/floors):
+#   cmake -DROOT=<source tree> -P cmake/check_floors.cmake
+# Prints every include that crosses a floor upward, as "file includes header (part X on
+# floor N includes part Y on floor M)", and fails; prints nothing and succeeds otherwise.
+# docs/architecture.md describes the floors and why each part sits where it does.
+cmake_minimum_required(VERSION 3.22)
+
+if(NOT DEFINED ROOT)
+    message(FATAL_ERROR "check_floors: give the source tree as -DROOT=<folder>")
+endif()
+
+# Floor of each part, from the bottom. A part is a folder: core/<part> (its headers are
+# included as "attnlab/<part>/..."), ui/<part> (included as "ui/<part>/...") and app.
+set(floor_core_base 0)
+set(floor_core_attention 1)
+set(floor_core_io 2)
+set(floor_core_lab 3)
+set(floor_core_tokenizer 3)
+set(floor_core_model 4)
+set(floor_ui_widgets 10)
+set(floor_ui_state 11)
+set(floor_ui_views 12)
+set(floor_ui_export 13)
+set(floor_ui_window 14)
+set(floor_app 20)
+
+# Upward includes that are known and are to be moved, each as "file|header": the check fails
+# on any other, and on one of these that is gone (so the list only shrinks). io's dump.h
+# declares what turns a dump into the lab's Experiment and its statistics; those functions
+# belong on lab's floor, above io.
+set(known_upward
+    "core/io/include/attnlab/io/dump.h|attnlab/lab/session.h"
+    "core/io/include/attnlab/io/dump.h|attnlab/lab/stats.h"
+)
+
+function(part_of_path path out)
+    if(path MATCHES "^core/([a-z_]+)/")
+        set(${out} "core_${CMAKE_MATCH_1}" PARENT_SCOPE)
+    elseif(path MATCHES "^ui/([a-z_]+)/")
+        set(${out} "ui_${CMAKE_MATCH_1}" PARENT_SCOPE)
+    elseif(path MATCHES "^app/")
+        set(${out} "app" PARENT_SCOPE)
+    else()
+        set(${out} "" PARENT_SCOPE)
+    endif()
+endfunction()
+
+file(GLOB_RECURSE sources RELATIVE "${ROOT}" "${ROOT}/core/*.h" "${ROOT}/core/*.cpp"
+     "${ROOT}/core/*.inc" "${ROOT}/ui/*.h" "${ROOT}/ui/*.cpp" "${ROOT}/app/*.h"
+     "${ROOT}/app/*.cpp")
+list(SORT sources)
+
+set(problems "")
+set(seen_known "")
+foreach(source IN LISTS sources)
+    part_of_path("${source}" from)
+    if(from STREQUAL "")
+        continue()
+    endif()
+    if(NOT DEFINED floor_${from})
+        list(APPEND problems "${source}: its folder is on no floor (add it to cmake/check_floors.cmake)")
+        continue()
+    endif()
+    file(STRINGS "${ROOT}/${source}" lines REGEX "^[ \t]*#[ \t]*include[ \t]*\"")
+    foreach(line IN LISTS lines)
+        if(NOT line MATCHES "#[ \t]*include[ \t]*\"([^\"]+)\"")
+            continue()
+        endif()
+        set(header "${CMAKE_MATCH_1}")
+        if(header MATCHES "^attnlab/([a-z_]+)/")
+            set(to "core_${CMAKE_MATCH_1}")
+        elseif(header MATCHES "^ui/([a-z_]+)/")
+            set(to "ui_${CMAKE_MATCH_1}")
+        else()
+            continue() # a header beside the file, in its own part
+        endif()
+        if(to STREQUAL from)
+            continue()
+        endif()
+        if(NOT DEFINED floor_${to})
+            list(APPEND problems "${source} includes ${header}: a part on no floor")
+            continue()
+        endif()
+        if(floor_${to} LESS floor_${from})
+            continue()
+        endif()
+        if("${source}|${header}" IN_LIST known_upward)
+            list(APPEND seen_known "${source}|${header}")
+            continue()
+        endif()
+        string(REGEX REPLACE "^([a-z]+)_" "\\1/" from_name "${from}")
+        string(REGEX REPLACE "^([a-z]+)_" "\\1/" to_name "${to}")
+        list(APPEND problems
+             "${source} includes ${header} (${from_name} on floor ${floor_${from}}, ${to_name} on floor ${floor_${to}})")
+    endforeach()
+endforeach()
+
+foreach(known IN LISTS known_upward)
+    if(NOT known IN_LIST seen_known)
+        string(REPLACE "|" " includes " said "${known}")
+        list(APPEND problems
+             "${said} no longer: take it off known_upward in cmake/check_floors.cmake")
+    endif()
+endforeach()
+
+if(problems)
+    list(LENGTH problems count)
+    string(REPLACE ";" "\n  " text "${problems}")
+    message(FATAL_ERROR "check_floors: ${count} problem(s) with the floors:\n  ${text}")
+endif()
