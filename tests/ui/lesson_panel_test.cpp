@@ -8,12 +8,14 @@
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
+#include <QFontInfo>
 #include <QLabel>
 #include <QLineEdit>
 #include <QMenu>
 #include <QMenuBar>
 #include <QPalette>
 #include <QRegularExpression>
+#include <QScrollBar>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QTextBrowser>
@@ -36,6 +38,7 @@
 #include "ui/window/inputs_panel.h"
 #include "ui/window/language.h"
 #include "ui/window/main_window.h"
+#include "ui/window/theme.h"
 
 namespace attnlab::ui {
 namespace {
@@ -218,24 +221,34 @@ void onAProjectorInBothLanguages(const std::function<void(MainWindow&, LessonPan
         }
 }
 
-// A teacher on a 1280 x 720 projector in Chinese scrolled on every step with a question: each
-// step's formula, text and question fit the panel (the text shrinks, within limits, as slides
-// do), in both languages, on a 1024 x 768 projector too.
-TEST(LessonPanel, EveryStepFitsTheProjectorWithoutScrolling) {
+// Lesson 16's first step read at about 14 px on a projector against 20 px on the next: the
+// text shrank to fit its panel. Every step's text stays at the theme's reading size, in both
+// languages, on a 1024 x 768 projector too; a step longer than the panel scrolls to the rest.
+TEST(LessonPanel, EveryStepReadsAtTheThemesSizeAndScrollsToTheRest) {
+    const int readingPoints = themeNamed(QStringLiteral("projector")).fontPointSize;
     onAProjectorInBothLanguages(
-        [](MainWindow&, LessonPanel* panel) {
+        [readingPoints](MainWindow&, LessonPanel* panel) {
             for (const QString& path : LessonPanel::bundledLessons()) {
                 ASSERT_TRUE(panel->openLesson(path)) << panel->lastError().toStdString();
                 for (int i = 0; i < panel->stepCount(); ++i) {
                     if (i > 0) {
                         ASSERT_TRUE(panel->goToStep(i));
                     }
-                    QCoreApplication::processEvents();
-                    QTextBrowser* body = panel->body();
-                    EXPECT_LE(body->document()->size().height(), body->viewport()->height() + 1)
-                        << path.toStdString() << " step " << i + 1 << ": "
-                        << body->document()->size().height() << " in " << body->viewport()->height()
-                        << " px, " << body->document()->defaultFont().pointSizeF() << " pt";
+                    for (const bool revealed : {false, true}) {
+                        if (revealed) panel->reveal(); // nothing on a step without a question
+                        QCoreApplication::processEvents();
+                        QTextBrowser* body = panel->body();
+                        const QFontInfo shown(body->document()->defaultFont());
+                        EXPECT_GE(shown.pointSizeF(), readingPoints - 0.5)
+                            << path.toStdString() << " step " << i + 1
+                            << (revealed ? " (answer)" : "") << ": " << shown.pixelSize() << " px";
+                        const int hidden = static_cast<int>(body->document()->size().height()) -
+                                           body->viewport()->height();
+                        if (hidden > 1) {
+                            EXPECT_GE(body->verticalScrollBar()->maximum(), hidden - 1)
+                                << path.toStdString() << " step " << i + 1;
+                        }
+                    }
                 }
             }
         },

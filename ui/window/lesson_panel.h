@@ -77,8 +77,6 @@ protected:
     bool eventFilter(QObject* watched, QEvent* event) override;
 
 private:
-    /// Shrinks the step's text (to 70 % at most) until it fits the panel without scrolling.
-    void fitBodyText();
     void refresh();
     void fail(const QString& message);
     bool applyStep(int index, bool forward);
@@ -95,7 +93,6 @@ private:
     QLabel* m_header = nullptr;
     QLabel* m_stepTitle = nullptr;
     QTextBrowser* m_body = nullptr;
-    int m_fittedHeight = -1; ///< the text's height fitBodyText() last fitted to
     QPushButton* m_reveal = nullptr;
     QPushButton* m_back = nullptr;
     QPushButton* m_next = nullptr;
