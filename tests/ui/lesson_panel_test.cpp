@@ -18,8 +18,10 @@
 #include <QScrollBar>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QTextBlock>
 #include <QTextBrowser>
 #include <QTextDocument>
+#include <QTextLayout>
 #include <QToolBar>
 #include <QUndoStack>
 
@@ -33,7 +35,9 @@
 
 #include "ui/state/document.h"
 #include "ui/state/model_document.h"
+#include "ui/state/patching_document.h"
 #include "ui/views/flash_stepper_view.h"
+#include "ui/views/lens_views.h"
 #include "ui/views/view.h"
 #include "ui/window/inputs_panel.h"
 #include "ui/window/language.h"
@@ -253,6 +257,87 @@ TEST(LessonPanel, EveryStepReadsAtTheThemesSizeAndScrollsToTheRest) {
             }
         },
         {QSize(1280, 720), QSize(1024, 768)});
+}
+
+// Lesson 17 step 4 broke "0.48" across lines as "0." and "48". No number of any step (its text,
+// question and answer) is broken across lines, at any width of the panel, in either language.
+TEST(LessonPanel, NoNumberIsBrokenAcrossLines) {
+    const QRegularExpression number(QStringLiteral("\\d+(?:[.,]\\x{2060}?\\d+)+"));
+    onAProjectorInBothLanguages([&number](MainWindow&, LessonPanel* panel) {
+        int numbers = 0;
+        for (const QString& path : LessonPanel::bundledLessons()) {
+            ASSERT_TRUE(panel->openLesson(path)) << panel->lastError().toStdString();
+            for (int i = 0; i < panel->stepCount(); ++i) {
+                if (i > 0) {
+                    ASSERT_TRUE(panel->goToStep(i));
+                }
+                panel->reveal();
+                QTextDocument* document = panel->body()->document();
+                const qreal width = document->textWidth();
+                for (qreal w = 160; w <= 560; w += 6) {
+                    document->setTextWidth(w);
+                    for (QTextBlock block = document->begin(); block.isValid();
+                         block = block.next()) {
+                        const QTextLayout* layout = block.layout();
+                        for (auto match = number.globalMatch(block.text()); match.hasNext();) {
+                            const QRegularExpressionMatch found = match.next();
+                            ++numbers;
+                            const int first = static_cast<int>(found.capturedStart());
+                            const int last = static_cast<int>(found.capturedEnd()) - 1;
+                            const QTextLine a = layout->lineForTextPosition(first);
+                            const QTextLine b = layout->lineForTextPosition(last);
+                            ASSERT_TRUE(a.isValid() && b.isValid());
+                            ASSERT_EQ(a.lineNumber(), b.lineNumber())
+                                << path.toStdString() << " step " << i + 1 << " at " << w
+                                << " px: \"" << found.captured().toStdString() << "\"";
+                        }
+                    }
+                }
+                document->setTextWidth(width);
+            }
+        }
+        EXPECT_GT(numbers, 0);
+    });
+}
+
+// Lesson 17 step 4 quotes the residual stream's patching ("position 10, 0.48 … 1.10") and
+// showed layer 1 head 2's attention map: it shows the Patch tab on the residual stream, whose
+// cells are the numbers its text quotes.
+TEST(LessonPanel, ThePatchingLessonsResidualStepShowsTheNumbersItQuotes) {
+    MainWindow window;
+    window.resize(1280, 720);
+    window.show();
+    LessonPanel* panel = panelOf(window);
+    QString path;
+    for (const QString& lesson : LessonPanel::bundledLessons())
+        if (lesson.contains(QStringLiteral("patching_induction"))) path = lesson;
+    ASSERT_FALSE(path.isEmpty());
+    ASSERT_TRUE(panel->openLesson(path)) << panel->lastError().toStdString();
+    int step = -1;
+    for (int i = 0; i < panel->stepCount() && step < 0; ++i) {
+        ASSERT_TRUE(panel->goToStep(i)) << panel->lastError().toStdString();
+        if (panel->bodyText().contains(QStringLiteral("position 10, 0.48"))) step = i;
+    }
+    ASSERT_GE(step, 0);
+    ASSERT_TRUE(panel->bodyText().contains(QStringLiteral("(1.10)")));
+    settle(window);
+    ASSERT_TRUE(ModelDocument::of(window.document())->waitForIdle());
+    PatchingDocument* patching = PatchingDocument::of(window.document());
+    ASSERT_TRUE(patching->waitForIdle());
+    settle(window);
+    View* view = window.currentView();
+    ASSERT_NE(view, nullptr);
+    ASSERT_EQ(view->viewId().toStdString(), "patching");
+    auto* patch = qobject_cast<PatchingView*>(view);
+    ASSERT_NE(patch, nullptr);
+    patch->ensureFresh();
+    const MatrixD& effects = patch->effects();
+    // The residual stream: the rows are the streams into each layer and the output, one
+    // column per position.
+    ASSERT_EQ(effects.rows(), 4);
+    ASSERT_EQ(effects.cols(), 19);
+    EXPECT_EQ(QString::number(effects(1, 10), 'f', 2).toStdString(), "0.48");
+    EXPECT_EQ(QString::number(effects(2, effects.cols() - 1), 'f', 2).toStdString(), "1.10");
 }
 
 // Opened straight from the command line (attnlab --lesson 13_patterns_and_entropy --theme

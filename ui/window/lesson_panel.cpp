@@ -20,6 +20,7 @@
 #include <QMenu>
 #include <QPlainTextEdit>
 #include <QPushButton>
+#include <QRegularExpression>
 #include <QSettings>
 #include <QStatusBar>
 #include <QTextBrowser>
@@ -104,6 +105,18 @@ template <typename Window> void showLessonTitle(Window* window, const QString& t
         const QString base = window->windowTitle().section(QStringLiteral(" \u2014 "), -2);
         window->setWindowTitle(title.isEmpty() ? base : title + QStringLiteral(" \u2014 ") + base);
     }
+}
+
+/// U+2060 WORD JOINER: no line break on either side of it.
+constexpr QChar kWordJoiner(0x2060);
+
+/// `html` with a word joiner after each point or comma between two digits, so that a number
+/// ("0.48", "1,024") is never broken across lines: Qt's line breaker otherwise allows a break
+/// after the point ("0." / "48" in a narrow panel).
+QString keepNumbersWhole(QString html) {
+    // Not inside a tag: "(?![^<]*>)" (markup keeps its own numbers).
+    static const QRegularExpression separator(QStringLiteral("(?<=\\d)([.,])(?=\\d)(?![^<]*>)"));
+    return html.replace(separator, QStringLiteral("\\1") + kWordJoiner);
 }
 
 /// Whether keys typed into `widget` belong to it (text, numbers, lists), not to the lesson.
@@ -406,7 +419,7 @@ void LessonPanel::refresh() {
                         .arg(tr("Answer:"), inlineHtml(step.answer.in(lang)));
     }
     // The text stays at the theme's reading size, on a projector too; a long step scrolls.
-    m_body->setHtml(html);
+    m_body->setHtml(keepNumbersWhole(html));
     // A revealed answer is brought into view (it is last, often below a long text).
     if (m_revealed && !step.question.empty())
         QTimer::singleShot(0, m_body,
@@ -426,7 +439,7 @@ QString LessonPanel::stepTitleText() const {
 }
 
 QString LessonPanel::bodyText() const {
-    return m_body->toPlainText();
+    return m_body->toPlainText().remove(kWordJoiner);
 }
 
 void LessonPanel::changeEvent(QEvent* event) {

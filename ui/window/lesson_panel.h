@@ -65,7 +65,8 @@ public:
     QString language() const;
     void setLanguage(const QString& code);
 
-    /// What is on screen (tests, screenshots): the header, the step title, the body text.
+    /// What is on screen (tests, screenshots): the header, the step title, the body text (as
+    /// read: without the joiners that keep a number on one line).
     QString headerText() const;
     QString stepTitleText() const;
     QString bodyText() const;
