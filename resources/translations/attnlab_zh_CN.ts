@@ -2985,6 +2985,10 @@ output</source>
         <source>The run was stopped; the views show the text&apos;s previous run.</source>
         <translation>运行已停止；各视图显示的是上一次运行的结果。</translation>
     </message>
+    <message>
+        <source>Close the model, keep its text</source>
+        <translation>关闭模型，保留它的文本</translation>
+    </message>
 </context>
 <context>
     <name>attnlab::ui::ModelView</name>

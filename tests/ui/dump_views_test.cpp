@@ -11,6 +11,7 @@
 #include <QTest>
 
 #include <gtest/gtest.h>
+#include <qcustomplot.h>
 
 #include <fstream>
 #include <iterator>
@@ -309,6 +310,40 @@ TEST(DumpViews, AggregatesStatisticsAndDifferencesDrawTheDump) {
         renderFigure(stats, QSize(700, 500)).save(QDir(out).filePath("head_stats.png"));
         difference.ensureFresh();
         renderFigure(difference, QSize(700, 500)).save(QDir(out).filePath("difference.png"));
+    }
+}
+
+// The Dump difference tab left a large empty band above its map, and on a projector squashed
+// the map to about 70 px: its controls take the height their rows need and the plot the rest.
+TEST(DumpViews, TheDifferencesControlsTakeTheirRowsAndThePlotTheRest) {
+    for (const QString& theme : {QStringLiteral("light"), QStringLiteral("projector")}) {
+        SCOPED_TRACE(theme.toStdString());
+        Fixture files;
+        MainWindow window;
+        window.setTheme(theme, false);
+        window.resize(1280, 720);
+        window.show();
+        window.document()->flush();
+        ASSERT_TRUE(DumpDocument::of(window.document())->openAttention(files.path, files.tokens));
+        window.showView(QStringLiteral("dump-difference"));
+        auto* view = qobject_cast<DifferenceView*>(window.view(QStringLiteral("dump-difference")));
+        ASSERT_NE(view, nullptr);
+        view->ensureFresh();
+        QCoreApplication::processEvents();
+        QWidget* controls = view->layout()->itemAt(0)->widget();
+        auto* plot = view->findChild<QCustomPlot*>();
+        ASSERT_NE(controls, nullptr);
+        ASSERT_NE(plot, nullptr);
+        ASSERT_TRUE(controls->hasHeightForWidth());
+        const int needed = controls->heightForWidth(controls->width());
+        EXPECT_LE(controls->height(), needed + 1)
+            << controls->height() << " px for rows of " << needed << " px";
+        const int spacing = view->layout()->spacing();
+        EXPECT_GE(plot->height(), view->height() - needed - spacing - 1)
+            << plot->height() << " of " << view->height() << " px";
+        plot->replot(QCustomPlot::rpImmediateRefresh);
+        EXPECT_GE(plot->axisRect()->height(), view->height() / 2)
+            << plot->axisRect()->height() << " of " << view->height() << " px";
     }
 }
 

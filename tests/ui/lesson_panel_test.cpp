@@ -8,16 +8,20 @@
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
+#include <QFontInfo>
 #include <QLabel>
 #include <QLineEdit>
 #include <QMenu>
 #include <QMenuBar>
 #include <QPalette>
 #include <QRegularExpression>
+#include <QScrollBar>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QTextBlock>
 #include <QTextBrowser>
 #include <QTextDocument>
+#include <QTextLayout>
 #include <QToolBar>
 #include <QUndoStack>
 
@@ -31,11 +35,14 @@
 
 #include "ui/state/document.h"
 #include "ui/state/model_document.h"
+#include "ui/state/patching_document.h"
 #include "ui/views/flash_stepper_view.h"
+#include "ui/views/lens_views.h"
 #include "ui/views/view.h"
 #include "ui/window/inputs_panel.h"
 #include "ui/window/language.h"
 #include "ui/window/main_window.h"
+#include "ui/window/theme.h"
 
 namespace attnlab::ui {
 namespace {
@@ -218,28 +225,119 @@ void onAProjectorInBothLanguages(const std::function<void(MainWindow&, LessonPan
         }
 }
 
-// A teacher on a 1280 x 720 projector in Chinese scrolled on every step with a question: each
-// step's formula, text and question fit the panel (the text shrinks, within limits, as slides
-// do), in both languages, on a 1024 x 768 projector too.
-TEST(LessonPanel, EveryStepFitsTheProjectorWithoutScrolling) {
+// Lesson 16's first step read at about 14 px on a projector against 20 px on the next: the
+// text shrank to fit its panel. Every step's text stays at the theme's reading size, in both
+// languages, on a 1024 x 768 projector too; a step longer than the panel scrolls to the rest.
+TEST(LessonPanel, EveryStepReadsAtTheThemesSizeAndScrollsToTheRest) {
+    const int readingPoints = themeNamed(QStringLiteral("projector")).fontPointSize;
     onAProjectorInBothLanguages(
-        [](MainWindow&, LessonPanel* panel) {
+        [readingPoints](MainWindow&, LessonPanel* panel) {
             for (const QString& path : LessonPanel::bundledLessons()) {
                 ASSERT_TRUE(panel->openLesson(path)) << panel->lastError().toStdString();
                 for (int i = 0; i < panel->stepCount(); ++i) {
                     if (i > 0) {
                         ASSERT_TRUE(panel->goToStep(i));
                     }
-                    QCoreApplication::processEvents();
-                    QTextBrowser* body = panel->body();
-                    EXPECT_LE(body->document()->size().height(), body->viewport()->height() + 1)
-                        << path.toStdString() << " step " << i + 1 << ": "
-                        << body->document()->size().height() << " in " << body->viewport()->height()
-                        << " px, " << body->document()->defaultFont().pointSizeF() << " pt";
+                    for (const bool revealed : {false, true}) {
+                        if (revealed) panel->reveal(); // nothing on a step without a question
+                        QCoreApplication::processEvents();
+                        QTextBrowser* body = panel->body();
+                        const QFontInfo shown(body->document()->defaultFont());
+                        EXPECT_GE(shown.pointSizeF(), readingPoints - 0.5)
+                            << path.toStdString() << " step " << i + 1
+                            << (revealed ? " (answer)" : "") << ": " << shown.pixelSize() << " px";
+                        const int hidden = static_cast<int>(body->document()->size().height()) -
+                                           body->viewport()->height();
+                        if (hidden > 1) {
+                            EXPECT_GE(body->verticalScrollBar()->maximum(), hidden - 1)
+                                << path.toStdString() << " step " << i + 1;
+                        }
+                    }
                 }
             }
         },
         {QSize(1280, 720), QSize(1024, 768)});
+}
+
+// Lesson 17 step 4 broke "0.48" across lines as "0." and "48". No number of any step (its text,
+// question and answer) is broken across lines, at any width of the panel, in either language.
+TEST(LessonPanel, NoNumberIsBrokenAcrossLines) {
+    const QRegularExpression number(QStringLiteral("\\d+(?:[.,]\\x{2060}?\\d+)+"));
+    onAProjectorInBothLanguages([&number](MainWindow&, LessonPanel* panel) {
+        int numbers = 0;
+        for (const QString& path : LessonPanel::bundledLessons()) {
+            ASSERT_TRUE(panel->openLesson(path)) << panel->lastError().toStdString();
+            for (int i = 0; i < panel->stepCount(); ++i) {
+                if (i > 0) {
+                    ASSERT_TRUE(panel->goToStep(i));
+                }
+                panel->reveal();
+                QTextDocument* document = panel->body()->document();
+                const qreal width = document->textWidth();
+                for (qreal w = 160; w <= 560; w += 6) {
+                    document->setTextWidth(w);
+                    for (QTextBlock block = document->begin(); block.isValid();
+                         block = block.next()) {
+                        const QTextLayout* layout = block.layout();
+                        for (auto match = number.globalMatch(block.text()); match.hasNext();) {
+                            const QRegularExpressionMatch found = match.next();
+                            ++numbers;
+                            const int first = static_cast<int>(found.capturedStart());
+                            const int last = static_cast<int>(found.capturedEnd()) - 1;
+                            const QTextLine a = layout->lineForTextPosition(first);
+                            const QTextLine b = layout->lineForTextPosition(last);
+                            ASSERT_TRUE(a.isValid() && b.isValid());
+                            ASSERT_EQ(a.lineNumber(), b.lineNumber())
+                                << path.toStdString() << " step " << i + 1 << " at " << w
+                                << " px: \"" << found.captured().toStdString() << "\"";
+                        }
+                    }
+                }
+                document->setTextWidth(width);
+            }
+        }
+        EXPECT_GT(numbers, 0);
+    });
+}
+
+// Lesson 17 step 4 quotes the residual stream's patching ("position 10, 0.48 … 1.10") and
+// showed layer 1 head 2's attention map: it shows the Patch tab on the residual stream, whose
+// cells are the numbers its text quotes.
+TEST(LessonPanel, ThePatchingLessonsResidualStepShowsTheNumbersItQuotes) {
+    MainWindow window;
+    window.resize(1280, 720);
+    window.show();
+    LessonPanel* panel = panelOf(window);
+    QString path;
+    for (const QString& lesson : LessonPanel::bundledLessons())
+        if (lesson.contains(QStringLiteral("patching_induction"))) path = lesson;
+    ASSERT_FALSE(path.isEmpty());
+    ASSERT_TRUE(panel->openLesson(path)) << panel->lastError().toStdString();
+    int step = -1;
+    for (int i = 0; i < panel->stepCount() && step < 0; ++i) {
+        ASSERT_TRUE(panel->goToStep(i)) << panel->lastError().toStdString();
+        if (panel->bodyText().contains(QStringLiteral("position 10, 0.48"))) step = i;
+    }
+    ASSERT_GE(step, 0);
+    ASSERT_TRUE(panel->bodyText().contains(QStringLiteral("(1.10)")));
+    settle(window);
+    ASSERT_TRUE(ModelDocument::of(window.document())->waitForIdle());
+    PatchingDocument* patching = PatchingDocument::of(window.document());
+    ASSERT_TRUE(patching->waitForIdle());
+    settle(window);
+    View* view = window.currentView();
+    ASSERT_NE(view, nullptr);
+    ASSERT_EQ(view->viewId().toStdString(), "patching");
+    auto* patch = qobject_cast<PatchingView*>(view);
+    ASSERT_NE(patch, nullptr);
+    patch->ensureFresh();
+    const MatrixD& effects = patch->effects();
+    // The residual stream: the rows are the streams into each layer and the output, one
+    // column per position.
+    ASSERT_EQ(effects.rows(), 4);
+    ASSERT_EQ(effects.cols(), 19);
+    EXPECT_EQ(QString::number(effects(1, 10), 'f', 2).toStdString(), "0.48");
+    EXPECT_EQ(QString::number(effects(2, effects.cols() - 1), 'f', 2).toStdString(), "1.10");
 }
 
 // Opened straight from the command line (attnlab --lesson 13_patterns_and_entropy --theme

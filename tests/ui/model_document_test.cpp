@@ -292,6 +292,49 @@ TEST(ModelDocument, TypingAndAppendingAreUndoStepsOfTheModelsText) {
     EXPECT_TRUE(text->text().endsWith(QStringLiteral("sat on"))) << text->text().toStdString();
 }
 
+// File > Close Model keeps the sentence typed while the model was shown in the text box (it
+// put the lab's own text back and dropped what was typed), and one undo brings the lab's text.
+TEST(ModelDocument, ClosingTheModelKeepsTheTypedTextAndOneUndoBringsTheLabsBack) {
+    WindowFixture f;
+    QUndoStack* undo = f.window.document()->undoStack();
+    QLineEdit* text = f.window.inputsPanel()->textEdit();
+    const QString labText = QString::fromStdString(f.window.document()->session().text);
+    const QString typed = QStringLiteral("a big dog ran home");
+    ASSERT_NE(labText, typed);
+    text->setFocus();
+    text->selectAll();
+    QTest::keyClicks(text, typed);
+    f.settle();
+    ASSERT_EQ(f.models->text().toStdString(), typed.toStdString());
+
+    QAction* close = nullptr;
+    for (QAction* action : f.window.findChildren<QAction*>())
+        if (action->text() == QStringLiteral("Close Model")) close = action;
+    ASSERT_NE(close, nullptr);
+    f.window.setFocus();
+    close->trigger();
+    f.window.document()->flush();
+    QCoreApplication::processEvents();
+    EXPECT_EQ(f.models->model(), nullptr);
+    EXPECT_EQ(text->text().toStdString(), typed.toStdString());
+    EXPECT_EQ(f.window.document()->session().text, typed.toStdString());
+    // The lab's views run on the typed words (the lab's whitespace tokenizer: five tokens).
+    const Experiment* experiment = f.window.document()->experiment();
+    ASSERT_NE(experiment, nullptr);
+    EXPECT_TRUE(experiment->source.isSession());
+    EXPECT_EQ(experiment->queryTokens.size(), 5u);
+
+    undo->undo();
+    f.window.document()->flush();
+    QCoreApplication::processEvents();
+    EXPECT_EQ(text->text().toStdString(), labText.toStdString());
+    EXPECT_EQ(f.window.document()->session().text, labText.toStdString());
+    undo->redo();
+    f.window.document()->flush();
+    QCoreApplication::processEvents();
+    EXPECT_EQ(text->text().toStdString(), typed.toStdString());
+}
+
 TEST(ModelDocument, ATextLongerThanTheModelReadsSaysSoAndKeepsTheText) {
     WindowFixture f;
     f.models->setText(QStringLiteral("the cat sat on the mat"));

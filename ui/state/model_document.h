@@ -148,7 +148,8 @@ public:
 
     /// Makes the document show the model again (after a session edit returned it to the lab).
     void showModel();
-    /// Closes the model: the document goes back to the lab session.
+    /// Closes the model: the document goes back to the lab session, which keeps the text typed
+    /// while the model was shown (one undo step; undo brings the lab's own text back).
     void closeModel();
 
     /// True while the model runs on a worker (runningChanged, runProgress).

@@ -33,6 +33,8 @@ DifferenceView::DifferenceView(Document* document, QWidget* parent)
     row->addWidget(m_b);
     row->addWidget(m_open);
     static_cast<QVBoxLayout*>(layout())->insertWidget(0, bar);
+    // The controls take the height their rows need, the map all the rest.
+    static_cast<QVBoxLayout*>(layout())->setStretchFactor(m_plot, 1);
     connect(m_mode, &QComboBox::activated, this, [this](int) { markStale(); });
     connect(m_a, &QSpinBox::valueChanged, this, [this](int) { markStale(); });
     connect(m_b, &QSpinBox::valueChanged, this, [this](int) { markStale(); });

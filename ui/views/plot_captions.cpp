@@ -5,6 +5,7 @@
 #include <QHash>
 #include <QPointer>
 #include <QRegularExpression>
+#include <QSize>
 #include <QString>
 #include <QStringList>
 #include <QTextLayout>
@@ -67,6 +68,8 @@ public:
     explicit CaptionWrapper(QCustomPlot* plot) : QObject(plot), m_plot(plot) {
         setObjectName(QStringLiteral("attnlab_caption_wrapper"));
         connect(plot, &QCustomPlot::beforeReplot, this, &CaptionWrapper::wrap);
+        connect(plot, &QCustomPlot::afterLayout, this,
+                [this] { m_laidOutAt = m_plot->viewport().size(); });
     }
 
 private:
@@ -78,6 +81,15 @@ private:
     void wrap() {
         const int plotWidth = m_plot->width() - 16;
         if (plotWidth < 40) return;
+        // A figure export lays the plot out at the figure's size (QCustomPlot::toPainter) and
+        // leaves it so: the captions' cells are then the figure's, not the screen's. Lay it out
+        // at its own size again before reading them.
+        if (m_laidOutAt != m_plot->viewport().size()) {
+            for (const auto phase : {QCPLayoutElement::upPreparation, QCPLayoutElement::upMargins,
+                                     QCPLayoutElement::upLayout})
+                m_plot->plotLayout()->update(phase);
+            m_laidOutAt = m_plot->viewport().size();
+        }
         QHash<QCPTextElement*, Shown> next;
         for (QCPLayoutElement* element : m_plot->plotLayout()->elements(true)) {
             auto* caption = qobject_cast<QCPTextElement*>(element);
@@ -101,6 +113,7 @@ private:
 
     QCustomPlot* m_plot;
     QHash<QCPTextElement*, Shown> m_shown;
+    QSize m_laidOutAt; ///< the viewport the plot's layout was last computed for
 };
 
 } // namespace

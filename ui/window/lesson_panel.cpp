@@ -20,6 +20,7 @@
 #include <QMenu>
 #include <QPlainTextEdit>
 #include <QPushButton>
+#include <QRegularExpression>
 #include <QSettings>
 #include <QStatusBar>
 #include <QTextBrowser>
@@ -104,6 +105,18 @@ template <typename Window> void showLessonTitle(Window* window, const QString& t
         const QString base = window->windowTitle().section(QStringLiteral(" \u2014 "), -2);
         window->setWindowTitle(title.isEmpty() ? base : title + QStringLiteral(" \u2014 ") + base);
     }
+}
+
+/// U+2060 WORD JOINER: no line break on either side of it.
+constexpr QChar kWordJoiner(0x2060);
+
+/// `html` with a word joiner after each point or comma between two digits, so that a number
+/// ("0.48", "1,024") is never broken across lines: Qt's line breaker otherwise allows a break
+/// after the point ("0." / "48" in a narrow panel).
+QString keepNumbersWhole(QString html) {
+    // Not inside a tag: "(?![^<]*>)" (markup keeps its own numbers).
+    static const QRegularExpression separator(QStringLiteral("(?<=\\d)([.,])(?=\\d)(?![^<]*>)"));
+    return html.replace(separator, QStringLiteral("\\1") + kWordJoiner);
 }
 
 /// Whether keys typed into `widget` belong to it (text, numbers, lists), not to the lesson.
@@ -405,8 +418,8 @@ void LessonPanel::refresh() {
             html += QStringLiteral("<p><a name=\"answer\"></a><b>%1</b> %2</p>")
                         .arg(tr("Answer:"), inlineHtml(step.answer.in(lang)));
     }
-    m_body->setHtml(html);
-    fitBodyText();
+    // The text stays at the theme's reading size, on a projector too; a long step scrolls.
+    m_body->setHtml(keepNumbersWhole(html));
     // A revealed answer is brought into view (it is last, often below a long text).
     if (m_revealed && !step.question.empty())
         QTimer::singleShot(0, m_body,
@@ -415,25 +428,6 @@ void LessonPanel::refresh() {
     m_back->setEnabled(m_step > 0);
     m_next->setEnabled(m_step + 1 < stepCount() || (!step.question.empty() && !m_revealed));
     m_close->setEnabled(true);
-}
-
-void LessonPanel::fitBodyText() {
-    // A step's text, formula and question fit the panel without scrolling: the text gets
-    // smaller, down to 70 % of the theme's size, as slides do; past that the panel scrolls.
-    QTextDocument* document = m_body->document();
-    const int available = m_body->viewport()->height();
-    const int width = m_body->viewport()->width();
-    if (available <= 0 || width <= 0) return;
-    const QFont base = m_body->font();
-    const qreal points = base.pointSizeF() > 0 ? base.pointSizeF() : 10.0;
-    m_fittedHeight = available;
-    document->setTextWidth(width);
-    for (int percent = 100; percent >= 70; percent -= 5) {
-        QFont font = base;
-        font.setPointSizeF(points * percent / 100.0);
-        document->setDefaultFont(font);
-        if (document->size().height() <= available) break;
-    }
 }
 
 QString LessonPanel::headerText() const {
@@ -445,7 +439,7 @@ QString LessonPanel::stepTitleText() const {
 }
 
 QString LessonPanel::bodyText() const {
-    return m_body->toPlainText();
+    return m_body->toPlainText().remove(kWordJoiner);
 }
 
 void LessonPanel::changeEvent(QEvent* event) {
@@ -457,12 +451,6 @@ void LessonPanel::changeEvent(QEvent* event) {
 }
 
 bool LessonPanel::eventFilter(QObject* watched, QEvent* event) {
-    // The text's room changed (the panel, or the Reveal button shown): fit it again. A width
-    // change alone is the text's own scroll bar coming or going, not new room.
-    if (event->type() == QEvent::Resize && watched == m_body->viewport()) {
-        if (m_body->viewport()->height() != m_fittedHeight) fitBodyText();
-        return false;
-    }
     if (event->type() != QEvent::KeyPress || !m_lesson || !isVisible()) return false;
     auto* widget = qobject_cast<QWidget*>(watched);
     if (!widget || widget->window() != m_window) return false;

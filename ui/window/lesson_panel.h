@@ -65,7 +65,8 @@ public:
     QString language() const;
     void setLanguage(const QString& code);
 
-    /// What is on screen (tests, screenshots): the header, the step title, the body text.
+    /// What is on screen (tests, screenshots): the header, the step title, the body text (as
+    /// read: without the joiners that keep a number on one line).
     QString headerText() const;
     QString stepTitleText() const;
     QString bodyText() const;
@@ -77,8 +78,6 @@ protected:
     bool eventFilter(QObject* watched, QEvent* event) override;
 
 private:
-    /// Shrinks the step's text (to 70 % at most) until it fits the panel without scrolling.
-    void fitBodyText();
     void refresh();
     void fail(const QString& message);
     bool applyStep(int index, bool forward);
@@ -95,7 +94,6 @@ private:
     QLabel* m_header = nullptr;
     QLabel* m_stepTitle = nullptr;
     QTextBrowser* m_body = nullptr;
-    int m_fittedHeight = -1; ///< the text's height fitBodyText() last fitted to
     QPushButton* m_reveal = nullptr;
     QPushButton* m_back = nullptr;
     QPushButton* m_next = nullptr;
