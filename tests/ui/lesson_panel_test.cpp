@@ -53,6 +53,13 @@ LessonPanel* panelOf(MainWindow& window) {
     return window.findChild<LessonPanel*>();
 }
 
+/// The bundled lesson whose file name contains `part`; empty when none does.
+QString bundledLesson(const QString& part) {
+    for (const QString& lesson : LessonPanel::bundledLessons())
+        if (lesson.contains(part)) return lesson;
+    return {};
+}
+
 /// The session as the lesson means it: its JSON with the title and theme (the viewer's and
 /// the step's name) left out.
 std::string comparable(Session session) {
@@ -308,9 +315,7 @@ TEST(LessonPanel, ThePatchingLessonsResidualStepShowsTheNumbersItQuotes) {
     window.resize(1280, 720);
     window.show();
     LessonPanel* panel = panelOf(window);
-    QString path;
-    for (const QString& lesson : LessonPanel::bundledLessons())
-        if (lesson.contains(QStringLiteral("patching_induction"))) path = lesson;
+    const QString path = bundledLesson(QStringLiteral("patching_induction"));
     ASSERT_FALSE(path.isEmpty());
     ASSERT_TRUE(panel->openLesson(path)) << panel->lastError().toStdString();
     int step = -1;
@@ -388,9 +393,7 @@ TEST(LessonPanel, EveryStepsPlotsHaveRoomOnTheProjector) {
 // need, every query row of the tile map has its label and each curve is at least 80 px tall.
 TEST(LessonPanel, TheFlashAttentionLessonFitsTheProjector) {
     onAProjectorInBothLanguages([](MainWindow& window, LessonPanel* panel) {
-        QString path;
-        for (const QString& lesson : LessonPanel::bundledLessons())
-            if (lesson.contains(QStringLiteral("flash_attention"))) path = lesson;
+        const QString path = bundledLesson(QStringLiteral("flash_attention"));
         ASSERT_FALSE(path.isEmpty());
         ASSERT_TRUE(panel->openLesson(path)) << panel->lastError().toStdString();
         int shown = 0; // steps that show the stepper
@@ -543,9 +546,7 @@ TEST(LessonPanel, ThePatchingLessonsLastStepSelectsTheLastRow) {
     window.resize(1280, 720);
     window.show();
     LessonPanel* panel = panelOf(window);
-    QString path;
-    for (const QString& lesson : LessonPanel::bundledLessons())
-        if (lesson.contains(QStringLiteral("patching_induction"))) path = lesson;
+    const QString path = bundledLesson(QStringLiteral("patching_induction"));
     ASSERT_FALSE(path.isEmpty());
     ASSERT_TRUE(panel->openLesson(path)) << panel->lastError().toStdString();
     const int last = panel->stepCount() - 1;
