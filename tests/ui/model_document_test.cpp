@@ -675,6 +675,16 @@ TEST(ModelDocument, TheLoadingDialogClosesWhenTheModelIsLoaded) {
         EXPECT_FALSE(dialog->isVisible());
 }
 
+/// Opens the bundled translation model and, unless `text` is empty, runs it on `text`: the
+/// start of the translation tests (call through ASSERT_NO_FATAL_FAILURE).
+void openTranslationModel(ModelDocument* models, const QString& text) {
+    models->openModel(bundledTranslationModelDirectory());
+    ASSERT_TRUE(models->waitForIdle());
+    if (text.isEmpty()) return;
+    models->setText(text);
+    ASSERT_TRUE(models->waitForIdle());
+}
+
 TEST(ModelDocument, TheBundledModelIsFoundAndListedUnderExamples) {
     EXPECT_FALSE(bundledModelDirectory().isEmpty());
     EXPECT_FALSE(bundledTranslationModelDirectory().isEmpty());
@@ -685,10 +695,7 @@ TEST(ModelDocument, ATranslationModelTranslatesTheTextAndShowsItsCrossAttention)
     window.resize(1280, 720);
     window.show();
     ModelDocument* models = ModelDocument::of(window.document());
-    models->openModel(bundledTranslationModelDirectory());
-    ASSERT_TRUE(models->waitForIdle());
-    models->setText(QStringLiteral("the cat sat on the mat"));
-    ASSERT_TRUE(models->waitForIdle());
+    ASSERT_NO_FATAL_FAILURE(openTranslationModel(models, QStringLiteral("the cat sat on the mat")));
     QCoreApplication::processEvents();
 
     // The grammar's own translation (resources/models/tiny-marian-en-zh/README.md).
@@ -739,10 +746,7 @@ TEST(ModelDocument, TheTranslationViewWritesTheSentenceWordByWord) {
     auto* view = qobject_cast<TranslationView*>(window.view(QStringLiteral("translation")));
     ASSERT_NE(view, nullptr);
     EXPECT_TRUE(view->notApplicable().isEmpty()); // no model: it says how to open one
-    models->openModel(bundledTranslationModelDirectory());
-    ASSERT_TRUE(models->waitForIdle());
-    models->setText(QStringLiteral("the dog ran"));
-    ASSERT_TRUE(models->waitForIdle());
+    ASSERT_NO_FATAL_FAILURE(openTranslationModel(models, QStringLiteral("the dog ran")));
     EXPECT_TRUE(view->notApplicable().isEmpty());
     window.showView(QStringLiteral("translation"));
     models->focus(1, 3);
@@ -836,10 +840,7 @@ TEST(ModelDocument, TheTranslationStepBarAndTitleCountTheSameWords) {
     ModelDocument* models = ModelDocument::of(window.document());
     auto* view = qobject_cast<TranslationView*>(window.view(QStringLiteral("translation")));
     ASSERT_NE(view, nullptr);
-    models->openModel(bundledTranslationModelDirectory());
-    ASSERT_TRUE(models->waitForIdle());
-    models->setText(QStringLiteral("the cat sat on the mat"));
-    ASSERT_TRUE(models->waitForIdle());
+    ASSERT_NO_FATAL_FAILURE(openTranslationModel(models, QStringLiteral("the cat sat on the mat")));
     window.showView(QStringLiteral("translation"));
     models->focus(1, 3); // the README's best head: 坐 reads " sat"
     QCoreApplication::processEvents();
@@ -868,8 +869,7 @@ TEST(ModelDocument, TheTranslationTabExplainsAnEmptyOrTooLongText) {
     ModelDocument* models = ModelDocument::of(window.document());
     auto* view = qobject_cast<TranslationView*>(window.view(QStringLiteral("translation")));
     ASSERT_NE(view, nullptr);
-    models->openModel(bundledTranslationModelDirectory());
-    ASSERT_TRUE(models->waitForIdle());
+    ASSERT_NO_FATAL_FAILURE(openTranslationModel(models, QString()));
     window.showView(QStringLiteral("translation"));
     QFile configFile(bundledTranslationModelDirectory() + QStringLiteral("/config.json"));
     ASSERT_TRUE(configFile.open(QIODevice::ReadOnly));
@@ -980,10 +980,7 @@ TEST(ModelDocument, ATranslationModelsNextTokenTabExplainsItself) {
     ModelDocument* models = ModelDocument::of(window.document());
     auto* next = qobject_cast<NextTokenView*>(window.view(QStringLiteral("next-token")));
     ASSERT_NE(next, nullptr);
-    models->openModel(bundledTranslationModelDirectory());
-    ASSERT_TRUE(models->waitForIdle());
-    models->setText(QStringLiteral("the cat sat on the mat"));
-    ASSERT_TRUE(models->waitForIdle());
+    ASSERT_NO_FATAL_FAILURE(openTranslationModel(models, QStringLiteral("the cat sat on the mat")));
     window.showView(QStringLiteral("next-token"));
     QCoreApplication::processEvents();
     next->ensureFresh();
