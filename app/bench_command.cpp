@@ -144,11 +144,29 @@ struct FmaRate {
     double perCpuSecond = 0;
 };
 
+/// Iterations of `kernels`' FMA loop that take about 80 ms on one thread: doubled from a small
+/// count until a run takes 8 ms, then scaled. A fixed count would take ~60 ms on a desktop
+/// core and a minute in a sanitized build, where every accumulator lives in memory.
+long fmaIterationsFor(const simd::Kernels& kernels) {
+    constexpr double kTarget = 0.08, kEnough = 0.008;
+    float sink = 0;
+    long iterations = 1 << 12;
+    for (;;) {
+        const auto start = std::chrono::steady_clock::now();
+        kernels.fmaLoop(iterations, &sink);
+        const double seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        if (seconds >= kEnough)
+            return std::max(1L, static_cast<long>(static_cast<double>(iterations) * kTarget / seconds));
+        iterations *= 2;
+    }
+}
+
 /// `workers` threads running the FMA loop of `isa`'s kernels at once (independent accumulators,
 /// so the FMA latency is hidden).
 FmaRate fmaPeak(Isa isa, int workers, int repeats) {
-    constexpr long kIterations = 20'000'000;
     const simd::Kernels& kernels = simd::kernelsFor(isa);
+    const long iterations = fmaIterationsFor(kernels);
     std::vector<float> sinks(static_cast<std::size_t>(workers));
     double flops = 0;
     double cpu = 0;
@@ -158,7 +176,7 @@ FmaRate fmaPeak(Isa isa, int workers, int repeats) {
             std::vector<double> done(static_cast<std::size_t>(workers));
             onWorkers(workers, [&](int w) {
                 done[static_cast<std::size_t>(w)] =
-                    kernels.fmaLoop(kIterations, &sinks[static_cast<std::size_t>(w)]);
+                    kernels.fmaLoop(iterations, &sinks[static_cast<std::size_t>(w)]);
             });
             flops = 0;
             for (double d : done)
