@@ -16,6 +16,28 @@ constexpr Index kSumLanes = 8;
 /// counter would make each increment wait for the last.
 constexpr Index kHistogramLanes = 4;
 
+/// Cells the argmax and histogram passes test at once (one vector of floats, two of doubles):
+/// most chunks of a long row hold neither the row's largest weight nor a weight past the first
+/// bin, and are passed over without a branch per cell.
+constexpr Index kScanChunk = 16;
+
+/// Whether one of the kScanChunk weights at `w` equals `value`.
+inline bool anyEqual(const float* w, float value) {
+    bool any = false;
+    for (Index l = 0; l < kScanChunk; ++l)
+        any |= w[l] == value;
+    return any;
+}
+
+/// Whether one of the kScanChunk weights at `w` lies past the first of `scale` bins (w * scale
+/// >= 1, in double as the binning computes it).
+inline bool anyPastFirstBin(const float* w, double scale) {
+    bool any = false;
+    for (Index l = 0; l < kScanChunk; ++l)
+        any |= static_cast<double>(w[l]) * scale >= 1.0;
+    return any;
+}
+
 /// Weight w of key j in its bin of histogram lane j % kHistogramLanes (a NaN in none: casting
 /// it to an integer is undefined).
 inline void countCell(double w, Index j, Index bins, Index* laneCounts) {
@@ -155,22 +177,29 @@ HeadStats headStats(ConstMatrixMap weights, const MaskSpec& mask, Index batch, I
                     largest = std::max(largest, keys.segment(after, keys.size() - after).maxCoeff());
                 }
                 if (keys.size() > 1 || ownAt != 0) {
-                    for (j = begin; j < end; ++j)
+                    j = begin;
+                    // A chunk without the largest weight is passed over by one vector test.
+                    while (j + kScanChunk <= end && !anyEqual(row + j, largest)) j += kScanChunk;
+                    for (; j < end; ++j)
                         if (j != p && row[j] == largest) break;
                     best = j;
                     bestWeight = row[j];
                 }
                 // Most weights of a long row fall in the first bin: only the others are
                 // binned one by one (w * bins is exact in double, so the bin is the
-                // cell-by-cell one).
+                // cell-by-cell one), and a chunk with none of them is passed over whole.
                 const double scale = static_cast<double>(bins);
                 Index above = 0;
-                for (j = begin; j < end; ++j) {
-                    const double x = static_cast<double>(row[j]) * scale;
-                    if (x < 1.0) continue;
-                    ++above;
-                    ++laneCounts[static_cast<std::size_t>(
-                        std::min<Index>(bins - 1, static_cast<Index>(std::min(x, scale))))];
+                for (j = begin; j < end; j += kScanChunk) {
+                    const Index stop = std::min(end, j + kScanChunk);
+                    if (stop - j == kScanChunk && !anyPastFirstBin(row + j, scale)) continue;
+                    for (Index c = j; c < stop; ++c) {
+                        const double x = static_cast<double>(row[c]) * scale;
+                        if (x < 1.0) continue;
+                        ++above;
+                        ++laneCounts[static_cast<std::size_t>(
+                            std::min<Index>(bins - 1, static_cast<Index>(std::min(x, scale))))];
+                    }
                 }
                 laneCounts[0] += (end - begin) - above;
             }
