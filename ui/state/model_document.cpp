@@ -64,8 +64,6 @@ struct ShownLayerRequest {
 
 namespace {
 
-/// Typing waits this long for the next keystroke before the model runs.
-constexpr int kCoalesceMs = 15;
 /// How many finished runs are kept for an undo or a retyped word.
 constexpr std::size_t kRecentRuns = 3;
 /// ... and beside the shown run they hold at most this many bytes (a long text's run is large:
@@ -589,7 +587,10 @@ void ModelDocument::scheduleRun() {
     if (!m_model) return;
     m_runs.change();
     if (m_runs.running() && m_runCancel) m_runCancel->store(true); // stale: stop between layers
-    if (!m_runs.running()) m_timer->start(kCoalesceMs);
+    // When idle, the run starts once control is back in the event loop: every change made in
+    // this turn (a paste, an undo of several edits) is one run, and a keystroke waits for
+    // nothing. Keys typed while a run works are merged into the run that follows it.
+    if (!m_runs.running()) m_timer->start(0);
 }
 
 void ModelDocument::startRun() {
