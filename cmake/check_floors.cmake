@@ -26,15 +26,6 @@ set(floor_ui_export 13)
 set(floor_ui_window 14)
 set(floor_app 20)
 
-# Upward includes that are known and are to be moved, each as "file|header": the check fails
-# on any other, and on one of these that is gone (so the list only shrinks). io's dump.h
-# declares what turns a dump into the lab's Experiment and its statistics; those functions
-# belong on lab's floor, above io.
-set(known_upward
-    "core/io/include/attnlab/io/dump.h|attnlab/lab/session.h"
-    "core/io/include/attnlab/io/dump.h|attnlab/lab/stats.h"
-)
-
 function(part_of_path path out)
     if(path MATCHES "^core/([a-z_]+)/")
         set(${out} "core_${CMAKE_MATCH_1}" PARENT_SCOPE)
@@ -53,7 +44,6 @@ file(GLOB_RECURSE sources RELATIVE "${ROOT}" "${ROOT}/core/*.h" "${ROOT}/core/*.
 list(SORT sources)
 
 set(problems "")
-set(seen_known "")
 foreach(source IN LISTS sources)
     part_of_path("${source}" from)
     if(from STREQUAL "")
@@ -86,23 +76,11 @@ foreach(source IN LISTS sources)
         if(floor_${to} LESS floor_${from})
             continue()
         endif()
-        if("${source}|${header}" IN_LIST known_upward)
-            list(APPEND seen_known "${source}|${header}")
-            continue()
-        endif()
         string(REGEX REPLACE "^([a-z]+)_" "\\1/" from_name "${from}")
         string(REGEX REPLACE "^([a-z]+)_" "\\1/" to_name "${to}")
         list(APPEND problems
              "${source} includes ${header} (${from_name} on floor ${floor_${from}}, ${to_name} on floor ${floor_${to}})")
     endforeach()
-endforeach()
-
-foreach(known IN LISTS known_upward)
-    if(NOT known IN_LIST seen_known)
-        string(REPLACE "|" " includes " said "${known}")
-        list(APPEND problems
-             "${said} no longer: take it off known_upward in cmake/check_floors.cmake")
-    endif()
 endforeach()
 
 if(problems)

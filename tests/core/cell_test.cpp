@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "attnlab/io/dump.h"
+#include "attnlab/lab/dump_experiment.h"
 #include "attnlab/lab/cell.h"
 
 namespace attnlab {

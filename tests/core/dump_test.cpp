@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "attnlab/io/dump.h"
+#include "attnlab/lab/dump_experiment.h"
 #include "attnlab/io/npy.h"
 #include "reference.h"
 #include "temp_dir.h"

@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "attnlab/io/dump.h"
+#include "attnlab/lab/dump_experiment.h"
 #include "attnlab/lab/session.h"
 
 namespace attnlab {

@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "attnlab/io/dump.h"
+#include "attnlab/lab/dump_experiment.h"
 #include "fuzz_support.h"
 
 using namespace attnlab;

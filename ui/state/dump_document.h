@@ -23,6 +23,7 @@
 #include "attnlab/lab/stats.h"
 
 #include "attnlab/io/dump.h"
+#include "attnlab/lab/dump_experiment.h"
 
 namespace attnlab::ui {
 

@@ -33,6 +33,7 @@
 #include "attnlab/base/result.h"
 #include "attnlab/base/tensor.h"
 #include "attnlab/io/dump.h"
+#include "attnlab/lab/dump_experiment.h"
 #include "attnlab/io/npy.h"
 #include "attnlab/lab/embedding.h"
 #include "attnlab/lab/session.h"

@@ -2,7 +2,6 @@
 
 #include "attnlab/io/dump.h"
 
-#include "attnlab/base/parallel.h"
 #include "attnlab/io/file_io.h"
 
 #include <nlohmann/json.hpp>
@@ -14,10 +13,8 @@
 #include <fstream>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <sstream>
-#include <thread>
 #include <utility>
 
 namespace attnlab {
@@ -464,68 +461,6 @@ Matrix attentionRollout(const AttentionDump& dump, Index b, Index last) {
     return rollout;
 }
 
-HeadSummary summarizeHead(const HeadStats& stats, Index layer, Index head) {
-    HeadSummary out;
-    out.layer = layer;
-    out.head = head;
-    out.meanEntropy = stats.meanEntropy;
-    double distance = 0;
-    double first = 0;
-    Index rows = 0;
-    for (std::size_t i = 0; i < stats.emptyRow.size(); ++i) {
-        if (stats.emptyRow[i]) continue;
-        distance += stats.meanDistance[i];
-        first += stats.firstTokenWeight[i];
-        ++rows;
-    }
-    if (rows > 0) {
-        out.meanDistance = distance / static_cast<double>(rows);
-        out.firstTokenMass = first / static_cast<double>(rows);
-    }
-    return out;
-}
-
-std::vector<HeadSummary> headStatisticsTable(const AttentionDump& dump, Index b, int threads) {
-    const Index count = dump.layers * dump.heads;
-    std::vector<HeadSummary> table(static_cast<std::size_t>(count));
-    detail::parallelFor(count, threads, [&](Index n) {
-        const Index l = n / dump.heads;
-        const Index h = n % dump.heads;
-        table[static_cast<std::size_t>(n)] =
-            summarizeHead(headStats(dump.head(b, l, h), MaskSpec{}, 0), l, h);
-    });
-    return table;
-}
-
-Experiment dumpExperiment(const AttentionDump& dump, Index b, Index l) {
-    ATTN_CHECK(b >= 0 && b < dump.batch, "batch " << b << " outside [0, " << dump.batch << ")");
-    ATTN_CHECK(l >= 0 && l < dump.layers, "layer " << l << " outside [0, " << dump.layers << ")");
-    Experiment ex;
-    ex.keyTokens = dump.keyTokens(b);
-    ex.queryTokens = dump.queryTokens(b);
-    // The dump is its own source: no Session is invented for it.
-    ex.source.kind = ExperimentSource::Kind::AttentionDump;
-    ex.source.name = baseName(dump.source);
-    ex.source.attention = dump.kind;
-    ex.source.layer = l;
-    ex.source.batch = dump.batch > 1 ? b : -1;
-    ex.variant = Variant::Softmax; // the model's own weights, shown as they are
-    // Shapes only: no Q/K/V were dumped, so there is no q.k to show or explain.
-    ex.qkv.q = Tensor4(1, dump.heads, dump.sq, 0);
-    ex.qkv.k = Tensor4(1, dump.heads, dump.sk, 0);
-    ex.qkv.v = Tensor4(1, dump.heads, dump.sk, 0);
-    ex.attention.weights = Tensor4(1, dump.heads, dump.sq, dump.sk);
-    for (Index h = 0; h < dump.heads; ++h)
-        ex.attention.weights.head(0, h) = dump.head(b, l, h);
-    ex.attention.emptyRows.assign(static_cast<std::size_t>(dump.sq), 0);
-    ex.stats.reserve(static_cast<std::size_t>(dump.heads));
-    for (Index h = 0; h < dump.heads; ++h)
-        ex.stats.push_back(
-            headStats(std::as_const(ex.attention.weights).head(0, h), MaskSpec{}, 0));
-    ex.warnings = dump.warnings;
-    return ex;
-}
-
 // ---------------------------------------------------------------------------------------------
 // Q/K/V dumps
 
@@ -614,117 +549,6 @@ Result<QkvDump> loadQkvDump(const std::string& path, const std::string& tokensPa
             return Error{bad->message};
     }
     return dump;
-}
-
-Experiment applyToQkvLayer(const QkvDump& dump, Index l, const QkvApply& apply) {
-    Experiment ex;
-    ex.qkv = dump.layer(l);
-    Index kvHeads = dump.kvHeads;
-    if (apply.kvHeads > 0 && apply.kvHeads != dump.kvHeads) {
-        ATTN_CHECK(apply.kvHeads < dump.kvHeads && dump.kvHeads % apply.kvHeads == 0,
-                   "kv heads " << apply.kvHeads << " must divide the dump's " << dump.kvHeads
-                               << " kv heads");
-        // Mean-pool each group of kv heads into one (Ainslie et al. 2023, section 2.1).
-        kvHeads = apply.kvHeads;
-        const Index group = dump.kvHeads / kvHeads;
-        auto pool = [&](const Tensor4& from) {
-            Tensor4 to(1, kvHeads, from.seq, from.dim);
-            for (Index g = 0; g < kvHeads; ++g) {
-                for (Index m = 0; m < group; ++m)
-                    to.head(0, g) += from.head(0, g * group + m);
-                to.head(0, g) /= static_cast<Scalar>(group);
-            }
-            return to;
-        };
-        ex.qkv.k = pool(ex.qkv.k);
-        ex.qkv.v = pool(ex.qkv.v);
-    }
-    ATTN_CHECK(apply.temperature > 0, "temperature must be positive, got " << apply.temperature);
-    AttentionSpec spec = apply.spec;
-    if (!apply.layerWindows.empty()) {
-        ATTN_CHECK(l >= 0 && l < static_cast<Index>(apply.layerWindows.size()),
-                   "layer " << l << " has no window among " << apply.layerWindows.size());
-        const Index window = apply.layerWindows[static_cast<std::size_t>(l)];
-        spec.mask = MaskSpec{};
-        if (window > 0)
-            spec.mask.causalWindow = window - 1;
-        else
-            spec.mask.causal = true;
-    }
-    ex.baseScale = spec.scale.value_or(1.0 / std::sqrt(static_cast<double>(dump.dim)));
-    ex.temperature = apply.temperature;
-    ex.scale = ex.baseScale / ex.temperature;
-    spec.scale = ex.scale;
-    spec.wantWeights = true;
-    spec.wantScores = apply.keepScores;
-    ex.attention = attend(ex.qkv, spec);
-
-    ex.source.kind = ExperimentSource::Kind::QkvDump;
-    ex.source.name = baseName(dump.source);
-    ex.source.layer = l;
-    ex.variant = spec.variant;
-    ex.mask = spec.mask;
-    ex.keyTokens = dump.keyTokens();
-    ex.queryTokens = dump.queryTokens();
-
-    // Merged heads [Sq, H * Dv] (the dump has no output projection).
-    const Tensor4& out = ex.attention.output;
-    ex.output.resize(out.seq, out.heads * out.dim);
-    for (Index h = 0; h < out.heads; ++h)
-        ex.output.middleCols(h * out.dim, out.dim) = out.head(0, h);
-    // Each head's statistics on its own thread (S x S each; the same numbers at any count).
-    ex.stats.resize(static_cast<std::size_t>(dump.heads));
-    const double cells = static_cast<double>(ex.attention.weights.seq * ex.attention.weights.dim);
-    detail::parallelFor(dump.heads, spec.threads, cells, [&](Index h) {
-        ex.stats[static_cast<std::size_t>(h)] =
-            headStats(std::as_const(ex.attention.weights).head(0, h), spec.mask, 0);
-    });
-    ex.warnings = dump.warnings;
-    return ex;
-}
-
-namespace {
-
-/// A Q/K/V dump's maps under a spec: a layer's run at a time, the last one kept.
-class AppliedMaps final : public HeadMaps {
-public:
-    AppliedMaps(std::shared_ptr<const QkvDump> qkv, QkvApply apply)
-        : m_qkv(std::move(qkv)), m_apply(std::move(apply)) {}
-
-    Matrix head(Index /*b*/, Index l, Index h) const override {
-        const std::lock_guard lock(m_mutex);
-        if (l != m_layer) {
-            m_weights = applyToQkvLayer(*m_qkv, l, m_apply).attention.weights;
-            m_layer = l;
-        }
-        return std::as_const(m_weights).head(0, h);
-    }
-
-private:
-    std::shared_ptr<const QkvDump> m_qkv;
-    QkvApply m_apply;
-    mutable std::mutex m_mutex;
-    mutable Index m_layer = -1;
-    mutable Tensor4 m_weights;
-};
-
-} // namespace
-
-AttentionDump appliedDump(std::shared_ptr<const QkvDump> qkv, const QkvApply& apply) {
-    ATTN_CHECK(qkv != nullptr, "appliedDump: no Q/K/V dump");
-    AttentionDump out;
-    out.source = qkv->source;
-    out.batch = 1;
-    out.layers = qkv->layers;
-    out.heads = qkv->heads;
-    out.sq = qkv->sq;
-    out.sk = qkv->sk;
-    out.tokens = qkv->tokens;
-    out.maps = std::make_shared<AppliedMaps>(std::move(qkv), apply);
-    // A wrong spec (a kv-head count that does not divide, a bad mask) is refused now, not at
-    // the first map a view asks for; layer 0 stays computed for the first view.
-    if (out.layers > 0 && out.heads > 0) (void)out.maps->head(0, 0, 0);
-    return out;
 }
 
 } // namespace attnlab

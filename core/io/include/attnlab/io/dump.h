@@ -1,7 +1,8 @@
 #pragma once
 /// Model dumps: attention weights and Q/K/V tensors saved from a real model (docs/dumps.md),
-/// their aggregates (mean over heads or layers, attention rollout), a per-head statistics
-/// table, and their conversion to an Experiment so every view draws a real model unchanged.
+/// read from their files, and their aggregates (mean over heads or layers, attention
+/// rollout). What the lab makes of them (an Experiment per layer, the head statistics table)
+/// is attnlab/lab/dump_experiment.h.
 
 #include <memory>
 #include <string>
@@ -11,8 +12,6 @@
 #include "attnlab/base/result.h"
 #include "attnlab/base/tensor.h"
 #include "attnlab/io/npy.h"
-#include "attnlab/lab/session.h"
-#include "attnlab/lab/stats.h"
 
 namespace attnlab {
 
@@ -103,24 +102,6 @@ Matrix meanOverLayers(const AttentionDump& dump, Index b, Index h = -1);
 /// Needs Sq == Sk (throws InvalidArgument otherwise); last < 0 means the last layer.
 Matrix attentionRollout(const AttentionDump& dump, Index b, Index last = -1);
 
-/// One row of the head statistics table.
-struct HeadSummary {
-    Index layer = 0;
-    Index head = 0;
-    double meanEntropy = 0;    ///< HeadStats::meanEntropy (nats, over non-empty rows)
-    double meanDistance = 0;   ///< mean over non-empty rows of sum_j w_ij |p - j|
-    double firstTokenMass = 0; ///< mean over non-empty rows of w_i0 (attention sinks)
-};
-/// Summarises one head's HeadStats (unmasked weights).
-HeadSummary summarizeHead(const HeadStats& stats, Index layer, Index head);
-/// Every (layer, head) of batch b, layer-major, through headStats(). `threads` > 1 splits
-/// the heads over worker threads (0 = hardware).
-std::vector<HeadSummary> headStatisticsTable(const AttentionDump& dump, Index b, int threads = 1);
-
-/// One (batch, layer) of a dump as an Experiment the views draw: attention.weights
-/// [1, H, Sq, Sk], per-head stats, tokens. qkv carries shapes only ([1, H, S, 0], no data),
-/// so headCount()/sq()/sk() hold and there is no q.k to explain.
-Experiment dumpExperiment(const AttentionDump& dump, Index b, Index l);
 
 /// Where a Q/K/V dump that holds no arrays reads a layer when it is asked for (a model's run
 /// keeps every layer's q/k/v; the dump shares them instead of copying). Any thread.
@@ -159,29 +140,5 @@ struct QkvDump {
 /// Reads an .npz with keys q, k, v (and optional tokens); errors name the file and key.
 Result<QkvDump> loadQkvDump(const std::string& path, const std::string& tokensPath = {});
 
-/// How to re-run one real layer.
-struct QkvApply {
-    AttentionSpec spec;       ///< variant, mask, scale (weights/scores are always filled)
-    Index kvHeads = 0;        ///< 0: as dumped; else share K/V in groups of Hkv/kvHeads
-    double temperature = 1.0; ///< divides the scale
-    /// A model's own per-layer sliding windows where its layers differ (Gemma 2 alternates):
-    /// when not empty, layer l runs causal attention with window layerWindows[l] (-1: none,
-    /// W: keys i - W < j <= i) in place of spec.mask. Empty once a mask is chosen by hand.
-    std::vector<Index> layerWindows;
-    /// Fill the experiment's attention.scores (another H x Sq x Sk); without them the views
-    /// compute a head's q.k when they show it, and the run takes the fast kernels.
-    bool keepScores = true;
-};
-
-/// Runs layer l of a Q/K/V dump through attend() under `apply` and returns the Experiment the
-/// views draw (qkv filled, so tooltips explain q.k). kvHeads < the dump's Hkv mean-pools each
-/// group of K/V heads into one (Ainslie et al. 2023, GQA uptraining); it must divide Hkv.
-/// Throws InvalidArgument on a bad layer, kvHeads or mask.
-Experiment applyToQkvLayer(const QkvDump& dump, Index l, const QkvApply& apply);
-
-/// Every layer of `qkv` under `apply` as an attention dump [1, L, H, Sq, Sk] whose maps are
-/// computed when asked, a layer at a time (applyToQkvLayer; the last layer asked for is kept,
-/// so a layer's heads in turn cost one layer's run). Memory: one layer's H x Sq x Sk.
-AttentionDump appliedDump(std::shared_ptr<const QkvDump> qkv, const QkvApply& apply);
 
 } // namespace attnlab

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "attnlab/io/dump.h"
+#include "attnlab/lab/dump_experiment.h"
 #include "attnlab/model/model.h"
 
 namespace attnlab::model {
