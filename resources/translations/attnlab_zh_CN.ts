@@ -20,6 +20,10 @@
         <translation>编辑模型的文本</translation>
     </message>
     <message>
+        <source>Show the model</source>
+        <translation>显示模型</translation>
+    </message>
+    <message>
         <source>Append a token</source>
         <translation>追加一个词元</translation>
     </message>

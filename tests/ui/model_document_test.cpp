@@ -5,6 +5,8 @@
 // forward says and one undo restores them, a bad folder keeps the previous state with one
 // message, and the badge names where the numbers come from.
 
+#include <QApplication>
+#include <QCheckBox>
 #include <QComboBox>
 #include <QElapsedTimer>
 #include <QFile>
@@ -16,6 +18,8 @@
 #include <QProgressBar>
 #include <QProgressDialog>
 #include <QSignalSpy>
+#include <QStyle>
+#include <QStyleOptionButton>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QToolTip>
@@ -33,8 +37,8 @@
 #include "attnlab/model/attention_maps.h"
 #include "attnlab/model/lens.h"
 #include "attnlab/model/run_dumps.h"
-#include "cell_texts.h"
 #include "attnlab/model/translate.h"
+#include "cell_texts.h"
 #include "ui/state/document.h"
 #include "ui/state/dump_document.h"
 #include "ui/state/experiment_data.h"
@@ -862,6 +866,116 @@ TEST(ModelDocument, TheTranslationStepBarAndTitleCountTheSameWords) {
 // drew one giant cell "→ [</s>]"; a text longer than the model reads stayed at "waiting for
 // the first run" while only the status bar named the limit (config.json's
 // max_position_embeddings, read here).
+/// Whether `text` is the text of the run on screen, checked outside the window: while the
+/// model is shown, its run's input ids are what the model's tokenizer (loaded here) makes of
+/// the text; while the lab is, its experiment's tokens are the lab tokenizer's of the text.
+::testing::AssertionResult isTheTextOfTheRunShown(MainWindow& window, const QString& text) {
+    ModelDocument* models = ModelDocument::of(window.document());
+    if (models->active()) {
+        const model::Tokenizer tokenizer =
+            std::move(model::Tokenizer::fromFile(models->directory().toStdString()).value());
+        const std::span<const std::int64_t> shown = model::inputIdsOf(*models->run());
+        if (std::vector<std::int64_t>(shown.begin(), shown.end()) ==
+            tokenizer.encode(text.toStdString()).ids)
+            return ::testing::AssertionSuccess();
+        return ::testing::AssertionFailure()
+               << "the model runs \"" << tokenizer.decode(shown) << "\", the box holds \""
+               << text.toStdString() << "\"";
+    }
+    const Session& session = window.document()->session();
+    const Experiment* experiment = window.document()->experiment();
+    if (!experiment || !experiment->source.isSession())
+        return ::testing::AssertionFailure() << "neither the model nor the lab is shown";
+    if (experiment->queryTokens == tokenize(text.toStdString(), session.tokenizer))
+        return ::testing::AssertionSuccess();
+    std::string shown;
+    for (const std::string& token : experiment->queryTokens)
+        shown += token + "|";
+    return ::testing::AssertionFailure()
+           << "the lab runs " << shown << ", the box holds \"" << text.toStdString() << "\"";
+}
+
+/// Clicks a check box on its box (its middle may lie past its label).
+void clickCheck(QCheckBox* check) {
+    QStyleOptionButton option;
+    option.initFrom(check);
+    const QRect indicator =
+        check->style()->subElementRect(QStyle::SE_CheckBoxIndicator, &option, check);
+    QTest::mouseClick(check, Qt::LeftButton, {}, indicator.center());
+}
+
+void settleWindow(MainWindow& window) {
+    ASSERT_TRUE(ModelDocument::of(window.document())->waitForIdle());
+    ASSERT_TRUE(window.document()->waitForIdle());
+    QCoreApplication::processEvents();
+}
+
+// The text box showed the lab's sentence while the model was shown again, so the next letter
+// ran "the cat sat on the mat x" through the model (#37, item 2). Ticking Cross-attention
+// shows the lab, Show Model the model: after every switch, undo and redo the box holds the
+// text of the run on screen, each side keeps its own text, and each switch is one undo step.
+TEST(ModelDocument, TheTextBoxHoldsTheTextOfTheRunShownAcrossEverySwitch) {
+    MainWindow window;
+    window.resize(1280, 720);
+    window.show();
+    QApplication::setActiveWindow(&window);
+    ASSERT_TRUE(QTest::qWaitForWindowActive(&window));
+    ModelDocument* models = ModelDocument::of(window.document());
+    ASSERT_NO_FATAL_FAILURE(openTranslationModel(models, QString()));
+    QUndoStack* undo = window.document()->undoStack();
+    InputsPanel* inputs = window.inputsPanel();
+    QLineEdit* box = inputs->textEdit();
+    const std::string labText = window.document()->session().text;
+    const QString student = QStringLiteral("I saw a big dog");
+    ASSERT_NE(labText, student.toStdString());
+    box->setFocus();
+    box->selectAll();
+    QTest::keyClicks(box, student);
+    ASSERT_NO_FATAL_FAILURE(settleWindow(window));
+    ASSERT_TRUE(models->active());
+    EXPECT_TRUE(isTheTextOfTheRunShown(window, box->text()));
+    EXPECT_EQ(box->text().toStdString(), student.toStdString());
+
+    const int steps = undo->index();
+    clickCheck(inputs->crossCheck());
+    ASSERT_NO_FATAL_FAILURE(settleWindow(window));
+    ASSERT_TRUE(inputs->crossCheck()->isChecked());
+    EXPECT_FALSE(models->active());
+    EXPECT_TRUE(isTheTextOfTheRunShown(window, box->text())) << "the lab shown";
+    EXPECT_EQ(box->text().toStdString(), labText);
+    EXPECT_EQ(undo->index(), steps + 1);
+
+    QAction* show = nullptr;
+    for (QAction* action : window.findChildren<QAction*>())
+        if (action->text() == QStringLiteral("Show Model")) show = action;
+    ASSERT_NE(show, nullptr);
+    show->trigger();
+    ASSERT_NO_FATAL_FAILURE(settleWindow(window));
+    ASSERT_TRUE(models->active());
+    EXPECT_TRUE(isTheTextOfTheRunShown(window, box->text())) << "the model shown again";
+    EXPECT_EQ(box->text().toStdString(), student.toStdString());
+    EXPECT_EQ(undo->index(), steps + 2);
+
+    // One undo step each way, and each side's text comes back with it.
+    undo->undo();
+    ASSERT_NO_FATAL_FAILURE(settleWindow(window));
+    EXPECT_FALSE(models->active());
+    EXPECT_TRUE(isTheTextOfTheRunShown(window, box->text())) << "undo of Show Model";
+    EXPECT_EQ(box->text().toStdString(), labText);
+    undo->redo();
+    ASSERT_NO_FATAL_FAILURE(settleWindow(window));
+    ASSERT_TRUE(models->active());
+    EXPECT_TRUE(isTheTextOfTheRunShown(window, box->text())) << "redo of Show Model";
+
+    // The next letter typed extends the student's sentence, not the lab's.
+    box->setFocus();
+    box->end(false);
+    QTest::keyClicks(box, QStringLiteral("s"));
+    ASSERT_NO_FATAL_FAILURE(settleWindow(window));
+    EXPECT_EQ(models->text().toStdString(), (student + QStringLiteral("s")).toStdString());
+    EXPECT_TRUE(isTheTextOfTheRunShown(window, box->text()));
+}
+
 TEST(ModelDocument, TheTranslationTabExplainsAnEmptyOrTooLongText) {
     MainWindow window;
     window.resize(1280, 720);

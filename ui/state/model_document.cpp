@@ -214,10 +214,11 @@ namespace {
 /// the patching inputs' 1001, 1002).
 constexpr int kMergeModelText = 1101;
 
-/// A change of the switched-off heads, and an edit of the model's text (typed, merged while
-/// typing, or a token appended).
+/// A change of the switched-off heads, an edit of the model's text (typed, merged while
+/// typing, or a token appended), and the person's switch from the lab back to the model.
 using AblationCommand = ApplyCommand<HeadSet>;
 using ModelTextCommand = ApplyCommand<ModelInput>;
+using ShowCommand = ApplyCommand<bool>;
 
 } // namespace
 
@@ -430,7 +431,7 @@ void ModelDocument::setModel(std::shared_ptr<const model::Model> loaded,
     for (int i = m_document->undoStack()->count() - 1; i >= 0; --i) {
         const QUndoCommand* step = m_document->undoStack()->command(i);
         if (dynamic_cast<const AblationCommand*>(step) ||
-            dynamic_cast<const ModelTextCommand*>(step)) {
+            dynamic_cast<const ModelTextCommand*>(step) || dynamic_cast<const ShowCommand*>(step)) {
             m_document->undoStack()->clear();
             break;
         }
@@ -562,6 +563,19 @@ void ModelDocument::showModel() {
         publish();
     else
         scheduleRun();
+}
+
+void ModelDocument::showModelStep() {
+    if (!m_model || active()) return;
+    m_document->undoStack()->push(new ShowCommand(
+        this,
+        [this](const bool& shown) {
+            if (shown) return showModel();
+            // Back to the lab: its session as it stands (nothing was edited above this step).
+            m_shown = false;
+            m_document->applySession(m_document->session());
+        },
+        false, true, -1, QCoreApplication::translate("ModelDocument", "Show the model")));
 }
 
 bool ModelDocument::idle() const {

@@ -148,6 +148,10 @@ public:
 
     /// Makes the document show the model again (after a session edit returned it to the lab).
     void showModel();
+    /// The person's Show Model: showModel() as one undo step, whose undo shows the lab session
+    /// again. Switching to the lab is a session edit, itself one step. Nothing while the model
+    /// is shown.
+    void showModelStep();
     /// Closes the model: the document goes back to the lab session, which keeps the text typed
     /// while the model was shown (one undo step; undo brings the lab's own text back).
     void closeModel();

@@ -372,7 +372,10 @@ InputsPanel::InputsPanel(Document* document, QWidget* parent)
         if (what == Document::What::Session) updateFromSession();
         if (what == Document::What::Problems || what == Document::What::Experiment)
             updateProblems();
-        if (what == Document::What::Experiment) updateTokenizer(); // a model shown or left
+        if (what == Document::What::Experiment) {
+            updateTokenizer(); // a model shown or left
+            showShownText();
+        }
         if (what == Document::What::Selection) updateChips();
     });
     // A real model: the text box shows its text, the chips its tokens.
@@ -389,6 +392,15 @@ InputsPanel::InputsPanel(Document* document, QWidget* parent)
     updateFromSession();
     updateProblems();
     fitWidth();
+}
+
+void InputsPanel::showShownText() {
+    // The box holds the text of what the views show: the model's own text while it is shown,
+    // the lab's while the lab is (each keeps its own text across the switches).
+    if (ModelDocument* models = ModelDocument::of(m_document); models->active())
+        setTextKeepingCursor(m_text, models->text());
+    else if (!m_document->hasExternalExperiment())
+        setTextKeepingCursor(m_text, QString::fromStdString(m_document->session().text));
 }
 
 void InputsPanel::changeEvent(QEvent* event) {

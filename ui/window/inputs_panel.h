@@ -48,6 +48,7 @@ public:
     /// The lab's tokenizer choice, or (disabled) the name of a shown model's own tokenizer.
     QComboBox* tokenizerCombo() const { return m_tokenizer; }
     QCheckBox* causalCheck() const { return m_causal; }
+    QCheckBox* crossCheck() const { return m_cross; }
     QCheckBox* windowCheck() const { return m_window; }
     QSpinBox* windowSpin() const { return m_windowSize; }
     QSpinBox* headsSpin() const { return m_heads; }
@@ -63,6 +64,8 @@ protected:
 private:
     void fitWidth();
     void updateFromSession();
+    /// Sets the text box to the text of what the views show (the model's or the lab's).
+    void showShownText();
     void updateChips();
     /// The lab's tokenizers to choose from, or a shown model's own one named and no choice.
     void updateTokenizer();

@@ -211,7 +211,8 @@ void installModelControls(QMainWindow* window, QMenu* fileMenu, QMenu* examplesM
     bar->setObjectName(QStringLiteral("RealModelToolBar"));
     auto* name = new QLabel(bar);
     bar->addWidget(name);
-    QAction* show = bar->addAction(QObject::tr("Show Model"), models, &ModelDocument::showModel);
+    QAction* show =
+        bar->addAction(QObject::tr("Show Model"), models, &ModelDocument::showModelStep);
     show->setToolTip(QObject::tr("The views show the lab session; show the real model again"));
     auto* ablationButton = new QToolButton(bar);
     ablationButton->setText(QObject::tr("Heads Off"));
