@@ -976,6 +976,36 @@ TEST(ModelDocument, TheTextBoxHoldsTheTextOfTheRunShownAcrossEverySwitch) {
     EXPECT_TRUE(isTheTextOfTheRunShown(window, box->text()));
 }
 
+// Clicking Cross-attention moved the keyboard to the check box, so the space typed next
+// toggled it (#37, item 2): a click on a check box leaves the keyboard in the text box.
+TEST(ModelDocument, TypingAfterClickingACheckBoxDoesNotToggleIt) {
+    MainWindow window;
+    window.resize(1280, 720);
+    window.show();
+    QApplication::setActiveWindow(&window);
+    ASSERT_TRUE(QTest::qWaitForWindowActive(&window));
+    window.document()->waitForIdle();
+    InputsPanel* inputs = window.inputsPanel();
+    QLineEdit* box = inputs->textEdit();
+    box->setFocus();
+    box->end(false);
+    ASSERT_EQ(QApplication::focusWidget(), box);
+    const QString before = box->text();
+    for (QCheckBox* check : {inputs->crossCheck(), inputs->causalCheck()}) {
+        const bool was = check->isChecked();
+        clickCheck(check);
+        ASSERT_NE(check->isChecked(), was) << "the click toggles it";
+        QWidget* keyboard = QApplication::focusWidget();
+        ASSERT_NE(keyboard, nullptr);
+        QTest::keyClick(keyboard, Qt::Key_Space);
+        EXPECT_NE(check->isChecked(), was)
+            << check->text().toStdString() << ": the typed space toggled it back";
+        EXPECT_EQ(keyboard, box) << keyboard->metaObject()->className() << " "
+                                 << keyboard->objectName().toStdString();
+    }
+    EXPECT_EQ(box->text().toStdString(), (before + QStringLiteral("  ")).toStdString());
+}
+
 TEST(ModelDocument, TheTranslationTabExplainsAnEmptyOrTooLongText) {
     MainWindow window;
     window.resize(1280, 720);

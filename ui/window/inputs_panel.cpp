@@ -389,6 +389,12 @@ InputsPanel::InputsPanel(Document* document, QWidget* parent)
         updateChips();
         updateProblems();
     });
+    // A click on a check box (or on the panel around it) leaves the keyboard where it was, in
+    // the text box: a space typed next goes into the text and does not toggle the box. Tab
+    // still reaches every box.
+    for (QCheckBox* box : content->findChildren<QCheckBox*>())
+        box->setFocusPolicy(Qt::TabFocus);
+    scroll->setFocusPolicy(Qt::TabFocus);
     updateFromSession();
     updateProblems();
     fitWidth();
