@@ -10,13 +10,16 @@
 #include <QComboBox>
 #include <QElapsedTimer>
 #include <QFile>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QLabel>
 #include <QLineEdit>
 #include <QListWidget>
+#include <QProcess>
 #include <QProgressBar>
 #include <QProgressDialog>
+#include <QRegularExpression>
 #include <QSignalSpy>
 #include <QStyle>
 #include <QStyleOptionButton>
@@ -37,6 +40,7 @@
 #include "attnlab/model/attention_maps.h"
 #include "attnlab/model/lens.h"
 #include "attnlab/model/run_dumps.h"
+#include "attnlab/model/text_run.h"
 #include "attnlab/model/translate.h"
 #include "cell_texts.h"
 #include "ui/state/document.h"
@@ -1004,6 +1008,186 @@ TEST(ModelDocument, TypingAfterClickingACheckBoxDoesNotToggleIt) {
                                  << keyboard->objectName().toStdString();
     }
     EXPECT_EQ(box->text().toStdString(), (before + QStringLiteral("  ")).toStdString());
+}
+
+/// `attnlab model --translate --json` on the bundled translation model: each step's object.
+QJsonArray translatedSteps(const QString& text, int maxTokens) {
+    QProcess process;
+    process.start(QStringLiteral(ATTNLAB_BINARY),
+                  {QStringLiteral("model"), QStringLiteral("--model"),
+                   bundledTranslationModelDirectory(), QStringLiteral("--text"), text,
+                   QStringLiteral("--translate"), QStringLiteral("--max-tokens"),
+                   QString::number(maxTokens), QStringLiteral("--json")});
+    if (!process.waitForFinished(120000) || process.exitCode() != 0) {
+        ADD_FAILURE() << "attnlab model failed: " << process.readAllStandardError().toStdString();
+        return {};
+    }
+    return QJsonDocument::fromJson(process.readAllStandardOutput())
+        .object()
+        .value(QStringLiteral("steps"))
+        .toArray();
+}
+
+/// The text of the line under a translation view's title (the sentence written so far).
+QString plotSentence(QCustomPlot* plot) {
+    auto* sentence = qobject_cast<QCPTextElement*>(plot->plotLayout()->element(1, 0));
+    return sentence ? sentence->text() : QString();
+}
+
+// The window did not show how sure the model was of each word it wrote, while the command
+// line prints it (#37, item 4): the inputs' note lists every written word with the probability
+// `attnlab model --translate` prints, and the Translation tab's title the current word's.
+TEST(ModelDocument, TheTranslationShowsEachWrittenWordsProbabilityAsTheCommandLinePrintsIt) {
+    MainWindow window;
+    window.resize(1280, 720);
+    window.show();
+    ModelDocument* models = ModelDocument::of(window.document());
+    auto* view = qobject_cast<TranslationView*>(window.view(QStringLiteral("translation")));
+    ASSERT_NE(view, nullptr);
+    const QString text = QStringLiteral("the dog chased a ball in the park");
+    ASSERT_NO_FATAL_FAILURE(openTranslationModel(models, text));
+    window.showView(QStringLiteral("translation"));
+    QCoreApplication::processEvents();
+    view->ensureFresh();
+
+    const QJsonArray steps = translatedSteps(text, 64);
+    ASSERT_FALSE(steps.isEmpty());
+    ASSERT_EQ(view->rowCount(), steps.size());
+    const QString note = window.inputsPanel()->sourceNote()->text();
+    for (const QJsonValue& value : steps) {
+        const QJsonObject step = value.toObject();
+        const QString word = step.value(QStringLiteral("token")).toString().trimmed();
+        const double percent = 100.0 * step.value(QStringLiteral("probability")).toDouble();
+        const QString shown = QStringLiteral("%1 %2 %").arg(word).arg(percent, 0, 'f', 1);
+        EXPECT_TRUE(note.contains(shown.toHtmlEscaped()))
+            << shown.toStdString() << " not in: " << note.toStdString();
+    }
+    // The title names the newest word's probability, step by step.
+    for (Index row : {Index(0), view->rowCount() - 1}) {
+        view->goToStep(row);
+        view->ensureFresh();
+        const double percent =
+            100.0 * steps[static_cast<int>(row)].toObject().value("probability").toDouble();
+        const QString title = plotTitle(view->plot()).simplified();
+        EXPECT_TRUE(title.contains(QStringLiteral("%1 %").arg(percent, 0, 'f', 1)))
+            << "step " << row << ": " << title.toStdString();
+    }
+}
+
+// "the weather is nice today" showed the chips "w e at her" and <unk> under a badge saying
+// "trained model", and nothing said why (#37, item 4). The note under the chips names each
+// word outside the vocabulary, as the model's own tokenizer (loaded here) splits it, and says
+// which grammar the model learned; the sentences it offers do work: every word of them is in
+// the vocabulary and the core translates each with every word at least 50 % sure.
+TEST(ModelDocument, TheTranslationModelNamesWordsOutsideItsVocabularyAndItsGrammar) {
+    MainWindow window;
+    window.resize(1280, 720);
+    window.show();
+    ModelDocument* models = ModelDocument::of(window.document());
+    ASSERT_NO_FATAL_FAILURE(
+        openTranslationModel(models, QStringLiteral("the weather is nice today")));
+    QCoreApplication::processEvents();
+    QLabel* note = window.inputsPanel()->modelNote();
+    ASSERT_NE(note, nullptr);
+    EXPECT_TRUE(note->isVisibleTo(&window));
+    const QString said = note->text();
+    const std::string dir = bundledTranslationModelDirectory().toStdString();
+    const model::Tokenizer tokenizer = std::move(model::Tokenizer::fromFile(dir).value());
+    for (const char* word : {"weather", "nice"}) {
+        const model::Encoding pieces = tokenizer.encode(word, false);
+        ASSERT_GT(pieces.size(), 1u) << word << " is a word of the grammar";
+        EXPECT_TRUE(said.contains(QStringLiteral("\u201c%1\u201d").arg(QLatin1String(word))))
+            << word << " not named in: " << said.toStdString();
+    }
+    for (const char* word : {"the", "today"})
+        EXPECT_FALSE(said.contains(QStringLiteral("\u201c%1\u201d").arg(QLatin1String(word))))
+            << word << " is in the vocabulary: " << said.toStdString();
+    EXPECT_FALSE(said.contains(QStringLiteral("scripts/"))) << "text for developers";
+    EXPECT_TRUE(said.contains(QStringLiteral("grammar"))) << said.toStdString();
+
+    // The sentences the note offers translate well (a run of the core, outside the window).
+    const model::Model net = std::move(model::loadModel(dir).value());
+    static const QRegularExpression quoted(QStringLiteral("\u201c([^\u201d]{12,})\u201d"));
+    int examples = 0;
+    for (auto match = quoted.globalMatch(grammarNote(*models)); match.hasNext();) {
+        const QString example = match.next().captured(1);
+        ++examples;
+        const model::Encoding source = tokenizer.encode(example.toStdString());
+        for (std::size_t i = 0; i < source.size(); ++i)
+            EXPECT_FALSE(tokenizer.isSpecial(source.ids[i]) && source.ids[i] != *tokenizer.eosId())
+                << example.toStdString();
+        model::TextRunOptions options;
+        options.run.logits = model::textLogits(net.config);
+        auto translated = model::runText(net, source.ids, options);
+        ASSERT_TRUE(translated) << translated.error();
+        ASSERT_FALSE(translated->steps.empty());
+        EXPECT_EQ(translated->generated.back(), *tokenizer.eosId()) << example.toStdString();
+        for (const model::TranslationStep& step : translated->steps)
+            EXPECT_GE(step.probability, 0.5) << example.toStdString();
+    }
+    EXPECT_GE(examples, 3);
+
+    // A sentence of the grammar: nothing is outside the vocabulary.
+    models->setText(QStringLiteral("the cat sat on the mat"));
+    ASSERT_TRUE(models->waitForIdle());
+    QCoreApplication::processEvents();
+    EXPECT_FALSE(note->text().contains(QStringLiteral("vocabulary"))) << note->text().toStdString();
+}
+
+// The same for the fill-mask model: a word outside its vocabulary is named, and the note says
+// what small world it learned, with sentences whose masks it fills.
+TEST(ModelDocument, TheFillMaskModelNamesWordsOutsideItsVocabularyAndItsWorld) {
+    MainWindow window;
+    window.resize(1280, 720);
+    window.show();
+    ModelDocument* models = ModelDocument::of(window.document());
+    models->openModel(bundledModelDirectory(QStringLiteral("tiny-bert-en")));
+    ASSERT_TRUE(models->waitForIdle());
+    models->setText(QStringLiteral("the [MASK] sat on the mat in the weather."));
+    ASSERT_TRUE(models->waitForIdle());
+    QCoreApplication::processEvents();
+    const QString said = window.inputsPanel()->modelNote()->text();
+    EXPECT_TRUE(said.contains(QStringLiteral("\u201cweather\u201d"))) << said.toStdString();
+    EXPECT_FALSE(said.contains(QStringLiteral("\u201cmat\u201d"))) << said.toStdString();
+    EXPECT_FALSE(said.contains(QStringLiteral("MASK\u201d ("))) << said.toStdString();
+    EXPECT_FALSE(said.contains(QStringLiteral("scripts/"))) << said.toStdString();
+    EXPECT_TRUE(said.contains(QStringLiteral("the [MASK] sat on the mat."))) << said.toStdString();
+}
+
+// A long text's translation stopped at the window's limit and the rest of the text was left
+// out silently (#37, item 4: a 41-word sentence lost its second half). The command line,
+// allowed many more tokens, writes more than the window: the window says it stopped.
+TEST(ModelDocument, ALongTranslationCutShortSaysSo) {
+    MainWindow window;
+    window.resize(1280, 720);
+    window.show();
+    ModelDocument* models = ModelDocument::of(window.document());
+    auto* view = qobject_cast<TranslationView*>(window.view(QStringLiteral("translation")));
+    ASSERT_NE(view, nullptr);
+    const QString text = QStringLiteral(
+        "the cat sat on the mat and the dog ran to the park and the bird sang in the tree "
+        "and the girl was happy and the boy ate a cake and the cow slept in the field and "
+        "the fox hid under the bridge");
+    ASSERT_NO_FATAL_FAILURE(openTranslationModel(models, text));
+    window.showView(QStringLiteral("translation"));
+    QCoreApplication::processEvents();
+    view->ensureFresh();
+    const QJsonArray whole = translatedSteps(text, 200);
+    ASSERT_GT(whole.size(), view->rowCount()) << "the window wrote the whole translation";
+    const QString limit = QString::number(view->rowCount());
+    const QString note = window.inputsPanel()->sourceNote()->text();
+    EXPECT_TRUE(note.contains(QStringLiteral("stopped after ") + limit)) << note.toStdString();
+    const QString sentence = plotSentence(view->plot());
+    EXPECT_TRUE(sentence.contains(QStringLiteral("stopped after ") + limit))
+        << sentence.toStdString();
+
+    // A short text: no such message.
+    models->setText(QStringLiteral("the cat sat on the mat"));
+    ASSERT_TRUE(models->waitForIdle());
+    QCoreApplication::processEvents();
+    view->ensureFresh();
+    EXPECT_FALSE(window.inputsPanel()->sourceNote()->text().contains(QStringLiteral("stopped")));
+    EXPECT_FALSE(plotSentence(view->plot()).contains(QStringLiteral("stopped")));
 }
 
 TEST(ModelDocument, TheTranslationTabExplainsAnEmptyOrTooLongText) {

@@ -49,6 +49,8 @@ struct ModelRunOutput {
     /// the run's cross-attention is the step that wrote generated[i]).
     QString translation;
     std::vector<std::int64_t> generated;
+    /// The model's own probability of each generated token (temperature 1, no cut).
+    std::vector<double> probabilities;
     QString error;
     bool cancelled = false;
     quint64 generation = 0;
@@ -173,6 +175,8 @@ ModelRunOutput computeRun(std::shared_ptr<const model::Model> loaded,
             out.translation =
                 QString::fromStdString(tokenizer->decode(result->generated, true));
             out.generated = std::move(result->generated);
+            for (const model::TranslationStep& step : result->steps)
+                out.probabilities.push_back(step.probability);
             out.run = std::make_shared<model::ModelRun>(std::move(result->run));
             out.milliseconds = std::chrono::duration<double, std::milli>(
                                    std::chrono::steady_clock::now() - started)
@@ -304,6 +308,17 @@ std::vector<std::string> ModelDocument::writtenTokenLabels() const {
     if (!m_tokenizer || !m_run || m_run->crossQ.empty()) return {};
     return labelsOf(*m_tokenizer,
                     m_generated.size() == m_run->ids.size() ? m_generated : m_run->ids);
+}
+
+Index ModelDocument::translationTokenLimit() {
+    return kTranslationTokens;
+}
+
+bool ModelDocument::translationCutShort() const {
+    if (!m_tokenizer || !m_run || m_run->crossQ.empty()) return false;
+    if (static_cast<Index>(m_generated.size()) < kTranslationTokens) return false;
+    const std::optional<std::int64_t> end = m_tokenizer->eosId();
+    return !end || m_generated.back() != *end;
 }
 
 Index ModelDocument::head() const {
@@ -633,6 +648,7 @@ void ModelDocument::startRun() {
         out.milliseconds = recent.milliseconds; // the forward that made it; none runs now
         out.translation = recent.translation;
         out.generated = recent.generated;
+        out.probabilities = recent.probabilities;
         out.run = recent.run;
         finishRun(std::move(out));
         return;
@@ -720,7 +736,8 @@ void ModelDocument::finishRun(ModelRunOutput output) {
         m_rolesRun.reset();
         if (std::none_of(m_recent.begin(), m_recent.end(),
                          [&](const RecentRun& recent) { return recent.run == m_run; })) {
-            m_recent.push_front({m_run, output.milliseconds, output.translation, output.generated});
+            m_recent.push_front({m_run, output.milliseconds, output.translation, output.generated,
+                                 output.probabilities});
             double kept = 0;
             for (std::size_t i = 1; i < m_recent.size(); ++i)
                 kept += runBytes(*m_recent[i].run);
@@ -733,6 +750,7 @@ void ModelDocument::finishRun(ModelRunOutput output) {
         m_lastRunMs = output.milliseconds;
         m_translation = output.translation;
         m_generated = output.generated;
+        m_probabilities = output.probabilities;
         if (m_shown && m_model->config.kind == model::ModelKind::EncoderDecoder) {
             showTranslation();
         } else if (m_shown) {
