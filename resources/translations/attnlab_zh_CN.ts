@@ -23,6 +23,10 @@
         <source>Append a token</source>
         <translation>追加一个词元</translation>
     </message>
+    <message>
+        <source>Show the model</source>
+        <translation>显示模型</translation>
+    </message>
 </context>
 <context>
     <name>QObject</name>
@@ -483,16 +487,8 @@
         <translation>训练过的模型：%1（英译中，交叉注意力）</translation>
     </message>
     <message>
-        <source>A Marian encoder-decoder trained by scripts/train_translation_model.py: type English, read the Chinese and the cross-attention that wrote it</source>
-        <translation>由 scripts/train_translation_model.py 训练的 Marian 编码器–解码器：输入英文，看它写出的中文和写出每个词时的交叉注意力</translation>
-    </message>
-    <message>
         <source>Trained model: %1 (BERT: fill in [MASK], two-way attention)</source>
         <translation>已训练模型：%1（BERT：填写 [MASK]，双向注意力）</translation>
-    </message>
-    <message>
-        <source>A 3-layer BERT trained by scripts/train_fill_mask_model.py: type a sentence with [MASK] and see what fills it, and how the mask reads both sides</source>
-        <translation>由 scripts/train_fill_mask_model.py 训练的 3 层 BERT：输入一个带 [MASK] 的句子，看它填进什么词，以及掩码位置如何读取两侧的词</translation>
     </message>
     <message>
         <source>softmax</source>
@@ -549,6 +545,22 @@
     <message>
         <source>The views show this checkpoint&apos;s own q, k, v and attention</source>
         <translation>视图显示这个检查点自己的 q、k、v 和注意力</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;What this model knows.&lt;/b&gt; It learned only from short made-up sentences about a small world: each animal&apos;s sound, home and food, each person&apos;s work and place, the colours of a few things. Sentences that work: “the [MASK] sat on the mat.”, “the cow ate the [MASK].”, “the grass was [MASK].”, “the dog [MASK] because it was hungry.” Outside these words and facts its guesses are nonsense, however sure they look.</source>
+        <translation>&lt;b&gt;这个模型知道什么。&lt;/b&gt;它只从一些关于一个小世界的简短人造句子中学习：每种动物的叫声、住处和食物，每个人的工作和地点，几样东西的颜色。能用的句子：“the [MASK] sat on the mat.”、“the cow ate the [MASK].”、“the grass was [MASK].”、“the dog [MASK] because it was hungry.”。超出这些词和事实，它的猜测就是胡猜，不管看起来多有把握。</translation>
+    </message>
+    <message>
+        <source>A small Marian encoder-decoder trained on a made-up grammar of about 330 English words: type English, read the Chinese and the cross-attention that wrote it</source>
+        <translation>一个小型 Marian 编码器–解码器，只在约 330 个英文词的人造语法上训练：输入英文，看它写出的中文和写出每个词时的交叉注意力</translation>
+    </message>
+    <message>
+        <source>A 3-layer BERT trained on short made-up sentences about animals and people: type a sentence with [MASK] and see what fills it, and how the mask reads both sides</source>
+        <translation>一个 3 层 BERT，只在关于动物和人的简短人造句子上训练：输入一个带 [MASK] 的句子，看它填进什么词，以及掩码位置如何读取两侧的词</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;What this model knows.&lt;/b&gt; It learned English → Chinese only from a small made-up grammar: about 330 words (animals, people, things, places, 16 names such as Nina and Ben, verbs in the past tense such as sat, saw, loved) in short sentences ending in a full stop, joined by “and”, “because” or “when”. Sentences that work: “the cat sat on the mat.”, “the dog chased a ball in the park.”, “Nina carried Ben.”, “the girl was happy because the sun was warm.” Other words (I, love, weather) and other kinds of sentence give a confident but wrong translation.</source>
+        <translation>&lt;b&gt;这个模型知道什么。&lt;/b&gt;它只从一个小小的人造语法中学会英译中：约 330 个词（动物、人、物品、地点，Nina、Ben 等 16 个人名，sat、saw、loved 等过去时动词），组成以句号结尾的短句，用“and”“because”或“when”连接。能用的句子：“the cat sat on the mat.”、“the dog chased a ball in the park.”、“Nina carried Ben.”、“the girl was happy because the sun was warm.”。其他词（I、love、weather）和其他句式会得到看似有把握、其实错误的翻译。</translation>
     </message>
 </context>
 <context>
@@ -2156,16 +2168,49 @@ output</source>
         <translation>自定义掩码(&amp;U)</translation>
     </message>
     <message>
-        <source>Showing the model %1. The text is translated as &lt;b&gt;%2&lt;/b&gt;&lt;br&gt;Each row of the cross-attention is the step that wrote that word, reading the source words (keys and values).</source>
-        <translation>正在显示模型 %1。文本被翻译为：&lt;b&gt;%2&lt;/b&gt;&lt;br&gt;交叉注意力的每一行是写出那个词的一步，它读取源语言的词（键和值）。</translation>
-    </message>
-    <message>
         <source>%1 (the model&apos;s)</source>
         <translation>模型自带的 %1</translation>
     </message>
     <message>
         <source>The model %1 splits the text with its own %2 tokenizer (%3). Whitespace and character splitting are the lab&apos;s, for its random projections.</source>
         <translation>模型 %1 用它自带的 %2 分词器（%3）切分文本。按空格和按字符切分属于实验的随机投影。</translation>
+    </message>
+    <message>
+        <source>“%1” (unknown token)</source>
+        <translation>“%1”（未知词元）</translation>
+    </message>
+    <message>
+        <source>“%1” (spelt %2)</source>
+        <translation>“%1”（拆成 %2）</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;Not in the model&apos;s vocabulary:&lt;/b&gt; %1. It never saw these words, so what it does with them is a guess.</source>
+        <translation>&lt;b&gt;不在模型的词表中：&lt;/b&gt;%1。模型从没见过这些词，它对这些词的处理只是猜测。</translation>
+    </message>
+    <message>
+        <source>Showing the model %1. The text is translated as &lt;b&gt;%2&lt;/b&gt;</source>
+        <translation>正在显示模型 %1。文本被翻译为：&lt;b&gt;%2&lt;/b&gt;</translation>
+    </message>
+    <message>
+        <source>The translation stopped after %1 tokens, the most written here: the end of the text is not translated. Shorten the text to translate all of it.</source>
+        <translation>翻译写到 %1 个词元就停止了（这里最多写这么多）：文本的末尾没有被翻译。缩短文本才能全部翻译。</translation>
+    </message>
+    <message>
+        <source>%1 %2 %</source>
+        <translation>%1 %2 %</translation>
+    </message>
+    <message>
+        <source>How sure the model was of each word it wrote: %1</source>
+        <translation>模型对写出的每个词有多大把握：%1</translation>
+    </message>
+    <message>
+        <source>Each row of the cross-attention is the step that wrote that word, reading the source words (keys and values).</source>
+        <translation>交叉注意力的每一行是写出那个词的一步，它读取源语言的词（键和值）。</translation>
+    </message>
+    <message>
+        <source>, </source>
+        <comment>between the items of a list</comment>
+        <translation>、</translation>
     </message>
 </context>
 <context>
@@ -3813,6 +3858,14 @@ weight</source>
     <message>
         <source>Translation: type a sentence in Text and the model writes its translation here, one word at a time.</source>
         <translation>翻译：在“文本”框中输入一个句子，模型会在这里一个词一个词地写出译文。</translation>
+    </message>
+    <message>
+        <source>its probability %1 %</source>
+        <translation>概率 %1 %</translation>
+    </message>
+    <message>
+        <source>(stopped after %1 tokens: the rest of the text is not translated)</source>
+        <translation>（写到 %1 个词元就停止了：文本其余部分没有翻译）</translation>
     </message>
 </context>
 <context>

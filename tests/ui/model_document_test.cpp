@@ -5,17 +5,24 @@
 // forward says and one undo restores them, a bad folder keeps the previous state with one
 // message, and the badge names where the numbers come from.
 
+#include <QApplication>
+#include <QCheckBox>
 #include <QComboBox>
 #include <QElapsedTimer>
 #include <QFile>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QLabel>
 #include <QLineEdit>
 #include <QListWidget>
+#include <QProcess>
 #include <QProgressBar>
 #include <QProgressDialog>
+#include <QRegularExpression>
 #include <QSignalSpy>
+#include <QStyle>
+#include <QStyleOptionButton>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QToolTip>
@@ -33,8 +40,9 @@
 #include "attnlab/model/attention_maps.h"
 #include "attnlab/model/lens.h"
 #include "attnlab/model/run_dumps.h"
-#include "cell_texts.h"
+#include "attnlab/model/text_run.h"
 #include "attnlab/model/translate.h"
+#include "cell_texts.h"
 #include "ui/state/document.h"
 #include "ui/state/dump_document.h"
 #include "ui/state/experiment_data.h"
@@ -862,6 +870,326 @@ TEST(ModelDocument, TheTranslationStepBarAndTitleCountTheSameWords) {
 // drew one giant cell "→ [</s>]"; a text longer than the model reads stayed at "waiting for
 // the first run" while only the status bar named the limit (config.json's
 // max_position_embeddings, read here).
+/// Whether `text` is the text of the run on screen, checked outside the window: while the
+/// model is shown, its run's input ids are what the model's tokenizer (loaded here) makes of
+/// the text; while the lab is, its experiment's tokens are the lab tokenizer's of the text.
+::testing::AssertionResult isTheTextOfTheRunShown(MainWindow& window, const QString& text) {
+    ModelDocument* models = ModelDocument::of(window.document());
+    if (models->active()) {
+        const model::Tokenizer tokenizer =
+            std::move(model::Tokenizer::fromFile(models->directory().toStdString()).value());
+        const std::span<const std::int64_t> shown = model::inputIdsOf(*models->run());
+        if (std::vector<std::int64_t>(shown.begin(), shown.end()) ==
+            tokenizer.encode(text.toStdString()).ids)
+            return ::testing::AssertionSuccess();
+        return ::testing::AssertionFailure()
+               << "the model runs \"" << tokenizer.decode(shown) << "\", the box holds \""
+               << text.toStdString() << "\"";
+    }
+    const Session& session = window.document()->session();
+    const Experiment* experiment = window.document()->experiment();
+    if (!experiment || !experiment->source.isSession())
+        return ::testing::AssertionFailure() << "neither the model nor the lab is shown";
+    if (experiment->queryTokens == tokenize(text.toStdString(), session.tokenizer))
+        return ::testing::AssertionSuccess();
+    std::string shown;
+    for (const std::string& token : experiment->queryTokens)
+        shown += token + "|";
+    return ::testing::AssertionFailure()
+           << "the lab runs " << shown << ", the box holds \"" << text.toStdString() << "\"";
+}
+
+/// Clicks a check box on its box (its middle may lie past its label).
+void clickCheck(QCheckBox* check) {
+    QStyleOptionButton option;
+    option.initFrom(check);
+    const QRect indicator =
+        check->style()->subElementRect(QStyle::SE_CheckBoxIndicator, &option, check);
+    QTest::mouseClick(check, Qt::LeftButton, {}, indicator.center());
+}
+
+void settleWindow(MainWindow& window) {
+    ASSERT_TRUE(ModelDocument::of(window.document())->waitForIdle());
+    ASSERT_TRUE(window.document()->waitForIdle());
+    QCoreApplication::processEvents();
+}
+
+// The text box showed the lab's sentence while the model was shown again, so the next letter
+// ran "the cat sat on the mat x" through the model (#37, item 2). Ticking Cross-attention
+// shows the lab, Show Model the model: after every switch, undo and redo the box holds the
+// text of the run on screen, each side keeps its own text, and each switch is one undo step.
+TEST(ModelDocument, TheTextBoxHoldsTheTextOfTheRunShownAcrossEverySwitch) {
+    MainWindow window;
+    window.resize(1280, 720);
+    window.show();
+    QApplication::setActiveWindow(&window);
+    ASSERT_TRUE(QTest::qWaitForWindowActive(&window));
+    ModelDocument* models = ModelDocument::of(window.document());
+    ASSERT_NO_FATAL_FAILURE(openTranslationModel(models, QString()));
+    QUndoStack* undo = window.document()->undoStack();
+    InputsPanel* inputs = window.inputsPanel();
+    QLineEdit* box = inputs->textEdit();
+    const std::string labText = window.document()->session().text;
+    const QString student = QStringLiteral("I saw a big dog");
+    ASSERT_NE(labText, student.toStdString());
+    box->setFocus();
+    box->selectAll();
+    QTest::keyClicks(box, student);
+    ASSERT_NO_FATAL_FAILURE(settleWindow(window));
+    ASSERT_TRUE(models->active());
+    EXPECT_TRUE(isTheTextOfTheRunShown(window, box->text()));
+    EXPECT_EQ(box->text().toStdString(), student.toStdString());
+
+    const int steps = undo->index();
+    clickCheck(inputs->crossCheck());
+    ASSERT_NO_FATAL_FAILURE(settleWindow(window));
+    ASSERT_TRUE(inputs->crossCheck()->isChecked());
+    EXPECT_FALSE(models->active());
+    EXPECT_TRUE(isTheTextOfTheRunShown(window, box->text())) << "the lab shown";
+    EXPECT_EQ(box->text().toStdString(), labText);
+    EXPECT_EQ(undo->index(), steps + 1);
+
+    QAction* show = nullptr;
+    for (QAction* action : window.findChildren<QAction*>())
+        if (action->text() == QStringLiteral("Show Model")) show = action;
+    ASSERT_NE(show, nullptr);
+    show->trigger();
+    ASSERT_NO_FATAL_FAILURE(settleWindow(window));
+    ASSERT_TRUE(models->active());
+    EXPECT_TRUE(isTheTextOfTheRunShown(window, box->text())) << "the model shown again";
+    EXPECT_EQ(box->text().toStdString(), student.toStdString());
+    EXPECT_EQ(undo->index(), steps + 2);
+
+    // One undo step each way, and each side's text comes back with it.
+    undo->undo();
+    ASSERT_NO_FATAL_FAILURE(settleWindow(window));
+    EXPECT_FALSE(models->active());
+    EXPECT_TRUE(isTheTextOfTheRunShown(window, box->text())) << "undo of Show Model";
+    EXPECT_EQ(box->text().toStdString(), labText);
+    undo->redo();
+    ASSERT_NO_FATAL_FAILURE(settleWindow(window));
+    ASSERT_TRUE(models->active());
+    EXPECT_TRUE(isTheTextOfTheRunShown(window, box->text())) << "redo of Show Model";
+
+    // The next letter typed extends the student's sentence, not the lab's.
+    box->setFocus();
+    box->end(false);
+    QTest::keyClicks(box, QStringLiteral("s"));
+    ASSERT_NO_FATAL_FAILURE(settleWindow(window));
+    EXPECT_EQ(models->text().toStdString(), (student + QStringLiteral("s")).toStdString());
+    EXPECT_TRUE(isTheTextOfTheRunShown(window, box->text()));
+}
+
+// Clicking Cross-attention moved the keyboard to the check box, so the space typed next
+// toggled it (#37, item 2): a click on a check box leaves the keyboard in the text box.
+TEST(ModelDocument, TypingAfterClickingACheckBoxDoesNotToggleIt) {
+    MainWindow window;
+    window.resize(1280, 720);
+    window.show();
+    QApplication::setActiveWindow(&window);
+    ASSERT_TRUE(QTest::qWaitForWindowActive(&window));
+    window.document()->waitForIdle();
+    InputsPanel* inputs = window.inputsPanel();
+    QLineEdit* box = inputs->textEdit();
+    box->setFocus();
+    box->end(false);
+    ASSERT_EQ(QApplication::focusWidget(), box);
+    const QString before = box->text();
+    for (QCheckBox* check : {inputs->crossCheck(), inputs->causalCheck()}) {
+        const bool was = check->isChecked();
+        clickCheck(check);
+        ASSERT_NE(check->isChecked(), was) << "the click toggles it";
+        QWidget* keyboard = QApplication::focusWidget();
+        ASSERT_NE(keyboard, nullptr);
+        QTest::keyClick(keyboard, Qt::Key_Space);
+        EXPECT_NE(check->isChecked(), was)
+            << check->text().toStdString() << ": the typed space toggled it back";
+        EXPECT_EQ(keyboard, box) << keyboard->metaObject()->className() << " "
+                                 << keyboard->objectName().toStdString();
+    }
+    EXPECT_EQ(box->text().toStdString(), (before + QStringLiteral("  ")).toStdString());
+}
+
+/// `attnlab model --translate --json` on the bundled translation model: each step's object.
+QJsonArray translatedSteps(const QString& text, int maxTokens) {
+    QProcess process;
+    process.start(QStringLiteral(ATTNLAB_BINARY),
+                  {QStringLiteral("model"), QStringLiteral("--model"),
+                   bundledTranslationModelDirectory(), QStringLiteral("--text"), text,
+                   QStringLiteral("--translate"), QStringLiteral("--max-tokens"),
+                   QString::number(maxTokens), QStringLiteral("--json")});
+    if (!process.waitForFinished(120000) || process.exitCode() != 0) {
+        ADD_FAILURE() << "attnlab model failed: " << process.readAllStandardError().toStdString();
+        return {};
+    }
+    return QJsonDocument::fromJson(process.readAllStandardOutput())
+        .object()
+        .value(QStringLiteral("steps"))
+        .toArray();
+}
+
+/// The text of the line under a translation view's title (the sentence written so far).
+QString plotSentence(QCustomPlot* plot) {
+    auto* sentence = qobject_cast<QCPTextElement*>(plot->plotLayout()->element(1, 0));
+    return sentence ? sentence->text() : QString();
+}
+
+// The window did not show how sure the model was of each word it wrote, while the command
+// line prints it (#37, item 4): the inputs' note lists every written word with the probability
+// `attnlab model --translate` prints, and the Translation tab's title the current word's.
+TEST(ModelDocument, TheTranslationShowsEachWrittenWordsProbabilityAsTheCommandLinePrintsIt) {
+    MainWindow window;
+    window.resize(1280, 720);
+    window.show();
+    ModelDocument* models = ModelDocument::of(window.document());
+    auto* view = qobject_cast<TranslationView*>(window.view(QStringLiteral("translation")));
+    ASSERT_NE(view, nullptr);
+    const QString text = QStringLiteral("the dog chased a ball in the park");
+    ASSERT_NO_FATAL_FAILURE(openTranslationModel(models, text));
+    window.showView(QStringLiteral("translation"));
+    QCoreApplication::processEvents();
+    view->ensureFresh();
+
+    const QJsonArray steps = translatedSteps(text, 64);
+    ASSERT_FALSE(steps.isEmpty());
+    ASSERT_EQ(view->rowCount(), steps.size());
+    const QString note = window.inputsPanel()->sourceNote()->text();
+    for (const QJsonValue& value : steps) {
+        const QJsonObject step = value.toObject();
+        const QString word = step.value(QStringLiteral("token")).toString().trimmed();
+        const double percent = 100.0 * step.value(QStringLiteral("probability")).toDouble();
+        const QString shown = QStringLiteral("%1 %2 %").arg(word).arg(percent, 0, 'f', 1);
+        EXPECT_TRUE(note.contains(shown.toHtmlEscaped()))
+            << shown.toStdString() << " not in: " << note.toStdString();
+    }
+    // The title names the newest word's probability, step by step.
+    for (Index row : {Index(0), view->rowCount() - 1}) {
+        view->goToStep(row);
+        view->ensureFresh();
+        const double percent =
+            100.0 * steps[static_cast<int>(row)].toObject().value("probability").toDouble();
+        const QString title = plotTitle(view->plot()).simplified();
+        EXPECT_TRUE(title.contains(QStringLiteral("%1 %").arg(percent, 0, 'f', 1)))
+            << "step " << row << ": " << title.toStdString();
+    }
+}
+
+// "the weather is nice today" showed the chips "w e at her" and <unk> under a badge saying
+// "trained model", and nothing said why (#37, item 4). The note under the chips names each
+// word outside the vocabulary, as the model's own tokenizer (loaded here) splits it, and says
+// which grammar the model learned; the sentences it offers do work: every word of them is in
+// the vocabulary and the core translates each with every word at least 50 % sure.
+TEST(ModelDocument, TheTranslationModelNamesWordsOutsideItsVocabularyAndItsGrammar) {
+    MainWindow window;
+    window.resize(1280, 720);
+    window.show();
+    ModelDocument* models = ModelDocument::of(window.document());
+    ASSERT_NO_FATAL_FAILURE(
+        openTranslationModel(models, QStringLiteral("the weather is nice today")));
+    QCoreApplication::processEvents();
+    QLabel* note = window.inputsPanel()->modelNote();
+    ASSERT_NE(note, nullptr);
+    EXPECT_TRUE(note->isVisibleTo(&window));
+    const QString said = note->text();
+    const std::string dir = bundledTranslationModelDirectory().toStdString();
+    const model::Tokenizer tokenizer = std::move(model::Tokenizer::fromFile(dir).value());
+    for (const char* word : {"weather", "nice"}) {
+        const model::Encoding pieces = tokenizer.encode(word, false);
+        ASSERT_GT(pieces.size(), 1u) << word << " is a word of the grammar";
+        EXPECT_TRUE(said.contains(QStringLiteral("\u201c%1\u201d").arg(QLatin1String(word))))
+            << word << " not named in: " << said.toStdString();
+    }
+    for (const char* word : {"the", "today"})
+        EXPECT_FALSE(said.contains(QStringLiteral("\u201c%1\u201d").arg(QLatin1String(word))))
+            << word << " is in the vocabulary: " << said.toStdString();
+    EXPECT_FALSE(said.contains(QStringLiteral("scripts/"))) << "text for developers";
+    EXPECT_TRUE(said.contains(QStringLiteral("grammar"))) << said.toStdString();
+
+    // The sentences the note offers translate well (a run of the core, outside the window).
+    const model::Model net = std::move(model::loadModel(dir).value());
+    static const QRegularExpression quoted(QStringLiteral("\u201c([^\u201d]{12,})\u201d"));
+    int examples = 0;
+    for (auto match = quoted.globalMatch(grammarNote(*models)); match.hasNext();) {
+        const QString example = match.next().captured(1);
+        ++examples;
+        const model::Encoding source = tokenizer.encode(example.toStdString());
+        for (std::size_t i = 0; i < source.size(); ++i)
+            EXPECT_FALSE(tokenizer.isSpecial(source.ids[i]) && source.ids[i] != *tokenizer.eosId())
+                << example.toStdString();
+        model::TextRunOptions options;
+        options.run.logits = model::textLogits(net.config);
+        auto translated = model::runText(net, source.ids, options);
+        ASSERT_TRUE(translated) << translated.error();
+        ASSERT_FALSE(translated->steps.empty());
+        EXPECT_EQ(translated->generated.back(), *tokenizer.eosId()) << example.toStdString();
+        for (const model::TranslationStep& step : translated->steps)
+            EXPECT_GE(step.probability, 0.5) << example.toStdString();
+    }
+    EXPECT_GE(examples, 3);
+
+    // A sentence of the grammar: nothing is outside the vocabulary.
+    models->setText(QStringLiteral("the cat sat on the mat"));
+    ASSERT_TRUE(models->waitForIdle());
+    QCoreApplication::processEvents();
+    EXPECT_FALSE(note->text().contains(QStringLiteral("vocabulary"))) << note->text().toStdString();
+}
+
+// The same for the fill-mask model: a word outside its vocabulary is named, and the note says
+// what small world it learned, with sentences whose masks it fills.
+TEST(ModelDocument, TheFillMaskModelNamesWordsOutsideItsVocabularyAndItsWorld) {
+    MainWindow window;
+    window.resize(1280, 720);
+    window.show();
+    ModelDocument* models = ModelDocument::of(window.document());
+    models->openModel(bundledModelDirectory(QStringLiteral("tiny-bert-en")));
+    ASSERT_TRUE(models->waitForIdle());
+    models->setText(QStringLiteral("the [MASK] sat on the mat in the weather."));
+    ASSERT_TRUE(models->waitForIdle());
+    QCoreApplication::processEvents();
+    const QString said = window.inputsPanel()->modelNote()->text();
+    EXPECT_TRUE(said.contains(QStringLiteral("\u201cweather\u201d"))) << said.toStdString();
+    EXPECT_FALSE(said.contains(QStringLiteral("\u201cmat\u201d"))) << said.toStdString();
+    EXPECT_FALSE(said.contains(QStringLiteral("MASK\u201d ("))) << said.toStdString();
+    EXPECT_FALSE(said.contains(QStringLiteral("scripts/"))) << said.toStdString();
+    EXPECT_TRUE(said.contains(QStringLiteral("the [MASK] sat on the mat."))) << said.toStdString();
+}
+
+// A long text's translation stopped at the window's limit and the rest of the text was left
+// out silently (#37, item 4: a 41-word sentence lost its second half). The command line,
+// allowed many more tokens, writes more than the window: the window says it stopped.
+TEST(ModelDocument, ALongTranslationCutShortSaysSo) {
+    MainWindow window;
+    window.resize(1280, 720);
+    window.show();
+    ModelDocument* models = ModelDocument::of(window.document());
+    auto* view = qobject_cast<TranslationView*>(window.view(QStringLiteral("translation")));
+    ASSERT_NE(view, nullptr);
+    const QString text = QStringLiteral(
+        "the cat sat on the mat and the dog ran to the park and the bird sang in the tree "
+        "and the girl was happy and the boy ate a cake and the cow slept in the field and "
+        "the fox hid under the bridge");
+    ASSERT_NO_FATAL_FAILURE(openTranslationModel(models, text));
+    window.showView(QStringLiteral("translation"));
+    QCoreApplication::processEvents();
+    view->ensureFresh();
+    const QJsonArray whole = translatedSteps(text, 200);
+    ASSERT_GT(whole.size(), view->rowCount()) << "the window wrote the whole translation";
+    const QString limit = QString::number(view->rowCount());
+    const QString note = window.inputsPanel()->sourceNote()->text();
+    EXPECT_TRUE(note.contains(QStringLiteral("stopped after ") + limit)) << note.toStdString();
+    const QString sentence = plotSentence(view->plot());
+    EXPECT_TRUE(sentence.contains(QStringLiteral("stopped after ") + limit))
+        << sentence.toStdString();
+
+    // A short text: no such message.
+    models->setText(QStringLiteral("the cat sat on the mat"));
+    ASSERT_TRUE(models->waitForIdle());
+    QCoreApplication::processEvents();
+    view->ensureFresh();
+    EXPECT_FALSE(window.inputsPanel()->sourceNote()->text().contains(QStringLiteral("stopped")));
+    EXPECT_FALSE(plotSentence(view->plot()).contains(QStringLiteral("stopped")));
+}
+
 TEST(ModelDocument, TheTranslationTabExplainsAnEmptyOrTooLongText) {
     MainWindow window;
     window.resize(1280, 720);

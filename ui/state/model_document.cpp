@@ -49,6 +49,8 @@ struct ModelRunOutput {
     /// the run's cross-attention is the step that wrote generated[i]).
     QString translation;
     std::vector<std::int64_t> generated;
+    /// The model's own probability of each generated token (temperature 1, no cut).
+    std::vector<double> probabilities;
     QString error;
     bool cancelled = false;
     quint64 generation = 0;
@@ -171,6 +173,8 @@ ModelRunOutput computeRun(std::shared_ptr<const model::Model> loaded,
             out.translation =
                 QString::fromStdString(tokenizer->decode(result->generated, true));
             out.generated = std::move(result->generated);
+            for (const model::TranslationStep& step : result->steps)
+                out.probabilities.push_back(step.probability);
             out.run = std::make_shared<model::ModelRun>(std::move(result->run));
             out.milliseconds = std::chrono::duration<double, std::milli>(
                                    std::chrono::steady_clock::now() - started)
@@ -212,10 +216,11 @@ namespace {
 /// the patching inputs' 1001, 1002).
 constexpr int kMergeModelText = 1101;
 
-/// A change of the switched-off heads, and an edit of the model's text (typed, merged while
-/// typing, or a token appended).
+/// A change of the switched-off heads, an edit of the model's text (typed, merged while
+/// typing, or a token appended), and the person's switch from the lab back to the model.
 using AblationCommand = ApplyCommand<HeadSet>;
 using ModelTextCommand = ApplyCommand<ModelInput>;
+using ShowCommand = ApplyCommand<bool>;
 
 } // namespace
 
@@ -301,6 +306,17 @@ std::vector<std::string> ModelDocument::writtenTokenLabels() const {
     if (!m_tokenizer || !m_run || m_run->crossQ.empty()) return {};
     return labelsOf(*m_tokenizer,
                     m_generated.size() == m_run->ids.size() ? m_generated : m_run->ids);
+}
+
+Index ModelDocument::translationTokenLimit() {
+    return kTranslationTokens;
+}
+
+bool ModelDocument::translationCutShort() const {
+    if (!m_tokenizer || !m_run || m_run->crossQ.empty()) return false;
+    if (static_cast<Index>(m_generated.size()) < kTranslationTokens) return false;
+    const std::optional<std::int64_t> end = m_tokenizer->eosId();
+    return !end || m_generated.back() != *end;
 }
 
 Index ModelDocument::head() const {
@@ -428,7 +444,7 @@ void ModelDocument::setModel(std::shared_ptr<const model::Model> loaded,
     for (int i = m_document->undoStack()->count() - 1; i >= 0; --i) {
         const QUndoCommand* step = m_document->undoStack()->command(i);
         if (dynamic_cast<const AblationCommand*>(step) ||
-            dynamic_cast<const ModelTextCommand*>(step)) {
+            dynamic_cast<const ModelTextCommand*>(step) || dynamic_cast<const ShowCommand*>(step)) {
             m_document->undoStack()->clear();
             break;
         }
@@ -562,6 +578,19 @@ void ModelDocument::showModel() {
         scheduleRun();
 }
 
+void ModelDocument::showModelStep() {
+    if (!m_model || active()) return;
+    m_document->undoStack()->push(new ShowCommand(
+        this,
+        [this](const bool& shown) {
+            if (shown) return showModel();
+            // Back to the lab: its session as it stands (nothing was edited above this step).
+            m_shown = false;
+            m_document->applySession(m_document->session());
+        },
+        false, true, -1, QCoreApplication::translate("ModelDocument", "Show the model")));
+}
+
 bool ModelDocument::idle() const {
     return !m_loading && m_runs.idle();
 }
@@ -620,6 +649,7 @@ void ModelDocument::startRun() {
         out.milliseconds = recent.milliseconds; // the forward that made it; none runs now
         out.translation = recent.translation;
         out.generated = recent.generated;
+        out.probabilities = recent.probabilities;
         out.run = recent.run;
         finishRun(std::move(out));
         return;
@@ -707,7 +737,8 @@ void ModelDocument::finishRun(ModelRunOutput output) {
         m_rolesRun.reset();
         if (std::none_of(m_recent.begin(), m_recent.end(),
                          [&](const RecentRun& recent) { return recent.run == m_run; })) {
-            m_recent.push_front({m_run, output.milliseconds, output.translation, output.generated});
+            m_recent.push_front({m_run, output.milliseconds, output.translation, output.generated,
+                                 output.probabilities});
             double kept = 0;
             for (std::size_t i = 1; i < m_recent.size(); ++i)
                 kept += runBytes(*m_recent[i].run);
@@ -720,6 +751,7 @@ void ModelDocument::finishRun(ModelRunOutput output) {
         m_lastRunMs = output.milliseconds;
         m_translation = output.translation;
         m_generated = output.generated;
+        m_probabilities = output.probabilities;
         if (m_shown && m_model->config.kind == model::ModelKind::EncoderDecoder) {
             showTranslation();
         } else if (m_shown) {

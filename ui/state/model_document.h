@@ -149,6 +149,10 @@ public:
 
     /// Makes the document show the model again (after a session edit returned it to the lab).
     void showModel();
+    /// The person's Show Model: showModel() as one undo step, whose undo shows the lab session
+    /// again. Switching to the lab is a session edit, itself one step. Nothing while the model
+    /// is shown.
+    void showModelStep();
     /// Closes the model: the document goes back to the lab session, which keeps the text typed
     /// while the model was shown (one undo step; undo brings the lab's own text back).
     void closeModel();
@@ -169,6 +173,15 @@ public:
     double lastRunMilliseconds() const { return m_lastRunMs; }
     /// A translation model: the text's translation, decoded greedily (empty otherwise).
     QString translation() const { return m_translation; }
+    /// A translation's written tokens with the model's own probability of each (temperature 1,
+    /// as `attnlab model --translate` prints them), in the order of writtenTokenLabels();
+    /// empty for other models.
+    const std::vector<double>& writtenProbabilities() const { return m_probabilities; }
+    /// The most target tokens the window decodes from a text.
+    static Index translationTokenLimit();
+    /// True when the translation stopped at translationTokenLimit() before the model ended it
+    /// (no </s>): the end of the text is left untranslated.
+    bool translationCutShort() const;
     /// Which of a translation's attentions the views show: "cross", "encoder" or "decoder".
     QString attentionKind() const { return m_attentionKind; }
     void setAttentionKind(const QString& kind);
@@ -236,6 +249,7 @@ private:
         double milliseconds = 0;
         QString translation;
         std::vector<std::int64_t> generated;
+        std::vector<double> probabilities;
     };
     std::deque<RecentRun> m_recent;
     QString m_text;
@@ -255,6 +269,7 @@ private:
     double m_lastRunMs = 0;
     QString m_translation;
     std::vector<std::int64_t> m_generated;
+    std::vector<double> m_probabilities;
     QString m_attentionKind = QStringLiteral("cross");
 };
 

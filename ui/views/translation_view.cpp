@@ -269,7 +269,21 @@ void TranslationView::refresh() {
         for (Index i = 0; i <= step && i < rows; ++i)
             words << (i == step ? QStringLiteral("[%1]").arg(m_rowLabels[static_cast<int>(i)])
                                 : m_rowLabels[static_cast<int>(i)]);
-        sentence = QStringLiteral("%1  \u2192  %2").arg(models->text(), words.join(QLatin1Char(' ')));
+        // A long source is shortened here (the text box holds it whole): the words written are
+        // what the line is for, and the figure has no height to spare for a long sentence.
+        QString source = models->text().simplified();
+        constexpr int kSourceChars = 60;
+        if (source.size() > kSourceChars) {
+            const int cut = source.lastIndexOf(QLatin1Char(' '), kSourceChars);
+            source = source.left(cut > 0 ? cut : kSourceChars) + QStringLiteral(" \u2026");
+        }
+        sentence = QStringLiteral("%1  \u2192  %2").arg(source, words.join(QLatin1Char(' ')));
+        // A long text's translation is cut at the window's limit: said, not left to be seen
+        // (on the same line: the figure has no height to spare for a long sentence).
+        if (models->translationCutShort())
+            sentence += QStringLiteral("  ") +
+                        tr("(stopped after %1 tokens: the rest of the text is not translated)")
+                            .arg(ModelDocument::translationTokenLimit());
     }
     m_sentence->setText(sentence);
     QFont sentenceFont = m_sentence->font();
@@ -310,11 +324,21 @@ void TranslationView::refresh() {
                            quotedToken(m_columnLabels[static_cast<int>(m_aligned)]))
                       .arg(all(step, m_aligned), 0, 'f', 2)
                 : QString();
+        // How sure the model was of the word (its own probability, as the command line's
+        // `attnlab model --translate` prints it).
+        const std::vector<double>& sure = models->writtenProbabilities();
+        const QString probability =
+            step < static_cast<Index>(sure.size()) && static_cast<Index>(sure.size()) == rows
+                ? QStringLiteral(", ") +
+                      tr("its probability %1 %")
+                          .arg(100.0 * sure[static_cast<std::size_t>(step)], 0, 'f', 1)
+                : QString();
         m_title->setText(tr("Cross-attention, %1: word %2 of %3, %4")
                              .arg(who)
                              .arg(step + 1)
                              .arg(rows)
-                             .arg(reads));
+                             .arg(reads) +
+                         probability);
     }
     stylePlot(*m_plot, look);
     m_sentence->setTextColor(look.foreground);

@@ -23,6 +23,7 @@
 
 #include "ui/state/experiment_data.h"
 #include "ui/window/dropout_box.h"
+#include "ui/window/model_tool_bar.h"
 
 namespace attnlab::ui {
 
@@ -174,6 +175,13 @@ InputsPanel::InputsPanel(Document* document, QWidget* parent)
                        " color: palette(highlighted-text); border-color: palette(highlight); }"));
     m_chips->setToolTip(tr("The query tokens; click one to select it in every view."));
     tokensForm->addRow(m_chips);
+    // What a shown model cannot read: the text's words outside its vocabulary (the chips show
+    // them as <unk> or spelt in pieces) and, for a model trained on a small grammar, which.
+    m_modelNote = new QLabel(tokens);
+    m_modelNote->setWordWrap(true);
+    m_modelNote->setTextFormat(Qt::RichText);
+    m_modelNote->setVisible(false);
+    tokensForm->addRow(m_modelNote);
     layout->addWidget(tokens);
 
     // Model
@@ -372,7 +380,10 @@ InputsPanel::InputsPanel(Document* document, QWidget* parent)
         if (what == Document::What::Session) updateFromSession();
         if (what == Document::What::Problems || what == Document::What::Experiment)
             updateProblems();
-        if (what == Document::What::Experiment) updateTokenizer(); // a model shown or left
+        if (what == Document::What::Experiment) {
+            updateTokenizer(); // a model shown or left
+            showShownText();
+        }
         if (what == Document::What::Selection) updateChips();
     });
     // A real model: the text box shows its text, the chips its tokens.
@@ -386,9 +397,48 @@ InputsPanel::InputsPanel(Document* document, QWidget* parent)
         updateChips();
         updateProblems();
     });
+    // A click on a check box (or on the panel around it) leaves the keyboard where it was, in
+    // the text box: a space typed next goes into the text and does not toggle the box. Tab
+    // still reaches every box.
+    for (QCheckBox* box : content->findChildren<QCheckBox*>())
+        box->setFocusPolicy(Qt::TabFocus);
+    scroll->setFocusPolicy(Qt::TabFocus);
     updateFromSession();
     updateProblems();
     fitWidth();
+}
+
+void InputsPanel::showShownText() {
+    // The box holds the text of what the views show: the model's own text while it is shown,
+    // the lab's while the lab is (each keeps its own text across the switches).
+    if (ModelDocument* models = ModelDocument::of(m_document); models->active())
+        setTextKeepingCursor(m_text, models->text());
+    else if (!m_document->hasExternalExperiment())
+        setTextKeepingCursor(m_text, QString::fromStdString(m_document->session().text));
+}
+
+void InputsPanel::updateModelNote() {
+    const ModelDocument* models = ModelDocument::of(m_document);
+    QStringList parts;
+    if (models->active()) {
+        const std::vector<OutsideWord> outside = wordsOutsideVocabulary(*models);
+        if (!outside.empty()) {
+            QStringList words;
+            for (const OutsideWord& word : outside)
+                words << (word.unknown
+                              ? tr("\u201c%1\u201d (unknown token)").arg(word.word)
+                              : tr("\u201c%1\u201d (spelt %2)")
+                                    .arg(word.word, word.pieces.join(QStringLiteral(" \u00b7 "))))
+                             .toHtmlEscaped();
+            parts << tr("<b>Not in the model's vocabulary:</b> %1. It never saw these words, so "
+                        "what it does with them is a guess.")
+                         .arg(words.join(tr(", ", "between the items of a list")));
+        }
+        const QString grammar = grammarNote(*models);
+        if (!grammar.isEmpty()) parts << grammar;
+    }
+    m_modelNote->setText(parts.join(QStringLiteral("<br>")));
+    m_modelNote->setVisible(!parts.isEmpty());
 }
 
 void InputsPanel::changeEvent(QEvent* event) {
@@ -544,15 +594,36 @@ void InputsPanel::updateChips() {
 void InputsPanel::updateProblems() {
     const bool external = m_document->hasExternalExperiment() && m_document->experiment();
     ModelDocument* models = ModelDocument::of(m_document);
-    if (external && models->active() && !models->translation().isEmpty())
-        m_sourceNote->setText(
-            // The translation ends with its own full stop ("。", "."): none is added after it.
-            tr("Showing the model %1. The text is translated as <b>%2</b><br>Each row of the "
-               "cross-attention is the step that wrote that word, reading the source words "
-               "(keys and values).")
-                .arg(describeSource(m_document->experiment()->source),
-                     models->translation().toHtmlEscaped()));
-    else if (external && models->active())
+    if (external && models->active() && !models->translation().isEmpty()) {
+        // The translation ends with its own full stop ("。", "."): none is added after it.
+        QString note = tr("Showing the model %1. The text is translated as <b>%2</b>")
+                           .arg(describeSource(m_document->experiment()->source),
+                                models->translation().toHtmlEscaped());
+        if (models->translationCutShort())
+            note += QStringLiteral("<br><span style=\"color:#c62828\">%1</span>")
+                        .arg(tr("The translation stopped after %1 tokens, the most written "
+                                "here: the end of the text is not translated. Shorten the text "
+                                "to translate all of it.")
+                                 .arg(ModelDocument::translationTokenLimit()));
+        // Each word written and how sure the model was of it (its own probability).
+        const std::vector<std::string> written = models->writtenTokenLabels();
+        const std::vector<double>& sure = models->writtenProbabilities();
+        if (!written.empty() && written.size() == sure.size()) {
+            QStringList words;
+            for (std::size_t i = 0; i < written.size(); ++i)
+                words << tr("%1 %2 %")
+                             .arg(QString::fromStdString(written[i]).trimmed())
+                             .arg(100.0 * sure[i], 0, 'f', 1)
+                             .toHtmlEscaped();
+            note += QStringLiteral("<br>") +
+                    tr("How sure the model was of each word it wrote: %1")
+                        .arg(words.join(tr(", ", "between the items of a list")));
+        }
+        note += QStringLiteral("<br>") +
+                tr("Each row of the cross-attention is the step that wrote that word, reading "
+                   "the source words (keys and values).");
+        m_sourceNote->setText(note);
+    } else if (external && models->active())
         m_sourceNote->setText(
             tr("Showing the model %1. The text runs the model; the other inputs are the lab "
                "session's: editing one goes back to it.")
@@ -562,6 +633,7 @@ void InputsPanel::updateProblems() {
             tr("Showing %1. The inputs below are the lab session's: editing one goes back to it.")
                 .arg(describeSource(m_document->experiment()->source)));
     m_sourceNote->setVisible(external);
+    updateModelNote();
     const QStringList& problems = m_document->problems();
     m_problemLabel->setText(problems.join(QLatin1Char('\n')));
     m_problemLabel->setVisible(!external && !problems.isEmpty());

@@ -48,6 +48,7 @@ public:
     /// The lab's tokenizer choice, or (disabled) the name of a shown model's own tokenizer.
     QComboBox* tokenizerCombo() const { return m_tokenizer; }
     QCheckBox* causalCheck() const { return m_causal; }
+    QCheckBox* crossCheck() const { return m_cross; }
     QCheckBox* windowCheck() const { return m_window; }
     QSpinBox* windowSpin() const { return m_windowSize; }
     QSpinBox* headsSpin() const { return m_heads; }
@@ -55,6 +56,9 @@ public:
     QLabel* problemLabel() const { return m_problemLabel; }
     /// "Showing gpt2.npz, layer 3 ..." while a model dump is on screen; hidden otherwise.
     QLabel* sourceNote() const { return m_sourceNote; }
+    /// The words outside a shown model's vocabulary and what it was trained on; hidden when
+    /// there is nothing to say.
+    QLabel* modelNote() const { return m_modelNote; }
 
 protected:
     /// Keeps the whole form visible when the theme changes the font size.
@@ -63,10 +67,15 @@ protected:
 private:
     void fitWidth();
     void updateFromSession();
+    /// Sets the text box to the text of what the views show (the model's or the lab's).
+    void showShownText();
     void updateChips();
     /// The lab's tokenizers to choose from, or a shown model's own one named and no choice.
     void updateTokenizer();
     void updateProblems();
+    /// The note under the chips: the words outside a shown model's vocabulary and what a
+    /// model trained on a small grammar knows.
+    void updateModelNote();
     void editMask();
     void editScale(int position);
     /// slider position -> multiple of 1/sqrt(d_head)
@@ -99,6 +108,7 @@ private:
     QCheckBox* m_custom = nullptr;
     QLabel* m_problemLabel = nullptr;
     QLabel* m_sourceNote = nullptr;
+    QLabel* m_modelNote = nullptr;
 };
 
 } // namespace attnlab::ui

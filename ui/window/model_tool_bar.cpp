@@ -13,14 +13,18 @@
 #include <QPointer>
 #include <QProgressBar>
 #include <QProgressDialog>
+#include <QRegularExpression>
 #include <QSettings>
 #include <QStatusBar>
 #include <QTimer>
 #include <QToolBar>
 #include <QToolButton>
 
+#include <algorithm>
+
 #include "attnlab/model/architecture.h"
 #include "ui/state/document.h"
+#include "ui/state/experiment_data.h"
 #include "ui/state/model_document.h"
 #include "ui/window/data_folders.h"
 
@@ -106,6 +110,67 @@ bool trainedByTheProject(const QString& directory) {
            readme.readAll().contains("scripts/train_");
 }
 
+QString grammarNote(const ModelDocument& models) {
+    const QString directory = models.directory();
+    if (directory.isEmpty() || !trainedByTheProject(directory)) return {};
+    const QString name = QFileInfo(directory).fileName();
+    if (name == QLatin1String(kTranslationModel))
+        return QObject::tr(
+            "<b>What this model knows.</b> It learned English → Chinese only from a small "
+            "made-up grammar: about 330 words (animals, people, things, places, 16 names such "
+            "as Nina and Ben, verbs in the past tense such as sat, saw, loved) in short "
+            "sentences ending in a full stop, joined by “and”, “because” "
+            "or “when”. Sentences that work: “the cat sat on the mat.”, "
+            "“the dog chased a ball in the park.”, “Nina carried Ben.”, "
+            "“the girl was happy because the sun was warm.” Other words (I, love, "
+            "weather) and other kinds of sentence give a confident but wrong translation.");
+    if (name == QLatin1String(kFillMaskModel))
+        return QObject::tr(
+            "<b>What this model knows.</b> It learned only from short made-up sentences about a "
+            "small world: each animal's sound, home and food, each person's work and place, the "
+            "colours of a few things. Sentences that work: “the [MASK] sat on the "
+            "mat.”, “the cow ate the [MASK].”, “the grass was "
+            "[MASK].”, “the dog [MASK] because it was hungry.” Outside these "
+            "words and facts its guesses are nonsense, however sure they look.");
+    return {};
+}
+
+std::vector<OutsideWord> wordsOutsideVocabulary(const ModelDocument& models) {
+    const model::Tokenizer* tokenizer = models.tokenizer();
+    if (!tokenizer || !models.active()) return {};
+    const bool wholeWords = !grammarNote(models).isEmpty();
+    std::vector<OutsideWord> out;
+    const QStringList words =
+        models.text().split(QRegularExpression(QStringLiteral("\\s+")), Qt::SkipEmptyParts);
+    for (QString word : words) {
+        // A special token ([MASK], </s>) is not a word; punctuation around a word is a token
+        // of its own.
+        if (word.contains(QLatin1Char('[')) || word.contains(QLatin1Char('<'))) continue;
+        while (!word.isEmpty() && (word.front().isPunct() || word.front().isSymbol()))
+            word.remove(0, 1);
+        while (!word.isEmpty() && (word.back().isPunct() || word.back().isSymbol()))
+            word.chop(1);
+        if (word.isEmpty()) continue;
+        if (std::any_of(out.begin(), out.end(), [&](const OutsideWord& seen) {
+                return seen.word.compare(word, Qt::CaseInsensitive) == 0;
+            }))
+            continue;
+        const model::Encoding pieces = tokenizer->encode(word.toStdString(), false);
+        OutsideWord outside;
+        outside.word = word;
+        for (std::size_t i = 0; i < pieces.size(); ++i) {
+            // As the chips show it: a lone "▁" as ␣.
+            outside.pieces << displayToken(pieces.display[i]).trimmed();
+            outside.unknown = outside.unknown || tokenizer->isSpecial(pieces.ids[i]);
+        }
+        // The grammar's plurals are the noun's token and "s" (bottle s).
+        const bool plural = pieces.size() == 2 && outside.pieces.back() == QLatin1String("s");
+        if (outside.unknown || (wholeWords && pieces.size() > 1 && !plural))
+            out.push_back(std::move(outside));
+    }
+    return out;
+}
+
 QString weightsBadgeText(Document* document) {
     const Experiment* shown = document->experiment();
     if (!shown) return {};
@@ -182,9 +247,9 @@ void installModelControls(QMainWindow* window, QMenu* fileMenu, QMenu* examplesM
         translator->setToolTip(
             translatorDirectory.isEmpty()
                 ? QObject::tr("The bundled model was not found beside the program")
-                : QObject::tr("A Marian encoder-decoder trained by "
-                              "scripts/train_translation_model.py: type English, read the "
-                              "Chinese and the cross-attention that wrote it"));
+                : QObject::tr("A small Marian encoder-decoder trained on a made-up grammar "
+                              "of about 330 English words: type English, read the Chinese "
+                              "and the cross-attention that wrote it"));
         QObject::connect(translator, &QAction::triggered, models, [models, translatorDirectory] {
             models->openModel(translatorDirectory);
             models->setText(QStringLiteral("the cat sat on the mat"));
@@ -196,10 +261,10 @@ void installModelControls(QMainWindow* window, QMenu* fileMenu, QMenu* examplesM
         encoder->setEnabled(!encoderDirectory.isEmpty());
         encoder->setToolTip(encoderDirectory.isEmpty()
                                 ? QObject::tr("The bundled model was not found beside the program")
-                                : QObject::tr("A 3-layer BERT trained by "
-                                              "scripts/train_fill_mask_model.py: type a sentence "
-                                              "with [MASK] and see what fills it, and how the "
-                                              "mask reads both sides"));
+                                : QObject::tr("A 3-layer BERT trained on short made-up "
+                                              "sentences about animals and people: type a "
+                                              "sentence with [MASK] and see what fills it, and "
+                                              "how the mask reads both sides"));
         QObject::connect(encoder, &QAction::triggered, models, [models, encoderDirectory] {
             models->openModel(encoderDirectory);
             models->setText(QStringLiteral("the [MASK] sat on the mat."));
@@ -211,7 +276,8 @@ void installModelControls(QMainWindow* window, QMenu* fileMenu, QMenu* examplesM
     bar->setObjectName(QStringLiteral("RealModelToolBar"));
     auto* name = new QLabel(bar);
     bar->addWidget(name);
-    QAction* show = bar->addAction(QObject::tr("Show Model"), models, &ModelDocument::showModel);
+    QAction* show =
+        bar->addAction(QObject::tr("Show Model"), models, &ModelDocument::showModelStep);
     show->setToolTip(QObject::tr("The views show the lab session; show the real model again"));
     auto* ablationButton = new QToolButton(bar);
     ablationButton->setText(QObject::tr("Heads Off"));

@@ -6,6 +6,9 @@
 /// the model's name, a dump's file, or "untrained: random projections".
 
 #include <QString>
+#include <QStringList>
+
+#include <vector>
 
 class QLabel;
 class QMainWindow;
@@ -14,6 +17,7 @@ class QMenu;
 namespace attnlab::ui {
 
 class Document;
+class ModelDocument;
 
 /// Adds the model entries to `fileMenu` and `examplesMenu`, the tool bar and the badge.
 void installModelControls(QMainWindow* window, QMenu* fileMenu, QMenu* examplesMenu,
@@ -30,5 +34,22 @@ bool trainedByTheProject(const QString& directory);
 QString bundledModelDirectory(const QString& name = QStringLiteral("tiny-llama-induction"));
 /// The bundled English->Chinese translation model's folder (same search), or empty.
 QString bundledTranslationModelDirectory();
+
+/// What a bundled model trained on the project's small grammar knows, in plain words for a
+/// class: which grammar, and sentences that work. Empty for any other model (whose training
+/// the window does not know).
+QString grammarNote(const ModelDocument& models);
+
+/// A word of the text that the shown model's vocabulary does not hold whole.
+struct OutsideWord {
+    QString word;
+    QStringList pieces;   ///< its tokens as people read them ("w", "e", "at", "her")
+    bool unknown = false; ///< a piece is the tokenizer's unknown token (<unk>, [UNK])
+};
+/// The words of the shown model's text outside its vocabulary: any word read as the unknown
+/// token, and for a model with a grammarNote() (every word of its grammar is one token, a
+/// plural one and "s") a word spelt in pieces. Punctuation around a word and special tokens
+/// ([MASK]) are left out. Empty when no model is shown.
+std::vector<OutsideWord> wordsOutsideVocabulary(const ModelDocument& models);
 
 } // namespace attnlab::ui
