@@ -630,6 +630,8 @@ TEST(ModelDocument, LoadErrorsAreInTheReadersLanguageAndKeepFileNames) {
     const Case cases[] = {
         {noTokenizer, {QStringLiteral("tokenizer.json"), command}, QStringLiteral("词元")},
         {dir.path(), {cli}, QStringLiteral("模型未能打开")}};
+    if (qEnvironmentVariableIsSet("ATTNLAB_SHOTS"))
+        f.window.setTheme(QStringLiteral("projector"), false);
     for (const Case& c : cases) {
         QSignalSpy errors(f.models, &ModelDocument::errorOccurred);
         f.models->openModel(c.folder);
@@ -640,8 +642,6 @@ TEST(ModelDocument, LoadErrorsAreInTheReadersLanguageAndKeepFileNames) {
         for (const QString& kept : c.kept)
             EXPECT_TRUE(message.contains(kept)) << message.toStdString() << "\n"
                                                 << kept.toStdString();
-        if (qEnvironmentVariableIsSet("ATTNLAB_SHOTS"))
-            f.window.setTheme(QStringLiteral("projector"), false);
         keepShots(f.window, loadErrorDialog(f.window),
                   QStringLiteral("load_error_zh_projector_%1").arg(&c == &cases[0] ? 1 : 2));
         if (QMessageBox* box = loadErrorDialog(f.window)) box->accept();
