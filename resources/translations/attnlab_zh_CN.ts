@@ -27,6 +27,10 @@
         <source>Show the model</source>
         <translation>显示模型</translation>
     </message>
+    <message>
+        <source>The model did not open: %1</source>
+        <translation>模型未能打开：%1</translation>
+    </message>
 </context>
 <context>
     <name>QObject</name>
@@ -3015,6 +3019,10 @@ output</source>
         <source>How weights map to colours: 0 to 1; the smallest to the largest shown; each row over its own largest; log10; or a range you choose. A long text&apos;s weights are all near 1/S: per row, log or a chosen range shows them.</source>
         <translation>权重如何映射为颜色：0 到 1；从显示的最小值到最大值；每行除以该行最大值；取 log10；或自选范围。长文本的权重都接近 1/S：用“按行”、“对数刻度”或自选范围才看得出来。</translation>
     </message>
+    <message>
+        <source>The model did not open</source>
+        <translation>模型未能打开</translation>
+    </message>
 </context>
 <context>
     <name>attnlab::ui::ModelDocument</name>
@@ -3033,6 +3041,10 @@ output</source>
     <message>
         <source>Close the model, keep its text</source>
         <translation>关闭模型，保留它的文本</translation>
+    </message>
+    <message>
+        <source>%1 has no %2, so the window cannot turn text into tokens. Add the checkpoint&apos;s %2 to this folder, or run it on token ids without one: %3</source>
+        <translation>%1 中没有 %2，窗口无法把文本切分成词元。请把该检查点的 %2 放进这个文件夹，或者不用它、以词元 id 运行：%3</translation>
     </message>
 </context>
 <context>

@@ -8,6 +8,7 @@
 #include <QApplication>
 #include <QCheckBox>
 #include <QComboBox>
+#include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
 #include <QJsonArray>
@@ -16,6 +17,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QListWidget>
+#include <QMessageBox>
 #include <QProcess>
 #include <QProgressBar>
 #include <QProgressDialog>
@@ -36,6 +38,7 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <utility>
 
 #include "attnlab/model/attention_maps.h"
 #include "attnlab/model/lens.h"
@@ -55,6 +58,7 @@
 #include "ui/views/translation_view.h"
 #include "ui/views/view.h"
 #include "ui/window/inputs_panel.h"
+#include "ui/window/language.h"
 #include "ui/window/main_window.h"
 #include "ui/window/model_tool_bar.h"
 
@@ -492,6 +496,155 @@ TEST(ModelDocument, ABadFolderKeepsThePreviousStateWithOneMessage) {
         EXPECT_TRUE(f.models->active());
         EXPECT_TRUE(f.window.statusMessage().contains(message.left(20)))
             << f.window.statusMessage().toStdString();
+    }
+}
+
+/// Runs `attnlab ARGS` and returns {exit code, standard error without "attnlab model: "}.
+std::pair<int, QString> runCommandLine(const QStringList& arguments) {
+    QProcess process;
+    process.start(QStringLiteral(ATTNLAB_BINARY), arguments);
+    if (!process.waitForFinished(120000)) return {-1, QStringLiteral("did not finish")};
+    QString error = QString::fromUtf8(process.readAllStandardError()).trimmed();
+    const QString prefix = QStringLiteral("attnlab model: ");
+    if (error.startsWith(prefix)) error = error.mid(prefix.size());
+    return {process.exitCode(), error};
+}
+
+/// A folder with the bundled model's tokenizer.json and a config.json cut short: the core
+/// refuses the config.
+void writeBrokenModelFolder(const QString& folder) {
+    {
+        std::ofstream config((folder + QStringLiteral("/config.json")).toStdString());
+        config << "{\"model_type\": \"llama\", \"hidden_size\": ";
+    }
+    ASSERT_TRUE(QFile::copy(kModelDir + QStringLiteral("/tokenizer.json"),
+                            folder + QStringLiteral("/tokenizer.json")));
+}
+
+/// The window's dialog for a model folder that did not open, if one is shown.
+QMessageBox* loadErrorDialog(const MainWindow& window) {
+    auto* box = window.findChild<QMessageBox*>(QStringLiteral("ModelLoadError"));
+    return box && box->isVisible() ? box : nullptr;
+}
+
+/// ATTNLAB_SHOTS=DIR keeps pictures of the window at 1280 x 720 and of the dialog for a person
+/// to look at.
+void keepShots(MainWindow& window, QMessageBox* box, const QString& name) {
+    const QByteArray dir = qgetenv("ATTNLAB_SHOTS");
+    if (dir.isEmpty()) return;
+    const QString prefix = QString::fromLocal8Bit(dir) + QLatin1Char('/') + name;
+    window.resize(1280, 720);
+    QCoreApplication::processEvents();
+    window.grab().save(prefix + QStringLiteral("_window.png"));
+    if (box) box->grab().save(prefix + QStringLiteral("_dialog.png"));
+}
+
+// A folder as transformers' save_pretrained writes a model (no tokenizer.json) opened on the
+// command line with --ids but not in the window, whose message said neither what to add nor
+// how to run it (#37, item 11): it names tokenizer.json and a command line, and that command
+// line runs the folder.
+TEST(ModelDocument, AFolderWithoutATokenizerNamesTheFileToAddAndACommandThatRunsIt) {
+    WindowFixture f;
+    for (const char* name : {"gpt2_lmhead_f32", "llama_mqa_linear_tied"}) {
+        const QString folder = kFixtures + QLatin1Char('/') + QLatin1String(name);
+        ASSERT_FALSE(QFile::exists(folder + QStringLiteral("/tokenizer.json")));
+        QSignalSpy errors(f.models, &ModelDocument::errorOccurred);
+        f.models->openModel(folder);
+        f.settle();
+        ASSERT_EQ(errors.count(), 1) << name;
+        const QString message = errors.first().first().toString();
+        EXPECT_TRUE(message.contains(QStringLiteral("Add the checkpoint's tokenizer.json")))
+            << message.toStdString();
+        const QStringList command = {
+            QStringLiteral("model"), QStringLiteral("--model"), folder,
+            QStringLiteral("--ids"), QStringLiteral("1,2,3"),   QStringLiteral("--top-k"),
+            QStringLiteral("5")};
+        const QString written = QStringLiteral("attnlab model --model \"%1\" --ids 1,2,3 --top-k 5")
+                                    .arg(QDir::toNativeSeparators(folder));
+        EXPECT_TRUE(message.contains(written)) << message.toStdString();
+        const auto [code, error] = runCommandLine(command);
+        EXPECT_EQ(code, 0) << error.toStdString();
+    }
+}
+
+// A long load error was cut by the status bar's width (#37, item 11): the window shows the
+// whole message, as the command line prints the core's for the same folder, in a dialog and
+// in the status bar's tool tip.
+TEST(ModelDocument, AModelThatDoesNotOpenShowsTheWholeMessageTheCommandLinePrints) {
+    WindowFixture f;
+    QTemporaryDir dir;
+    ASSERT_NO_FATAL_FAILURE(writeBrokenModelFolder(dir.path()));
+    const auto [code, cli] = runCommandLine(
+        {QStringLiteral("model"), QStringLiteral("--model"), dir.path(), QStringLiteral("--ids"),
+         QStringLiteral("1,2"), QStringLiteral("--top-k"), QStringLiteral("5")});
+    ASSERT_EQ(code, 2);
+    ASSERT_FALSE(cli.isEmpty());
+    EXPECT_EQ(loadErrorDialog(f.window), nullptr);
+    f.models->openModel(dir.path());
+    f.settle();
+    QMessageBox* box = loadErrorDialog(f.window);
+    ASSERT_NE(box, nullptr);
+    EXPECT_TRUE(box->text().contains(cli)) << box->text().toStdString() << "\n"
+                                           << cli.toStdString();
+    auto* status = f.window.findChild<QLabel*>(QStringLiteral("StatusError"));
+    ASSERT_NE(status, nullptr);
+    EXPECT_TRUE(status->toolTip().contains(cli)) << status->toolTip().toStdString();
+    keepShots(f.window, box, QStringLiteral("load_error_en_light"));
+    box->accept();
+
+    // A second folder that does not open shows its own message in the same dialog.
+    QSignalSpy errors(f.models, &ModelDocument::errorOccurred);
+    f.models->openModel(kFixtures + QStringLiteral("/qwen3_qknorm"));
+    f.settle();
+    ASSERT_EQ(errors.count(), 1);
+    box = loadErrorDialog(f.window);
+    ASSERT_NE(box, nullptr);
+    EXPECT_EQ(box->text(), errors.first().first().toString());
+    EXPECT_TRUE(box->text().contains(QStringLiteral("qwen3_qknorm"))) << box->text().toStdString();
+    EXPECT_EQ(f.window.findChildren<QMessageBox*>(QStringLiteral("ModelLoadError")).size(), 1);
+    box->accept();
+}
+
+// In zh_CN the load errors stayed English (#37, item 11): their fixed words are Chinese, and
+// the file names, keys and the core's message stay as they are.
+TEST(ModelDocument, LoadErrorsAreInTheReadersLanguageAndKeepFileNames) {
+    struct EnglishAfterwards {
+        ~EnglishAfterwards() { setLanguage(QStringLiteral("en")); }
+    } english;
+    ASSERT_TRUE(setLanguage(QStringLiteral("zh_CN")));
+    WindowFixture f;
+    QTemporaryDir dir;
+    ASSERT_NO_FATAL_FAILURE(writeBrokenModelFolder(dir.path()));
+    const auto [code, cli] = runCommandLine(
+        {QStringLiteral("model"), QStringLiteral("--model"), dir.path(), QStringLiteral("--ids"),
+         QStringLiteral("1,2"), QStringLiteral("--top-k"), QStringLiteral("5")});
+    ASSERT_EQ(code, 2);
+    const QString noTokenizer = kFixtures + QStringLiteral("/gpt2_base_f16");
+    const QString command = QStringLiteral("attnlab model --model \"%1\" --ids 1,2,3 --top-k 5")
+                                .arg(QDir::toNativeSeparators(noTokenizer));
+    struct Case {
+        QString folder;
+        QStringList kept; // as they are, in any language
+        QString chinese;  // the fixed words, in Chinese
+    };
+    const Case cases[] = {
+        {noTokenizer, {QStringLiteral("tokenizer.json"), command}, QStringLiteral("词元")},
+        {dir.path(), {cli}, QStringLiteral("模型未能打开")}};
+    if (qEnvironmentVariableIsSet("ATTNLAB_SHOTS"))
+        f.window.setTheme(QStringLiteral("projector"), false);
+    for (const Case& c : cases) {
+        QSignalSpy errors(f.models, &ModelDocument::errorOccurred);
+        f.models->openModel(c.folder);
+        f.settle();
+        ASSERT_EQ(errors.count(), 1) << c.folder.toStdString();
+        const QString message = errors.first().first().toString();
+        EXPECT_TRUE(message.contains(c.chinese)) << message.toStdString();
+        for (const QString& kept : c.kept)
+            EXPECT_TRUE(message.contains(kept)) << message.toStdString() << "\n"
+                                                << kept.toStdString();
+        keepShots(f.window, loadErrorDialog(f.window),
+                  QStringLiteral("load_error_zh_projector_%1").arg(&c == &cases[0] ? 1 : 2));
+        if (QMessageBox* box = loadErrorDialog(f.window)) box->accept();
     }
 }
 

@@ -328,6 +328,14 @@ void ModelDocument::fail(const QString& message) {
     emit m_document->errorOccurred(message);
 }
 
+QString ModelDocument::noTokenizerMessage(const QString& directory) {
+    return tr("%1 has no %2, so the window cannot turn text into tokens. Add the checkpoint's "
+              "%2 to this folder, or run it on token ids without one: %3")
+        .arg(QDir::toNativeSeparators(directory), QStringLiteral("tokenizer.json"),
+             QStringLiteral("attnlab model --model \"%1\" --ids 1,2,3 --top-k 5")
+                 .arg(QDir::toNativeSeparators(directory)));
+}
+
 namespace {
 
 ModelLoadOutput loadCheckpoint(const QString& directory, const model::LoadOptions& options) {
@@ -343,21 +351,37 @@ ModelLoadOutput loadCheckpoint(const QString& directory, const model::LoadOption
                             .arg(directory);
             return out;
         }
-        const std::string dir = QDir::cleanPath(info.absoluteFilePath()).toStdString();
+        const QString cleaned = QDir::cleanPath(info.absoluteFilePath());
+        const std::string dir = cleaned.toStdString();
+        // A folder as transformers' save_pretrained writes a model has no tokenizer: the window
+        // runs text, so it names the file to add, and the command line that runs ids without it.
+        const QDir folder(cleaned);
+        if (!folder.exists(QStringLiteral("tokenizer.json")) &&
+            !folder.exists(QStringLiteral("source.spm")) &&
+            !folder.exists(QStringLiteral("target.spm"))) {
+            out.error = ModelDocument::noTokenizerMessage(cleaned);
+            return out;
+        }
+        // The core's message names files and keys as they are; the words around it are the
+        // reader's.
+        const QString didNotOpen =
+            QCoreApplication::translate("ModelDocument", "The model did not open: %1");
         Result<model::Tokenizer> tokenizer = model::Tokenizer::fromFile(dir);
         if (!tokenizer) {
-            out.error = QString::fromStdString(tokenizer.error());
+            out.error = didNotOpen.arg(QString::fromStdString(tokenizer.error()));
             return out;
         }
         Result<model::Model> loaded = model::loadModel(dir, options);
         if (!loaded) {
-            out.error = QString::fromStdString(loaded.error());
+            out.error = didNotOpen.arg(QString::fromStdString(loaded.error()));
             return out;
         }
         out.model = std::make_shared<const model::Model>(std::move(*loaded));
         out.tokenizer = std::make_shared<const model::Tokenizer>(std::move(*tokenizer));
     } catch (const std::exception& error) {
-        out.error = QStringLiteral("%1: %2").arg(directory, QString::fromUtf8(error.what()));
+        out.error =
+            QCoreApplication::translate("ModelDocument", "The model did not open: %1")
+                .arg(QStringLiteral("%1: %2").arg(directory, QString::fromUtf8(error.what())));
     }
     out.milliseconds = static_cast<double>(clock.nsecsElapsed()) / 1e6;
     return out;
@@ -398,6 +422,7 @@ bool ModelDocument::openModelNow(const QString& directory) {
     ModelLoadOutput out = loadCheckpoint(directory, {});
     if (!out.model) {
         fail(out.error);
+        emit loadFailed(out.error);
         return false;
     }
     setModel(std::move(out.model), std::move(out.tokenizer));
@@ -419,6 +444,7 @@ void ModelDocument::finishLoad(ModelLoadOutput output) {
     }
     if (!output.model) {
         fail(output.error);
+        emit loadFailed(output.error);
         return;
     }
     emit loadProgress(1.0);

@@ -117,6 +117,9 @@ public:
     void openModel(const QString& directory);
     /// Loads on this thread (headless render, tests); false with errorOccurred on failure.
     bool openModelNow(const QString& directory);
+    /// What the window says of a model folder without a tokenizer: the file to add, and the
+    /// command line that runs the model on ids without one.
+    static QString noTokenizerMessage(const QString& directory);
     /// Shows a model already loaded (render checks it before Qt starts): the text is
     /// tokenized again and run; ablations and their undo steps are dropped.
     void setModel(std::shared_ptr<const model::Model> loaded,
@@ -207,6 +210,9 @@ signals:
     /// runRoles() were measured.
     void rolesChanged();
     void errorOccurred(const QString& message);
+    /// A folder did not open as a model (not on cancel): the whole message, also sent through
+    /// errorOccurred, for a window to show in full.
+    void loadFailed(const QString& message);
 
 private:
     explicit ModelDocument(Document* document);

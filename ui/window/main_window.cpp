@@ -40,6 +40,7 @@
 #include "ui/export/step_export.h"
 #include "ui/state/document.h"
 #include "ui/state/dump_document.h"
+#include "ui/state/model_document.h"
 #include "ui/views/colormap.h"
 #include "ui/views/compare_view.h"
 #include "ui/views/flow_layout.h"
@@ -47,14 +48,14 @@
 #include "ui/views/plot_captions.h"
 #include "ui/views/view.h"
 #include "ui/views/view_registry.h"
+#include "ui/widgets/theme.h"
 #include "ui/window/color_range_dialog.h"
 #include "ui/window/dump_tool_bar.h"
+#include "ui/window/input_guard.h"
 #include "ui/window/inputs_panel.h"
 #include "ui/window/language.h"
-#include "ui/window/input_guard.h"
 #include "ui/window/lesson_panel.h"
 #include "ui/window/model_tool_bar.h"
-#include "ui/widgets/theme.h"
 
 namespace attnlab::ui {
 
@@ -145,6 +146,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), m_document(new Do
     m_inputsDock = dock;
 
     m_error = new QLabel(this);
+    m_error->setObjectName(QStringLiteral("StatusError"));
     m_error->setStyleSheet(QStringLiteral("QLabel { color: #c62828; font-weight: bold; }"));
     m_error->setToolTip(tr("The current problem; the last good result stays on screen."));
     m_timing = new QLabel(this);
@@ -193,6 +195,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), m_document(new Do
         QTimer::singleShot(0, this, [this] { m_errorJustRaised = false; });
         updateStatus();
     });
+    connect(ModelDocument::of(m_document), &ModelDocument::loadFailed, this,
+            &MainWindow::showLoadError);
     connect(m_document->undoStack(), &QUndoStack::indexChanged, this, [this] {
         if (m_errorJustRaised || m_lastError.isEmpty()) return;
         m_lastError.clear();
@@ -823,6 +827,22 @@ void MainWindow::updateStatus() {
                 ? tr("%1 \u2014 %2 ms").arg(shape).arg(experiment->milliseconds, 0, 'f', 1)
                 : shape);
     }
+}
+
+void MainWindow::showLoadError(const QString& message) {
+    if (!isVisible()) return; // a headless render reports on the command line
+    if (!m_loadError) {
+        m_loadError =
+            new QMessageBox(QMessageBox::Warning, QString(), QString(), QMessageBox::Ok, this);
+        m_loadError->setObjectName(QStringLiteral("ModelLoadError"));
+        m_loadError->setTextFormat(Qt::PlainText); // a folder's name is not markup
+        m_loadError->setTextInteractionFlags(Qt::TextSelectableByMouse);
+        m_loadError->setModal(false);
+    }
+    m_loadError->setWindowTitle(tr("The model did not open"));
+    m_loadError->setText(message);
+    m_loadError->show();
+    m_loadError->raise();
 }
 
 void MainWindow::updateTitle() {

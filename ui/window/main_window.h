@@ -16,6 +16,7 @@ class QCheckBox;
 class QComboBox;
 class QLabel;
 class QMenu;
+class QMessageBox;
 class QProgressBar;
 class QSpinBox;
 class QStackedWidget;
@@ -91,6 +92,9 @@ private:
     /// The colour-scale combo on the session's scale (after a load, an undo, a cancelled dialog).
     void showColorScale();
     void updateStatus();
+    /// A model folder that did not open: the whole message in a dialog (the status bar has room
+    /// for its start only).
+    void showLoadError(const QString& message);
     void updateRecentMenu();
     void addRecent(const QString& path);
     void newSession();
@@ -132,6 +136,7 @@ private:
     QSpinBox* m_head = nullptr;
     QCheckBox* m_values = nullptr;
     QLabel* m_error = nullptr;
+    QMessageBox* m_loadError = nullptr; ///< made at the first model folder that did not open
     /// The latest error reported (Document::errorOccurred), shown until the next edit.
     QString m_lastError;
     bool m_errorJustRaised = false; ///< the error came in this turn of the event loop
