@@ -70,6 +70,14 @@ const QString kModelDir = QStringLiteral(ATTNLAB_SOURCE_DIR) +
 const QString kFixtures =
     QStringLiteral(ATTNLAB_SOURCE_DIR) + QStringLiteral("/tests/model/fixtures");
 
+/// Shows `window` at 1280 x 720 (the smallest screen the window is made for) and returns its
+/// model document: the start of most tests here.
+ModelDocument* showOnSmallScreen(MainWindow& window) {
+    window.resize(1280, 720);
+    window.show();
+    return ModelDocument::of(window.document());
+}
+
 /// The checkpoint loaded here, independently of the window, for reference runs.
 struct Reference {
     model::Model model = std::move(model::loadModel(kModelDir.toStdString()).value());
@@ -816,9 +824,7 @@ TEST(ModelDocument, TheStatusBarShowsTheForwardsTime) {
 // it goes when the load ends.
 TEST(ModelDocument, TheLoadingDialogClosesWhenTheModelIsLoaded) {
     MainWindow window;
-    window.resize(1280, 720);
-    window.show();
-    ModelDocument* models = ModelDocument::of(window.document());
+    ModelDocument* models = showOnSmallScreen(window);
     // A slow disk: the dialog is on screen while loading (here the load is too quick for its
     // 300 ms delay, so it is shown by hand).
     QObject::connect(models, &ModelDocument::loadingChanged, &window, [&window](bool loading) {
@@ -853,9 +859,7 @@ TEST(ModelDocument, TheBundledModelIsFoundAndListedUnderExamples) {
 
 TEST(ModelDocument, ATranslationModelTranslatesTheTextAndShowsItsCrossAttention) {
     MainWindow window;
-    window.resize(1280, 720);
-    window.show();
-    ModelDocument* models = ModelDocument::of(window.document());
+    ModelDocument* models = showOnSmallScreen(window);
     ASSERT_NO_FATAL_FAILURE(openTranslationModel(models, QStringLiteral("the cat sat on the mat")));
     QCoreApplication::processEvents();
 
@@ -901,9 +905,7 @@ TEST(ModelDocument, ATranslationModelTranslatesTheTextAndShowsItsCrossAttention)
 // (resources/models/tiny-marian-en-zh/README.md: layer 1, head 3).
 TEST(ModelDocument, TheTranslationViewWritesTheSentenceWordByWord) {
     MainWindow window;
-    window.resize(1280, 720);
-    window.show();
-    ModelDocument* models = ModelDocument::of(window.document());
+    ModelDocument* models = showOnSmallScreen(window);
     auto* view = qobject_cast<TranslationView*>(window.view(QStringLiteral("translation")));
     ASSERT_NE(view, nullptr);
     EXPECT_TRUE(view->notApplicable().isEmpty()); // no model: it says how to open one
@@ -985,10 +987,15 @@ TEST(ModelDocument, TheTranslationViewWritesTheSentenceWordByWord) {
     EXPECT_FALSE(view->notApplicable().isEmpty());
 }
 
-/// The title of a plot laid out with its title in the first row (the translation view).
+/// The text in row `row` of a plot laid out with rows of text above its axes (the translation
+/// view: its title, then the sentence written so far).
+QString plotTextRow(QCustomPlot* plot, int row) {
+    auto* text = qobject_cast<QCPTextElement*>(plot->plotLayout()->element(row, 0));
+    return text ? text->text() : QString();
+}
+
 QString plotTitle(QCustomPlot* plot) {
-    auto* title = qobject_cast<QCPTextElement*>(plot->plotLayout()->element(0, 0));
-    return title ? title->text() : QString();
+    return plotTextRow(plot, 0);
 }
 
 // The translation's step bar and its title count the same words, from 1 (#37, item 7: the
@@ -996,9 +1003,7 @@ QString plotTitle(QCustomPlot* plot) {
 // word as a word, without the leading space of its token (“sat”, not “ sat”).
 TEST(ModelDocument, TheTranslationStepBarAndTitleCountTheSameWords) {
     MainWindow window;
-    window.resize(1280, 720);
-    window.show();
-    ModelDocument* models = ModelDocument::of(window.document());
+    ModelDocument* models = showOnSmallScreen(window);
     auto* view = qobject_cast<TranslationView*>(window.view(QStringLiteral("translation")));
     ASSERT_NE(view, nullptr);
     ASSERT_NO_FATAL_FAILURE(openTranslationModel(models, QStringLiteral("the cat sat on the mat")));
@@ -1181,20 +1186,12 @@ QJsonArray translatedSteps(const QString& text, int maxTokens) {
         .toArray();
 }
 
-/// The text of the line under a translation view's title (the sentence written so far).
-QString plotSentence(QCustomPlot* plot) {
-    auto* sentence = qobject_cast<QCPTextElement*>(plot->plotLayout()->element(1, 0));
-    return sentence ? sentence->text() : QString();
-}
-
 // The window did not show how sure the model was of each word it wrote, while the command
 // line prints it (#37, item 4): the inputs' note lists every written word with the probability
 // `attnlab model --translate` prints, and the Translation tab's title the current word's.
 TEST(ModelDocument, TheTranslationShowsEachWrittenWordsProbabilityAsTheCommandLinePrintsIt) {
     MainWindow window;
-    window.resize(1280, 720);
-    window.show();
-    ModelDocument* models = ModelDocument::of(window.document());
+    ModelDocument* models = showOnSmallScreen(window);
     auto* view = qobject_cast<TranslationView*>(window.view(QStringLiteral("translation")));
     ASSERT_NE(view, nullptr);
     const QString text = QStringLiteral("the dog chased a ball in the park");
@@ -1234,9 +1231,7 @@ TEST(ModelDocument, TheTranslationShowsEachWrittenWordsProbabilityAsTheCommandLi
 // the vocabulary and the core translates each with every word at least 50 % sure.
 TEST(ModelDocument, TheTranslationModelNamesWordsOutsideItsVocabularyAndItsGrammar) {
     MainWindow window;
-    window.resize(1280, 720);
-    window.show();
-    ModelDocument* models = ModelDocument::of(window.document());
+    ModelDocument* models = showOnSmallScreen(window);
     ASSERT_NO_FATAL_FAILURE(
         openTranslationModel(models, QStringLiteral("the weather is nice today")));
     QCoreApplication::processEvents();
@@ -1291,9 +1286,7 @@ TEST(ModelDocument, TheTranslationModelNamesWordsOutsideItsVocabularyAndItsGramm
 // what small world it learned, with sentences whose masks it fills.
 TEST(ModelDocument, TheFillMaskModelNamesWordsOutsideItsVocabularyAndItsWorld) {
     MainWindow window;
-    window.resize(1280, 720);
-    window.show();
-    ModelDocument* models = ModelDocument::of(window.document());
+    ModelDocument* models = showOnSmallScreen(window);
     models->openModel(bundledModelDirectory(QStringLiteral("tiny-bert-en")));
     ASSERT_TRUE(models->waitForIdle());
     models->setText(QStringLiteral("the [MASK] sat on the mat in the weather."));
@@ -1312,9 +1305,7 @@ TEST(ModelDocument, TheFillMaskModelNamesWordsOutsideItsVocabularyAndItsWorld) {
 // allowed many more tokens, writes more than the window: the window says it stopped.
 TEST(ModelDocument, ALongTranslationCutShortSaysSo) {
     MainWindow window;
-    window.resize(1280, 720);
-    window.show();
-    ModelDocument* models = ModelDocument::of(window.document());
+    ModelDocument* models = showOnSmallScreen(window);
     auto* view = qobject_cast<TranslationView*>(window.view(QStringLiteral("translation")));
     ASSERT_NE(view, nullptr);
     const QString text = QStringLiteral(
@@ -1330,7 +1321,7 @@ TEST(ModelDocument, ALongTranslationCutShortSaysSo) {
     const QString limit = QString::number(view->rowCount());
     const QString note = window.inputsPanel()->sourceNote()->text();
     EXPECT_TRUE(note.contains(QStringLiteral("stopped after ") + limit)) << note.toStdString();
-    const QString sentence = plotSentence(view->plot());
+    const QString sentence = plotTextRow(view->plot(), 1);
     EXPECT_TRUE(sentence.contains(QStringLiteral("stopped after ") + limit))
         << sentence.toStdString();
 
@@ -1340,14 +1331,12 @@ TEST(ModelDocument, ALongTranslationCutShortSaysSo) {
     QCoreApplication::processEvents();
     view->ensureFresh();
     EXPECT_FALSE(window.inputsPanel()->sourceNote()->text().contains(QStringLiteral("stopped")));
-    EXPECT_FALSE(plotSentence(view->plot()).contains(QStringLiteral("stopped")));
+    EXPECT_FALSE(plotTextRow(view->plot(), 1).contains(QStringLiteral("stopped")));
 }
 
 TEST(ModelDocument, TheTranslationTabExplainsAnEmptyOrTooLongText) {
     MainWindow window;
-    window.resize(1280, 720);
-    window.show();
-    ModelDocument* models = ModelDocument::of(window.document());
+    ModelDocument* models = showOnSmallScreen(window);
     auto* view = qobject_cast<TranslationView*>(window.view(QStringLiteral("translation")));
     ASSERT_NE(view, nullptr);
     ASSERT_NO_FATAL_FAILURE(openTranslationModel(models, QString()));
@@ -1456,9 +1445,7 @@ TEST(ModelDocument, TheBadgeCallsOnlyTheProjectsOwnModelsTrained) {
 // translation the grammar gives (the model's README), and points to the Translation tab.
 TEST(ModelDocument, ATranslationModelsNextTokenTabExplainsItself) {
     MainWindow window;
-    window.resize(1280, 720);
-    window.show();
-    ModelDocument* models = ModelDocument::of(window.document());
+    ModelDocument* models = showOnSmallScreen(window);
     auto* next = qobject_cast<NextTokenView*>(window.view(QStringLiteral("next-token")));
     ASSERT_NE(next, nullptr);
     ASSERT_NO_FATAL_FAILURE(openTranslationModel(models, QStringLiteral("the cat sat on the mat")));
@@ -1479,9 +1466,7 @@ TEST(ModelDocument, ATranslationModelsNextTokenTabExplainsItself) {
 // sides of the mask.
 TEST(ModelDocument, TheFillMaskViewFillsTheMaskFromBothSides) {
     MainWindow window;
-    window.resize(1280, 720);
-    window.show();
-    ModelDocument* models = ModelDocument::of(window.document());
+    ModelDocument* models = showOnSmallScreen(window);
     auto* view = qobject_cast<FillMaskView*>(window.view(QStringLiteral("fill-mask")));
     ASSERT_NE(view, nullptr);
     const QString directory = bundledModelDirectory(QStringLiteral("tiny-bert-en"));
@@ -1550,9 +1535,7 @@ TEST(ModelDocument, TheFillMaskViewFillsTheMaskFromBothSides) {
 // returns before the lens is in.
 TEST(ModelDocument, TheLogitLensAndAttributionTabsShowTheCoresNumbers) {
     MainWindow window;
-    window.resize(1280, 720);
-    window.show();
-    ModelDocument* models = ModelDocument::of(window.document());
+    ModelDocument* models = showOnSmallScreen(window);
     models->openModel(kModelDir);
     ASSERT_TRUE(models->waitForIdle());
     models->setText(QStringLiteral("the cat sat on the mat. the cat sat on"));
