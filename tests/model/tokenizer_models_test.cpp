@@ -547,5 +547,25 @@ TEST(TokenizerKind, NamesTheFilesModelType) {
     EXPECT_EQ(wordLevel->kind(), "WordLevel");
 }
 
+// folderHasTokenizer says of a folder what fromFolder does: the bundled folders (a
+// tokenizer.json, Marian's .spm files) have one, and every folder transformers' save_pretrained
+// wrote for the test fixtures has none, which fromFolder refuses.
+TEST(Tokenizer, AFolderHasATokenizerExactlyWhenFromFolderFindsOne) {
+    const std::filesystem::path source(ATTNLAB_SOURCE_DIR);
+    for (const char* name : {"tiny-llama-induction", "tiny-bert-en", "tiny-marian-en-zh"}) {
+        const std::string dir = (source / "resources" / "models" / name).string();
+        EXPECT_TRUE(Tokenizer::folderHasTokenizer(dir)) << name;
+        EXPECT_TRUE(Tokenizer::fromFolder(dir)) << name;
+    }
+    for (const char* name : {"hf/gpt2", "hf/marian", "hf/t5", "qwen2_bias_tied"}) {
+        const std::string dir = (source / "tests" / "model" / "fixtures" / name).string();
+        EXPECT_FALSE(Tokenizer::folderHasTokenizer(dir)) << name;
+        const Result<Tokenizer> loaded = Tokenizer::fromFolder(dir);
+        ASSERT_FALSE(loaded) << name;
+        EXPECT_NE(loaded.error().find("no tokenizer.json"), std::string::npos) << loaded.error();
+    }
+    EXPECT_FALSE(Tokenizer::folderHasTokenizer((source / "no such folder").string()));
+}
+
 } // namespace
 } // namespace attnlab::model

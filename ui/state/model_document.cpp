@@ -355,10 +355,7 @@ ModelLoadOutput loadCheckpoint(const QString& directory, const model::LoadOption
         const std::string dir = cleaned.toStdString();
         // A folder as transformers' save_pretrained writes a model has no tokenizer: the window
         // runs text, so it names the file to add, and the command line that runs ids without it.
-        const QDir folder(cleaned);
-        if (!folder.exists(QStringLiteral("tokenizer.json")) &&
-            !folder.exists(QStringLiteral("source.spm")) &&
-            !folder.exists(QStringLiteral("target.spm"))) {
+        if (!model::Tokenizer::folderHasTokenizer(dir)) {
             out.error = ModelDocument::noTokenizerMessage(cleaned);
             return out;
         }

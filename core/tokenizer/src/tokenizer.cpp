@@ -449,17 +449,23 @@ Result<Tokenizer> Tokenizer::fromFolder(const std::string& dir, TokenizerSide si
     if (!std::filesystem::is_directory(folder, error))
         return Error{
             dir + (std::filesystem::exists(folder, error) ? ": not a folder" : ": no such folder")};
+    if (!folderHasTokenizer(dir))
+        return Error{dir + ": no tokenizer.json in this folder (nor Marian's source.spm, "
+                           "target.spm and vocab.json)"};
     // tokenizer.json serves both sides (T5, BART and most encoder-decoders share one).
     if (std::filesystem::exists(folder / "tokenizer.json", error))
         return fromFile((folder / "tokenizer.json").string());
-    if (!isMarianFolder(folder))
-        return Error{dir + ": no tokenizer.json in this folder (nor Marian's source.spm, "
-                           "target.spm and vocab.json)"};
     auto loaded = loadGuarded(dir, true, [&] {
         return assemble(marianParts(folder, side == TokenizerSide::Target), dir);
     });
     if (!loaded) return Error{loaded.error()};
     return Tokenizer(std::move(loaded).value());
+}
+
+bool Tokenizer::folderHasTokenizer(const std::string& dir) {
+    const std::filesystem::path folder(dir);
+    std::error_code error;
+    return std::filesystem::exists(folder / "tokenizer.json", error) || isMarianFolder(folder);
 }
 
 Result<Tokenizer> Tokenizer::fromSentencePiece(std::string_view bytes, const std::string& name) {

@@ -74,6 +74,9 @@ public:
     /// model, is an Error naming that file.
     static Result<Tokenizer> fromFolder(const std::string& dir,
                                         TokenizerSide side = TokenizerSide::Source);
+    /// Whether `dir` holds a tokenizer fromFolder reads: tokenizer.json, or Marian's source.spm
+    /// or target.spm. A folder as transformers' save_pretrained writes a model holds none.
+    static bool folderHasTokenizer(const std::string& dir);
     /// The same from text already in memory; `name` is used in messages.
     static Result<Tokenizer> fromJson(std::string_view json,
                                       const std::string& name = "tokenizer.json");
