@@ -45,12 +45,8 @@ struct ModelRunOutput {
     std::shared_ptr<Experiment> shownLayer;
     Index layer = 0;
     quint64 changes = 0;
-    /// An encoder-decoder: the translation decoded from the text, and its tokens (row i of
-    /// the run's cross-attention is the step that wrote generated[i]).
-    QString translation;
-    std::vector<std::int64_t> generated;
-    /// The model's own probability of each generated token (temperature 1, no cut).
-    std::vector<double> probabilities;
+    /// An encoder-decoder: what it wrote.
+    WrittenTranslation written;
     QString error;
     bool cancelled = false;
     quint64 generation = 0;
@@ -170,11 +166,10 @@ ModelRunOutput computeRun(std::shared_ptr<const model::Model> loaded,
             return out;
         }
         if (translation) {
-            out.translation =
-                QString::fromStdString(tokenizer->decode(result->generated, true));
-            out.generated = std::move(result->generated);
+            out.written.text = QString::fromStdString(tokenizer->decode(result->generated, true));
+            out.written.tokens = std::move(result->generated);
             for (const model::TranslationStep& step : result->steps)
-                out.probabilities.push_back(step.probability);
+                out.written.probabilities.push_back(step.probability);
             out.run = std::make_shared<model::ModelRun>(std::move(result->run));
             out.milliseconds = std::chrono::duration<double, std::milli>(
                                    std::chrono::steady_clock::now() - started)
@@ -305,7 +300,7 @@ std::vector<std::string> ModelDocument::tokenLabels() const {
 std::vector<std::string> ModelDocument::writtenTokenLabels() const {
     if (!m_tokenizer || !m_run || m_run->crossQ.empty()) return {};
     return labelsOf(*m_tokenizer,
-                    m_generated.size() == m_run->ids.size() ? m_generated : m_run->ids);
+                    m_written.tokens.size() == m_run->ids.size() ? m_written.tokens : m_run->ids);
 }
 
 Index ModelDocument::translationTokenLimit() {
@@ -314,9 +309,9 @@ Index ModelDocument::translationTokenLimit() {
 
 bool ModelDocument::translationCutShort() const {
     if (!m_tokenizer || !m_run || m_run->crossQ.empty()) return false;
-    if (static_cast<Index>(m_generated.size()) < kTranslationTokens) return false;
+    if (static_cast<Index>(m_written.tokens.size()) < kTranslationTokens) return false;
     const std::optional<std::int64_t> end = m_tokenizer->eosId();
-    return !end || m_generated.back() != *end;
+    return !end || m_written.tokens.back() != *end;
 }
 
 Index ModelDocument::head() const {
@@ -326,6 +321,11 @@ Index ModelDocument::head() const {
 void ModelDocument::fail(const QString& message) {
     emit errorOccurred(message);
     emit m_document->errorOccurred(message);
+}
+
+void ModelDocument::failLoad(const QString& message) {
+    fail(message);
+    emit loadFailed(message);
 }
 
 QString ModelDocument::noTokenizerMessage(const QString& directory) {
@@ -342,6 +342,9 @@ ModelLoadOutput loadCheckpoint(const QString& directory, const model::LoadOption
     ModelLoadOutput out;
     QElapsedTimer clock;
     clock.start();
+    // The core's message names files and keys as they are; the words around it are the reader's.
+    const QString didNotOpen =
+        QCoreApplication::translate("ModelDocument", "The model did not open: %1");
     try {
         const QFileInfo info(directory);
         if (!info.isDir()) {
@@ -359,10 +362,6 @@ ModelLoadOutput loadCheckpoint(const QString& directory, const model::LoadOption
             out.error = ModelDocument::noTokenizerMessage(cleaned);
             return out;
         }
-        // The core's message names files and keys as they are; the words around it are the
-        // reader's.
-        const QString didNotOpen =
-            QCoreApplication::translate("ModelDocument", "The model did not open: %1");
         Result<model::Tokenizer> tokenizer = model::Tokenizer::fromFile(dir);
         if (!tokenizer) {
             out.error = didNotOpen.arg(QString::fromStdString(tokenizer.error()));
@@ -376,9 +375,8 @@ ModelLoadOutput loadCheckpoint(const QString& directory, const model::LoadOption
         out.model = std::make_shared<const model::Model>(std::move(*loaded));
         out.tokenizer = std::make_shared<const model::Tokenizer>(std::move(*tokenizer));
     } catch (const std::exception& error) {
-        out.error =
-            QCoreApplication::translate("ModelDocument", "The model did not open: %1")
-                .arg(QStringLiteral("%1: %2").arg(directory, QString::fromUtf8(error.what())));
+        out.error = didNotOpen.arg(
+            QStringLiteral("%1: %2").arg(directory, QString::fromUtf8(error.what())));
     }
     out.milliseconds = static_cast<double>(clock.nsecsElapsed()) / 1e6;
     return out;
@@ -418,8 +416,7 @@ bool ModelDocument::openModelNow(const QString& directory) {
     if (m_loading) cancelLoad();
     ModelLoadOutput out = loadCheckpoint(directory, {});
     if (!out.model) {
-        fail(out.error);
-        emit loadFailed(out.error);
+        failLoad(out.error);
         return false;
     }
     setModel(std::move(out.model), std::move(out.tokenizer));
@@ -440,8 +437,7 @@ void ModelDocument::finishLoad(ModelLoadOutput output) {
         return;
     }
     if (!output.model) {
-        fail(output.error);
-        emit loadFailed(output.error);
+        failLoad(output.error);
         return;
     }
     emit loadProgress(1.0);
@@ -670,9 +666,7 @@ void ModelDocument::startRun() {
         out.generation = m_runs.start();
         out.ids = m_ids;
         out.milliseconds = recent.milliseconds; // the forward that made it; none runs now
-        out.translation = recent.translation;
-        out.generated = recent.generated;
-        out.probabilities = recent.probabilities;
+        out.written = recent.written;
         out.run = recent.run;
         finishRun(std::move(out));
         return;
@@ -760,8 +754,7 @@ void ModelDocument::finishRun(ModelRunOutput output) {
         m_rolesRun.reset();
         if (std::none_of(m_recent.begin(), m_recent.end(),
                          [&](const RecentRun& recent) { return recent.run == m_run; })) {
-            m_recent.push_front({m_run, output.milliseconds, output.translation, output.generated,
-                                 output.probabilities});
+            m_recent.push_front({m_run, output.milliseconds, output.written});
             double kept = 0;
             for (std::size_t i = 1; i < m_recent.size(); ++i)
                 kept += runBytes(*m_recent[i].run);
@@ -772,9 +765,7 @@ void ModelDocument::finishRun(ModelRunOutput output) {
             }
         }
         m_lastRunMs = output.milliseconds;
-        m_translation = output.translation;
-        m_generated = output.generated;
-        m_probabilities = output.probabilities;
+        m_written = std::move(output.written);
         if (m_shown && m_model->config.kind == model::ModelKind::EncoderDecoder) {
             showTranslation();
         } else if (m_shown) {
@@ -818,12 +809,12 @@ void ModelDocument::showTranslation() {
     // Cross-attention's rows are labelled with the word each step wrote (what a reader
     // aligns), the decoder's own attention with its input tokens.
     const bool written = m_attentionKind == QLatin1String("cross") &&
-                         m_generated.size() == m_run->ids.size();
+                         m_written.tokens.size() == m_run->ids.size();
     try {
         m_dumps->showAttention(
             model::translationDumpOf(m_model, m_run, m_attentionKind.toStdString(),
                                      labelsOf(*m_tokenizer, {source.begin(), source.end()}),
-                                     labelsOf(*m_tokenizer, written ? m_generated : m_run->ids)),
+                                     labelsOf(*m_tokenizer, written ? m_written.tokens : m_run->ids)),
             0, originOf(*m_model, *m_run, m_lastRunMs), m_layer);
     } catch (const std::exception& error) {
         fail(QString::fromUtf8(error.what()));

@@ -33,8 +33,8 @@
 #include "attnlab/base/result.h"
 #include "attnlab/base/tensor.h"
 #include "attnlab/io/dump.h"
-#include "attnlab/lab/dump_experiment.h"
 #include "attnlab/io/npy.h"
+#include "attnlab/lab/dump_experiment.h"
 #include "attnlab/lab/embedding.h"
 #include "attnlab/lab/session.h"
 #include "attnlab/lab/stats.h"
@@ -62,6 +62,16 @@ struct ModelLoadOutput;
 struct ModelRunOutput;
 /// The model's text and its ids: what an undo step of the text applies.
 struct ModelInput;
+
+/// A translation model's run as the window shows it: the translation decoded from the text,
+/// the tokens written (row i of the run's cross-attention is the step that wrote tokens[i])
+/// and the model's own probability of each (temperature 1, no cut, as `attnlab model
+/// --translate` prints them). Empty for other models.
+struct WrittenTranslation {
+    QString text;
+    std::vector<std::int64_t> tokens;
+    std::vector<double> probabilities;
+};
 
 class ModelDocument : public QObject {
     Q_OBJECT
@@ -175,11 +185,11 @@ public:
     /// the recent runs keeps the time its forward took.
     double lastRunMilliseconds() const { return m_lastRunMs; }
     /// A translation model: the text's translation, decoded greedily (empty otherwise).
-    QString translation() const { return m_translation; }
+    QString translation() const { return m_written.text; }
     /// A translation's written tokens with the model's own probability of each (temperature 1,
     /// as `attnlab model --translate` prints them), in the order of writtenTokenLabels();
     /// empty for other models.
-    const std::vector<double>& writtenProbabilities() const { return m_probabilities; }
+    const std::vector<double>& writtenProbabilities() const { return m_written.probabilities; }
     /// The most target tokens the window decodes from a text.
     static Index translationTokenLimit();
     /// True when the translation stopped at translationTokenLimit() before the model ended it
@@ -217,6 +227,8 @@ signals:
 private:
     explicit ModelDocument(Document* document);
     void fail(const QString& message);
+    /// A folder that did not open: fail(), and loadFailed for a window to show it whole.
+    void failLoad(const QString& message);
     void finishLoad(ModelLoadOutput output);
     void scheduleRun();
     void startRun();
@@ -253,9 +265,7 @@ private:
     struct RecentRun {
         std::shared_ptr<const model::ModelRun> run;
         double milliseconds = 0;
-        QString translation;
-        std::vector<std::int64_t> generated;
-        std::vector<double> probabilities;
+        WrittenTranslation written;
     };
     std::deque<RecentRun> m_recent;
     QString m_text;
@@ -273,9 +283,7 @@ private:
     bool m_loading = false;
     bool m_runStopped = false; ///< the person cancelled the run in flight
     double m_lastRunMs = 0;
-    QString m_translation;
-    std::vector<std::int64_t> m_generated;
-    std::vector<double> m_probabilities;
+    WrittenTranslation m_written;
     QString m_attentionKind = QStringLiteral("cross");
 };
 
