@@ -421,10 +421,18 @@ void InputsPanel::updateModelNote() {
     const ModelDocument* models = ModelDocument::of(m_document);
     QStringList parts;
     if (models->active()) {
-        const std::vector<OutsideWord> outside = wordsOutsideVocabulary(*models);
-        if (!outside.empty()) {
+        // Tokenizing the text's words is the note's cost, and the panel is updated several times
+        // a keystroke: they are looked up again only when the model or its text has changed.
+        const QString key = QString::number(reinterpret_cast<quintptr>(models->tokenizer())) +
+                            QLatin1Char('\n') + models->directory() + QLatin1Char('\n') +
+                            models->text();
+        if (key != m_outsideKey) {
+            m_outside = wordsOutsideVocabulary(*models);
+            m_outsideKey = key;
+        }
+        if (!m_outside.empty()) {
             QStringList words;
-            for (const OutsideWord& word : outside)
+            for (const OutsideWord& word : m_outside)
                 words << (word.unknown
                               ? tr("\u201c%1\u201d (unknown token)").arg(word.word)
                               : tr("\u201c%1\u201d (spelt %2)")

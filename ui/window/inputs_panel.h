@@ -5,7 +5,10 @@
 
 #include <QWidget>
 
+#include <vector>
+
 #include "ui/state/document.h"
+#include "ui/window/model_tool_bar.h"
 
 class QCheckBox;
 class QComboBox;
@@ -109,6 +112,9 @@ private:
     QLabel* m_problemLabel = nullptr;
     QLabel* m_sourceNote = nullptr;
     QLabel* m_modelNote = nullptr;
+    /// The shown model's words outside its vocabulary, for the model and text in m_outsideKey.
+    std::vector<OutsideWord> m_outside;
+    QString m_outsideKey;
 };
 
 } // namespace attnlab::ui

@@ -14,6 +14,7 @@
 #include <QProgressBar>
 #include <QProgressDialog>
 #include <QRegularExpression>
+#include <QSet>
 #include <QSettings>
 #include <QStatusBar>
 #include <QTimer>
@@ -112,8 +113,12 @@ bool trainedByTheProject(const QString& directory) {
 
 QString grammarNote(const ModelDocument& models) {
     const QString directory = models.directory();
-    if (directory.isEmpty() || !trainedByTheProject(directory)) return {};
     const QString name = QFileInfo(directory).fileName();
+    // The bundled models by name, then by their README (a folder of the same name elsewhere
+    // is someone else's).
+    if (name != QLatin1String(kTranslationModel) && name != QLatin1String(kFillMaskModel))
+        return {};
+    if (!trainedByTheProject(directory)) return {};
     if (name == QLatin1String(kTranslationModel))
         return QObject::tr(
             "<b>What this model knows.</b> It learned English → Chinese only from a small "
@@ -140,6 +145,7 @@ std::vector<OutsideWord> wordsOutsideVocabulary(const ModelDocument& models) {
     if (!tokenizer || !models.active()) return {};
     const bool wholeWords = !grammarNote(models).isEmpty();
     std::vector<OutsideWord> out;
+    QSet<QString> seen; // each word once, whatever its case: a long text repeats most of its words
     const QStringList words =
         models.text().split(QRegularExpression(QStringLiteral("\\s+")), Qt::SkipEmptyParts);
     for (QString word : words) {
@@ -151,10 +157,9 @@ std::vector<OutsideWord> wordsOutsideVocabulary(const ModelDocument& models) {
         while (!word.isEmpty() && (word.back().isPunct() || word.back().isSymbol()))
             word.chop(1);
         if (word.isEmpty()) continue;
-        if (std::any_of(out.begin(), out.end(), [&](const OutsideWord& seen) {
-                return seen.word.compare(word, Qt::CaseInsensitive) == 0;
-            }))
-            continue;
+        const QString folded = word.toCaseFolded();
+        if (seen.contains(folded)) continue;
+        seen.insert(folded);
         const model::Encoding pieces = tokenizer->encode(word.toStdString(), false);
         OutsideWord outside;
         outside.word = word;
