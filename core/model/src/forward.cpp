@@ -381,6 +381,12 @@ void mlp(const Matrix& h, const LayerWeights& w, const ModelConfig& c, Matrix& o
     }
 }
 
+/// Frees the buffers a layer has used up: the next layer allocates them again (from the freed
+/// blocks), so a stage's peak holds its own buffers alone, not every stage's of the layer before.
+template <typename... Buffers> void release(Buffers&... buffers) {
+    (buffers.resize(0, 0), ...);
+}
+
 /// `fresh` [S_new, heads * hd] split by head: [1, heads, S_new, hd].
 Tensor4 splitHeads(const Matrix& fresh, Index heads, Index headDim) {
     Tensor4 out(1, heads, fresh.rows(), headDim);
@@ -694,6 +700,7 @@ bool runStack(const Model& model, Pass pass, Matrix& x, Index old, ModelRun& run
         else
             normalizeInto(x, w.attnNormIn, c, h);
         projectQkv(h, w, c, q, k, v, threads);
+        if (c.residual != Residual::ParallelSharedNorm) release(h); // the MLP's input is x's
         if (a.qkNorm != QkNorm::None) {
             const bool perHead = a.qkNorm == QkNorm::PerHead;
             normalize(q, w.qNorm, a.norm, c.normEps, perHead ? hd : q.cols());
@@ -748,12 +755,14 @@ bool runStack(const Model& model, Pass pass, Matrix& x, Index old, ModelRun& run
             run.encoderQ.push_back(std::move(heads.q));
             run.encoderK.push_back(std::move(heads.k));
         }
+        release(q, k, v);
 
         mergeHeads(attention, c, l, ablated, mixed);
         attention = Attention{}; // merged: its S x H x hd output is not held through the MLP
         if (patch) patchHeads(*patch, l, old, hd, mixed);
         if (record) record->headInputs.push_back(mixed);
         project(mixed, w.o, attended, threads);
+        release(mixed);
         if (!w.attnNormOut.empty()) normalize(attended, w.attnNormOut, a.norm, c.normEps, c.hidden);
 
         // MLP block, after the attention's residual (sequential) or beside it (parallel).
@@ -761,6 +770,7 @@ bool runStack(const Model& model, Pass pass, Matrix& x, Index old, ModelRun& run
         switch (c.residual) {
         case Residual::Sequential:
             addResidual(x, attended, w.attnNormAfter, c);
+            release(attended);
             if (cross) {
                 // Cross-attention: queries from the target, keys and values from the source.
                 if (w.crossNormIn.empty())
@@ -781,6 +791,7 @@ bool runStack(const Model& model, Pass pass, Matrix& x, Index old, ModelRun& run
                 mergeHeads(reading, c, l, nullptr, mixed);
                 project(mixed, w.crossO, attended, threads);
                 addResidual(x, attended, w.crossNormAfter, c);
+                release(q, mixed, attended);
             }
             if (w.mlpNormIn.empty()) {
                 mlpIn = &x;
@@ -798,6 +809,8 @@ bool runStack(const Model& model, Pass pass, Matrix& x, Index old, ModelRun& run
             break;
         }
         mlp(*mlpIn, w, c, mlpOut, up, gate, threads);
+        release(up, gate);
+        if (mlpIn == &h) release(h);
         if (!w.mlpNormOut.empty()) normalize(mlpOut, w.mlpNormOut, a.norm, c.normEps, c.hidden);
         if (c.residual == Residual::Sequential) {
             addResidual(x, mlpOut, w.mlpNormAfter, c);
@@ -810,6 +823,7 @@ bool runStack(const Model& model, Pass pass, Matrix& x, Index old, ModelRun& run
                               threads);
             record->mlpOutputs.push_back(mlpOut); // addResidual scaled it where the family does
         }
+        release(attended, mlpOut);
     }
     return true;
 }
