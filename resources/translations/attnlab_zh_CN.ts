@@ -319,14 +319,6 @@
         <translation>打开模型(&amp;M)…</translation>
     </message>
     <message>
-        <source>Open a model folder (config.json, *.safetensors, tokenizer.json)</source>
-        <translation>打开模型文件夹（config.json、*.safetensors、tokenizer.json）</translation>
-    </message>
-    <message>
-        <source>A Hugging Face checkpoint folder (%1): type text and every view shows the real model</source>
-        <translation>Hugging Face 检查点文件夹（%1）：输入文本，每个视图都显示真实模型</translation>
-    </message>
-    <message>
         <source>Open Recent Mo&amp;del</source>
         <translation>最近打开的模型(&amp;D)</translation>
     </message>
@@ -565,6 +557,10 @@
     <message>
         <source>&lt;b&gt;What this model knows.&lt;/b&gt; It learned English → Chinese only from a small made-up grammar: about 330 words (animals, people, things, places, 16 names such as Nina and Ben, verbs in the past tense such as sat, saw, loved) in short sentences ending in a full stop, joined by “and”, “because” or “when”. Sentences that work: “the cat sat on the mat.”, “the dog chased a ball in the park.”, “Nina carried Ben.”, “the girl was happy because the sun was warm.” Other words (I, love, weather) and other kinds of sentence give a confident but wrong translation.</source>
         <translation>&lt;b&gt;这个模型知道什么。&lt;/b&gt;它只从一个小小的人造语法中学会英译中：约 330 个词（动物、人、物品、地点，Nina、Ben 等 16 个人名，sat、saw、loved 等过去时动词），组成以句号结尾的短句，用“and”“because”或“when”连接。能用的句子：“the cat sat on the mat.”、“the dog chased a ball in the park.”、“Nina carried Ben.”、“the girl was happy because the sun was warm.”。其他词（I、love、weather）和其他句式会得到看似有把握、其实错误的翻译。</translation>
+    </message>
+    <message>
+        <source>A bundled model, one from the Hugging Face cache, or a checkpoint folder (%1): type text and every view shows the real model</source>
+        <translation>随附的模型、Hugging Face 缓存中的模型或检查点文件夹（%1）：输入文本，每个视图都显示真实模型</translation>
     </message>
 </context>
 <context>
@@ -3249,6 +3245,81 @@ File › Open Attention Dump… or Open Q/K/V Dump… shows every layer and head
     <message>
         <source>A translation model&apos;s next token is its decoder&apos;s next word of the translation, given the whole source. It wrote “%1” and ended it with &lt;/s&gt;: see the Translation tab to watch it write word by word.</source>
         <translation>翻译模型的下一个词元，是解码器在读完整个源句之后写出的译文的下一个词。它写出了“%1”，并以 &lt;/s&gt; 结束：请看“翻译”标签页，看它一个词一个词地写出来。</translation>
+    </message>
+</context>
+<context>
+    <name>attnlab::ui::OpenModelDialog</name>
+    <message>
+        <source>Open Model</source>
+        <translation>打开模型</translation>
+    </message>
+    <message>
+        <source>Filter by name or model type</source>
+        <translation>按名称或模型类型筛选</translation>
+    </message>
+    <message>
+        <source>Model</source>
+        <translation>模型</translation>
+    </message>
+    <message>
+        <source>Revision</source>
+        <translation>版本</translation>
+    </message>
+    <message>
+        <source>Size</source>
+        <translation>大小</translation>
+    </message>
+    <message>
+        <source>Model type</source>
+        <translation>模型类型</translation>
+    </message>
+    <message>
+        <source>Runs</source>
+        <translation>能否运行</translation>
+    </message>
+    <message>
+        <source>Bundled with AttnLab</source>
+        <translation>AttnLab 随附</translation>
+    </message>
+    <message>
+        <source>Hugging Face cache</source>
+        <translation>Hugging Face 缓存</translation>
+    </message>
+    <message>
+        <source>No models in the Hugging Face cache at %1. AttnLab does not download models: fetch one with huggingface-cli download ORG/NAME (it runs %2), or choose a folder.</source>
+        <translation>Hugging Face 缓存 %1 中没有模型。AttnLab 不下载模型：请用 huggingface-cli download ORG/NAME 获取一个（可运行 %2），或选择一个文件夹。</translation>
+    </message>
+    <message>
+        <source>Hugging Face cache: %1 (the models transformers and huggingface-cli downloaded; set HF_HUB_CACHE or HF_HOME to read another).</source>
+        <translation>Hugging Face 缓存：%1（transformers 和 huggingface-cli 下载的模型；设置 HF_HUB_CACHE 或 HF_HOME 可读取其他位置）。</translation>
+    </message>
+    <message>
+        <source>Open</source>
+        <translation>打开</translation>
+    </message>
+    <message>
+        <source>Choose Folder…</source>
+        <translation>选择文件夹…</translation>
+    </message>
+    <message>
+        <source>Any folder with config.json and its weights (*.safetensors or pytorch_model.bin), and tokenizer.json</source>
+        <translation>任何包含 config.json、权重（*.safetensors 或 pytorch_model.bin）和 tokenizer.json 的文件夹</translation>
+    </message>
+    <message>
+        <source>Open a model folder (config.json, *.safetensors, tokenizer.json)</source>
+        <translation>打开模型文件夹（config.json、*.safetensors、tokenizer.json）</translation>
+    </message>
+    <message>
+        <source>yes</source>
+        <translation>能</translation>
+    </message>
+    <message>
+        <source>no: %1</source>
+        <translation>不能：%1</translation>
+    </message>
+    <message>
+        <source>AttnLab does not run this model: %1</source>
+        <translation>AttnLab 无法运行此模型：%1</translation>
     </message>
 </context>
 <context>

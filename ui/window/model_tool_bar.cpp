@@ -4,7 +4,6 @@
 #include <QCoreApplication>
 #include <QDir>
 #include <QFile>
-#include <QFileDialog>
 #include <QFileInfo>
 #include <QKeySequence>
 #include <QLabel>
@@ -28,6 +27,7 @@
 #include "ui/state/experiment_data.h"
 #include "ui/state/model_document.h"
 #include "ui/window/data_folders.h"
+#include "ui/window/open_model_dialog.h"
 
 namespace attnlab::ui {
 
@@ -202,14 +202,18 @@ void installModelControls(QMainWindow* window, QMenu* fileMenu, QMenu* examplesM
 
     // File menu.
     QAction* open = fileMenu->addAction(QObject::tr("Open &Model\u2026"), window, [window, models] {
-        const QString directory = QFileDialog::getExistingDirectory(
-            window,
-            QObject::tr("Open a model folder (config.json, *.safetensors, tokenizer.json)"));
-        if (!directory.isEmpty()) models->openModel(directory);
+        QList<QPair<QString, QString>> bundled;
+        for (const char* name : {kBundledModel, kTranslationModel, kFillMaskModel})
+            if (const QString folder = bundledModelDirectory(QLatin1String(name));
+                !folder.isEmpty())
+                bundled.append({QLatin1String(name), folder});
+        OpenModelDialog dialog(bundled, window);
+        if (dialog.exec() == QDialog::Accepted) models->openModel(dialog.chosenFolder());
     });
     open->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O));
-    open->setToolTip(QObject::tr("A Hugging Face checkpoint folder (%1): type text and every view "
-                                 "shows the real model")
+    open->setToolTip(QObject::tr("A bundled model, one from the Hugging Face cache, or a "
+                                 "checkpoint folder (%1): type text and every view shows the "
+                                 "real model")
                          .arg(QString::fromStdString(model::architectureList())));
     QMenu* recentMenu = fileMenu->addMenu(QObject::tr("Open Recent Mo&del"));
     auto updateRecent = [recentMenu, models] {

@@ -100,6 +100,8 @@ std::string joined(const std::vector<std::string>& items, const std::string& non
     return text;
 }
 
+} // namespace
+
 std::string sizeText(std::uintmax_t bytes) {
     char text[32];
     if (bytes < 1000)
@@ -112,6 +114,8 @@ std::string sizeText(std::uintmax_t bytes) {
         std::snprintf(text, sizeof text, "%.1f GB", double(bytes) / 1e9);
     return text;
 }
+
+namespace {
 
 /// The snapshot's size on disk as huggingface_hub's scan_cache_dir counts it: each distinct
 /// file its entries resolve to (the blobs), once.
@@ -270,6 +274,14 @@ Result<std::string> resolveModelArgument(const std::string& argument) {
     return Error{"'" + argument + "' is not a folder, and " + snapshot.error() + "; " + how};
 }
 
+CachedSnapshot describeModelFolder(const std::string& folder) {
+    CachedSnapshot snapshot;
+    snapshot.folder = folder;
+    snapshot.bytes = snapshotBytes(folder);
+    judge(snapshot);
+    return snapshot;
+}
+
 std::vector<CachedModel> listHubCache(const std::string& cacheRoot) {
     std::vector<CachedModel> models;
     std::error_code ec;
@@ -283,13 +295,11 @@ std::vector<CachedModel> listHubCache(const std::string& cacheRoot) {
         model.id = rest;
         const auto refs = readRefs(it->path());
         for (const auto& commit : snapshotCommits(it->path())) {
-            CachedSnapshot snapshot;
+            CachedSnapshot snapshot =
+                describeModelFolder((it->path() / "snapshots" / commit).string());
             snapshot.commit = commit;
             for (const auto& [ref, target] : refs)
                 if (target == commit) snapshot.refs.push_back(ref);
-            snapshot.folder = (it->path() / "snapshots" / commit).string();
-            snapshot.bytes = snapshotBytes(snapshot.folder);
-            judge(snapshot);
             model.snapshots.push_back(std::move(snapshot));
         }
         // Snapshots with a ref first ("main" before the others), then by commit.

@@ -79,6 +79,14 @@ struct CachedModel {
 /// absent cache folder is an empty list.
 std::vector<CachedModel> listHubCache(const std::string& cacheRoot);
 
+/// A model folder judged as listHubCache judges a snapshot (no commit or refs): its size (each
+/// distinct file its entries resolve to, once), config.json's model_type, whether AttnLab runs
+/// it and if not why. For the bundled models beside the cache's in the window's list.
+CachedSnapshot describeModelFolder(const std::string& folder);
+
+/// A size as the list prints it: "876.9 kB", "2.5 GB" (powers of 1000, as huggingface_hub).
+std::string sizeText(std::uintmax_t bytes);
+
 /// The list as a table, one row per snapshot: id, revision, commit (12 digits), size,
 /// model_type, and "yes" or "no: why". `cacheRoot` is named in its first line.
 std::string cachedModelsTable(const std::vector<CachedModel>& models, const std::string& cacheRoot);
