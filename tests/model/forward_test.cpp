@@ -592,28 +592,38 @@ namespace {
 // do not depend on later tokens, so a text's first rows give the same bytes whether the text
 // ends there (one block, or two whose last is short) or runs on through more blocks.
 TEST(RunModel, ALongTextsMlpInBlocksOfRowsChangesNoBit) {
-    TempDir dir;
-    const std::string folder = test::copyFixture("qwen2_bias_tied", dir.path());
-    const auto configPath = std::filesystem::path(folder) / "config.json";
-    nlohmann::json config = nlohmann::json::parse(test::readBytes(configPath.string()));
-    config["max_position_embeddings"] = 700;
-    test::writeBytes(configPath.string(), config.dump());
-    const Model model = load(folder);
-    std::vector<std::int64_t> ids;
-    for (std::int64_t i = 0; i < 600; ++i)
-        ids.push_back((i * 7 + 3) % model.config.vocab);
-    RunOptions options;
-    options.logits = LogitRows::All;
-    auto full = runModel(model, ids, options);
-    ASSERT_TRUE(full.ok()) << full.error();
-    for (std::size_t rows : {250u, 300u}) { // one block of 250; blocks of 256 and 44
-        auto prefix = runModel(model, std::span(ids).first(rows), options);
-        ASSERT_TRUE(prefix.ok()) << prefix.error();
-        const Matrix head = full->logits.topRows(static_cast<Index>(rows));
-        ASSERT_EQ(head.size(), prefix->logits.size());
-        EXPECT_TRUE(sameBytes(head.data(), prefix->logits.data(),
-                              static_cast<std::size_t>(head.size())))
-            << rows << " rows";
+    // The MLP and its residual run 600 rows in blocks of 256 + 256 + 88, and a prefix's in one
+    // block of 250 or in 256 + 44. One family of each residual kind: sequential with pre-norms
+    // (Qwen2), output norms (OLMo 2), pre- and post-norms (Gemma 3), a residual multiplier
+    // (Granite); parallel with two norms (GPT-NeoX) and with one shared (Phi). Not Gemma 2:
+    // its soft-capped attention takes the generic kernels, whose sums follow the whole shape.
+    // Not GPT-2: its learned positions stop at 128.
+    for (const char* name : {"qwen2_bias_tied", "hf/olmo2", "hf/gemma3_text", "hf/granite",
+                             "hf/gpt_neox_pythia", "hf/phi"}) {
+        SCOPED_TRACE(name);
+        TempDir dir;
+        const std::string folder = test::copyFixture(name, dir.path());
+        const auto configPath = std::filesystem::path(folder) / "config.json";
+        nlohmann::json config = nlohmann::json::parse(test::readBytes(configPath.string()));
+        config[config.contains("n_positions") ? "n_positions" : "max_position_embeddings"] = 700;
+        test::writeBytes(configPath.string(), config.dump());
+        const Model model = load(folder);
+        std::vector<std::int64_t> ids;
+        for (std::int64_t i = 0; i < 600; ++i)
+            ids.push_back((i * 7 + 3) % model.config.vocab);
+        RunOptions options;
+        options.logits = LogitRows::All;
+        auto full = runModel(model, ids, options);
+        ASSERT_TRUE(full.ok()) << full.error();
+        for (std::size_t rows : {250u, 300u}) {
+            auto prefix = runModel(model, std::span(ids).first(rows), options);
+            ASSERT_TRUE(prefix.ok()) << prefix.error();
+            const Matrix head = full->logits.topRows(static_cast<Index>(rows));
+            ASSERT_EQ(head.size(), prefix->logits.size());
+            EXPECT_TRUE(sameBytes(head.data(), prefix->logits.data(),
+                                  static_cast<std::size_t>(head.size())))
+                << rows << " rows";
+        }
     }
 }
 

@@ -192,7 +192,7 @@ void project(const Matrix& x, const Linear& p, Matrix& y, int threads) {
 /// The family's norm over each `width` segment of each row of x, in place: LayerNorm
 /// ((x - mean) / sqrt(var + eps) * w + b, biased variance), RMSNorm (x / rms * w) or Gemma's
 /// (x / rms * (1 + w)).
-void normalize(Matrix& x, const Norm& n, NormKind kind, double eps, Index width) {
+void normalize(Eigen::Ref<Matrix> x, const Norm& n, NormKind kind, double eps, Index width) {
     const auto weight = n.weight.vector().transpose().array();
     const float epsilon = static_cast<float>(eps);
     for (Index i = 0; i < x.rows(); ++i)
@@ -352,6 +352,13 @@ void mlpRows(const Matrix& h, const LayerWeights& w, const ModelConfig& c, Matri
     }
 }
 
+/// Adds `out` (scaled by the residual multiplier) to x, then the post-LN norm where there is one.
+void addResidual(Eigen::Ref<Matrix> x, Matrix& out, const Norm& after, const ModelConfig& c) {
+    if (c.residualScale != 1.0) out *= static_cast<float>(c.residualScale);
+    x += out;
+    if (!after.empty()) normalize(x, after, c.arch().norm, c.normEps, c.hidden);
+}
+
 /// Rows per block of the MLP: its intermediate activations ([rows, intermediate], two of
 /// them) are the largest buffers of a layer, S x 4.5 hidden or more; in blocks of this many
 /// rows they stay a few MB at any length. The GEMM sums each output in the same order for any
@@ -359,26 +366,53 @@ void mlpRows(const Matrix& h, const LayerWeights& w, const ModelConfig& c, Matri
 /// shorter than that), and a block's packed rows stay in the cache for the whole product.
 constexpr Index kMlpRowBlock = 256;
 
-/// The MLP of h into out, kMlpRowBlock rows at a time.
-void mlp(const Matrix& h, const LayerWeights& w, const ModelConfig& c, Matrix& out, Matrix& up,
-         Matrix& gate, int threads) {
-    const Index rows = h.rows();
+/// Calls body(begin, count) on the MLP's row blocks of `rows`: kMlpRowBlock rows each, the last
+/// taking the remainder where it would be shorter than kPackedGemmRows; one block up to
+/// kMlpRowBlock + kPackedGemmRows rows.
+template <typename Body> void forMlpBlocks(Index rows, Body&& body) {
+    static_assert(kMlpRowBlock >= kPackedGemmRows);
     if (rows <= kMlpRowBlock + kPackedGemmRows) {
-        mlpRows(h, w, c, out, up, gate, threads);
+        body(Index{0}, rows);
         return;
     }
-    static_assert(kMlpRowBlock >= kPackedGemmRows);
-    out.resize(rows, c.hidden);
-    Matrix in, block;
     for (Index begin = 0; begin < rows;) {
-        // The last block takes the remainder when it would be shorter than kPackedGemmRows.
         Index count = std::min(kMlpRowBlock, rows - begin);
         if (rows - begin - count < kPackedGemmRows) count = rows - begin;
-        in = h.middleRows(begin, count);
-        mlpRows(in, w, c, block, up, gate, threads);
-        out.middleRows(begin, count) = block;
+        body(begin, count);
         begin += count;
     }
+}
+
+/// The layer's MLP over the rows of x and its residual, a block of rows at a time
+/// (forMlpBlocks): the block's input (x's rows, through the MLP's norm where the family has one,
+/// or the rows of `shared`, the attention's norm that a parallel block shares), the MLP, its
+/// output norm, then the residual as the family adds it: sequential, x += scale * out and the
+/// norm after; parallel, x += attended + out (transformers adds the two first). Every step but
+/// the GEMMs is row by row, and the GEMMs sum each output in the same order for any block, so
+/// the result is the whole matrices' bit for bit while only one block's input, activations and
+/// output live beside x. `recorded`: where each block's output goes (as added, for the lens),
+/// or null.
+void mlpResidual(Matrix& x, const Matrix* shared, const Matrix& attended, const LayerWeights& w,
+                 const ModelConfig& c, Matrix* recorded, int threads) {
+    const NormKind norm = c.arch().norm;
+    if (recorded) recorded->resize(x.rows(), c.hidden);
+    Matrix in, out, up, gate;
+    forMlpBlocks(x.rows(), [&](Index begin, Index count) {
+        auto rows = x.middleRows(begin, count);
+        if (shared) {
+            in = shared->middleRows(begin, count);
+        } else {
+            in = rows;
+            if (!w.mlpNormIn.empty()) normalize(in, w.mlpNormIn, norm, c.normEps, c.hidden);
+        }
+        mlpRows(in, w, c, out, up, gate, threads);
+        if (!w.mlpNormOut.empty()) normalize(out, w.mlpNormOut, norm, c.normEps, c.hidden);
+        if (c.residual == Residual::Sequential)
+            addResidual(rows, out, w.mlpNormAfter, c);
+        else
+            rows += attended.middleRows(begin, count) + out;
+        if (recorded) recorded->middleRows(begin, count) = out;
+    });
 }
 
 /// Frees the buffers a layer has used up: the next layer allocates them again (from the freed
@@ -592,13 +626,6 @@ Matrix embed(const Model& model, const StackWeights& stack, std::span<const std:
     return x;
 }
 
-/// Adds `out` (scaled by the residual multiplier) to x, then the post-LN norm where there is one.
-void addResidual(Matrix& x, Matrix& out, const Norm& after, const ModelConfig& c) {
-    if (c.residualScale != 1.0) out *= static_cast<float>(c.residualScale);
-    x += out;
-    if (!after.empty()) normalize(x, after, c.arch().norm, c.normEps, c.hidden);
-}
-
 /// Concatenated heads [fresh, H * hd] of an attention's output, ablated heads zeroed.
 void mergeHeads(const Attention& attention, const ModelConfig& c, Index layer,
                 const std::set<std::pair<Index, Index>>* ablated, Matrix& mixed) {
@@ -680,7 +707,7 @@ bool runStack(const Model& model, Pass pass, Matrix& x, Index old, ModelRun& run
     const std::shared_ptr<const Tensor4> bias =
         scoreBiasOf(model, of, 0, c.heads, old, fresh, total);
 
-    Matrix h, q, k, v, mixed, attended, mlpOut, up, gate;
+    Matrix h, q, k, v, mixed, attended;
     // An extension's contiguous K and V for the kernel, the same size in every layer.
     Tensor4 keyCopy, valueCopy;
     const auto layers = static_cast<Index>(stack.layers.size());
@@ -728,6 +755,7 @@ bool runStack(const Model& model, Pass pass, Matrix& x, Index old, ModelRun& run
             heads.k = splitHeads(k, c.kvHeads, hd);
             heads.v = splitHeads(v, c.kvHeads, hd);
         }
+        release(q, k, v); // split into heads: the attention reads those
         AttentionSpec spec = attentionSpecOf(c, of, l);
         spec.threads = threads;
         spec.scoreBias = bias;
@@ -755,7 +783,6 @@ bool runStack(const Model& model, Pass pass, Matrix& x, Index old, ModelRun& run
             run.encoderQ.push_back(std::move(heads.q));
             run.encoderK.push_back(std::move(heads.k));
         }
-        release(q, k, v);
 
         mergeHeads(attention, c, l, ablated, mixed);
         attention = Attention{}; // merged: its S x H x hd output is not held through the MLP
@@ -765,10 +792,9 @@ bool runStack(const Model& model, Pass pass, Matrix& x, Index old, ModelRun& run
         release(mixed);
         if (!w.attnNormOut.empty()) normalize(attended, w.attnNormOut, a.norm, c.normEps, c.hidden);
 
-        // MLP block, after the attention's residual (sequential) or beside it (parallel).
-        const Matrix* mlpIn = nullptr;
-        switch (c.residual) {
-        case Residual::Sequential:
+        // The attention's residual (sequential) and the cross-attention's; then the MLP and its
+        // residual, after them (sequential) or beside them (parallel), a block of rows at a time.
+        if (c.residual == Residual::Sequential) {
             addResidual(x, attended, w.attnNormAfter, c);
             release(attended);
             if (cross) {
@@ -791,39 +817,18 @@ bool runStack(const Model& model, Pass pass, Matrix& x, Index old, ModelRun& run
                 mergeHeads(reading, c, l, nullptr, mixed);
                 project(mixed, w.crossO, attended, threads);
                 addResidual(x, attended, w.crossNormAfter, c);
-                release(q, mixed, attended);
+                release(q, h, mixed, attended);
             }
-            if (w.mlpNormIn.empty()) {
-                mlpIn = &x;
-            } else {
-                normalizeInto(x, w.mlpNormIn, c, h); // h's attention input is used up
-                mlpIn = &h;
-            }
-            break;
-        case Residual::ParallelSharedNorm:
-            mlpIn = &h;
-            break;
-        case Residual::ParallelTwoNorms:
-            normalizeInto(x, w.mlpNormIn, c, h);
-            mlpIn = &h;
-            break;
         }
-        mlp(*mlpIn, w, c, mlpOut, up, gate, threads);
-        release(up, gate);
-        if (mlpIn == &h) release(h);
-        if (!w.mlpNormOut.empty()) normalize(mlpOut, w.mlpNormOut, a.norm, c.normEps, c.hidden);
-        if (c.residual == Residual::Sequential) {
-            addResidual(x, mlpOut, w.mlpNormAfter, c);
-        } else {
-            x += attended + mlpOut; // transformers adds attn + mlp first, then the residual
-        }
+        Matrix* recorded = record ? &record->mlpOutputs.emplace_back() : nullptr;
+        mlpResidual(x, c.residual == Residual::ParallelSharedNorm ? &h : nullptr, attended, w, c,
+                    recorded, threads);
+        release(h, attended);
         if (record) {
             const bool scaled = c.residual == Residual::Sequential;
             recordHeadOutputs(*record, w.o, c, scaled ? static_cast<float>(c.residualScale) : 1.0f,
                               threads);
-            record->mlpOutputs.push_back(mlpOut); // addResidual scaled it where the family does
         }
-        release(attended, mlpOut);
     }
     return true;
 }
