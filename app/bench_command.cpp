@@ -15,11 +15,14 @@
 #include <ctime>
 #include <functional>
 #include <iostream>
+#include <new>
 #include <random>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <unistd.h>
 
 #include "attnlab/attention/attention.h"
 #include "attnlab/base/isa.h"
@@ -320,22 +323,47 @@ struct Row {
     double flops;
 };
 
-} // namespace
+/// What the kernel table holds at once at its largest size, in bytes: Q, K, V and the output
+/// (float32, every head) and the Eigen reference's S x S product on each thread.
+double tableBytes(const BenchOptions& options, int workers) {
+    const double s =
+        static_cast<double>(*std::max_element(options.sizes.begin(), options.sizes.end()));
+    const double h = static_cast<double>(options.heads);
+    const double d = static_cast<double>(options.dim);
+    return 4.0 * (4.0 * h * s * d + static_cast<double>(workers) * s * s);
+}
 
-int benchCommand(int argc, char** argv) {
-    BenchOptions options;
-    try {
-        options = parseOptions(argc, argv);
-    } catch (const CommandError& error) {
-        std::cerr << "attnlab bench: " << error.message << "\n";
-        return 2;
+/// Refuses sizes beyond the machine's memory, then asks for the largest size's memory at once
+/// (without touching it), so that a run that cannot have it stops before printing a line of the
+/// table: operator new throws std::bad_alloc, which runCommandBody reports.
+void checkMemory(const BenchOptions& options, int workers) {
+    const double bytes = tableBytes(options, workers);
+    const long pages = sysconf(_SC_PHYS_PAGES);
+    const long pageSize = sysconf(_SC_PAGESIZE);
+    const double machine = pages > 0 && pageSize > 0
+                               ? static_cast<double>(pages) * static_cast<double>(pageSize)
+                               : 0.0;
+    if (machine > 0 && bytes > machine) {
+        char text[96];
+        std::snprintf(
+            text, sizeof text, "needs %.3g GB at S = %lld, this machine has %.3g GB", bytes / 1e9,
+            static_cast<long long>(*std::max_element(options.sizes.begin(), options.sizes.end())),
+            machine / 1e9);
+        fail("--sizes, --heads, --dim and --threads: the table " + std::string(text));
     }
+    void* probe = ::operator new(static_cast<std::size_t>(bytes));
+    ::operator delete(probe);
+}
+
+int benchBody(int argc, char** argv) {
+    const BenchOptions options = parseOptions(argc, argv);
     if (options.help) {
         printHelp();
         return 0;
     }
     const int workers = workerCount(options.threads);
     if (!options.model.empty()) return benchModel(options, workers);
+    checkMemory(options, workers);
     const Index d = options.dim;
     const Index h = options.heads;
 
@@ -407,6 +435,14 @@ int benchCommand(int argc, char** argv) {
     std::printf("causal rows count the S(S+1)/2 pairs they need; linear counts 4 S D^2 H, so\n"
                 "its percentages compare rates, not times.\n");
     return 0;
+}
+
+} // namespace
+
+int benchCommand(int argc, char** argv) {
+    return runCommandBody("bench", benchBody, argc, argv,
+                          "not enough memory for these sizes (Q, K, V and the output: 4 x heads x "
+                          "S x dim floats; the Eigen reference: S x S floats per thread)");
 }
 
 } // namespace attnlab::app
