@@ -559,21 +559,127 @@ TEST(SessionJson, UnknownKeysAreRefusedAndSayWhereAKeyBelongs) {
     EXPECT_EQ(text.rfind("text: unknown key (it belongs in tokens.text", 0), 0u) << text;
     const std::string heads = error(R"({"view": {"heads": 2}})");
     EXPECT_NE(heads.find("it belongs in model.heads"), std::string::npos) << heads;
-    // Every key the writer writes reads back: a saved session with every optional part set.
-    Session full;
-    full.mask.validLen = {3};
-    full.viewState.colorScale = "range";
-    full.viewState.colorHigh = 0.5;
-    const auto back = sessionFromJson(sessionToJson(full));
-    ASSERT_TRUE(back.ok()) << back.error();
-    EXPECT_EQ(sessionToJson(*back), sessionToJson(full));
 }
 
-// README: every key is optional, the format version too; {} is the default session.
+/// A session with every key of docs/session-format.md set, none to its default, written here by
+/// hand: the reader must give exactly these values, and the writer must write exactly this
+/// document (the same keys, no more, and the same values) for the session they describe.
+const char* const kEveryKeySession = R"({
+  "attnlab_session": 2,
+  "title": "every key",
+  "tokens": {"text": "a b c", "source": "x y", "tokenizer": "character"},
+  "model": {"d_model": 24, "heads": 6, "kv_heads": 2, "positional": "rope-half",
+            "rope_base": 500.25, "seed": 18364758544493064720,
+            "identity_projections": true},
+  "attention": {"variant": "additive", "scale": 0.1, "temperature": 0.7, "q_block": 3,
+                "kv_block": 5, "kv_prefill": 2, "mode": "train", "dropout": 0.25,
+                "dropout_seed": 9},
+  "mask": {"causal": true, "window": 3, "causal_window": 1, "valid_len": [3],
+           "custom": [[1, 1, 1, 0], [1, 1, 1, 1], [1, 0, 1, 1]]},
+  "view": {"view": "flash", "colormap": "magma", "theme": "dark", "show": "scores",
+           "head": 3, "query": 2, "cell_values": false, "color_scale": "range",
+           "color_range": [0.125, 0.5], "flash_step": 7, "kv_step": 1}
+})";
+
+// Every key the writer writes reads back, with the value written by hand above: checked field
+// by field against that document, not against the writer's own output.
+TEST(SessionJson, AHandWrittenSessionWithEveryKeyReadsAndWritesAsWritten) {
+    const auto s = sessionFromJson(kEveryKeySession);
+    ASSERT_TRUE(s.ok()) << s.error();
+    EXPECT_EQ(s->title, "every key");
+    EXPECT_EQ(s->text, "a b c");
+    EXPECT_EQ(s->sourceText, "x y");
+    EXPECT_EQ(s->tokenizer, Tokenizer::Character);
+    EXPECT_EQ(s->dModel, 24);
+    EXPECT_EQ(s->heads, 6);
+    EXPECT_EQ(s->kvHeads, 2);
+    EXPECT_EQ(s->positional, Positional::RopeHalf);
+    EXPECT_EQ(s->ropeBase, 500.25);
+    EXPECT_EQ(s->seed, 0xfedcba9876543210ull); // 18364758544493064720, above 2^63
+    EXPECT_TRUE(s->identityProjections);
+    EXPECT_EQ(s->variant, Variant::Additive);
+    EXPECT_EQ(s->scale, std::optional<double>(0.1));
+    EXPECT_EQ(s->temperature, 0.7);
+    EXPECT_EQ(s->qBlock, 3);
+    EXPECT_EQ(s->kvBlock, 5);
+    EXPECT_EQ(s->kvPrefill, 2);
+    EXPECT_TRUE(s->train);
+    EXPECT_EQ(s->dropoutRate, 0.25);
+    EXPECT_EQ(s->dropoutSeed, 9u);
+    EXPECT_TRUE(s->mask.causal);
+    EXPECT_EQ(s->mask.window, 3);
+    EXPECT_EQ(s->mask.causalWindow, 1);
+    EXPECT_EQ(s->mask.validLen, (std::vector<Index>{3}));
+    ASSERT_TRUE(s->mask.custom.has_value());
+    ASSERT_EQ(s->mask.custom->rows(), 3);
+    ASSERT_EQ(s->mask.custom->cols(), 4);
+    const int allowed[3][4] = {{1, 1, 1, 0}, {1, 1, 1, 1}, {1, 0, 1, 1}};
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 4; ++j)
+            EXPECT_EQ((*s->mask.custom)(i, j), allowed[i][j] == 1) << i << "," << j;
+    EXPECT_EQ(s->viewState.view, "flash");
+    EXPECT_EQ(s->viewState.colormap, "magma");
+    EXPECT_EQ(s->viewState.theme, "dark");
+    EXPECT_EQ(s->viewState.show, "scores");
+    EXPECT_EQ(s->viewState.head, 3);
+    EXPECT_EQ(s->viewState.query, 2);
+    EXPECT_FALSE(s->viewState.cellValues);
+    EXPECT_EQ(s->viewState.colorScale, "range");
+    EXPECT_EQ(s->viewState.colorLow, 0.125);
+    EXPECT_EQ(s->viewState.colorHigh, 0.5);
+    EXPECT_EQ(s->viewState.flashStep, 7);
+    EXPECT_EQ(s->viewState.kvStep, 1);
+    // The writer writes the same document: every key with its value, and nothing else.
+    EXPECT_EQ(nlohmann::json::parse(sessionToJson(*s)), nlohmann::json::parse(kEveryKeySession))
+        << sessionToJson(*s);
+}
+
+/// The defaults docs/session-format.md lists, written out here.
+void expectDocumentedDefaults(const Session& s) {
+    EXPECT_EQ(s.title, "");
+    EXPECT_EQ(s.text, "the cat sat on the mat");
+    EXPECT_EQ(s.sourceText, "");
+    EXPECT_EQ(s.tokenizer, Tokenizer::Whitespace);
+    EXPECT_EQ(s.dModel, 16);
+    EXPECT_EQ(s.heads, 1);
+    EXPECT_EQ(s.kvHeads, 1);
+    EXPECT_EQ(s.positional, Positional::None);
+    EXPECT_EQ(s.ropeBase, 10000.0);
+    EXPECT_EQ(s.seed, 0u);
+    EXPECT_FALSE(s.identityProjections);
+    EXPECT_EQ(s.variant, Variant::Softmax);
+    EXPECT_FALSE(s.scale.has_value());
+    EXPECT_EQ(s.temperature, 1.0);
+    EXPECT_EQ(s.qBlock, 2);
+    EXPECT_EQ(s.kvBlock, 2);
+    EXPECT_EQ(s.kvPrefill, -1);
+    EXPECT_FALSE(s.train);
+    EXPECT_EQ(s.dropoutRate, 0.1);
+    EXPECT_EQ(s.dropoutSeed, 0u);
+    EXPECT_FALSE(s.mask.causal);
+    EXPECT_EQ(s.mask.window, -1);
+    EXPECT_EQ(s.mask.causalWindow, -1);
+    EXPECT_TRUE(s.mask.validLen.empty());
+    EXPECT_FALSE(s.mask.custom.has_value());
+    EXPECT_EQ(s.viewState.view, "heatmap");
+    EXPECT_EQ(s.viewState.colormap, "viridis");
+    EXPECT_EQ(s.viewState.theme, "light");
+    EXPECT_EQ(s.viewState.show, "weights");
+    EXPECT_EQ(s.viewState.head, 0);
+    EXPECT_EQ(s.viewState.query, -1);
+    EXPECT_TRUE(s.viewState.cellValues);
+    EXPECT_EQ(s.viewState.colorScale, "fixed");
+    EXPECT_EQ(s.viewState.flashStep, 0);
+    EXPECT_EQ(s.viewState.kvStep, 0);
+}
+
+// README: every key is optional, the format version too; {} is the default session, with the
+// defaults the format's documentation lists.
 TEST(SessionJson, EveryKeyIsOptionalTheVersionToo) {
     const auto empty = sessionFromJson("{}");
     ASSERT_TRUE(empty.ok()) << empty.error();
-    EXPECT_EQ(sessionToJson(*empty), sessionToJson(Session{}));
+    expectDocumentedDefaults(*empty);
+    expectDocumentedDefaults(Session{});
     const auto text = sessionFromJson(R"({"tokens": {"text": "a b"}})");
     ASSERT_TRUE(text.ok()) << text.error();
     EXPECT_EQ(text->text, "a b");
