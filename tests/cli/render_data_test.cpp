@@ -1,12 +1,12 @@
 // `attnlab render --data F.csv|F.npy|F.json` for every view that is not a plain heatmap (#13
-// item 6): each writes the numbers it draws, and they equal the core's own numbers computed
-// here independently — entropy as -sum w log w of the weights run() returns, the statistics
-// from the same weights, the flash stepper's m, l and rescale as the online softmax written out
-// from Q and K, the KV cache's bytes from kvCacheBytes() and 2 x heads x length x d x 4, the cost
-// model from estimateCost(), RoPE's rotated pairs from the core's rotated Q, the dump views from
-// the dump's own weights. The CSV, the NPY and the JSON of one view hold the same numbers; the JSON
-// says what it is (view, source, head, columns). A view with nothing to export is an error: status
-// 2, one line, no file.
+// item 6): each writes the numbers it draws, and they equal numbers computed here
+// independently — entropy as -sum w log w of the weights run() returns, the statistics from the
+// same weights, the flash stepper's m, l and rescale as the online softmax written out from Q
+// and K, the KV cache's bytes as 2 x kv heads x length x d x 4, the cost model's formulas
+// written out (the sliding window's band counted cell by cell), RoPE's rotated pairs from the
+// core's rotated Q, the dump views from the dump's own weights. The CSV, the NPY and the JSON of
+// one view hold the same numbers; the JSON says what it is (view, source, head, columns). A view
+// with nothing to export is an error: status 2, one line, no file.
 
 #include <gtest/gtest.h>
 
@@ -20,13 +20,12 @@
 #include <map>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "attnlab/attention/flash.h"
-#include "attnlab/attention/kv_cache.h"
 #include "attnlab/attention/rope.h"
 #include "attnlab/io/npy.h"
-#include "attnlab/lab/complexity.h"
 #include "attnlab/lab/session.h"
 #include "command_runner.h"
 #include "csv.h"
@@ -353,7 +352,7 @@ TEST_F(RenderData, FlashStateIsTheOnlineSoftmaxOfTheTilesDone) {
     }
 }
 
-TEST_F(RenderData, KvCacheBytesAreTheCoresFormula) {
+TEST_F(RenderData, KvCacheBytesAreKAndVOfEveryKvHeadInFloat32) {
     Session session = labSession();
     session.dModel = 16;
     session.heads = 4;
@@ -370,51 +369,52 @@ TEST_F(RenderData, KvCacheBytesAreTheCoresFormula) {
         const Index length = 3 + k;
         EXPECT_EQ(data.csv(k, data.column("cache_len")), double(length));
         EXPECT_EQ(data.csv(k, data.column("new_rows")), k == 0 ? 3.0 : 1.0);
-        // K and V, float32, one batch entry: 2 x kv heads x length x d x 4 bytes.
+        // K and V, float32, one batch entry: 2 x kv heads x length x d x 4 bytes, with this
+        // session's 2 kv heads, and as MHA (a kv head per query head, 4), GQA (2) and MQA (1).
         EXPECT_EQ(data.csv(k, data.column("cache_bytes")), double(2 * 2 * length * d * 4));
-        EXPECT_EQ(data.csv(k, data.column("cache_bytes")),
-                  double(kvCacheBytes(1, 2, length, d, d, 4)));
-        EXPECT_EQ(data.csv(k, data.column("mha_bytes")),
-                  double(kvCacheBytes(1, 4, length, d, d, 4)));
-        EXPECT_EQ(data.csv(k, data.column("gqa_bytes")),
-                  double(kvCacheBytes(1, 2, length, d, d, 4)));
-        EXPECT_EQ(data.csv(k, data.column("mqa_bytes")),
-                  double(kvCacheBytes(1, 1, length, d, d, 4)));
+        EXPECT_EQ(data.csv(k, data.column("mha_bytes")), double(2 * 4 * length * d * 4));
+        EXPECT_EQ(data.csv(k, data.column("gqa_bytes")), double(2 * 2 * length * d * 4));
+        EXPECT_EQ(data.csv(k, data.column("mqa_bytes")), double(2 * 1 * length * d * 4));
         EXPECT_EQ(data.csv(k, data.column("current")), k == 2 ? 1.0 : 0.0);
     }
     EXPECT_EQ(data.label(0), "prefill");
 }
 
-TEST_F(RenderData, ComplexityIsTheCostModelAtTheDrawnLengths) {
+// The cost model's formulas (core/lab/src/complexity.cpp's header: a multiply-add is 2 FLOPs,
+// seed 002's counts) written out here, the sliding window's band counted cell by cell.
+TEST_F(RenderData, ComplexityIsTheCostModelsFormulasAtTheDrawnLengths) {
     Session session = labSession();
     session.dModel = 64;
     session.heads = 8;
     session.kvHeads = 2;
     const Exported data =
         exportAll({"--session", saveSessionFile(session, "s.json"), "--view", "complexity"});
-    CostParams params;
-    params.dModel = 64;
-    params.heads = 8;
-    params.kvHeads = 2;
-    params.window = 128; // the view's default when the session has no window
-    params.qBlock = session.qBlock;
-    params.kvBlock = session.kvBlock;
-    params.bytesPerElement = 4;
+    const double d = 64, h = 8, hkv = 2, dh = d / h, bytes = 4;
+    const Index window = 128; // the view's default when the session has no window
+    const double tile = double(session.qBlock) * double(session.kvBlock);
+    ASSERT_EQ(data.cols(), 2 * 5 + 1);
     bool sawSession = false;
     for (int r = 0; r < data.rows(); ++r) {
-        params.seq = std::stol(data.label(r));
+        const Index seq = std::stol(data.label(r));
+        const double n = double(seq);
         if (data.npy(r, data.column("current")) == 1) {
-            EXPECT_EQ(params.seq, 10); // this session's length is drawn too
+            EXPECT_EQ(seq, 10); // this session's length is drawn too
             sawSession = true;
         }
-        for (CostItem item : allCostItems()) {
-            const std::string name = costItemName(item);
-            if (name == "flash" || name == "qkv_projection" || name == "softmax_attention" ||
-                name == "sliding_window" || name == "linear") {
-                const Cost cost = estimateCost(item, params);
-                EXPECT_DOUBLE_EQ(data.npy(r, data.column(name + "_flops")), cost.flops) << name;
-                EXPECT_DOUBLE_EQ(data.npy(r, data.column(name + "_bytes")), cost.bytes) << name;
-            }
+        double band = 0; // cells (i, j) with |i - j| <= W
+        for (Index i = 0; i < seq; ++i)
+            band += double(std::min(seq - 1, i + window) - std::max<Index>(0, i - window) + 1);
+        const std::vector<std::tuple<std::string, double, double>> expected = {
+            {"QKV projection", 2 * (n * d * d + 2 * n * d * hkv * dh),
+             (d * d + 2 * d * hkv * dh) * bytes},
+            {"Softmax attention", 2 * 2 * n * n * d, h * n * n * bytes},
+            {"Sliding window", 2 * 2 * band * d, h * band * bytes},
+            {"Linear attention", 2 * h * (2 * n * dh * dh + 2 * n * dh), h * dh * (dh + 1) * bytes},
+            {"FlashAttention", 2 * 2 * n * n * d, (2 * h * n + tile) * bytes},
+        };
+        for (const auto& [name, flops, memory] : expected) {
+            EXPECT_DOUBLE_EQ(data.npy(r, data.column(name + "_flops")), flops) << name << " " << n;
+            EXPECT_DOUBLE_EQ(data.npy(r, data.column(name + "_bytes")), memory) << name << " " << n;
         }
     }
     EXPECT_TRUE(sawSession);
