@@ -1,14 +1,18 @@
-// MainWindow: every bundled example opens and computes; a query selected anywhere is
-// highlighted in every view; each view comes out on a screenshot.
+// MainWindow: every bundled example opens and computes what its file says; a query selected
+// anywhere is highlighted in every view; each view comes out on a screenshot.
 #include "ui/window/main_window.h"
 
 #include <QComboBox>
 #include <QDialogButtonBox>
 #include <QDir>
 #include <QDoubleSpinBox>
+#include <QFile>
 #include <QImage>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QListWidget>
 #include <QPushButton>
+#include <QRegularExpression>
 #include <QSet>
 #include <QTemporaryDir>
 #include <QTimer>
@@ -16,7 +20,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <functional>
+#include <string>
+#include <vector>
 
 #include "ui/views/entropy_view.h"
 #include "ui/views/heatmap_view.h"
@@ -27,17 +34,60 @@
 namespace attnlab::ui {
 namespace {
 
-TEST(MainWindow, EveryBundledExampleOpensAndComputes) {
+/// The words of `text`: what the whitespace tokenizer makes of it, split here by Qt.
+std::vector<std::string> words(const QString& text) {
+    std::vector<std::string> out;
+    for (const QString& word :
+         text.split(QRegularExpression(QStringLiteral("\\s+")), Qt::SkipEmptyParts))
+        out.push_back(word.toStdString());
+    return out;
+}
+
+// Each example computes what its file says, read here with Qt's own JSON reader: the text's
+// and the source's words as the query and key tokens, the file's number of heads, and
+// attention weights whose every row sums to 1.
+TEST(MainWindow, EveryBundledExampleOpensAndComputesWhatItsFileSays) {
     MainWindow window;
     const QStringList examples = QDir(QStringLiteral(":/examples")).entryList({"*.json"});
     EXPECT_GE(examples.size(), 7);
     for (const QString& name : examples) {
-        ASSERT_TRUE(window.openExample(QStringLiteral(":/examples/") + name)) << name.toStdString();
+        const std::string where = name.toStdString();
+        QFile file(QStringLiteral(":/examples/") + name);
+        ASSERT_TRUE(file.open(QIODevice::ReadOnly)) << where;
+        const QJsonObject json = QJsonDocument::fromJson(file.readAll()).object();
+        const QJsonObject tokens = json.value(QStringLiteral("tokens")).toObject();
+        const QString text = tokens.value(QStringLiteral("text")).toString();
+        const QString source = tokens.value(QStringLiteral("source")).toString();
+        EXPECT_EQ(tokens.value(QStringLiteral("tokenizer")).toString(),
+                  QStringLiteral("whitespace"))
+            << where; // the words below are the whitespace tokenizer's
+        const int heads =
+            json.value(QStringLiteral("model")).toObject().value(QStringLiteral("heads")).toInt(1);
+
+        ASSERT_TRUE(window.openExample(QStringLiteral(":/examples/") + name)) << where;
         window.document()->flush();
         EXPECT_TRUE(window.document()->problems().isEmpty())
-            << name.toStdString() << ": " << window.document()->problems().join(' ').toStdString();
-        ASSERT_NE(window.document()->experiment(), nullptr);
-        EXPECT_EQ(window.document()->experiment()->session.text, window.document()->session().text);
+            << where << ": " << window.document()->problems().join(' ').toStdString();
+        const Experiment* experiment = window.document()->experiment();
+        ASSERT_NE(experiment, nullptr) << where;
+        EXPECT_EQ(experiment->session.text, text.toStdString()) << where;
+        EXPECT_EQ(experiment->queryTokens, words(text)) << where;
+        EXPECT_EQ(experiment->keyTokens, words(source.isEmpty() ? text : source)) << where;
+        const Tensor4& w = experiment->attention.weights;
+        ASSERT_EQ(w.heads, heads) << where;
+        ASSERT_EQ(w.seq, static_cast<Index>(words(text).size())) << where;
+        ASSERT_EQ(w.dim, static_cast<Index>(experiment->keyTokens.size())) << where;
+        for (Index h = 0; h < w.heads; ++h)
+            for (Index i = 0; i < w.seq; ++i) {
+                double sum = 0;
+                for (Index j = 0; j < w.dim; ++j) {
+                    const double weight = w(0, h, i, j);
+                    if (std::isnan(weight)) continue; // a masked key, if drawn as none
+                    EXPECT_GE(weight, 0.0) << where << " " << h << "," << i << "," << j;
+                    sum += weight;
+                }
+                EXPECT_NEAR(sum, 1.0, 1e-5) << where << " head " << h << " row " << i;
+            }
     }
 }
 

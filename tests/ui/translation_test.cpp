@@ -4,6 +4,7 @@
 // file: anything it adds or un-finishes - a new string, a changed one, a vanished entry that
 // is used again - is listed).
 
+#include <QCoreApplication>
 #include <QDir>
 #include <QFile>
 #include <QProcess>
@@ -15,6 +16,8 @@
 
 #include <set>
 #include <vector>
+
+#include "ui/window/language.h"
 
 namespace {
 
@@ -89,9 +92,24 @@ std::multiset<QString> placeholders(const QString& text) {
     return found;
 }
 
-TEST(Translations, ThereIsAtLeastTheChineseOne) {
+// The Chinese translation is shipped, compiled into the binary, and speaks once chosen: menu
+// titles the test knows by heart come out in Chinese, and in English again afterwards.
+TEST(Translations, TheChineseOneIsShippedAndSpeaksWhenChosen) {
     EXPECT_TRUE(tsFiles().contains(QStringLiteral(ATTNLAB_SOURCE_DIR
                                                   "/resources/translations/attnlab_zh_CN.ts")));
+    EXPECT_EQ(attnlab::ui::languageCodes(),
+              (QStringList{QStringLiteral("en"), QStringLiteral("zh_CN")}));
+    const char* const context = "attnlab::ui::MainWindow";
+    struct EnglishAfterwards {
+        ~EnglishAfterwards() { attnlab::ui::setLanguage(QStringLiteral("en")); }
+    } english;
+    ASSERT_TRUE(attnlab::ui::setLanguage(QStringLiteral("zh_CN")));
+    EXPECT_EQ(QCoreApplication::translate(context, "&File").toStdString(),
+              QStringLiteral("\u6587\u4ef6(&F)").toStdString()); // 文件(&F)
+    EXPECT_EQ(QCoreApplication::translate(context, "&Help").toStdString(),
+              QStringLiteral("\u5e2e\u52a9(&H)").toStdString()); // 帮助(&H)
+    ASSERT_TRUE(attnlab::ui::setLanguage(QStringLiteral("en")));
+    EXPECT_EQ(QCoreApplication::translate(context, "&File").toStdString(), "&File");
 }
 
 TEST(Translations, EveryEntryIsFinishedAndKeepsItsPlaceholders) {
