@@ -188,15 +188,21 @@ TEST(ModelDocument, TypingReachesTheModelAndTheHeatmap) {
     const auto seq = static_cast<Index>(ids.size());
     ASSERT_EQ(cells->keySize(), seq);
     ASSERT_EQ(cells->valueSize(), seq);
+    // Wiring: the cells are the attention of a forward run here (the forward is checked against
+    // plain PyTorch in tests/model/forward_test.cpp); each drawn row is a distribution.
     const Tensor4 attention = model::attentionRecord(f.reference.model, expected)[1];
     for (Index i = 0; i < seq; ++i) {
+        double rowSum = 0;
         for (Index j = 0; j < seq; ++j) {
             const double cell = cells->cell(static_cast<int>(j), static_cast<int>(i));
-            if (j > i)
+            if (j > i) {
                 EXPECT_TRUE(std::isnan(cell)) << i << "," << j; // causal: masked
-            else
+            } else {
                 EXPECT_NEAR(cell, attention(0, 1, i, j), 1e-5) << i << "," << j;
+                rowSum += cell;
+            }
         }
+        EXPECT_NEAR(rowSum, 1.0, 1e-5) << i;
     }
     // The caption names the model, the layer and the head.
     const QString caption = figureCaption(*shown, 1);
@@ -1533,7 +1539,12 @@ TEST(ModelDocument, TheFillMaskViewFillsTheMaskFromBothSides) {
 // cells are the core's terms and add up to the logit, and double-clicking a head opens its
 // attention map on the last row. Both are computed on a worker: the call that shows the tab
 // returns before the lens is in.
-TEST(ModelDocument, TheLogitLensAndAttributionTabsShowTheCoresNumbers) {
+// A wiring test: the tabs show what the core's logitLens and directLogitAttribution compute for
+// the window's ids (those are checked against a plain PyTorch forward in
+// tests/model/lens_test.cpp). What does not come from the same calls: the lens's last layer
+// predicts what the model's own forward predicts at every position, and the attribution's logit
+// is the forward's logit of the predicted token, its parts adding up to it.
+TEST(ModelDocument, WiringTheLogitLensAndAttributionTabsShowTheCoresNumbers) {
     MainWindow window;
     ModelDocument* models = showOnSmallScreen(window);
     models->openModel(kModelDir);
@@ -1566,6 +1577,16 @@ TEST(ModelDocument, TheLogitLensAndAttributionTabsShowTheCoresNumbers) {
     Index predicted = 0;
     run.logits.row(run.logits.rows() - 1).maxCoeff(&predicted);
     EXPECT_EQ(lensView->top().back().back().id, predicted);
+    model::RunOptions everyRow;
+    everyRow.logits = model::LogitRows::All;
+    const model::ModelRun forward =
+        std::move(model::runModel(reference.model, ids, everyRow).value());
+    ASSERT_EQ(static_cast<std::size_t>(forward.logits.rows()), lensView->top().back().size());
+    for (Index i = 0; i < forward.logits.rows(); ++i) {
+        Index best = 0;
+        forward.logits.row(i).maxCoeff(&best);
+        EXPECT_EQ(lensView->top().back()[std::size_t(i)].id, best) << i;
+    }
     EXPECT_EQ(lensView->topOf(0, 0).size(), 5u);
     EXPECT_EQ(lensView->data().rows, static_cast<int>(lens.logits.size()));
 
@@ -1577,6 +1598,8 @@ TEST(ModelDocument, TheLogitLensAndAttributionTabsShowTheCoresNumbers) {
         std::move(model::directLogitAttribution(reference.model, ids).value());
     EXPECT_EQ(parts->attribution()->target, predicted);
     EXPECT_NEAR((parts->attribution()->heads - core.heads).cwiseAbs().maxCoeff(), 0.0, 1e-9);
+    EXPECT_NEAR(parts->attribution()->logit, run.logits(run.logits.rows() - 1, predicted),
+                1e-4 * std::max(1.0, std::abs(core.logit)));
     EXPECT_NEAR(parts->attribution()->total(), parts->attribution()->logit,
                 1e-4 * std::max(1.0, std::abs(core.logit)));
     parts->openHead(1, 1);

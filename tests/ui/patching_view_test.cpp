@@ -1,7 +1,7 @@
 // The Patching tab (ui/views/lens_views.h, ui/state/patching_document.h) on the bundled trained
 // model, with lesson 17's prompts: its map is the core's activationPatching of the same prompts
-// computed here, outside the window (itself checked against plain PyTorch in
-// tests/model/lens_test.cpp); the residual cell of the last layer's output at the last position
+// computed here, outside the window (a wiring test: the core is checked against plain PyTorch
+// in tests/model/lens_test.cpp); the residual cell of the last layer's output at the last position
 // restores the whole clean difference; the result arrives on a worker while the call that asked
 // for it has long returned; a cancelled run keeps the previous map; bad input gives one line and
 // no map; edits are undone in one step; double-clicking a head opens its attention map.
@@ -111,7 +111,12 @@ struct PatchingFixture {
     }
 };
 
-TEST(Patching, TheTabShowsTheCoresPatchingOfTheSamePrompts) {
+// A wiring test: the tab's map is the core's activationPatching of the typed prompts, computed
+// here by the same call (checked against plain PyTorch in tests/model/lens_test.cpp). What does
+// not come from that call: the metric's tokens are the model's own predictions, the residual
+// cell of the last layer at the last position restores the whole clean difference (1), and the
+// first position, where the prompts agree, restores nothing (0).
+TEST(Patching, WiringTheTabShowsTheCoresPatchingOfTheSamePrompts) {
     const Reference reference;
     PatchingFixture fixture;
     PatchingView* view = fixture.view;
