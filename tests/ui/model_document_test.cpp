@@ -662,6 +662,35 @@ TEST(ModelDocument, LoadErrorsAreInTheReadersLanguageAndKeepFileNames) {
     }
 }
 
+// The status bar cut a long load error mid-word at its edge (#37, item 11): it shows what fits,
+// ending in "\u2026", and its tool tip holds the whole message.
+TEST(ModelDocument, ALongLoadErrorIsCutWithAnEllipsisInTheStatusBar) {
+    WindowFixture f;
+    showOnSmallScreen(f.window);
+    f.models->openModel(kFixtures + QStringLiteral("/gpt2_base_f16")); // no tokenizer.json
+    f.settle();
+    if (QMessageBox* box = loadErrorDialog(f.window)) box->accept();
+    QCoreApplication::processEvents();
+    auto* status = f.window.findChild<QLabel*>(QStringLiteral("StatusError"));
+    ASSERT_NE(status, nullptr);
+    const QString message = f.window.statusMessage();
+    const QFontMetrics metrics = status->fontMetrics();
+    const int room = status->contentsRect().width();
+    ASSERT_GT(metrics.horizontalAdvance(message), room) << "the message fits: nothing to cut";
+    const QString shown = status->text();
+    ASSERT_TRUE(shown.endsWith(QChar(0x2026))) << shown.toStdString();
+    EXPECT_LE(metrics.horizontalAdvance(shown), room);
+    EXPECT_TRUE(message.startsWith(shown.chopped(1))) << shown.toStdString();
+    EXPECT_TRUE(status->toolTip().contains(message.section(QChar(0x2026), 0, 0).trimmed()))
+        << status->toolTip().toStdString();
+
+    // A wider window shows more of it.
+    f.window.resize(1600, 720);
+    QCoreApplication::processEvents();
+    EXPECT_LE(metrics.horizontalAdvance(status->text()), status->contentsRect().width());
+    EXPECT_GE(status->text().size(), shown.size());
+}
+
 TEST(ModelDocument, ACancelledLoadKeepsThePreviousModel) {
     WindowFixture f;
     const model::Model* loaded = f.models->model();

@@ -111,6 +111,42 @@ const ShowOption kShowOptions[] = {
 
 } // namespace
 
+/// The status bar's problem line: as much of its message as the bar's width holds, cut at the
+/// end with "…" rather than mid-word by the bar's edge. Its owner puts the whole message
+/// in the tool tip.
+class StatusLabel : public QLabel {
+public:
+    using QLabel::QLabel;
+
+    const QString& message() const { return m_message; }
+    void setMessage(const QString& message) {
+        m_message = message;
+        elide();
+    }
+    // Any width will do: the message is cut to the width the bar gives.
+    QSize minimumSizeHint() const override { return {0, QLabel::minimumSizeHint().height()}; }
+    QSize sizeHint() const override { return {0, QLabel::sizeHint().height()}; }
+
+protected:
+    void resizeEvent(QResizeEvent* event) override {
+        QLabel::resizeEvent(event);
+        elide();
+    }
+    void changeEvent(QEvent* event) override {
+        QLabel::changeEvent(event);
+        if (event->type() == QEvent::FontChange || event->type() == QEvent::StyleChange) elide();
+    }
+
+private:
+    void elide() {
+        const QString shown =
+            fontMetrics().elidedText(m_message, Qt::ElideRight, contentsRect().width());
+        if (shown != text()) setText(shown);
+    }
+
+    QString m_message;
+};
+
 MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), m_document(new Document(this)) {
     setObjectName(QStringLiteral("AttnLabMainWindow"));
     // Before the lesson's key filter: filters installed later see keys first, so a lesson's
@@ -145,7 +181,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), m_document(new Do
     addDockWidget(Qt::LeftDockWidgetArea, dock);
     m_inputsDock = dock;
 
-    m_error = new QLabel(this);
+    m_error = new StatusLabel(this);
     m_error->setObjectName(QStringLiteral("StatusError"));
     m_error->setStyleSheet(QStringLiteral("QLabel { color: #c62828; font-weight: bold; }"));
     m_error->setToolTip(tr("The current problem; the last good result stays on screen."));
@@ -435,7 +471,7 @@ void MainWindow::updateNavigation() {
 }
 
 QString MainWindow::statusMessage() const {
-    return m_error->text();
+    return m_error->message();
 }
 
 void MainWindow::createActions() {
@@ -477,7 +513,7 @@ void MainWindow::createActions() {
         if (path.isEmpty()) return;
         const QString error = exportData(*target, path);
         if (!error.isEmpty()) {
-            m_error->setText(error);
+            m_error->setMessage(error);
             return;
         }
         statusBar()->showMessage(tr("Exported %1").arg(path), 4000);
@@ -497,7 +533,7 @@ void MainWindow::createActions() {
     file->addAction(tr("Export All &Steps\u2026"), this, [this] {
         View* target = currentView();
         if (!target || !isStepView(target->viewId())) {
-            m_error->setText(tr("Export all steps works on the FlashAttention and KV-cache views"));
+            m_error->setMessage(tr("Export all steps works on the FlashAttention and KV-cache views"));
             return;
         }
         const QString path = QFileDialog::getSaveFileName(
@@ -507,7 +543,7 @@ void MainWindow::createActions() {
         if (path.isEmpty()) return;
         const QString error = exportSteps(*target, *m_document, path, target->size(), 2.0);
         if (!error.isEmpty()) {
-            m_error->setText(error);
+            m_error->setMessage(error);
             return;
         }
         statusBar()->showMessage(tr("Exported every step to %1").arg(path), 4000);
@@ -805,14 +841,16 @@ void MainWindow::updateStatus() {
                      .arg(problems.first());
     m_banner->setText(banner);
     m_banner->setVisible(!banner.isEmpty());
+    // One line, the rest of the message in the tool tip.
     if (problems.isEmpty() && !m_lastError.isEmpty()) {
-        m_error->setText(m_lastError.section(QLatin1Char('\n'), 0, 0));
+        const QString first = m_lastError.section(QLatin1Char('\n'), 0, 0);
+        m_error->setMessage(first == m_lastError ? first : first + QStringLiteral(" \u2026"));
         m_error->setToolTip(m_lastError);
     } else if (problems.isEmpty()) {
-        m_error->clear();
+        m_error->setMessage(QString());
         m_error->setToolTip(tr("No problems."));
     } else {
-        m_error->setText(problems.first());
+        m_error->setMessage(problems.first());
         m_error->setToolTip(problems.join(QLatin1Char('\n')));
     }
     m_busy->setVisible(m_document->busy());
@@ -938,12 +976,12 @@ bool MainWindow::openSession(const QString& path) {
 bool MainWindow::openExample(const QString& resourcePath) {
     QFile file(resourcePath);
     if (!file.open(QIODevice::ReadOnly)) {
-        m_error->setText(tr("Cannot open the example %1").arg(resourcePath));
+        m_error->setMessage(tr("Cannot open the example %1").arg(resourcePath));
         return false;
     }
     const Result<Session> loaded = sessionFromJson(file.readAll().toStdString());
     if (!loaded) {
-        m_error->setText(tr("%1: %2").arg(resourcePath, QString::fromStdString(loaded.error())));
+        m_error->setMessage(tr("%1: %2").arg(resourcePath, QString::fromStdString(loaded.error())));
         return false;
     }
     m_document->reset(*loaded);
@@ -1027,7 +1065,7 @@ void MainWindow::exportFigure() {
     figure.scale = scale;
     const QString error = exportView(*target, path, figure);
     if (!error.isEmpty()) {
-        m_error->setText(error);
+        m_error->setMessage(error);
         return;
     }
     statusBar()->showMessage(tr("Exported %1").arg(path), 4000);

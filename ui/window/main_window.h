@@ -27,6 +27,7 @@ namespace attnlab::ui {
 
 class Document;
 class InputsPanel;
+class StatusLabel;
 class View;
 
 class MainWindow : public QMainWindow {
@@ -135,7 +136,7 @@ private:
     QComboBox* m_theme = nullptr;
     QSpinBox* m_head = nullptr;
     QCheckBox* m_values = nullptr;
-    QLabel* m_error = nullptr;
+    StatusLabel* m_error = nullptr;
     QMessageBox* m_loadError = nullptr; ///< made at the first model folder that did not open
     /// The latest error reported (Document::errorOccurred), shown until the next edit.
     QString m_lastError;
