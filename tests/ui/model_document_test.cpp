@@ -22,6 +22,8 @@
 #include <QProgressBar>
 #include <QProgressDialog>
 #include <QRegularExpression>
+#include <QScrollArea>
+#include <QScrollBar>
 #include <QSignalSpy>
 #include <QStyle>
 #include <QStyleOptionButton>
@@ -1036,6 +1038,32 @@ QString plotTitle(QCustomPlot* plot) {
 // The translation's step bar and its title count the same words, from 1 (#37, item 7: the
 // slider read "1 / 6" while the title said word 2 of 7), and the title quotes the source
 // word as a word, without the leading space of its token (“sat”, not “ sat”).
+// The inputs' header (what the views show) could scroll to show only fragments of its first
+// line (#37, item 14): it heads the panel, its first line wholly in view wherever the inputs
+// below it are scrolled.
+TEST(ModelDocument, TheInputsHeadersFirstLineStaysWhollyInView) {
+    MainWindow window;
+    window.setTheme(QStringLiteral("projector"), false);
+    ModelDocument* models = showOnSmallScreen(window);
+    ASSERT_NO_FATAL_FAILURE(openTranslationModel(models, QStringLiteral("the cat sat on the mat")));
+    QCoreApplication::processEvents();
+    const QLabel* header = window.inputsPanel()->sourceNote();
+    ASSERT_TRUE(header->isVisible());
+    auto* scroll = window.inputsPanel()->findChild<QScrollArea*>();
+    ASSERT_NE(scroll, nullptr);
+    QScrollBar* bar = scroll->verticalScrollBar();
+    ASSERT_GT(bar->maximum(), 0) << "the inputs do not scroll here";
+    const int line = header->fontMetrics().lineSpacing();
+    const QRect first(header->contentsRect().topLeft(), QSize(header->contentsRect().width(), line));
+    for (const int value : {0, line / 2, line, bar->maximum()}) {
+        bar->setValue(value);
+        QCoreApplication::processEvents();
+        EXPECT_TRUE((QRegion(first) - header->visibleRegion()).isEmpty())
+            << "scrolled to " << value;
+    }
+    window.setTheme(QStringLiteral("light"), false);
+}
+
 TEST(ModelDocument, TheTranslationStepBarAndTitleCountTheSameWords) {
     MainWindow window;
     ModelDocument* models = showOnSmallScreen(window);

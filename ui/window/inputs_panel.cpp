@@ -134,12 +134,16 @@ InputsPanel::InputsPanel(Document* document, QWidget* parent)
 
     // Tokens
     // While a model dump is shown the inputs below are still the lab session's: say so, and
-    // keep the session's problems out of the way (they are not about what is on screen).
-    m_sourceNote = new QLabel(content);
+    // keep the session's problems out of the way (they are not about what is on screen). The
+    // note heads the panel above what scrolls: scrolled with the inputs, it could stop with
+    // only fragments of its first line in view.
+    m_sourceNote = new QLabel(this);
     m_sourceNote->setWordWrap(true);
     m_sourceNote->setStyleSheet(QStringLiteral("QLabel { font-weight: bold; }"));
+    const QMargins margins = layout->contentsMargins();
+    m_sourceNote->setContentsMargins(margins.left(), margins.top(), margins.right(), 0);
     m_sourceNote->setVisible(false);
-    layout->addWidget(m_sourceNote);
+    outer->insertWidget(0, m_sourceNote);
 
     auto* tokens = new QGroupBox(tr("Tokens"), content);
     auto* tokensForm = new QFormLayout(tokens);
