@@ -6,10 +6,12 @@
 #include <QApplication>
 #include <QDockWidget>
 #include <QFile>
+#include <QLabel>
 #include <QLayout>
 #include <QScreen>
 #include <QTabWidget>
 #include <QTemporaryDir>
+#include <QToolBar>
 #include <QUndoStack>
 
 #include <gtest/gtest.h>
@@ -19,11 +21,13 @@
 #include <ostream>
 
 #include "ui/state/document.h"
+#include "ui/state/model_document.h"
 #include "ui/views/view.h"
 #include "ui/views/view_registry.h"
 #include "ui/window/inputs_panel.h"
 #include "ui/window/language.h"
 #include "ui/window/main_window.h"
+#include "ui/window/model_tool_bar.h"
 #include "ui/widgets/theme.h"
 
 // Sizes print as WxH in failures.
@@ -131,6 +135,61 @@ TEST(Presentation, ProjectorThemeFits1280x720OnEveryTabAndSwitchingBackRestoresL
                 << window.inputsPanel()->minimumWidth() << ", views "
                 << window.centralWidget()->minimumSizeHint().width();
         }
+    }
+    setLanguage(QStringLiteral("en"));
+}
+
+/// Checks that every control of the window's shown tool bars is on screen (not behind a tool
+/// bar's extension) and inside the window; returns how many there are.
+int expectToolBarControlsOnScreen(const MainWindow& window) {
+    int controls = 0;
+    for (const QToolBar* bar : window.findChildren<QToolBar*>()) {
+        if (!bar->isVisible()) continue;
+        for (QAction* action : bar->actions()) {
+            if (!action->isVisible() || action->isSeparator()) continue;
+            const QWidget* widget = bar->widgetForAction(action);
+            if (!widget) {
+                ADD_FAILURE() << bar->objectName().toStdString() << ": no widget";
+                continue;
+            }
+            const auto* label = qobject_cast<const QLabel*>(widget);
+            const std::string name = bar->objectName().toStdString() + ": " +
+                                     (label ? label->text() : action->text()).toStdString();
+            EXPECT_TRUE(widget->isVisible()) << name << " is behind the extension";
+            const QRect shown(widget->mapTo(&window, QPoint(0, 0)), widget->size());
+            EXPECT_TRUE(window.rect().contains(shown)) << name;
+            ++controls;
+        }
+    }
+    return controls;
+}
+
+// In the projector theme Head, Colours and Theme hid behind the tool bar's "\u00bb" at
+// 1280 x 720 (#37, item 14): with the lab's session and with a model open, every tool bar's
+// controls are on screen.
+TEST(Presentation, EveryToolBarControlIsOnScreenInTheProjectorThemeAt1280x720) {
+    for (const QString& language : {QStringLiteral("en"), QStringLiteral("zh_CN")}) {
+        SCOPED_TRACE(language.toStdString());
+        ASSERT_TRUE(setLanguage(language));
+        MainWindow window;
+        window.setTheme(QStringLiteral("projector"), false);
+        window.resize(1280, 720);
+        window.show();
+        settle();
+        ASSERT_EQ(window.size(), QSize(1280, 720));
+        {
+            SCOPED_TRACE("the lab's session");
+            EXPECT_GE(expectToolBarControlsOnScreen(window), 10); // the display's
+        }
+        ModelDocument* models = ModelDocument::of(window.document());
+        models->openModel(bundledModelDirectory());
+        ASSERT_TRUE(models->waitForIdle());
+        settle();
+        {
+            SCOPED_TRACE("a model");
+            EXPECT_GE(expectToolBarControlsOnScreen(window), 14); // the display's and the model's
+        }
+        window.setTheme(QStringLiteral("light"), false);
     }
     setLanguage(QStringLiteral("en"));
 }

@@ -127,6 +127,9 @@ void installDumpControls(QMainWindow* window, QMenu* fileMenu, Document* documen
     auto sync = [=] {
         const AttentionDump* dump = dumps->dump();
         const bool shown = dumps->active();
+        // Only while a dump is shown: an empty bar took the room of the display's controls
+        // (the projector's font put Head, Colours and Theme behind the extension).
+        bar->setVisible(shown);
         bar->setEnabled(shown);
         name->setText(shown ? QObject::tr(" %1 ").arg(dumps->displayName())
                             : QObject::tr(" No model dump "));

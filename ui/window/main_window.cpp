@@ -495,6 +495,9 @@ void MainWindow::createActions() {
     file->addSeparator();
     installDumpControls(this, file, m_document); // model dumps: menu entries + tool bar
     installModelControls(this, file, m_examplesMenu, m_document); // real models, badge
+    // A tool bar that grows, shrinks, shows or hides may move the others to another row.
+    for (QToolBar* bar : findChildren<QToolBar*>(Qt::FindDirectChildrenOnly))
+        bar->installEventFilter(this);
     file->addSeparator();
     QAction* saveAction = file->addAction(tr("&Save"), this, &MainWindow::saveSession);
     saveAction->setShortcut(QKeySequence::Save);
@@ -1124,6 +1127,43 @@ void MainWindow::showEvent(QShowEvent* event) {
     const int least = m_inputsDock->minimumSizeHint().width();
     const int width = std::clamp(this->width() * 31 / 100, least, std::max(least, 440));
     resizeDocks({m_inputsDock}, {width}, Qt::Horizontal);
+}
+
+void MainWindow::resizeEvent(QResizeEvent* event) {
+    QMainWindow::resizeEvent(event);
+    fitToolBars();
+}
+
+bool MainWindow::eventFilter(QObject* watched, QEvent* event) {
+    if (qobject_cast<QToolBar*>(watched) &&
+        (event->type() == QEvent::LayoutRequest || event->type() == QEvent::Show ||
+         event->type() == QEvent::Hide))
+        fitToolBars();
+    return QMainWindow::eventFilter(watched, event);
+}
+
+void MainWindow::fitToolBars() {
+    // One row while they fit; a tool bar with no room left in the row starts the next one
+    // rather than hiding its controls behind the "\u00bb" extension (the projector's font
+    // with a model's tool bar open made Head, Colours and Theme vanish at 1280 x 720).
+    const int spacing = layout() ? std::max(0, layout()->spacing()) : 0;
+    int used = 0;
+    bool first = true;
+    for (QToolBar* bar : findChildren<QToolBar*>(Qt::FindDirectChildrenOnly)) {
+        if (toolBarArea(bar) != Qt::TopToolBarArea) continue;
+        const bool shown = bar->isVisibleTo(this);
+        const int wide = bar->sizeHint().width() + spacing;
+        const bool breakBefore = shown && !first && used + wide > width();
+        if (breakBefore != toolBarBreak(bar)) {
+            if (breakBefore)
+                insertToolBarBreak(bar);
+            else
+                removeToolBarBreak(bar);
+        }
+        if (!shown) continue;
+        used = breakBefore ? wide : used + wide;
+        first = false;
+    }
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {

@@ -82,12 +82,16 @@ protected:
     void closeEvent(QCloseEvent* event) override;
     void showEvent(QShowEvent* event) override;
     void changeEvent(QEvent* event) override;
+    void resizeEvent(QResizeEvent* event) override;
+    bool eventFilter(QObject* watched, QEvent* event) override;
     /// Edit > Undo/Redo and the tool bar's tips, from the undo stack, in the current language.
     void updateUndoTexts();
 
 private:
     void createActions();
     void createToolBar();
+    /// Starts a new row of tool bars before each one the row above has no room for.
+    void fitToolBars();
     void updateTitle();
     void updateFromViewState();
     /// The colour-scale combo on the session's scale (after a load, an undo, a cancelled dialog).
