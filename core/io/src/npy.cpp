@@ -1,5 +1,6 @@
 #include "attnlab/io/npy.h"
 
+#include "attnlab/base/half.h"
 #include "attnlab/base/utf8.h"
 #include "attnlab/io/file_io.h"
 #include "attnlab/io/zip_archive.h"
@@ -62,29 +63,6 @@ std::string shapeTuple(const std::vector<Index>& shape) {
 std::uint32_t loadLe32(const unsigned char* p) {
     return static_cast<std::uint32_t>(p[0]) | (static_cast<std::uint32_t>(p[1]) << 8) |
            (static_cast<std::uint32_t>(p[2]) << 16) | (static_cast<std::uint32_t>(p[3]) << 24);
-}
-
-/// IEEE 754 binary16 -> binary32, exact for every value (subnormals, inf, NaN keep sign).
-float halfToFloat(std::uint16_t h) {
-    const std::uint32_t sign = static_cast<std::uint32_t>(h & 0x8000u) << 16;
-    const std::uint32_t exponent = (h >> 10) & 0x1fu;
-    const std::uint32_t mantissa = h & 0x3ffu;
-    std::uint32_t bits;
-    if (exponent == 0) {
-        // Zero or subnormal: mantissa * 2^-24 is exact in float.
-        const float magnitude = std::ldexp(static_cast<float>(mantissa), -24);
-        return sign ? -magnitude : magnitude;
-    } else if (exponent == 0x1f) {
-        bits = sign | 0x7f800000u | (mantissa << 13) | (mantissa ? 0x00400000u : 0u);
-    } else {
-        bits = sign | ((exponent - 15 + 127) << 23) | (mantissa << 13);
-    }
-    return std::bit_cast<float>(bits);
-}
-
-/// bfloat16 is the top half of a binary32: widening is exact for every value.
-float bfloat16ToFloat(std::uint16_t b) {
-    return std::bit_cast<float>(static_cast<std::uint32_t>(b) << 16);
 }
 
 /// A strict reader of the Python literal numpy writes as the header:

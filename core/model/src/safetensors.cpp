@@ -23,7 +23,7 @@
 #include <string_view>
 
 #include "attnlab/base/check.h"
-#include "attnlab/base/simd_kernels.h"
+#include "attnlab/base/half.h"
 #include "attnlab/io/json_read.h"
 #include "attnlab/model/torch_checkpoint.h"
 
@@ -56,51 +56,13 @@ std::optional<TensorDType> parseDType(const std::string& text) {
 
 } // namespace
 
-/// IEEE 754 binary16 to binary32, one value at a time (the reference the bulk path is tested
-/// against; exact for every value, NaN payloads kept).
-float halfToFloat(std::uint16_t h) {
-    const std::uint32_t sign = static_cast<std::uint32_t>(h & 0x8000u) << 16;
-    std::uint32_t exponent = (h >> 10) & 0x1fu;
-    std::uint32_t mantissa = h & 0x3ffu;
-    std::uint32_t bits;
-    if (exponent == 0) {
-        if (mantissa == 0) {
-            bits = sign;
-        } else { // subnormal: normalise
-            exponent = 127 - 15 + 1;
-            while ((mantissa & 0x400u) == 0) {
-                mantissa <<= 1;
-                --exponent;
-            }
-            mantissa &= 0x3ffu;
-            bits = sign | (exponent << 23) | (mantissa << 13);
-        }
-    } else if (exponent == 0x1f) {
-        bits = sign | 0x7f800000u | (mantissa << 13);
-    } else {
-        bits = sign | ((exponent + 127 - 15) << 23) | (mantissa << 13);
-    }
-    return std::bit_cast<float>(bits);
-}
-
-/// bfloat16 is the top half of a binary32: widening is exact for every value.
-float bfloat16ToFloat(std::uint16_t b) {
-    return std::bit_cast<float>(static_cast<std::uint32_t>(b) << 16);
-}
-
 void widenHalves(const std::uint16_t* in, std::size_t count, TensorDType type, float* out) {
-    if (type == TensorDType::BF16) {
-        for (std::size_t i = 0; i < count; ++i)
-            out[i] = std::bit_cast<float>(static_cast<std::uint32_t>(in[i]) << 16);
-        return;
-    }
-    ATTN_CHECK(type == TensorDType::F16,
+    ATTN_CHECK(type == TensorDType::F16 || type == TensorDType::BF16,
                "widenHalves: " << tensorDTypeName(type) << " is not a 16-bit float type");
-    // In bulk on the active kernel target (F16C on x86), the rest one at a time.
-    auto i = static_cast<std::size_t>(
-        simd::kernels().widenHalfFloats(in, out, static_cast<simd::Index>(count)));
-    for (; i < count; ++i)
-        out[i] = halfToFloat(in[i]);
+    if (type == TensorDType::BF16)
+        widenBfloat16(in, count, out);
+    else
+        widenHalfFloats(in, count, out);
 }
 
 const char* tensorDTypeName(TensorDType t) {

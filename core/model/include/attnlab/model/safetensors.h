@@ -23,12 +23,8 @@ enum class TensorDType { F64, F32, F16, BF16, I64, I32, I16, I8, U8, Bool, F8E4M
 
 const char* tensorDTypeName(TensorDType t);
 std::size_t tensorDTypeBytes(TensorDType t);
-/// IEEE 754 binary16 bits to float32, exact for every value (NaN payloads kept).
-float halfToFloat(std::uint16_t bits);
-/// bfloat16 bits to float32: the top half of a binary32, exact for every value.
-float bfloat16ToFloat(std::uint16_t bits);
-/// Widens `count` F16 or BF16 values to float32 (exact; F16 with the CPU's conversion
-/// instructions where the build has them). Throws for any other type.
+/// Widens `count` F16 or BF16 values to float32 as attnlab/base/half.h does (exact; F16 with
+/// the CPU's conversion instructions where the build has them). Throws for any other type.
 void widenHalves(const std::uint16_t* in, std::size_t count, TensorDType type, float* out);
 
 /// Shapes in messages: attnlab::shapeText (attnlab/tensor.h), "[2, 3]".
