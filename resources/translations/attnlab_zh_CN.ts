@@ -1073,7 +1073,7 @@
     </message>
     <message>
         <source>mask&apos;s weight</source>
-        <translation>掩码位置的权重</translation>
+        <translation>掩码权重</translation>
     </message>
     <message>
         <source>before the mask</source>
