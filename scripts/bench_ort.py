@@ -18,7 +18,8 @@ Speed is reported, never asserted. Not a test.
 
 Needs Debian's python3-torch and libopenblas0-pthread (run it with /usr/bin/python3: a pyenv
 python on PATH has no torch), node and npm (onnxruntime-node 1.30.0 comes from the npm
-registry into BUILD/ort):
+registry into BUILD/ort). `scripts/bench_model.py --dir DIR` writes a GPT-2-small-shaped F32
+checkpoint (random weights).
 
     /usr/bin/python3 scripts/bench_ort.py --model DIR [--attnlab build/release/app/attnlab]
         [--threads 1,2] [--tokens 128,512] [--repeats 5]
@@ -247,7 +248,8 @@ def main():
 
     version = subprocess.run([binary, "--version"], capture_output=True, text=True).stdout
     print(f"attnlab: {binary}: {version.strip().splitlines()[0] if version.strip() else '?'}")
-    print(f"onnxruntime-node {ORT_VERSION}; node {subprocess.run(['node', '--version'], capture_output=True, text=True).stdout.strip()}")
+    node = subprocess.run(["node", "--version"], capture_output=True, text=True).stdout.strip()
+    print(f"onnxruntime-node {ORT_VERSION}; node {node}")
     cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo")
                 if line.startswith("model name")), "?")
     print(f"cpu: {cpu} x {os.cpu_count()}; load average before: {os.getloadavg()}", flush=True)
