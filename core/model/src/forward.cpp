@@ -383,6 +383,11 @@ template <typename Body> void forMlpBlocks(Index rows, Body&& body) {
     }
 }
 
+/// A block's buffers for mlpResidual, kept from layer to layer (at most kMlpRowBlock rows each).
+struct MlpBlock {
+    Matrix in, out, up, gate;
+};
+
 /// The layer's MLP over the rows of x and its residual, a block of rows at a time
 /// (forMlpBlocks): the block's input (x's rows, through the MLP's norm where the family has one,
 /// or the rows of `shared`, the attention's norm that a parallel block shares), the MLP, its
@@ -393,10 +398,10 @@ template <typename Body> void forMlpBlocks(Index rows, Body&& body) {
 /// output live beside x. `recorded`: where each block's output goes (as added, for the lens),
 /// or null.
 void mlpResidual(Matrix& x, const Matrix* shared, const Matrix& attended, const LayerWeights& w,
-                 const ModelConfig& c, Matrix* recorded, int threads) {
+                 const ModelConfig& c, Matrix* recorded, MlpBlock& block, int threads) {
     const NormKind norm = c.arch().norm;
     if (recorded) recorded->resize(x.rows(), c.hidden);
-    Matrix in, out, up, gate;
+    Matrix &in = block.in, &out = block.out, &up = block.up, &gate = block.gate;
     forMlpBlocks(x.rows(), [&](Index begin, Index count) {
         auto rows = x.middleRows(begin, count);
         if (shared) {
@@ -415,10 +420,14 @@ void mlpResidual(Matrix& x, const Matrix* shared, const Matrix& attended, const 
     });
 }
 
-/// Frees the buffers a layer has used up: the next layer allocates them again (from the freed
-/// blocks), so a stage's peak holds its own buffers alone, not every stage's of the layer before.
+/// Frees the S-sized buffers a layer has used up once they are a long text's (4 MB or more),
+/// so that a stage's peak holds its own buffers alone, not every stage's of the layer before;
+/// the next layer allocates them again. Smaller ones stay for the next layer: reusing them costs
+/// nothing, and freeing them would have the allocator hand back and fault in their pages.
+constexpr Index kReleasedFloats = Index{1} << 20;
+
 template <typename... Buffers> void release(Buffers&... buffers) {
-    (buffers.resize(0, 0), ...);
+    ((buffers.size() >= kReleasedFloats ? buffers.resize(0, 0) : void()), ...);
 }
 
 /// `fresh` [S_new, heads * hd] split by head: [1, heads, S_new, hd].
@@ -708,6 +717,7 @@ bool runStack(const Model& model, Pass pass, Matrix& x, Index old, ModelRun& run
         scoreBiasOf(model, of, 0, c.heads, old, fresh, total);
 
     Matrix h, q, k, v, mixed, attended;
+    MlpBlock mlpBlock;
     // An extension's contiguous K and V for the kernel, the same size in every layer.
     Tensor4 keyCopy, valueCopy;
     const auto layers = static_cast<Index>(stack.layers.size());
@@ -822,7 +832,7 @@ bool runStack(const Model& model, Pass pass, Matrix& x, Index old, ModelRun& run
         }
         Matrix* recorded = record ? &record->mlpOutputs.emplace_back() : nullptr;
         mlpResidual(x, c.residual == Residual::ParallelSharedNorm ? &h : nullptr, attended, w, c,
-                    recorded, threads);
+                    recorded, mlpBlock, threads);
         release(h, attended);
         if (record) {
             const bool scaled = c.residual == Residual::Sequential;
