@@ -411,25 +411,12 @@ int runTranslationCommand(const Arguments& args, const std::string& dir) {
     return 0;
 }
 
-/// A token named on the command line: an id (checked against the vocabulary by the model) or a
-/// text the tokenizer turns into exactly one token.
+/// A token named on the command line (model::namedToken), the option's name before its error.
 std::int64_t parseToken(const std::string& text, const std::optional<model::Tokenizer>& tokenizer,
-                        const std::string& option) {
-    std::int64_t id = 0;
-    const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), id);
-    if (!text.empty() && ec == std::errc() && ptr == text.data() + text.size()) return id;
-    if (!tokenizer)
-        fail(option + ": '" + text + "' is not an id, and the model has no tokenizer.json to " +
-             "read it as text");
-    const model::Encoding encoding = tokenizer->encode(text, false);
-    if (encoding.ids.size() != 1) {
-        std::string pieces;
-        for (const std::string& piece : encoding.display)
-            pieces += (pieces.empty() ? "" : " ") + quoted(piece);
-        fail(option + ": " + quoted(text) + " is " + std::to_string(encoding.ids.size()) +
-             " tokens (" + pieces + "), not one");
-    }
-    return encoding.ids.front();
+                        const model::ModelConfig& config, const std::string& option) {
+    auto id = model::namedToken(text, tokenizer ? &*tokenizer : nullptr, config);
+    if (!id) fail(option + ": " + id.error());
+    return *id;
 }
 
 /// Two tokens A,B split at the last comma (so a text token may itself hold a comma).
@@ -508,22 +495,18 @@ int runLensCommand(const Arguments& args, const std::string& dir) {
         const auto comma = attributionText->rfind(',');
         const std::string target = attributionText->substr(0, comma);
         if (!target.empty())
-            attributionOptions.target = parseToken(target, tokenizer, "--attribution");
+            attributionOptions.target = parseToken(target, tokenizer, c, "--attribution");
         if (comma != std::string::npos)
-            attributionOptions.contrast =
-                parseToken(attributionText->substr(comma + 1), tokenizer, "--attribution");
-        for (const auto& token : {attributionOptions.target, attributionOptions.contrast})
-            if (token && (*token < 0 || *token >= c.vocab))
-                fail("--attribution: token " + std::to_string(*token) +
-                     " is not in the vocabulary (ids 0.." + std::to_string(c.vocab - 1) + ")");
+            attributionOptions.contrast = parseToken(attributionText->substr(comma + 1),
+                                                     tokenizer, c, "--attribution");
         if (auto refusal = model::attributionRefusal(net)) fail("--attribution: " + *refusal);
     }
     model::PatchingOptions patching;
     std::vector<std::int64_t> corrupted;
     if (corruptedText) {
         const auto [a, b] = splitPair(metricTokens, "--metric");
-        patching.metric = {parseToken(a, tokenizer, "--metric"),
-                           parseToken(b, tokenizer, "--metric")};
+        patching.metric = {parseToken(a, tokenizer, c, "--metric"),
+                           parseToken(b, tokenizer, c, "--metric")};
         if (idsText) {
             corrupted = parseIds(*corruptedText);
         } else {

@@ -5,10 +5,13 @@
 #include "attnlab/model/lens.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <numeric>
 #include <sstream>
 #include <utility>
+
+#include <nlohmann/json.hpp>
 
 #include "forward_seams.h"
 
@@ -295,6 +298,33 @@ Result<Patching> activationPatching(const Model& model, std::span<const std::int
         }
     }
     return result;
+}
+
+Result<std::int64_t> namedToken(const std::string& text, const Tokenizer* tokenizer,
+                                const ModelConfig& config) {
+    // A token's text on one line: JSON-quoted, so newlines and quotes show as escapes.
+    const auto quoted = [](const std::string& piece) {
+        return nlohmann::json(piece).dump(-1, ' ', false,
+                                          nlohmann::json::error_handler_t::replace);
+    };
+    std::int64_t id = 0;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), id);
+    if (text.empty() || error != std::errc() || end != text.data() + text.size()) {
+        if (!tokenizer)
+            return Error{"'" + text + "' is not an id, and the model has no tokenizer.json to " +
+                         "read it as text"};
+        const Encoding encoding = tokenizer->encode(text, false);
+        if (encoding.ids.size() != 1) {
+            std::string pieces;
+            for (const std::string& piece : encoding.display)
+                pieces += (pieces.empty() ? "" : " ") + quoted(piece);
+            return Error{quoted(text) + " is " + std::to_string(encoding.ids.size()) +
+                         " tokens (" + pieces + "), not one"};
+        }
+        id = encoding.ids.front();
+    }
+    if (auto problem = tokenProblem(config, id, "the")) return Error{*problem};
+    return id;
 }
 
 } // namespace attnlab::model

@@ -25,6 +25,7 @@
 
 #include "attnlab/base/result.h"
 #include "attnlab/model/model.h"
+#include "attnlab/tokenizer/tokenizer.h"
 
 namespace attnlab::model {
 
@@ -60,6 +61,14 @@ struct RankedToken {
 /// The k most probable tokens of a row of probabilities, most probable first (ties: lower id
 /// first); k is clamped to the row's length.
 std::vector<RankedToken> topTokens(const Eigen::Ref<const RowVector>& probabilities, Index k);
+
+/// A token a person names for the attribution's target or contrast or the patching metric (the
+/// command line's --attribution and --metric, the window's Attribution tab): a whole number is
+/// an id; any other text must be exactly one token of `tokenizer` (null: the model has none).
+/// Errors say what the text reads as ("\"weather\" is 4 tokens (\"w\" \"e\" \"at\" \"her\"),
+/// not one") or that an id is outside the vocabulary.
+Result<std::int64_t> namedToken(const std::string& text, const Tokenizer* tokenizer,
+                                const ModelConfig& config);
 
 struct AttributionOptions {
     std::optional<std::int64_t> target{}; ///< default: the model's prediction at the last position
