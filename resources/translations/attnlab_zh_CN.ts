@@ -684,6 +684,46 @@
         <source>Attribution: computing on the new text</source>
         <translation>归因：正在为新文本计算</translation>
     </message>
+    <message>
+        <source>the model&apos;s prediction</source>
+        <translation>模型的预测</translation>
+    </message>
+    <message>
+        <source>The token whose logit is split: a word the model reads as one token (with its leading space where the tokenizer has one, &quot; Mary&quot;), or a token id. Empty: the token the model predicts.</source>
+        <translation>要拆分其 logit 的词元：模型读作一个词元的词（分词器带前导空格时要保留，如“ Mary”），或词元编号。留空：模型预测的词元。</translation>
+    </message>
+    <message>
+        <source>none</source>
+        <translation>无</translation>
+    </message>
+    <message>
+        <source>A second token: the logit difference target − contrast is split instead (&quot; Mary&quot; against &quot; John&quot;). Empty: the target&apos;s logit alone.</source>
+        <translation>第二个词元：改为拆分 logit 差 目标 − 对照（“ Mary”对“ John”）。留空：只拆分目标的 logit。</translation>
+    </message>
+    <message>
+        <source>&amp;Target</source>
+        <translation>目标(&amp;T)</translation>
+    </message>
+    <message>
+        <source>&amp;Contrast</source>
+        <translation>对照(&amp;C)</translation>
+    </message>
+    <message>
+        <source>%1: %2</source>
+        <translation>%1：%2</translation>
+    </message>
+    <message>
+        <source>Target</source>
+        <translation>目标</translation>
+    </message>
+    <message>
+        <source>Contrast</source>
+        <translation>对照</translation>
+    </message>
+    <message>
+        <source>Direct logit attribution to “%1” against “%7” at the last position: heads %2 + MLPs %3 + embedding %4 + biases %5 = logit difference %6</source>
+        <translation>最后一个位置对“%1”相对“%7”的直接 logit 归因：各头 %2 + 各 MLP %3 + 嵌入 %4 + 偏置 %5 = logit 差 %6</translation>
+    </message>
 </context>
 <context>
     <name>attnlab::ui::ColorRangeDialog</name>

@@ -1667,6 +1667,72 @@ TEST(ModelDocument, WiringTheLogitLensAndAttributionTabsShowTheCoresNumbers) {
     EXPECT_EQ(models->head(), 1);
 }
 
+// #37 item 10: the Attribution tab splits the logit of the token a person names, or the
+// difference from a second one, as `attnlab model --attribution TOKEN,CONTRAST` does. Checked
+// against the model's own forward: the split adds up to logit(target) - logit(contrast).
+TEST(ModelDocument, TheAttributionTabSplitsTheTargetAndContrastTheUserNames) {
+    MainWindow window;
+    ModelDocument* models = showOnSmallScreen(window);
+    models->openModel(kModelDir);
+    ASSERT_TRUE(models->waitForIdle());
+    models->setText(QStringLiteral("the cat sat on the mat. the cat sat on"));
+    ASSERT_TRUE(models->waitForIdle());
+    auto* parts = qobject_cast<AttributionView*>(window.view(QStringLiteral("attribution")));
+    ASSERT_NE(parts, nullptr);
+    window.showView(QStringLiteral("attribution"));
+    const Reference reference;
+    const std::vector<std::int64_t> ids = models->ids();
+    const model::ModelRun run = reference.run(ids);
+    const auto logit = [&](std::int64_t id) {
+        return double(run.logits(run.logits.rows() - 1, id));
+    };
+    const auto type = [](QLineEdit* edit, const QString& text) {
+        edit->clear();
+        QTest::keyClicks(edit, text);
+        QTest::keyClick(edit, Qt::Key_Return);
+    };
+
+    // A word the model reads as one token (its leading space kept: " mat" is one token of
+    // this byte-level BPE, "mat" two), against a token id.
+    const model::Encoding mat = models->tokenizer()->encode(" mat", false);
+    ASSERT_EQ(mat.ids.size(), 1u);
+    const std::int64_t contrast = ids.front();
+    type(parts->targetEdit(), QStringLiteral(" mat"));
+    type(parts->contrastEdit(), QString::number(contrast));
+    parts->ensureComplete();
+    ASSERT_TRUE(parts->attribution().has_value());
+    EXPECT_EQ(parts->attribution()->target, mat.ids.front());
+    EXPECT_EQ(parts->attribution()->contrast, contrast);
+    const double difference = logit(mat.ids.front()) - logit(contrast);
+    EXPECT_NEAR(parts->attribution()->logit, difference,
+                1e-4 * std::max(1.0, std::abs(difference)));
+    EXPECT_NEAR(parts->attribution()->total(), difference,
+                1e-4 * std::max(1.0, std::abs(difference)));
+    EXPECT_TRUE(plotTitle(parts->plot()).simplified().contains(QStringLiteral("against")))
+        << plotTitle(parts->plot()).toStdString();
+
+    // A text of several tokens is refused in the title, naming the field, and nothing is drawn.
+    type(parts->targetEdit(), QStringLiteral("mat mat mat"));
+    parts->ensureComplete();
+    EXPECT_FALSE(parts->attribution().has_value());
+    const QString refused = plotTitle(parts->plot()).simplified();
+    EXPECT_TRUE(refused.contains(QStringLiteral("Target: \"mat mat mat\" is 4 tokens")) &&
+                refused.contains(QStringLiteral("not one")))
+        << refused.toStdString();
+
+    // Both empty: the model's prediction, alone.
+    type(parts->targetEdit(), QString());
+    type(parts->contrastEdit(), QString());
+    parts->ensureComplete();
+    ASSERT_TRUE(parts->attribution().has_value());
+    Index predicted = 0;
+    run.logits.row(run.logits.rows() - 1).maxCoeff(&predicted);
+    EXPECT_EQ(parts->attribution()->target, predicted);
+    EXPECT_FALSE(parts->attribution()->contrast.has_value());
+    EXPECT_NEAR(parts->attribution()->logit, logit(predicted),
+                1e-4 * std::max(1.0, std::abs(logit(predicted))));
+}
+
 /// Counts the tool-tip events Qt sends to one widget once the pointer has rested on it.
 class ToolTipEvents : public QObject {
 public:

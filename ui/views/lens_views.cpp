@@ -405,6 +405,32 @@ AttributionView::AttributionView(Document* document, QWidget* parent)
           })) {
     gridRect(this, m_plot, m_title, m_map, m_scale, tr("head (the last column: the layer's MLP)"),
              tr("layer"));
+    // Which logit is split: the target's, or its difference from a contrast token's.
+    auto* bar = new QHBoxLayout;
+    bar->setContentsMargins(4, 2, 4, 2);
+    m_target = new QLineEdit(this);
+    m_target->setObjectName(QStringLiteral("AttributionTarget"));
+    m_target->setPlaceholderText(tr("the model's prediction"));
+    m_target->setToolTip(tr("The token whose logit is split: a word the model reads as one token "
+                            "(with its leading space where the tokenizer has one, \" Mary\"), or "
+                            "a token id. Empty: the token the model predicts."));
+    m_contrast = new QLineEdit(this);
+    m_contrast->setObjectName(QStringLiteral("AttributionContrast"));
+    m_contrast->setPlaceholderText(tr("none"));
+    m_contrast->setToolTip(tr("A second token: the logit difference target \u2212 contrast is "
+                              "split instead (\" Mary\" against \" John\"). Empty: the target's "
+                              "logit alone."));
+    auto* targetLabel = new QLabel(tr("&Target"), this);
+    targetLabel->setBuddy(m_target);
+    auto* contrastLabel = new QLabel(tr("&Contrast"), this);
+    contrastLabel->setBuddy(m_contrast);
+    bar->addWidget(targetLabel);
+    bar->addWidget(m_target, 1); // room for a placeholder in the projector's font
+    bar->addWidget(contrastLabel);
+    bar->addWidget(m_contrast, 1);
+    static_cast<QVBoxLayout*>(layout())->insertLayout(0, bar);
+    for (QLineEdit* edit : {m_target, m_contrast})
+        connect(edit, &QLineEdit::editingFinished, this, [this] { markStale(); });
     setToolTip(tr("Direct logit attribution: the last position's final residual is a sum of the "
                   "embedding, each head's output and each MLP's; read through the final norm "
                   "(its scale frozen) and the predicted token's unembedding, the terms add up to "
@@ -461,19 +487,39 @@ void AttributionView::refresh() {
     const std::shared_ptr<const model::ModelRun> run = models->sharedRun();
     const bool applies = net && run && notApplicable().isEmpty() && !run->ids.empty() &&
                          readsOneSequence(*net);
-    if (!applies) {
+    // The two fields read as the model's tokens; a field that does not read is said in the title.
+    model::AttributionOptions asked;
+    QString unread;
+    if (applies) {
+        const auto read = [&](QLineEdit* edit, const QString& name,
+                              std::optional<std::int64_t>& into) {
+            if (edit->text().trimmed().isEmpty()) return; // " Mary" keeps its space
+            const auto id = model::namedToken(edit->text().toStdString(), models->tokenizer(),
+                                              net->config);
+            if (id)
+                into = *id;
+            else if (unread.isEmpty())
+                unread = tr("%1: %2").arg(name, QString::fromStdString(id.error()));
+        };
+        read(m_target, tr("Target"), asked.target);
+        read(m_contrast, tr("Contrast"), asked.contrast);
+    }
+    if (!applies || !unread.isEmpty()) {
         m_task->stop();
         m_parts.reset();
-        m_error.clear();
+        m_error = unread;
         m_computedFor.reset();
-    } else if (run != m_computedFor.lock()) {
+    } else if (run != m_computedFor.lock() || asked.target != m_askedTarget ||
+               asked.contrast != m_askedContrast) {
         // On the worker; the previous figure stays until the new one is in.
         m_computedFor = run;
-        m_task->start([net, ids = run->ids, options = optionsOf(*models)](
+        m_askedTarget = asked.target;
+        m_askedContrast = asked.contrast;
+        m_task->start([net, ids = run->ids, options = optionsOf(*models), asked](
                           const std::atomic<bool>* cancel) -> Result<model::Attribution> {
             model::RunOptions stoppable = options;
             stoppable.cancel = cancel;
-            return model::directLogitAttribution(*net, ids, {}, stoppable);
+            return model::directLogitAttribution(*net, ids, asked, stoppable);
         });
     }
 
@@ -521,14 +567,20 @@ void AttributionView::refresh() {
                                           : tr("Attribution: waiting for the first run"));
     } else {
         const QString token = tokenText(models->tokenizer(), m_parts->target);
-        m_title->setText(tr("Direct logit attribution to “%1” at the last position: heads %2 + "
-                            "MLPs %3 + embedding %4 + biases %5 = logit %6")
-                             .arg(token)
-                             .arg(m_parts->heads.sum(), 0, 'f', 2)
-                             .arg(m_parts->mlp.sum(), 0, 'f', 2)
-                             .arg(m_parts->embedding, 0, 'f', 2)
-                             .arg(m_parts->bias, 0, 'f', 2)
-                             .arg(m_parts->logit, 0, 'f', 2));
+        const QString format =
+            m_parts->contrast
+                ? tr("Direct logit attribution to “%1” against “%7” at the last position: heads "
+                     "%2 + MLPs %3 + embedding %4 + biases %5 = logit difference %6")
+                : tr("Direct logit attribution to “%1” at the last position: heads %2 + "
+                     "MLPs %3 + embedding %4 + biases %5 = logit %6");
+        QString text = format.arg(token)
+                           .arg(m_parts->heads.sum(), 0, 'f', 2)
+                           .arg(m_parts->mlp.sum(), 0, 'f', 2)
+                           .arg(m_parts->embedding, 0, 'f', 2)
+                           .arg(m_parts->bias, 0, 'f', 2)
+                           .arg(m_parts->logit, 0, 'f', 2);
+        if (m_parts->contrast) text = text.arg(tokenText(models->tokenizer(), *m_parts->contrast));
+        m_title->setText(text);
     }
     stylePlot(*m_plot, look);
     wrapToFigureWidth(figureStyle().wrapWidth, {m_title});

@@ -110,12 +110,20 @@ public:
     void openHead(Index layer, Index head);
     /// True while the attribution of the latest run is computed on the worker.
     bool computing() const;
+    /// The token attributed and the one it is contrasted with: a word the model reads as one
+    /// token, or an id; empty, the model's prediction and no contrast (model::namedToken).
+    QLineEdit* targetEdit() const { return m_target; }
+    QLineEdit* contrastEdit() const { return m_contrast; }
 
 protected:
     void waitForWork() override;
 
 private:
     std::unique_ptr<LatestTask<model::Attribution>> m_task;
+    QLineEdit* m_target = nullptr;
+    QLineEdit* m_contrast = nullptr;
+    /// The target and contrast the figure was asked for, as last read from the two fields.
+    std::optional<std::int64_t> m_askedTarget, m_askedContrast;
     QCPTextElement* m_title = nullptr;
     QCPColorMap* m_map = nullptr;
     QCPColorScale* m_scale = nullptr;
