@@ -271,6 +271,9 @@ int benchModel(const BenchOptions& options, int workers) {
         return 2;
     }
     const model::ModelRun* appended = &appendedText->run;
+    // The appended run shares the prefix's q/k/v blocks; what the prefix holds alone (its final
+    // hidden states) goes, as the window keeps only the run it shows.
+    *prefix = model::TextRun{};
     const Index mapLayer = c.layers / 2;
     const Index mapHead = c.heads / 2;
     const double map = medianSeconds(options.repeats, [&] {

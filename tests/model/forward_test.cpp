@@ -588,11 +588,12 @@ TEST_P(EveryArchitecture, ARetypedWordReusesThePrefixItShares) {
 namespace attnlab::model {
 namespace {
 
-// A long text's MLP runs in blocks of rows (forward.cpp's kMlpRowBlock, 256): a decoder's rows
-// do not depend on later tokens, so a text's first rows give the same bytes whether the text
-// ends there (one block, or two whose last is short) or runs on through more blocks.
-TEST(RunModel, ALongTextsMlpInBlocksOfRowsChangesNoBit) {
-    // The MLP and its residual run 600 rows in blocks of 256 + 256 + 88, and a prefix's in one
+// A long text's row-wise stages (q/k/v, the output projection, the MLP, each with its norms
+// and residual) run in blocks of rows (forward.cpp's kRowBlock, 256): a decoder's rows do not
+// depend on later tokens, so a text's first rows give the same bytes whether the text ends there
+// (one block, or two whose last is short) or runs on through more blocks.
+TEST(RunModel, ALongTextsStagesInBlocksOfRowsChangeNoBit) {
+    // The stages run 600 rows in blocks of 256 + 256 + 88, and a prefix's in one
     // block of 250 or in 256 + 44. One family of each residual kind: sequential with pre-norms
     // (Qwen2), output norms (OLMo 2), pre- and post-norms (Gemma 3), a residual multiplier
     // (Granite); parallel with two norms (GPT-NeoX) and with one shared (Phi). Not Gemma 2:
@@ -624,6 +625,65 @@ TEST(RunModel, ALongTextsMlpInBlocksOfRowsChangesNoBit) {
                                   static_cast<std::size_t>(head.size())))
                 << rows << " rows";
         }
+    }
+}
+
+// The same with an ablated head, a patched head and the lens's recording: the blocks read and
+// write the patch and the record at their own rows.
+TEST(RunModel, ALongTextsPatchedAndRecordedHeadsInBlocksChangeNoBit) {
+    for (const char* name : {"qwen2_bias_tied", "hf/gpt_neox_pythia", "hf/phi"}) {
+        SCOPED_TRACE(name);
+        TempDir dir;
+        const std::string folder = test::copyFixture(name, dir.path());
+        const auto configPath = std::filesystem::path(folder) / "config.json";
+        nlohmann::json config = nlohmann::json::parse(test::readBytes(configPath.string()));
+        config[config.contains("n_positions") ? "n_positions" : "max_position_embeddings"] = 700;
+        test::writeBytes(configPath.string(), config.dump());
+        const Model model = load(folder);
+        const Index hd = model.config.headDim;
+        std::vector<std::int64_t> ids;
+        for (std::int64_t i = 0; i < 600; ++i)
+            ids.push_back((i * 5 + 1) % model.config.vocab);
+        Matrix values(600, hd);
+        for (Index r = 0; r < values.rows(); ++r)
+            for (Index j = 0; j < hd; ++j)
+                values(r, j) = static_cast<float>((r * 13 + j * 7) % 17) / 17.0f - 0.5f;
+        auto runWith = [&](std::size_t rows, RunRecording& record) {
+            ActivationPatch patch; // the run's own positions
+            patch.heads[{model.config.layers - 1, 0}] = values.topRows(static_cast<Index>(rows));
+            RunOptions options;
+            options.logits = LogitRows::All;
+            options.ablatedHeads = {{0, model.config.heads - 1}};
+            options.patch = &patch;
+            options.record = &record;
+            return runModel(model, std::span(ids).first(rows), options);
+        };
+        RunRecording fullRecord;
+        auto full = runWith(ids.size(), fullRecord);
+        ASSERT_TRUE(full.ok()) << full.error();
+        for (std::size_t rows : {250u, 300u}) {
+            RunRecording record;
+            auto prefix = runWith(rows, record);
+            ASSERT_TRUE(prefix.ok()) << prefix.error();
+            const auto n = static_cast<Index>(rows);
+            auto same = [&](const Matrix& whole, const Matrix& part) {
+                const Matrix head = whole.topRows(n);
+                return head.size() == part.size() &&
+                       sameBytes(head.data(), part.data(), static_cast<std::size_t>(head.size()));
+            };
+            EXPECT_TRUE(same(full->logits, prefix->logits)) << rows << " rows";
+            ASSERT_EQ(record.headInputs.size(), fullRecord.headInputs.size());
+            for (std::size_t l = 0; l < record.headInputs.size(); ++l) {
+                EXPECT_TRUE(same(fullRecord.headInputs[l], record.headInputs[l]))
+                    << rows << " rows, layer " << l;
+                EXPECT_TRUE(same(fullRecord.mlpOutputs[l], record.mlpOutputs[l]))
+                    << rows << " rows, layer " << l;
+            }
+        }
+        // The patch and the ablation reached the heads' inputs of the later blocks.
+        const Matrix& last = fullRecord.headInputs.back();
+        EXPECT_TRUE((last.leftCols(hd).bottomRows(100).array() == values.bottomRows(100).array()).all());
+        EXPECT_TRUE(fullRecord.headInputs.front().rightCols(hd).bottomRows(100).isZero(0));
     }
 }
 

@@ -359,37 +359,42 @@ void addResidual(Eigen::Ref<Matrix> x, Matrix& out, const Norm& after, const Mod
     if (!after.empty()) normalize(x, after, c.arch().norm, c.normEps, c.hidden);
 }
 
-/// Rows per block of the MLP: its intermediate activations ([rows, intermediate], two of
-/// them) are the largest buffers of a layer, S x 4.5 hidden or more; in blocks of this many
-/// rows they stay a few MB at any length. The GEMM sums each output in the same order for any
-/// number of rows from kPackedGemmRows on, so the blocks change no bit (a last block is never
-/// shorter than that), and a block's packed rows stay in the cache for the whole product.
-constexpr Index kMlpRowBlock = 256;
+/// Rows per block of a layer's row-wise stages: q/k/v with their norms and RoPE, the output
+/// projection with its residual, and the MLP with its residual. Their buffers (the MLP's
+/// [rows, intermediate] activations are the largest of a layer, S x 4.5 hidden or more; the
+/// projections' inputs, packed inputs and outputs are S x hidden each) stay a few MB at any
+/// length: beside the run's q/k/v a layer holds x and the attention's output alone. The GEMM
+/// sums each output in the same order for any number of rows from kPackedGemmRows on, so the
+/// blocks change no bit (a last block is never shorter than that), and a block's packed rows
+/// stay in the cache for the whole product. A block starts at a multiple of 256 rows, so its
+/// rows have the whole matrix's alignment and Eigen's row reductions sum them alike.
+constexpr Index kRowBlock = 256;
 
-/// Calls body(begin, count) on the MLP's row blocks of `rows`: kMlpRowBlock rows each, the last
-/// taking the remainder where it would be shorter than kPackedGemmRows; one block up to
-/// kMlpRowBlock + kPackedGemmRows rows.
-template <typename Body> void forMlpBlocks(Index rows, Body&& body) {
-    static_assert(kMlpRowBlock >= kPackedGemmRows);
-    if (rows <= kMlpRowBlock + kPackedGemmRows) {
+/// Calls body(begin, count) on the row blocks of `rows`: kRowBlock rows each, the last taking
+/// the remainder where it would be shorter than kPackedGemmRows; one block up to kRowBlock +
+/// kPackedGemmRows rows.
+template <typename Body> void forRowBlocks(Index rows, Body&& body) {
+    static_assert(kRowBlock >= kPackedGemmRows);
+    if (rows <= kRowBlock + kPackedGemmRows) {
         body(Index{0}, rows);
         return;
     }
     for (Index begin = 0; begin < rows;) {
-        Index count = std::min(kMlpRowBlock, rows - begin);
+        Index count = std::min(kRowBlock, rows - begin);
         if (rows - begin - count < kPackedGemmRows) count = rows - begin;
         body(begin, count);
         begin += count;
     }
 }
 
-/// A block's buffers for mlpResidual, kept from layer to layer (at most kMlpRowBlock rows each).
-struct MlpBlock {
-    Matrix in, out, up, gate;
+/// A block's buffers for the row-wise stages, kept from layer to layer (at most kRowBlock +
+/// kPackedGemmRows rows each).
+struct RowBlock {
+    Matrix in, out, up, gate, q, k, v;
 };
 
 /// The layer's MLP over the rows of x and its residual, a block of rows at a time
-/// (forMlpBlocks): the block's input (x's rows, through the MLP's norm where the family has one,
+/// (forRowBlocks): the block's input (x's rows, through the MLP's norm where the family has one,
 /// or the rows of `shared`, the attention's norm that a parallel block shares), the MLP, its
 /// output norm, then the residual as the family adds it: sequential, x += scale * out and the
 /// norm after; parallel, x += attended + out (transformers adds the two first). Every step but
@@ -398,11 +403,11 @@ struct MlpBlock {
 /// output live beside x. `recorded`: where each block's output goes (as added, for the lens),
 /// or null.
 void mlpResidual(Matrix& x, const Matrix* shared, const Matrix& attended, const LayerWeights& w,
-                 const ModelConfig& c, Matrix* recorded, MlpBlock& block, int threads) {
+                 const ModelConfig& c, Matrix* recorded, RowBlock& block, int threads) {
     const NormKind norm = c.arch().norm;
     if (recorded) recorded->resize(x.rows(), c.hidden);
     Matrix &in = block.in, &out = block.out, &up = block.up, &gate = block.gate;
-    forMlpBlocks(x.rows(), [&](Index begin, Index count) {
+    forRowBlocks(x.rows(), [&](Index begin, Index count) {
         auto rows = x.middleRows(begin, count);
         if (shared) {
             in = shared->middleRows(begin, count);
@@ -436,6 +441,14 @@ Tensor4 splitHeads(const Matrix& fresh, Index heads, Index headDim) {
     for (Index h = 0; h < heads; ++h)
         out.head(0, h) = fresh.middleCols(h * headDim, headDim);
     return out;
+}
+
+/// Rows [begin, begin + block.rows()) of `out` [1, heads, S, hd], by head, from block
+/// [rows, heads * hd].
+void scatterHeads(const Matrix& block, Index begin, Tensor4& out) {
+    const Index hd = out.dim;
+    for (Index h = 0; h < out.heads; ++h)
+        out.head(0, h).middleRows(begin, block.rows()) = block.middleCols(h * hd, hd);
 }
 
 /// How many leading positions of `previous` a run of `ids` reuses; 0: none (run from scratch).
@@ -635,16 +648,18 @@ Matrix embed(const Model& model, const StackWeights& stack, std::span<const std:
     return x;
 }
 
-/// Concatenated heads [fresh, H * hd] of an attention's output, ablated heads zeroed.
+/// Rows [begin, begin + count) of an attention's output with the heads side by side [count,
+/// H * hd], ablated heads zeroed.
 void mergeHeads(const Attention& attention, const ModelConfig& c, Index layer,
-                const std::set<std::pair<Index, Index>>* ablated, Matrix& mixed) {
+                const std::set<std::pair<Index, Index>>* ablated, Index begin, Index count,
+                Matrix& mixed) {
     const Index hd = c.headDim;
-    mixed.resize(attention.output.seq, c.heads * hd);
+    mixed.resize(count, c.heads * hd);
     for (Index head = 0; head < c.heads; ++head) {
         if (ablated && ablated->count({layer, head}))
             mixed.middleCols(head * hd, hd).setZero();
         else
-            mixed.middleCols(head * hd, hd) = attention.output.head(0, head);
+            mixed.middleCols(head * hd, hd) = attention.output.head(0, head).middleRows(begin, count);
     }
 }
 
@@ -661,15 +676,16 @@ void patchResidual(const ActivationPatch& patch, Index layer, Index old, Matrix&
     }
 }
 
-/// The patch's head outputs (before the output projection) of `layer` at mixed's positions.
-void patchHeads(const ActivationPatch& patch, Index layer, Index old, Index hd, Matrix& mixed) {
+/// The patch's head outputs (before the output projection) of `layer` at mixed's positions,
+/// the first of them `first`.
+void patchHeads(const ActivationPatch& patch, Index layer, Index first, Index hd, Matrix& mixed) {
     for (auto at = patch.heads.lower_bound({layer, 0});
          at != patch.heads.end() && at->first.first == layer; ++at) {
-        ATTN_CHECK(at->second.rows() >= old + mixed.rows() && at->second.cols() == hd,
+        ATTN_CHECK(at->second.rows() >= first + mixed.rows() && at->second.cols() == hd,
                    "activation patch: head " << layer << ":" << at->first.second << " has "
                                              << at->second.rows() << " x " << at->second.cols()
                                              << " values");
-        mixed.middleCols(at->first.second * hd, hd) = at->second.middleRows(old, mixed.rows());
+        mixed.middleCols(at->first.second * hd, hd) = at->second.middleRows(first, mixed.rows());
     }
 }
 
@@ -716,8 +732,8 @@ bool runStack(const Model& model, Pass pass, Matrix& x, Index old, ModelRun& run
     const std::shared_ptr<const Tensor4> bias =
         scoreBiasOf(model, of, 0, c.heads, old, fresh, total);
 
-    Matrix h, q, k, v, mixed, attended;
-    MlpBlock mlpBlock;
+    Matrix h, q, mixed, attended; // h: the attention's norm where the MLP shares it; q: cross's
+    RowBlock block;
     // An extension's contiguous K and V for the kernel, the same size in every layer.
     Tensor4 keyCopy, valueCopy;
     const auto layers = static_cast<Index>(stack.layers.size());
@@ -731,41 +747,59 @@ bool runStack(const Model& model, Pass pass, Matrix& x, Index old, ModelRun& run
         if (patch) patchResidual(*patch, l, old, x);
         if (record) record->residual.push_back(x);
 
-        // Self-attention: h = norm(x) (where the family has one); q, k, v; q/k norm; RoPE.
-        if (w.attnNormIn.empty())
-            h = x;
-        else
-            normalizeInto(x, w.attnNormIn, c, h);
-        projectQkv(h, w, c, q, k, v, threads);
-        if (c.residual != Residual::ParallelSharedNorm) release(h); // the MLP's input is x's
-        if (a.qkNorm != QkNorm::None) {
-            const bool perHead = a.qkNorm == QkNorm::PerHead;
-            normalize(q, w.qNorm, a.norm, c.normEps, perHead ? hd : q.cols());
-            normalize(k, w.kNorm, a.norm, c.normEps, perHead ? hd : k.cols());
+        // Self-attention's q, k and v, a block of rows at a time (forRowBlocks): the block's
+        // input (norm(x) where the family has one; h whole where the MLP shares it), the
+        // projections, q/k norm and RoPE, written by head.
+        const bool sharedNorm = c.residual == Residual::ParallelSharedNorm;
+        if (sharedNorm) {
+            if (w.attnNormIn.empty())
+                h = x;
+            else
+                normalizeInto(x, w.attnNormIn, c, h);
         }
-        if (layer.rope >= 0 && c.usesRope()) {
-            const Rope& rope = c.ropes[static_cast<std::size_t>(layer.rope)];
-            applyRope(q, hd, rope, old, total);
-            applyRope(k, hd, rope, old, total);
-        }
+        Tensor4 freshQ = Tensor4::uninitialized(1, c.heads, fresh, hd);
+        Tensor4 freshK = Tensor4::uninitialized(1, c.kvHeads, fresh, hd);
+        Tensor4 freshV = Tensor4::uninitialized(1, c.kvHeads, fresh, hd);
+        forRowBlocks(fresh, [&](Index begin, Index count) {
+            Matrix& in = block.in;
+            if (sharedNorm) {
+                in = h.middleRows(begin, count);
+            } else {
+                in = x.middleRows(begin, count);
+                if (!w.attnNormIn.empty()) normalize(in, w.attnNormIn, a.norm, c.normEps, c.hidden);
+            }
+            projectQkv(in, w, c, block.q, block.k, block.v, threads);
+            if (a.qkNorm != QkNorm::None) {
+                const bool perHead = a.qkNorm == QkNorm::PerHead;
+                normalize(block.q, w.qNorm, a.norm, c.normEps, perHead ? hd : block.q.cols());
+                normalize(block.k, w.kNorm, a.norm, c.normEps, perHead ? hd : block.k.cols());
+            }
+            if (layer.rope >= 0 && c.usesRope()) {
+                const Rope& rope = c.ropes[static_cast<std::size_t>(layer.rope)];
+                applyRope(block.q, hd, rope, old + begin, total);
+                applyRope(block.k, hd, rope, old + begin, total);
+            }
+            scatterHeads(block.q, begin, freshQ);
+            scatterHeads(block.k, begin, freshK);
+            scatterHeads(block.v, begin, freshV);
+        });
 
         Qkv heads;
-        heads.q = splitHeads(q, c.heads, hd);
+        heads.q = std::move(freshQ);
         // An extension: the cached keys and values with the fresh ones after them (the cache
         // shares the previous run's blocks; the kernel reads one contiguous copy of the layer).
         HeadCache keys, values;
         if (previous) {
-            keys = HeadCache::extended(previous->k[lu], old, splitHeads(k, c.kvHeads, hd));
-            values = HeadCache::extended(previous->v[lu], old, splitHeads(v, c.kvHeads, hd));
+            keys = HeadCache::extended(previous->k[lu], old, std::move(freshK));
+            values = HeadCache::extended(previous->v[lu], old, std::move(freshV));
             keys.tensorInto(keyCopy);
             values.tensorInto(valueCopy);
             heads.k = std::move(keyCopy);
             heads.v = std::move(valueCopy);
         } else {
-            heads.k = splitHeads(k, c.kvHeads, hd);
-            heads.v = splitHeads(v, c.kvHeads, hd);
+            heads.k = std::move(freshK);
+            heads.v = std::move(freshV);
         }
-        release(q, k, v); // split into heads: the attention reads those
         AttentionSpec spec = attentionSpecOf(c, of, l);
         spec.threads = threads;
         spec.scoreBias = bias;
@@ -794,19 +828,28 @@ bool runStack(const Model& model, Pass pass, Matrix& x, Index old, ModelRun& run
             run.encoderK.push_back(std::move(heads.k));
         }
 
-        mergeHeads(attention, c, l, ablated, mixed);
-        attention = Attention{}; // merged: its S x H x hd output is not held through the MLP
-        if (patch) patchHeads(*patch, l, old, hd, mixed);
-        if (record) record->headInputs.push_back(mixed);
-        project(mixed, w.o, attended, threads);
-        release(mixed);
-        if (!w.attnNormOut.empty()) normalize(attended, w.attnNormOut, a.norm, c.normEps, c.hidden);
+        // The heads' outputs through the output projection (and its norm) into the residual, a
+        // block of rows at a time: added to x (sequential), or kept to add beside the MLP's.
+        const bool sequential = c.residual == Residual::Sequential;
+        if (record) record->headInputs.emplace_back(fresh, c.heads * hd);
+        if (!sequential) attended.resize(fresh, c.hidden);
+        forRowBlocks(fresh, [&](Index begin, Index count) {
+            mergeHeads(attention, c, l, ablated, begin, count, mixed);
+            if (patch) patchHeads(*patch, l, old + begin, hd, mixed);
+            if (record) record->headInputs.back().middleRows(begin, count) = mixed;
+            project(mixed, w.o, block.out, threads);
+            if (!w.attnNormOut.empty())
+                normalize(block.out, w.attnNormOut, a.norm, c.normEps, c.hidden);
+            if (sequential)
+                addResidual(x.middleRows(begin, count), block.out, w.attnNormAfter, c);
+            else
+                attended.middleRows(begin, count) = block.out;
+        });
+        attention = Attention{}; // its S x H x hd output is not held through the MLP
 
-        // The attention's residual (sequential) and the cross-attention's; then the MLP and its
-        // residual, after them (sequential) or beside them (parallel), a block of rows at a time.
-        if (c.residual == Residual::Sequential) {
-            addResidual(x, attended, w.attnNormAfter, c);
-            release(attended);
+        // The cross-attention's residual (sequential); then the MLP and its residual, after them
+        // (sequential) or beside them (parallel), a block of rows at a time.
+        if (sequential) {
             if (cross) {
                 // Cross-attention: queries from the target, keys and values from the source.
                 if (w.crossNormIn.empty())
@@ -824,18 +867,17 @@ bool runStack(const Model& model, Pass pass, Matrix& x, Index old, ModelRun& run
                 run.crossQ.push_back(
                     previous ? HeadCache::extended(previous->crossQ[lu], old, std::move(toSource.q))
                              : HeadCache(std::move(toSource.q)));
-                mergeHeads(reading, c, l, nullptr, mixed);
+                mergeHeads(reading, c, l, nullptr, 0, fresh, mixed);
                 project(mixed, w.crossO, attended, threads);
                 addResidual(x, attended, w.crossNormAfter, c);
                 release(q, h, mixed, attended);
             }
         }
         Matrix* recorded = record ? &record->mlpOutputs.emplace_back() : nullptr;
-        mlpResidual(x, c.residual == Residual::ParallelSharedNorm ? &h : nullptr, attended, w, c,
-                    recorded, mlpBlock, threads);
-        release(h, attended);
+        mlpResidual(x, sharedNorm ? &h : nullptr, attended, w, c, recorded, block, threads);
+        release(h, attended, block.up, block.gate);
         if (record) {
-            const bool scaled = c.residual == Residual::Sequential;
+            const bool scaled = sequential;
             recordHeadOutputs(*record, w.o, c, scaled ? static_cast<float>(c.residualScale) : 1.0f,
                               threads);
         }
@@ -869,9 +911,13 @@ void finish(const Model& model, Matrix& x, Index old, ModelRun& run, const Model
     // Final norm of every position (cheap, and kept so an extension can ask for old logits).
     if (!model.main.finalNorm.empty())
         normalize(x, model.main.finalNorm, c.arch().norm, c.normEps, c.hidden);
-    run.finalHidden.resize(total, c.hidden);
-    if (previous) run.finalHidden.topRows(old) = previous->finalHidden.topRows(old);
-    run.finalHidden.bottomRows(fresh) = x;
+    if (previous) {
+        run.finalHidden.resize(total, c.hidden);
+        run.finalHidden.topRows(old) = previous->finalHidden.topRows(old);
+        run.finalHidden.bottomRows(fresh) = x;
+    } else {
+        run.finalHidden = std::move(x); // not a second S x D beside it
+    }
 
     run.logitRows = options.logits;
     if (options.logits == LogitRows::Last) {
