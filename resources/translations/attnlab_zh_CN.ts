@@ -709,10 +709,6 @@
         <translation>对照(&amp;C)</translation>
     </message>
     <message>
-        <source>%1: %2</source>
-        <translation>%1：%2</translation>
-    </message>
-    <message>
         <source>Target</source>
         <translation>目标</translation>
     </message>
@@ -3141,6 +3137,21 @@ File › Open Attention Dump… or Open Q/K/V Dump… shows every layer and head
     </message>
 </context>
 <context>
+    <name>attnlab::ui::NamedToken</name>
+    <message>
+        <source>%1: “%2” is not an id, and the model has no tokenizer.json to read it as text.</source>
+        <translation>%1：“%2”不是编号，而模型没有 tokenizer.json，无法把它当作文本读取。</translation>
+    </message>
+    <message>
+        <source>%1: &quot;%2&quot; is %3 tokens (%4), not one. Type it as the model reads it, with its leading space: “ dog”.</source>
+        <translation>%1：&quot;%2&quot; 是 %3 个词元（%4），不是一个。请按模型读到的样子输入，连同前导空格：“ dog”。</translation>
+    </message>
+    <message>
+        <source>%1: token %2 is not in the vocabulary (ids 0 to %3).</source>
+        <translation>%1：词元 %2 不在词表中（编号 0 到 %3）。</translation>
+    </message>
+</context>
+<context>
     <name>attnlab::ui::NextTokenView</name>
     <message>
         <source>0 (greedy)</source>
@@ -3424,10 +3435,6 @@ File › Open Attention Dump… or Open Q/K/V Dump… shows every layer and head
 <context>
     <name>attnlab::ui::PatchingDocument</name>
     <message>
-        <source>The metric token “%1” is %2 tokens, not one (type it as the model reads it, with its leading space: “ dog”).</source>
-        <translation>度量词元“%1”是 %2 个词元，而不是一个（按模型读到的样子输入，带上前面的空格：“ dog”）。</translation>
-    </message>
-    <message>
         <source>Both texts make the model predict the same token: type tokens A and B whose difference the corruption changes.</source>
         <translation>两段文本让模型预测出同一个词元：请输入词元 A 和 B，使它们的差会随破坏而改变。</translation>
     </message>
@@ -3468,16 +3475,16 @@ File › Open Attention Dump… or Open Q/K/V Dump… shows every layer and head
         <translation>干净文本有 %1 个词元，被破坏文本有 %2 个：修补需要两者的词元数相同。</translation>
     </message>
     <message>
-        <source>Token %1 is not in the vocabulary (ids 0 to %2).</source>
-        <translation>词元 %1 不在词表中（编号为 0 到 %2）。</translation>
-    </message>
-    <message>
         <source>A and B are the same token: their difference is always 0.</source>
         <translation>A 和 B 是同一个词元：它们的差总是 0。</translation>
     </message>
     <message>
         <source>Cancelled: the previous result stays on screen.</source>
         <translation>已取消：屏幕上保留上一次的结果。</translation>
+    </message>
+    <message>
+        <source>Metric token</source>
+        <translation>指标词元</translation>
     </message>
 </context>
 <context>

@@ -251,6 +251,16 @@ TEST(Patching, ACancelledRunKeepsThePreviousResult) {
     ASSERT_TRUE(patching->result().has_value());
     EXPECT_EQ(patching->result()->key.target, PatchTarget::Heads);
     EXPECT_TRUE(patching->result()->key.b.has_value());
+
+    // A whole number names an id, as on the command line and in the Attribution tab
+    // (model::readToken): the tokens " dog" and " cup" by their ids read the same.
+    const std::int64_t dog = *patching->result()->key.a;
+    const std::int64_t cup = *patching->result()->key.b;
+    patching->setMetricTokens(QString::number(dog), QString::number(cup));
+    fixture.settle();
+    ASSERT_TRUE(patching->result().has_value());
+    EXPECT_EQ(patching->result()->key.a, dog);
+    EXPECT_EQ(patching->result()->key.b, cup);
 }
 
 TEST(Patching, BadInputShowsOneLineAndNoMap) {

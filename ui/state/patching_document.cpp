@@ -4,7 +4,6 @@
 #include <QElapsedTimer>
 #include <QUndoStack>
 
-#include <charconv>
 #include <chrono>
 #include <string>
 
@@ -14,6 +13,7 @@
 #include "ui/state/document.h"
 #include "ui/state/latest_task.h"
 #include "ui/state/model_document.h"
+#include "ui/state/named_token.h"
 
 namespace attnlab::ui {
 
@@ -22,25 +22,6 @@ namespace {
 /// Undo merge ids of the patching fields, apart from the session's EditMerge ids.
 constexpr int kMergeCorrupted = 1001;
 constexpr int kMergeMetric = 1002;
-
-/// A metric token as typed: a text the tokenizer makes exactly one token, else an id. nullopt
-/// with `why` set when it is neither.
-std::optional<std::int64_t> metricToken(const model::Tokenizer& tokenizer, const QString& typed,
-                                        QString* why) {
-    const std::string text = typed.toStdString();
-    const model::Encoding encoding = tokenizer.encode(text, false);
-    if (encoding.ids.size() == 1) return encoding.ids.front();
-    std::int64_t id = 0;
-    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), id);
-    if (!text.empty() && error == std::errc() && end == text.data() + text.size()) return id;
-    *why = QCoreApplication::translate(
-               "attnlab::ui::PatchingDocument",
-               "The metric token “%1” is %2 tokens, not one (type it as the model reads it, "
-               "with its leading space: “ dog”).")
-               .arg(typed)
-               .arg(encoding.ids.size());
-    return std::nullopt;
-}
 
 /// The most probable next token after the last position of `ids`.
 Result<std::int64_t> prediction(const model::Model& net, std::span<const std::int64_t> ids,
@@ -203,22 +184,14 @@ std::optional<PatchingKey> PatchingDocument::currentKey(QString* why) const {
     for (auto [typed, slot] :
          {std::pair{&m_inputs.tokenA, &key.a}, std::pair{&m_inputs.tokenB, &key.b}}) {
         if (typed->isEmpty()) continue;
-        *slot = metricToken(*tokenizer, *typed, &reason);
+        *slot = namedTokenIn(*typed, tokenizer, key.model->config, tr("Metric token"), &reason);
         if (!*slot) return std::nullopt;
     }
-    const model::ModelConfig& config = key.model->config;
-    for (const auto& token : {key.a, key.b})
-        if (token && (*token < 0 || *token >= config.vocab)) {
-            reason = tr("Token %1 is not in the vocabulary (ids 0 to %2).")
-                         .arg(*token)
-                         .arg(config.vocab - 1);
-            return std::nullopt;
-        }
     if (key.a && key.b && *key.a == *key.b) {
         reason = tr("A and B are the same token: their difference is always 0.");
         return std::nullopt;
     }
-    if (auto problem = model::validateRun(config, key.corrupted, {})) {
+    if (auto problem = model::validateRun(key.model->config, key.corrupted, {})) {
         reason = QString::fromStdString(*problem);
         return std::nullopt;
     }

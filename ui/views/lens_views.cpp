@@ -23,6 +23,7 @@
 #include "ui/state/experiment_data.h"
 #include "ui/state/latest_task.h"
 #include "ui/state/model_document.h"
+#include "ui/state/named_token.h"
 #include "ui/state/patching_document.h"
 #include "ui/views/cell_labels.h"
 #include "ui/views/colormap.h"
@@ -494,12 +495,12 @@ void AttributionView::refresh() {
         const auto read = [&](QLineEdit* edit, const QString& name,
                               std::optional<std::int64_t>& into) {
             if (edit->text().trimmed().isEmpty()) return; // " Mary" keeps its space
-            const auto id = model::namedToken(edit->text().toStdString(), models->tokenizer(),
-                                              net->config);
+            QString why;
+            const auto id = namedTokenIn(edit->text(), models->tokenizer(), net->config, name, &why);
             if (id)
                 into = *id;
             else if (unread.isEmpty())
-                unread = tr("%1: %2").arg(name, QString::fromStdString(id.error()));
+                unread = why;
         };
         read(m_target, tr("Target"), asked.target);
         read(m_contrast, tr("Contrast"), asked.contrast);

@@ -300,31 +300,56 @@ Result<Patching> activationPatching(const Model& model, std::span<const std::int
     return result;
 }
 
-Result<std::int64_t> namedToken(const std::string& text, const Tokenizer* tokenizer,
-                                const ModelConfig& config) {
-    // A token's text on one line: JSON-quoted, so newlines and quotes show as escapes.
-    const auto quoted = [](const std::string& piece) {
-        return nlohmann::json(piece).dump(-1, ' ', false,
-                                          nlohmann::json::error_handler_t::replace);
-    };
-    std::int64_t id = 0;
-    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), id);
+namespace {
+
+/// A token's text on one line: JSON-quoted, so newlines and quotes show as escapes.
+std::string quoted(const std::string& piece) {
+    return nlohmann::json(piece).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+} // namespace
+
+TokenReading readToken(const std::string& text, const Tokenizer* tokenizer,
+                       const ModelConfig& config) {
+    TokenReading reading;
+    const auto [end, error] =
+        std::from_chars(text.data(), text.data() + text.size(), reading.id);
     if (text.empty() || error != std::errc() || end != text.data() + text.size()) {
-        if (!tokenizer)
-            return Error{"'" + text + "' is not an id, and the model has no tokenizer.json to " +
-                         "read it as text"};
+        if (!tokenizer) {
+            reading.problem = TokenReading::Problem::NoTokenizer;
+            return reading;
+        }
         const Encoding encoding = tokenizer->encode(text, false);
         if (encoding.ids.size() != 1) {
-            std::string pieces;
+            reading.problem = TokenReading::Problem::NotOneToken;
+            reading.count = static_cast<Index>(encoding.ids.size());
             for (const std::string& piece : encoding.display)
-                pieces += (pieces.empty() ? "" : " ") + quoted(piece);
-            return Error{quoted(text) + " is " + std::to_string(encoding.ids.size()) +
-                         " tokens (" + pieces + "), not one"};
+                reading.pieces += (reading.pieces.empty() ? "" : " ") + quoted(piece);
+            return reading;
         }
-        id = encoding.ids.front();
+        reading.id = encoding.ids.front();
     }
-    if (auto problem = tokenProblem(config, id, "the")) return Error{*problem};
-    return id;
+    if (reading.id < 0 || reading.id >= config.vocab)
+        reading.problem = TokenReading::Problem::OutsideVocabulary;
+    return reading;
+}
+
+Result<std::int64_t> namedToken(const std::string& text, const Tokenizer* tokenizer,
+                                const ModelConfig& config) {
+    const TokenReading reading = readToken(text, tokenizer, config);
+    switch (reading.problem) {
+    case TokenReading::Problem::None:
+        return reading.id;
+    case TokenReading::Problem::NoTokenizer:
+        return Error{"'" + text + "' is not an id, and the model has no tokenizer.json to " +
+                     "read it as text"};
+    case TokenReading::Problem::NotOneToken:
+        return Error{quoted(text) + " is " + std::to_string(reading.count) + " tokens (" +
+                     reading.pieces + "), not one"};
+    case TokenReading::Problem::OutsideVocabulary:
+        return Error{*tokenProblem(config, reading.id, "the")};
+    }
+    return Error{"unreachable"};
 }
 
 } // namespace attnlab::model

@@ -62,11 +62,27 @@ struct RankedToken {
 /// first); k is clamped to the row's length.
 std::vector<RankedToken> topTokens(const Eigen::Ref<const RowVector>& probabilities, Index k);
 
+/// What a token a person names reads as (the rule of namedToken), with a failure's facts apart
+/// so that the window can word it in the user's language.
+struct TokenReading {
+    enum class Problem : std::uint8_t { None, NoTokenizer, NotOneToken, OutsideVocabulary };
+    Problem problem = Problem::None;
+    std::int64_t id = 0; ///< None: the token; OutsideVocabulary: the id named
+    Index count = 0;     ///< NotOneToken: how many tokens the text is
+    /// NotOneToken: those tokens, each JSON-quoted (newlines and quotes as escapes), spaced.
+    std::string pieces;
+};
+
 /// A token a person names for the attribution's target or contrast or the patching metric (the
-/// command line's --attribution and --metric, the window's Attribution tab): a whole number is
-/// an id; any other text must be exactly one token of `tokenizer` (null: the model has none).
-/// Errors say what the text reads as ("\"weather\" is 4 tokens (\"w\" \"e\" \"at\" \"her\"),
-/// not one") or that an id is outside the vocabulary.
+/// command line's --attribution and --metric, the window's Attribution and Patch tabs): a whole
+/// number is an id; any other text must be exactly one token of `tokenizer` (null: the model
+/// has none); the id must be in the vocabulary.
+TokenReading readToken(const std::string& text, const Tokenizer* tokenizer,
+                       const ModelConfig& config);
+
+/// readToken with its failure in one English line, saying what the text reads as
+/// ("\"weather\" is 4 tokens (\"w\" \"e\" \"at\" \"her\"), not one") or that an id is outside
+/// the vocabulary.
 Result<std::int64_t> namedToken(const std::string& text, const Tokenizer* tokenizer,
                                 const ModelConfig& config);
 
