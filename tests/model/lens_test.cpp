@@ -138,20 +138,49 @@ TEST_P(LensReference, PatchingMatchesPlainPyTorch) {
     const Model model = load(GetParam());
     const Reference ref(GetParam());
     const auto& metric = ref.ids.at("metric");
-    for (bool reuse : {true, false}) {
+    for (bool reuse : {true, false})
+        for (bool resume : {true, false}) {
+            PatchingOptions options{.metric = {metric[0], metric[1]}};
+            options.reusePrefix = reuse;
+            options.resumeAtLayer = resume;
+            auto patched =
+                activationPatching(model, ref.ids.at("ids"), ref.ids.at("corrupted_ids"), options);
+            ASSERT_TRUE(patched.ok()) << patched.error();
+            EXPECT_LT(ref::relativeDifference(flat(patched->heads), ref.values.at("patch_heads")),
+                      1e-4)
+                << reuse << resume;
+            EXPECT_LT(
+                ref::relativeDifference(flat(patched->residual), ref.values.at("patch_residual")),
+                1e-4)
+                << reuse << resume;
+            EXPECT_EQ(patched->sharedPrefix, 4);
+            EXPECT_EQ(patched->reusedPositions > 0, reuse);
+        }
+}
+
+// A patched run resumed at the layer it patches computes exactly what the whole run computes
+// above it: without a prefix cache, the same bytes for every head and residual cell, with the
+// model's heads switched off as well (an ablation applies below the patch too).
+TEST_P(LensReference, PatchedRunsResumedAtTheirLayerGiveTheWholeRunsBytes) {
+    const Model model = load(GetParam());
+    const Reference ref(GetParam());
+    const auto& metric = ref.ids.at("metric");
+    RunOptions base;
+    base.ablatedHeads = {{0, 0}};
+    Patching results[2];
+    for (bool resume : {true, false}) {
         PatchingOptions options{.metric = {metric[0], metric[1]}};
-        options.reusePrefix = reuse;
-        auto patched =
-            activationPatching(model, ref.ids.at("ids"), ref.ids.at("corrupted_ids"), options);
+        options.reusePrefix = false;
+        options.resumeAtLayer = resume;
+        auto patched = activationPatching(model, ref.ids.at("ids"), ref.ids.at("corrupted_ids"),
+                                          options, base);
         ASSERT_TRUE(patched.ok()) << patched.error();
-        EXPECT_LT(ref::relativeDifference(flat(patched->heads), ref.values.at("patch_heads")), 1e-4)
-            << reuse;
-        EXPECT_LT(ref::relativeDifference(flat(patched->residual), ref.values.at("patch_residual")),
-                  1e-4)
-            << reuse;
-        EXPECT_EQ(patched->sharedPrefix, 4);
-        EXPECT_EQ(patched->reusedPositions > 0, reuse);
+        results[resume ? 0 : 1] = std::move(*patched);
     }
+    EXPECT_EQ(results[0].heads, results[1].heads);
+    EXPECT_EQ(results[0].residual, results[1].residual);
+    EXPECT_EQ(results[0].runs, results[1].runs);
+    EXPECT_NE(results[0].heads.cwiseAbs().maxCoeff(), 0.0); // the patches did something
 }
 
 INSTANTIATE_TEST_SUITE_P(Checkpoints, LensReference,

@@ -714,7 +714,8 @@ enum class Pass { Main, Encoder };
 /// stack its attention, q/k/v (the cache) and cross-attention; the encoder its attention.
 /// False when cancelled.
 bool runStack(const Model& model, Pass pass, Matrix& x, Index old, ModelRun& run,
-              const ModelRun* previous, const RunOptions& options, int threads) {
+              const ModelRun* previous, const RunOptions& options, int threads,
+              const seams::Resume* resume = nullptr) {
     const ModelConfig& c = model.config;
     const Architecture& a = c.arch();
     const bool main = pass == Pass::Main;
@@ -737,7 +738,15 @@ bool runStack(const Model& model, Pass pass, Matrix& x, Index old, ModelRun& run
     // An extension's contiguous K and V for the kernel, the same size in every layer.
     Tensor4 keyCopy, valueCopy;
     const auto layers = static_cast<Index>(stack.layers.size());
-    for (Index l = 0; l < layers; ++l) {
+    // A resumed run: the layers below `first` are the run it resumes (x enters `first`).
+    const Index first = resume ? resume->first : 0;
+    for (Index l = 0; l < first; ++l) {
+        const auto lu = static_cast<std::size_t>(l);
+        run.q.push_back(resume->below->q[lu]);
+        run.k.push_back(resume->below->k[lu]);
+        run.v.push_back(resume->below->v[lu]);
+    }
+    for (Index l = first; l < layers; ++l) {
         if (options.cancel && options.cancel->load()) return false;
         if (main && options.progress)
             options.progress(static_cast<double>(l) / static_cast<double>(layers));
@@ -940,9 +949,10 @@ void finish(const Model& model, Matrix& x, Index old, ModelRun& run, const Model
 /// its final norm and logits: the finished run, or "cancelled".
 Result<ModelRun> runMain(const Model& model, std::span<const std::int64_t> ids, Index old,
                          ModelRun run, const ModelRun* previous, const RunOptions& options,
-                         int threads) {
-    Matrix x = embed(model, model.main, ids, old);
-    if (!runStack(model, Pass::Main, x, old, run, previous, options, threads) ||
+                         int threads, const seams::Resume* resume = nullptr) {
+    Matrix x = resume ? Matrix(resume->entering->bottomRows(static_cast<Index>(ids.size()) - old))
+                      : embed(model, model.main, ids, old);
+    if (!runStack(model, Pass::Main, x, old, run, previous, options, threads, resume) ||
         (options.cancel && options.cancel->load()))
         return Error{"cancelled"};
     if (options.patch) patchResidual(*options.patch, model.config.layers, old, x);
@@ -976,6 +986,32 @@ Result<ModelRun> runModel(const Model& model, std::span<const std::int64_t> ids,
     run.reusedPositions = old;
     run.passes = passesAfter(previous, old);
     return runMain(model, ids, old, std::move(run), previous, options, threads);
+}
+
+Result<ModelRun> seams::resumeRun(const Model& model, std::span<const std::int64_t> ids,
+                                 const RunOptions& options, const ModelRun* previous,
+                                 const Resume& resume) {
+    const ModelConfig& c = model.config;
+    ATTN_CHECK(c.kind != ModelKind::EncoderDecoder && resume.below && resume.entering &&
+                   resume.first >= 0 && resume.first <= c.layers &&
+                   std::equal(ids.begin(), ids.end(), resume.below->ids.begin(),
+                              resume.below->ids.end()) &&
+                   resume.below->q.size() == static_cast<std::size_t>(c.layers) &&
+                   resume.entering->rows() == static_cast<Index>(ids.size()) &&
+                   resume.entering->cols() == c.hidden,
+               "resumeRun: the run resumed is not a whole run of these ids");
+    if (auto problem = validateRun(c, ids, options)) return Error{*problem};
+    const int threads = resolveThreads(options.threads);
+    const Index old = reusablePositions(previous, ids, options, c);
+    if (old == 0) previous = nullptr;
+
+    ModelRun run;
+    run.ids.assign(ids.begin(), ids.end());
+    run.ablatedHeads = options.ablatedHeads;
+    run.extended = previous != nullptr;
+    run.reusedPositions = old;
+    run.passes = passesAfter(previous, old);
+    return runMain(model, ids, old, std::move(run), previous, options, threads, &resume);
 }
 
 Result<ModelRun> runTranslation(const Model& model, std::span<const std::int64_t> source,

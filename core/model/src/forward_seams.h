@@ -33,6 +33,23 @@ std::shared_ptr<const Tensor4> scoreBiasOf(const Model& model, AttentionOf of, I
 
 namespace attnlab::model::seams {
 
+/// Where a resumed run starts (resumeRun).
+struct Resume {
+    const ModelRun* below = nullptr; ///< a whole run of the same ids with the same options
+    const Matrix* entering = nullptr; ///< [S, D]: the residual entering `first` in it (recorded)
+    Index first = 0;                  ///< the first layer computed again
+};
+
+/// runModel(model, ids, options, previous) for a run that equals `resume.below` below layer
+/// `resume.first`: options differ from below's only by a patch of that layer or later (a patch
+/// changes nothing below the layer it patches). The layers below are below's, their q/k/v
+/// shared, not computed; the stack starts from `resume.entering`'s rows. Activation patching
+/// runs each patched run so (lens.cpp). Its logits and q/k/v are the full run's; its maps are
+/// not asked for (the layers below were computed in below's passes, not in the run's).
+Result<ModelRun> resumeRun(const Model& model, std::span<const std::int64_t> ids,
+                           const RunOptions& options, const ModelRun* previous,
+                           const Resume& resume);
+
 /// y [R, out] = x [R, in] W^T (+ bias) for an nn.Linear weight [out, in], or x W for a Conv1D
 /// [in, out], as every layer's projections compute it, on `threads` threads.
 void project(const Matrix& x, const Linear& p, Matrix& y, int threads);

@@ -212,7 +212,12 @@ Result<Patching> activationPatching(const Model& model, std::span<const std::int
     recording.record = &cleanRecord;
     auto cleanRun = runModel(model, clean, recording);
     if (!cleanRun) return Error{cleanRun.error()};
-    auto corruptedRun = runModel(model, corrupted, options);
+    // The corrupted run's residual entering each layer: a patched run starts at the layer it
+    // patches (nothing below that layer changes).
+    RunRecording corruptedRecord;
+    RunOptions corruptedOptions = options;
+    if (asked.resumeAtLayer) corruptedOptions.record = &corruptedRecord;
+    auto corruptedRun = runModel(model, corrupted, corruptedOptions);
     if (!corruptedRun) return Error{corruptedRun.error()};
 
     Patching result;
@@ -255,11 +260,18 @@ Result<Patching> activationPatching(const Model& model, std::span<const std::int
     const Index total = (asked.heads ? layers * heads : 0) +
                         (asked.residual ? (layers + 1) * (length - shared) : 0);
     Index done = 0;
-    auto patched = [&](const ActivationPatch& patch, const ModelRun* from) -> Result<double> {
+    auto patched = [&](const ActivationPatch& patch, const ModelRun* from,
+                       Index layer) -> Result<double> {
         if (cancelled(base)) return Error{"cancelled"};
         RunOptions patching = options;
         patching.patch = &patch;
-        auto run = runModel(model, corrupted, patching, from);
+        auto run = asked.resumeAtLayer
+                       ? seams::resumeRun(model, corrupted, patching, from,
+                                          {.below = &*corruptedRun,
+                                           .entering = &corruptedRecord.residual[static_cast<
+                                               std::size_t>(layer)],
+                                           .first = layer})
+                       : runModel(model, corrupted, patching, from);
         if (!run) return Error{run.error()};
         ++result.runs;
         result.reusedPositions += run->reusedPositions;
@@ -276,7 +288,7 @@ Result<Patching> activationPatching(const Model& model, std::span<const std::int
                 ActivationPatch patch;
                 patch.heads[{l, h}] =
                     cleanRecord.headInputs[static_cast<std::size_t>(l)].middleCols(h * hd, hd);
-                auto effect = patched(patch, *from);
+                auto effect = patched(patch, *from, l);
                 if (!effect) return Error{effect.error()};
                 result.heads(l, h) = *effect;
             }
@@ -291,7 +303,7 @@ Result<Patching> activationPatching(const Model& model, std::span<const std::int
                 ActivationPatch patch;
                 patch.residual[{l, position}] =
                     cleanRecord.residual[static_cast<std::size_t>(l)].row(position);
-                auto effect = patched(patch, *from);
+                auto effect = patched(patch, *from, l);
                 if (!effect) return Error{effect.error()};
                 result.residual(l, position) = *effect;
             }

@@ -126,6 +126,9 @@ struct PatchingOptions {
     /// Start each patched run from the corrupted run's cache of the positions the patch cannot
     /// change (those before the first differing token, or before the patched position).
     bool reusePrefix = true;
+    /// Start each patched run at the layer it patches, from the corrupted run's residual there
+    /// (a patch changes nothing below its layer): on average half the layers.
+    bool resumeAtLayer = true;
     /// Called after each patched run with the runs done and the runs in all (from the calling
     /// thread).
     std::function<void(Index done, Index total)> progress{};
