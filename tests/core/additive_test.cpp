@@ -6,9 +6,9 @@
 #include <cmath>
 #include <limits>
 
-#include "../../core/attention/src/kernels.h"
 #include "attnlab/attention/attention.h"
 #include "attnlab/lab/embedding.h"
+#include "kernels.h"
 #include "reference.h"
 
 namespace attnlab {

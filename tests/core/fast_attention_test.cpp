@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "../../core/attention/src/fast_attention.h"
 #include "attnlab/attention/attention.h"
+#include "fast_attention.h"
 #include "isa_scope.h"
 #include "reference.h"
 

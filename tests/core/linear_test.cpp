@@ -6,8 +6,8 @@
 
 #include <cmath>
 
-#include "../../core/attention/src/kernels.h"
 #include "attnlab/attention/attention.h"
+#include "kernels.h"
 #include "reference.h"
 
 namespace attnlab {

@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "../../core/model/src/forward_seams.h"
 #include "attnlab/base/isa.h"
+#include "forward_seams.h"
 #include "isa_scope.h"
 
 namespace attnlab::model {
