@@ -4,12 +4,17 @@
 #   cmake -DROOT=<source tree> -P cmake/check_floors.cmake
 # Prints every include that crosses a floor upward, as "file includes header (part X on
 # floor N includes part Y on floor M)", and fails; prints nothing and succeeds otherwise.
+# Two more rules, reported the same way: ui/ and app/ never include a core part's internal
+# header (core/<part>/internal/attnlab/<part>/...), and no file (the tests too) reaches
+# into another part's folder by a relative path ("../../core/attention/src/kernels.h"): a
+# white-box test links the part's seam target and includes the header by its name.
 # docs/architecture.md describes the floors and why each part sits where it does.
 cmake_minimum_required(VERSION 3.22)
 
 if(NOT DEFINED ROOT)
     message(FATAL_ERROR "check_floors: give the source tree as -DROOT=<folder>")
 endif()
+get_filename_component(ROOT "${ROOT}" ABSOLUTE)
 
 # Floor of each part, from the bottom. A part is a folder: core/<part> (its headers are
 # included as "attnlab/<part>/..."), ui/<part> (included as "ui/<part>/...") and app.
@@ -41,12 +46,45 @@ endfunction()
 file(GLOB_RECURSE sources RELATIVE "${ROOT}" "${ROOT}/core/*.h" "${ROOT}/core/*.cpp"
      "${ROOT}/core/*.inc" "${ROOT}/ui/*.h" "${ROOT}/ui/*.cpp" "${ROOT}/app/*.h"
      "${ROOT}/app/*.cpp")
+# The tests are read for relative paths only (tests/floors holds the trees made to break
+# the check, read when ROOT is one of them).
+file(GLOB_RECURSE test_sources RELATIVE "${ROOT}" "${ROOT}/tests/*.h" "${ROOT}/tests/*.cpp")
+list(FILTER test_sources EXCLUDE REGEX "^tests/floors/")
+list(APPEND sources ${test_sources})
 list(SORT sources)
+
+# The core's internal headers, as they are included: "attnlab/<part>/<name>.h".
+file(GLOB_RECURSE internal_headers RELATIVE "${ROOT}" "${ROOT}/core/*/internal/attnlab/*.h")
+list(TRANSFORM internal_headers REPLACE "^core/[a-z_]+/internal/" "")
+
+# Reports an include that names a path with ".." in it and lands in a part other than the
+# includer's own (any part, for a file outside core/, ui/ and app/).
+function(check_relative source from header)
+    if(NOT header MATCHES "(^|/)\\.\\.(/|$)")
+        return()
+    endif()
+    get_filename_component(dir "${ROOT}/${source}" DIRECTORY)
+    get_filename_component(target "${header}" ABSOLUTE BASE_DIR "${dir}")
+    file(RELATIVE_PATH target "${ROOT}" "${target}")
+    part_of_path("${target}" to)
+    if(NOT to STREQUAL "" AND NOT to STREQUAL from)
+        string(REGEX REPLACE "^([a-z]+)_" "\\1/" to_name "${to}")
+        set(problems ${problems}
+            "${source} includes ${header} (a relative path into ${to_name}: include a part's public headers by their name, a white-box test a seam's headers by theirs)"
+            PARENT_SCOPE)
+    endif()
+endfunction()
 
 set(problems "")
 foreach(source IN LISTS sources)
     part_of_path("${source}" from)
     if(from STREQUAL "")
+        file(STRINGS "${ROOT}/${source}" lines REGEX "^[ \t]*#[ \t]*include[ \t]*\"")
+        foreach(line IN LISTS lines)
+            if(line MATCHES "#[ \t]*include[ \t]*\"([^\"]+)\"")
+                check_relative("${source}" "" "${CMAKE_MATCH_1}")
+            endif()
+        endforeach()
         continue()
     endif()
     if(NOT DEFINED floor_${from})
@@ -59,6 +97,14 @@ foreach(source IN LISTS sources)
             continue()
         endif()
         set(header "${CMAKE_MATCH_1}")
+        check_relative("${source}" "${from}" "${header}")
+        if(NOT from MATCHES "^core_" AND header IN_LIST internal_headers)
+            string(REGEX REPLACE "^attnlab/([a-z_]+)/.*" "core/\\1" to_name "${header}")
+            string(REGEX REPLACE "^([a-z]+)_" "\\1/" from_name "${from}")
+            list(APPEND problems
+                 "${source} includes ${header} (an internal header of ${to_name}, for the core's parts only, not ${from_name})")
+            continue()
+        endif()
         if(header MATCHES "^attnlab/([a-z_]+)/")
             set(to "core_${CMAKE_MATCH_1}")
         elseif(header MATCHES "^ui/([a-z_]+)/")
