@@ -3139,12 +3139,12 @@ File › Open Attention Dump… or Open Q/K/V Dump… shows every layer and head
 <context>
     <name>attnlab::ui::NamedToken</name>
     <message>
-        <source>%1: “%2” is not an id, and the model has no tokenizer.json to read it as text.</source>
-        <translation>%1：“%2”不是编号，而模型没有 tokenizer.json，无法把它当作文本读取。</translation>
+        <source>%1: &quot;%2&quot; is not an id, and the model has no tokenizer.json to read it as text.</source>
+        <translation>%1：&quot;%2&quot; 不是编号，而模型没有 tokenizer.json，无法把它当作文本读取。</translation>
     </message>
     <message>
-        <source>%1: &quot;%2&quot; is %3 tokens (%4), not one. Type it as the model reads it, with its leading space: “ dog”.</source>
-        <translation>%1：&quot;%2&quot; 是 %3 个词元（%4），不是一个。请按模型读到的样子输入，连同前导空格：“ dog”。</translation>
+        <source>%1: &quot;%2&quot; is %3 tokens (%4), not one. Type it as the model reads it, with its leading space: &quot; dog&quot;.</source>
+        <translation>%1：&quot;%2&quot; 是 %3 个词元（%4），不是一个。请按模型读到的样子输入，连同前导空格：&quot; dog&quot;。</translation>
     </message>
     <message>
         <source>%1: token %2 is not in the vocabulary (ids 0 to %3).</source>

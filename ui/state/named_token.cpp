@@ -15,7 +15,7 @@ std::optional<std::int64_t> namedTokenIn(const QString& typed, const model::Toke
     case Problem::NoTokenizer:
         *why = QCoreApplication::translate(
                    "attnlab::ui::NamedToken",
-                   "%1: “%2” is not an id, and the model has no tokenizer.json to read "
+                   "%1: \"%2\" is not an id, and the model has no tokenizer.json to read "
                    "it as text.")
                    .arg(field, typed);
         break;
@@ -23,7 +23,7 @@ std::optional<std::int64_t> namedTokenIn(const QString& typed, const model::Toke
         *why = QCoreApplication::translate(
                    "attnlab::ui::NamedToken",
                    "%1: \"%2\" is %3 tokens (%4), not one. Type it as the model reads "
-                   "it, with its leading space: “ dog”.")
+                   "it, with its leading space: \" dog\".")
                    .arg(field, typed)
                    .arg(reading.count)
                    .arg(QString::fromStdString(reading.pieces));
