@@ -588,6 +588,17 @@ TEST_P(EveryArchitecture, ARetypedWordReusesThePrefixItShares) {
 namespace attnlab::model {
 namespace {
 
+/// A fixture copied into `dir` and made to take 700 positions (its config's maximum raised; its
+/// weights unchanged).
+Model loadWith700Positions(const std::string& name, const TempDir& dir) {
+    const std::string folder = test::copyFixture(name, dir.path());
+    const auto configPath = std::filesystem::path(folder) / "config.json";
+    nlohmann::json config = nlohmann::json::parse(test::readBytes(configPath.string()));
+    config[config.contains("n_positions") ? "n_positions" : "max_position_embeddings"] = 700;
+    test::writeBytes(configPath.string(), config.dump());
+    return load(folder);
+}
+
 // A long text's row-wise stages (q/k/v, the output projection, the MLP, each with its norms
 // and residual) run in blocks of rows (forward.cpp's kRowBlock, 256): a decoder's rows do not
 // depend on later tokens, so a text's first rows give the same bytes whether the text ends there
@@ -603,12 +614,7 @@ TEST(RunModel, ALongTextsStagesInBlocksOfRowsChangeNoBit) {
                              "hf/gpt_neox_pythia", "hf/phi"}) {
         SCOPED_TRACE(name);
         TempDir dir;
-        const std::string folder = test::copyFixture(name, dir.path());
-        const auto configPath = std::filesystem::path(folder) / "config.json";
-        nlohmann::json config = nlohmann::json::parse(test::readBytes(configPath.string()));
-        config[config.contains("n_positions") ? "n_positions" : "max_position_embeddings"] = 700;
-        test::writeBytes(configPath.string(), config.dump());
-        const Model model = load(folder);
+        const Model model = loadWith700Positions(name, dir);
         std::vector<std::int64_t> ids;
         for (std::int64_t i = 0; i < 600; ++i)
             ids.push_back((i * 7 + 3) % model.config.vocab);
@@ -634,12 +640,7 @@ TEST(RunModel, ALongTextsPatchedAndRecordedHeadsInBlocksChangeNoBit) {
     for (const char* name : {"qwen2_bias_tied", "hf/gpt_neox_pythia", "hf/phi"}) {
         SCOPED_TRACE(name);
         TempDir dir;
-        const std::string folder = test::copyFixture(name, dir.path());
-        const auto configPath = std::filesystem::path(folder) / "config.json";
-        nlohmann::json config = nlohmann::json::parse(test::readBytes(configPath.string()));
-        config[config.contains("n_positions") ? "n_positions" : "max_position_embeddings"] = 700;
-        test::writeBytes(configPath.string(), config.dump());
-        const Model model = load(folder);
+        const Model model = loadWith700Positions(name, dir);
         const Index hd = model.config.headDim;
         std::vector<std::int64_t> ids;
         for (std::int64_t i = 0; i < 600; ++i)

@@ -968,12 +968,13 @@ std::size_t commonPrefix(std::span<const std::int64_t> a, std::span<const std::i
                                     a.begin());
 }
 
-Result<ModelRun> runModel(const Model& model, std::span<const std::int64_t> ids,
-                          const RunOptions& options, const ModelRun* previous) {
+namespace {
+
+/// runModel and resumeRun: a single sequence's run, from the embedding or resumed.
+Result<ModelRun> runOne(const Model& model, std::span<const std::int64_t> ids,
+                        const RunOptions& options, const ModelRun* previous,
+                        const seams::Resume* resume) {
     const ModelConfig& c = model.config;
-    if (c.kind == ModelKind::EncoderDecoder)
-        return Error{model.name + " is an encoder-decoder (" + std::string(c.arch().displayName) +
-                     "): give a source and a target"};
     if (auto problem = validateRun(c, ids, options)) return Error{*problem};
     const int threads = resolveThreads(options.threads);
     const Index old = reusablePositions(previous, ids, options, c);
@@ -985,7 +986,18 @@ Result<ModelRun> runModel(const Model& model, std::span<const std::int64_t> ids,
     run.extended = previous != nullptr;
     run.reusedPositions = old;
     run.passes = passesAfter(previous, old);
-    return runMain(model, ids, old, std::move(run), previous, options, threads);
+    return runMain(model, ids, old, std::move(run), previous, options, threads, resume);
+}
+
+} // namespace
+
+Result<ModelRun> runModel(const Model& model, std::span<const std::int64_t> ids,
+                          const RunOptions& options, const ModelRun* previous) {
+    const ModelConfig& c = model.config;
+    if (c.kind == ModelKind::EncoderDecoder)
+        return Error{model.name + " is an encoder-decoder (" + std::string(c.arch().displayName) +
+                     "): give a source and a target"};
+    return runOne(model, ids, options, previous, nullptr);
 }
 
 Result<ModelRun> seams::resumeRun(const Model& model, std::span<const std::int64_t> ids,
@@ -1000,18 +1012,7 @@ Result<ModelRun> seams::resumeRun(const Model& model, std::span<const std::int64
                    resume.entering->rows() == static_cast<Index>(ids.size()) &&
                    resume.entering->cols() == c.hidden,
                "resumeRun: the run resumed is not a whole run of these ids");
-    if (auto problem = validateRun(c, ids, options)) return Error{*problem};
-    const int threads = resolveThreads(options.threads);
-    const Index old = reusablePositions(previous, ids, options, c);
-    if (old == 0) previous = nullptr;
-
-    ModelRun run;
-    run.ids.assign(ids.begin(), ids.end());
-    run.ablatedHeads = options.ablatedHeads;
-    run.extended = previous != nullptr;
-    run.reusedPositions = old;
-    run.passes = passesAfter(previous, old);
-    return runMain(model, ids, old, std::move(run), previous, options, threads, &resume);
+    return runOne(model, ids, options, previous, &resume);
 }
 
 Result<ModelRun> runTranslation(const Model& model, std::span<const std::int64_t> source,
