@@ -251,16 +251,25 @@ TEST(Patching, ACancelledRunKeepsThePreviousResult) {
     ASSERT_TRUE(patching->result().has_value());
     EXPECT_EQ(patching->result()->key.target, PatchTarget::Heads);
     EXPECT_TRUE(patching->result()->key.b.has_value());
+}
 
-    // A whole number names an id, as on the command line and in the Attribution tab
-    // (model::readToken): the tokens " dog" and " cup" by their ids read the same.
-    const std::int64_t dog = *patching->result()->key.a;
-    const std::int64_t cup = *patching->result()->key.b;
-    patching->setMetricTokens(QString::number(dog), QString::number(cup));
+// A whole number names an id, as on the command line and in the Attribution tab
+// (model::readToken), even where the tokenizer reads the digits as one token of another id.
+TEST(Patching, AWholeNumberNamesAnIdAsEverywhereElse) {
+    PatchingFixture fixture;
+    PatchingDocument* patching = fixture.patching;
+    fixture.typeCorrupted(kCorrupted);
     fixture.settle();
-    ASSERT_TRUE(patching->result().has_value());
-    EXPECT_EQ(patching->result()->key.a, dog);
-    EXPECT_EQ(patching->result()->key.b, cup);
+    for (const char* digits : {"5", "7"}) {
+        const model::Encoding asText = fixture.models->tokenizer()->encode(digits, false);
+        ASSERT_EQ(asText.ids.size(), 1u) << digits;
+        ASSERT_NE(std::to_string(asText.ids.front()), digits);
+    }
+    patching->setMetricTokens(QStringLiteral("5"), QStringLiteral("7"));
+    fixture.settle();
+    ASSERT_TRUE(patching->result().has_value()) << patching->message().toStdString();
+    EXPECT_EQ(patching->result()->key.a, 5);
+    EXPECT_EQ(patching->result()->key.b, 7);
 }
 
 TEST(Patching, BadInputShowsOneLineAndNoMap) {
