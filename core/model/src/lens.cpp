@@ -349,19 +349,15 @@ TokenReading readToken(const std::string& text, const Tokenizer* tokenizer,
 Result<std::int64_t> namedToken(const std::string& text, const Tokenizer* tokenizer,
                                 const ModelConfig& config) {
     const TokenReading reading = readToken(text, tokenizer, config);
-    switch (reading.problem) {
-    case TokenReading::Problem::None:
-        return reading.id;
-    case TokenReading::Problem::NoTokenizer:
+    using Problem = TokenReading::Problem;
+    if (reading.problem == Problem::None) return reading.id;
+    if (reading.problem == Problem::NoTokenizer)
         return Error{"'" + text + "' is not an id, and the model has no tokenizer.json to " +
                      "read it as text"};
-    case TokenReading::Problem::NotOneToken:
+    if (reading.problem == Problem::NotOneToken)
         return Error{quoted(text) + " is " + std::to_string(reading.count) + " tokens (" +
                      reading.pieces + "), not one"};
-    case TokenReading::Problem::OutsideVocabulary:
-        return Error{*tokenProblem(config, reading.id, "the")};
-    }
-    return Error{"unreachable"};
+    return Error{*tokenProblem(config, reading.id, "the")}; // outside the vocabulary
 }
 
 } // namespace attnlab::model
