@@ -683,7 +683,8 @@ TEST(RunModel, ALongTextsPatchedAndRecordedHeadsInBlocksChangeNoBit) {
         }
         // The patch and the ablation reached the heads' inputs of the later blocks.
         const Matrix& last = fullRecord.headInputs.back();
-        EXPECT_TRUE((last.leftCols(hd).bottomRows(100).array() == values.bottomRows(100).array()).all());
+        EXPECT_TRUE(
+            (last.leftCols(hd).bottomRows(100).array() == values.bottomRows(100).array()).all());
         EXPECT_TRUE(fullRecord.headInputs.front().rightCols(hd).bottomRows(100).isZero(0));
     }
 }

@@ -435,20 +435,19 @@ template <typename... Buffers> void release(Buffers&... buffers) {
     ((buffers.size() >= kReleasedFloats ? buffers.resize(0, 0) : void()), ...);
 }
 
-/// `fresh` [S_new, heads * hd] split by head: [1, heads, S_new, hd].
-Tensor4 splitHeads(const Matrix& fresh, Index heads, Index headDim) {
-    Tensor4 out(1, heads, fresh.rows(), headDim);
-    for (Index h = 0; h < heads; ++h)
-        out.head(0, h) = fresh.middleCols(h * headDim, headDim);
-    return out;
-}
-
 /// Rows [begin, begin + block.rows()) of `out` [1, heads, S, hd], by head, from block
 /// [rows, heads * hd].
 void scatterHeads(const Matrix& block, Index begin, Tensor4& out) {
     const Index hd = out.dim;
     for (Index h = 0; h < out.heads; ++h)
         out.head(0, h).middleRows(begin, block.rows()) = block.middleCols(h * hd, hd);
+}
+
+/// `fresh` [S_new, heads * hd] split by head: [1, heads, S_new, hd].
+Tensor4 splitHeads(const Matrix& fresh, Index heads, Index headDim) {
+    Tensor4 out = Tensor4::uninitialized(1, heads, fresh.rows(), headDim);
+    scatterHeads(fresh, 0, out);
+    return out;
 }
 
 /// How many leading positions of `previous` a run of `ids` reuses; 0: none (run from scratch).
@@ -659,7 +658,8 @@ void mergeHeads(const Attention& attention, const ModelConfig& c, Index layer,
         if (ablated && ablated->count({layer, head}))
             mixed.middleCols(head * hd, hd).setZero();
         else
-            mixed.middleCols(head * hd, hd) = attention.output.head(0, head).middleRows(begin, count);
+            mixed.middleCols(head * hd, hd) =
+                attention.output.head(0, head).middleRows(begin, count);
     }
 }
 
@@ -1001,8 +1001,8 @@ Result<ModelRun> runModel(const Model& model, std::span<const std::int64_t> ids,
 }
 
 Result<ModelRun> seams::resumeRun(const Model& model, std::span<const std::int64_t> ids,
-                                 const RunOptions& options, const ModelRun* previous,
-                                 const Resume& resume) {
+                                  const RunOptions& options, const ModelRun* previous,
+                                  const Resume& resume) {
     const ModelConfig& c = model.config;
     ATTN_CHECK(c.kind != ModelKind::EncoderDecoder && resume.below && resume.entering &&
                    resume.first >= 0 && resume.first <= c.layers &&

@@ -35,7 +35,7 @@ namespace attnlab::model::seams {
 
 /// Where a resumed run starts (resumeRun).
 struct Resume {
-    const ModelRun* below = nullptr; ///< a whole run of the same ids with the same options
+    const ModelRun* below = nullptr;  ///< a whole run of the same ids with the same options
     const Matrix* entering = nullptr; ///< [S, D]: the residual entering `first` in it (recorded)
     Index first = 0;                  ///< the first layer computed again
 };

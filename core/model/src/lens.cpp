@@ -265,13 +265,14 @@ Result<Patching> activationPatching(const Model& model, std::span<const std::int
         if (cancelled(base)) return Error{"cancelled"};
         RunOptions patching = options;
         patching.patch = &patch;
-        auto run = asked.resumeAtLayer
-                       ? seams::resumeRun(model, corrupted, patching, from,
-                                          {.below = &*corruptedRun,
-                                           .entering = &corruptedRecord.residual[static_cast<
-                                               std::size_t>(layer)],
-                                           .first = layer})
-                       : runModel(model, corrupted, patching, from);
+        auto run =
+            asked.resumeAtLayer
+                ? seams::resumeRun(
+                      model, corrupted, patching, from,
+                      {.below = &*corruptedRun,
+                       .entering = &corruptedRecord.residual[static_cast<std::size_t>(layer)],
+                       .first = layer})
+                : runModel(model, corrupted, patching, from);
         if (!run) return Error{run.error()};
         ++result.runs;
         result.reusedPositions += run->reusedPositions;
@@ -324,8 +325,7 @@ std::string quoted(const std::string& piece) {
 TokenReading readToken(const std::string& text, const Tokenizer* tokenizer,
                        const ModelConfig& config) {
     TokenReading reading;
-    const auto [end, error] =
-        std::from_chars(text.data(), text.data() + text.size(), reading.id);
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), reading.id);
     if (text.empty() || error != std::errc() || end != text.data() + text.size()) {
         if (!tokenizer) {
             reading.problem = TokenReading::Problem::NoTokenizer;
