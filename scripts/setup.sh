@@ -10,6 +10,7 @@ PACKAGES=(
     fonts-noto-cjk qt6-translations-l10n  # Chinese glyphs, not boxes; Qt's own dialogs in zh_CN
     libqcustomplot-dev libeigen3-dev nlohmann-json3-dev libzip-dev libpcre2-dev libicu-dev
     libgtest-dev
+    libcurl4-openssl-dev libssl-dev  # downloads from the Hugging Face Hub (TLS, sha256)
     libsentencepiece-dev  # SentencePiece .model tokenizers (Marian's source.spm) read by the reference library
     xvfb xauth
     poppler-utils  # pdftotext: the render tests read the text back out of PDF figures

@@ -144,8 +144,8 @@ TEST(HubCache, AModelNotInTheCacheSaysWhereTheCacheIs) {
     EXPECT_EQ(missing.error(),
               "'gpt2' is not a folder, and no model 'gpt2' in the Hugging Face cache at " +
                   dir.path().string() +
-                  " (no folder models--gpt2 there); AttnLab does not download models: fetch it "
-                  "with huggingface-cli download gpt2 (or give a folder)");
+                  " (no folder models--gpt2 there); it is not downloaded yet (attnlab downloads "
+                  "it from the Hub when it opens it, or give a folder)");
     env.set("HF_HUB_OFFLINE", "1");
     EXPECT_NE(resolveModelArgument("gpt2").error().find("HF_HUB_OFFLINE is set"),
               std::string::npos);

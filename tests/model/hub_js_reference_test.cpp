@@ -1,7 +1,9 @@
 // The Hugging Face cache as the Hub's own JavaScript client reads it (@huggingface/hub 2.17.5,
 // installed by the npm_packages CTest fixture, run with node): getHFHubCachePath() is where
 // hubCacheRoot() looks, under each combination of the variables, and scanCacheDir() finds in a
-// cache built here the repositories, commits, refs and sizes listHubCache() finds.
+// cache built here the repositories, commits, refs and sizes listHubCache() finds; and
+// snapshotDownload() and downloadHubModel() fetch from one server (fake_hub_server.h) caches
+// that each side reads back.
 
 #include <gtest/gtest.h>
 
@@ -9,14 +11,19 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "attnlab/model/hub_cache.h"
+#include "attnlab/model/hub_download.h"
+#include "attnlab/model/model.h"
 #include "checkpoint_builder.h"
 #include "command_runner.h"
 #include "fake_hub_cache.h"
+#include "fake_hub_server.h"
 #include "temp_dir.h"
 
 namespace attnlab::model {
@@ -129,6 +136,77 @@ TEST_F(HubJsReference, ScanCacheDirFindsWhatTheListFinds) {
             }
         }
     }
+}
+
+/// GPT-2's fixture as a repository: config in git, weights in LFS, and a README.
+std::vector<test::FakeHubServer::File> tinyRepository() {
+    const auto read = [](const std::string& path) {
+        std::ifstream in(path, std::ios::binary);
+        return std::string{std::istreambuf_iterator<char>(in), {}};
+    };
+    const std::string folder = fixtureDir("hf/gpt2");
+    return {{"config.json", read(folder + "/config.json")},
+            {"model.safetensors", read(folder + "/model.safetensors"), true},
+            {"README.md", "# tiny\n"}};
+}
+
+TEST_F(HubJsReference, ACacheTheHubsClientDownloadedOpensHereOffline) {
+    TempDir dir("attnlab_hubjs");
+    EnvironmentScope env;
+    env.set("no_proxy", "127.0.0.1");
+    test::FakeHubServer server;
+    server.addRepo("org/tiny", kCommitA, tinyRepository(), {"main", "v1"});
+    const fs::path root = dir.path() / "hub";
+    const std::string out = node("hub.snapshotDownload({repo: 'org/tiny', revision: 'v1', cacheDir: " +
+                                     nlohmann::json(root.string()).dump() + ", hubUrl: " +
+                                     nlohmann::json(server.endpoint()).dump() +
+                                     "}).then(p => console.log('SNAPSHOT ' + p));",
+                                 dir.path() / "capture");
+    ASSERT_NE(out.find("SNAPSHOT " + (root / "models--org--tiny" / "snapshots" / kCommitA).string()),
+              std::string::npos)
+        << out;
+
+    env.set("HF_HUB_CACHE", root.string());
+    env.set("HF_HUB_OFFLINE", "1");
+    const std::size_t heard = server.requestCount();
+    for (const std::string& id : std::vector<std::string>{"org/tiny@v1", "org/tiny@" + kCommitA}) {
+        auto folder = fetchModelArgument(id);
+        ASSERT_TRUE(folder.ok()) << folder.error();
+        auto model = loadModel(*folder);
+        EXPECT_TRUE(model.ok()) << id << ": " << model.error();
+    }
+    EXPECT_EQ(server.requestCount(), heard);
+}
+
+TEST_F(HubJsReference, ACacheDownloadedHereIsWhatTheHubsClientScans) {
+    TempDir dir("attnlab_hubjs");
+    EnvironmentScope env;
+    env.set("no_proxy", "127.0.0.1");
+    test::FakeHubServer server;
+    const auto files = tinyRepository();
+    server.addRepo("org/tiny", kCommitA, files, {"main", "v1"});
+    const fs::path root = dir.path() / "hub";
+    env.set("HF_HUB_CACHE", root.string());
+    env.set("HF_ENDPOINT", server.endpoint());
+    ASSERT_TRUE(fetchModelArgument("org/tiny").ok());
+    ASSERT_TRUE(fetchModelArgument("org/tiny@v1").ok());
+
+    const std::string json = node(
+        "hub.scanCacheDir(" + nlohmann::json(root.string()).dump() +
+            ").then(r => console.log(JSON.stringify(r.repos.map(repo => ({id: repo.id.name, "
+            "revisions: repo.revisions.map(v => ({commit: v.commitOid, refs: [...v.refs].sort(), "
+            "files: v.files.map(f => f.path.split('/').pop()).sort(), "
+            "size: Number(v.size)}))})))));",
+        dir.path() / "capture");
+    const auto theirs = nlohmann::json::parse(json);
+    ASSERT_EQ(theirs.size(), 1u) << json;
+    EXPECT_EQ(theirs[0]["id"], "org/tiny");
+    ASSERT_EQ(theirs[0]["revisions"].size(), 1u) << json;
+    const auto& revision = theirs[0]["revisions"][0];
+    EXPECT_EQ(revision["commit"], kCommitA);
+    EXPECT_EQ(revision["refs"], nlohmann::json({"main", "v1"}));
+    EXPECT_EQ(revision["files"], nlohmann::json({"config.json", "model.safetensors"})) << json;
+    EXPECT_EQ(revision["size"].get<std::size_t>(), files[0].bytes.size() + files[1].bytes.size());
 }
 
 } // namespace

@@ -269,8 +269,8 @@ Result<std::string> resolveModelArgument(const std::string& argument) {
         !environment("HF_HUB_OFFLINE").empty() && environment("HF_HUB_OFFLINE") != "0";
     const std::string how =
         offline ? "HF_HUB_OFFLINE is set; AttnLab reads the cache only"
-                : "AttnLab does not download models: fetch it with huggingface-cli download " +
-                      id->repo + " (or give a folder)";
+                : "it is not downloaded yet (attnlab downloads it from the Hub when it opens "
+                  "it, or give a folder)";
     return Error{"'" + argument + "' is not a folder, and " + snapshot.error() + "; " + how};
 }
 

@@ -10,7 +10,7 @@
 /// else $XDG_CACHE_HOME/huggingface/hub, else ~/.cache/huggingface/hub (huggingface_hub's
 /// constants.py; an empty variable counts as unset, a leading ~ is the home folder). Nothing
 /// here touches the network: a model that is not in the cache is an error saying where the
-/// cache is.
+/// cache is (hub_download.h fetches it).
 ///
 ///   auto folder = resolveModelArgument("Qwen/Qwen2.5-0.5B@main");   // Result<std::string>
 ///   auto model = loadModel(*folder);
