@@ -2,12 +2,15 @@
 
 #include "attnlab/base/check.h"
 #include "attnlab/model/hub_cache.h"
+#include "attnlab/model/hub_download.h"
 
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <iostream>
@@ -91,7 +94,29 @@ std::string require(const Arguments& args, std::string_view name) {
 }
 
 std::string modelFolder(const std::string& argument) {
-    auto folder = model::resolveModelArgument(argument);
+    // A Hub id that is not in the cache is downloaded (hub_download.h): a line that updates on
+    // a terminal, one line per file otherwise.
+    const bool terminal = ::isatty(STDERR_FILENO) != 0;
+    const auto start = std::chrono::steady_clock::now();
+    model::DownloadRate rate;
+    model::HubDownloadOptions options;
+    options.progress = [&](const model::HubDownloadProgress& progress) {
+        if (!terminal || progress.file.empty()) return true;
+        rate.add(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
+                 progress.done);
+        std::cerr << "\r\033[Kattnlab: " << model::downloadStatusLine(progress, rate) << std::flush;
+        return true;
+    };
+    options.fileDone = [&](const std::string& line) {
+        std::cerr << (terminal ? "\r\033[K" : "") << "attnlab: " << line << '\n';
+    };
+    const auto planned = [](const model::HubDownloadPlan& plan) {
+        std::cerr << "attnlab: " << plan.id.repo << "@" << plan.id.revision << " (commit "
+                  << plan.commit.substr(0, 12) << "): " << plan.files.size() << " files, "
+                  << model::sizeText(plan.missing) << " to download from " << plan.endpoint
+                  << " into " << plan.cacheRoot << '\n';
+    };
+    auto folder = model::fetchModelArgument(argument, options, planned);
     if (!folder) fail("--model: " + folder.error());
     return *folder;
 }

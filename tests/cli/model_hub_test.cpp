@@ -2,7 +2,8 @@
 // out as huggingface_hub lays it out (tests/support/fake_hub_cache.h) and writes the same
 // bytes as from the folder; `model --list` prints what the cache holds; a model missing from
 // the cache is one line naming the cache (render and the window: window_hub_test.cpp, which
-// only a build with the window has). And pytorch_model.bin, end to end: the GPT-2
+// only a build with the window has); one that is not is downloaded from HF_ENDPOINT (a loopback
+// server answering as the Hub, fake_hub_server.h). And pytorch_model.bin, end to end: the GPT-2
 // fixture saved by torch.save writes the bytes its safetensors twin writes.
 
 #include <gtest/gtest.h>
@@ -15,6 +16,7 @@
 
 #include "command_runner.h"
 #include "fake_hub_cache.h"
+#include "fake_hub_server.h"
 
 namespace attnlab {
 namespace {
@@ -37,6 +39,10 @@ protected:
         test::CommandFolderTest::SetUp();
         m_cache.emplace(m_root / "hub");
         m_env.set("HF_HUB_CACHE", m_cache->root().string());
+        // No test reaches the real Hub: downloads go to a server that is not there unless a
+        // test starts one.
+        m_env.set("HF_ENDPOINT", "http://127.0.0.1:1");
+        m_env.set("no_proxy", "127.0.0.1");
         m_cache->addSnapshot("openai-community/gpt2", kCommitA,
                              source("tests/model/fixtures/hf/gpt2"),
                              {"config.json", "model.safetensors"});
@@ -91,6 +97,44 @@ TEST_F(ModelHub, AModelMissingFromTheCacheIsOneLineNamingTheCache) {
         << revision.err;
     EXPECT_NE(revision.err.find("(refs there: main;"), std::string::npos) << revision.err;
     EXPECT_FALSE(fs::exists(file("x.npz")));
+}
+
+TEST_F(ModelHub, AModelNotInTheCacheIsDownloadedThenWritesWhatItsFolderWrites) {
+    test::FakeHubServer server;
+    const auto read = [](const std::string& path) { return test::readWholeFile(path); };
+    server.addRepo("org/gpt2", kCommitB,
+                   {{"config.json", read(source("tests/model/fixtures/hf/gpt2/config.json"))},
+                    {"model.safetensors",
+                     read(source("tests/model/fixtures/hf/gpt2/model.safetensors")), true},
+                    {"README.md", "# gpt2\n"}});
+    m_env.set("HF_ENDPOINT", server.endpoint());
+    const auto byId =
+        attnlab({"model", "--model", "org/gpt2", "--ids", kIds, "--out", file("id.npz"), "--logits"});
+    ASSERT_EQ(byId.status, 0) << byId.err;
+    const auto byFolder = attnlab({"model", "--model", source("tests/model/fixtures/hf/gpt2"),
+                                   "--ids", kIds, "--out", file("folder.npz"), "--logits"});
+    ASSERT_EQ(byFolder.status, 0) << byFolder.err;
+    EXPECT_EQ(test::readWholeFile(file("id.npz")), test::readWholeFile(file("folder.npz")));
+    // Not a terminal: what will be fetched, then one line per file.
+    EXPECT_NE(byId.err.find("attnlab: org/gpt2@main (commit " + kCommitB.substr(0, 12) +
+                            "): 2 files, 154.5 kB to download from " + server.endpoint() +
+                            " into " + m_cache->root().string() + "\n"),
+              std::string::npos)
+        << byId.err;
+    EXPECT_NE(byId.err.find("attnlab: config.json 825 B downloaded\n"), std::string::npos)
+        << byId.err;
+    EXPECT_NE(byId.err.find("attnlab: model.safetensors 153.6 kB downloaded\n"),
+              std::string::npos)
+        << byId.err;
+
+    // Offline, a model not in the cache is refused without a request.
+    m_env.set("HF_HUB_OFFLINE", "1");
+    const std::size_t heard = server.requestCount();
+    const auto offline =
+        attnlab({"model", "--model", "org/other", "--ids", "1,2", "--out", file("x.npz")});
+    EXPECT_EQ(offline.status, 2);
+    EXPECT_NE(offline.err.find("HF_HUB_OFFLINE is set"), std::string::npos) << offline.err;
+    EXPECT_EQ(server.requestCount(), heard);
 }
 
 TEST_F(ModelHub, ListPrintsEveryCachedModel) {

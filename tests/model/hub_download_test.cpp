@@ -52,8 +52,6 @@ protected:
         m_env.set("HF_HUB_CACHE", (m_dir.path() / "hub").string());
         m_env.set("HF_ENDPOINT", m_server.endpoint() + "/"); // a trailing '/' is dropped
         m_env.set("HF_HOME", (m_dir.path() / "hf-home").string());
-        m_env.unset("HF_TOKEN");
-        m_env.unset("HF_TOKEN_PATH");
         // A proxy set on the machine must not see the loopback server.
         m_env.set("no_proxy", "127.0.0.1");
         m_env.set("NO_PROXY", "127.0.0.1");
@@ -312,6 +310,34 @@ TEST(HubFiles, TheModelApisAnswerIsCheckedBeforeItIsUsed) {
              "{\"sha\": \"" + kCommitA + "\", \"siblings\": [1]}",
              "{\"sha\": \"" + kCommitA + "\", \"siblings\": [{\"rfilename\": 2}]}"})
         EXPECT_FALSE(parseHubModelInfo(bad).ok()) << bad;
+}
+
+TEST(HubFiles, SpeedAndTimeLeftComeFromTheLastSeconds) {
+    DownloadRate rate;
+    EXPECT_EQ(rate.bytesPerSecond(), 0);
+    EXPECT_LT(rate.secondsLeft(100), 0);
+    rate.add(0.0, 0);
+    rate.add(1.0, 2'000'000);
+    EXPECT_DOUBLE_EQ(rate.bytesPerSecond(), 2e6);
+    EXPECT_DOUBLE_EQ(rate.secondsLeft(10'000'000), 4.0);
+    // A stall five seconds ago no longer counts.
+    rate.add(2.0, 4'000'000);
+    rate.add(8.0, 5'000'000);
+    rate.add(9.0, 6'000'000);
+    EXPECT_DOUBLE_EQ(rate.bytesPerSecond(), 2e6 / 7.0);
+    EXPECT_EQ(durationText(65), "1:05");
+    EXPECT_EQ(durationText(3723), "1:02:03");
+    HubDownloadProgress progress;
+    progress.file = "model.safetensors";
+    progress.fileIndex = 1;
+    progress.fileCount = 3;
+    progress.done = 45'200'000;
+    progress.total = 548'100'000;
+    DownloadRate steady;
+    steady.add(0, 0);
+    steady.add(4, 45'200'000);
+    EXPECT_EQ(downloadStatusLine(progress, steady),
+              "model.safetensors (2/3)  45.2 MB of 548.1 MB  11.3 MB/s  0:45 left");
 }
 
 } // namespace

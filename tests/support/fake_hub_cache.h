@@ -23,8 +23,9 @@ class EnvironmentScope {
 public:
     EnvironmentScope() {
         // The cache's variables start unset; HOME and QT_QPA_PLATFORM keep their values.
-        for (const char* name : {"HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "HF_HOME",
-                                 "XDG_CACHE_HOME", "HOME", "HF_HUB_OFFLINE", "QT_QPA_PLATFORM"}) {
+        for (const char* name :
+             {"HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "HF_HOME", "XDG_CACHE_HOME", "HOME",
+              "HF_HUB_OFFLINE", "HF_ENDPOINT", "HF_TOKEN", "HF_TOKEN_PATH", "QT_QPA_PLATFORM"}) {
             const char* value = std::getenv(name);
             m_saved[name] = value ? std::optional<std::string>(value) : std::nullopt;
             if (std::string(name) != "HOME" && std::string(name) != "QT_QPA_PLATFORM")
@@ -42,12 +43,23 @@ public:
     EnvironmentScope(const EnvironmentScope&) = delete;
     EnvironmentScope& operator=(const EnvironmentScope&) = delete;
 
+    /// Any variable, restored afterwards like the cache's.
     void set(const std::string& name, const std::string& value) {
+        remember(name);
         ::setenv(name.c_str(), value.c_str(), 1);
     }
-    void unset(const std::string& name) { ::unsetenv(name.c_str()); }
+    void unset(const std::string& name) {
+        remember(name);
+        ::unsetenv(name.c_str());
+    }
 
 private:
+    void remember(const std::string& name) {
+        if (m_saved.count(name)) return;
+        const char* value = std::getenv(name.c_str());
+        m_saved[name] = value ? std::optional<std::string>(value) : std::nullopt;
+    }
+
     std::map<std::string, std::optional<std::string>> m_saved;
 };
 

@@ -435,6 +435,49 @@ Result<HubDownloadFile> fileMetadata(const HubDownloadPlan& plan, const std::str
 
 } // namespace
 
+void DownloadRate::add(double seconds, std::uint64_t done) {
+    m_samples.emplace_back(seconds, done);
+    while (m_samples.size() > 2 && seconds - m_samples[1].first >= 5.0)
+        m_samples.erase(m_samples.begin());
+}
+
+double DownloadRate::bytesPerSecond() const {
+    if (m_samples.size() < 2) return 0;
+    const auto& [t0, b0] = m_samples.front();
+    const auto& [t1, b1] = m_samples.back();
+    if (t1 - t0 < 0.1 || b1 < b0) return 0;
+    return double(b1 - b0) / (t1 - t0);
+}
+
+double DownloadRate::secondsLeft(std::uint64_t total) const {
+    const double speed = bytesPerSecond();
+    if (speed <= 0 || m_samples.empty()) return -1;
+    const std::uint64_t done = m_samples.back().second;
+    return done >= total ? 0 : double(total - done) / speed;
+}
+
+std::string durationText(double seconds) {
+    const auto whole = static_cast<long long>(std::max(0.0, seconds) + 0.5);
+    char text[32];
+    if (whole >= 3600)
+        std::snprintf(text, sizeof text, "%lld:%02lld:%02lld", whole / 3600, whole / 60 % 60,
+                      whole % 60);
+    else
+        std::snprintf(text, sizeof text, "%lld:%02lld", whole / 60, whole % 60);
+    return text;
+}
+
+std::string downloadStatusLine(const HubDownloadProgress& progress, const DownloadRate& rate) {
+    std::string line = progress.file + " (" + std::to_string(progress.fileIndex + 1) + "/" +
+                       std::to_string(progress.fileCount) + ")  " + sizeText(progress.done) +
+                       " of " + sizeText(progress.total);
+    if (const double speed = rate.bytesPerSecond(); speed > 0)
+        line += "  " + sizeText(static_cast<std::uint64_t>(speed)) + "/s";
+    if (const double left = rate.secondsLeft(progress.total); left >= 0)
+        line += "  " + durationText(left) + " left";
+    return line;
+}
+
 std::string hubEndpoint() {
     std::string endpoint = environment("HF_ENDPOINT");
     if (endpoint.empty()) endpoint = kDefaultEndpoint;
@@ -730,22 +773,24 @@ Result<std::string> downloadHubModel(const HubDownloadPlan& plan,
 }
 
 Result<std::string> fetchModelArgument(const std::string& argument,
-                                       const HubDownloadOptions& options) {
+                                       const HubDownloadOptions& options,
+                                       const std::function<void(const HubDownloadPlan&)>& planned) {
     std::error_code ec;
     if (fs::is_directory(argument, ec)) return argument;
     const auto id = parseHubId(argument);
     if (!id) return argument;
     const std::string root = options.cacheRoot.empty() ? hubCacheRoot() : options.cacheRoot;
-    if (auto snapshot = resolveHubSnapshot(*id, root)) return snapshot;
+    auto snapshot = resolveHubSnapshot(*id, root);
+    if (snapshot) return snapshot;
     if (hubOffline()) return resolveModelArgument(argument);
+    const std::string missing = "'" + argument + "' is not a folder, and " + snapshot.error();
     HubDownloadOptions withRoot = options;
     withRoot.cacheRoot = root;
     auto plan = planHubDownload(*id, withRoot);
-    if (!plan)
-        return Error{"'" + argument + "' is not a folder or in the cache at " + root +
-                     ", and downloading it failed: " + plan.error()};
+    if (!plan) return Error{missing + "; downloading it failed: " + plan.error()};
+    if (planned) planned(*plan);
     auto folder = downloadHubModel(*plan, withRoot);
-    if (!folder) return Error{"downloading " + argument + " failed: " + folder.error()};
+    if (!folder) return Error{missing + "; downloading it failed: " + folder.error()};
     return folder;
 }
 

@@ -27,6 +27,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "attnlab/base/result.h"
@@ -65,6 +66,26 @@ struct HubDownloadOptions {
     /// One line per file when it is done or found already in the cache (for a log).
     std::function<void(const std::string&)> fileDone;
 };
+
+/// Speed and time left, from the progress over the last few seconds.
+class DownloadRate {
+public:
+    /// `done` bytes at `seconds` since the download began.
+    void add(double seconds, std::uint64_t done);
+    /// 0 until two samples a tenth of a second apart.
+    double bytesPerSecond() const;
+    /// Seconds to fetch the rest of `total` at that speed; a negative number when unknown.
+    double secondsLeft(std::uint64_t total) const;
+
+private:
+    std::vector<std::pair<double, std::uint64_t>> m_samples; // the last 5 s
+};
+
+/// "1:05" for 65 s, "1:02:03" for an hour and more.
+std::string durationText(double seconds);
+
+/// One line for a terminal: "model.safetensors (2/3)  45.2 MB of 548.1 MB  12.3 MB/s  0:41 left".
+std::string downloadStatusLine(const HubDownloadProgress& progress, const DownloadRate& rate);
 
 /// One file to fetch, as the Hub describes it.
 struct HubDownloadFile {
@@ -111,9 +132,11 @@ Result<HubModelInfo> parseHubModelInfo(std::string_view json);
 std::vector<std::string> filesAttnLabReads(const std::vector<std::string>& files);
 
 /// `argument` as --model opens it: a folder; a Hub id already in the cache; or, unless
-/// HF_HUB_OFFLINE is set, a Hub id downloaded first (with `options`' progress). Anything else
-/// is returned as it is, and the loader says the folder does not exist.
-Result<std::string> fetchModelArgument(const std::string& argument,
-                                       const HubDownloadOptions& options = {});
+/// HF_HUB_OFFLINE is set, a Hub id downloaded first (with `options`' progress; `planned`, when
+/// given, hears what will be fetched before the first byte). Anything else is returned as it
+/// is, and the loader says the folder does not exist.
+Result<std::string>
+fetchModelArgument(const std::string& argument, const HubDownloadOptions& options = {},
+                   const std::function<void(const HubDownloadPlan&)>& planned = {});
 
 } // namespace attnlab::model
