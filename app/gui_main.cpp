@@ -13,15 +13,18 @@
 #include <QJsonObject>
 #include <QHashFunctions>
 #include <QIcon>
+#include <QLabel>
 #include <QTimer>
 
 #include <iostream>
 
 #include "attnlab/model/hub_cache.h"
+#include "attnlab/model/hub_download.h"
 #include "commands.h"
 #include "ui/state/document.h"
 #include "ui/state/model_document.h"
 #include "ui/views/view.h"
+#include "ui/window/hub_download_dialog.h"
 #include "ui/window/language.h"
 #include "ui/window/lesson_panel.h"
 #include "ui/window/main_window.h"
@@ -177,12 +180,24 @@ int guiMain(int argc, char** argv) {
                                                                                    "Edit text"));
                          });
         if (parser.isSet(textOption)) models->setText(parser.value(textOption));
-        // A folder, or a Hub id in the Hugging Face cache (hub_cache.h).
-        const auto folder = model::resolveModelArgument(parser.value(modelOption).toStdString());
-        if (folder)
+        // A folder, or a Hub id in the Hugging Face cache (hub_cache.h); one not there yet is
+        // downloaded first, in the dialog that shows its files and progress (not offline, and
+        // not for --screenshots, which draws what it can open now).
+        const std::string argument = parser.value(modelOption).toStdString();
+        const auto folder = model::resolveModelArgument(argument);
+        if (folder) {
             models->openModel(QString::fromStdString(*folder));
-        else
+        } else if (model::parseHubId(argument) && !model::hubOffline() &&
+                   !parser.isSet(screenshots)) {
+            ui::HubDownloadDialog download(QString::fromStdString(argument), &window);
+            if (download.exec() == QDialog::Accepted)
+                models->openModel(download.folder());
+            else
+                emit models->errorOccurred(QString::fromStdString(folder.error()) +
+                                           QLatin1Char(' ') + download.status()->text());
+        } else {
             emit models->errorOccurred(QString::fromStdString(folder.error()));
+        }
         if (parser.isSet(screenshots)) {
             models->waitForIdle();
             if (!models->model()) {

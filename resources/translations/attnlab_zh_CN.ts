@@ -1862,6 +1862,113 @@ output</source>
     </message>
 </context>
 <context>
+    <name>attnlab::ui::HubDownloadDialog</name>
+    <message>
+        <source>Download from the Hugging Face Hub</source>
+        <translation>从 Hugging Face Hub 下载</translation>
+    </message>
+    <message>
+        <source>File</source>
+        <translation>文件</translation>
+    </message>
+    <message>
+        <source>Size</source>
+        <translation>大小</translation>
+    </message>
+    <message>
+        <source>State</source>
+        <translation>状态</translation>
+    </message>
+    <message>
+        <source>Only the files AttnLab reads: the config, the tokenizer and the weights. A file already in the cache is linked, not fetched again.</source>
+        <translation>只下载 AttnLab 读取的文件：配置、分词器和权重。缓存里已有的文件直接链接，不再重新下载。</translation>
+    </message>
+    <message>
+        <source>Download</source>
+        <translation>下载</translation>
+    </message>
+    <message>
+        <source>Stops a download at once; what arrived stays in the cache and the next download resumes there. Closes the dialog otherwise.</source>
+        <translation>立即停止下载；已收到的部分留在缓存中，下次下载从那里继续。未在下载时关闭对话框。</translation>
+    </message>
+    <message>
+        <source>&apos;%1&apos; is not a Hub id (ORG/NAME or NAME, with @REVISION if you want one).</source>
+        <translation>“%1”不是 Hub 模型 id（ORG/NAME 或 NAME，需要时加 @REVISION）。</translation>
+    </message>
+    <message>
+        <source>%1 at revision %2, from %3 into %4</source>
+        <translation>%1，版本 %2，从 %3 下载到 %4</translation>
+    </message>
+    <message>
+        <source>Asking %1 which files %2 has…</source>
+        <translation>正在向 %1 查询 %2 有哪些文件…</translation>
+    </message>
+    <message>
+        <source>Starting…</source>
+        <translation>正在开始…</translation>
+    </message>
+    <message>
+        <source>%1 (file %2 of %3): %4 of %5</source>
+        <translation>%1（第 %2 个文件，共 %3 个）：%4 / %5</translation>
+    </message>
+    <message>
+        <source>, %1/s</source>
+        <translation>，%1/秒</translation>
+    </message>
+    <message>
+        <source>, %1 left</source>
+        <translation>，还需 %1</translation>
+    </message>
+    <message>
+        <source>done</source>
+        <translation>已完成</translation>
+    </message>
+    <message>
+        <source>downloading…</source>
+        <translation>正在下载…</translation>
+    </message>
+    <message>
+        <source>%1 at revision %2 (commit %3), from %4 into %5</source>
+        <translation>%1，版本 %2（提交 %3），从 %4 下载到 %5</translation>
+    </message>
+    <message>
+        <source>in the cache</source>
+        <translation>已在缓存中</translation>
+    </message>
+    <message>
+        <source>to download</source>
+        <translation>待下载</translation>
+    </message>
+    <message>
+        <source>%1 files, %2 in all; %3 to download.</source>
+        <translation>%1 个文件，共 %2；需下载 %3。</translation>
+    </message>
+    <message>
+        <source>Every file is in the cache already: Download opens it.</source>
+        <translation>所有文件都已在缓存中：点“下载”即可打开。</translation>
+    </message>
+    <message>
+        <source>Download fetches %1; Cancel closes.</source>
+        <translation>“下载”将获取 %1；“取消”关闭对话框。</translation>
+    </message>
+    <message>
+        <source>Stopped. What arrived is kept in the cache; Resume goes on from there, Cancel closes.</source>
+        <translation>已停止。已收到的部分保留在缓存中；“继续”从那里接着下载，“取消”关闭对话框。</translation>
+    </message>
+    <message>
+        <source>Resume</source>
+        <translation>继续</translation>
+    </message>
+    <message>
+        <source>Could not download: %1</source>
+        <translation>无法下载：%1</translation>
+    </message>
+    <message>
+        <source>Try Again</source>
+        <translation>重试</translation>
+    </message>
+</context>
+<context>
     <name>attnlab::ui::InputsPanel</name>
     <message>
         <source>Tokens</source>
@@ -3337,14 +3444,6 @@ File › Open Attention Dump… or Open Q/K/V Dump… shows every layer and head
         <translation>Hugging Face 缓存</translation>
     </message>
     <message>
-        <source>No models in the Hugging Face cache at %1. AttnLab does not download models: fetch one with huggingface-cli download ORG/NAME (it runs %2), or choose a folder.</source>
-        <translation>Hugging Face 缓存 %1 中没有模型。AttnLab 不下载模型：请用 huggingface-cli download ORG/NAME 获取一个（可运行 %2），或选择一个文件夹。</translation>
-    </message>
-    <message>
-        <source>Hugging Face cache: %1 (the models transformers and huggingface-cli downloaded; set HF_HUB_CACHE or HF_HOME to read another).</source>
-        <translation>Hugging Face 缓存：%1（transformers 和 huggingface-cli 下载的模型；设置 HF_HUB_CACHE 或 HF_HOME 可读取其他位置）。</translation>
-    </message>
-    <message>
         <source>Open</source>
         <translation>打开</translation>
     </message>
@@ -3371,6 +3470,38 @@ File › Open Attention Dump… or Open Q/K/V Dump… shows every layer and head
     <message>
         <source>AttnLab does not run this model: %1</source>
         <translation>AttnLab 无法运行此模型：%1</translation>
+    </message>
+    <message>
+        <source>No models in the Hugging Face cache at %1. Type a Hub id below to download one (AttnLab runs %2), or choose a folder.</source>
+        <translation>Hugging Face 缓存 %1 中没有模型。在下方输入 Hub 模型 id 即可下载（AttnLab 能运行 %2），或选择一个文件夹。</translation>
+    </message>
+    <message>
+        <source>Hugging Face cache: %1 (the models AttnLab, transformers and huggingface-cli downloaded; set HF_HUB_CACHE or HF_HOME to read another).</source>
+        <translation>Hugging Face 缓存：%1（AttnLab、transformers 和 huggingface-cli 下载的模型；设置 HF_HUB_CACHE 或 HF_HOME 可读取其他位置）。</translation>
+    </message>
+    <message>
+        <source>Download from the &amp;Hub:</source>
+        <translation>从 Hub 下载(&amp;H)：</translation>
+    </message>
+    <message>
+        <source>ORG/NAME, e.g. openai-community/gpt2</source>
+        <translation>ORG/NAME，例如 openai-community/gpt2</translation>
+    </message>
+    <message>
+        <source>Download…</source>
+        <translation>下载…</translation>
+    </message>
+    <message>
+        <source>HF_HUB_OFFLINE is set: AttnLab reads the cache only</source>
+        <translation>已设置 HF_HUB_OFFLINE：AttnLab 只读取缓存</translation>
+    </message>
+    <message>
+        <source>Ask %1 for this model&apos;s files, then download them into the cache</source>
+        <translation>向 %1 查询该模型的文件，然后下载到缓存中</translation>
+    </message>
+    <message>
+        <source>Type a Hub id: ORG/NAME, or NAME, with @REVISION for a branch, tag or commit</source>
+        <translation>输入 Hub 模型 id：ORG/NAME 或 NAME，可加 @REVISION 指定分支、标签或提交</translation>
     </message>
 </context>
 <context>

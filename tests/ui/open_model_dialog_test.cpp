@@ -178,7 +178,8 @@ TEST(OpenModelDialog, AnEmptyCacheSaysWhereItLookedAndHowToFillIt) {
     EXPECT_TRUE(dialog.list()->topLevelItem(1)->isHidden());
     const QString note = dialog.cacheNote()->text();
     EXPECT_TRUE(note.contains(QString::fromStdString((dir.path() / "absent").string())));
-    EXPECT_TRUE(note.contains(QStringLiteral("huggingface-cli download"))) << note.toStdString();
+    EXPECT_TRUE(note.contains(QStringLiteral("Type a Hub id below to download one")))
+        << note.toStdString();
     EXPECT_FALSE(dialog.openButton()->isEnabled());
 }
 

@@ -1,12 +1,14 @@
 #include "ui/window/open_model_dialog.h"
 
 #include <QDialogButtonBox>
+#include <QEvent>
 #include <QFileDialog>
 #include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
 #include <QGuiApplication>
 #include <QPushButton>
+#include <QHBoxLayout>
 #include <QScreen>
 #include <QTreeWidget>
 #include <QTreeWidgetItemIterator>
@@ -14,6 +16,8 @@
 
 #include "attnlab/model/architecture.h"
 #include "attnlab/model/hub_cache.h"
+#include "attnlab/model/hub_download.h"
+#include "ui/window/hub_download_dialog.h"
 
 namespace attnlab::ui {
 
@@ -88,14 +92,47 @@ OpenModelDialog::OpenModelDialog(const QList<QPair<QString, QString>>& bundled, 
     m_cacheNote->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_cacheNote->setText(
         cached.empty()
-            ? tr("No models in the Hugging Face cache at %1. AttnLab does not download models: "
-                 "fetch one with huggingface-cli download ORG/NAME (it runs %2), or choose a "
-                 "folder.")
+            ? tr("No models in the Hugging Face cache at %1. Type a Hub id below to download "
+                 "one (AttnLab runs %2), or choose a folder.")
                   .arg(text(root), text(model::architectureList()))
-            : tr("Hugging Face cache: %1 (the models transformers and huggingface-cli "
+            : tr("Hugging Face cache: %1 (the models AttnLab, transformers and huggingface-cli "
                  "downloaded; set HF_HUB_CACHE or HF_HOME to read another).")
                   .arg(text(root)));
     layout->addWidget(m_cacheNote);
+
+    // A model not on the machine: by its Hub id, downloaded into the cache, then opened.
+    auto* hubRow = new QHBoxLayout;
+    auto* hubLabel = new QLabel(tr("Download from the &Hub:"), this);
+    m_hubId = new QLineEdit(this);
+    m_hubId->setPlaceholderText(tr("ORG/NAME, e.g. openai-community/gpt2"));
+    hubLabel->setBuddy(m_hubId);
+    m_hubDownload = new QPushButton(tr("Download\u2026"), this);
+    m_hubDownload->setAutoDefault(false);
+    hubRow->addWidget(hubLabel);
+    hubRow->addWidget(m_hubId, 1);
+    hubRow->addWidget(m_hubDownload);
+    layout->addLayout(hubRow);
+    const bool offline = model::hubOffline();
+    const auto updateHub = [this, offline] {
+        const bool valid = model::parseHubId(m_hubId->text().trimmed().toStdString()).has_value();
+        m_hubDownload->setEnabled(!offline && valid);
+        m_hubDownload->setToolTip(
+            offline ? tr("HF_HUB_OFFLINE is set: AttnLab reads the cache only")
+            : valid ? tr("Ask %1 for this model's files, then download them into the cache")
+                          .arg(text(model::hubEndpoint()))
+                    : tr("Type a Hub id: ORG/NAME, or NAME, with @REVISION for a branch, tag or "
+                         "commit"));
+    };
+    connect(m_hubId, &QLineEdit::textChanged, this, updateHub);
+    updateHub();
+    const auto downloadFromHub = [this] {
+        if (!m_hubDownload->isEnabled()) return;
+        HubDownloadDialog dialog(m_hubId->text().trimmed(), this);
+        if (dialog.exec() == QDialog::Accepted) choose(dialog.folder());
+    };
+    connect(m_hubDownload, &QPushButton::clicked, this, downloadFromHub);
+    // Enter in the id's field downloads (the field's focus makes Download the default button).
+    m_hubId->installEventFilter(this);
 
     m_buttons = new QDialogButtonBox(this);
     m_open = m_buttons->addButton(tr("Open"), QDialogButtonBox::AcceptRole);
@@ -187,8 +224,14 @@ void OpenModelDialog::updateOpen() {
     else if (opens(item))
         m_detail->setText(item->data(Name, FolderRole).toString());
     else
-        m_detail->setText(tr("AttnLab does not run this model: %1")
-                              .arg(item->data(Name, WhyRole).toString()));
+        m_detail->setText(
+            tr("AttnLab does not run this model: %1").arg(item->data(Name, WhyRole).toString()));
+}
+
+bool OpenModelDialog::eventFilter(QObject* watched, QEvent* event) {
+    if (watched == m_hubId && event->type() == QEvent::FocusIn) m_hubDownload->setDefault(true);
+    if (watched == m_hubId && event->type() == QEvent::FocusOut) m_open->setDefault(true);
+    return QDialog::eventFilter(watched, event);
 }
 
 void OpenModelDialog::choose(const QString& folder) {

@@ -3,7 +3,8 @@
 /// bundled trained models and every snapshot in the Hugging Face cache (hub_cache.h: where
 /// huggingface_hub and transformers keep what they downloaded), each with its revision, size,
 /// model_type and whether AttnLab runs it, and if not, why. Choose Folder… opens any other
-/// folder; a filter narrows a long list. Open is enabled only on a model that runs; one that
+/// folder; a Hub id typed below the list is downloaded into the cache (HubDownloadDialog) and
+/// opened; a filter narrows a long list. Open is enabled only on a model that runs; one that
 /// does not is greyed, and the line below the list gives its whole reason.
 ///
 ///   OpenModelDialog dialog({{"tiny-llama-induction", folder}}, window);
@@ -47,11 +48,16 @@ public:
     QLineEdit* filter() const { return m_filter; }
     QPushButton* openButton() const { return m_open; }
     QLabel* cacheNote() const { return m_cacheNote; }
+    QLineEdit* hubId() const { return m_hubId; }
+    QPushButton* hubDownloadButton() const { return m_hubDownload; }
     /// The current model's folder, or the whole reason it does not run.
     QLabel* detail() const { return m_detail; }
 
     /// Accepts with `folder`, as Open on a listed model or Choose Folder… does.
     void choose(const QString& folder);
+
+protected:
+    bool eventFilter(QObject* watched, QEvent* event) override;
 
 private:
     void addRow(QTreeWidgetItem* group, const QString& name, const QString& revision,
@@ -66,6 +72,8 @@ private:
     QLabel* m_cacheNote = nullptr;
     QLabel* m_detail = nullptr;
     QPushButton* m_open = nullptr;
+    QLineEdit* m_hubId = nullptr;
+    QPushButton* m_hubDownload = nullptr;
     QDialogButtonBox* m_buttons = nullptr;
     QString m_chosen;
 };
