@@ -510,3 +510,17 @@ write("hub_cache", "commit.txt", hub_cache("org/name@" + COMMIT))
 write("hub_cache", "bad_ref.txt", hub_cache("org/name", "not a commit\n", GPT2))
 write("hub_cache", "other_commit.txt", hub_cache("org/name@main", "f" * 40))
 write("hub_cache", "path.txt", hub_cache("./models/gpt2", COMMIT))
+
+# hub_json: the Hub's model API answer (ENDPOINT/api/models/ORG/NAME/revision/REV), as
+# parseHubModelInfo reads it before a download.
+write("hub_json", "gpt2.json", json.dumps({
+    "_id": "621ffdc036468d709f174338", "id": "openai-community/gpt2", "sha": COMMIT,
+    "siblings": [{"rfilename": name} for name in (
+        ".gitattributes", "README.md", "config.json", "generation_config.json", "merges.txt",
+        "model.safetensors", "onnx/decoder_model.onnx", "pytorch_model.bin", "tokenizer.json",
+        "tokenizer_config.json", "vocab.json")]}).encode())
+write("hub_json", "pickle_only.json", json.dumps({"sha": COMMIT, "siblings": [
+    {"rfilename": "config.json"}, {"rfilename": "pytorch_model-00001-of-00002.bin"},
+    {"rfilename": "pytorch_model.bin.index.json"}, {"rfilename": "../escape.model"}]}).encode())
+write("hub_json", "bad_sha.json", b'{"sha": "main", "siblings": []}')
+write("hub_json", "bad_sibling.json", ('{"sha": "%s", "siblings": [{"rfilename": 1}]}' % COMMIT).encode())

@@ -229,6 +229,21 @@ TEST_F(HubDownload, WhatTheServerRefusesIsSaidAndNothingIsWritten) {
         << unreachable.error();
 }
 
+TEST_F(HubDownload, ARenamedRepositoryIsFollowedAndCachedUnderTheNameAsked) {
+    const auto files = gpt2Files();
+    m_server.addRepo("openai-community/gpt2", kCommitA, files);
+    m_server.renameRepo("gpt2", "openai-community/gpt2");
+    auto folder = fetchModelArgument("gpt2");
+    ASSERT_TRUE(folder.ok()) << folder.error();
+    // huggingface_hub keeps it under the id it was asked for.
+    EXPECT_EQ(fs::path(*folder), repoFolder("gpt2") / "snapshots" / kCommitA);
+    EXPECT_EQ(readBytes(fs::path(*folder) / "model.safetensors"), files[1].bytes);
+    const auto requests = m_server.requests();
+    EXPECT_NE(std::find(requests.begin(), requests.end(),
+                        "HEAD /openai-community/gpt2/resolve/" + kCommitA + "/config.json"),
+              requests.end());
+}
+
 TEST_F(HubDownload, OfflineMakesNoRequest) {
     m_server.addRepo("gpt2", kCommitA, gpt2Files());
     m_env.set("HF_HUB_OFFLINE", "1");

@@ -10,10 +10,11 @@
 //   GET  /cdn/SHA256                          the bytes
 //
 // every answer with X-Repo-Commit where the Hub sends it, Range requests answered with 206 and
-// Content-Range. Knobs make it fail as servers do: a token required (401 without one, 403 for
-// another: a gated repository), a file cut after N bytes on its first download, a file whose
-// bytes are not what its etag says. It listens on 127.0.0.1 only, on a port the system picks,
-// and stops with the object. The hashes come from OpenSSL, not from the code under test.
+// Content-Range, a renamed repository's addresses with a relative 307. Knobs make it fail as
+// servers do: a token required (401 without one, 403 for another: a gated repository), a file cut
+// after N bytes on its first download, a file whose bytes are not what its etag says. It listens on
+// 127.0.0.1 only, on a port the system picks, and stops with the object. The hashes come from
+// OpenSSL, not from the code under test.
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -109,6 +110,12 @@ public:
         std::lock_guard lock(m_mutex);
         m_repos[repo].token = token;
     }
+    /// `from` was renamed `to`: its API and resolve addresses answer 307 with a relative
+    /// Location naming `to`, as the Hub answers for a renamed repository.
+    void renameRepo(const std::string& from, const std::string& to) {
+        std::lock_guard lock(m_mutex);
+        m_renamed[from] = to;
+    }
     /// The requests so far, "METHOD PATH" with " Range: ..." when one was asked.
     std::vector<std::string> requests() const {
         std::lock_guard lock(m_mutex);
@@ -200,13 +207,11 @@ private:
     static void respond(int client, const HttpRequest& request, int status,
                         std::map<std::string, std::string> headers, const std::string& body,
                         std::size_t cut = 0, int pauseMs = 0) {
-        static const std::map<int, std::string> reasons = {{200, "OK"},
-                                                           {206, "Partial Content"},
-                                                           {302, "Found"},
-                                                           {401, "Unauthorized"},
-                                                           {403, "Forbidden"},
-                                                           {404, "Not Found"},
-                                                           {416, "Range Not Satisfiable"}};
+        static const std::map<int, std::string> reasons = {
+            {200, "OK"},           {206, "Partial Content"},
+            {302, "Found"},        {307, "Temporary Redirect"},
+            {401, "Unauthorized"}, {403, "Forbidden"},
+            {404, "Not Found"},    {416, "Range Not Satisfiable"}};
         std::string text = "HTTP/1.1 " + std::to_string(status) + " " + reasons.at(status) + "\r\n";
         headers["Content-Length"] = std::to_string(body.size());
         headers["Connection"] = "close";
@@ -287,6 +292,18 @@ private:
             respond(client, request, 404, {}, "no such object");
             return;
         }
+
+        for (const auto& [from, to] : m_renamed)
+            for (const std::string prefix : {"/api/models/", "/"}) {
+                const std::string old = prefix + from + "/";
+                if (path.rfind(old, 0) == 0) {
+                    respond(client, request, 307,
+                            {{"Location", prefix + to + "/" + path.substr(old.size()) +
+                                              (request.query.empty() ? "" : "?" + request.query)}},
+                            "");
+                    return;
+                }
+            }
 
         // /api/models/REPO/(revision|tree|paths-info)/REV or /REPO/resolve/REV/FILE, where REPO
         // is ORG/NAME or NAME.
@@ -407,6 +424,7 @@ private:
     std::thread m_thread;
     mutable std::mutex m_mutex;
     std::map<std::string, Repo> m_repos;
+    std::map<std::string, std::string> m_renamed;
     std::vector<std::string> m_requests;
 };
 
