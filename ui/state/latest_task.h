@@ -4,7 +4,7 @@
 // cancel flag) and runs when it stops; only the latest request's result is handed to `done`,
 // on the owner's (GUI) thread; stop() hands nothing over. The worker holds its inputs and the
 // flag, never the owner: it may outlive both. Used by the logit-lens and attribution tabs,
-// the head-roles probe and PatchingDocument; Document and ModelDocument, which coalesce bursts
+// the head-roles probe, PatchingDocument and the Hub's download dialog; Document and ModelDocument, which coalesce bursts
 // of edits on a timer and reuse earlier runs, keep their loops on LatestRequest.
 //
 //   LatestTask<Table> task(view, [view](Result<Table> t) { view->show(std::move(t)); });

@@ -10,7 +10,6 @@
 #include <QTimer>
 #include <QTreeWidget>
 #include <QVBoxLayout>
-#include <QtConcurrent/QtConcurrentRun>
 
 #include <algorithm>
 #include <chrono>
@@ -33,7 +32,10 @@ double secondsNow() {
 
 } // namespace
 
-HubDownloadDialog::HubDownloadDialog(const QString& id, QWidget* parent) : QDialog(parent) {
+HubDownloadDialog::HubDownloadDialog(const QString& id, QWidget* parent)
+    : QDialog(parent),
+      m_planning(this, [this](Result<model::HubDownloadPlan> plan) { planned(std::move(plan)); }),
+      m_downloading(this, [this](Result<std::string> folder) { downloaded(std::move(folder)); }) {
     setWindowTitle(tr("Download from the Hugging Face Hub"));
     if (const auto parsed = model::parseHubId(id.toStdString())) m_id = *parsed;
     auto* layout = new QVBoxLayout(this);
@@ -83,7 +85,7 @@ HubDownloadDialog::HubDownloadDialog(const QString& id, QWidget* parent) : QDial
             plan();
     });
     connect(m_cancelButton, &QPushButton::clicked, this, &HubDownloadDialog::reject);
-    connect(&m_watcher, &QFutureWatcher<Outcome>::finished, this, &HubDownloadDialog::finished);
+    m_downloading.onBusyChanged([this](bool busy) { stopped(busy); });
     m_timer = new QTimer(this);
     m_timer->setInterval(100);
     connect(m_timer, &QTimer::timeout, this, &HubDownloadDialog::showProgress);
@@ -102,13 +104,10 @@ HubDownloadDialog::HubDownloadDialog(const QString& id, QWidget* parent) : QDial
     plan();
 }
 
-HubDownloadDialog::~HubDownloadDialog() {
-    *m_cancel = true;
-    m_watcher.waitForFinished();
-}
+// The tasks stop their workers and wait for them.
+HubDownloadDialog::~HubDownloadDialog() = default;
 
 void HubDownloadDialog::plan() {
-    *m_cancel = false;
     const QString endpoint = text(model::hubEndpoint());
     m_where->setText(
         tr("%1 at revision %2, from %3 into %4")
@@ -116,23 +115,15 @@ void HubDownloadDialog::plan() {
     m_status->setText(tr("Asking %1 which files %2 has\u2026").arg(endpoint, text(m_id.repo)));
     m_bar->setRange(0, 0); // busy
     m_download->setEnabled(false);
-    const model::HubId id = m_id;
-    const auto cancel = m_cancel;
-    m_watcher.setFuture(QtConcurrent::run([id, cancel] {
+    m_planning.start([id = m_id](const std::atomic<bool>* cancel) {
         model::HubDownloadOptions options;
-        options.progress = [cancel](const model::HubDownloadProgress&) { return !*cancel; };
-        Outcome outcome;
-        auto plan = model::planHubDownload(id, options);
-        if (plan)
-            outcome.plan = std::move(*plan);
-        else
-            outcome.error = text(plan.error());
-        return outcome;
-    }));
+        options.progress = [cancel](const model::HubDownloadProgress&) { return !cancel->load(); };
+        return model::planHubDownload(id, options);
+    });
 }
 
 void HubDownloadDialog::download() {
-    *m_cancel = false;
+    m_stopping = false;
     m_rate = {};
     m_started = secondsNow();
     {
@@ -143,25 +134,16 @@ void HubDownloadDialog::download() {
     m_bar->setValue(0);
     m_download->setEnabled(false);
     m_status->setText(tr("Starting\u2026"));
-    const model::HubDownloadPlan plan = *m_plan;
-    const auto cancel = m_cancel;
-    const auto shared = m_shared;
-    m_watcher.setFuture(QtConcurrent::run([plan, cancel, shared] {
+    m_downloading.start([plan = *m_plan, shared = m_shared](const std::atomic<bool>* cancel) {
         model::HubDownloadOptions options;
         options.progress = [cancel, shared](const model::HubDownloadProgress& progress) {
             std::lock_guard lock(shared->mutex);
             shared->progress = progress;
             shared->started = true;
-            return !*cancel;
+            return !cancel->load();
         };
-        Outcome outcome;
-        auto folder = model::downloadHubModel(plan, options);
-        if (folder)
-            outcome.folder = text(*folder);
-        else
-            outcome.error = text(folder.error());
-        return outcome;
-    }));
+        return model::downloadHubModel(plan, options);
+    });
     m_timer->start();
 }
 
@@ -226,49 +208,63 @@ void HubDownloadDialog::showPlan() {
                            .arg(bytesText(plan.bytes), bytesText(plan.missing)));
 }
 
-void HubDownloadDialog::finished() {
-    m_timer->stop();
-    const Outcome outcome = m_watcher.result();
+void HubDownloadDialog::planned(Result<model::HubDownloadPlan> plan) {
     m_bar->setRange(0, 1000);
-    m_download->setEnabled(true);
-    if (outcome.plan) {
-        m_plan = outcome.plan;
-        showPlan();
-        m_bar->setValue(0);
-        m_status->setText(
-            m_plan->missing == 0
-                ? tr("Every file is in the cache already: Download opens it.")
-                : tr("Download fetches %1; Cancel closes.").arg(bytesText(m_plan->missing)));
-        m_download->setText(tr("Download"));
-        m_download->setFocus();
-        return;
-    }
-    if (!outcome.folder.isEmpty()) {
-        m_bar->setValue(1000);
-        m_folder = outcome.folder;
-        accept();
-        return;
-    }
-    if (outcome.error == QLatin1String("cancelled")) {
-        m_status->setText(tr("Stopped. What arrived is kept in the cache; Resume goes on from "
-                             "there, Cancel closes."));
-        m_download->setText(tr("Resume"));
-        return;
-    }
     m_bar->setValue(0);
-    m_status->setText(tr("Could not download: %1").arg(outcome.error));
+    m_download->setEnabled(true);
+    if (!plan) {
+        failed(text(plan.error()));
+        return;
+    }
+    m_plan = std::move(*plan);
+    showPlan();
+    m_status->setText(
+        m_plan->missing == 0
+            ? tr("Every file is in the cache already: Download opens it.")
+            : tr("Download fetches %1; Cancel closes.").arg(bytesText(m_plan->missing)));
+    m_download->setText(tr("Download"));
+    m_download->setFocus();
+}
+
+void HubDownloadDialog::downloaded(Result<std::string> folder) {
+    m_timer->stop();
+    m_download->setEnabled(true);
+    if (!folder) {
+        failed(text(folder.error()));
+        return;
+    }
+    m_bar->setValue(1000);
+    m_folder = text(*folder);
+    accept();
+}
+
+void HubDownloadDialog::failed(const QString& error) {
+    m_bar->setValue(0);
+    m_status->setText(tr("Could not download: %1").arg(error));
+    // Before the files were listed, Try Again asks the Hub again; after, it downloads again.
     m_download->setText(tr("Try Again"));
-    // Asked before any file was listed: asking again is what Try Again does.
+}
+
+void HubDownloadDialog::stopped(bool busy) {
+    // A stopped download hands nothing over: say here what was kept.
+    if (busy || !m_stopping) return;
+    m_stopping = false;
+    m_timer->stop();
+    m_download->setEnabled(true);
+    m_status->setText(tr("Stopped. What arrived is kept in the cache; Resume goes on from "
+                         "there, Cancel closes."));
+    m_download->setText(tr("Resume"));
 }
 
 void HubDownloadDialog::reject() {
-    if (busy()) {
-        *m_cancel = true;
-        // A download stops and the dialog stays to say what was kept (finished() does, when
-        // the worker has stopped); the next Cancel closes. Asking the Hub just ends.
-        if (m_plan) return;
-        m_watcher.waitForFinished();
+    if (m_downloading.busy()) {
+        // The download stops and the dialog stays to say what was kept (stopped(), once the
+        // worker has stopped); the next Cancel closes.
+        m_stopping = true;
+        m_downloading.stop();
+        return;
     }
+    m_planning.stop(); // asking the Hub just ends
     QDialog::reject();
 }
 

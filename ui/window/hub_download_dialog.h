@@ -10,15 +10,14 @@
 ///   if (dialog.exec() == QDialog::Accepted) models->openModel(dialog.folder());
 
 #include <QDialog>
-#include <QFutureWatcher>
 #include <QString>
 
-#include <atomic>
 #include <memory>
 #include <mutex>
 #include <optional>
 
 #include "attnlab/model/hub_download.h"
+#include "ui/state/latest_task.h"
 
 class QLabel;
 class QProgressBar;
@@ -44,34 +43,33 @@ public:
     QProgressBar* bar() const { return m_bar; }
     QPushButton* downloadButton() const { return m_download; }
     /// Whether the Hub is being asked or a download is running.
-    bool busy() const { return m_watcher.isRunning(); }
+    bool busy() const { return m_planning.busy() || m_downloading.busy(); }
 
     void reject() override;
 
 private:
-    /// What the worker hands the window: the latest progress, and its result when it ends.
+    /// The download's latest progress, written by the worker, read by the window's timer.
     struct Shared {
         std::mutex mutex;
         model::HubDownloadProgress progress;
         bool started = false;
     };
-    struct Outcome {
-        std::optional<model::HubDownloadPlan> plan;
-        QString folder;
-        QString error;
-    };
 
     void plan();
     void download();
-    void finished();
+    void planned(Result<model::HubDownloadPlan> plan);
+    void downloaded(Result<std::string> folder);
+    void failed(const QString& error);
+    void stopped(bool busy);
     void showProgress();
     void showPlan();
 
     model::HubId m_id;
     std::optional<model::HubDownloadPlan> m_plan;
     std::shared_ptr<Shared> m_shared = std::make_shared<Shared>();
-    std::shared_ptr<std::atomic<bool>> m_cancel = std::make_shared<std::atomic<bool>>(false);
-    QFutureWatcher<Outcome> m_watcher;
+    LatestTask<model::HubDownloadPlan> m_planning;
+    LatestTask<std::string> m_downloading;
+    bool m_stopping = false;
     model::DownloadRate m_rate;
     double m_started = 0;
     QString m_folder;
