@@ -13,6 +13,7 @@
 
 #include "attnlab/model/model.h"
 #include "checkpoint_builder.h"
+#include "command_runner.h"
 #include "fake_hub_cache.h"
 #include "fake_hub_server.h"
 #include "temp_dir.h"
@@ -28,18 +29,13 @@ using test::hexDigest;
 using test::kCommitA;
 using test::TempDir;
 
-std::string readBytes(const fs::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    return {std::istreambuf_iterator<char>(in), {}};
-}
-
 /// GPT-2's fixture as a Hub repository: config.json in git, the weights in LFS, and files
 /// AttnLab does not read (a README, a pickle beside the safetensors, a subfolder).
 std::vector<FakeHubServer::File> gpt2Files() {
     const std::string folder = fixtureDir("hf/gpt2");
     return {
-        {"config.json", readBytes(folder + "/config.json"), false},
-        {"model.safetensors", readBytes(folder + "/model.safetensors"), true},
+        {"config.json", test::readWholeFile(folder + "/config.json"), false},
+        {"model.safetensors", test::readWholeFile(folder + "/model.safetensors"), true},
         {"README.md", "# tiny gpt2\n", false},
         {"pytorch_model.bin", std::string(4096, 'p'), true},
         {"onnx/model.onnx", std::string(2048, 'o'), true},
@@ -77,7 +73,7 @@ TEST_F(HubDownload, AModelLandsInHuggingFaceHubsLayoutAndOpensByItsName) {
 
     // As huggingface_hub reads it: refs/main -> snapshots/COMMIT/FILE -> ../../blobs/ETAG.
     const fs::path repo = repoFolder("openai-community/gpt2");
-    EXPECT_EQ(readBytes(repo / "refs" / "main"), kCommitA);
+    EXPECT_EQ(test::readWholeFile(repo / "refs" / "main"), kCommitA);
     const fs::path snapshot = repo / "snapshots" / kCommitA;
     EXPECT_EQ(fs::path(*folder), snapshot);
     const std::string configEtag = hexDigest(files[0].bytes, true);   // git blob sha1
@@ -85,8 +81,8 @@ TEST_F(HubDownload, AModelLandsInHuggingFaceHubsLayoutAndOpensByItsName) {
     EXPECT_EQ(fs::read_symlink(snapshot / "config.json"), fs::path("../../blobs") / configEtag);
     EXPECT_EQ(fs::read_symlink(snapshot / "model.safetensors"),
               fs::path("../../blobs") / weightsEtag);
-    EXPECT_EQ(readBytes(repo / "blobs" / configEtag), files[0].bytes);
-    EXPECT_EQ(readBytes(repo / "blobs" / weightsEtag), files[1].bytes);
+    EXPECT_EQ(test::readWholeFile(repo / "blobs" / configEtag), files[0].bytes);
+    EXPECT_EQ(test::readWholeFile(repo / "blobs" / weightsEtag), files[1].bytes);
     // Only what AttnLab reads: no README, no pickle beside safetensors, no subfolder.
     std::vector<std::string> names;
     for (const auto& entry : fs::directory_iterator(snapshot))
@@ -129,7 +125,7 @@ TEST_F(HubDownload, ACutDownloadKeepsItsBytesAndResumesWithARange) {
 
     auto resumed = downloadHubModel(*plan);
     ASSERT_TRUE(resumed.ok()) << resumed.error();
-    EXPECT_EQ(readBytes(blobs / etag), files[1].bytes);
+    EXPECT_EQ(test::readWholeFile(blobs / etag), files[1].bytes);
     EXPECT_FALSE(fs::exists(blobs / (etag + ".incomplete")));
     const auto requests = m_server.requests();
     EXPECT_NE(std::find(requests.begin(), requests.end(),
@@ -237,7 +233,7 @@ TEST_F(HubDownload, ARenamedRepositoryIsFollowedAndCachedUnderTheNameAsked) {
     ASSERT_TRUE(folder.ok()) << folder.error();
     // huggingface_hub keeps it under the id it was asked for.
     EXPECT_EQ(fs::path(*folder), repoFolder("gpt2") / "snapshots" / kCommitA);
-    EXPECT_EQ(readBytes(fs::path(*folder) / "model.safetensors"), files[1].bytes);
+    EXPECT_EQ(test::readWholeFile(fs::path(*folder) / "model.safetensors"), files[1].bytes);
     const auto requests = m_server.requests();
     EXPECT_NE(std::find(requests.begin(), requests.end(),
                         "HEAD /openai-community/gpt2/resolve/" + kCommitA + "/config.json"),
@@ -290,7 +286,8 @@ TEST_F(HubDownload, ACancelledDownloadStopsKeepsItsBytesAndFinishesNextTime) {
     auto folder = downloadHubModel(*plan, options);
     ASSERT_TRUE(folder.ok()) << folder.error();
     EXPECT_EQ(seen, plan->bytes);
-    EXPECT_EQ(readBytes(fs::path(*folder) / "model-00001-of-00001.safetensors"), files[1].bytes);
+    EXPECT_EQ(test::readWholeFile(fs::path(*folder) / "model-00001-of-00001.safetensors"),
+              files[1].bytes);
     const auto requests = m_server.requests();
     EXPECT_NE(std::find(requests.begin(), requests.end(),
                         "GET /cdn/" + etag + " Range: bytes=" + std::to_string(kept) + "-"),

@@ -140,10 +140,7 @@ TEST_F(HubJsReference, ScanCacheDirFindsWhatTheListFinds) {
 
 /// GPT-2's fixture as a repository: config in git, weights in LFS, and a README.
 std::vector<test::FakeHubServer::File> tinyRepository() {
-    const auto read = [](const std::string& path) {
-        std::ifstream in(path, std::ios::binary);
-        return std::string{std::istreambuf_iterator<char>(in), {}};
-    };
+    const auto read = [](const std::string& path) { return test::readWholeFile(path); };
     const std::string folder = fixtureDir("hf/gpt2");
     return {{"config.json", read(folder + "/config.json")},
             {"model.safetensors", read(folder + "/model.safetensors"), true},
@@ -157,13 +154,15 @@ TEST_F(HubJsReference, ACacheTheHubsClientDownloadedOpensHereOffline) {
     test::FakeHubServer server;
     server.addRepo("org/tiny", kCommitA, tinyRepository(), {"main", "v1"});
     const fs::path root = dir.path() / "hub";
-    const std::string out = node("hub.snapshotDownload({repo: 'org/tiny', revision: 'v1', cacheDir: " +
-                                     nlohmann::json(root.string()).dump() + ", hubUrl: " +
-                                     nlohmann::json(server.endpoint()).dump() +
-                                     "}).then(p => console.log('SNAPSHOT ' + p));",
-                                 dir.path() / "capture");
-    ASSERT_NE(out.find("SNAPSHOT " + (root / "models--org--tiny" / "snapshots" / kCommitA).string()),
-              std::string::npos)
+    const std::string out =
+        node("hub.snapshotDownload({repo: 'org/tiny', revision: 'v1', cacheDir: " +
+                 nlohmann::json(root.string()).dump() +
+                 ", hubUrl: " + nlohmann::json(server.endpoint()).dump() +
+                 "}).then(p => console.log('SNAPSHOT ' + p));",
+             dir.path() / "capture");
+    ASSERT_NE(
+        out.find("SNAPSHOT " + (root / "models--org--tiny" / "snapshots" / kCommitA).string()),
+        std::string::npos)
         << out;
 
     env.set("HF_HUB_CACHE", root.string());

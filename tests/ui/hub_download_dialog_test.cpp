@@ -18,6 +18,7 @@
 #include <iterator>
 
 #include "attnlab/model/hub_cache.h"
+#include "command_runner.h"
 #include "fake_hub_cache.h"
 #include "fake_hub_server.h"
 #include "temp_dir.h"
@@ -32,11 +33,6 @@ using test::EnvironmentScope;
 using test::FakeHubServer;
 using test::kCommitA;
 using test::TempDir;
-
-std::string read(const fs::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    return {std::istreambuf_iterator<char>(in), {}};
-}
 
 const fs::path kGpt2 = fs::path(ATTNLAB_SOURCE_DIR) / "tests/model/fixtures/hf/gpt2";
 
@@ -60,8 +56,8 @@ protected:
 
 TEST_F(HubDownloadDialogTest, ListsTheFilesThenDownloadsThemIntoTheCache) {
     m_server.addRepo("org/gpt2", kCommitA,
-                     {{"config.json", read(kGpt2 / "config.json")},
-                      {"model.safetensors", read(kGpt2 / "model.safetensors"), true},
+                     {{"config.json", test::readWholeFile(kGpt2 / "config.json")},
+                      {"model.safetensors", test::readWholeFile(kGpt2 / "model.safetensors"), true},
                       {"README.md", "# gpt2\n"}});
     HubDownloadDialog dialog(QStringLiteral("org/gpt2"));
     settle(dialog);
@@ -82,7 +78,8 @@ TEST_F(HubDownloadDialogTest, ListsTheFilesThenDownloadsThemIntoTheCache) {
         fs::path(model::hubRepoFolder((m_dir.path() / "hub").string(), "org/gpt2")) / "snapshots" /
         kCommitA;
     EXPECT_EQ(dialog.folder().toStdString(), snapshot.string());
-    EXPECT_EQ(read(snapshot / "model.safetensors"), read(kGpt2 / "model.safetensors"));
+    EXPECT_EQ(test::readWholeFile(snapshot / "model.safetensors"),
+              test::readWholeFile(kGpt2 / "model.safetensors"));
     EXPECT_EQ(dialog.bar()->value(), dialog.bar()->maximum());
 
     // Asked again, every file is already there.
@@ -116,7 +113,8 @@ TEST_F(HubDownloadDialogTest, CancelStopsKeepsWhatArrivedAndResumeFinishes) {
     dialog.downloadButton()->click();
     settle(dialog);
     EXPECT_EQ(dialog.result(), QDialog::Accepted) << dialog.status()->text().toStdString();
-    EXPECT_EQ(read(fs::path(dialog.folder().toStdString()) / "model.safetensors"), weights.bytes);
+    EXPECT_EQ(test::readWholeFile(fs::path(dialog.folder().toStdString()) / "model.safetensors"),
+              weights.bytes);
 }
 
 TEST_F(HubDownloadDialogTest, AGatedModelIsSaidInTheDialog) {
