@@ -717,6 +717,11 @@ int run(int argc, char** argv) {
     const bool lens = args.count("logit-lens") || args.count("attribution") ||
                       args.count("patch") || args.count("metric");
     if (auto config = model::readConfig((std::filesystem::path(dir) / "config.json").string());
+        config && config->vision())
+        fail(dir + " is an image classifier (" + std::string(config->arch().displayName) +
+             "): it reads an image, not text or ids, and `attnlab model` does not read images "
+             "yet");
+    if (auto config = model::readConfig((std::filesystem::path(dir) / "config.json").string());
         config && config->kind == model::ModelKind::EncoderDecoder)
         fail((lens ? "--logit-lens/--attribution/--patch: " : "") + dir +
              " is an encoder-decoder (" + std::string(config->arch().displayName) +

@@ -31,6 +31,10 @@
         <source>The model did not open: %1</source>
         <translation>模型未能打开：%1</translation>
     </message>
+    <message>
+        <source>%1 is an image classifier (%2): it reads an image, and the window shows text models; its image views are not there yet.</source>
+        <translation>%1 是图像分类模型（%2）：它读入的是图像，而窗口目前只显示文本模型；图像视图尚未提供。</translation>
+    </message>
 </context>
 <context>
     <name>QObject</name>

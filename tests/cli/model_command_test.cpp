@@ -196,6 +196,14 @@ TEST_F(ModelCommand, TranslateDecodesTheArgmaxOfEachStep) {
     }
 }
 
+TEST_F(ModelCommand, AnImageClassifierIsRefusedForTextAndIdsWithoutWriting) {
+    const std::string out = file("v.npz");
+    expectRejected({"--model", fixture("vit"), "--ids", "0,1", "--out", out},
+                   "is an image classifier (ViT)", "does not read images yet");
+    expectRejected({"--model", fixture("vit"), "--text", "a cat", "--out", out},
+                   "is an image classifier (ViT)", "it reads an image, not text or ids");
+}
+
 TEST_F(ModelCommand, TranslationRefusesBadInputWithoutWriting) {
     const std::string out = file("t.npz");
     expectRejected({"--model", fixture("hf/marian"), "--ids", "5,6", "--out", out},

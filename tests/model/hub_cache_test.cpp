@@ -176,18 +176,18 @@ TEST(HubCache, ListsEverySnapshotWithItsSizeTypeAndWhetherItRuns) {
     cache.addSnapshot("openai-community/gpt2", kCommitB, fixtureDir("hf/gpt2"), {"config.json"});
     cache.setRef("openai-community/gpt2", "v1", kCommitB);
     // A family AttnLab does not run.
-    const fs::path vit = dir.path() / "vit-src";
-    fs::create_directories(vit);
-    std::ofstream(vit / "config.json") << R"({"model_type": "vit", "hidden_size": 8})";
-    cache.addSnapshot("google/vit", kCommitA, vit, {"config.json"});
+    const fs::path mamba = dir.path() / "mamba-src";
+    fs::create_directories(mamba);
+    std::ofstream(mamba / "config.json") << R"({"model_type": "mamba", "hidden_size": 8})";
+    cache.addSnapshot("state-spaces/mamba", kCommitA, mamba, {"config.json"});
     // Datasets are not models.
     fs::create_directories(dir.path() / "datasets--org--data" / "snapshots");
 
     const auto models = listHubCache(dir.path().string());
     ASSERT_EQ(models.size(), 2u);
-    EXPECT_EQ(models[0].id, "google/vit");
-    EXPECT_EQ(models[1].id, "openai-community/gpt2");
-    const auto& gpt2 = models[1].snapshots;
+    EXPECT_EQ(models[0].id, "openai-community/gpt2");
+    EXPECT_EQ(models[1].id, "state-spaces/mamba");
+    const auto& gpt2 = models[0].snapshots;
     ASSERT_EQ(gpt2.size(), 2u);
     EXPECT_EQ(gpt2[0].refs, std::vector<std::string>{"main"});
     EXPECT_EQ(gpt2[0].commit, kCommitA);
@@ -198,10 +198,10 @@ TEST(HubCache, ListsEverySnapshotWithItsSizeTypeAndWhetherItRuns) {
     EXPECT_EQ(gpt2[1].refs, std::vector<std::string>{"v1"});
     EXPECT_FALSE(gpt2[1].runs);
     EXPECT_EQ(gpt2[1].why, "no weights in this snapshot (model.safetensors or pytorch_model.bin)");
-    const auto& v = models[0].snapshots.at(0);
-    EXPECT_EQ(v.modelType, "vit");
+    const auto& v = models[1].snapshots.at(0);
+    EXPECT_EQ(v.modelType, "mamba");
     EXPECT_FALSE(v.runs);
-    EXPECT_NE(v.why.find("model_type 'vit' is not one AttnLab runs"), std::string::npos) << v.why;
+    EXPECT_NE(v.why.find("model_type 'mamba' is not one AttnLab runs"), std::string::npos) << v.why;
     EXPECT_TRUE(v.refs.empty());
 
     const std::string table = cachedModelsTable(models, dir.path().string());

@@ -621,6 +621,21 @@ TEST(ModelDocument, AModelThatDoesNotOpenShowsTheWholeMessageTheCommandLinePrint
     box->accept();
 }
 
+// An image classifier opened in the window says what it is, not that a tokenizer is missing.
+TEST(ModelDocument, AnImageClassifierSaysTheWindowShowsTextModels) {
+    WindowFixture f;
+    QSignalSpy errors(f.models, &ModelDocument::errorOccurred);
+    f.models->openModel(kFixtures + QStringLiteral("/vit"));
+    f.settle();
+    ASSERT_EQ(errors.count(), 1);
+    const QString message = errors.first().first().toString();
+    EXPECT_TRUE(message.contains(QStringLiteral("is an image classifier (ViT)")))
+        << message.toStdString();
+    EXPECT_FALSE(message.contains(QStringLiteral("tokenizer.json"))) << message.toStdString();
+    // Nothing of it is kept: what was open stays.
+    EXPECT_FALSE(f.models->model() && f.models->model()->config.vision());
+}
+
 // In zh_CN the load errors stayed English (#37, item 11): their fixed words are Chinese, and
 // the file names, keys and the core's message stay as they are.
 TEST(ModelDocument, LoadErrorsAreInTheReadersLanguageAndKeepFileNames) {

@@ -78,10 +78,10 @@ TEST(OpenModelDialog, ListsTheBundledAndTheCachedModelsWithWhyOneDoesNotRun) {
     cache.setRef("attnlab/tiny-llama", "main", kCommitA);
     cache.addSnapshot("attnlab/tiny-llama", kCommitB, kLlama, {"config.json"}); // config alone
     cache.setRef("attnlab/tiny-llama", "v1", kCommitB);
-    const fs::path vit = dir.path() / "vit";
-    fs::create_directories(vit);
-    std::ofstream(vit / "config.json") << R"({"model_type": "vit", "hidden_size": 8})";
-    cache.addSnapshot("google/vit-base", kCommitA, vit, {"config.json"});
+    const fs::path mamba = dir.path() / "mamba";
+    fs::create_directories(mamba);
+    std::ofstream(mamba / "config.json") << R"({"model_type": "mamba", "hidden_size": 8})";
+    cache.addSnapshot("state-spaces/mamba-130m", kCommitA, mamba, {"config.json"});
 
     OpenModelDialog dialog({{QStringLiteral("tiny-llama-induction"),
                              QString::fromStdString(kLlama.string())}});
@@ -104,9 +104,9 @@ TEST(OpenModelDialog, ListsTheBundledAndTheCachedModelsWithWhyOneDoesNotRun) {
     EXPECT_EQ(cached[1], row({"attnlab/tiny-llama", "v1", configSize, "llama",
                               "no: no weights in this snapshot (model.safetensors or "
                               "pytorch_model.bin)"}));
-    const std::string vitRevision = kCommitA.substr(0, 12);
-    EXPECT_EQ(cached[2].rfind(row({"google/vit-base", vitRevision, configSizeOf(vit), "vit",
-                                   "no: model_type 'vit' is not one AttnLab runs"}),
+    const std::string mambaRevision = kCommitA.substr(0, 12);
+    EXPECT_EQ(cached[2].rfind(row({"state-spaces/mamba-130m", mambaRevision, configSizeOf(mamba),
+                                   "mamba", "no: model_type 'mamba' is not one AttnLab runs"}),
                               0),
               0u)
         << cached[2];
@@ -131,10 +131,11 @@ TEST(OpenModelDialog, ListsTheBundledAndTheCachedModelsWithWhyOneDoesNotRun) {
     EXPECT_TRUE(dialog.chosenFolder().isEmpty());
 
     // The filter keeps the rows whose name or model type holds its text.
-    dialog.filter()->setText(QStringLiteral("VIT"));
+    dialog.filter()->setText(QStringLiteral("MAMBA"));
     EXPECT_TRUE(rowNamed(dialog, 1, "attnlab/tiny-llama", "main")->isHidden());
-    EXPECT_FALSE(rowNamed(dialog, 1, "google/vit-base", QString::fromStdString(vitRevision))
-                     ->isHidden());
+    EXPECT_FALSE(
+        rowNamed(dialog, 1, "state-spaces/mamba-130m", QString::fromStdString(mambaRevision))
+            ->isHidden());
     EXPECT_FALSE(dialog.openButton()->isEnabled());
     dialog.filter()->clear();
 

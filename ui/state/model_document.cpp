@@ -356,6 +356,16 @@ ModelLoadOutput loadCheckpoint(const QString& directory, const model::LoadOption
         }
         const QString cleaned = QDir::cleanPath(info.absoluteFilePath());
         const std::string dir = cleaned.toStdString();
+        // An image classifier reads no text: say so before asking for a tokenizer.
+        if (auto config = model::readConfig(dir + "/config.json"); config && config->vision()) {
+            out.error =
+                QCoreApplication::translate("ModelDocument",
+                                            "%1 is an image classifier (%2): it reads an image, "
+                                            "and the window shows text models; its image views "
+                                            "are not there yet.")
+                    .arg(cleaned, QString::fromStdString(std::string(config->arch().displayName)));
+            return out;
+        }
         // A folder as transformers' save_pretrained writes a model has no tokenizer: the window
         // runs text, so it names the file to add, and the command line that runs ids without it.
         if (!model::Tokenizer::folderHasTokenizer(dir)) {

@@ -380,6 +380,39 @@ constexpr std::array kArchitectures{
                   .logitsBias = "cls.predictions.bias"},
     },
     Architecture{
+        .modelType = "vit",
+        .displayName = "ViT",
+        .examples = "google/vit-base-patch16-224, WinKawaks/vit-tiny-patch16-224",
+        .norm = NormKind::LayerNorm,
+        .normBias = true,
+        .mlp = MlpKind::Plain,
+        .positions = Positions::Learned,
+        .qkvBias = B::fromKey("qkv_bias", true),
+        .outBias = B::always(),
+        .mlpBias = B::always(),
+        .normEpsKey = "layer_norm_eps",
+        .normEpsDefault = 1e-12,
+        .activationDefault = "gelu",
+        .features = kVisionKeys,
+        .kind = ModelKind::Encoder,
+        .names = {.prefix = "vit.",
+                  .embed = "embeddings.patch_embeddings.projection",
+                  .positions = "embeddings.position_embeddings",
+                  .layers = "encoder.layer",
+                  .attnNormIn = "layernorm_before",
+                  .mlpNormIn = "layernorm_after",
+                  .q = "attention.attention.query",
+                  .k = "attention.attention.key",
+                  .v = "attention.attention.value",
+                  .o = "attention.output.dense",
+                  .up = "intermediate.dense",
+                  .down = "output.dense",
+                  .finalNorm = "layernorm",
+                  .lmHead = "classifier",
+                  .logitsBias = "classifier.bias",
+                  .classToken = "embeddings.cls_token"},
+    },
+    Architecture{
         .modelType = "bart",
         .displayName = "BART",
         .examples = "facebook/bart-base, bart-large-cnn",
@@ -520,6 +553,7 @@ ArchitectureSummary summarize(const Architecture& a) {
         break;
     }
     if (!a.names.headTransform.empty()) s.mlp += "; masked-LM head: dense, activation, norm";
+    if (a.has(kVisionKeys)) s.mlp += "; classifier on the class token";
     if (a.residual == Residual::ParallelSharedNorm)
         s.mlp += "; parallel to attention, one shared norm";
     else if (a.residual == Residual::ParallelTwoNorms)
@@ -559,7 +593,10 @@ ArchitectureSummary summarize(const Architecture& a) {
         s.attention += ", embedding / attention / residual multipliers, `logits_scaling`";
     if (a.embedScaleSqrtHidden) s.attention += ", embeddings x sqrt(hidden)";
 
-    if (a.positions == Positions::Learned) {
+    if (a.has(kVisionKeys)) {
+        s.positions = "learned, over the class token and the image's patches (a convolution, "
+                      "stride = kernel = patch size)";
+    } else if (a.positions == Positions::Learned) {
         s.positions = a.positionOffset > 0 ? "learned, from row " + std::to_string(a.positionOffset)
                                             : "learned";
         if (!a.names.tokenTypes.empty()) s.positions += ", token type 0 added";

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <cmath>
 #include <fstream>
 #include <numbers>
@@ -441,6 +442,52 @@ void parseT5Sizes(const Reader& config, ModelConfig& c) {
                     "' (gated, T5 v1.1 / Flan-T5) is not supported yet; AttnLab runs relu T5");
 }
 
+/// An image classifier's image, patches and labels (ViTConfig; id2label as transformers
+/// saves it, "0".."n-1" -> a name).
+void parseVisionSizes(const Reader& config, ModelConfig& c) {
+    c.imageSize = config.positive("image_size");
+    c.patchSize = config.positive("patch_size");
+    c.channels = config.positive("num_channels", 3);
+    if (c.imageSize % c.patchSize != 0)
+        config.fail("image_size " + std::to_string(c.imageSize) +
+                    " is not a multiple of patch_size " + std::to_string(c.patchSize));
+    c.maxPositions = c.patchGrid() * c.patchGrid() + 1;
+    if (config.has("id2label")) {
+        const Json& names = config.at("id2label");
+        if (!names.is_object() || names.empty() ||
+            names.size() > static_cast<std::size_t>(kMaxExtent))
+            config.fail("'id2label' must be an object naming each class");
+        c.labels.assign(names.size(), std::string());
+        std::vector<bool> seen(names.size(), false);
+        for (const auto& [key, value] : names.items()) {
+            std::size_t id = 0;
+            const auto [end, error] = std::from_chars(key.data(), key.data() + key.size(), id);
+            if (error != std::errc() || end != key.data() + key.size() || id >= names.size() ||
+                seen[id] || !value.is_string())
+                config.fail("'id2label' must map the ids 0 to " + std::to_string(names.size() - 1) +
+                            " to names (key '" + key.substr(0, 40) + "')");
+            seen[id] = true;
+            c.labels[id] = value.get<std::string>();
+        }
+    }
+    if (config.has("num_labels")) {
+        const Index count = config.positive("num_labels");
+        if (c.labels.empty())
+            for (Index i = 0; i < count; ++i)
+                c.labels.push_back("LABEL_" + std::to_string(i));
+        if (static_cast<Index>(c.labels.size()) != count)
+            config.fail("'num_labels' " + std::to_string(count) + " but 'id2label' names " +
+                        std::to_string(c.labels.size()));
+    }
+    if (c.labels.empty()) config.fail("missing 'id2label': the classifier's classes");
+    c.vocab = static_cast<Index>(c.labels.size());
+    // The masked-image-modelling decoder's stride, and ViTModel's pooler: neither is on the
+    // path from an image to its attention and its classes.
+    (void)config.has("encoder_stride");
+    (void)config.has("pooler_output_size");
+    (void)config.has("pooler_act");
+}
+
 void parseSizes(const Reader& config, const Architecture& a, ModelConfig& c) {
     if (a.has(kSeq2SeqKeys)) {
         parseSeq2SeqSizes(config, c);
@@ -477,6 +524,10 @@ void parseSizes(const Reader& config, const Architecture& a, ModelConfig& c) {
     }
     c.intermediate = gpt2 ? config.positive("n_inner", 4 * c.hidden)
                           : config.positive("intermediate_size");
+    if (a.has(kVisionKeys)) {
+        parseVisionSizes(config, c);
+        return;
+    }
     c.vocab = config.positive("vocab_size");
     c.maxPositions = config.positive(gpt2 ? "n_positions|n_ctx|max_position_embeddings"
                                           : "max_position_embeddings");
@@ -617,6 +668,8 @@ ModelConfig parseModel(const Reader& config, const Architecture& a) {
     c.normEps = a.normEpsKey ? config.number(a.normEpsKey, a.normEpsDefault) : a.normEpsDefault;
     c.activation = parseActivation(config.text(a.activationKey, a.activationDefault), config);
     c.tiedEmbeddings = config.flag("tie_word_embeddings", a.tiedDefault);
+    if (a.has(kVisionKeys) && c.tiedEmbeddings)
+        config.fail("'tie_word_embeddings' = true: an image classifier has no word embeddings");
     c.qkvBias = biasOf(config, a.qkvBias);
     c.outputBias = biasOf(config, a.outBias);
     c.mlpBias = biasOf(config, a.mlpBias);
@@ -640,7 +693,9 @@ ModelConfig parseModel(const Reader& config, const Architecture& a) {
     } else {
         config.mustBeFalse("is_encoder_decoder", "this family is not an encoder-decoder");
     }
-    if (a.kind == ModelKind::Encoder) {
+    if (a.has(kVisionKeys)) {
+        config.mustBeFalse("is_decoder", "a vision encoder attends two ways");
+    } else if (a.kind == ModelKind::Encoder) {
         config.mustBeFalse("is_decoder", "BERT as a decoder is causal; AttnLab runs it as an encoder");
         c.typeVocab = config.positive("type_vocab_size", 2);
         const std::string type = config.text("position_embedding_type", "absolute");

@@ -997,7 +997,67 @@ Result<ModelRun> runModel(const Model& model, std::span<const std::int64_t> ids,
     if (c.kind == ModelKind::EncoderDecoder)
         return Error{model.name + " is an encoder-decoder (" + std::string(c.arch().displayName) +
                      "): give a source and a target"};
+    if (c.vision())
+        return Error{model.name + " is an image classifier (" + std::string(c.arch().displayName) +
+                     "): it reads an image, not tokens"};
     return runOne(model, ids, options, previous, nullptr);
+}
+
+Result<ModelRun> runImage(const Model& model, std::span<const float> pixels,
+                          const RunOptions& options) {
+    const ModelConfig& c = model.config;
+    if (!c.vision())
+        return Error{model.name + " reads tokens (" + std::string(c.arch().displayName) +
+                     "), not an image"};
+    const Index side = c.imageSize;
+    const Index p = c.patchSize;
+    const Index grid = c.patchGrid();
+    if (static_cast<Index>(pixels.size()) != c.channels * side * side)
+        return Error{model.name + " reads " + std::to_string(c.channels) + " x " +
+                     std::to_string(side) + " x " + std::to_string(side) +
+                     " pixel values; the image has " + std::to_string(pixels.size())};
+    const Index tokens = grid * grid + 1;
+    const std::vector<std::int64_t> ids(static_cast<std::size_t>(tokens), 0);
+    if (auto problem = validateRun(c, ids, options)) return Error{*problem};
+    const int threads = resolveThreads(options.threads);
+
+    // The patch convolution (stride = kernel = P) as one projection of every patch's pixels,
+    // laid out as the kernel is: channel, then row, then column within the patch.
+    Matrix patches(grid * grid, c.channels * p * p);
+    for (Index row = 0; row < grid; ++row)
+        for (Index col = 0; col < grid; ++col)
+            for (Index ch = 0; ch < c.channels; ++ch)
+                for (Index i = 0; i < p; ++i)
+                    for (Index j = 0; j < p; ++j)
+                        patches(row * grid + col, (ch * p + i) * p + j) =
+                            pixels[static_cast<std::size_t>((ch * side + row * p + i) * side +
+                                                            col * p + j)];
+    Matrix projected;
+    project(patches, model.patchEmbedding, projected, threads);
+    Matrix x(tokens, c.hidden);
+    x.row(0) = model.classToken.matrix().row(0);
+    x.bottomRows(tokens - 1) = projected;
+    RowVector position(c.hidden);
+    for (Index t = 0; t < tokens; ++t) {
+        model.main.positions.widenRows(t, 1, position.data());
+        x.row(t) += position;
+    }
+
+    ModelRun run;
+    run.ids = ids;
+    run.ablatedHeads = options.ablatedHeads;
+    run.passes = {0};
+    if (!runStack(model, Pass::Main, x, 0, run, nullptr, options, threads) ||
+        (options.cancel && options.cancel->load()))
+        return Error{"cancelled"};
+    if (options.patch) patchResidual(*options.patch, c.layers, 0, x);
+    if (options.record) options.record->residual.push_back(x);
+    RunOptions noLogits = options;
+    noLogits.logits = LogitRows::None;
+    finish(model, x, 0, run, nullptr, noLogits, threads);
+    logitsOf(model, run.finalHidden.topRows(1), run.logits, threads); // the class token's
+    run.logitRows = LogitRows::Last;
+    return run;
 }
 
 Result<ModelRun> seams::resumeRun(const Model& model, std::span<const std::int64_t> ids,

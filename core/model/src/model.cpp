@@ -7,7 +7,9 @@
 #include <atomic>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <sstream>
+#include <utility>
 
 #include "attnlab/base/check.h"
 
@@ -43,8 +45,11 @@ public:
         return entry && entry->shape == shape;
     }
 
-    /// The tensor `name` of shape `shape` (rank 1 or 2), held as `held` says.
-    Weight bind(const std::string& name, std::vector<Index> shape, Held held = Held::Float32) {
+    /// The tensor `name` of shape `shape`, held as `held` says: a vector or matrix as it is (rank
+    /// 1 or 2), or, with `as` {rows, cols}, a tensor of any rank read as that matrix (a
+    /// convolution's [out, C, P, P] as [out, C * P * P]; a parameter [1, T, D] as [T, D]).
+    Weight bind(const std::string& name, std::vector<Index> shape, Held held = Held::Float32,
+                std::optional<std::pair<Index, Index>> as = std::nullopt) {
         const TensorEntry* entry = m_tensors.find(name);
         if (!entry)
             throw LoadError{m_checkpoint + ": tensor '" + name + "' is missing (the config needs " +
@@ -54,8 +59,10 @@ public:
                             shapeText(entry->shape) + " but the config needs " + shapeText(shape)};
         if (m_options.cancel && m_options.cancel->load()) throw LoadError{"cancelled"};
         Weight weight;
-        weight.rows = shape.size() == 2 ? shape[0] : 1;
-        weight.cols = shape.size() == 2 ? shape[1] : shape[0];
+        weight.rows = as ? as->first : shape.size() == 2 ? shape[0] : 1;
+        weight.cols = as ? as->second : shape.size() == 2 ? shape[1] : shape[0];
+        ATTN_CHECK(weight.rows * weight.cols == entry->elementCount(),
+                   "Binder::bind: " << name << " read as " << weight.rows << " x " << weight.cols);
         const bool sixteen = entry->dtype == TensorDType::F16 || entry->dtype == TensorDType::BF16;
         bool inMapping = true;
         if (sixteen && held == Held::Own) {
@@ -124,6 +131,10 @@ public:
         const Index d = m_c.hidden;
         const bool seq2seq = m_c.kind == ModelKind::EncoderDecoder;
         m_prefix = prefixOf(a.names);
+        if (m_c.vision()) {
+            bindVision();
+            return;
+        }
         m_model.tokenEmbedding =
             m_bind.bind(name(a.names.embed, ".weight"), {m_c.vocab, d}, Held::Own);
         if (seq2seq) m_model.encoder = stack(a.encoderNames, m_c.encoderLayers, false);
@@ -149,6 +160,27 @@ public:
     }
 
 private:
+    /// An image classifier (ViT): the patch convolution, the class token and the learned
+    /// positions (parameters, named without ".weight"), the encoder, and the classifier.
+    void bindVision() {
+        const Architecture& a = m_c.arch();
+        const Index d = m_c.hidden;
+        const Index p = m_c.patchSize;
+        const Index tokens = m_c.maxPositions;
+        m_model.patchEmbedding.weight =
+            m_bind.bind(name(a.names.embed, ".weight"), {d, m_c.channels, p, p}, Held::Own,
+                        std::pair{d, m_c.channels * p * p});
+        m_model.patchEmbedding.bias = m_bind.bind(name(a.names.embed, ".bias"), {d});
+        m_model.classToken =
+            m_bind.bind(name(a.names.classToken, ""), {1, 1, d}, Held::Float32, std::pair{1, d});
+        m_model.main = stack(a.names, m_c.layers, false);
+        m_model.main.positions = m_bind.bind(name(a.names.positions, ""), {1, tokens, d}, Held::Own,
+                                             std::pair{tokens, d});
+        m_model.lmHead.weight =
+            m_bind.bind(std::string(a.names.lmHead) + ".weight", {m_c.vocab, d}, Held::Own);
+        m_model.lmHead.bias = m_bind.bind(std::string(a.names.logitsBias), {m_c.vocab});
+    }
+
     /// The names' prefix when the checkpoint uses it ("model.", "bert."); a bare base model
     /// saves without.
     std::string prefixOf(const TensorNames& names) const {
@@ -163,7 +195,7 @@ private:
     StackWeights stack(const TensorNames& names, Index layers, bool cross) {
         const Index d = m_c.hidden;
         StackWeights s;
-        if (!names.positions.empty()) {
+        if (!names.positions.empty() && !m_c.vision()) { // a vision model's: bindVision()
             const Index rows = m_c.maxPositions + static_cast<Index>(m_c.arch().positionOffset);
             s.positions = m_bind.bind(name(names.positions, ".weight"), {rows, d}, Held::Own);
         }

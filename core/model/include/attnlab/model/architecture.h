@@ -52,8 +52,9 @@ enum class Positions {
     RelativeBuckets ///< T5: a learned bias per head and bucketed relative distance
 };
 
-/// What the model is: a decoder (causal LM), an encoder (two-way attention, BERT's masked-LM
-/// head), or an encoder-decoder (translation: encoder, causal decoder, cross-attention).
+/// What the model is: a decoder (causal LM), an encoder (two-way attention: BERT's masked-LM
+/// head, or ViT's classifier over an image's patches), or an encoder-decoder (translation:
+/// encoder, causal decoder, cross-attention).
 enum class ModelKind { Decoder, Encoder, EncoderDecoder };
 
 /// Where a bias comes from: never, always, or a boolean config key with its default.
@@ -90,6 +91,9 @@ enum Feature : std::uint32_t {
     kBertKeys = 1u << 15,          ///< type_vocab_size, position_embedding_type
     kSeq2SeqKeys = 1u << 16,       ///< d_model, encoder_/decoder_ layers, heads, ffn_dim (BART, Marian)
     kT5Keys = 1u << 17,            ///< d_model, d_kv, d_ff, num_layers, relative_attention_*
+    /// An image classifier (ViT): image_size, patch_size, num_channels, id2label; the input is
+    /// an image's patches (a convolution with stride = kernel = patch size) after a class token
+    kVisionKeys = 1u << 18,
 };
 
 /// The names of a family's tensors: module names, to which ".weight" / ".bias" are added. The
@@ -116,6 +120,9 @@ struct TensorNames {
     std::string_view relativeBias{}; ///< T5: in the stack's first layer, [buckets, H]
     std::string_view headTransform{}, headNorm{}; ///< BERT's masked-LM head (never prefixed)
     std::string_view logitsBias{};   ///< a bias added to the logits (never prefixed)
+    // Vision (embed: the patch projection, a convolution; positions and the class token are
+    // parameters, named without ".weight"):
+    std::string_view classToken{};   ///< [1, 1, D], the first position
 };
 
 struct Architecture {

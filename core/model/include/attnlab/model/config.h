@@ -82,9 +82,19 @@ struct ModelConfig {
     Index relativeMaxDistance = 0; ///< T5: relative_attention_max_distance
     /// The first id of an encoder-decoder's target (decoder_start_token_id; T5: the pad id).
     std::optional<std::int64_t> decoderStartTokenId;
+    // Image classifiers (ViT): a square image of imageSize pixels, cut into patchSize squares;
+    // vocab is the number of labels, maxPositions the class token and the patches.
+    Index imageSize = 0;
+    Index patchSize = 0;
+    Index channels = 0;
+    std::vector<std::string> labels; ///< id2label, by id
 
     const Architecture& arch() const { return *architecture; }
     bool usesRope() const { return !ropes.empty(); }
+    /// Reads an image, not tokens.
+    bool vision() const { return imageSize > 0; }
+    /// Patches per side of the image.
+    Index patchGrid() const { return patchSize > 0 ? imageSize / patchSize : 0; }
     /// The sliding window of every layer when they all share one, -1 when all are full, and
     /// nullopt when the layers differ (Gemma 2's alternation).
     std::optional<Index> uniformWindow() const;

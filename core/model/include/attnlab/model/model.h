@@ -127,6 +127,11 @@ public:
     Linear headTransform;  ///< BERT's masked-LM head: dense, activation, norm, then lmHead
     Norm headNorm;
     Linear lmHead; ///< [V, D]; the embedding when tied; its bias is the family's logits bias
+                   ///< (an image classifier's: [labels, D], the classifier)
+    /// An image classifier's input (config.vision()): the patch convolution as a projection
+    /// [D, C * P * P] of each patch's pixels (channel, row, column), and the class token [1, D].
+    Linear patchEmbedding;
+    Weight classToken;
 
     /// Bytes of the mapped checkpoint files.
     std::size_t checkpointBytes() const { return m_tensors ? m_tensors->mappedBytes() : 0; }
@@ -284,6 +289,15 @@ std::size_t commonPrefix(std::span<const std::int64_t> a, std::span<const std::i
 /// Errors: validateRun's messages, or "cancelled".
 Result<ModelRun> runModel(const Model& model, std::span<const std::int64_t> ids,
                           const RunOptions& options = {}, const ModelRun* previous = nullptr);
+
+/// Runs an image classifier (config.vision(): ViT) on one image's pixel values [C, H, W],
+/// row-major, H = W = config.imageSize, already processed as the model's image processor does
+/// (resized, rescaled, normalised). The sequence is the class token, then the patches row by
+/// row (T = 1 + (H / P)^2; ids holds T zeros); attention is two-way; the logits [1, labels] are
+/// the classifier's on the class token. Errors: a model that reads tokens, pixels of another
+/// size, or "cancelled".
+Result<ModelRun> runImage(const Model& model, std::span<const float> pixels,
+                          const RunOptions& options = {});
 
 /// Runs an encoder-decoder: the encoder over `source` (two-way attention), then the decoder
 /// over `target` (its input as given, starting with the decoder start token) with causal

@@ -1,0 +1,137 @@
+#!/usr/bin/env python3
+"""Writes a tiny vision transformer and its expected outputs under tests/model/fixtures/vit/.
+
+Run once (the outputs are committed; CI does not need torch):
+
+    apt-get install python3-torch python3-numpy
+    python3 scripts/make_vision_fixtures.py
+
+The folder holds config.json (model_type "vit", ViTForImageClassification), model.safetensors
+(F32, random seeded weights) and expected.npz: `pixel_values` [C, H, W] (float32, already
+processed), `attentions` [L, H, T, T] and `logits` [num_labels], computed in float64 by a
+plain-torch forward written from transformers' modeling_vit.py (ViTEmbeddings: a convolution
+with stride = kernel = patch size, flattened row by row, the class token first, learned
+positions added; pre-LN layers, eager attention, exact GELU; the final LayerNorm; the classifier
+on the class token). It reads the weights back from the bytes written and shares no code with
+AttnLab. The convolution is torch's own conv2d, not a matrix product written here.
+"""
+
+import json
+import math
+import os
+import sys
+
+import numpy as np
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from make_model_fixtures import layer_norm, roundtrip, write_checkpoint  # noqa: E402
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "model", "fixtures")
+
+
+def vit_forward(cfg, W, pixels):
+    """pixels [C, H, W] float64 -> (attentions [L, H, T, T], logits [num_labels])."""
+    d, heads = cfg["hidden_size"], cfg["num_attention_heads"]
+    hd = d // heads
+    eps = cfg["layer_norm_eps"]
+    p = "vit."
+    x = torch.nn.functional.conv2d(pixels.unsqueeze(0), W[p + "embeddings.patch_embeddings.projection.weight"],
+                                   W[p + "embeddings.patch_embeddings.projection.bias"],
+                                   stride=cfg["patch_size"])
+    x = x.flatten(2).transpose(1, 2)[0]  # [N, d], patches row by row
+    x = torch.cat([W[p + "embeddings.cls_token"][0], x], dim=0)
+    x = x + W[p + "embeddings.position_embeddings"][0]
+    T = x.shape[0]
+    atts = []
+    for l in range(cfg["num_hidden_layers"]):
+        q_ = f"{p}encoder.layer.{l}."
+        h = layer_norm(x, W[q_ + "layernorm_before.weight"], W[q_ + "layernorm_before.bias"], eps)
+
+        def proj(name):
+            return h @ W[q_ + name + ".weight"].T + W[q_ + name + ".bias"]
+
+        q = proj("attention.attention.query").view(T, heads, hd).transpose(0, 1)
+        k = proj("attention.attention.key").view(T, heads, hd).transpose(0, 1)
+        v = proj("attention.attention.value").view(T, heads, hd).transpose(0, 1)
+        scores = q @ k.transpose(1, 2) / math.sqrt(hd)
+        a = torch.softmax(scores, dim=-1)
+        atts.append(a)
+        ctx = (a @ v).transpose(0, 1).reshape(T, d)
+        x = x + ctx @ W[q_ + "attention.output.dense.weight"].T + W[q_ + "attention.output.dense.bias"]
+        h = layer_norm(x, W[q_ + "layernorm_after.weight"], W[q_ + "layernorm_after.bias"], eps)
+        h = h @ W[q_ + "intermediate.dense.weight"].T + W[q_ + "intermediate.dense.bias"]
+        h = torch.nn.functional.gelu(h)  # exact (erf), config hidden_act "gelu"
+        x = x + h @ W[q_ + "output.dense.weight"].T + W[q_ + "output.dense.bias"]
+    x = layer_norm(x, W[p + "layernorm.weight"], W[p + "layernorm.bias"], eps)
+    logits = x[0] @ W["classifier.weight"].T + W["classifier.bias"]
+    return torch.stack(atts), logits
+
+
+def make_vit(name, seed):
+    cfg = {"model_type": "vit", "architectures": ["ViTForImageClassification"],
+           "hidden_size": 16, "num_hidden_layers": 2, "num_attention_heads": 2,
+           "intermediate_size": 32, "hidden_act": "gelu", "layer_norm_eps": 1e-12,
+           "image_size": 32, "patch_size": 8, "num_channels": 3, "qkv_bias": True,
+           "encoder_stride": 8, "hidden_dropout_prob": 0.0, "attention_probs_dropout_prob": 0.0,
+           "initializer_range": 0.02,
+           "id2label": {"0": "circle", "1": "square", "2": "triangle"},
+           "label2id": {"circle": 0, "square": 1, "triangle": 2},
+           "transformers_version": "5.17.0", "dtype": "float32"}
+    g = torch.Generator().manual_seed(seed)
+
+    def r(*shape, scale=0.3):
+        return torch.randn(*shape, generator=g, dtype=torch.float64) * scale
+
+    d, inner, C, P = cfg["hidden_size"], cfg["intermediate_size"], cfg["num_channels"], cfg["patch_size"]
+    patches = (cfg["image_size"] // P) ** 2
+    labels = len(cfg["id2label"])
+    T = {}
+    p = "vit."
+    T[p + "embeddings.cls_token"] = r(1, 1, d)
+    T[p + "embeddings.position_embeddings"] = r(1, patches + 1, d)
+    T[p + "embeddings.patch_embeddings.projection.weight"] = r(d, C, P, P, scale=0.1)
+    T[p + "embeddings.patch_embeddings.projection.bias"] = r(d)
+    for l in range(cfg["num_hidden_layers"]):
+        q_ = f"{p}encoder.layer.{l}."
+        for n in ("query", "key", "value"):
+            T[q_ + f"attention.attention.{n}.weight"] = r(d, d)
+            T[q_ + f"attention.attention.{n}.bias"] = r(d)
+        T[q_ + "attention.output.dense.weight"] = r(d, d)
+        T[q_ + "attention.output.dense.bias"] = r(d)
+        T[q_ + "intermediate.dense.weight"] = r(inner, d)
+        T[q_ + "intermediate.dense.bias"] = r(inner)
+        T[q_ + "output.dense.weight"] = r(d, inner)
+        T[q_ + "output.dense.bias"] = r(d)
+        for n in ("layernorm_before", "layernorm_after"):
+            T[q_ + n + ".weight"] = 1.0 + r(d, scale=0.1)
+            T[q_ + n + ".bias"] = r(d, scale=0.1)
+    T[p + "layernorm.weight"] = 1.0 + r(d, scale=0.1)
+    T[p + "layernorm.bias"] = r(d, scale=0.1)
+    T["classifier.weight"] = r(labels, d)
+    T["classifier.bias"] = r(labels)
+
+    folder = os.path.join(ROOT, name)
+    write_checkpoint(folder, T, "F32")
+    with open(os.path.join(folder, "config.json"), "w") as f:
+        json.dump(cfg, f, indent=1)
+    W = {k: roundtrip(t, "F32") for k, t in T.items()}
+    # An image already processed (rescaled to [0, 1], normalised with mean = std = 0.5), as
+    # float32: what the model's forward receives.
+    pixels = (torch.rand(C, cfg["image_size"], cfg["image_size"], generator=g, dtype=torch.float64) * 2 - 1)
+    pixels = pixels.to(torch.float32).to(torch.float64)
+    atts, logits = vit_forward(cfg, W, pixels)
+    np.savez(os.path.join(folder, "expected.npz"),
+             pixel_values=pixels.numpy().astype(np.float32),
+             attentions=atts.numpy().astype(np.float32),
+             logits=logits.numpy().astype(np.float32))
+
+
+def main():
+    torch.set_default_dtype(torch.float64)
+    make_vit("vit", 7)
+    print("vision fixtures written to", os.path.normpath(ROOT))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
