@@ -53,6 +53,18 @@ std::string node(const std::string& script, const fs::path& capture) {
     return out;
 }
 
+/// What the client's scanCacheDir() finds in the cache at `root`: per repository its id, type
+/// and revisions, each with its commit, sorted refs, sorted file names and size.
+nlohmann::json scanCacheDir(const fs::path& root, const fs::path& capture) {
+    return nlohmann::json::parse(node(
+        "hub.scanCacheDir(" + nlohmann::json(root.string()).dump() +
+            ").then(r => console.log(JSON.stringify(r.repos.map(repo => ({id: repo.id.name, "
+            "type: repo.id.type, revisions: repo.revisions.map(v => ({commit: v.commitOid, "
+            "refs: [...v.refs].sort(), files: v.files.map(f => f.path.split('/').pop()).sort(), "
+            "size: Number(v.size)}))})))));",
+        capture));
+}
+
 class HubJsReference : public ::testing::Test {
 protected:
     void SetUp() override {
@@ -97,14 +109,8 @@ TEST_F(HubJsReference, ScanCacheDirFindsWhatTheListFinds) {
     cache.setRef("tiny", "main", kCommitB);
 
     // repo -> commit -> (refs, size), as the client reports them.
-    const std::string json = node(
-        "hub.scanCacheDir(" + nlohmann::json(root.string()).dump() +
-            ").then(r => console.log("
-            "JSON.stringify(r.repos.map(repo => ({id: repo.id.name, type: repo.id.type, "
-            "revisions: repo.revisions.map(v => ({commit: v.commitOid, refs: [...v.refs].sort(), "
-            "size: Number(v.size)}))})))));",
-        dir.path() / "capture");
-    const auto theirs = nlohmann::json::parse(json);
+    const auto theirs = scanCacheDir(root, dir.path() / "capture");
+    const std::string json = theirs.dump();
     ASSERT_EQ(theirs.size(), 2u) << json;
 
     const auto ours = listHubCache(root.string());
@@ -190,14 +196,8 @@ TEST_F(HubJsReference, ACacheDownloadedHereIsWhatTheHubsClientScans) {
     ASSERT_TRUE(fetchModelArgument("org/tiny").ok());
     ASSERT_TRUE(fetchModelArgument("org/tiny@v1").ok());
 
-    const std::string json = node(
-        "hub.scanCacheDir(" + nlohmann::json(root.string()).dump() +
-            ").then(r => console.log(JSON.stringify(r.repos.map(repo => ({id: repo.id.name, "
-            "revisions: repo.revisions.map(v => ({commit: v.commitOid, refs: [...v.refs].sort(), "
-            "files: v.files.map(f => f.path.split('/').pop()).sort(), "
-            "size: Number(v.size)}))})))));",
-        dir.path() / "capture");
-    const auto theirs = nlohmann::json::parse(json);
+    const auto theirs = scanCacheDir(root, dir.path() / "capture");
+    const std::string json = theirs.dump();
     ASSERT_EQ(theirs.size(), 1u) << json;
     EXPECT_EQ(theirs[0]["id"], "org/tiny");
     ASSERT_EQ(theirs[0]["revisions"].size(), 1u) << json;
