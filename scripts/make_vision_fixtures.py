@@ -14,6 +14,10 @@ with stride = kernel = patch size, flattened row by row, the class token first, 
 positions added; pre-LN layers, eager attention, exact GELU; the final LayerNorm; the classifier
 on the class token). It reads the weights back from the bytes written and shares no code with
 AttnLab. The convolution is torch's own conv2d, not a matrix product written here.
+
+preprocessor_config.json, image.png and processed.npz are the image processor's reference: two
+random RGB images and what Pillow (python3-pil) and numpy make of them as transformers'
+ViTImageProcessor does, with the bilinear and the bicubic filter.
 """
 
 import json
@@ -127,9 +131,49 @@ def make_vit(name, seed):
              logits=logits.numpy().astype(np.float32))
 
 
+PROCESSOR = {"image_processor_type": "ViTImageProcessor", "do_resize": True,
+             "size": {"height": 32, "width": 32}, "resample": 2, "do_rescale": True,
+             "rescale_factor": 0.00392156862745098, "do_normalize": True,
+             "image_mean": [0.5, 0.5, 0.5], "image_std": [0.5, 0.5, 0.5]}
+
+
+def processed(image, resample):
+    """What transformers' ViTImageProcessor makes of an RGB uint8 image [H, W, 3]: Pillow's
+    resize (reducing_gap None), then numpy's rescale (float64 product stored as float32) and
+    normalise (float32), channels first."""
+    from PIL import Image
+    pil = Image.fromarray(image, "RGB")
+    size = (PROCESSOR["size"]["width"], PROCESSOR["size"]["height"])
+    resized = np.array(pil.resize(size, resample=resample, reducing_gap=None))
+    x = (resized.astype(np.float64) * PROCESSOR["rescale_factor"]).astype(np.float32)
+    mean = np.array(PROCESSOR["image_mean"], dtype=np.float32)
+    std = np.array(PROCESSOR["image_std"], dtype=np.float32)
+    x = (x - mean) / std
+    return x.transpose(2, 0, 1).copy()
+
+
+def make_processor(name, seed):
+    """preprocessor_config.json, two images (one larger than 32 x 32, one smaller) and what the
+    processor makes of each with Pillow's bilinear (2) and bicubic (3) filters; image.png is the
+    larger one, for the command line."""
+    from PIL import Image
+    folder = os.path.join(ROOT, name)
+    with open(os.path.join(folder, "preprocessor_config.json"), "w") as f:
+        json.dump(PROCESSOR, f, indent=1)
+    rng = np.random.default_rng(seed)
+    down = rng.integers(0, 256, size=(37, 45, 3), dtype=np.uint8)
+    up = rng.integers(0, 256, size=(24, 20, 3), dtype=np.uint8)
+    Image.fromarray(down, "RGB").save(os.path.join(folder, "image.png"))
+    np.savez(os.path.join(folder, "processed.npz"),
+             image_down=down.astype(np.float32), image_up=up.astype(np.float32),  # 0..255, exact
+             down_bilinear=processed(down, 2), down_bicubic=processed(down, 3),
+             up_bilinear=processed(up, 2), up_bicubic=processed(up, 3))
+
+
 def main():
     torch.set_default_dtype(torch.float64)
     make_vit("vit", 7)
+    make_processor("vit", 11)
     print("vision fixtures written to", os.path.normpath(ROOT))
 
 

@@ -11,6 +11,7 @@
 
 #include "attnlab/io/npy.h"
 #include "attnlab/model/attention_maps.h"
+#include "attnlab/model/image_processor.h"
 #include "attnlab/model/model.h"
 #include "checkpoint_builder.h"
 #include "reference_npz.h"
@@ -107,6 +108,64 @@ TEST(Vision, AConfigItDoesNotUnderstandIsRefusedNamingTheKey) {
     ASSERT_FALSE(gap.ok());
     EXPECT_NE(gap.error().find("'id2label' must map the ids 0 to 1"), std::string::npos)
         << gap.error();
+}
+
+/// An image stored as float32 0..255 [H, W, 3], as bytes.
+std::vector<std::uint8_t> bytesOf(const NpyArray& image) {
+    std::vector<std::uint8_t> bytes;
+    for (const float v : image.data)
+        bytes.push_back(static_cast<std::uint8_t>(v));
+    return bytes;
+}
+
+TEST(Vision, ThePreprocessorGivesWhatPillowAndNumpyGive) {
+    auto processor = readImageProcessor(fixtureDir("vit") + "/preprocessor_config.json");
+    ASSERT_TRUE(processor.ok()) << processor.error();
+    auto arrays = readNpz(fixtureDir("vit") + "/processed.npz");
+    ASSERT_TRUE(arrays.ok()) << arrays.error();
+    for (const std::string image : {"down", "up"}) {
+        const NpyArray& source = arrays->at("image_" + image);
+        const std::vector<std::uint8_t> rgb = bytesOf(source);
+        for (const auto& [filter, resample] :
+             {std::pair{"bilinear", Resample::Bilinear}, std::pair{"bicubic", Resample::Bicubic}}) {
+            ImageProcessor p = *processor;
+            p.resample = resample;
+            auto pixels = processImage(rgb, source.shape[1], source.shape[0], p);
+            ASSERT_TRUE(pixels.ok()) << pixels.error();
+            const NpyArray& expected = arrays->at(image + "_" + filter);
+            ASSERT_EQ(pixels->size(), expected.data.size());
+            // Pillow's 8-bit resampling and numpy's float32 arithmetic, reproduced: the same bits.
+            std::size_t differ = 0;
+            for (std::size_t i = 0; i < pixels->size(); ++i)
+                differ += (*pixels)[i] != expected.data[i];
+            EXPECT_EQ(differ, 0u) << image << " " << filter;
+        }
+    }
+    // An image of the model's size is not resampled: each value is (v / 255 - 0.5) / 0.5.
+    const std::vector<std::uint8_t> flat(32 * 32 * 3, 255);
+    auto same = processImage(flat, 32, 32, *processor);
+    ASSERT_TRUE(same.ok()) << same.error();
+    EXPECT_EQ((*same)[0], 1.0f);
+}
+
+TEST(Vision, APreprocessorOrImageItCannotFollowIsRefused) {
+    for (const auto& [text, named] : std::vector<std::pair<std::string, std::string>>{
+             {R"({"do_center_crop": true})", "'do_center_crop' is a key AttnLab does not follow"},
+             {R"({"resample": 0})", "'resample' 0 is not one AttnLab follows"},
+             {R"({"size": {"shortest_edge": 224}})", "'size' must be"},
+             {R"({"image_std": [0.5, 0, 0.5]})", "'image_std' must not be 0"},
+             {R"({"image_processor_type": "CLIPImageProcessor"})", "CLIPImageProcessor"},
+             {R"([1, 2])", "not a JSON object"}}) {
+        auto parsed = parseImageProcessor(text, "preprocessor_config.json");
+        ASSERT_FALSE(parsed.ok()) << text;
+        EXPECT_NE(parsed.error().find(named), std::string::npos) << parsed.error();
+    }
+    const ImageProcessor p;
+    EXPECT_FALSE(processImage({}, 0, 0, p).ok());
+    EXPECT_NE(processImage({}, 20000, 20000, p).error().find("1 to 16384 pixels a side"),
+              std::string::npos);
+    const std::vector<std::uint8_t> short3(10, 0);
+    EXPECT_FALSE(processImage(short3, 2, 2, p).ok());
 }
 
 } // namespace

@@ -1,0 +1,57 @@
+#pragma once
+/// An image classifier's preprocessor_config.json, and the pixel values it makes of an RGB
+/// image, as transformers' ViTImageProcessor makes them: resize to `size` with Pillow's
+/// resampling (its 8-bit fixed-point filters: a horizontal pass, then a vertical one, each
+/// rounded to 8 bits), rescale (times rescale_factor, in float64, stored as float32),
+/// normalise ((x - mean) / std in float32), channels first. A key AttnLab does not understand
+/// is refused naming it. Decoding PNG or JPEG is the caller's (the core reads no image files).
+///
+///   auto processor = readImageProcessor(dir + "/preprocessor_config.json");
+///   auto pixels = processImage(rgb, width, height, *processor);   // [3, H, W] floats
+///   auto run = runImage(model, *pixels);
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "attnlab/base/result.h"
+#include "attnlab/base/tensor.h"
+
+namespace attnlab::model {
+
+/// Pillow's filters (PIL.Image.Resampling), by the number transformers saves.
+enum class Resample { Bilinear = 2, Bicubic = 3 };
+
+struct ImageProcessor {
+    bool resize = true;
+    Index height = 224, width = 224;
+    Resample resample = Resample::Bilinear;
+    bool rescale = true;
+    double rescaleFactor = 1.0 / 255.0;
+    bool normalize = true;
+    std::vector<double> mean = {0.5, 0.5, 0.5};
+    std::vector<double> std = {0.5, 0.5, 0.5};
+};
+
+/// The largest image processImage takes (either side), so a header claiming more is refused
+/// before anything is allocated.
+constexpr Index kMaxImageSide = 16384;
+
+/// preprocessor_config.json's text; `name` starts every message.
+Result<ImageProcessor> parseImageProcessor(const std::string& text, const std::string& name);
+Result<ImageProcessor> readImageProcessor(const std::string& path);
+
+/// Pillow's resize of an 8-bit image with `channels` interleaved values per pixel, to
+/// outWidth x outHeight, with `filter`: the same bytes Pillow gives.
+std::vector<std::uint8_t> resizeLikePillow(std::span<const std::uint8_t> pixels, Index width,
+                                           Index height, Index channels, Index outWidth,
+                                           Index outHeight, Resample filter);
+
+/// The pixel values [3, H, W] (row-major, float32) of an RGB image, 8 bits a value, rows top
+/// first, `width` x `height`, interleaved R, G, B. Errors: an empty or oversized image, or
+/// pixels of another count.
+Result<std::vector<float>> processImage(std::span<const std::uint8_t> rgb, Index width,
+                                        Index height, const ImageProcessor& processor);
+
+} // namespace attnlab::model
