@@ -10,9 +10,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include <chrono>
+#include <algorithm>
 #include <charconv>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -23,8 +24,10 @@
 #include <vector>
 
 #include "attnlab/io/npy.h"
+#include "attnlab/model/attention_maps.h"
 #include "attnlab/model/head_roles.h"
 #include "attnlab/model/hub_cache.h"
+#include "attnlab/model/image_processor.h"
 #include "attnlab/model/lens.h"
 #include "attnlab/model/model.h"
 #include "attnlab/model/run_npz.h"
@@ -34,6 +37,7 @@
 #include "attnlab/tokenizer/tokenizer.h"
 #include "cli_options.h"
 #include "commands.h"
+#include "image_file.h"
 
 namespace attnlab::app {
 namespace {
@@ -127,16 +131,48 @@ constexpr const char* kUsage =
     "                    --out writes the run whose rows produced the translation\n"
     "An encoder (BERT) runs --ids/--text like a decoder; its logits are the masked-LM head's.\n"
     "\n"
+    "Image classifiers (ViT) read an image instead of text:\n"
+    "  --image FILE      a PNG or JPEG, made into pixel values as the model's\n"
+    "                    preprocessor_config.json says (Pillow's resize, rescale, normalise).\n"
+    "                    F.npz holds attentions float32 [L, H, T, T] (T: the class token, then\n"
+    "                    the patches row by row), tokens [T] (\"[CLS]\", \"r0c0\", \"r0c1\", "
+    "...),\n"
+    "                    patch_grid int64 [rows, cols] (each patch's position in T), and with\n"
+    "                    --logits logits float32 [labels]; --json prints the top --top-k labels\n"
+    "\n"
     "Bad input exits with status 2 and one line on stderr; nothing is written then.\n";
 
 constexpr OptionSpec kOptions[] = {
-    {"model", true},  {"text", true},    {"ids", true},   {"out", true},         {"logits", false},
-    {"qkv", false},   {"threads", true}, {"help", false}, {"roles", false},      {"probe", true},
-    {"seed", true},   {"sort", true},    {"top-k", true}, {"temperature", true}, {"top-p", true},
-    {"ablate", true}, {"json", false}, {"architectures", false}, {"target-ids", true},
-    {"target-text", true}, {"translate", false}, {"max-tokens", true}, {"stats", false},
-    {"logit-lens", false}, {"attribution", true, true}, {"patch", true}, {"metric", true},
-    {"heads", true}, {"list", false},
+    {"model", true},
+    {"text", true},
+    {"ids", true},
+    {"out", true},
+    {"logits", false},
+    {"qkv", false},
+    {"threads", true},
+    {"help", false},
+    {"roles", false},
+    {"probe", true},
+    {"seed", true},
+    {"sort", true},
+    {"top-k", true},
+    {"temperature", true},
+    {"top-p", true},
+    {"ablate", true},
+    {"json", false},
+    {"architectures", false},
+    {"target-ids", true},
+    {"target-text", true},
+    {"translate", false},
+    {"max-tokens", true},
+    {"stats", false},
+    {"logit-lens", false},
+    {"attribution", true, true},
+    {"patch", true},
+    {"metric", true},
+    {"heads", true},
+    {"list", false},
+    {"image", true},
 };
 
 /// A full record (every layer's and head's map) larger than this is refused: --heads asks for
@@ -437,6 +473,107 @@ std::string scalarMember(double value) {
     return floatsMember({1}, &value, 1);
 }
 
+/// `model --image`: an image classifier (ViT) on one image: its attention over the class token
+/// and the patches, and its classes.
+int runImageCommand(const Arguments& args, const std::string& dir,
+                    const model::ModelConfig& config) {
+    const std::string name = std::string(config.arch().displayName);
+    for (const char* option : {"text", "ids", "probe", "roles", "qkv", "heads", "logit-lens",
+                               "attribution", "patch", "metric", "ablate", "temperature", "top-p"})
+        if (args.count(option))
+            fail(std::string("--") + option + ": " + dir + " is an image classifier (" + name +
+                 "): it reads an image (--image FILE)");
+    const auto imagePath = get(args, "image");
+    if (!imagePath)
+        fail(dir + " is an image classifier (" + name + "): give --image FILE (PNG or JPEG)");
+    const auto out = get(args, "out");
+    const bool json = args.count("json") > 0;
+    if (!out && !json) fail("nothing to do: give --out F.npz or --json");
+    if (!out && args.count("logits")) fail("--logits needs --out F.npz");
+    Index topK = 5;
+    if (auto v = get(args, "top-k")) topK = parseAtLeast(*v, "--top-k", 1);
+    model::RunOptions options;
+    if (auto threads = get(args, "threads"))
+        options.threads =
+            static_cast<int>(std::min<Index>(parseAtLeast(*threads, "--threads", 1), 1024));
+
+    const std::string processorPath =
+        (std::filesystem::path(dir) / "preprocessor_config.json").string();
+    if (!std::filesystem::exists(processorPath))
+        fail(processorPath + ": missing; an image classifier needs its image processor's config");
+    auto processor = model::readImageProcessor(processorPath);
+    if (!processor) fail(processor.error());
+    auto image = readRgbImage(*imagePath);
+    if (!image) fail(image.error());
+    auto pixels = model::processImage(image->rgb, image->width, image->height, *processor);
+    if (!pixels) fail(*imagePath + ": " + pixels.error());
+    if (processor->height != config.imageSize || processor->width != config.imageSize)
+        fail(processorPath + ": 'size' " + std::to_string(processor->height) + " x " +
+             std::to_string(processor->width) + " but the model reads " +
+             std::to_string(config.imageSize) + " x " + std::to_string(config.imageSize));
+    auto loaded = model::loadModel(dir);
+    if (!loaded) fail(loaded.error());
+    auto run = model::runImage(*loaded, *pixels, options);
+    if (!run) fail(run.error());
+
+    const Index grid = config.patchGrid();
+    const Index tokens = grid * grid + 1;
+    if (out) {
+        std::map<std::string, std::string> members;
+        const auto record =
+            model::attentionRecord(*loaded, *run, model::AttentionOf::Self, options.threads);
+        NpyArray attentions;
+        attentions.shape = {config.layers, config.heads, tokens, tokens};
+        for (const Tensor4& layer : record)
+            attentions.data.insert(attentions.data.end(), layer.data.begin(), layer.data.end());
+        members["attentions"] = encodeNpy(attentions, DType::Float32);
+        std::vector<std::string> names = {"[CLS]"};
+        std::vector<Index> grids;
+        for (Index r = 0; r < grid; ++r)
+            for (Index c = 0; c < grid; ++c) {
+                names.push_back("r" + std::to_string(r) + "c" + std::to_string(c));
+                grids.push_back(1 + r * grid + c);
+            }
+        members["tokens"] = encodeNpyUnicode(names);
+        members["patch_grid"] = encodeNpyInt64({grid, grid}, grids);
+        if (args.count("logits")) {
+            NpyArray logits;
+            logits.shape = {config.vocab};
+            logits.data.assign(run->logits.data(), run->logits.data() + config.vocab);
+            members["logits"] = encodeNpy(logits, DType::Float32);
+        }
+        if (auto written = writeNpzMembers(*out, members)) fail(written->message);
+    }
+    if (json) {
+        // Softmax over the classes, in double; the top K, ties to the lower id.
+        std::vector<double> p(static_cast<std::size_t>(config.vocab));
+        const double top = run->logits.row(0).maxCoeff();
+        double sum = 0;
+        for (Index i = 0; i < config.vocab; ++i)
+            sum += p[static_cast<std::size_t>(i)] = std::exp(double(run->logits(0, i)) - top);
+        std::vector<Index> order(static_cast<std::size_t>(config.vocab));
+        for (Index i = 0; i < config.vocab; ++i)
+            order[static_cast<std::size_t>(i)] = i;
+        std::stable_sort(order.begin(), order.end(), [&](Index a, Index b) {
+            return p[static_cast<std::size_t>(a)] > p[static_cast<std::size_t>(b)];
+        });
+        nlohmann::json labels = nlohmann::json::array();
+        for (Index k = 0; k < std::min(topK, config.vocab); ++k) {
+            const Index id = order[static_cast<std::size_t>(k)];
+            labels.push_back({{"id", id},
+                              {"label", config.labels[static_cast<std::size_t>(id)]},
+                              {"probability", p[static_cast<std::size_t>(id)] / sum}});
+        }
+        std::cout << nlohmann::json{{"image", *imagePath},
+                                    {"patch_grid", {grid, grid}},
+                                    {"tokens", tokens},
+                                    {"labels", labels}}
+                         .dump()
+                  << '\n';
+    }
+    return 0;
+}
+
 /// `model --logit-lens / --attribution / --patch`: where the prediction comes from (lens.h).
 int runLensCommand(const Arguments& args, const std::string& dir) {
     const auto out = get(args, "out");
@@ -718,9 +855,11 @@ int run(int argc, char** argv) {
                       args.count("patch") || args.count("metric");
     if (auto config = model::readConfig((std::filesystem::path(dir) / "config.json").string());
         config && config->vision())
-        fail(dir + " is an image classifier (" + std::string(config->arch().displayName) +
-             "): it reads an image, not text or ids, and `attnlab model` does not read images "
-             "yet");
+        return runImageCommand(args, dir, *config);
+    if (args.count("image"))
+        fail("--image: " + dir +
+             " reads text (give --text or --ids); an image needs an image "
+             "classifier such as ViT");
     if (auto config = model::readConfig((std::filesystem::path(dir) / "config.json").string());
         config && config->kind == model::ModelKind::EncoderDecoder)
         fail((lens ? "--logit-lens/--attribution/--patch: " : "") + dir +

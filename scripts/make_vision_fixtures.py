@@ -129,6 +129,7 @@ def make_vit(name, seed):
              pixel_values=pixels.numpy().astype(np.float32),
              attentions=atts.numpy().astype(np.float32),
              logits=logits.numpy().astype(np.float32))
+    return cfg, W
 
 
 PROCESSOR = {"image_processor_type": "ViTImageProcessor", "do_resize": True,
@@ -152,7 +153,7 @@ def processed(image, resample):
     return x.transpose(2, 0, 1).copy()
 
 
-def make_processor(name, seed):
+def make_processor(name, seed, cfg, W):
     """preprocessor_config.json, two images (one larger than 32 x 32, one smaller) and what the
     processor makes of each with Pillow's bilinear (2) and bicubic (3) filters; image.png is the
     larger one, for the command line."""
@@ -164,16 +165,20 @@ def make_processor(name, seed):
     down = rng.integers(0, 256, size=(37, 45, 3), dtype=np.uint8)
     up = rng.integers(0, 256, size=(24, 20, 3), dtype=np.uint8)
     Image.fromarray(down, "RGB").save(os.path.join(folder, "image.png"))
+    # The model on image.png as the processor leaves it (bilinear, as the config says).
+    atts, logits = vit_forward(cfg, W, torch.from_numpy(processed(down, 2)).to(torch.float64))
     np.savez(os.path.join(folder, "processed.npz"),
              image_down=down.astype(np.float32), image_up=up.astype(np.float32),  # 0..255, exact
              down_bilinear=processed(down, 2), down_bicubic=processed(down, 3),
-             up_bilinear=processed(up, 2), up_bicubic=processed(up, 3))
+             up_bilinear=processed(up, 2), up_bicubic=processed(up, 3),
+             image_attentions=atts.numpy().astype(np.float32),
+             image_logits=logits.numpy().astype(np.float32))
 
 
 def main():
     torch.set_default_dtype(torch.float64)
-    make_vit("vit", 7)
-    make_processor("vit", 11)
+    cfg, W = make_vit("vit", 7)
+    make_processor("vit", 11, cfg, W)
     print("vision fixtures written to", os.path.normpath(ROOT))
 
 

@@ -196,12 +196,120 @@ TEST_F(ModelCommand, TranslateDecodesTheArgmaxOfEachStep) {
     }
 }
 
-TEST_F(ModelCommand, AnImageClassifierIsRefusedForTextAndIdsWithoutWriting) {
+/// The values of a version 1 .npy of little-endian int64s.
+std::vector<std::int64_t> int64sOf(const std::string& npy) {
+    EXPECT_NE(npy.find("'<i8'"), std::string::npos);
+    const std::size_t data =
+        10 + static_cast<unsigned char>(npy[8]) + 256 * static_cast<unsigned char>(npy[9]);
+    std::vector<std::int64_t> values((npy.size() - data) / 8);
+    std::memcpy(values.data(), npy.data() + data, values.size() * 8);
+    return values;
+}
+
+/// The CRC-32 of PNG chunks (ISO 3309), for a header written by hand.
+std::uint32_t crc32(const std::string& bytes) {
+    std::uint32_t crc = 0xffffffffu;
+    for (const unsigned char b : bytes) {
+        crc ^= b;
+        for (int k = 0; k < 8; ++k)
+            crc = (crc >> 1) ^ (0xedb88320u & (0u - (crc & 1u)));
+    }
+    return crc ^ 0xffffffffu;
+}
+
+std::string bigEndian(std::uint32_t v) {
+    return {char(v >> 24), char(v >> 16), char(v >> 8), char(v)};
+}
+
+/// A chunk: its length, its type and data, and their CRC.
+std::string pngChunk(const std::string& typeAndData) {
+    return bigEndian(static_cast<std::uint32_t>(typeAndData.size() - 4)) + typeAndData +
+           bigEndian(crc32(typeAndData));
+}
+
+/// A PNG whose header claims width x height, with a few bytes of image data.
+std::string pngHeaderOnly(std::uint32_t width, std::uint32_t height) {
+    const std::string ihdr = "IHDR" + bigEndian(width) + bigEndian(height) +
+                             std::string("\x08\x02\x00\x00\x00", 5); // 8-bit RGB
+    return std::string("\x89PNG\r\n\x1a\n", 8) + pngChunk(ihdr) +
+           pngChunk("IDAT" + std::string("\x78\x9c\x03\x00\x00\x00\x00\x01", 8)) + pngChunk("IEND");
+}
+
+// The image classifier end to end: the PNG decoded by Qt, resized as Pillow resizes it, run,
+// against the float64 torch forward on Pillow's and numpy's pixel values (fixtures/vit,
+// scripts/make_vision_fixtures.py). A build without Qt reads no images and says so.
+TEST_F(ModelCommand, AnImageClassifierReadsAnImageAsTheReferenceDoes) {
+    const std::string out = file("vit.npz");
+    const RunResult run = model({"--model", fixture("vit"), "--image", fixture("vit/image.png"),
+                                 "--out", out, "--logits", "--json", "--top-k", "3"});
+    if (run.err.find("built without Qt") != std::string::npos) {
+        EXPECT_EQ(run.status, 2);
+        EXPECT_FALSE(fs::exists(out));
+        return;
+    }
+    ASSERT_EQ(run.status, 0) << run.err;
+    auto got = members(out);
+    auto expected = members(fixture("vit/processed.npz"));
+    EXPECT_LT(maxDifference(floats(got["attentions"], "attentions"),
+                            floats(expected["image_attentions"], "image_attentions")),
+              1e-5);
+    EXPECT_LT(maxDifference(floats(got["logits"], "logits"),
+                            floats(expected["image_logits"], "image_logits")),
+              1e-5);
+    const std::vector<std::int64_t> cells = int64sOf(got["patch_grid"]);
+    ASSERT_EQ(cells.size(), 16u);
+    for (std::size_t i = 0; i < cells.size(); ++i)
+        EXPECT_EQ(cells[i], static_cast<std::int64_t>(i + 1)); // after the class token
+    const auto report = nlohmann::json::parse(run.out);
+    EXPECT_EQ(report["patch_grid"], nlohmann::json({4, 4}));
+    EXPECT_EQ(report["tokens"], 17);
+    ASSERT_EQ(report["labels"].size(), 3u);
+    double total = 0;
+    for (std::size_t i = 0; i < 3; ++i) {
+        total += report["labels"][i]["probability"].get<double>();
+        if (i > 0) {
+            EXPECT_GE(report["labels"][i - 1]["probability"].get<double>(),
+                      report["labels"][i]["probability"].get<double>());
+        }
+    }
+    EXPECT_NEAR(total, 1.0, 1e-12);
+    // The most likely label is the reference logits' argmax.
+    const NpyArray logits = floats(expected["image_logits"], "image_logits");
+    const auto best =
+        std::max_element(logits.data.begin(), logits.data.end()) - logits.data.begin();
+    EXPECT_EQ(report["labels"][0]["id"], best);
+}
+
+TEST_F(ModelCommand, AnImageClassifierRefusesWhatItCannotReadWithoutWriting) {
     const std::string out = file("v.npz");
     expectRejected({"--model", fixture("vit"), "--ids", "0,1", "--out", out},
-                   "is an image classifier (ViT)", "does not read images yet");
-    expectRejected({"--model", fixture("vit"), "--text", "a cat", "--out", out},
-                   "is an image classifier (ViT)", "it reads an image, not text or ids");
+                   "--ids: ", "is an image classifier (ViT): it reads an image (--image FILE)");
+    expectRejected({"--model", fixture("vit"), "--text", "a cat", "--out", out}, "--text: ");
+    expectRejected({"--model", fixture("vit"), "--out", out}, "give --image FILE");
+    expectRejected({"--model", fixture("hf/gpt2"), "--ids", "1,2", "--image",
+                    fixture("vit/image.png"), "--out", out},
+                   "--image: ", "reads text");
+    // A file that is not an image, a header claiming 20 000 x 20 000 pixels, no processor.
+    const std::string notImage = file("not.png");
+    std::ofstream(notImage) << "not an image";
+    expectRejected({"--model", fixture("vit"), "--image", notImage, "--out", out}, "not.png");
+    const std::string huge = file("huge.png");
+    std::ofstream(huge, std::ios::binary) << pngHeaderOnly(20000, 20000);
+    const RunResult big = model({"--model", fixture("vit"), "--image", huge, "--out", out});
+    EXPECT_EQ(big.status, 2) << big.err;
+    EXPECT_EQ(std::count(big.err.begin(), big.err.end(), '\n'), 1) << big.err;
+    if (big.err.find("built without Qt") == std::string::npos) {
+        EXPECT_NE(big.err.find("the image is 20000 x 20000 pixels"), std::string::npos) << big.err;
+    }
+    const std::string cut = file("cut.png");
+    const std::string whole = test::readWholeFile(fixture("vit/image.png"));
+    std::ofstream(cut, std::ios::binary) << whole.substr(0, whole.size() / 2);
+    expectRejected({"--model", fixture("vit"), "--image", cut, "--out", out}, "cut.png");
+    const std::string noProcessor = copyFixture("vit");
+    fs::remove(fs::path(noProcessor) / "preprocessor_config.json");
+    expectRejected({"--model", noProcessor, "--image", fixture("vit/image.png"), "--out", out},
+                   "preprocessor_config.json: missing");
+    EXPECT_FALSE(fs::exists(out));
 }
 
 TEST_F(ModelCommand, TranslationRefusesBadInputWithoutWriting) {

@@ -524,3 +524,14 @@ write("hub_json", "pickle_only.json", json.dumps({"sha": COMMIT, "siblings": [
     {"rfilename": "pytorch_model.bin.index.json"}, {"rfilename": "../escape.model"}]}).encode())
 write("hub_json", "bad_sha.json", b'{"sha": "main", "siblings": []}')
 write("hub_json", "bad_sibling.json", ('{"sha": "%s", "siblings": [{"rfilename": 1}]}' % COMMIT).encode())
+
+# image_processor: an image classifier's preprocessor_config.json.
+VIT_PROCESSOR = {"image_processor_type": "ViTImageProcessor", "do_resize": True,
+                 "size": {"height": 8, "width": 8}, "resample": 2, "do_rescale": True,
+                 "rescale_factor": 0.00392156862745098, "do_normalize": True,
+                 "image_mean": [0.5, 0.5, 0.5], "image_std": [0.5, 0.5, 0.5]}
+write("image_processor", "vit.json", json.dumps(VIT_PROCESSOR).encode())
+write("image_processor", "bicubic_up.json", json.dumps(dict(VIT_PROCESSOR, resample=3,
+                                                            size={"height": 40, "width": 2})).encode())
+write("image_processor", "no_resize.json", b'{"do_resize": false, "image_mean": 0.5, "image_std": 0.25}')
+write("image_processor", "crop.json", b'{"do_center_crop": true, "crop_size": {"height": 4}}')
