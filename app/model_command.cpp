@@ -135,44 +135,20 @@ constexpr const char* kUsage =
     "  --image FILE      a PNG or JPEG, made into pixel values as the model's\n"
     "                    preprocessor_config.json says (Pillow's resize, rescale, normalise).\n"
     "                    F.npz holds attentions float32 [L, H, T, T] (T: the class token, then\n"
-    "                    the patches row by row), tokens [T] (\"[CLS]\", \"r0c0\", \"r0c1\", "
-    "...),\n"
+    "                    the patches row by row), tokens [T] (\"[CLS]\", \"r0c0\", ...),\n"
     "                    patch_grid int64 [rows, cols] (each patch's position in T), and with\n"
     "                    --logits logits float32 [labels]; --json prints the top --top-k labels\n"
     "\n"
     "Bad input exits with status 2 and one line on stderr; nothing is written then.\n";
 
 constexpr OptionSpec kOptions[] = {
-    {"model", true},
-    {"text", true},
-    {"ids", true},
-    {"out", true},
-    {"logits", false},
-    {"qkv", false},
-    {"threads", true},
-    {"help", false},
-    {"roles", false},
-    {"probe", true},
-    {"seed", true},
-    {"sort", true},
-    {"top-k", true},
-    {"temperature", true},
-    {"top-p", true},
-    {"ablate", true},
-    {"json", false},
-    {"architectures", false},
-    {"target-ids", true},
-    {"target-text", true},
-    {"translate", false},
-    {"max-tokens", true},
-    {"stats", false},
-    {"logit-lens", false},
-    {"attribution", true, true},
-    {"patch", true},
-    {"metric", true},
-    {"heads", true},
-    {"list", false},
-    {"image", true},
+    {"model", true},  {"text", true},    {"ids", true},   {"out", true},         {"logits", false},
+    {"qkv", false},   {"threads", true}, {"help", false}, {"roles", false},      {"probe", true},
+    {"seed", true},   {"sort", true},    {"top-k", true}, {"temperature", true}, {"top-p", true},
+    {"ablate", true}, {"json", false}, {"architectures", false}, {"target-ids", true},
+    {"target-text", true}, {"translate", false}, {"max-tokens", true}, {"stats", false},
+    {"logit-lens", false}, {"attribution", true, true}, {"patch", true}, {"metric", true},
+    {"heads", true}, {"list", false}, {"image", true},
 };
 
 /// A full record (every layer's and head's map) larger than this is refused: --heads asks for
