@@ -298,10 +298,11 @@ TEST(HubFiles, OnlyWhatTheLoaderReadsAndPickleOnlyWithoutSafetensors) {
     EXPECT_EQ(filesAttnLabReads({"README.md", "config.json", "model.safetensors",
                                  "pytorch_model.bin", "tokenizer.json", "tokenizer_config.json",
                                  "onnx/model.onnx", "flax_model.msgpack", "source.spm",
-                                 "vocab.json", "generation_config.json", "../config.json"}),
+                                 "vocab.json", "generation_config.json", "../config.json",
+                                 "preprocessor_config.json"}),
               (std::vector<std::string>{"config.json", "model.safetensors", "tokenizer.json",
                                         "tokenizer_config.json", "source.spm", "vocab.json",
-                                        "generation_config.json"}));
+                                        "generation_config.json", "preprocessor_config.json"}));
     EXPECT_EQ(filesAttnLabReads({"config.json", "pytorch_model-00001-of-00002.bin",
                                  "pytorch_model-00002-of-00002.bin", "pytorch_model.bin.index.json",
                                  "tf_model.h5"}),

@@ -542,6 +542,7 @@ std::vector<std::string> filesAttnLabReads(const std::vector<std::string>& files
         "vocab.json",
         "target_vocab.json",
         "model.safetensors.index.json",
+        "preprocessor_config.json", // an image classifier's image processor
     };
     const bool hasSafetensors = std::any_of(files.begin(), files.end(), [](const auto& name) {
         return isWeights(name, "model", ".safetensors");

@@ -5,7 +5,8 @@
 /// verified, redirects followed, the proxy variables honoured); OpenSSL checks the bytes.
 ///
 /// What is fetched is what AttnLab reads and nothing else: config.json,
-/// generation_config.json, the tokenizer files, and the weights — the safetensors and their
+/// generation_config.json, the tokenizer files, an image classifier's preprocessor_config.json,
+/// and the weights — the safetensors and their
 /// index, or pytorch_model.bin (and its index) only when the repository has no safetensors.
 ///
 /// For each file, as huggingface_hub does it:
