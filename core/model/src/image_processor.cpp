@@ -7,11 +7,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
+#include "attnlab/io/file_io.h"
 #include "attnlab/io/json_read.h"
 
 namespace attnlab::model {
@@ -224,11 +223,10 @@ Result<ImageProcessor> parseImageProcessor(const std::string& text, const std::s
 }
 
 Result<ImageProcessor> readImageProcessor(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return Error{path + ": cannot open"};
-    std::ostringstream text;
-    text << in.rdbuf();
-    return parseImageProcessor(text.str(), path);
+    // A processor's config is a few hundred bytes; a megabyte is not one.
+    auto text = readFile(path, std::size_t{1} << 20);
+    if (!text) return Error{text.error()};
+    return parseImageProcessor(*text, path);
 }
 
 Result<std::vector<float>> processImage(std::span<const std::uint8_t> rgb, Index width,
