@@ -17,12 +17,17 @@
 
 #include <nlohmann/json.hpp>
 
+#include "attnlab/io/file_io.h"
 #include "attnlab/io/json_read.h"
 #include "attnlab/model/architecture.h"
 #include "attnlab/model/config.h"
+#include "hub_strings.h"
 
 namespace attnlab::model {
 namespace {
+
+using hub::environment;
+using hub::trimmed;
 
 namespace fs = std::filesystem;
 
@@ -50,11 +55,6 @@ bool isCommitHash(std::string_view text) {
            });
 }
 
-std::string environment(const char* name) {
-    const char* value = std::getenv(name);
-    return value ? std::string(value) : std::string();
-}
-
 /// os.path.expanduser for a leading "~" or "~/".
 std::string expandHome(const std::string& path) {
     if (path == "~" || path.rfind("~/", 0) == 0) {
@@ -62,6 +62,15 @@ std::string expandHome(const std::string& path) {
         if (!home.empty()) return home + path.substr(1);
     }
     return path;
+}
+
+/// huggingface_hub's HF_HOME: $HF_HOME, else $XDG_CACHE_HOME/huggingface, else
+/// ~/.cache/huggingface.
+fs::path hubHome() {
+    if (const std::string home = environment("HF_HOME"); !home.empty()) return expandHome(home);
+    if (const std::string xdg = environment("XDG_CACHE_HOME"); !xdg.empty())
+        return fs::path(expandHome(xdg)) / "huggingface";
+    return fs::path(expandHome("~")) / ".cache" / "huggingface";
 }
 
 /// Every ref under refs/ (branches and tags; names with '/' such as refs/pr/1 are nested
@@ -211,11 +220,21 @@ std::optional<HubId> parseHubId(std::string_view text) {
 std::string hubCacheRoot() {
     for (const char* name : {"HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE"})
         if (const std::string value = environment(name); !value.empty()) return expandHome(value);
-    if (const std::string home = environment("HF_HOME"); !home.empty())
-        return (fs::path(expandHome(home)) / "hub").string();
-    if (const std::string xdg = environment("XDG_CACHE_HOME"); !xdg.empty())
-        return (fs::path(expandHome(xdg)) / "huggingface" / "hub").string();
-    return (fs::path(expandHome("~")) / ".cache" / "huggingface" / "hub").string();
+    return (hubHome() / "hub").string();
+}
+
+bool hubOffline() {
+    const std::string value = environment("HF_HUB_OFFLINE");
+    return !value.empty() && value != "0";
+}
+
+std::string hubToken() {
+    if (const std::string token = trimmed(environment("HF_TOKEN")); !token.empty()) return token;
+    std::string path = environment("HF_TOKEN_PATH");
+    path = path.empty() ? (hubHome() / "token").string() : expandHome(path);
+    // A token is a line; a file of kilobytes is not one.
+    auto text = readFile(path, 4096);
+    return text ? trimmed(*text) : std::string();
 }
 
 std::string hubRepoFolder(const std::string& cacheRoot, const std::string& repo) {
@@ -265,12 +284,10 @@ Result<std::string> resolveModelArgument(const std::string& argument) {
     const std::string root = hubCacheRoot();
     auto snapshot = resolveHubSnapshot(*id, root);
     if (snapshot) return snapshot;
-    const bool offline =
-        !environment("HF_HUB_OFFLINE").empty() && environment("HF_HUB_OFFLINE") != "0";
     const std::string how =
-        offline ? "HF_HUB_OFFLINE is set; AttnLab reads the cache only"
-                : "it is not downloaded yet (attnlab downloads it from the Hub when it opens "
-                  "it, or give a folder)";
+        hubOffline() ? "HF_HUB_OFFLINE is set; AttnLab reads the cache only"
+                     : "it is not downloaded yet (attnlab downloads it from the Hub when it opens "
+                       "it, or give a folder)";
     return Error{"'" + argument + "' is not a folder, and " + snapshot.error() + "; " + how};
 }
 

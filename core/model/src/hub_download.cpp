@@ -27,10 +27,15 @@
 
 #include <nlohmann/json.hpp>
 
+#include "attnlab/io/file_io.h"
 #include "attnlab/io/json_read.h"
+#include "hub_strings.h"
 
 namespace attnlab::model {
 namespace {
+
+using hub::environment;
+using hub::trimmed;
 
 namespace fs = std::filesystem;
 
@@ -40,21 +45,6 @@ constexpr std::size_t kMaxApiBytes = 32u << 20;
 /// An error page is read this far, for its message.
 constexpr std::size_t kMaxErrorBytes = 4096;
 constexpr auto kProgressInterval = std::chrono::milliseconds(50);
-
-std::string environment(const char* name) {
-    const char* value = std::getenv(name);
-    return value ? std::string(value) : std::string();
-}
-
-std::string trimmed(std::string text) {
-    const auto space = [](unsigned char c) { return std::isspace(c) != 0; };
-    while (!text.empty() && space(text.back()))
-        text.pop_back();
-    std::size_t first = 0;
-    while (first < text.size() && space(text[first]))
-        ++first;
-    return text.substr(first);
-}
 
 std::string lowercase(std::string text) {
     for (char& c : text)
@@ -360,19 +350,8 @@ Status linkPointer(const fs::path& blob, const fs::path& pointer) {
     return std::nullopt;
 }
 
-/// Writes `text` to `path` through a temporary file and a rename.
-Status writeAtomically(const fs::path& path, const std::string& text) {
-    std::error_code ec;
-    fs::create_directories(path.parent_path(), ec);
-    const fs::path temporary = path.string() + ".tmp";
-    {
-        std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-        out << text;
-        if (!out.flush()) return Error{"cannot write " + temporary.string()};
-    }
-    fs::rename(temporary, path, ec);
-    if (ec) return Error{"cannot write " + path.string() + ": " + ec.message()};
-    return std::nullopt;
+std::string offlineRefusal(const HubId& id) {
+    return "HF_HUB_OFFLINE is set: AttnLab reads the cache only and does not download " + id.repo;
 }
 
 std::string resolveUrl(const std::string& endpoint, const HubId& id, const std::string& commit,
@@ -486,30 +465,6 @@ std::string hubEndpoint() {
     return endpoint;
 }
 
-bool hubOffline() {
-    const std::string value = environment("HF_HUB_OFFLINE");
-    return !value.empty() && value != "0";
-}
-
-std::string hubToken() {
-    if (const std::string token = trimmed(environment("HF_TOKEN")); !token.empty()) return token;
-    std::string path = environment("HF_TOKEN_PATH");
-    if (path.empty()) {
-        std::string home = environment("HF_HOME");
-        if (home.empty()) {
-            std::string xdg = environment("XDG_CACHE_HOME");
-            if (xdg.empty()) xdg = environment("HOME") + "/.cache";
-            home = xdg + "/huggingface";
-        }
-        path = home + "/token";
-    }
-    if (path.rfind("~/", 0) == 0) path = environment("HOME") + path.substr(1);
-    std::error_code ec;
-    if (!fs::is_regular_file(path, ec) || fs::file_size(path, ec) > 4096) return {};
-    std::ifstream in(path, std::ios::binary);
-    return trimmed(std::string{std::istreambuf_iterator<char>(in), {}});
-}
-
 Result<HubModelInfo> parseHubModelInfo(std::string_view json) {
     auto parsed = detail::parseJson(std::string(json));
     if (!parsed || !parsed->is_object())
@@ -568,9 +523,7 @@ Result<HubDownloadPlan> planHubDownload(const HubId& id, const HubDownloadOption
     plan.id = id;
     plan.endpoint = options.endpoint.empty() ? hubEndpoint() : options.endpoint;
     plan.cacheRoot = options.cacheRoot.empty() ? hubCacheRoot() : options.cacheRoot;
-    if (hubOffline())
-        return Error{"HF_HUB_OFFLINE is set: AttnLab reads the cache only and does not download " +
-                     id.repo};
+    if (hubOffline()) return Error{offlineRefusal(id)};
     const std::string token = options.token.empty() ? hubToken() : options.token;
     const auto keepGoing = [&] {
         return !options.progress || options.progress(HubDownloadProgress{});
@@ -610,9 +563,7 @@ Result<HubDownloadPlan> planHubDownload(const HubId& id, const HubDownloadOption
 
 Result<std::string> downloadHubModel(const HubDownloadPlan& plan,
                                      const HubDownloadOptions& options) {
-    if (hubOffline())
-        return Error{"HF_HUB_OFFLINE is set: AttnLab reads the cache only and does not download " +
-                     plan.id.repo};
+    if (hubOffline()) return Error{offlineRefusal(plan.id)};
     const std::string token = options.token.empty() ? hubToken() : options.token;
     const fs::path repo = hubRepoFolder(plan.cacheRoot, plan.id.repo);
     const fs::path blobs = repo / "blobs";
@@ -766,9 +717,12 @@ Result<std::string> downloadHubModel(const HubDownloadPlan& plan,
             options.fileDone(file.name + " " + sizeText(file.bytes) +
                              (fetched ? " downloaded" : " already in the cache"));
     }
-    if (plan.id.revision != plan.commit)
-        if (auto written = writeAtomically(repo / "refs" / plan.id.revision, plan.commit))
+    if (plan.id.revision != plan.commit) {
+        const fs::path ref = repo / "refs" / plan.id.revision; // refs/pr/1 is a nested file
+        fs::create_directories(ref.parent_path(), ec);
+        if (auto written = writeFileAtomic(ref.string(), plan.commit))
             return Error{written->message};
+    }
     fs::create_directories(snapshot, ec);
     return snapshot.string();
 }

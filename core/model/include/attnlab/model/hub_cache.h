@@ -42,6 +42,14 @@ std::optional<HubId> parseHubId(std::string_view text);
 /// The cache folder from the environment, as huggingface_hub finds it (see above).
 std::string hubCacheRoot();
 
+/// HF_HUB_OFFLINE is set to anything but "" or "0": nothing may touch the network.
+bool hubOffline();
+
+/// The access token for downloads (hub_download.h), as huggingface_hub finds it: $HF_TOKEN,
+/// else the file at $HF_TOKEN_PATH, else $HF_HOME/token (HF_HOME as for the cache: else
+/// $XDG_CACHE_HOME/huggingface, else ~/.cache/huggingface), trimmed; "" when there is none.
+std::string hubToken();
+
 /// The folder of one repository in the cache: CACHE/models--ORG--NAME.
 std::string hubRepoFolder(const std::string& cacheRoot, const std::string& repo);
 

@@ -39,13 +39,6 @@ namespace attnlab::model {
 /// $HF_ENDPOINT without its trailing '/', else "https://huggingface.co".
 std::string hubEndpoint();
 
-/// The access token as huggingface_hub finds it: $HF_TOKEN, else the file at $HF_TOKEN_PATH,
-/// else $HF_HOME/token, else ~/.cache/huggingface/token (trimmed); "" when there is none.
-std::string hubToken();
-
-/// HF_HUB_OFFLINE is set to anything but "" or "0": nothing may touch the network.
-bool hubOffline();
-
 /// Where a download is, for a progress bar: the file being fetched and the whole.
 struct HubDownloadProgress {
     std::string file;          ///< the file now being fetched ("" while planning)
