@@ -27,6 +27,7 @@
 #include "attnlab/model/attention_maps.h"
 #include "attnlab/model/head_roles.h"
 #include "attnlab/model/hub_cache.h"
+#include "attnlab/model/image_attention.h"
 #include "attnlab/model/image_processor.h"
 #include "attnlab/model/lens.h"
 #include "attnlab/model/model.h"
@@ -503,14 +504,11 @@ int runImageCommand(const Arguments& args, const std::string& dir,
         for (const Tensor4& layer : record)
             attentions.data.insert(attentions.data.end(), layer.data.begin(), layer.data.end());
         members["attentions"] = encodeNpy(attentions, DType::Float32);
-        std::vector<std::string> names = {"[CLS]"};
         std::vector<Index> grids;
         for (Index r = 0; r < grid; ++r)
-            for (Index c = 0; c < grid; ++c) {
-                names.push_back("r" + std::to_string(r) + "c" + std::to_string(c));
-                grids.push_back(1 + r * grid + c);
-            }
-        members["tokens"] = encodeNpyUnicode(names);
+            for (Index c = 0; c < grid; ++c)
+                grids.push_back(model::tokenOfPatch(config, r, c));
+        members["tokens"] = encodeNpyUnicode(model::imageTokenNames(config));
         members["patch_grid"] = encodeNpyInt64({grid, grid}, grids);
         if (args.count("logits")) {
             NpyArray logits;
@@ -521,25 +519,10 @@ int runImageCommand(const Arguments& args, const std::string& dir,
         if (auto written = writeNpzMembers(*out, members)) fail(written->message);
     }
     if (json) {
-        // Softmax over the classes, in double; the top K, ties to the lower id.
-        std::vector<double> p(static_cast<std::size_t>(config.vocab));
-        const double top = run->logits.row(0).maxCoeff();
-        double sum = 0;
-        for (Index i = 0; i < config.vocab; ++i)
-            sum += p[static_cast<std::size_t>(i)] = std::exp(double(run->logits(0, i)) - top);
-        std::vector<Index> order(static_cast<std::size_t>(config.vocab));
-        for (Index i = 0; i < config.vocab; ++i)
-            order[static_cast<std::size_t>(i)] = i;
-        std::stable_sort(order.begin(), order.end(), [&](Index a, Index b) {
-            return p[static_cast<std::size_t>(a)] > p[static_cast<std::size_t>(b)];
-        });
         nlohmann::json labels = nlohmann::json::array();
-        for (Index k = 0; k < std::min(topK, config.vocab); ++k) {
-            const Index id = order[static_cast<std::size_t>(k)];
-            labels.push_back({{"id", id},
-                              {"label", config.labels[static_cast<std::size_t>(id)]},
-                              {"probability", p[static_cast<std::size_t>(id)] / sum}});
-        }
+        for (const model::LabelProbability& best : model::topLabels(config, run->logits, topK))
+            labels.push_back(
+                {{"id", best.id}, {"label", best.label}, {"probability", best.probability}});
         std::cout << nlohmann::json{{"image", *imagePath},
                                     {"patch_grid", {grid, grid}},
                                     {"tokens", tokens},

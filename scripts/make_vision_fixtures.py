@@ -17,7 +17,8 @@ AttnLab. The convolution is torch's own conv2d, not a matrix product written her
 
 preprocessor_config.json, image.png and processed.npz are the image processor's reference: two
 random RGB images and what Pillow (python3-pil) and numpy make of them as transformers'
-ViTImageProcessor does, with the bilinear and the bicubic filter.
+ViTImageProcessor does, with the bilinear and the bicubic filter, and the model on image.png:
+its attentions, attention rollout (numpy) and logits.
 """
 
 import json
@@ -153,6 +154,19 @@ def processed(image, resample):
     return x.transpose(2, 0, 1).copy()
 
 
+def rollout(atts):
+    """Attention rollout (Abnar & Zuidema 2020) of atts [L, H, T, T] in float64 numpy: each
+    layer's heads averaged, the identity added for the residual, rows renormalised, multiplied
+    from the first layer up."""
+    T = atts.shape[-1]
+    result = np.eye(T)
+    for layer in atts:
+        a = layer.mean(axis=0) + np.eye(T)
+        a = a / a.sum(axis=-1, keepdims=True)
+        result = a @ result
+    return result
+
+
 def make_processor(name, seed, cfg, W):
     """preprocessor_config.json, two images (one larger than 32 x 32, one smaller) and what the
     processor makes of each with Pillow's bilinear (2) and bicubic (3) filters; image.png is the
@@ -172,6 +186,7 @@ def make_processor(name, seed, cfg, W):
              down_bilinear=processed(down, 2), down_bicubic=processed(down, 3),
              up_bilinear=processed(up, 2), up_bicubic=processed(up, 3),
              image_attentions=atts.numpy().astype(np.float32),
+             image_rollout=rollout(atts.numpy()).astype(np.float32),
              image_logits=logits.numpy().astype(np.float32))
 
 
