@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds every libFuzzer harness in tests/fuzz (clang, ASan + UBSan, build/fuzz) and runs each
-# for SECONDS (default 30) from its seed corpus, one at a time on one core. Stops at the first
-# crash, leak, timeout or out-of-memory: the input is saved as build/fuzz/crashes/<harness>-*
-# and the script exits 1. Prints each harness's exec count.
+# for SECONDS (default 30) from its seed corpus, one per core at a time (ATTNLAB_FUZZ_JOBS: how
+# many at once). Starts no new one after a crash, leak, timeout or out-of-memory: the input is
+# saved as build/fuzz/crashes/<harness>-* and the script exits 1. Prints each harness's exec
+# count, in the order they were named.
 #   scripts/fuzz.sh [SECONDS] [HARNESS...]      e.g. scripts/fuzz.sh 600 npy session
 # Environment: ATTNLAB_FUZZ_BUILD (build folder, default build/fuzz); ATTNLAB_FUZZ_SEED (libFuzzer's
 # -seed: 0, the default, a new one each run; CI gives a fixed one, so its smoke run tries the
@@ -55,27 +56,46 @@ for name in "${harnesses[@]}"; do targets+=("attnlab_fuzz_$name"); done
 cmake --build "$build" --parallel "$(nproc)" --target "${targets[@]}"
 
 mkdir -p "$build/crashes"
-status=0
-for name in "${harnesses[@]}"; do
-    work="$build/corpus/$name" # new inputs go here; the committed seeds stay as they are
+# One harness per core at a time: each is single-threaded, so CI's smoke run takes half the
+# wall time on two cores. A failure stops new harnesses from starting; the ones running finish.
+jobs_max="${ATTNLAB_FUZZ_JOBS:-$(nproc)}"
+[[ "$jobs_max" =~ ^[1-9][0-9]*$ ]] ||
+    { echo "fuzz.sh: ATTNLAB_FUZZ_JOBS must be a whole number above 0, got '$jobs_max'" >&2; exit 2; }
+run_one() {
+    local name="$1"
+    local work="$build/corpus/$name" # new inputs go here; the committed seeds stay as they are
     mkdir -p "$work"
-    log="$build/$name.log"
-    set +e
+    local log="$build/$name.log" rc=0
     # -rss_limit_mb: a file of a few KB must not need GBs; -timeout: nor seconds per input.
     ASAN_OPTIONS="detect_leaks=1" \
     UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
         "$build/tests/fuzz/attnlab_fuzz_$name" "$work" "tests/fuzz/corpus/$name" \
         -max_total_time="$seconds" -timeout=25 -rss_limit_mb=2048 -seed="${ATTNLAB_FUZZ_SEED:-0}" \
-        -print_final_stats=1 -artifact_prefix="$build/crashes/$name-" >"$log" 2>&1
-    rc=$?
-    set -e
+        -print_final_stats=1 -artifact_prefix="$build/crashes/$name-" >"$log" 2>&1 || rc=$?
+    echo "$rc" >"$build/$name.status"
+}
+for name in "${harnesses[@]}"; do rm -f "$build/$name.status"; done
+for name in "${harnesses[@]}"; do
+    while (($(jobs -rp | wc -l) >= jobs_max)); do wait -n || true; done
+    failed=0
+    for done_name in "${harnesses[@]}"; do
+        [[ -f "$build/$done_name.status" && "$(cat "$build/$done_name.status")" != 0 ]] && failed=1
+    done
+    ((failed)) && break
+    run_one "$name" &
+done
+wait
+status=0
+for name in "${harnesses[@]}"; do
+    [[ -f "$build/$name.status" ]] || continue
+    rc=$(cat "$build/$name.status")
+    log="$build/$name.log"
     execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
     printf 'fuzz %-16s %10s execs in %ss\n' "$name" "${execs:-?}" "$seconds"
     if ((rc != 0)); then
         echo "fuzz.sh: $name failed (exit $rc); log $log, input:" >&2
         grep -E "^(==[0-9]+==ERROR|SUMMARY|.*runtime error|artifact_prefix|Test unit written)" "$log" | head -20 >&2
         status=1
-        break
     fi
 done
 exit "$status"
