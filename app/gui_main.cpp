@@ -2,7 +2,8 @@
 // QT_QPA_PLATFORM=offscreen or under Xvfb) grabs the window with each view in front into
 // DIR/<view>.png, or with a lesson each of its steps into DIR/lesson_step_NN.png, and exits
 // (`--size WxH` sets the window size); `--theme NAME`, `--example NAME`, `--lesson FILE`,
-// `--model DIR` and `--text TEXT` pick what to show first.
+// `--model DIR` with `--text TEXT` (or an image classifier's `--image FILE`) pick what to show
+// first.
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -114,6 +115,10 @@ int guiMain(int argc, char** argv) {
     const QCommandLineOption textOption(QStringLiteral("text"),
                                         QCoreApplication::translate("main", "The text to run."),
                                         QStringLiteral("TEXT"));
+    const QCommandLineOption imageOption(
+        QStringLiteral("image"),
+        QCoreApplication::translate("main", "The image an image classifier (--model) reads."),
+        QStringLiteral("FILE"));
     const QCommandLineOption lessonOption(
         QStringLiteral("lesson"),
         QCoreApplication::translate("main", "Open a lesson file (or a bundled lesson's name, "
@@ -121,6 +126,7 @@ int guiMain(int argc, char** argv) {
         QStringLiteral("FILE"));
     parser.addOption(modelOption);
     parser.addOption(textOption);
+    parser.addOption(imageOption);
     parser.addOption(lessonOption);
     parser.process(app);
 
@@ -198,6 +204,8 @@ int guiMain(int argc, char** argv) {
         } else {
             emit models->errorOccurred(QString::fromStdString(folder.error()));
         }
+        // Read once the model has loaded (an image classifier's).
+        if (parser.isSet(imageOption)) models->openImage(parser.value(imageOption));
         if (parser.isSet(screenshots)) {
             models->waitForIdle();
             if (!models->model()) {

@@ -8,6 +8,7 @@
 #include <QFile>
 #include <QFileInfo>
 #include <QHashFunctions>
+#include <QImage>
 #include <QSize>
 #include <QString>
 #include <QtGlobal>
@@ -32,20 +33,24 @@
 #include "attnlab/lab/embedding.h"
 #include "attnlab/lab/session.h"
 #include "attnlab/lab/stats.h"
+#include "attnlab/model/config.h"
+#include "attnlab/model/image_processor.h"
 #include "cli_options.h"
 #include "commands.h"
 #include "ui/export/figure_export.h"
 #include "ui/export/step_export.h"
 #include "ui/state/document.h"
 #include "ui/state/dump_document.h"
+#include "ui/state/image_file.h"
 #include "ui/state/model_document.h"
 #include "ui/state/patching_document.h"
 #include "ui/views/colormap.h"
 #include "ui/views/compare_view.h"
+#include "ui/views/image_attention_view.h"
 #include "ui/views/view.h"
 #include "ui/views/view_registry.h"
-#include "ui/window/language.h"
 #include "ui/widgets/theme.h"
+#include "ui/window/language.h"
 
 namespace attnlab::app {
 namespace {
@@ -93,6 +98,10 @@ constexpr const char* kUsage =
     "Real models (docs/models.md):\n"
     "  --model DIR --text \"...\"   run a checkpoint folder on the text; --layer and --head\n"
     "                             pick what the figure shows (default 0)\n"
+    "  --model DIR --image X.png  an image classifier (ViT) on an image; --view image-attention\n"
+    "                             draws the class token's attention on it (--query N: token N's;\n"
+    "                             --layer, --head; --mean-heads: the layer's heads averaged;\n"
+    "                             --rollout: rollout through layers 0..--layer)\n"
     "  --patch \"CORRUPTED\"        --view patching: the corrupted text (as many tokens as\n"
     "                             --text); --metric logit-diff:A,B (default: each text's\n"
     "                             prediction), --patch-target heads (default) or residual\n"
@@ -177,6 +186,9 @@ constexpr OptionSpec kOptions[] = {
     {"patch", true},
     {"metric", true},
     {"patch-target", true},
+    {"image", true},
+    {"rollout", false},
+    {"mean-heads", false},
 };
 
 /// Token text may legitimately be empty (an empty sequence); other values may not.
@@ -348,17 +360,69 @@ struct ModelInput {
     Index layer = 0;
     std::shared_ptr<const model::Model> model;
     std::shared_ptr<const model::Tokenizer> tokenizer;
+    /// An image classifier's: its processor and the image it reads.
+    std::shared_ptr<const model::ImageProcessor> processor;
+    QImage picture;
+    QString imageName;
 };
+
+/// An image classifier and the image it reads (render --model DIR --image X.png).
+ModelInput loadImageInput(const Arguments& args, const std::string& directory,
+                          const Session& session) {
+    if (get(args, "text"))
+        fail("--text: " + directory + " is an image classifier; give --image X.png");
+    const auto imagePath = get(args, "image");
+    if (!imagePath) fail("--model " + directory + " is an image classifier: give --image X.png");
+    ModelInput input;
+    input.directory = directory;
+    const std::string processorPath = directory + "/preprocessor_config.json";
+    if (!QFileInfo::exists(QString::fromStdString(processorPath)))
+        fail(processorPath + ": missing; an image classifier needs its image processor's config");
+    auto processor = model::readImageProcessor(processorPath);
+    if (!processor) fail(processor.error());
+    auto loaded = model::loadModel(directory);
+    if (!loaded) fail(loaded.error());
+    const model::ModelConfig& config = loaded->config;
+    if (processor->height != config.imageSize || processor->width != config.imageSize)
+        fail(processorPath + ": 'size' " + std::to_string(processor->height) + " x " +
+             std::to_string(processor->width) + " but the model reads " +
+             std::to_string(config.imageSize) + " x " + std::to_string(config.imageSize));
+    if (auto v = get(args, "layer")) input.layer = parseAtLeast(*v, "--layer", 0);
+    if (input.layer >= config.layers)
+        fail("--layer " + std::to_string(input.layer) + ": " + directory + " has " +
+             std::to_string(config.layers) + " layers");
+    if (session.viewState.head >= config.heads)
+        fail("--head " + std::to_string(session.viewState.head) + ": " + directory + " has " +
+             std::to_string(config.heads) + " heads");
+    if (session.viewState.query >= config.maxPositions)
+        fail("--query " + std::to_string(session.viewState.query) + ": " + directory + " reads " +
+             std::to_string(config.maxPositions) + " tokens");
+    auto picture = ui::readImageFile(QString::fromStdString(*imagePath));
+    if (!picture) fail(picture.error());
+    if (auto pixels = model::processImage(ui::rgbBytesOf(*picture), picture->width(),
+                                          picture->height(), *processor);
+        !pixels)
+        fail(*imagePath + ": " + pixels.error());
+    input.picture = std::move(*picture);
+    input.imageName = QFileInfo(QString::fromStdString(*imagePath)).fileName();
+    input.model = std::make_shared<const model::Model>(std::move(loaded).value());
+    input.processor = std::make_shared<const model::ImageProcessor>(std::move(*processor));
+    return input;
+}
 
 ModelInput loadModelInput(const Arguments& args, const std::string& directory,
                           const Session& session) {
     if (get(args, "dump")) fail("--model and --dump do not go together");
     if (get(args, "session") || get(args, "tokens"))
         fail("--model runs --text \"...\"; --session and --tokens are the lab's");
-    const auto text = get(args, "text");
-    if (!text) fail("--model needs --text \"...\"");
     ModelInput input;
     input.directory = directory;
+    if (auto config = model::readConfig(directory + "/config.json"); config && config->vision())
+        return loadImageInput(args, directory, session);
+    if (get(args, "image"))
+        fail("--image: " + directory + " reads text; --image is for an image classifier (ViT)");
+    const auto text = get(args, "text");
+    if (!text) fail("--model needs --text \"...\"");
     input.text = *text;
     auto tokenizer = model::Tokenizer::fromFile(directory);
     if (!tokenizer) fail(tokenizer.error());
@@ -407,6 +471,15 @@ int run(int argc, char** argv) {
     if (patchingView && get(args, "model") && !get(args, "patch"))
         fail("--view patching needs a corrupted text: --patch \"CORRUPTED\" (as many tokens "
              "as --text)");
+    const bool imageView = choice.id == QLatin1String("image-attention");
+    if (imageView && !get(args, "model"))
+        fail("--view image-attention needs an image classifier: --model DIR --image X.png");
+    if (get(args, "image") && !get(args, "model")) fail("--image needs --model DIR");
+    if (get(args, "rollout") && get(args, "mean-heads"))
+        fail("--rollout and --mean-heads do not go together");
+    for (const char* option : {"rollout", "mean-heads"})
+        if (get(args, option) && !imageView)
+            fail(std::string("--") + option + " needs --view image-attention");
     for (const char* option : {"patch", "metric", "patch-target"})
         if (get(args, option) && !(patchingView && get(args, "model")))
             fail(std::string("--") + option + " needs --view patching and --model DIR");
@@ -610,8 +683,11 @@ int run(int argc, char** argv) {
         QString problem;
         QObject::connect(models, &ui::ModelDocument::errorOccurred, &document,
                          [&problem](const QString& message) { problem = message; });
-        models->setModel(modelInput.model, modelInput.tokenizer);
-        models->setText(QString::fromStdString(modelInput.text));
+        models->setModel(modelInput.model, modelInput.tokenizer, modelInput.processor);
+        if (modelInput.processor)
+            models->setImage(modelInput.picture, modelInput.imageName);
+        else
+            models->setText(QString::fromStdString(modelInput.text));
         models->waitForIdle();
         if (!models->run() || !models->active())
             fail("--model " + modelInput.directory + ": " +
@@ -631,6 +707,10 @@ int run(int argc, char** argv) {
     }
     std::unique_ptr<ui::View> view(ui::createView(choice.id, &document));
     if (!view) fail("--view: cannot create view '" + *viewName + "'");
+    if (auto* image = qobject_cast<ui::ImageAttentionView*>(view.get()))
+        image->setMode(get(args, "rollout")      ? ui::ImageAttentionView::Mode::Rollout
+                       : get(args, "mean-heads") ? ui::ImageAttentionView::Mode::MeanOfHeads
+                                                 : ui::ImageAttentionView::Mode::Head);
     // A view that does not apply (the flash stepper on a dump of weights) is refused, not
     // drawn as an empty figure.
     if (const QString why = view->notApplicable(); !why.isEmpty())

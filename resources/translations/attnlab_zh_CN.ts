@@ -32,8 +32,8 @@
         <translation>模型未能打开：%1</translation>
     </message>
     <message>
-        <source>%1 is an image classifier (%2): it reads an image, and the window shows text models; its image views are not there yet.</source>
-        <translation>%1 是图像分类模型（%2）：它读入的是图像，而窗口目前只显示文本模型；图像视图尚未提供。</translation>
+        <source>%1 is an image classifier (%2) without %3: add the checkpoint&apos;s %3 to this folder (it says how images are resized and normalised).</source>
+        <translation>%1 是一个图像分类器（%2），但缺少 %3：请把该检查点的 %3 放进这个文件夹（它说明图像如何缩放和归一化）。</translation>
     </message>
 </context>
 <context>
@@ -565,6 +565,34 @@
     <message>
         <source>A bundled model, one from the Hugging Face cache, or a checkpoint folder (%1): type text and every view shows the real model</source>
         <translation>随附的模型、Hugging Face 缓存中的模型或检查点文件夹（%1）：输入文本，每个视图都显示真实模型</translation>
+    </message>
+    <message>
+        <source>Images (*.png *.jpg *.jpeg *.bmp *.gif *.webp);;All files (*)</source>
+        <translation>图像 (*.png *.jpg *.jpeg *.bmp *.gif *.webp);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>Open &amp;Image…</source>
+        <translation>打开图像(&amp;I)…</translation>
+    </message>
+    <message>
+        <source>Open an Image for %1</source>
+        <translation>为 %1 打开图像</translation>
+    </message>
+    <message>
+        <source>An image for the open image classifier (PNG, JPEG): the Image tab shows where it looks. Or drop one on the window.</source>
+        <translation>给已打开的图像分类器一张图像（PNG、JPEG）：“图像”页显示它看向哪里。也可以把图像拖到窗口上。</translation>
+    </message>
+    <message>
+        <source>Trained model: %1 (ViT: where the class token looks)</source>
+        <translation>训练好的模型：%1（ViT：分类词元看向哪里）</translation>
+    </message>
+    <message>
+        <source>A 4-layer vision transformer trained on made-up pictures of one shape each: it names the shape, and the Image tab shows which patches it read</source>
+        <translation>一个 4 层的视觉 Transformer，用每张只有一个形状的生成图片训练：它说出形状的名字，“图像”页显示它读了哪些图块</translation>
+    </message>
+    <message>
+        <source>A %1</source>
+        <translation>一个%1</translation>
     </message>
 </context>
 <context>
@@ -1973,6 +2001,89 @@ output</source>
     </message>
 </context>
 <context>
+    <name>attnlab::ui::ImageAttentionView</name>
+    <message>
+        <source>patch r%1c%2: %3 %; click to see where it looks</source>
+        <translation>图块 r%1c%2：%3 %；点击查看它看向哪里</translation>
+    </message>
+    <message>
+        <source>Focused head</source>
+        <translation>当前头</translation>
+    </message>
+    <message>
+        <source>Mean of heads</source>
+        <translation>头的平均</translation>
+    </message>
+    <message>
+        <source>Rollout</source>
+        <translation>展开（rollout）</translation>
+    </message>
+    <message>
+        <source>Focused head: one head of the shown layer. Mean of heads: the layer&apos;s heads averaged. Rollout: attention followed down through every layer up to the shown one, the residual counted as half of each step (Abnar &amp; Zuidema 2020).</source>
+        <translation>当前头：所显示层的一个头。头的平均：这一层所有头取平均。展开（rollout）：沿注意力一路追到所显示的层为止的每一层，残差在每一步算一半（Abnar 与 Zuidema 2020）。</translation>
+    </message>
+    <message>
+        <source>How strongly the attention covers the picture</source>
+        <translation>注意力叠加层盖住图片的程度</translation>
+    </message>
+    <message>
+        <source>Show</source>
+        <translation>显示</translation>
+    </message>
+    <message>
+        <source>Overlay</source>
+        <translation>叠加</translation>
+    </message>
+    <message>
+        <source>Click a patch to see where it looks; outside the image: [CLS].</source>
+        <translation>点一个图块，看它看向哪里；点图片外面：[CLS]。</translation>
+    </message>
+    <message>
+        <source>%1 reads text; the Image tab shows an image classifier&apos;s attention on its image: open one with File &gt; Open Model (the bundled tiny-vit-shapes, or a ViT).</source>
+        <translation>%1 读的是文本；“图像”页显示图像分类器在图像上的注意力：用 文件 &gt; 打开模型 打开一个（附带的 tiny-vit-shapes，或一个 ViT）。</translation>
+    </message>
+    <message>
+        <source>The Image tab shows an image classifier&apos;s attention on its image. Open one: File &gt; Examples &gt; tiny-vit-shapes, or File &gt; Open Model for a ViT checkpoint.</source>
+        <translation>“图像”页显示图像分类器在图像上的注意力。打开一个：文件 &gt; 示例 &gt; tiny-vit-shapes，或用 文件 &gt; 打开模型 打开一个 ViT 检查点。</translation>
+    </message>
+    <message>
+        <source>%1 is reading the image...</source>
+        <translation>%1 正在读取图像…</translation>
+    </message>
+    <message>
+        <source>layer %1, head %2</source>
+        <translation>第 %1 层，第 %2 个头</translation>
+    </message>
+    <message>
+        <source>layer %1, mean of %2 heads</source>
+        <translation>第 %1 层，%2 个头的平均</translation>
+    </message>
+    <message>
+        <source>rollout through layers 0-%1</source>
+        <translation>第 0–%1 层的展开（rollout）</translation>
+    </message>
+    <message>
+        <source>%1 on %2, %3: where %4 looks</source>
+        <translation>%1 看 %2，%3：%4 看向哪里</translation>
+    </message>
+    <message>
+        <source>%1 x %1 pixels, %2 x %2 patches of %3</source>
+        <translation>%1 × %1 像素，%2 × %2 个 %3 像素的图块</translation>
+    </message>
+    <message>
+        <source>The model says</source>
+        <translation>模型的判断</translation>
+    </message>
+    <message>
+        <source>Image</source>
+        <translation>图像</translation>
+    </message>
+    <message>
+        <source>Open an image for %1: File &gt; Open Image... (Ctrl+I), an example under File &gt; Examples, or drop a PNG or JPEG on the window.</source>
+        <translation>为 %1 打开一张图像：文件 &gt; 打开图像…（Ctrl+I），文件 &gt; 示例 里的例子，或把 PNG、JPEG 拖到窗口上。</translation>
+    </message>
+</context>
+<context>
     <name>attnlab::ui::InputsPanel</name>
     <message>
         <source>Tokens</source>
@@ -2359,6 +2470,18 @@ output</source>
         <comment>between the items of a list</comment>
         <translation>、</translation>
     </message>
+    <message>
+        <source>image patches (the model&apos;s)</source>
+        <translation>图像图块（模型自带）</translation>
+    </message>
+    <message>
+        <source>%1 cuts its image into patches; each patch is a token, after the class token [CLS].</source>
+        <translation>%1 把图像切成图块；每个图块是一个词元，排在分类词元 [CLS] 之后。</translation>
+    </message>
+    <message>
+        <source>open an image: File &gt; Open Image (Ctrl+I)</source>
+        <translation>打开一张图像：文件 &gt; 打开图像（Ctrl+I）</translation>
+    </message>
 </context>
 <context>
     <name>attnlab::ui::KvCacheView</name>
@@ -2586,6 +2709,10 @@ output</source>
     <message>
         <source>&amp;Close Lesson</source>
         <translation>关闭课程(&amp;C)</translation>
+    </message>
+    <message>
+        <source>%1: the image %2 was not found beside the lesson nor in AttnLab&apos;s resources folder</source>
+        <translation>%1：在课程旁边和 AttnLab 的资源文件夹中都找不到图像 %2</translation>
     </message>
 </context>
 <context>
@@ -3188,6 +3315,22 @@ output</source>
     <message>
         <source>%1 has no %2, so the window cannot turn text into tokens. Add the checkpoint&apos;s %2 to this folder, or run it on token ids without one: %3</source>
         <translation>%1 中没有 %2，窗口无法把文本切分成词元。请把该检查点的 %2 放进这个文件夹，或者不用它、以词元 id 运行：%3</translation>
+    </message>
+    <message>
+        <source>Open an image classifier first (File &gt; Open Model): %1 reads text.</source>
+        <translation>请先打开一个图像分类器（文件 &gt; 打开模型）：%1 读的是文本。</translation>
+    </message>
+    <message>
+        <source>no model</source>
+        <translation>没有模型</translation>
+    </message>
+    <message>
+        <source>%1: the image is empty</source>
+        <translation>%1：图像是空的</translation>
+    </message>
+    <message>
+        <source>Open the image %1</source>
+        <translation>打开图像 %1</translation>
     </message>
 </context>
 <context>
@@ -3837,6 +3980,25 @@ mθ = %3</translation>
     </message>
 </context>
 <context>
+    <name>attnlab::ui::Shapes</name>
+    <message>
+        <source>circle</source>
+        <translation>圆形</translation>
+    </message>
+    <message>
+        <source>square</source>
+        <translation>正方形</translation>
+    </message>
+    <message>
+        <source>triangle</source>
+        <translation>三角形</translation>
+    </message>
+    <message>
+        <source>cross</source>
+        <translation>十字</translation>
+    </message>
+</context>
+<context>
     <name>attnlab::ui::StatisticsView</name>
     <message>
         <source>Seed 002&apos;s pattern analysis of the focused head.</source>
@@ -4131,6 +4293,13 @@ weight</source>
     <message>
         <source>(stopped after %1 tokens: the rest of the text is not translated)</source>
         <translation>（写到 %1 个词元就停止了：文本其余部分没有翻译）</translation>
+    </message>
+</context>
+<context>
+    <name>attnlab::ui::View</name>
+    <message>
+        <source>%1 is an image classifier: it reads an image, not text, so it has no next token, no text to translate and no token to predict. See the Image tab.</source>
+        <translation>%1 是一个图像分类器：它读的是图像，不是文本，所以没有下一个词元、没有要翻译的文本，也没有要预测的词元。请看“图像”页。</translation>
     </message>
 </context>
 <context>

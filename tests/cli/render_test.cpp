@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <regex>
 #include <sstream>
@@ -180,6 +181,9 @@ std::vector<std::string> sourceOf(const std::string& view) {
         return {"--model", models + "tiny-llama-induction", "--text", "the cat sat on the mat"};
     if (view == "translation")
         return {"--model", models + "tiny-marian-en-zh", "--text", "the cat sat on the mat"};
+    if (view == "image-attention")
+        return {"--model", models + "tiny-vit-shapes", "--image",
+                std::string(ATTNLAB_SOURCE_DIR) + "/resources/images/shapes/circle.png"};
     if (view == "fill-mask")
         return {"--model", models + "tiny-bert-en", "--text", "the cat [MASK] on the mat."};
     // Patching: lesson 17's repeated sequence against the shuffled one.
@@ -552,3 +556,88 @@ TEST_F(Render, BadArgumentsExitTwoWithOneLineAndNoFile) {
 }
 
 } // namespace
+
+namespace attnlab {
+namespace {
+
+// render's image view on the tiny ViT fixture: the numbers behind the figure are the attention
+// a float64 torch forward computed on Pillow's pixels of the same PNG, and numpy's rollout of
+// them (tests/model/fixtures/vit/processed.npz, scripts/make_vision_fixtures.py).
+TEST_F(Render, AnImageClassifiersFigureHoldsTheReferencesAttention) {
+    const std::string vit = std::string(ATTNLAB_SOURCE_DIR) + "/tests/model/fixtures/vit";
+    auto reference = readNpz(vit + "/processed.npz");
+    ASSERT_TRUE(reference.ok()) << reference.error();
+    const NpyArray& attentions = reference->at("image_attentions"); // [L, H, T, T]
+    const NpyArray& rollout = reference->at("image_rollout");       // [T, T]
+    const Index heads = attentions.shape[1], tokens = attentions.shape[2];
+    const auto at = [&](Index l, Index h, Index q, Index k) {
+        return attentions
+            .data[static_cast<std::size_t>(((l * heads + h) * tokens + q) * tokens + k)];
+    };
+    struct Case {
+        std::vector<std::string> options;
+        std::function<double(Index patch)> expected;
+    };
+    const std::vector<Case> cases = {
+        {{"--layer", "0", "--head", "1", "--query", "6"},
+         [&](Index p) { return at(0, 1, 6, 1 + p); }},
+        {{"--layer", "1", "--mean-heads"},
+         [&](Index p) { return (at(1, 0, 0, 1 + p) + at(1, 1, 0, 1 + p)) / 2; }},
+        {{"--layer", "1", "--rollout"},
+         [&](Index p) { return rollout.data[static_cast<std::size_t>(1 + p)]; }},
+    };
+    for (const Case& c : cases) {
+        SCOPED_TRACE(c.options.front() + " " + c.options.back());
+        const fs::path data = m_dir / "grid.npy", png = m_dir / "figure.png";
+        std::vector<std::string> args = {
+            "--model", vit,           "--image", vit + "/image.png", "--view", "image-attention",
+            "--data",  data.string(), "--out",   png.string()};
+        args.insert(args.end(), c.options.begin(), c.options.end());
+        const RunResult result = run(args);
+        ASSERT_EQ(result.status, 0) << result.err;
+        auto grid = readNpy(data.string());
+        ASSERT_TRUE(grid.ok()) << grid.error();
+        ASSERT_EQ(grid->shape, (std::vector<Index>{4, 4}));
+        for (Index p = 0; p < 16; ++p)
+            EXPECT_NEAR(grid->data[static_cast<std::size_t>(p)], c.expected(p), 1e-5) << p;
+        EXPECT_TRUE(fs::exists(png));
+    }
+}
+
+TEST_F(Render, AnImageClassifierRefusesWhatItCannotDrawWithoutWriting) {
+    const std::string vit = std::string(ATTNLAB_SOURCE_DIR) + "/tests/model/fixtures/vit";
+    const std::string image = vit + "/image.png";
+    const std::string llama =
+        std::string(ATTNLAB_SOURCE_DIR) + "/resources/models/tiny-llama-induction";
+    const fs::path out = m_dir / "f.png";
+    const std::vector<std::pair<std::vector<std::string>, std::string>> refusals = {
+        {{"--model", vit, "--text", "a cat", "--view", "heatmap"}, "give --image X.png"},
+        {{"--model", vit, "--view", "heatmap"}, "give --image X.png"},
+        {{"--model", llama, "--text", "a cat", "--image", image, "--view", "heatmap"},
+         "reads text"},
+        {{"--model", vit, "--image", image, "--view", "heatmap", "--rollout"},
+         "--rollout needs --view image-attention"},
+        {{"--model", vit, "--image", image, "--view", "image-attention", "--rollout",
+          "--mean-heads"},
+         "do not go together"},
+        {{"--tokens", "a cat", "--view", "image-attention"}, "needs an image classifier"},
+        {{"--model", vit, "--image", image, "--view", "next-token"}, "image classifier"},
+        {{"--model", vit, "--image", image, "--view", "image-attention", "--query", "17"},
+         "reads 17 tokens"},
+        {{"--model", vit, "--image", vit + "/config.json", "--view", "image-attention"},
+         "config.json: not an image"},
+        {{"--model", llama, "--text", "a cat", "--view", "image-attention"}, "reads text"},
+    };
+    for (const auto& [options, message] : refusals) {
+        std::vector<std::string> args = options;
+        args.insert(args.end(), {"--out", out.string()});
+        const RunResult result = run(args);
+        EXPECT_EQ(result.status, 2) << message;
+        EXPECT_NE(result.err.find(message), std::string::npos) << result.err;
+        EXPECT_EQ(std::count(result.err.begin(), result.err.end(), '\n'), 1) << result.err;
+        EXPECT_FALSE(fs::exists(out)) << message;
+    }
+}
+
+} // namespace
+} // namespace attnlab

@@ -6,11 +6,14 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
 #include "attnlab/io/npy.h"
 #include "attnlab/model/attention_maps.h"
+#include "attnlab/model/image_attention.h"
 #include "attnlab/model/image_processor.h"
 #include "attnlab/model/model.h"
 #include "checkpoint_builder.h"
@@ -166,6 +169,65 @@ TEST(Vision, APreprocessorOrImageItCannotFollowIsRefused) {
               std::string::npos);
     const std::vector<std::uint8_t> short3(10, 0);
     EXPECT_FALSE(processImage(short3, 2, 2, p).ok());
+}
+
+// Rollout against numpy's (processed.npz: image_rollout, from the float64 torch forward's
+// attentions on image.png), and its defining properties: rows sum to 1, one layer is that
+// layer's heads averaged with the identity, halved.
+TEST(Vision, RolloutIsNumpysRolloutOfTheReferenceAttentions) {
+    auto model = loadModel(fixtureDir("vit"));
+    ASSERT_TRUE(model.ok()) << model.error();
+    auto arrays = readNpz(fixtureDir("vit") + "/processed.npz");
+    ASSERT_TRUE(arrays.ok()) << arrays.error();
+    const NpyArray& pixels = arrays->at("down_bilinear");
+    const NpyArray& rollout = arrays->at("image_rollout");
+    auto run = runImage(*model, {pixels.data.data(), pixels.data.size()});
+    ASSERT_TRUE(run.ok()) << run.error();
+    const Matrix got = attentionRollout(*model, *run);
+    ASSERT_EQ(got.rows(), 17);
+    ASSERT_EQ(got.cols(), 17);
+    double worst = 0;
+    for (Index i = 0; i < 17; ++i) {
+        EXPECT_NEAR(got.row(i).sum(), 1.0, 1e-6) << i;
+        for (Index j = 0; j < 17; ++j)
+            worst = std::max(worst, std::abs(double(got(i, j)) -
+                                             rollout.data[static_cast<std::size_t>(i * 17 + j)]));
+    }
+    EXPECT_LT(worst, 1e-5);
+    const Matrix first = attentionRollout(*model, *run, 1);
+    const Matrix mean = meanHeadAttention(*model, *run, 0);
+    for (Index i = 0; i < 17; ++i)
+        for (Index j = 0; j < 17; ++j)
+            EXPECT_NEAR(first(i, j), (mean(i, j) + (i == j ? 1.0 : 0.0)) / 2, 1e-6);
+    // The heads' mean is the heads' maps averaged.
+    const Matrix h0 = attentionMap(*model, *run, 1, 0), h1 = attentionMap(*model, *run, 1, 1);
+    EXPECT_LT((meanHeadAttention(*model, *run, 1) - (h0 + h1) / 2).cwiseAbs().maxCoeff(), 1e-7);
+}
+
+TEST(Vision, TopLabelsAreTheSoftmaxInOrderAndTokensAreNamedByTheirPatch) {
+    ModelConfig config;
+    config.imageSize = 24;
+    config.patchSize = 8;
+    config.labels = {"circle", "square", "triangle"};
+    Matrix logits(1, 4);
+    logits << 1.0f, 3.0f, 1.0f, 0.0f;
+    const auto best = topLabels(config, logits, 3);
+    ASSERT_EQ(best.size(), 3u);
+    const double sum = std::exp(1.0) * 2 + std::exp(3.0) + 1.0;
+    EXPECT_EQ(best[0].label, "square");
+    EXPECT_NEAR(best[0].probability, std::exp(3.0) / sum, 1e-12);
+    // A tie goes to the lower id; a class without a name is LABEL_<id>.
+    EXPECT_EQ(best[1].id, 0);
+    EXPECT_EQ(best[2].id, 2);
+    EXPECT_EQ(topLabels(config, logits, 9).back().label, "LABEL_3");
+    const std::vector<std::string> names = imageTokenNames(config);
+    EXPECT_EQ(names, (std::vector<std::string>{"[CLS]", "r0c0", "r0c1", "r0c2", "r1c0", "r1c1",
+                                               "r1c2", "r2c0", "r2c1", "r2c2"}));
+    EXPECT_EQ(tokenOfPatch(config, 2, 1), 8);
+    EXPECT_EQ(patchOfToken(config, 8).row, 2);
+    EXPECT_EQ(patchOfToken(config, 8).column, 1);
+    EXPECT_EQ(patchOfToken(config, 0).row, -1);
+    EXPECT_EQ(patchOfToken(config, 10).row, -1);
 }
 
 } // namespace

@@ -621,19 +621,39 @@ TEST(ModelDocument, AModelThatDoesNotOpenShowsTheWholeMessageTheCommandLinePrint
     box->accept();
 }
 
-// An image classifier opened in the window says what it is, not that a tokenizer is missing.
-TEST(ModelDocument, AnImageClassifierSaysTheWindowShowsTextModels) {
+// An image classifier opens in the window without a tokenizer: the image view comes up, the
+// text box takes no typing, and Open Image is enabled. Without its processor's config it says
+// which file to add, not that a tokenizer is missing, and what was open stays.
+TEST(ModelDocument, AnImageClassifierOpensOnItsImageView) {
     WindowFixture f;
+    QTemporaryDir folder;
+    for (const char* name : {"config.json", "model.safetensors"})
+        ASSERT_TRUE(QFile::copy(kFixtures + QStringLiteral("/vit/") + QLatin1String(name),
+                                folder.filePath(QLatin1String(name))));
     QSignalSpy errors(f.models, &ModelDocument::errorOccurred);
-    f.models->openModel(kFixtures + QStringLiteral("/vit"));
+    f.models->openModel(folder.path());
     f.settle();
     ASSERT_EQ(errors.count(), 1);
     const QString message = errors.first().first().toString();
-    EXPECT_TRUE(message.contains(QStringLiteral("is an image classifier (ViT)")))
+    EXPECT_TRUE(message.contains(QStringLiteral("is an image classifier (ViT) without "
+                                                "preprocessor_config.json")))
         << message.toStdString();
     EXPECT_FALSE(message.contains(QStringLiteral("tokenizer.json"))) << message.toStdString();
-    // Nothing of it is kept: what was open stays.
-    EXPECT_FALSE(f.models->model() && f.models->model()->config.vision());
+    EXPECT_FALSE(f.models->readsImages());
+
+    QAction* openImage = f.window.findChild<QAction*>(QStringLiteral("OpenImage"));
+    ASSERT_NE(openImage, nullptr);
+    EXPECT_FALSE(openImage->isEnabled());
+    f.models->openModel(kFixtures + QStringLiteral("/vit"));
+    f.settle();
+    ASSERT_TRUE(f.models->readsImages());
+    EXPECT_TRUE(openImage->isEnabled());
+    EXPECT_EQ(f.window.document()->session().viewState.view, "image-attention");
+    EXPECT_TRUE(f.window.inputsPanel()->textEdit()->isReadOnly());
+    ASSERT_TRUE(f.models->openImage(kFixtures + QStringLiteral("/vit/image.png")));
+    f.settle();
+    EXPECT_EQ(f.window.inputsPanel()->textEdit()->text(), QStringLiteral("image.png"));
+    EXPECT_EQ(f.window.inputsPanel()->chips()->count(), 17);
 }
 
 // In zh_CN the load errors stayed English (#37, item 11): their fixed words are Chinese, and

@@ -15,12 +15,14 @@
 #include <exception>
 
 #include "attnlab/model/head_roles.h"
+#include "attnlab/model/image_attention.h"
 #include "attnlab/model/run_dumps.h"
 #include "attnlab/model/text_run.h"
 #include "attnlab/model/translate.h"
 #include "ui/state/apply_command.h"
 #include "ui/state/document.h"
 #include "ui/state/dump_document.h"
+#include "ui/state/image_file.h"
 #include "ui/state/latest_task.h"
 
 namespace attnlab::ui {
@@ -28,6 +30,7 @@ namespace attnlab::ui {
 struct ModelLoadOutput {
     std::shared_ptr<const model::Model> model;
     std::shared_ptr<const model::Tokenizer> tokenizer;
+    std::shared_ptr<const model::ImageProcessor> processor; ///< an image classifier's
     QString error;
     double milliseconds = 0;
 };
@@ -37,6 +40,7 @@ struct ModelRunOutput {
     std::shared_ptr<const model::Model> model;
     std::shared_ptr<const model::ModelRun> run;
     std::vector<std::int64_t> ids;
+    std::shared_ptr<const ModelImage> image; ///< what an image classifier read
     /// The run's q/k/v as the DumpDocument shows them (read from the run, not copied), and the
     /// shown layer's experiment computed ahead under the spec the window showed when the run
     /// started (while the DumpDocument's changeCount() was `changes`).
@@ -126,14 +130,15 @@ constexpr double kMaxShownLayerFloats = 2.0e9;
 
 ModelRunOutput computeRun(std::shared_ptr<const model::Model> loaded,
                           std::shared_ptr<const model::Tokenizer> tokenizer,
-                          std::vector<std::int64_t> ids, HeadSet ablated,
-                          std::shared_ptr<const model::ModelRun> previous,
+                          std::vector<std::int64_t> ids, std::shared_ptr<const ModelImage> image,
+                          HeadSet ablated, std::shared_ptr<const model::ModelRun> previous,
                           std::shared_ptr<std::atomic<bool>> cancel, quint64 generation,
                           ShownLayerRequest shown, std::function<void(double)> progress) {
     ModelRunOutput out;
     out.model = loaded;
     out.generation = generation;
     out.ids = ids;
+    out.image = image;
     out.layer = shown.layer;
     out.changes = shown.changes;
     const auto started = std::chrono::steady_clock::now();
@@ -148,6 +153,29 @@ ModelRunOutput computeRun(std::shared_ptr<const model::Model> loaded,
                                     "(%2 GB); `attnlab model --heads` writes chosen heads")
                             .arg(ids.size())
                             .arg(cells * 4 / 1e9, 0, 'f', 1);
+            return out;
+        }
+        if (loaded->config.vision()) {
+            model::RunOptions options;
+            options.ablatedHeads = std::move(ablated);
+            options.cancel = cancel.get();
+            options.progress = std::move(progress);
+            Result<model::ModelRun> result = model::runImage(*loaded, image->pixels, options);
+            if (!result) {
+                out.cancelled = cancel->load();
+                out.error = QString::fromStdString(result.error());
+                return out;
+            }
+            auto run = std::make_shared<const model::ModelRun>(std::move(*result));
+            const double forward = std::chrono::duration<double, std::milli>(
+                                       std::chrono::steady_clock::now() - started)
+                                       .count();
+            out.qkv = model::qkvDumpOf(loaded, run, model::imageTokenNames(loaded->config));
+            if (!cancel->load())
+                out.shownLayer = std::make_shared<Experiment>(qkvLayerExperiment(
+                    *out.qkv, shown.layer, shown.apply, originOf(*loaded, *run, forward)));
+            out.run = std::move(run);
+            out.milliseconds = forward;
             return out;
         }
         model::TextRunOptions options;
@@ -256,7 +284,75 @@ ModelDocument::~ModelDocument() {
 }
 
 bool ModelDocument::rolesMeasurable() const {
-    return m_model && m_run && m_model->config.kind != model::ModelKind::EncoderDecoder;
+    // A head's role is read off text (the previous token, a repeat); an image has none.
+    return m_model && m_run && m_model->config.kind != model::ModelKind::EncoderDecoder &&
+           !m_model->config.vision();
+}
+
+bool ModelDocument::readsImages() const {
+    return m_model && m_model->config.vision();
+}
+
+bool ModelDocument::isCurrent(const model::ModelRun& run,
+                              const std::shared_ptr<const ModelImage>& image) const {
+    if (readsImages()) return image == m_image && run.ablatedHeads == m_ablated;
+    return madeFrom(run, m_ids) && run.ablatedHeads == m_ablated;
+}
+
+std::vector<std::string> ModelDocument::runLabels() const {
+    if (readsImages()) return model::imageTokenNames(m_model->config);
+    return labelsOf(*m_tokenizer, m_run->ids);
+}
+
+bool ModelDocument::openImage(const QString& path) {
+    if (m_loading) {
+        // The model being loaded reads it (setModel), if it is an image classifier.
+        m_pendingImage = path;
+        return true;
+    }
+    if (!readsImages()) {
+        fail(tr("Open an image classifier first (File > Open Model): %1 reads text.")
+                 .arg(m_model ? displayName() : tr("no model")));
+        return false;
+    }
+    Result<QImage> picture = readImageFile(path);
+    if (!picture) {
+        fail(QString::fromStdString(picture.error()));
+        return false;
+    }
+    return setImage(*picture, QFileInfo(path).fileName());
+}
+
+bool ModelDocument::setImage(const QImage& picture, const QString& name) {
+    if (!readsImages() || !m_processor) {
+        fail(tr("Open an image classifier first (File > Open Model): %1 reads text.")
+                 .arg(m_model ? displayName() : tr("no model")));
+        return false;
+    }
+    if (picture.isNull()) {
+        fail(tr("%1: the image is empty").arg(name));
+        return false;
+    }
+    const QImage rgb = picture.convertToFormat(QImage::Format_RGB888);
+    Result<std::vector<float>> pixels =
+        model::processImage(rgbBytesOf(rgb), rgb.width(), rgb.height(), *m_processor);
+    if (!pixels) {
+        fail(QStringLiteral("%1: %2").arg(name, QString::fromStdString(pixels.error())));
+        return false;
+    }
+    auto image = std::make_shared<const ModelImage>(ModelImage{rgb, std::move(*pixels), name});
+    m_document->undoStack()->push(new ApplyCommand<std::shared_ptr<const ModelImage>>(
+        this, [this](const std::shared_ptr<const ModelImage>& shown) { applyImage(shown); },
+        m_image, std::move(image), -1, tr("Open the image %1").arg(name)));
+    return true;
+}
+
+void ModelDocument::applyImage(std::shared_ptr<const ModelImage> image) {
+    if (!readsImages()) return;
+    m_image = std::move(image);
+    m_shown = true;
+    emit imageChanged();
+    scheduleRun();
 }
 
 void ModelDocument::requestRoles() {
@@ -291,6 +387,7 @@ QString ModelDocument::directory() const {
 }
 
 std::vector<std::string> ModelDocument::tokenLabels() const {
+    if (readsImages()) return model::imageTokenNames(m_model->config);
     if (!m_tokenizer) return {};
     if (!m_run) return labelsOf(*m_tokenizer, m_ids);
     const std::span<const std::int64_t> input = model::inputIdsOf(*m_run);
@@ -356,14 +453,42 @@ ModelLoadOutput loadCheckpoint(const QString& directory, const model::LoadOption
         }
         const QString cleaned = QDir::cleanPath(info.absoluteFilePath());
         const std::string dir = cleaned.toStdString();
-        // An image classifier reads no text: say so before asking for a tokenizer.
+        // An image classifier reads images through its image processor, not text.
         if (auto config = model::readConfig(dir + "/config.json"); config && config->vision()) {
-            out.error =
-                QCoreApplication::translate("ModelDocument",
-                                            "%1 is an image classifier (%2): it reads an image, "
-                                            "and the window shows text models; its image views "
-                                            "are not there yet.")
-                    .arg(cleaned, QString::fromStdString(std::string(config->arch().displayName)));
+            const std::string processorPath = dir + "/preprocessor_config.json";
+            if (!QFileInfo::exists(QString::fromStdString(processorPath))) {
+                out.error =
+                    QCoreApplication::translate(
+                        "ModelDocument", "%1 is an image classifier (%2) without %3: add the "
+                                         "checkpoint's %3 to this folder (it says how images are "
+                                         "resized and normalised).")
+                        .arg(cleaned,
+                             QString::fromStdString(std::string(config->arch().displayName)),
+                             QStringLiteral("preprocessor_config.json"));
+                return out;
+            }
+            Result<model::ImageProcessor> processor = model::readImageProcessor(processorPath);
+            if (!processor) {
+                out.error = didNotOpen.arg(QString::fromStdString(processor.error()));
+                return out;
+            }
+            if (processor->height != config->imageSize || processor->width != config->imageSize) {
+                out.error =
+                    didNotOpen.arg(QStringLiteral("%1: 'size' %2 x %3 but the model reads %4 x %4")
+                                       .arg(QString::fromStdString(processorPath))
+                                       .arg(processor->height)
+                                       .arg(processor->width)
+                                       .arg(config->imageSize));
+                return out;
+            }
+            Result<model::Model> loaded = model::loadModel(dir, options);
+            if (!loaded) {
+                out.error = didNotOpen.arg(QString::fromStdString(loaded.error()));
+                return out;
+            }
+            out.model = std::make_shared<const model::Model>(std::move(*loaded));
+            out.processor = std::make_shared<const model::ImageProcessor>(std::move(*processor));
+            out.milliseconds = static_cast<double>(clock.nsecsElapsed()) / 1e6;
             return out;
         }
         // A folder as transformers' save_pretrained writes a model has no tokenizer: the window
@@ -429,7 +554,7 @@ bool ModelDocument::openModelNow(const QString& directory) {
         failLoad(out.error);
         return false;
     }
-    setModel(std::move(out.model), std::move(out.tokenizer));
+    setModel(std::move(out.model), std::move(out.tokenizer), std::move(out.processor));
     return true;
 }
 
@@ -443,30 +568,37 @@ void ModelDocument::finishLoad(ModelLoadOutput output) {
     m_loading = false;
     emit loadingChanged(false);
     if (cancelled) {
+        m_pendingImage.clear();
         fail(tr("Loading the model was cancelled; the previous state is kept."));
         return;
     }
     if (!output.model) {
+        m_pendingImage.clear();
         failLoad(output.error);
         return;
     }
     emit loadProgress(1.0);
-    setModel(std::move(output.model), std::move(output.tokenizer));
+    setModel(std::move(output.model), std::move(output.tokenizer), std::move(output.processor));
 }
 
 void ModelDocument::setModel(std::shared_ptr<const model::Model> loaded,
-                             std::shared_ptr<const model::Tokenizer> tokenizer) {
+                             std::shared_ptr<const model::Tokenizer> tokenizer,
+                             std::shared_ptr<const model::ImageProcessor> processor) {
     // A run of the previous model is dropped when it finishes (the generation moves on).
     if (m_runCancel) m_runCancel->store(true);
     m_model = std::move(loaded);
     m_tokenizer = std::move(tokenizer);
+    m_processor = std::move(processor);
     m_run.reset();
+    m_runImage.reset();
     m_roles.reset();
     m_recent.clear();
     m_ablated.clear();
     m_layer = std::min<Index>(m_layer, m_model->config.layers - 1);
     // A translation model opens on its last decoder layer, where cross-attention aligns.
     if (m_model->config.kind == model::ModelKind::EncoderDecoder) m_layer = m_model->config.layers - 1;
+    // An image classifier opens on its last layer, whose class token the classifier reads.
+    if (m_model->config.vision()) m_layer = m_model->config.layers - 1;
     m_shown = true;
     // The ablation and text steps of the previous model mean nothing for this one (its ids
     // are another tokenizer's).
@@ -479,8 +611,23 @@ void ModelDocument::setModel(std::shared_ptr<const model::Model> loaded,
         }
     }
     if (m_text.isEmpty()) m_text = QString::fromStdString(m_document->session().text);
-    m_ids = m_tokenizer->encode(m_text.toStdString()).ids;
+    if (m_model->config.vision()) {
+        // The class token and the patches; the picture stays, made into this model's pixels.
+        m_ids.assign(static_cast<std::size_t>(m_model->config.maxPositions), 0);
+        const std::shared_ptr<const ModelImage> kept = std::exchange(m_image, nullptr);
+        if (kept && m_processor) {
+            const std::vector<std::uint8_t> rgb = rgbBytesOf(kept->picture);
+            if (auto pixels = model::processImage(rgb, kept->picture.width(),
+                                                  kept->picture.height(), *m_processor))
+                m_image = std::make_shared<const ModelImage>(
+                    ModelImage{kept->picture, std::move(*pixels), kept->name});
+        }
+    } else {
+        m_ids = m_tokenizer->encode(m_text.toStdString()).ids;
+    }
     emit modelChanged();
+    const QString pending = std::exchange(m_pendingImage, QString());
+    if (m_model->config.vision() && !pending.isEmpty()) openImage(pending);
     scheduleRun();
 }
 
@@ -494,6 +641,9 @@ void ModelDocument::closeModel() {
     const std::string typed = m_text.toStdString();
     m_model.reset();
     m_tokenizer.reset();
+    m_processor.reset();
+    m_image.reset();
+    m_runImage.reset();
     m_run.reset();
     m_roles.reset();
     m_recent.clear();
@@ -601,7 +751,7 @@ void ModelDocument::focus(Index layer, Index head) {
 void ModelDocument::showModel() {
     if (!m_model) return;
     m_shown = true;
-    if (m_run && madeFrom(*m_run, m_ids) && m_run->ablatedHeads == m_ablated)
+    if (m_run && isCurrent(*m_run, m_runImage))
         publish();
     else
         scheduleRun();
@@ -653,7 +803,7 @@ void ModelDocument::scheduleRun() {
 
 void ModelDocument::startRun() {
     if (!m_model || !m_runs.canStart()) return;
-    if (m_ids.empty()) {
+    if (m_ids.empty() || (readsImages() && !m_image)) {
         // Nothing to run (an empty text and no template tokens): the last figure stays.
         m_runs.settle();
         emit runChanged();
@@ -670,11 +820,12 @@ void ModelDocument::startRun() {
         return;
     }
     for (const RecentRun& recent : m_recent) {
-        if (!madeFrom(*recent.run, m_ids) || recent.run->ablatedHeads != m_ablated) continue;
+        if (!isCurrent(*recent.run, recent.image)) continue;
         ModelRunOutput out;
         out.model = m_model;
         out.generation = m_runs.start();
         out.ids = m_ids;
+        out.image = recent.image;
         out.milliseconds = recent.milliseconds; // the forward that made it; none runs now
         out.written = recent.written;
         out.run = recent.run;
@@ -695,11 +846,10 @@ void ModelDocument::startRun() {
             Qt::QueuedConnection);
     };
     // The previous run's cache is reused when the new ids extend its ids (runModel checks).
-    m_runWatcher->setFuture(QtConcurrent::run(computeRun, m_model, m_tokenizer, m_ids, m_ablated,
-                                              m_run, m_runCancel, ticket,
-                                              ShownLayerRequest{shownApply(), m_layer,
-                                                                m_dumps->changeCount()},
-                                              std::function<void(double)>(progress)));
+    m_runWatcher->setFuture(QtConcurrent::run(
+        computeRun, m_model, m_tokenizer, m_ids, m_image, m_ablated, m_run, m_runCancel, ticket,
+        ShownLayerRequest{shownApply(), m_layer, m_dumps->changeCount()},
+        std::function<void(double)>(progress)));
     emit runningChanged(true);
 }
 
@@ -726,7 +876,7 @@ QkvApply ModelDocument::shownApply() const {
 void ModelDocument::showRun(std::optional<QkvDump> qkv, const QkvApply& apply,
                             std::optional<Experiment> shownLayer) {
     std::vector<std::string> labels;
-    if (!qkv) labels = labelsOf(*m_tokenizer, m_run->ids);
+    if (!qkv) labels = runLabels();
     std::optional<AttentionDump> weights;
     // The model's own maps, computed from the run when a view asks for them.
     if (model::reproducesModel(apply, m_model->config))
@@ -764,7 +914,7 @@ void ModelDocument::finishRun(ModelRunOutput output) {
         m_rolesRun.reset();
         if (std::none_of(m_recent.begin(), m_recent.end(),
                          [&](const RecentRun& recent) { return recent.run == m_run; })) {
-            m_recent.push_front({m_run, output.milliseconds, output.written});
+            m_recent.push_front({m_run, output.milliseconds, output.written, output.image});
             double kept = 0;
             for (std::size_t i = 1; i < m_recent.size(); ++i)
                 kept += runBytes(*m_recent[i].run);
@@ -775,6 +925,7 @@ void ModelDocument::finishRun(ModelRunOutput output) {
             }
         }
         m_lastRunMs = output.milliseconds;
+        m_runImage = std::move(output.image);
         m_written = std::move(output.written);
         if (m_shown && m_model->config.kind == model::ModelKind::EncoderDecoder) {
             showTranslation();
@@ -801,7 +952,7 @@ void ModelDocument::finishRun(ModelRunOutput output) {
 void ModelDocument::publish() {
     if (!m_model) return;
     m_shown = true;
-    if (!m_run || !madeFrom(*m_run, m_ids) || m_run->ablatedHeads != m_ablated) {
+    if (!m_run || !isCurrent(*m_run, m_runImage)) {
         scheduleRun();
         return;
     }

@@ -15,6 +15,7 @@
 ///   models->setText("the cat sat on the mat");                      // runChanged() later
 ///   models->run()->logits                                           // [1, V]
 
+#include <QImage>
 #include <QObject>
 #include <QString>
 
@@ -40,6 +41,7 @@
 #include "attnlab/lab/stats.h"
 
 #include "attnlab/model/head_roles.h"
+#include "attnlab/model/image_processor.h"
 #include "attnlab/model/model.h"
 #include "attnlab/tokenizer/tokenizer.h"
 #include "ui/state/latest_request.h"
@@ -62,6 +64,14 @@ struct ModelLoadOutput;
 struct ModelRunOutput;
 /// The model's text and its ids: what an undo step of the text applies.
 struct ModelInput;
+
+/// The image an image classifier reads: the picture as opened (what the views draw under the
+/// attention) and its pixel values as the model's image processor makes them.
+struct ModelImage {
+    QImage picture;            ///< 8-bit RGB, as opened
+    std::vector<float> pixels; ///< [C, H, W], processed
+    QString name;              ///< the file's name, for titles
+};
 
 /// A translation model's run as the window shows it: the translation decoded from the text,
 /// the tokens written (row i of the run's cross-attention is the step that wrote tokens[i])
@@ -116,11 +126,26 @@ public:
     QString text() const { return m_text; }
     const std::vector<std::int64_t>& ids() const { return m_ids; }
     /// The tokens of run() as people read them: byte-level "Ġ" and sentencepiece "▁" shown
-    /// as spaces, special tokens as they are.
+    /// as spaces, special tokens as they are; an image classifier's "[CLS]", "r0c0", ...
     std::vector<std::string> tokenLabels() const;
     /// A translation's rows: the word each decoder step wrote (its input tokens when the
     /// decoder did not run on its own output); empty for other models.
     std::vector<std::string> writtenTokenLabels() const;
+
+    /// An image classifier (ViT) is loaded: it reads image() instead of text().
+    bool readsImages() const;
+    /// Its image processor; null for a text model.
+    const model::ImageProcessor* imageProcessor() const { return m_processor.get(); }
+    /// The image an image classifier runs on; null until one is opened.
+    std::shared_ptr<const ModelImage> image() const { return m_image; }
+    /// The image run() was made from (an image classifier's).
+    std::shared_ptr<const ModelImage> runImage() const { return m_runImage; }
+    /// Reads an image file (PNG, JPEG, ...) and runs the model on it, one undo step; false
+    /// with errorOccurred when the file is not an image or no image classifier is loaded
+    /// (nothing changes then). While a model loads, the file is read once it has loaded.
+    bool openImage(const QString& path);
+    /// The same for a picture in memory (a drop, a bundled example); `name` titles it.
+    bool setImage(const QImage& picture, const QString& name);
 
     /// Starts loading the checkpoint in `directory` on a worker (loadProgress, then
     /// modelChanged or errorOccurred). A bad folder keeps the previous model and run.
@@ -133,7 +158,8 @@ public:
     /// Shows a model already loaded (render checks it before Qt starts): the text is
     /// tokenized again and run; ablations and their undo steps are dropped.
     void setModel(std::shared_ptr<const model::Model> loaded,
-                  std::shared_ptr<const model::Tokenizer> tokenizer);
+                  std::shared_ptr<const model::Tokenizer> tokenizer,
+                  std::shared_ptr<const model::ImageProcessor> processor = nullptr);
     /// Stops a load in progress (the previous model stays).
     void cancelLoad();
     bool loading() const { return m_loading; }
@@ -204,6 +230,8 @@ signals:
     void modelChanged();
     /// A new run is available (text, appended token or ablation changed).
     void runChanged();
+    /// image() changed (opened, dropped, undone).
+    void imageChanged();
     /// text() changed by an undo, a redo or an appended token (the text box follows at once,
     /// before the run).
     void textChanged();
@@ -248,6 +276,13 @@ private:
     void applyAblation(const HeadSet& heads);
     /// Sets the text and its ids without undo (the text step's redo/undo).
     void applyInput(const QString& text, const std::vector<std::int64_t>& ids);
+    /// Sets the image without undo (the image step's redo/undo).
+    void applyImage(std::shared_ptr<const ModelImage> image);
+    /// Whether `run`, made from `image`, is a run of what the document holds now.
+    bool isCurrent(const model::ModelRun& run,
+                   const std::shared_ptr<const ModelImage>& image) const;
+    /// The names of run()'s tokens as the views label them.
+    std::vector<std::string> runLabels() const;
     /// Pushes the undo step from the text and ids now to `next`.
     void pushInput(ModelInput next, int mergeId, const QString& description);
 
@@ -255,6 +290,9 @@ private:
     DumpDocument* m_dumps;
     std::shared_ptr<const model::Model> m_model;
     std::shared_ptr<const model::Tokenizer> m_tokenizer;
+    std::shared_ptr<const model::ImageProcessor> m_processor;
+    std::shared_ptr<const ModelImage> m_image;    ///< what the next run reads
+    std::shared_ptr<const ModelImage> m_runImage; ///< what m_run read
     std::shared_ptr<const model::ModelRun> m_run;
     using Roles = std::shared_ptr<const std::vector<model::HeadRole>>;
     Roles m_roles; ///< of m_run, when measured
@@ -266,6 +304,7 @@ private:
         std::shared_ptr<const model::ModelRun> run;
         double milliseconds = 0;
         WrittenTranslation written;
+        std::shared_ptr<const ModelImage> image;
     };
     std::deque<RecentRun> m_recent;
     QString m_text;
@@ -281,6 +320,7 @@ private:
     std::shared_ptr<std::atomic<bool>> m_loadCancel;
     LatestRequest m_runs; ///< the forward: the latest text's run wins
     bool m_loading = false;
+    QString m_pendingImage;    ///< openImage() while loading: read once the model is
     bool m_runStopped = false; ///< the person cancelled the run in flight
     double m_lastRunMs = 0;
     WrittenTranslation m_written;

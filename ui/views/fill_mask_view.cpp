@@ -107,6 +107,7 @@ FillMaskView::FillMaskView(Document* document, QWidget* parent) : View(document,
 }
 
 QString FillMaskView::notApplicable() const {
+    if (QString why = imageClassifierRefusal(document()); !why.isEmpty()) return why;
     const ModelDocument* models = ModelDocument::of(document());
     if (models->model() && !fillsMasks(*models->model()))
         return tr("Filling a [MASK] needs an encoder with its masked-LM head (BERT; File > "

@@ -63,6 +63,7 @@ public:
     void refresh() override;
     void paintFigure(QCPPainter& painter, const QSize& size) override;
     DataTable data() const override;
+    QString notApplicable() const override { return imageClassifierRefusal(document()); }
 
     void setInput(HeadRolesInput input);
     const HeadRolesInput& input() const { return m_input; }

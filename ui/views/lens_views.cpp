@@ -243,6 +243,7 @@ void LogitLensView::waitForWork() {
 }
 
 QString LogitLensView::notApplicable() const {
+    if (QString why = imageClassifierRefusal(document()); !why.isEmpty()) return why;
     const ModelDocument* models = ModelDocument::of(document());
     if (models->model() && !readsOneSequence(*models->model()))
         return tr("The logit lens reads a model that runs one sequence; an encoder-decoder's "
@@ -469,6 +470,7 @@ void AttributionView::waitForWork() {
 }
 
 QString AttributionView::notApplicable() const {
+    if (QString why = imageClassifierRefusal(document()); !why.isEmpty()) return why;
     const ModelDocument* models = ModelDocument::of(document());
     if (!models->model()) return {};
     if (const auto refusal = model::attributionRefusal(*models->model()))
@@ -732,6 +734,7 @@ PatchingView::PatchingView(Document* document, QWidget* parent)
 }
 
 QString PatchingView::notApplicable() const {
+    if (QString why = imageClassifierRefusal(document()); !why.isEmpty()) return why;
     const ModelDocument* models = ModelDocument::of(document());
     if (models->model() && models->model()->config.kind != model::ModelKind::Decoder)
         return tr("Activation patching here reads a decoder's prediction at the last position; "

@@ -13,6 +13,10 @@ NextTokenInput nextTokenInputOf(const ModelDocument& models) {
     NextTokenInput input;
     input.modelName = models.displayName();
     const model::ModelRun* run = models.run();
+    if (const QString why = imageClassifierRefusal(models.document()); !why.isEmpty()) {
+        input.noNextToken = why;
+        return input;
+    }
     // An encoder's logits at the last position are its guess for [SEP], not a next token.
     if (models.model() && models.model()->config.kind == model::ModelKind::Encoder) {
         input.noNextToken = NextTokenView::tr(

@@ -56,6 +56,7 @@ public:
     void refresh() override;
     void paintFigure(QCPPainter& painter, const QSize& size) override;
     DataTable data() const override;
+    QString notApplicable() const override { return imageClassifierRefusal(document()); }
 
     void setInput(NextTokenInput input);
     const NextTokenInput& input() const { return m_input; }

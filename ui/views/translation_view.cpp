@@ -103,6 +103,7 @@ TranslationView::TranslationView(Document* document, QWidget* parent) : View(doc
 }
 
 QString TranslationView::notApplicable() const {
+    if (QString why = imageClassifierRefusal(document()); !why.isEmpty()) return why;
     // Without a model the view says how to open one; another kind of model cannot translate.
     const ModelDocument* models = ModelDocument::of(document());
     if (models->model() && !isTranslationModel(*models))

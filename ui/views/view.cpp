@@ -1,5 +1,6 @@
 #include "ui/views/view.h"
 
+#include <QCoreApplication>
 #include <QShowEvent>
 #include <QVBoxLayout>
 #include <qcustomplot.h>
@@ -7,8 +8,19 @@
 #include <algorithm>
 
 #include "ui/state/dump_document.h"
+#include "ui/state/model_document.h"
 
 namespace attnlab::ui {
+
+QString imageClassifierRefusal(const Document* document) {
+    const ModelDocument* models = ModelDocument::of(const_cast<Document*>(document));
+    if (!models->readsImages()) return {};
+    return QCoreApplication::translate(
+               "attnlab::ui::View",
+               "%1 is an image classifier: it reads an image, not text, so it has no next "
+               "token, no text to translate and no token to predict. See the Image tab.")
+        .arg(models->displayName());
+}
 
 DataTable DataTable::fromMatrix(const MatrixD& matrix, const QStringList& rowLabels,
                                 const QStringList& columnLabels) {

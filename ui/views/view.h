@@ -119,6 +119,10 @@ private:
     FigureStyle m_figureStyle;
 };
 
+/// Why a view that reads a text model's tokens (what it predicts, its heads' roles, a
+/// translation) cannot show the open model, an image classifier; empty for any other.
+QString imageClassifierRefusal(const Document* document);
+
 /// A view that is one QCustomPlot; paints it as vectors for export.
 class PlotView : public View {
     Q_OBJECT

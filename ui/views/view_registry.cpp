@@ -3,7 +3,6 @@
 #include <QCoreApplication>
 
 #include "ui/state/model_document.h"
-#include "ui/views/model_views_binding.h"
 #include "ui/views/aggregate_view.h"
 #include "ui/views/compare_view.h"
 #include "ui/views/complexity_view.h"
@@ -14,10 +13,12 @@
 #include "ui/views/head_stats_view.h"
 #include "ui/views/heads_grid_view.h"
 #include "ui/views/heatmap_view.h"
+#include "ui/views/image_attention_view.h"
 #include "ui/views/kv_cache_view.h"
 #include "ui/views/lens_views.h"
 #include "ui/views/lines_view.h"
 #include "ui/views/model_view.h"
+#include "ui/views/model_views_binding.h"
 #include "ui/views/output_projection_view.h"
 #include "ui/views/rope_view.h"
 #include "ui/views/statistics_view.h"
@@ -127,6 +128,9 @@ const std::vector<ViewEntry>& viewRegistry() {
          [](Document* d, QWidget* p) -> View* { return new HeadStatsView(d, p); }},
         {QStringLiteral("dump-difference"), model,
          [](Document* d, QWidget* p) -> View* { return new DifferenceView(d, p); }},
+        // An image classifier's attention on its image.
+        {QStringLiteral("image-attention"), model,
+         [](Document* d, QWidget* p) -> View* { return new ImageAttentionView(d, p); }},
         // A real model (File > Open Model...): what it predicts next, and what its heads do.
         {QStringLiteral("next-token"), probe,
          [](Document* d, QWidget* p) -> View* {

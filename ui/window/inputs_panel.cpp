@@ -31,6 +31,12 @@ namespace {
 
 constexpr const char* kDefaultSource = "le chat est assis sur le tapis";
 
+/// What the text box holds while a model is shown: its text, or an image classifier's image.
+QString modelText(const ModelDocument& models) {
+    if (!models.readsImages()) return models.text();
+    return models.image() ? models.image()->name : QString();
+}
+
 void setTextKeepingCursor(QLineEdit* edit, const QString& text) {
     if (edit->text() == text) return;
     const QSignalBlocker blocker(edit);
@@ -393,10 +399,10 @@ InputsPanel::InputsPanel(Document* document, QWidget* parent)
     // A real model: the text box shows its text, the chips its tokens.
     ModelDocument* models = ModelDocument::of(doc);
     connect(models, &ModelDocument::textChanged, this, [this, models] {
-        if (models->active()) setTextKeepingCursor(m_text, models->text());
+        if (models->active()) setTextKeepingCursor(m_text, modelText(*models));
     });
     connect(models, &ModelDocument::runChanged, this, [this, models] {
-        if (models->active()) setTextKeepingCursor(m_text, models->text());
+        if (models->active()) setTextKeepingCursor(m_text, modelText(*models));
         updateTokenizer();
         updateChips();
         updateProblems();
@@ -416,7 +422,7 @@ void InputsPanel::showShownText() {
     // The box holds the text of what the views show: the model's own text while it is shown,
     // the lab's while the lab is (each keeps its own text across the switches).
     if (ModelDocument* models = ModelDocument::of(m_document); models->active())
-        setTextKeepingCursor(m_text, models->text());
+        setTextKeepingCursor(m_text, modelText(*models));
     else if (!m_document->hasExternalExperiment())
         setTextKeepingCursor(m_text, QString::fromStdString(m_document->session().text));
 }
@@ -424,7 +430,7 @@ void InputsPanel::showShownText() {
 void InputsPanel::updateModelNote() {
     const ModelDocument* models = ModelDocument::of(m_document);
     QStringList parts;
-    if (models->active()) {
+    if (models->active() && models->tokenizer()) {
         // Tokenizing the text's words is the note's cost, and the panel is updated several times
         // a keystroke: they are looked up again only when the model or its text has changed.
         const QString key = QString::number(reinterpret_cast<quintptr>(models->tokenizer())) +
@@ -575,6 +581,19 @@ void InputsPanel::updateTokenizer() {
         m_tokenizer->setToolTip(tr("How the text is split into tokens."));
     }
     m_tokenizer->setEnabled(!model);
+    // An image classifier reads its image: the box names it and takes no typing.
+    const bool image = models->active() && models->readsImages();
+    if (image) {
+        m_tokenizer->clear();
+        m_tokenizer->addItem(tr("image patches (the model's)"));
+        m_tokenizer->setToolTip(tr("%1 cuts its image into patches; each patch is a token, after "
+                                   "the class token [CLS].")
+                                    .arg(models->displayName()));
+        m_tokenizer->setEnabled(false);
+    }
+    m_text->setReadOnly(image);
+    m_text->setPlaceholderText(image ? tr("open an image: File > Open Image (Ctrl+I)")
+                                     : tr("type a sentence"));
 }
 
 void InputsPanel::updateChips() {
@@ -635,7 +654,13 @@ void InputsPanel::updateProblems() {
                 tr("Each row of the cross-attention is the step that wrote that word, reading "
                    "the source words (keys and values).");
         m_sourceNote->setText(note);
-    } else if (external && models->active())
+    } else if (external && models->active() && models->readsImages())
+        m_sourceNote->setText(
+            tr("Showing the model %1. The image runs the model (File > Open Image, Ctrl+I); its "
+               "tokens are [CLS] and the patches, row by row. The other inputs are the lab "
+               "session's: editing one goes back to it.")
+                .arg(describeSource(m_document->experiment()->source)));
+    else if (external && models->active())
         m_sourceNote->setText(
             tr("Showing the model %1. The text runs the model; the other inputs are the lab "
                "session's: editing one goes back to it.")

@@ -35,6 +35,7 @@
 
 #include "ui/state/document.h"
 #include "ui/views/compare_view.h"
+#include "ui/views/image_attention_view.h"
 #include "ui/window/data_folders.h"
 #if __has_include("ui/window/language.h")
 #include "ui/window/language.h" // the window's language (View > Language)
@@ -132,6 +133,17 @@ bool isInput(const QWidget* widget) {
 
 /// A model folder named by a lesson: as given when absolute, else beside the lesson file, else
 /// in AttnLab's data folders (data_folders.h).
+/// A lesson's image file: beside the lesson, then in AttnLab's resources folder; empty when
+/// neither has it.
+QString findLessonFile(const QString& lessonPath, const QString& file) {
+    if (QDir::isAbsolutePath(file)) return QFileInfo::exists(file) ? file : QString();
+    if (!lessonPath.isEmpty() && !lessonPath.startsWith(QLatin1Char(':'))) {
+        const QString beside = QFileInfo(lessonPath).absoluteDir().filePath(file);
+        if (QFileInfo::exists(beside)) return beside;
+    }
+    return findDataFile(file);
+}
+
 QString findModelFolder(const QString& lessonPath, const QString& folder) {
     const QString config = QStringLiteral("config.json");
     if (QDir::isAbsolutePath(folder))
@@ -334,6 +346,16 @@ bool LessonPanel::applyStep(int index, bool forward) {
             return false;
         }
     }
+    QString imageFile;
+    if (step.model && !step.model->image.empty()) {
+        imageFile = findLessonFile(m_path, QString::fromStdString(step.model->image));
+        if (imageFile.isEmpty()) {
+            fail(tr("%1: the image %2 was not found beside the lesson nor in AttnLab's "
+                    "resources folder")
+                     .arg(where, QString::fromStdString(step.model->image)));
+            return false;
+        }
+    }
     const QString stepTitle = text(step.title);
     next->title = stepTitle.toStdString();
 
@@ -354,7 +376,19 @@ bool LessonPanel::applyStep(int index, bool forward) {
     if (step.model) {
         ModelDocument* models = ModelDocument::of(document);
         if (models->directory() != modelFolder) models->openModel(modelFolder);
-        models->setText(QString::fromStdString(step.model->text));
+        if (!imageFile.isEmpty()) {
+            // Opened once the model is (a load in flight keeps the file for its end).
+            if (!models->image() || models->image()->name != QFileInfo(imageFile).fileName())
+                models->openImage(imageFile);
+            if (auto* image = qobject_cast<ImageAttentionView*>(
+                    m_window->view(QStringLiteral("image-attention"))))
+                image->setMode(step.model->overlay == "rollout" ? ImageAttentionView::Mode::Rollout
+                               : step.model->overlay == "mean"
+                                   ? ImageAttentionView::Mode::MeanOfHeads
+                                   : ImageAttentionView::Mode::Head);
+        } else {
+            models->setText(QString::fromStdString(step.model->text));
+        }
         models->setAttentionKind(QString::fromStdString(step.model->attention));
         models->focus(step.model->layer, step.model->head);
         models->showModel();

@@ -3,12 +3,15 @@
 #include <QAction>
 #include <QCoreApplication>
 #include <QDir>
+#include <QDropEvent>
 #include <QFile>
+#include <QFileDialog>
 #include <QFileInfo>
 #include <QKeySequence>
 #include <QLabel>
 #include <QMainWindow>
 #include <QMenu>
+#include <QMimeData>
 #include <QPointer>
 #include <QProgressBar>
 #include <QProgressDialog>
@@ -19,6 +22,7 @@
 #include <QTimer>
 #include <QToolBar>
 #include <QToolButton>
+#include <QUrl>
 
 #include <algorithm>
 
@@ -38,6 +42,58 @@ const char* const kRecentModelsKey = "recentModels";
 const char* const kBundledModel = "tiny-llama-induction";
 const char* const kTranslationModel = "tiny-marian-en-zh";
 const char* const kFillMaskModel = "tiny-bert-en";
+const char* const kImageModel = "tiny-vit-shapes";
+/// The bundled example images (resources/images/shapes), in the Examples menu's order.
+const char* const kExampleImages[] = {QT_TRANSLATE_NOOP("attnlab::ui::Shapes", "circle"),
+                                      QT_TRANSLATE_NOOP("attnlab::ui::Shapes", "square"),
+                                      QT_TRANSLATE_NOOP("attnlab::ui::Shapes", "triangle"),
+                                      QT_TRANSLATE_NOOP("attnlab::ui::Shapes", "cross")};
+
+/// What the file dialog and a drop take as images.
+QString imageFileFilter() {
+    return QObject::tr("Images (*.png *.jpg *.jpeg *.bmp *.gif *.webp);;All files (*)");
+}
+
+/// Takes image files dropped on the window to the open image classifier.
+class ImageDropFilter : public QObject {
+public:
+    ImageDropFilter(QMainWindow* window, ModelDocument* models)
+        : QObject(window), m_models(models) {
+        window->setAcceptDrops(true);
+    }
+
+protected:
+    bool eventFilter(QObject* watched, QEvent* event) override {
+        if (event->type() == QEvent::DragEnter || event->type() == QEvent::DragMove) {
+            auto* drag = static_cast<QDropEvent*>(event);
+            if (imageIn(drag->mimeData()).isEmpty() || !m_models->readsImages())
+                return QObject::eventFilter(watched, event);
+            drag->acceptProposedAction();
+            return true;
+        }
+        if (event->type() == QEvent::Drop) {
+            auto* drop = static_cast<QDropEvent*>(event);
+            const QString path = imageIn(drop->mimeData());
+            if (path.isEmpty() || !m_models->readsImages())
+                return QObject::eventFilter(watched, event);
+            drop->acceptProposedAction();
+            m_models->openImage(path);
+            return true;
+        }
+        return QObject::eventFilter(watched, event);
+    }
+
+private:
+    static QString imageIn(const QMimeData* data) {
+        if (!data || !data->hasUrls() || data->urls().size() != 1) return {};
+        const QUrl url = data->urls().front();
+        if (!url.isLocalFile()) return {};
+        const QString suffix = QFileInfo(url.toLocalFile()).suffix().toLower();
+        static const QStringList kImages = {"png", "jpg", "jpeg", "bmp", "gif", "webp"};
+        return kImages.contains(suffix) ? url.toLocalFile() : QString();
+    }
+    ModelDocument* m_models;
+};
 
 void addRecentModel(const QString& directory) {
     QSettings settings;
@@ -232,6 +288,24 @@ void installModelControls(QMainWindow* window, QMenu* fileMenu, QMenu* examplesM
     QAction* close =
         fileMenu->addAction(QObject::tr("Close Model"), models, &ModelDocument::closeModel);
     close->setToolTip(QObject::tr("Back to the lab's own random projections"));
+    QAction* openImage =
+        fileMenu->addAction(QObject::tr("Open &Image\u2026"), window, [window, models] {
+            const QString examples =
+                QFileInfo(findDataFile(QStringLiteral("images/shapes/circle.png"))).path();
+            const QString path = QFileDialog::getOpenFileName(
+                window, QObject::tr("Open an Image for %1").arg(models->displayName()), examples,
+                imageFileFilter());
+            if (!path.isEmpty()) models->openImage(path);
+        });
+    openImage->setObjectName(QStringLiteral("OpenImage"));
+    openImage->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_I));
+    openImage->setToolTip(QObject::tr("An image for the open image classifier (PNG, JPEG): the "
+                                      "Image tab shows where it looks. Or drop one on the "
+                                      "window."));
+    openImage->setEnabled(models->readsImages());
+    QObject::connect(models, &ModelDocument::modelChanged, openImage,
+                     [openImage, models] { openImage->setEnabled(models->readsImages()); });
+    window->installEventFilter(new ImageDropFilter(window, models));
 
     // The bundled trained model under File > Examples.
     if (examplesMenu) {
@@ -278,6 +352,27 @@ void installModelControls(QMainWindow* window, QMenu* fileMenu, QMenu* examplesM
             models->openModel(encoderDirectory);
             models->setText(QStringLiteral("the [MASK] sat on the mat."));
         });
+        const QString visionDirectory = bundledModelDirectory(QLatin1String(kImageModel));
+        QMenu* images = examplesMenu->addMenu(
+            QObject::tr("Trained model: %1 (ViT: where the class token looks)")
+                .arg(QLatin1String(kImageModel)));
+        images->setEnabled(!visionDirectory.isEmpty());
+        images->setToolTip(QObject::tr("A 4-layer vision transformer trained on made-up "
+                                       "pictures of one shape each: it names the shape, and the "
+                                       "Image tab shows which patches it read"));
+        for (const char* shape : kExampleImages) {
+            const QString path =
+                findDataFile(QStringLiteral("images/shapes/%1.png").arg(QLatin1String(shape)));
+            QAction* example = images->addAction(
+                QObject::tr("A %1").arg(QCoreApplication::translate("attnlab::ui::Shapes", shape)));
+            example->setEnabled(!path.isEmpty());
+            QObject::connect(example, &QAction::triggered, models, [models, visionDirectory, path] {
+                if (QFileInfo(models->directory()).canonicalFilePath() !=
+                    QFileInfo(visionDirectory).canonicalFilePath())
+                    models->openModel(visionDirectory);
+                models->openImage(path);
+            });
+        }
     }
 
     // Tool bar: the model's name and run time, show it again, switch heads off.
@@ -380,6 +475,13 @@ void installModelControls(QMainWindow* window, QMenu* fileMenu, QMenu* examplesM
     };
     QObject::connect(models, &ModelDocument::modelChanged, bar, [=] {
         if (models->model()) addRecentModel(models->directory());
+        // An image classifier opens on its image, the one view that shows what it reads.
+        if (models->readsImages() &&
+            document->session().viewState.view != std::string("image-attention")) {
+            ViewState state = document->session().viewState;
+            state.view = "image-attention";
+            document->setViewState(state);
+        }
         updateRecent();
         fillAblationMenu(ablationMenu, models);
         sync();

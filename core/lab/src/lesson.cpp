@@ -186,14 +186,26 @@ LessonStep readStep(const Json& value, const std::string& key, std::vector<std::
     if (const auto it = value.find("model"); it != value.end()) {
         const std::string where = key + ".model";
         if (!it->is_object()) fail(where, "expected an object, got " + typeOf(*it));
-        onlyKeys(*it, where, {"path", "text", "layer", "head", "attention", "corrupted", "patch"});
-        for (const char* required : {"path", "text"})
-            if (!it->contains(required))
-                fail(where, std::string("the key \"") + required + "\" is missing");
+        onlyKeys(*it, where,
+                 {"path", "text", "layer", "head", "attention", "corrupted", "patch", "image",
+                  "overlay"});
+        if (!it->contains("path")) fail(where, "the key \"path\" is missing");
+        if (it->contains("text") == it->contains("image"))
+            fail(where, "give the model a \"text\" or an \"image\" (one of them)");
         LessonModel model;
         model.path = readString((*it)["path"], where + ".path", 4096);
         if (model.path.empty()) fail(where + ".path", "the folder is empty");
-        model.text = readString((*it)["text"], where + ".text", 4096);
+        if (const auto text = it->find("text"); text != it->end())
+            model.text = readString(*text, where + ".text", 4096);
+        if (const auto image = it->find("image"); image != it->end()) {
+            model.image = readString(*image, where + ".image", 4096);
+            if (model.image.empty()) fail(where + ".image", "the file name is empty");
+        }
+        if (const auto overlay = it->find("overlay"); overlay != it->end()) {
+            model.overlay = readString(*overlay, where + ".overlay", 16);
+            if (model.overlay != "head" && model.overlay != "mean" && model.overlay != "rollout")
+                fail(where + ".overlay", "\"" + model.overlay + "\" is not head, mean or rollout");
+        }
         if (const auto layer = it->find("layer"); layer != it->end())
             model.layer = readWhole(*layer, where + ".layer", 0, 1023);
         if (const auto head = it->find("head"); head != it->end())

@@ -40,6 +40,11 @@ struct LessonModel {
     std::string corrupted;
     /// What the Patching tab patches: "heads" (the default) or "residual".
     std::string patch = "heads";
+    /// An image classifier's image (relative as `path`), in place of `text`; empty for text.
+    std::string image;
+    /// What the Image tab overlays: "head" (the default), "mean" (of the layer's heads) or
+    /// "rollout".
+    std::string overlay = "head";
 };
 
 struct LessonStep {
