@@ -282,6 +282,27 @@ TEST(Lesson, ModelKeyIsChecked) {
     lesson["steps"][2]["model"].erase("patch");
     lesson["steps"][2]["model"].erase("text");
     EXPECT_NE(errorOf(lesson).find("steps[2].model"), std::string::npos);
+    // An image classifier's step names an image instead of a text, and what the Image tab
+    // overlays: a head unless told.
+    lesson["steps"][2]["model"]["image"] = "images/shapes/circle.png";
+    const Result<Lesson> image = lessonFromJson(lesson.dump(), kOptions);
+    ASSERT_TRUE(image.ok()) << image.error();
+    EXPECT_EQ(image->steps[2].model->image, "images/shapes/circle.png");
+    EXPECT_EQ(image->steps[2].model->overlay, "head");
+    lesson["steps"][2]["model"]["overlay"] = "rollout";
+    const Result<Lesson> rollout = lessonFromJson(lesson.dump(), kOptions);
+    ASSERT_TRUE(rollout.ok()) << rollout.error();
+    EXPECT_EQ(rollout->steps[2].model->overlay, "rollout");
+    lesson["steps"][2]["model"]["overlay"] = "max";
+    EXPECT_NE(errorOf(lesson).find("steps[2].model.overlay: \"max\" is not head, mean or rollout"),
+              std::string::npos)
+        << errorOf(lesson);
+    lesson["steps"][2]["model"]["overlay"] = "mean";
+    lesson["steps"][2]["model"]["text"] = "a b a"; // a text and an image: one of them
+    EXPECT_NE(errorOf(lesson).find("one of them"), std::string::npos);
+    lesson["steps"][2]["model"].erase("text");
+    lesson["steps"][2]["model"]["image"] = "";
+    EXPECT_NE(errorOf(lesson).find("steps[2].model.image"), std::string::npos);
 }
 
 TEST(Lesson, LoadLessonNamesTheFile) {
