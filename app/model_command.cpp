@@ -474,20 +474,12 @@ int runImageCommand(const Arguments& args, const std::string& dir,
         options.threads =
             static_cast<int>(std::min<Index>(parseAtLeast(*threads, "--threads", 1), 1024));
 
-    const std::string processorPath =
-        (std::filesystem::path(dir) / "preprocessor_config.json").string();
-    if (!std::filesystem::exists(processorPath))
-        fail(processorPath + ": missing; an image classifier needs its image processor's config");
-    auto processor = model::readImageProcessor(processorPath);
+    auto processor = model::readModelImageProcessor(dir, config);
     if (!processor) fail(processor.error());
     auto image = readRgbImage(*imagePath);
     if (!image) fail(image.error());
     auto pixels = model::processImage(image->rgb, image->width, image->height, *processor);
     if (!pixels) fail(*imagePath + ": " + pixels.error());
-    if (processor->height != config.imageSize || processor->width != config.imageSize)
-        fail(processorPath + ": 'size' " + std::to_string(processor->height) + " x " +
-             std::to_string(processor->width) + " but the model reads " +
-             std::to_string(config.imageSize) + " x " + std::to_string(config.imageSize));
     auto loaded = model::loadModel(dir);
     if (!loaded) fail(loaded.error());
     auto run = model::runImage(*loaded, *pixels, options);

@@ -366,6 +366,19 @@ struct ModelInput {
     QString imageName;
 };
 
+/// The layer --layer asks for (0 by default), checked with --head against the model's shape.
+Index shownLayer(const Arguments& args, const std::string& directory,
+                 const model::ModelConfig& config, const Session& session) {
+    const Index layer = parseAtLeast(get(args, "layer").value_or("0"), "--layer", 0);
+    if (layer >= config.layers)
+        fail("--layer " + std::to_string(layer) + ": " + directory + " has " +
+             std::to_string(config.layers) + " layers");
+    if (session.viewState.head >= config.heads)
+        fail("--head " + std::to_string(session.viewState.head) + ": " + directory + " has " +
+             std::to_string(config.heads) + " heads");
+    return layer;
+}
+
 /// An image classifier and the image it reads (render --model DIR --image X.png).
 ModelInput loadImageInput(const Arguments& args, const std::string& directory,
                           const Session& session) {
@@ -375,25 +388,12 @@ ModelInput loadImageInput(const Arguments& args, const std::string& directory,
     if (!imagePath) fail("--model " + directory + " is an image classifier: give --image X.png");
     ModelInput input;
     input.directory = directory;
-    const std::string processorPath = directory + "/preprocessor_config.json";
-    if (!QFileInfo::exists(QString::fromStdString(processorPath)))
-        fail(processorPath + ": missing; an image classifier needs its image processor's config");
-    auto processor = model::readImageProcessor(processorPath);
-    if (!processor) fail(processor.error());
     auto loaded = model::loadModel(directory);
     if (!loaded) fail(loaded.error());
     const model::ModelConfig& config = loaded->config;
-    if (processor->height != config.imageSize || processor->width != config.imageSize)
-        fail(processorPath + ": 'size' " + std::to_string(processor->height) + " x " +
-             std::to_string(processor->width) + " but the model reads " +
-             std::to_string(config.imageSize) + " x " + std::to_string(config.imageSize));
-    if (auto v = get(args, "layer")) input.layer = parseAtLeast(*v, "--layer", 0);
-    if (input.layer >= config.layers)
-        fail("--layer " + std::to_string(input.layer) + ": " + directory + " has " +
-             std::to_string(config.layers) + " layers");
-    if (session.viewState.head >= config.heads)
-        fail("--head " + std::to_string(session.viewState.head) + ": " + directory + " has " +
-             std::to_string(config.heads) + " heads");
+    auto processor = model::readModelImageProcessor(directory, config);
+    if (!processor) fail(processor.error());
+    input.layer = shownLayer(args, directory, config, session);
     if (session.viewState.query >= config.maxPositions)
         fail("--query " + std::to_string(session.viewState.query) + ": " + directory + " reads " +
              std::to_string(config.maxPositions) + " tokens");
@@ -429,13 +429,7 @@ ModelInput loadModelInput(const Arguments& args, const std::string& directory,
     auto loaded = model::loadModel(directory);
     if (!loaded) fail(loaded.error());
     const model::ModelConfig& config = loaded->config;
-    if (auto v = get(args, "layer")) input.layer = parseAtLeast(*v, "--layer", 0);
-    if (input.layer >= config.layers)
-        fail("--layer " + std::to_string(input.layer) + ": " + directory + " has " +
-             std::to_string(config.layers) + " layers");
-    if (session.viewState.head >= config.heads)
-        fail("--head " + std::to_string(session.viewState.head) + ": " + directory + " has " +
-             std::to_string(config.heads) + " heads");
+    input.layer = shownLayer(args, directory, config, session);
     const auto ids = tokenizer->encode(input.text).ids;
     if (auto problem = model::validateRun(config, ids, {})) fail("--text: " + *problem);
     input.model = std::make_shared<const model::Model>(std::move(loaded).value());

@@ -467,40 +467,26 @@ ModelLoadOutput loadCheckpoint(const QString& directory, const model::LoadOption
                              QStringLiteral("preprocessor_config.json"));
                 return out;
             }
-            Result<model::ImageProcessor> processor = model::readImageProcessor(processorPath);
+            Result<model::ImageProcessor> processor = model::readModelImageProcessor(dir, *config);
             if (!processor) {
                 out.error = didNotOpen.arg(QString::fromStdString(processor.error()));
                 return out;
             }
-            if (processor->height != config->imageSize || processor->width != config->imageSize) {
-                out.error =
-                    didNotOpen.arg(QStringLiteral("%1: 'size' %2 x %3 but the model reads %4 x %4")
-                                       .arg(QString::fromStdString(processorPath))
-                                       .arg(processor->height)
-                                       .arg(processor->width)
-                                       .arg(config->imageSize));
-                return out;
-            }
-            Result<model::Model> loaded = model::loadModel(dir, options);
-            if (!loaded) {
-                out.error = didNotOpen.arg(QString::fromStdString(loaded.error()));
-                return out;
-            }
-            out.model = std::make_shared<const model::Model>(std::move(*loaded));
             out.processor = std::make_shared<const model::ImageProcessor>(std::move(*processor));
-            out.milliseconds = static_cast<double>(clock.nsecsElapsed()) / 1e6;
-            return out;
-        }
-        // A folder as transformers' save_pretrained writes a model has no tokenizer: the window
-        // runs text, so it names the file to add, and the command line that runs ids without it.
-        if (!model::Tokenizer::folderHasTokenizer(dir)) {
-            out.error = ModelDocument::noTokenizerMessage(cleaned);
-            return out;
-        }
-        Result<model::Tokenizer> tokenizer = model::Tokenizer::fromFile(dir);
-        if (!tokenizer) {
-            out.error = didNotOpen.arg(QString::fromStdString(tokenizer.error()));
-            return out;
+        } else {
+            // A folder as transformers' save_pretrained writes a model has no tokenizer: the
+            // window runs text, so it names the file to add, and the command line that runs ids
+            // without it.
+            if (!model::Tokenizer::folderHasTokenizer(dir)) {
+                out.error = ModelDocument::noTokenizerMessage(cleaned);
+                return out;
+            }
+            Result<model::Tokenizer> tokenizer = model::Tokenizer::fromFile(dir);
+            if (!tokenizer) {
+                out.error = didNotOpen.arg(QString::fromStdString(tokenizer.error()));
+                return out;
+            }
+            out.tokenizer = std::make_shared<const model::Tokenizer>(std::move(*tokenizer));
         }
         Result<model::Model> loaded = model::loadModel(dir, options);
         if (!loaded) {
@@ -508,7 +494,6 @@ ModelLoadOutput loadCheckpoint(const QString& directory, const model::LoadOption
             return out;
         }
         out.model = std::make_shared<const model::Model>(std::move(*loaded));
-        out.tokenizer = std::make_shared<const model::Tokenizer>(std::move(*tokenizer));
     } catch (const std::exception& error) {
         out.error = didNotOpen.arg(
             QStringLiteral("%1: %2").arg(directory, QString::fromUtf8(error.what())));

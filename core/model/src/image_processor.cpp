@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 
 #include <nlohmann/json.hpp>
 
@@ -227,6 +228,22 @@ Result<ImageProcessor> readImageProcessor(const std::string& path) {
     auto text = readFile(path, std::size_t{1} << 20);
     if (!text) return Error{text.error()};
     return parseImageProcessor(*text, path);
+}
+
+Result<ImageProcessor> readModelImageProcessor(const std::string& directory,
+                                               const ModelConfig& config) {
+    const std::string path =
+        (std::filesystem::path(directory) / "preprocessor_config.json").string();
+    std::error_code error;
+    if (!std::filesystem::exists(path, error))
+        return Error{path + ": missing; an image classifier needs its image processor's config"};
+    Result<ImageProcessor> processor = readImageProcessor(path);
+    if (!processor) return processor;
+    if (processor->height != config.imageSize || processor->width != config.imageSize)
+        return Error{path + ": 'size' " + std::to_string(processor->height) + " x " +
+                     std::to_string(processor->width) + " but the model reads " +
+                     std::to_string(config.imageSize) + " x " + std::to_string(config.imageSize)};
+    return processor;
 }
 
 Result<std::vector<float>> processImage(std::span<const std::uint8_t> rgb, Index width,

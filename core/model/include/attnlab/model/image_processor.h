@@ -17,6 +17,7 @@
 
 #include "attnlab/base/result.h"
 #include "attnlab/base/tensor.h"
+#include "attnlab/model/config.h"
 
 namespace attnlab::model {
 
@@ -41,6 +42,11 @@ constexpr Index kMaxImageSide = 16384;
 /// preprocessor_config.json's text; `name` starts every message.
 Result<ImageProcessor> parseImageProcessor(const std::string& text, const std::string& name);
 Result<ImageProcessor> readImageProcessor(const std::string& path);
+/// The image processor of the image classifier in `directory` (its preprocessor_config.json),
+/// checked against the model: its size must be config.imageSize square. Errors name the file:
+/// missing, unreadable, a key not followed, another size.
+Result<ImageProcessor> readModelImageProcessor(const std::string& directory,
+                                               const ModelConfig& config);
 
 /// Pillow's resize of an 8-bit image with `channels` interleaved values per pixel, to
 /// outWidth x outHeight, with `filter`: the same bytes Pillow gives.
