@@ -2482,6 +2482,10 @@ output</source>
         <source>open an image: File &gt; Open Image (Ctrl+I)</source>
         <translation>打开一张图像：文件 &gt; 打开图像（Ctrl+I）</translation>
     </message>
+    <message>
+        <source>Showing the model %1. The image runs the model (File &gt; Open Image, Ctrl+I); its tokens are [CLS] and the patches, row by row. The other inputs are the lab session&apos;s: editing one goes back to it.</source>
+        <translation>正在显示模型 %1。图像驱动模型运行（文件 &gt; 打开图像，Ctrl+I）；它的词元是 [CLS] 和逐行排列的图块。其他输入属于实验会话：编辑其中任意一项即回到会话。</translation>
+    </message>
 </context>
 <context>
     <name>attnlab::ui::KvCacheView</name>
@@ -4382,6 +4386,10 @@ weight</source>
     <message>
         <source>Open a lesson file (or a bundled lesson&apos;s name, e.g. 16_translation) at its first step.</source>
         <translation>打开一个课程文件（或自带课程的名字，例如 16_translation），从第一步开始。</translation>
+    </message>
+    <message>
+        <source>The image an image classifier (--model) reads.</source>
+        <translation>图像分类器（--model）读取的图像。</translation>
     </message>
 </context>
 </TS>

@@ -63,8 +63,6 @@ private:
 
 namespace {
 
-/// The share of the width the class list takes.
-constexpr double kLabelsShare = 0.3;
 /// The classes listed.
 constexpr Index kTopLabels = 5;
 
@@ -222,24 +220,55 @@ void ImageAttentionView::refresh() {
     m_canvas->update();
 }
 
-QRectF ImageAttentionView::imageRect(const QSize& size) const {
-    const Theme look = theme();
-    QFont font;
-    setFontSize(font, look, look.fontPointSize);
-    const QFontMetricsF metrics(font);
-    const double line = metrics.height();
-    const double top = (figureStyle().showTitle ? 2.2 * line : 0.6 * line) + line * 1.4;
-    const double barWidth = 3.5 * metrics.horizontalAdvance(QStringLiteral("00.0 %"));
-    const double labelsWidth = size.width() * kLabelsShare;
+ImageAttentionView::Layout ImageAttentionView::layoutFor(const QSize& size, const QFont& font,
+                                                         QPaintDevice* device) const {
+    const QFontMetricsF metrics(font, device);
+    QFont bold = font;
+    bold.setBold(true);
+    const QFontMetricsF boldMetrics(bold, device);
+    Layout out;
+    out.line = metrics.height();
+    const double line = out.line, margin = 0.5 * line;
+    const double width = size.width() - 2 * margin;
+    double y = margin;
+    if (figureStyle().showTitle && !m_caption.isEmpty()) {
+        const QRectF needed = boldMetrics.boundingRect(QRectF(0, 0, width, 10 * line),
+                                                       Qt::AlignLeft | Qt::TextWordWrap, m_caption);
+        out.title = QRectF(margin, y, width, needed.height());
+        y = out.title.bottom() + 0.4 * line;
+    }
+    out.chip = QRectF(margin, y, metrics.horizontalAdvance(QStringLiteral("[CLS]")) + 0.8 * line,
+                      1.1 * line);
+    y = out.chip.bottom() + 0.4 * line;
+    // The classes' column: as wide as its widest line needs, at most 40 % of the figure.
+    double labelsWidth = boldMetrics.horizontalAdvance(tr("The model says"));
+    for (const model::LabelProbability& label : m_labels)
+        labelsWidth =
+            std::max(labelsWidth, metrics.horizontalAdvance(QString::fromStdString(label.label)) +
+                                      metrics.horizontalAdvance(QStringLiteral(" 100.0 %")) + line);
+    labelsWidth = std::min(labelsWidth, 0.4 * size.width());
+    const double barWidth = 1.7 * line + metrics.horizontalAdvance(QStringLiteral("100.0 %"));
     const double side = std::max(
-        16.0, std::min(size.width() - labelsWidth - barWidth - line, size.height() - top - line));
-    return {line * 0.5, top, side, side};
+        16.0, std::min(width - labelsWidth - barWidth - 1.5 * line, size.height() - y - margin));
+    out.square = QRectF(margin, y, side, side);
+    out.bar = QRectF(out.square.right() + 0.8 * line, y, 0.9 * line, side);
+    const double left = out.square.right() + barWidth + 1.5 * line;
+    out.labels = QRectF(left, y, std::max(0.0, size.width() - margin - left), side);
+    return out;
+}
+
+QFont ImageAttentionView::figureFont(const QFont& base) const {
+    const Theme look = theme();
+    QFont font = base;
+    setFontSize(font, look, look.fontPointSize);
+    return font;
 }
 
 Index ImageAttentionView::tokenAt(const QPointF& point) const {
     const ModelDocument* models = ModelDocument::of(document());
     if (!models->readsImages() || m_values.empty()) return -1;
-    const QRectF square = imageRect(m_canvas->size());
+    const QRectF square =
+        layoutFor(m_canvas->size(), figureFont(m_canvas->font()), m_canvas).square;
     const Index grid = models->model()->config.patchGrid();
     if (!square.contains(point)) return 0;
     const auto cellOf = [&](double offset) {
@@ -253,12 +282,14 @@ void ImageAttentionView::draw(QPainter& painter, const QSize& size) const {
     const Theme look = theme();
     painter.fillRect(QRect(QPoint(0, 0), size), look.background);
     painter.setRenderHint(QPainter::Antialiasing, true);
-    QFont font = painter.font();
-    setFontSize(font, look, look.fontPointSize);
+    const QFont font = figureFont(painter.font());
     painter.setFont(font);
     painter.setPen(look.foreground);
-    const QFontMetricsF metrics(font);
-    const double line = metrics.height();
+    const QFontMetricsF metrics(font, painter.device());
+    QFont bold = font;
+    bold.setBold(true);
+    const Layout layout = layoutFor(size, font, painter.device());
+    const double line = layout.line;
     if (!m_placeholder.isEmpty()) {
         painter.drawText(QRectF(line, line, size.width() - 2 * line, size.height() - 2 * line),
                          Qt::AlignCenter | Qt::TextWordWrap, m_placeholder);
@@ -267,35 +298,36 @@ void ImageAttentionView::draw(QPainter& painter, const QSize& size) const {
     const ModelDocument* models = ModelDocument::of(document());
     const model::ModelConfig& config = models->model()->config;
     const Index grid = config.patchGrid();
-    double y = 0.6 * line;
-    if (figureStyle().showTitle) {
-        QFont bold = font;
-        bold.setBold(true);
+    if (!layout.title.isEmpty()) {
         painter.setFont(bold);
-        painter.drawText(QRectF(line * 0.5, y, size.width() - line, 2 * line),
-                         Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap, m_caption);
+        painter.drawText(layout.title, Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap, m_caption);
         painter.setFont(font);
     }
-    const QRectF square = imageRect(size);
+    const QRectF& square = layout.square;
     // The class token, above the picture: chosen when the query is it.
     const Index query = queryToken();
-    const QString cls = QStringLiteral("[CLS]");
-    QRectF chip(square.left(), square.top() - 1.3 * line,
-                metrics.horizontalAdvance(cls) + line * 0.8, line * 1.1);
+    const QRectF& chip = layout.chip;
     painter.setPen(QPen(query == 0 ? look.accent : look.grid, query == 0 ? 2.0 : 1.0));
     painter.setBrush(Qt::NoBrush);
     painter.drawRoundedRect(chip, 3, 3);
     painter.setPen(look.foreground);
-    painter.drawText(chip, Qt::AlignCenter, cls);
-    painter.drawText(QRectF(chip.right() + line * 0.5, chip.top(), square.width(), chip.height()),
+    painter.drawText(chip, Qt::AlignCenter, QStringLiteral("[CLS]"));
+    painter.drawText(QRectF(chip.right() + line * 0.5, chip.top(),
+                            size.width() - chip.right() - line, chip.height()),
                      Qt::AlignLeft | Qt::AlignVCenter,
                      tr("%1 x %1 pixels, %2 x %2 patches of %3")
                          .arg(config.imageSize)
                          .arg(grid)
                          .arg(config.patchSize));
 
-    // The picture as the model reads it: stretched to its square (the processor resizes).
-    const QImage& picture = models->runImage()->picture;
+    // The picture as the model reads it: stretched to its square (the processor resizes). Under
+    // an overlay it is grey, so a yellow shape never reads as attention.
+    const QImage& original = models->runImage()->picture;
+    if (m_greyKey != original.cacheKey()) {
+        m_grey = original.convertToFormat(QImage::Format_Grayscale8);
+        m_greyKey = original.cacheKey();
+    }
+    const QImage& picture = m_opacity > 0 ? m_grey : original;
     painter.setRenderHint(QPainter::SmoothPixmapTransform,
                           picture.width() > square.width() || picture.height() > square.height());
     painter.drawImage(square, picture);
@@ -334,13 +366,12 @@ void ImageAttentionView::draw(QPainter& painter, const QSize& size) const {
     }
 
     // The colour bar: 0 to the largest patch value.
-    const QRectF bar(square.right() + line * 0.8, square.top(), line * 0.9, square.height());
+    const QRectF& bar = layout.bar;
     for (int i = 0; i < 64; ++i) {
         const double t = 1.0 - (i + 0.5) / 64.0;
-        QColor colour = colormapColor(colormap, t);
         painter.fillRect(QRectF(bar.left(), bar.top() + bar.height() * i / 64.0, bar.width(),
                                 bar.height() / 64.0 + 0.5),
-                         colour);
+                         colormapColor(colormap, t));
     }
     painter.setPen(QPen(look.grid, 1.0));
     painter.drawRect(bar);
@@ -350,21 +381,19 @@ void ImageAttentionView::draw(QPainter& painter, const QSize& size) const {
     painter.drawText(QPointF(bar.right() + line * 0.3, bar.bottom()), QStringLiteral("0"));
 
     // The classes, most probable first.
-    const double left = size.width() * (1.0 - kLabelsShare) + line * 0.5;
-    const double width = size.width() - left - line * 0.5;
-    double at = square.top();
-    QFont bold = font;
-    bold.setBold(true);
+    const double left = layout.labels.left(), width = layout.labels.width();
+    double at = layout.labels.top();
     painter.setFont(bold);
     painter.drawText(QRectF(left, at, width, line), Qt::AlignLeft | Qt::AlignVCenter,
                      tr("The model says"));
     painter.setFont(font);
     at += line * 1.5;
+    const double percentWidth = metrics.horizontalAdvance(QStringLiteral(" 100.0 %"));
     for (const model::LabelProbability& label : m_labels) {
         painter.setPen(look.foreground);
-        painter.drawText(
-            QRectF(left, at, width, line), Qt::AlignLeft | Qt::AlignVCenter,
-            metrics.elidedText(QString::fromStdString(label.label), Qt::ElideRight, width * 0.62));
+        painter.drawText(QRectF(left, at, width, line), Qt::AlignLeft | Qt::AlignVCenter,
+                         metrics.elidedText(QString::fromStdString(label.label), Qt::ElideRight,
+                                            std::max(0.0, width - percentWidth)));
         painter.drawText(QRectF(left, at, width, line), Qt::AlignRight | Qt::AlignVCenter,
                          percentText(label.probability));
         at += line * 1.05;

@@ -1,6 +1,7 @@
 #pragma once
 /// ImageAttentionView: an image classifier's attention drawn on its image. The picture as the
-/// model reads it (resized to its square), cut into its patch grid; over each patch, the
+/// model reads it (resized to its square; grey under the overlay, its own colours with the
+/// overlay off), cut into its patch grid; over each patch, the
 /// attention the chosen token pays it: the focused head of the shown layer, the mean of the
 /// layer's heads, or attention rollout through the layers up to the shown one (Abnar &
 /// Zuidema 2020). A colour bar beside it, the classifier's top classes with their
@@ -13,6 +14,9 @@
 /// O(T hd) once its pass is computed (one row), the mean O(H T^2 hd), rollout O(L H T^2 hd +
 /// L T^3), kept for the run until it changes.
 
+#include <QFont>
+#include <QImage>
+#include <QRectF>
 #include <QString>
 
 #include <memory>
@@ -76,8 +80,14 @@ protected:
 
 private:
     friend class ImageCanvas;
-    /// The square the picture is drawn in, for a canvas of `size`.
-    QRectF imageRect(const QSize& size) const;
+    /// Where each part of the figure goes in `size`, measured with `font` on `device`.
+    struct Layout {
+        double line = 0; ///< the font's line height
+        QRectF title, chip, square, bar, labels;
+    };
+    Layout layoutFor(const QSize& size, const QFont& font, QPaintDevice* device) const;
+    /// `base` at the theme's (or the figure's) text size.
+    QFont figureFont(const QFont& base) const;
 
     Mode m_mode = Mode::Head;
     double m_opacity = 0.6;
@@ -89,6 +99,9 @@ private:
     std::shared_ptr<const model::ModelRun> m_rolloutRun;
     Index m_rolloutLayers = -1;
     Matrix m_rollout;
+    /// The run's picture in grey (drawn under the overlay), and which picture it is of.
+    mutable QImage m_grey;
+    mutable qint64 m_greyKey = -1;
 
     QComboBox* m_modeBox;
     QSlider* m_opacitySlider;
