@@ -190,10 +190,24 @@ def make_processor(name, seed, cfg, W):
              image_logits=logits.numpy().astype(np.float32))
 
 
+def make_cmyk(name):
+    """cmyk.jpg: a 16 x 16 CMYK JPEG (as print workflows save them), four quadrants: cyan,
+    magenta, yellow and half black. Pillow's RGB of them is (0, 255, 255), (255, 0, 255),
+    (255, 255, 0) and (127, 127, 127); the window must read it as such."""
+    from PIL import Image
+    a = np.zeros((16, 16, 4), dtype=np.uint8)
+    a[:8, :8] = (255, 0, 0, 0)
+    a[:8, 8:] = (0, 255, 0, 0)
+    a[8:, :8] = (0, 0, 255, 0)
+    a[8:, 8:] = (0, 0, 0, 128)
+    Image.fromarray(a, "CMYK").save(os.path.join(ROOT, name, "cmyk.jpg"), quality=95)
+
+
 def main():
     torch.set_default_dtype(torch.float64)
     cfg, W = make_vit("vit", 7)
     make_processor("vit", 11, cfg, W)
+    make_cmyk("vit")
     print("vision fixtures written to", os.path.normpath(ROOT))
 
 

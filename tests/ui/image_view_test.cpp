@@ -21,6 +21,7 @@
 #include "attnlab/io/npy.h"
 #include "ui/state/document.h"
 #include "ui/state/dump_document.h"
+#include "ui/state/image_file.h"
 #include "ui/state/model_document.h"
 #include "ui/views/image_attention_view.h"
 #include "ui/views/view_registry.h"
@@ -247,6 +248,63 @@ TEST(ImageView, ViewsThatReadTextSayWhyTheyDoNotApply) {
         QStringLiteral(ATTNLAB_SOURCE_DIR "/resources/models/tiny-llama-induction")));
     EXPECT_TRUE(view.notApplicable().contains(QStringLiteral("reads text")))
         << view.notApplicable().toStdString();
+}
+
+} // namespace
+} // namespace attnlab::ui
+
+namespace attnlab::ui {
+namespace {
+
+/// The pixel at (x, y) of an RGB888 image.
+QColor rgbAt(const QImage& image, int x, int y) {
+    return QColor(image.pixel(x, y));
+}
+
+// Grey, 16-bit and CMYK pictures reach the model as 8-bit RGB, converted as Qt converts them:
+// a grey value g is (g, g, g), a 16-bit value its top byte (rounded), and a CMYK JPEG (Pillow's,
+// scripts/make_vision_fixtures.py: cmyk.jpg) the colours Pillow's own conversion gives.
+TEST(ImageView, GreySixteenBitAndCmykImagesAreReadAsRgb) {
+    QTemporaryDir folder;
+    QImage grey(4, 2, QImage::Format_Grayscale8);
+    grey.fill(0);
+    grey.setPixel(1, 0, qRgb(200, 200, 200));
+    const QString greyPath = folder.filePath(QStringLiteral("grey.png"));
+    ASSERT_TRUE(grey.save(greyPath));
+    QImage deep(4, 2, QImage::Format_RGBA64);
+    deep.fill(QColor::fromRgba64(0, 0, 0, 65535));
+    deep.setPixelColor(2, 1, QColor::fromRgba64(65535, 32896, 257, 65535));
+    const QString deepPath = folder.filePath(QStringLiteral("deep.png"));
+    ASSERT_TRUE(deep.save(deepPath));
+    auto readGrey = readImageFile(greyPath);
+    ASSERT_TRUE(readGrey.ok()) << readGrey.error();
+    EXPECT_EQ(readGrey->format(), QImage::Format_RGB888);
+    EXPECT_EQ(rgbAt(*readGrey, 1, 0), QColor(200, 200, 200));
+    EXPECT_EQ(rgbAt(*readGrey, 0, 0), QColor(0, 0, 0));
+    auto readDeep = readImageFile(deepPath);
+    ASSERT_TRUE(readDeep.ok()) << readDeep.error();
+    EXPECT_EQ(rgbAt(*readDeep, 2, 1), QColor(255, 128, 1));
+    const std::vector<std::uint8_t> bytes = rgbBytesOf(*readDeep);
+    ASSERT_EQ(bytes.size(), 4u * 2 * 3);
+    EXPECT_EQ(bytes[(1 * 4 + 2) * 3 + 0], 255);
+    EXPECT_EQ(bytes[(1 * 4 + 2) * 3 + 1], 128);
+
+    auto cmyk = readImageFile(kVit + QStringLiteral("/cmyk.jpg"));
+    ASSERT_TRUE(cmyk.ok()) << cmyk.error();
+    // Quadrants: cyan, magenta; yellow, half black (Pillow: (0, 255, 255), (255, 0, 255),
+    // (255, 255, 0), (127, 127, 127)); JPEG is lossy, so within a few levels.
+    const auto near = [](QColor got, QColor want) {
+        return std::abs(got.red() - want.red()) <= 6 && std::abs(got.green() - want.green()) <= 6 &&
+               std::abs(got.blue() - want.blue()) <= 6;
+    };
+    EXPECT_TRUE(near(rgbAt(*cmyk, 2, 2), QColor(0, 255, 255)))
+        << rgbAt(*cmyk, 2, 2).name().toStdString();
+    EXPECT_TRUE(near(rgbAt(*cmyk, 12, 2), QColor(255, 0, 255)))
+        << rgbAt(*cmyk, 12, 2).name().toStdString();
+    EXPECT_TRUE(near(rgbAt(*cmyk, 2, 12), QColor(255, 255, 0)))
+        << rgbAt(*cmyk, 2, 12).name().toStdString();
+    EXPECT_TRUE(near(rgbAt(*cmyk, 12, 12), QColor(127, 127, 127)))
+        << rgbAt(*cmyk, 12, 12).name().toStdString();
 }
 
 } // namespace
