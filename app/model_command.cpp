@@ -486,7 +486,7 @@ int runImageCommand(const Arguments& args, const std::string& dir,
     if (!run) fail(run.error());
 
     const Index grid = config.patchGrid();
-    const Index tokens = grid * grid + 1;
+    const Index tokens = config.maxPositions; // the leading tokens and the patches
     if (out) {
         std::map<std::string, std::string> members;
         const auto record =

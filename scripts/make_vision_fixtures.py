@@ -36,16 +36,23 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "
 
 
 def vit_forward(cfg, W, pixels):
-    """pixels [C, H, W] float64 -> (attentions [L, H, T, T], logits [num_labels])."""
+    """pixels [C, H, W] float64 -> (attentions [L, H, T, T], logits [num_labels]). DeiT
+    (model_type "deit", modeling_deit.py) is the same encoder with a distillation token after
+    the class token; with its teacher's head (DeiTForImageClassificationWithTeacher) the logits
+    are the mean of the class token's classifier and the distillation token's."""
     d, heads = cfg["hidden_size"], cfg["num_attention_heads"]
     hd = d // heads
     eps = cfg["layer_norm_eps"]
-    p = "vit."
+    deit = cfg["model_type"] == "deit"
+    p = "deit." if deit else "vit."
     x = torch.nn.functional.conv2d(pixels.unsqueeze(0), W[p + "embeddings.patch_embeddings.projection.weight"],
                                    W[p + "embeddings.patch_embeddings.projection.bias"],
                                    stride=cfg["patch_size"])
     x = x.flatten(2).transpose(1, 2)[0]  # [N, d], patches row by row
-    x = torch.cat([W[p + "embeddings.cls_token"][0], x], dim=0)
+    lead = [W[p + "embeddings.cls_token"][0]]
+    if deit:
+        lead.append(W[p + "embeddings.distillation_token"][0])
+    x = torch.cat(lead + [x], dim=0)
     x = x + W[p + "embeddings.position_embeddings"][0]
     T = x.shape[0]
     atts = []
@@ -69,12 +76,18 @@ def vit_forward(cfg, W, pixels):
         h = torch.nn.functional.gelu(h)  # exact (erf), config hidden_act "gelu"
         x = x + h @ W[q_ + "output.dense.weight"].T + W[q_ + "output.dense.bias"]
     x = layer_norm(x, W[p + "layernorm.weight"], W[p + "layernorm.bias"], eps)
-    logits = x[0] @ W["classifier.weight"].T + W["classifier.bias"]
+    if "distillation_classifier.weight" in W:
+        logits = (x[0] @ W["cls_classifier.weight"].T + W["cls_classifier.bias"] +
+                  x[1] @ W["distillation_classifier.weight"].T + W["distillation_classifier.bias"]) / 2
+    else:
+        logits = x[0] @ W["classifier.weight"].T + W["classifier.bias"]
     return torch.stack(atts), logits
 
 
-def make_vit(name, seed):
-    cfg = {"model_type": "vit", "architectures": ["ViTForImageClassification"],
+def make_vit(name, seed, deit=False, teacher=True):
+    architecture = ("DeiTForImageClassificationWithTeacher" if teacher else "DeiTForImageClassification") \
+        if deit else "ViTForImageClassification"
+    cfg = {"model_type": "deit" if deit else "vit", "architectures": [architecture],
            "hidden_size": 16, "num_hidden_layers": 2, "num_attention_heads": 2,
            "intermediate_size": 32, "hidden_act": "gelu", "layer_norm_eps": 1e-12,
            "image_size": 32, "patch_size": 8, "num_channels": 3, "qkv_bias": True,
@@ -92,9 +105,11 @@ def make_vit(name, seed):
     patches = (cfg["image_size"] // P) ** 2
     labels = len(cfg["id2label"])
     T = {}
-    p = "vit."
+    p = "deit." if deit else "vit."
     T[p + "embeddings.cls_token"] = r(1, 1, d)
-    T[p + "embeddings.position_embeddings"] = r(1, patches + 1, d)
+    if deit:
+        T[p + "embeddings.distillation_token"] = r(1, 1, d)
+    T[p + "embeddings.position_embeddings"] = r(1, patches + (2 if deit else 1), d)
     T[p + "embeddings.patch_embeddings.projection.weight"] = r(d, C, P, P, scale=0.1)
     T[p + "embeddings.patch_embeddings.projection.bias"] = r(d)
     for l in range(cfg["num_hidden_layers"]):
@@ -113,8 +128,9 @@ def make_vit(name, seed):
             T[q_ + n + ".bias"] = r(d, scale=0.1)
     T[p + "layernorm.weight"] = 1.0 + r(d, scale=0.1)
     T[p + "layernorm.bias"] = r(d, scale=0.1)
-    T["classifier.weight"] = r(labels, d)
-    T["classifier.bias"] = r(labels)
+    for head in (("cls_classifier", "distillation_classifier") if deit and teacher else ("classifier",)):
+        T[head + ".weight"] = r(labels, d)
+        T[head + ".bias"] = r(labels)
 
     folder = os.path.join(ROOT, name)
     write_checkpoint(folder, T, "F32")
@@ -208,6 +224,8 @@ def main():
     cfg, W = make_vit("vit", 7)
     make_processor("vit", 11, cfg, W)
     make_cmyk("vit")
+    make_vit("deit", 13, deit=True)
+    make_vit("deit_plain", 17, deit=True, teacher=False)
     print("vision fixtures written to", os.path.normpath(ROOT))
 
 

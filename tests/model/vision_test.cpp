@@ -64,6 +64,45 @@ TEST(Vision, ViTGivesTheReferencesAttentionsAndClasses) {
     }
 }
 
+// DeiT (modeling_deit.py): the distillation token after the class token; with its teacher's
+// head the logits are the mean of both tokens' classifiers, without it the class token's alone.
+TEST(Vision, DeiTGivesTheReferencesAttentionsAndClassesWithAndWithoutItsTeachersHead) {
+    for (const char* name : {"deit", "deit_plain"}) {
+        SCOPED_TRACE(name);
+        auto model = loadModel(fixtureDir(name));
+        ASSERT_TRUE(model.ok()) << model.error();
+        const ModelConfig& c = model->config;
+        EXPECT_EQ(c.arch().displayName, "DeiT");
+        EXPECT_EQ(c.leadingTokens, 2);
+        EXPECT_EQ(c.maxPositions, 18);
+        EXPECT_EQ(model->distillationHead.weight.empty(), std::string(name) == "deit_plain");
+        auto arrays = readNpz(fixtureDir(name) + "/expected.npz");
+        ASSERT_TRUE(arrays.ok()) << arrays.error();
+        const NpyArray& pixels = arrays->at("pixel_values");
+        for (const int threads : {1, 2}) {
+            RunOptions options;
+            options.threads = threads;
+            auto run = runImage(*model, {pixels.data.data(), pixels.data.size()}, options);
+            ASSERT_TRUE(run.ok()) << run.error();
+            EXPECT_EQ(run->ids.size(), 18u); // [CLS], [DIST], then 16 patches
+            EXPECT_LT(worstDifference(attentionRecord(*model, *run), arrays->at("attentions")),
+                      1e-5)
+                << threads << " threads";
+            for (Index label = 0; label < 3; ++label)
+                EXPECT_NEAR(run->logits(0, label), arrays->at("logits").data[label], 1e-5)
+                    << label;
+        }
+        const std::vector<std::string> names = imageTokenNames(c);
+        ASSERT_EQ(names.size(), 18u);
+        EXPECT_EQ(names[0], "[CLS]");
+        EXPECT_EQ(names[1], "[DIST]");
+        EXPECT_EQ(names[2], "r0c0");
+        EXPECT_EQ(tokenOfPatch(c, 1, 2), 8);
+        EXPECT_EQ(patchOfToken(c, 1).row, -1); // the distillation token is no patch
+        EXPECT_EQ(patchOfToken(c, 8).column, 2);
+    }
+}
+
 TEST(Vision, AnImageOfAnotherSizeOrTokensAreRefused) {
     auto model = loadModel(fixtureDir("vit"));
     ASSERT_TRUE(model.ok()) << model.error();
@@ -208,6 +247,7 @@ TEST(Vision, TopLabelsAreTheSoftmaxInOrderAndTokensAreNamedByTheirPatch) {
     ModelConfig config;
     config.imageSize = 24;
     config.patchSize = 8;
+    config.leadingTokens = 1;
     config.labels = {"circle", "square", "triangle"};
     Matrix logits(1, 4);
     logits << 1.0f, 3.0f, 1.0f, 0.0f;

@@ -413,6 +413,41 @@ constexpr std::array kArchitectures{
                   .classToken = "embeddings.cls_token"},
     },
     Architecture{
+        .modelType = "deit",
+        .displayName = "DeiT",
+        .examples = "facebook/deit-tiny-distilled-patch16-224, facebook/deit-small-patch16-224",
+        .norm = NormKind::LayerNorm,
+        .normBias = true,
+        .mlp = MlpKind::Plain,
+        .positions = Positions::Learned,
+        .qkvBias = B::fromKey("qkv_bias", true),
+        .outBias = B::always(),
+        .mlpBias = B::always(),
+        .normEpsKey = "layer_norm_eps",
+        .normEpsDefault = 1e-12,
+        .activationDefault = "gelu",
+        .features = kVisionKeys,
+        .kind = ModelKind::Encoder,
+        .names = {.prefix = "deit.",
+                  .embed = "embeddings.patch_embeddings.projection",
+                  .positions = "embeddings.position_embeddings",
+                  .layers = "encoder.layer",
+                  .attnNormIn = "layernorm_before",
+                  .mlpNormIn = "layernorm_after",
+                  .q = "attention.attention.query",
+                  .k = "attention.attention.key",
+                  .v = "attention.attention.value",
+                  .o = "attention.output.dense",
+                  .up = "intermediate.dense",
+                  .down = "output.dense",
+                  .finalNorm = "layernorm",
+                  .lmHead = "cls_classifier",
+                  .logitsBias = "cls_classifier.bias",
+                  .classToken = "embeddings.cls_token",
+                  .distillationToken = "embeddings.distillation_token",
+                  .distillationHead = "distillation_classifier"},
+    },
+    Architecture{
         .modelType = "bart",
         .displayName = "BART",
         .examples = "facebook/bart-base, bart-large-cnn",
@@ -553,7 +588,11 @@ ArchitectureSummary summarize(const Architecture& a) {
         break;
     }
     if (!a.names.headTransform.empty()) s.mlp += "; masked-LM head: dense, activation, norm";
-    if (a.has(kVisionKeys)) s.mlp += "; classifier on the class token";
+    if (a.has(kVisionKeys))
+        s.mlp += n.distillationToken.empty()
+                     ? "; classifier on the class token"
+                     : "; classifiers on the class and distillation tokens, averaged (or the "
+                       "class token's alone)";
     if (a.residual == Residual::ParallelSharedNorm)
         s.mlp += "; parallel to attention, one shared norm";
     else if (a.residual == Residual::ParallelTwoNorms)
@@ -594,8 +633,9 @@ ArchitectureSummary summarize(const Architecture& a) {
     if (a.embedScaleSqrtHidden) s.attention += ", embeddings x sqrt(hidden)";
 
     if (a.has(kVisionKeys)) {
-        s.positions = "learned, over the class token and the image's patches (a convolution, "
-                      "stride = kernel = patch size)";
+        s.positions = std::string("learned, over the class token") +
+                      (n.distillationToken.empty() ? "" : ", the distillation token") +
+                      " and the image's patches (a convolution, stride = kernel = patch size)";
     } else if (a.positions == Positions::Learned) {
         s.positions = a.positionOffset > 0 ? "learned, from row " + std::to_string(a.positionOffset)
                                             : "learned";

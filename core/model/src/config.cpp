@@ -451,7 +451,8 @@ void parseVisionSizes(const Reader& config, ModelConfig& c) {
     if (c.imageSize % c.patchSize != 0)
         config.fail("image_size " + std::to_string(c.imageSize) +
                     " is not a multiple of patch_size " + std::to_string(c.patchSize));
-    c.maxPositions = c.patchGrid() * c.patchGrid() + 1;
+    c.leadingTokens = c.arch().names.distillationToken.empty() ? 1 : 2;
+    c.maxPositions = c.patchGrid() * c.patchGrid() + c.leadingTokens;
     if (config.has("id2label")) {
         const Json& names = config.at("id2label");
         if (!names.is_object() || names.empty() ||

@@ -1016,7 +1016,8 @@ Result<ModelRun> runImage(const Model& model, std::span<const float> pixels,
         return Error{model.name + " reads " + std::to_string(c.channels) + " x " +
                      std::to_string(side) + " x " + std::to_string(side) +
                      " pixel values; the image has " + std::to_string(pixels.size())};
-    const Index tokens = grid * grid + 1;
+    const Index lead = c.leadingTokens;
+    const Index tokens = grid * grid + lead;
     const std::vector<std::int64_t> ids(static_cast<std::size_t>(tokens), 0);
     if (auto problem = validateRun(c, ids, options)) return Error{*problem};
     const int threads = resolveThreads(options.threads);
@@ -1036,7 +1037,8 @@ Result<ModelRun> runImage(const Model& model, std::span<const float> pixels,
     project(patches, model.patchEmbedding, projected, threads);
     Matrix x(tokens, c.hidden);
     x.row(0) = model.classToken.matrix().row(0);
-    x.bottomRows(tokens - 1) = projected;
+    if (lead > 1) x.row(1) = model.distillationToken.matrix().row(0);
+    x.bottomRows(tokens - lead) = projected;
     RowVector position(c.hidden);
     for (Index t = 0; t < tokens; ++t) {
         model.main.positions.widenRows(t, 1, position.data());
@@ -1056,6 +1058,12 @@ Result<ModelRun> runImage(const Model& model, std::span<const float> pixels,
     noLogits.logits = LogitRows::None;
     finish(model, x, 0, run, nullptr, noLogits, threads);
     logitsOf(model, run.finalHidden.topRows(1), run.logits, threads); // the class token's
+    if (!model.distillationHead.weight.empty()) {
+        // DeiT with its teacher's head: the mean of the class and distillation tokens' logits.
+        Matrix distilled;
+        project(run.finalHidden.middleRows(1, 1), model.distillationHead, distilled, threads);
+        run.logits = (run.logits + distilled) * 0.5f;
+    }
     run.logitRows = LogitRows::Last;
     return run;
 }

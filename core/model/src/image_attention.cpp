@@ -12,8 +12,9 @@ namespace attnlab::model {
 std::vector<std::string> imageTokenNames(const ModelConfig& config) {
     const Index grid = config.patchGrid();
     std::vector<std::string> names;
-    names.reserve(static_cast<std::size_t>(grid * grid + 1));
+    names.reserve(static_cast<std::size_t>(grid * grid + config.leadingTokens));
     names.emplace_back("[CLS]");
+    if (config.leadingTokens > 1) names.emplace_back("[DIST]");
     for (Index r = 0; r < grid; ++r)
         for (Index c = 0; c < grid; ++c)
             names.push_back("r" + std::to_string(r) + "c" + std::to_string(c));
@@ -22,12 +23,13 @@ std::vector<std::string> imageTokenNames(const ModelConfig& config) {
 
 PatchCell patchOfToken(const ModelConfig& config, Index token) {
     const Index grid = config.patchGrid();
-    if (token < 1 || token > grid * grid) return {};
-    return {(token - 1) / grid, (token - 1) % grid};
+    const Index patch = token - config.leadingTokens;
+    if (patch < 0 || patch >= grid * grid) return {};
+    return {patch / grid, patch % grid};
 }
 
 Index tokenOfPatch(const ModelConfig& config, Index row, Index column) {
-    return 1 + row * config.patchGrid() + column;
+    return config.leadingTokens + row * config.patchGrid() + column;
 }
 
 Matrix meanHeadAttention(const Model& model, const ModelRun& run, Index layer, int threads) {

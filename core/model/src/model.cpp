@@ -176,9 +176,22 @@ private:
         m_model.main = stack(a.names, m_c.layers, false);
         m_model.main.positions = m_bind.bind(name(a.names.positions, ""), {1, tokens, d}, Held::Own,
                                              std::pair{tokens, d});
-        m_model.lmHead.weight =
-            m_bind.bind(std::string(a.names.lmHead) + ".weight", {m_c.vocab, d}, Held::Own);
-        m_model.lmHead.bias = m_bind.bind(std::string(a.names.logitsBias), {m_c.vocab});
+        std::string head(a.names.lmHead);
+        if (!a.names.distillationToken.empty()) {
+            m_model.distillationToken = m_bind.bind(name(a.names.distillationToken, ""),
+                                                    {1, 1, d}, Held::Float32, std::pair{1, d});
+            const std::string teacher(a.names.distillationHead);
+            if (m_bind.has(teacher + ".weight")) {
+                // DeiTForImageClassificationWithTeacher: both heads, averaged.
+                m_model.distillationHead.weight =
+                    m_bind.bind(teacher + ".weight", {m_c.vocab, d}, Held::Own);
+                m_model.distillationHead.bias = m_bind.bind(teacher + ".bias", {m_c.vocab});
+            } else {
+                head = "classifier"; // DeiTForImageClassification: the class token's alone
+            }
+        }
+        m_model.lmHead.weight = m_bind.bind(head + ".weight", {m_c.vocab, d}, Held::Own);
+        m_model.lmHead.bias = m_bind.bind(head + ".bias", {m_c.vocab});
     }
 
     /// The names' prefix when the checkpoint uses it ("model.", "bert."); a bare base model

@@ -123,6 +123,11 @@ struct TensorNames {
     // Vision (embed: the patch projection, a convolution; positions and the class token are
     // parameters, named without ".weight"):
     std::string_view classToken{};   ///< [1, 1, D], the first position
+    /// DeiT: the distillation token [1, 1, D], the second position, and the classifier that
+    /// reads it (its logits and the class token's are averaged); a checkpoint without that
+    /// classifier (DeiTForImageClassification) reads the class token alone, with `classifier`.
+    std::string_view distillationToken{};
+    std::string_view distillationHead{};
 };
 
 struct Architecture {

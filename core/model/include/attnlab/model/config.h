@@ -82,11 +82,13 @@ struct ModelConfig {
     Index relativeMaxDistance = 0; ///< T5: relative_attention_max_distance
     /// The first id of an encoder-decoder's target (decoder_start_token_id; T5: the pad id).
     std::optional<std::int64_t> decoderStartTokenId;
-    // Image classifiers (ViT): a square image of imageSize pixels, cut into patchSize squares;
-    // vocab is the number of labels, maxPositions the class token and the patches.
+    // Image classifiers (ViT, DeiT): a square image of imageSize pixels, cut into patchSize
+    // squares; vocab is the number of labels, maxPositions the leading tokens and the patches.
     Index imageSize = 0;
     Index patchSize = 0;
     Index channels = 0;
+    /// The tokens before the patches: the class token, and DeiT's distillation token.
+    Index leadingTokens = 0;
     std::vector<std::string> labels; ///< id2label, by id
 
     const Architecture& arch() const { return *architecture; }

@@ -22,10 +22,11 @@
 namespace attnlab::model {
 
 /// The tokens of an image classifier's sequence, in the order runImage lays them out: "[CLS]",
-/// then one name per patch, row by row: "r<row>c<column>" ("r0c0", "r0c1", ...).
+/// DeiT's distillation token "[DIST]", then one name per patch, row by row: "r<row>c<column>"
+/// ("r0c0", "r0c1", ...).
 std::vector<std::string> imageTokenNames(const ModelConfig& config);
 
-/// The patch at token `token` as (row, column) of the grid; (-1, -1) for the class token.
+/// The patch at token `token` as (row, column) of the grid; (-1, -1) for a leading token.
 struct PatchCell {
     Index row = -1, column = -1;
 };

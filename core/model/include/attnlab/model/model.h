@@ -132,6 +132,10 @@ public:
     /// [D, C * P * P] of each patch's pixels (channel, row, column), and the class token [1, D].
     Linear patchEmbedding;
     Weight classToken;
+    /// DeiT: the distillation token [1, D] and, with a teacher's head, its classifier (empty
+    /// when the checkpoint reads the class token alone).
+    Weight distillationToken;
+    Linear distillationHead;
 
     /// Bytes of the mapped checkpoint files.
     std::size_t checkpointBytes() const { return m_tensors ? m_tensors->mappedBytes() : 0; }
