@@ -218,6 +218,24 @@ TEST(ImageView, ABadImageChangesNothingAndUndoBringsThePreviousBack) {
     EXPECT_EQ(f.models->sharedRun(), run);
 }
 
+// Another image classifier keeps the picture, made into its own pixels; the previous model's
+// image steps leave the undo stack (their pixels were the other processor's).
+TEST(ImageView, AnotherImageClassifierReadsThePictureWithItsOwnProcessor) {
+    ImageFixture f;
+    ASSERT_TRUE(f.models->openImage(kVit + QStringLiteral("/image.png")));
+    f.settle();
+    ASSERT_GT(f.document.undoStack()->count(), 0);
+    ASSERT_TRUE(f.models->openModelNow(
+        QStringLiteral(ATTNLAB_SOURCE_DIR "/resources/models/tiny-vit-shapes")));
+    f.settle();
+    ASSERT_NE(f.models->image(), nullptr);
+    EXPECT_EQ(f.models->image()->name, QStringLiteral("image.png"));
+    EXPECT_EQ(f.models->image()->pixels.size(), 3u * 64 * 64);
+    ASSERT_NE(f.models->run(), nullptr);
+    EXPECT_EQ(f.models->run()->ids.size(), 65u);
+    EXPECT_EQ(f.document.undoStack()->count(), 0);
+}
+
 TEST(ImageView, ViewsThatReadTextSayWhyTheyDoNotApply) {
     ImageFixture f;
     ASSERT_TRUE(f.models->openImage(kVit + QStringLiteral("/image.png")));

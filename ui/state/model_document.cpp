@@ -244,6 +244,8 @@ constexpr int kMergeModelText = 1101;
 using AblationCommand = ApplyCommand<HeadSet>;
 using ModelTextCommand = ApplyCommand<ModelInput>;
 using ShowCommand = ApplyCommand<bool>;
+/// An image opened for an image classifier (its pixels are that model's).
+using ImageCommand = ApplyCommand<std::shared_ptr<const ModelImage>>;
 
 } // namespace
 
@@ -341,7 +343,7 @@ bool ModelDocument::setImage(const QImage& picture, const QString& name) {
         return false;
     }
     auto image = std::make_shared<const ModelImage>(ModelImage{rgb, std::move(*pixels), name});
-    m_document->undoStack()->push(new ApplyCommand<std::shared_ptr<const ModelImage>>(
+    m_document->undoStack()->push(new ImageCommand(
         this, [this](const std::shared_ptr<const ModelImage>& shown) { applyImage(shown); },
         m_image, std::move(image), -1, tr("Open the image %1").arg(name)));
     return true;
@@ -585,12 +587,13 @@ void ModelDocument::setModel(std::shared_ptr<const model::Model> loaded,
     // An image classifier opens on its last layer, whose class token the classifier reads.
     if (m_model->config.vision()) m_layer = m_model->config.layers - 1;
     m_shown = true;
-    // The ablation and text steps of the previous model mean nothing for this one (its ids
-    // are another tokenizer's).
+    // The ablation, text and image steps of the previous model mean nothing for this one (its
+    // ids are another tokenizer's, its pixels another processor's).
     for (int i = m_document->undoStack()->count() - 1; i >= 0; --i) {
         const QUndoCommand* step = m_document->undoStack()->command(i);
         if (dynamic_cast<const AblationCommand*>(step) ||
-            dynamic_cast<const ModelTextCommand*>(step) || dynamic_cast<const ShowCommand*>(step)) {
+            dynamic_cast<const ModelTextCommand*>(step) || dynamic_cast<const ShowCommand*>(step) ||
+            dynamic_cast<const ImageCommand*>(step)) {
             m_document->undoStack()->clear();
             break;
         }
