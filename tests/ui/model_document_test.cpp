@@ -9,8 +9,10 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDir>
+#include <QDropEvent>
 #include <QElapsedTimer>
 #include <QFile>
+#include <QImage>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -18,6 +20,7 @@
 #include <QLineEdit>
 #include <QListWidget>
 #include <QMessageBox>
+#include <QMimeData>
 #include <QProcess>
 #include <QProgressBar>
 #include <QProgressDialog>
@@ -31,6 +34,7 @@
 #include <QTest>
 #include <QToolTip>
 #include <QUndoStack>
+#include <QUrl>
 
 #include <gtest/gtest.h>
 #include <qcustomplot.h>
@@ -654,6 +658,31 @@ TEST(ModelDocument, AnImageClassifierOpensOnItsImageView) {
     f.settle();
     EXPECT_EQ(f.window.inputsPanel()->textEdit()->text(), QStringLiteral("image.png"));
     EXPECT_EQ(f.window.inputsPanel()->chips()->count(), 17);
+
+    // A PNG dropped on the window is the next image (one undo step); a text file is not taken.
+    QTemporaryDir drops;
+    const QString dropped = drops.filePath(QStringLiteral("dropped.png"));
+    ASSERT_TRUE(QImage(kFixtures + QStringLiteral("/vit/image.png")).mirrored().save(dropped));
+    const auto dropOn = [&](const QString& path) {
+        QMimeData data;
+        data.setUrls({QUrl::fromLocalFile(path)});
+        QDragEnterEvent enter(QPoint(200, 200), Qt::CopyAction, &data, Qt::LeftButton,
+                              Qt::NoModifier);
+        QCoreApplication::sendEvent(&f.window, &enter);
+        const bool accepted = enter.isAccepted();
+        QDropEvent drop(QPointF(200, 200), Qt::CopyAction, &data, Qt::LeftButton, Qt::NoModifier);
+        QCoreApplication::sendEvent(&f.window, &drop);
+        f.settle();
+        return accepted;
+    };
+    const int steps = f.window.document()->undoStack()->count();
+    EXPECT_TRUE(dropOn(dropped));
+    EXPECT_EQ(f.models->image()->name, QStringLiteral("dropped.png"));
+    EXPECT_EQ(f.window.document()->undoStack()->count(), steps + 1);
+    const QString notes = drops.filePath(QStringLiteral("notes.txt"));
+    QFile(notes).open(QIODevice::WriteOnly);
+    EXPECT_FALSE(dropOn(notes));
+    EXPECT_EQ(f.models->image()->name, QStringLiteral("dropped.png"));
 }
 
 // In zh_CN the load errors stayed English (#37, item 11): their fixed words are Chinese, and
