@@ -99,6 +99,58 @@ constexpr TensorNames withoutPositions(TensorNames names) {
     return names;
 }
 
+/// ViT's encoder (pre-LN, a classifier on the class token); DeiT's is the same under "deit.".
+constexpr TensorNames kVitNames{.prefix = "vit.",
+                                .embed = "embeddings.patch_embeddings.projection",
+                                .positions = "embeddings.position_embeddings",
+                                .layers = "encoder.layer",
+                                .attnNormIn = "layernorm_before",
+                                .mlpNormIn = "layernorm_after",
+                                .q = "attention.attention.query",
+                                .k = "attention.attention.key",
+                                .v = "attention.attention.value",
+                                .o = "attention.output.dense",
+                                .up = "intermediate.dense",
+                                .down = "output.dense",
+                                .finalNorm = "layernorm",
+                                .lmHead = "classifier",
+                                .logitsBias = "classifier.bias",
+                                .classToken = "embeddings.cls_token"};
+
+/// DeiT: the distillation token after the class token, and a classifier on each.
+constexpr TensorNames distilled(TensorNames names) {
+    names.prefix = "deit.";
+    names.lmHead = "cls_classifier";
+    names.logitsBias = "cls_classifier.bias";
+    names.distillationToken = "embeddings.distillation_token";
+    names.distillationHead = "distillation_classifier";
+    return names;
+}
+
+/// An image classifier of ViT's shape: learned positions over its leading tokens and patches,
+/// LayerNorm with bias, GELU, biases everywhere (q/k/v's by `qkv_bias`).
+constexpr Architecture visionTransformer(std::string_view type, std::string_view name,
+                                         std::string_view examples, TensorNames names) {
+    return Architecture{
+        .modelType = type,
+        .displayName = name,
+        .examples = examples,
+        .norm = NormKind::LayerNorm,
+        .normBias = true,
+        .mlp = MlpKind::Plain,
+        .positions = Positions::Learned,
+        .qkvBias = B::fromKey("qkv_bias", true),
+        .outBias = B::always(),
+        .mlpBias = B::always(),
+        .normEpsKey = "layer_norm_eps",
+        .normEpsDefault = 1e-12,
+        .activationDefault = "gelu",
+        .features = kVisionKeys,
+        .kind = ModelKind::Encoder,
+        .names = names,
+    };
+}
+
 constexpr std::array kArchitectures{
     Architecture{
         .modelType = "gpt2",
@@ -379,74 +431,11 @@ constexpr std::array kArchitectures{
                   .headNorm = "cls.predictions.transform.LayerNorm",
                   .logitsBias = "cls.predictions.bias"},
     },
-    Architecture{
-        .modelType = "vit",
-        .displayName = "ViT",
-        .examples = "google/vit-base-patch16-224, WinKawaks/vit-tiny-patch16-224",
-        .norm = NormKind::LayerNorm,
-        .normBias = true,
-        .mlp = MlpKind::Plain,
-        .positions = Positions::Learned,
-        .qkvBias = B::fromKey("qkv_bias", true),
-        .outBias = B::always(),
-        .mlpBias = B::always(),
-        .normEpsKey = "layer_norm_eps",
-        .normEpsDefault = 1e-12,
-        .activationDefault = "gelu",
-        .features = kVisionKeys,
-        .kind = ModelKind::Encoder,
-        .names = {.prefix = "vit.",
-                  .embed = "embeddings.patch_embeddings.projection",
-                  .positions = "embeddings.position_embeddings",
-                  .layers = "encoder.layer",
-                  .attnNormIn = "layernorm_before",
-                  .mlpNormIn = "layernorm_after",
-                  .q = "attention.attention.query",
-                  .k = "attention.attention.key",
-                  .v = "attention.attention.value",
-                  .o = "attention.output.dense",
-                  .up = "intermediate.dense",
-                  .down = "output.dense",
-                  .finalNorm = "layernorm",
-                  .lmHead = "classifier",
-                  .logitsBias = "classifier.bias",
-                  .classToken = "embeddings.cls_token"},
-    },
-    Architecture{
-        .modelType = "deit",
-        .displayName = "DeiT",
-        .examples = "facebook/deit-tiny-distilled-patch16-224, facebook/deit-small-patch16-224",
-        .norm = NormKind::LayerNorm,
-        .normBias = true,
-        .mlp = MlpKind::Plain,
-        .positions = Positions::Learned,
-        .qkvBias = B::fromKey("qkv_bias", true),
-        .outBias = B::always(),
-        .mlpBias = B::always(),
-        .normEpsKey = "layer_norm_eps",
-        .normEpsDefault = 1e-12,
-        .activationDefault = "gelu",
-        .features = kVisionKeys,
-        .kind = ModelKind::Encoder,
-        .names = {.prefix = "deit.",
-                  .embed = "embeddings.patch_embeddings.projection",
-                  .positions = "embeddings.position_embeddings",
-                  .layers = "encoder.layer",
-                  .attnNormIn = "layernorm_before",
-                  .mlpNormIn = "layernorm_after",
-                  .q = "attention.attention.query",
-                  .k = "attention.attention.key",
-                  .v = "attention.attention.value",
-                  .o = "attention.output.dense",
-                  .up = "intermediate.dense",
-                  .down = "output.dense",
-                  .finalNorm = "layernorm",
-                  .lmHead = "cls_classifier",
-                  .logitsBias = "cls_classifier.bias",
-                  .classToken = "embeddings.cls_token",
-                  .distillationToken = "embeddings.distillation_token",
-                  .distillationHead = "distillation_classifier"},
-    },
+    visionTransformer("vit", "ViT", "google/vit-base-patch16-224, WinKawaks/vit-tiny-patch16-224",
+                      kVitNames),
+    visionTransformer("deit", "DeiT",
+                      "facebook/deit-tiny-distilled-patch16-224, facebook/deit-small-patch16-224",
+                      distilled(kVitNames)),
     Architecture{
         .modelType = "bart",
         .displayName = "BART",
