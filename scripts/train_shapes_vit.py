@@ -70,6 +70,9 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from make_model_fixtures import write_safetensors  # noqa: E402
+
 MODEL_NAME = "tiny-vit-shapes"
 IMAGE = 64
 PATCH = 8
@@ -391,23 +394,9 @@ def measure(model, seed, n, batch=200):
 # ----------------------------------------------------------------------------------------------
 
 
-def write_safetensors(path, tensors):
-    import struct
-    header, blobs, offset = {}, [], 0
-    for name in sorted(tensors):
-        data = tensors[name].detach().to(torch.float32).contiguous().numpy().tobytes()
-        header[name] = {"dtype": "F32", "shape": list(tensors[name].shape),
-                        "data_offsets": [offset, offset + len(data)]}
-        blobs.append(data)
-        offset += len(data)
-    header["__metadata__"] = {"format": "pt"}
-    text = json.dumps(header, separators=(",", ":")).encode()
-    text += b" " * ((8 - len(text) % 8) % 8)  # as the safetensors library pads
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)))
-        f.write(text)
-        for blob in blobs:
-            f.write(blob)
+def write_f32_safetensors(path, tensors):
+    """model.safetensors in F32, as the fixture scripts write checkpoints."""
+    write_safetensors(path, tensors, "F32")
 
 
 def config_json(args):
@@ -668,7 +657,7 @@ def main():
 
     os.makedirs(args.out, exist_ok=True)
     cfg = config_json(args)
-    write_safetensors(os.path.join(args.out, "model.safetensors"), model.state_dict())
+    write_f32_safetensors(os.path.join(args.out, "model.safetensors"), model.state_dict())
     with open(os.path.join(args.out, "config.json"), "w") as f:
         json.dump(cfg, f, indent=1)
     with open(os.path.join(args.out, "preprocessor_config.json"), "w") as f:
