@@ -170,6 +170,64 @@ def processed(image, resample):
     return x.transpose(2, 0, 1).copy()
 
 
+# The other processors AttnLab follows, at the fixture's scale: DeiT's (a fixed resize, then the
+# centre crop), CLIP's (the shortest edge, then the crop) and a crop larger than the resize (the
+# image sits in zeros). transformers' class defaults are not relied on: every key is written.
+OTHER_PROCESSORS = {
+    "deit": {"image_processor_type": "DeiTImageProcessor", "do_resize": True,
+             "size": {"height": 40, "width": 40}, "resample": 3, "do_center_crop": True,
+             "crop_size": {"height": 32, "width": 32}, "do_rescale": True,
+             "rescale_factor": 0.00392156862745098, "do_normalize": True,
+             "image_mean": [0.485, 0.456, 0.406], "image_std": [0.229, 0.224, 0.225]},
+    "clip": {"image_processor_type": "CLIPImageProcessor", "do_resize": True,
+             "size": {"shortest_edge": 32}, "resample": 3, "do_center_crop": True,
+             "crop_size": {"height": 32, "width": 32}, "do_rescale": True,
+             "rescale_factor": 0.00392156862745098, "do_normalize": True, "do_convert_rgb": True,
+             "image_mean": [0.48145466, 0.4578275, 0.40821073],
+             "image_std": [0.26862954, 0.26130258, 0.27577711]},
+    "pad": {"image_processor_type": "BitImageProcessor", "do_resize": True,
+            "size": {"shortest_edge": 29}, "resample": 2, "do_center_crop": True,
+            "crop_size": {"height": 32, "width": 32}, "do_rescale": True,
+            "rescale_factor": 0.00392156862745098, "do_normalize": True, "do_convert_rgb": True,
+            "image_mean": [0.48145466, 0.4578275, 0.40821073],
+            "image_std": [0.26862954, 0.26130258, 0.27577711]},
+}
+
+
+def processed_by(image, cfg):
+    """What transformers' image processors make of an RGB uint8 image [H, W, 3] under cfg:
+    Pillow's resize to `size` (height x width, or the shortest edge to N and the longer side
+    int(N * long / short), as get_resize_output_image_size(default_to_square=False)), then
+    center_crop (numpy: from (size - crop) // 2; a smaller image placed in zeros from
+    ceil((crop - size) / 2)), rescale and normalise as above."""
+    from PIL import Image
+    h, w = image.shape[:2]
+    size = cfg["size"]
+    if "shortest_edge" in size:
+        n = size["shortest_edge"]
+        short, long = (w, h) if w <= h else (h, w)
+        new_long = int(n * long / short)
+        nh, nw = (new_long, n) if w <= h else (n, new_long)
+    else:
+        nh, nw = size["height"], size["width"]
+    x = np.array(Image.fromarray(image, "RGB").resize((nw, nh), resample=cfg["resample"],
+                                                      reducing_gap=None))
+    ch, cw = cfg["crop_size"]["height"], cfg["crop_size"]["width"]
+    top, left = (nh - ch) // 2, (nw - cw) // 2
+    if top >= 0 and left >= 0:
+        x = x[top:top + ch, left:left + cw]
+    else:
+        H, W = max(ch, nh), max(cw, nw)
+        canvas = np.zeros((H, W, 3), dtype=x.dtype)
+        tp, lp = math.ceil((H - nh) / 2), math.ceil((W - nw) / 2)
+        canvas[tp:tp + nh, lp:lp + nw] = x
+        top, left = top + tp, left + lp
+        x = canvas[max(0, top):min(H, top + ch), max(0, left):min(W, left + cw)]
+    x = (x.astype(np.float64) * cfg["rescale_factor"]).astype(np.float32)
+    x = (x - np.array(cfg["image_mean"], dtype=np.float32)) / np.array(cfg["image_std"], dtype=np.float32)
+    return x.transpose(2, 0, 1).copy()
+
+
 def rollout(atts):
     """Attention rollout (Abnar & Zuidema 2020) of atts [L, H, T, T] in float64 numpy: each
     layer's heads averaged, the identity added for the residual, rows renormalised, multiplied
@@ -195,12 +253,18 @@ def make_processor(name, seed, cfg, W):
     down = rng.integers(0, 256, size=(37, 45, 3), dtype=np.uint8)
     up = rng.integers(0, 256, size=(24, 20, 3), dtype=np.uint8)
     Image.fromarray(down, "RGB").save(os.path.join(folder, "image.png"))
+    for kind, other in OTHER_PROCESSORS.items():
+        with open(os.path.join(folder, f"preprocessor_{kind}.json"), "w") as f:
+            json.dump(other, f, indent=1)
     # The model on image.png as the processor leaves it (bilinear, as the config says).
     atts, logits = vit_forward(cfg, W, torch.from_numpy(processed(down, 2)).to(torch.float64))
     np.savez(os.path.join(folder, "processed.npz"),
              image_down=down.astype(np.float32), image_up=up.astype(np.float32),  # 0..255, exact
              down_bilinear=processed(down, 2), down_bicubic=processed(down, 3),
              up_bilinear=processed(up, 2), up_bicubic=processed(up, 3),
+             **{f"{which}_{kind}": processed_by(image, other)
+                for which, image in (("down", down), ("up", up))
+                for kind, other in OTHER_PROCESSORS.items()},
              image_attentions=atts.numpy().astype(np.float32),
              image_rollout=rollout(atts.numpy()).astype(np.float32),
              image_logits=logits.numpy().astype(np.float32))

@@ -535,3 +535,5 @@ write("image_processor", "bicubic_up.json", json.dumps(dict(VIT_PROCESSOR, resam
                                                             size={"height": 40, "width": 2})).encode())
 write("image_processor", "no_resize.json", b'{"do_resize": false, "image_mean": 0.5, "image_std": 0.25}')
 write("image_processor", "crop.json", b'{"do_center_crop": true, "crop_size": {"height": 4}}')
+write("image_processor", "deit.json", b'{"image_processor_type": "DeiTImageProcessor", "size": {"height": 8, "width": 8}, "crop_size": {"height": 6, "width": 6}}')
+write("image_processor", "clip.json", b'{"image_processor_type": "CLIPImageProcessor", "size": {"shortest_edge": 7}, "crop_size": 9, "do_convert_rgb": true}')

@@ -183,6 +183,25 @@ TEST(Vision, ThePreprocessorGivesWhatPillowAndNumpyGive) {
             EXPECT_EQ(differ, 0u) << image << " " << filter;
         }
     }
+    // DeiT's processor (resize 40 x 40 bicubic, centre crop 32), CLIP's (shortest edge 32, crop
+    // 32) and BiT's with a crop larger than the resize (the image in zeros): the same bits as
+    // Pillow and numpy, for an image wider than tall and one taller than wide.
+    for (const std::string kind : {"deit", "clip", "pad"}) {
+        auto other = readImageProcessor(fixtureDir("vit") + "/preprocessor_" + kind + ".json");
+        ASSERT_TRUE(other.ok()) << other.error();
+        EXPECT_EQ(other->outputSize(), (std::pair<Index, Index>{32, 32}));
+        for (const std::string image : {"down", "up"}) {
+            const NpyArray& source = arrays->at("image_" + image);
+            auto pixels = processImage(bytesOf(source), source.shape[1], source.shape[0], *other);
+            ASSERT_TRUE(pixels.ok()) << pixels.error();
+            const NpyArray& expected = arrays->at(image + "_" + kind);
+            ASSERT_EQ(pixels->size(), expected.data.size());
+            std::size_t differ = 0;
+            for (std::size_t i = 0; i < pixels->size(); ++i)
+                differ += (*pixels)[i] != expected.data[i];
+            EXPECT_EQ(differ, 0u) << image << " " << kind;
+        }
+    }
     // An image of the model's size is not resampled: each value is (v / 255 - 0.5) / 0.5.
     const std::vector<std::uint8_t> flat(32 * 32 * 3, 255);
     auto same = processImage(flat, 32, 32, *processor);
@@ -192,11 +211,15 @@ TEST(Vision, ThePreprocessorGivesWhatPillowAndNumpyGive) {
 
 TEST(Vision, APreprocessorOrImageItCannotFollowIsRefused) {
     for (const auto& [text, named] : std::vector<std::pair<std::string, std::string>>{
-             {R"({"do_center_crop": true})", "'do_center_crop' is a key AttnLab does not follow"},
+             {R"({"do_pad": true})", "'do_pad' is a key AttnLab does not follow"},
              {R"({"resample": 0})", "'resample' 0 is not one AttnLab follows"},
-             {R"({"size": {"shortest_edge": 224}})", "'size' must be"},
+             {R"({"size": {"longest_edge": 224}})", "'size' must be"},
+             {R"({"crop_size": {"height": 0, "width": 4}})", "'crop_size.height' must be"},
+             {R"({"image_processor_type": "CLIPImageProcessor",
+                 "feature_extractor_type": "ViTFeatureExtractor"})",
+              "name different processors"},
              {R"({"image_std": [0.5, 0, 0.5]})", "'image_std' must not be 0"},
-             {R"({"image_processor_type": "CLIPImageProcessor"})", "CLIPImageProcessor"},
+             {R"({"image_processor_type": "SiglipImageProcessor"})", "SiglipImageProcessor"},
              {R"([1, 2])", "not a JSON object"}}) {
         auto parsed = parseImageProcessor(text, "preprocessor_config.json");
         ASSERT_FALSE(parsed.ok()) << text;
@@ -208,6 +231,43 @@ TEST(Vision, APreprocessorOrImageItCannotFollowIsRefused) {
               std::string::npos);
     const std::vector<std::uint8_t> short3(10, 0);
     EXPECT_FALSE(processImage(short3, 2, 2, p).ok());
+}
+
+// What a config leaves out is its class's default, as transformers' classes have them; an
+// old config's single number is a square for ViT and DeiT, the shortest edge for CLIP.
+TEST(Vision, EachProcessorClassKeepsItsOwnDefaults) {
+    auto clip = parseImageProcessor(R"({"image_processor_type": "CLIPImageProcessor"})", "p");
+    ASSERT_TRUE(clip.ok()) << clip.error();
+    EXPECT_EQ(clip->shortestEdge, 224);
+    EXPECT_TRUE(clip->centerCrop);
+    EXPECT_EQ(clip->resample, Resample::Bicubic);
+    EXPECT_EQ(clip->mean[0], 0.48145466);
+    auto deit = parseImageProcessor(R"({"image_processor_type": "DeiTImageProcessorFast"})", "p");
+    ASSERT_TRUE(deit.ok()) << deit.error();
+    EXPECT_EQ(deit->height, 256);
+    EXPECT_EQ(deit->outputSize(), (std::pair<Index, Index>{224, 224}));
+    EXPECT_EQ(deit->std[2], 0.225);
+    auto vit = parseImageProcessor(R"({"size": 64, "crop_size": 48})", "p");
+    ASSERT_TRUE(vit.ok()) << vit.error();
+    EXPECT_EQ(vit->height, 64);
+    EXPECT_EQ(vit->width, 64);
+    EXPECT_FALSE(vit->centerCrop);
+    EXPECT_EQ(vit->outputSize(), (std::pair<Index, Index>{64, 64}));
+    auto old = parseImageProcessor(
+        R"({"feature_extractor_type": "CLIPFeatureExtractor", "size": 32, "do_center_crop": false})",
+        "p");
+    ASSERT_TRUE(old.ok()) << old.error();
+    EXPECT_EQ(old->shortestEdge, 32);
+    // Without a crop a shortest-edge resize makes images of each image's own shape.
+    EXPECT_EQ(old->outputSize(), (std::pair<Index, Index>{0, 0}));
+    const std::vector<std::uint8_t> wide(64 * 2 * 3, 9);
+    auto pixels = processImage(wide, 64, 2, *old);
+    ASSERT_TRUE(pixels.ok()) << pixels.error();
+    EXPECT_EQ(pixels->size(), 3u * 32 * 1024); // 2 -> 32 rows, 64 -> 1024 columns
+    // A sliver whose longer side would pass the limit is refused before anything is made.
+    const std::vector<std::uint8_t> sliver(16000 * 1 * 3, 9);
+    EXPECT_NE(processImage(sliver, 16000, 1, *old).error().find("makes the longer over"),
+              std::string::npos);
 }
 
 // Rollout against numpy's (processed.npz: image_rollout, from the float64 torch forward's

@@ -1,4 +1,4 @@
-// preprocessor_config.json and the pixel values transformers' ViTImageProcessor makes: Pillow's
+// preprocessor_config.json and the pixel values transformers' image processors make: Pillow's
 // resampling (Pillow's src/libImaging/Resample.c: coefficients in double, normalised to 22-bit
 // fixed point, a horizontal then a vertical pass rounded to 8 bits each), numpy's rescale and
 // normalise (transformers' image_transforms.py).
@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <string_view>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
@@ -159,46 +161,128 @@ std::vector<std::uint8_t> resizeLikePillow(std::span<const std::uint8_t> pixels,
     return current;
 }
 
+ImageProcessor ImageProcessor::defaultsFor(ProcessorKind kind) {
+    ImageProcessor p;
+    p.kind = kind;
+    // transformers' IMAGENET_DEFAULT and OPENAI_CLIP means and deviations.
+    const std::vector<double> imagenetMean = {0.485, 0.456, 0.406};
+    const std::vector<double> imagenetStd = {0.229, 0.224, 0.225};
+    const std::vector<double> clipMean = {0.48145466, 0.4578275, 0.40821073};
+    const std::vector<double> clipStd = {0.26862954, 0.26130258, 0.27577711};
+    switch (kind) {
+    case ProcessorKind::ViT:
+        break;
+    case ProcessorKind::DeiT:
+        p.height = p.width = 256;
+        p.resample = Resample::Bicubic;
+        p.centerCrop = true;
+        p.mean = imagenetMean;
+        p.std = imagenetStd;
+        break;
+    case ProcessorKind::Clip:
+    case ProcessorKind::Bit:
+        p.shortestEdge = 224;
+        p.resample = Resample::Bicubic;
+        p.centerCrop = true;
+        p.mean = clipMean;
+        p.std = clipStd;
+        break;
+    }
+    return p;
+}
+
+std::pair<Index, Index> ImageProcessor::outputSize() const {
+    if (centerCrop) return {cropHeight, cropWidth};
+    if (resize && shortestEdge == 0) return {height, width};
+    return {0, 0};
+}
+
+namespace {
+
+/// The processor class a config names ("ViTImageProcessor", its "Fast" twin, or the older
+/// feature extractor).
+ProcessorKind kindNamed(const Json& value, const std::string& name, const std::string& key) {
+    static const std::pair<std::string_view, ProcessorKind> kKinds[] = {
+        {"ViTImageProcessor", ProcessorKind::ViT},   {"ViTFeatureExtractor", ProcessorKind::ViT},
+        {"DeiTImageProcessor", ProcessorKind::DeiT}, {"DeiTFeatureExtractor", ProcessorKind::DeiT},
+        {"CLIPImageProcessor", ProcessorKind::Clip}, {"CLIPFeatureExtractor", ProcessorKind::Clip},
+        {"BitImageProcessor", ProcessorKind::Bit}};
+    const std::string type = value.is_string() ? value.get<std::string>() : "";
+    for (const auto& [known, kind] : kKinds)
+        if (type == known || type == std::string(known) + "Fast") return kind;
+    refuse(name, "'" + key + "' '" + type.substr(0, 60) +
+                     "' is not one AttnLab follows (ViTImageProcessor, DeiTImageProcessor, "
+                     "CLIPImageProcessor, BitImageProcessor)");
+}
+
+/// A side of at most kMaxImageSide pixels.
+Index side(const Json& value, const std::string& name, const std::string& key) {
+    if (!value.is_number_integer() || value.get<std::int64_t>() <= 0 ||
+        value.get<std::int64_t>() > kMaxImageSide)
+        refuse(name, "'" + key + "' must be a whole number of pixels from 1 to " +
+                         std::to_string(kMaxImageSide));
+    return value.get<Index>();
+}
+
+/// {"height": H, "width": W}, or one number for a square.
+std::pair<Index, Index> heightAndWidth(const Json& value, const std::string& name,
+                                       const std::string& key) {
+    if (value.is_number()) {
+        const Index n = side(value, name, key);
+        return {n, n};
+    }
+    if (!value.is_object() || value.size() != 2 || !value.contains("height") ||
+        !value.contains("width"))
+        refuse(name, "'" + key + "' must be {\"height\": H, \"width\": W}");
+    return {side(value["height"], name, key + ".height"),
+            side(value["width"], name, key + ".width")};
+}
+
+} // namespace
+
 Result<ImageProcessor> parseImageProcessor(const std::string& text, const std::string& name) {
     auto parsed = detail::parseJson(text);
     if (!parsed) return Error{name + ": " + parsed.error()};
     if (!parsed->is_object()) return Error{name + ": not a JSON object"};
-    ImageProcessor p;
     try {
+        // The class first: what the config leaves out is that class's default.
+        ProcessorKind kind = ProcessorKind::ViT;
+        for (const char* key : {"image_processor_type", "feature_extractor_type"})
+            if (parsed->contains(key)) kind = kindNamed((*parsed)[key], name, key);
+        ImageProcessor p = ImageProcessor::defaultsFor(kind);
+        const bool shortestByDefault = kind == ProcessorKind::Clip || kind == ProcessorKind::Bit;
         for (const auto& [key, value] : parsed->items()) {
             const auto flag = [&, &k = key, &v = value] {
                 if (!v.is_boolean()) refuse(name, "'" + k + "' must be true or false");
                 return v.get<bool>();
             };
             if (key == "image_processor_type" || key == "feature_extractor_type") {
-                const std::string type = value.is_string() ? value.get<std::string>() : "";
-                if (type.rfind("ViTImageProcessor", 0) != 0 &&
-                    type.rfind("ViTFeatureExtractor", 0) != 0)
-                    refuse(name, "'" + key + "' '" + type.substr(0, 60) +
-                                     "' is not one AttnLab follows (ViTImageProcessor)");
+                if (kindNamed(value, name, key) != kind)
+                    refuse(name, "'image_processor_type' and 'feature_extractor_type' name "
+                                 "different processors");
             } else if (key == "processor_class" || key == "do_convert_rgb") {
                 // which class wraps it; RGB is what processImage takes
             } else if (key == "do_resize") {
                 p.resize = flag();
             } else if (key == "size") {
-                if (!value.is_object() || !value.contains("height") || !value.contains("width") ||
-                    value.size() != 2 || !value["height"].is_number_integer() ||
-                    !value["width"].is_number_integer() ||
-                    value["height"].get<std::int64_t>() <= 0 ||
-                    value["width"].get<std::int64_t>() <= 0 ||
-                    value["height"].get<std::int64_t>() > kMaxImageSide ||
-                    value["width"].get<std::int64_t>() > kMaxImageSide)
-                    refuse(name,
-                           "'size' must be {\"height\": H, \"width\": W} (positive, at most " +
-                               std::to_string(kMaxImageSide) + ")");
-                p.height = value["height"].get<Index>();
-                p.width = value["width"].get<Index>();
+                if (value.is_object() && value.size() == 1 && value.contains("shortest_edge")) {
+                    p.shortestEdge = side(value["shortest_edge"], name, "size.shortest_edge");
+                } else if (value.is_number() && shortestByDefault) {
+                    p.shortestEdge = side(value, name, "size"); // CLIP's older configs
+                } else {
+                    std::tie(p.height, p.width) = heightAndWidth(value, name, "size");
+                    p.shortestEdge = 0;
+                }
             } else if (key == "resample") {
                 if (!value.is_number_integer() ||
                     (value.get<std::int64_t>() != 2 && value.get<std::int64_t>() != 3))
                     refuse(name, "'resample' " + value.dump().substr(0, 20) +
                                      " is not one AttnLab follows (2: bilinear, 3: bicubic)");
                 p.resample = static_cast<Resample>(value.get<int>());
+            } else if (key == "do_center_crop") {
+                p.centerCrop = flag();
+            } else if (key == "crop_size") {
+                std::tie(p.cropHeight, p.cropWidth) = heightAndWidth(value, name, "crop_size");
             } else if (key == "do_rescale") {
                 p.rescale = flag();
             } else if (key == "rescale_factor") {
@@ -217,10 +301,10 @@ Result<ImageProcessor> parseImageProcessor(const std::string& text, const std::s
                 refuse(name, "'" + key + "' is a key AttnLab does not follow");
             }
         }
+        return p;
     } catch (const std::runtime_error& error) {
         return Error{error.what()};
     }
-    return p;
 }
 
 Result<ImageProcessor> readImageProcessor(const std::string& path) {
@@ -239,10 +323,17 @@ Result<ImageProcessor> readModelImageProcessor(const std::string& directory,
         return Error{path + ": missing; an image classifier needs its image processor's config"};
     Result<ImageProcessor> processor = readImageProcessor(path);
     if (!processor) return processor;
-    if (processor->height != config.imageSize || processor->width != config.imageSize)
-        return Error{path + ": 'size' " + std::to_string(processor->height) + " x " +
-                     std::to_string(processor->width) + " but the model reads " +
+    const auto [height, width] = processor->outputSize();
+    if (height == 0)
+        return Error{path +
+                     ": its images' size depends on each image (a shortest-edge resize "
+                     "and no centre crop); the model reads " +
                      std::to_string(config.imageSize) + " x " + std::to_string(config.imageSize)};
+    if (height != config.imageSize || width != config.imageSize)
+        return Error{path + ": it makes " + std::to_string(height) + " x " + std::to_string(width) +
+                     " images ('" + (processor->centerCrop ? "crop_size" : "size") +
+                     "') but the model reads " + std::to_string(config.imageSize) + " x " +
+                     std::to_string(config.imageSize)};
     return processor;
 }
 
@@ -257,11 +348,51 @@ Result<std::vector<float>> processImage(std::span<const std::uint8_t> rgb, Index
                      std::to_string(height) + " RGB values"};
     std::vector<std::uint8_t> resized;
     Index w = width, h = height;
-    if (p.resize && (p.width != width || p.height != height)) {
-        resized = resizeLikePillow(rgb, width, height, 3, p.width, p.height, p.resample);
-        rgb = resized;
-        w = p.width;
-        h = p.height;
+    if (p.resize) {
+        Index toHeight = p.height, toWidth = p.width;
+        if (p.shortestEdge > 0) {
+            // transformers' get_resize_output_image_size(default_to_square=False): the shorter
+            // side to shortest_edge, the longer int(shortest_edge * long / short).
+            const Index shorter = std::min(width, height), longer = std::max(width, height);
+            const auto scaled =
+                static_cast<Index>(static_cast<double>(p.shortestEdge) *
+                                   static_cast<double>(longer) / static_cast<double>(shorter));
+            toWidth = width <= height ? p.shortestEdge : scaled;
+            toHeight = width <= height ? scaled : p.shortestEdge;
+            if (toWidth > kMaxImageSide || toHeight > kMaxImageSide)
+                return Error{"the image is " + std::to_string(width) + " x " +
+                             std::to_string(height) + " pixels; its shorter side to " +
+                             std::to_string(p.shortestEdge) + " makes the longer over " +
+                             std::to_string(kMaxImageSide)};
+        }
+        if (toWidth != width || toHeight != height) {
+            resized = resizeLikePillow(rgb, width, height, 3, toWidth, toHeight, p.resample);
+            rgb = resized;
+            w = toWidth;
+            h = toHeight;
+        }
+    }
+    std::vector<std::uint8_t> cropped;
+    if (p.centerCrop && (p.cropWidth != w || p.cropHeight != h)) {
+        // transformers' center_crop: numpy's slice from (size - crop) // 2, floored; an image
+        // smaller than the crop sits in zeros, ceil((crop - size) / 2) from the top left.
+        const auto floorHalf = [](Index n) { return n >= 0 ? n / 2 : -((-n + 1) / 2); };
+        const Index top = floorHalf(h - p.cropHeight), left = floorHalf(w - p.cropWidth);
+        cropped.assign(static_cast<std::size_t>(p.cropHeight * p.cropWidth * 3), 0);
+        for (Index y = 0; y < p.cropHeight; ++y) {
+            const Index from = top + y;
+            if (from < 0 || from >= h) continue;
+            for (Index x = 0; x < p.cropWidth; ++x) {
+                const Index column = left + x;
+                if (column < 0 || column >= w) continue;
+                for (Index c = 0; c < 3; ++c)
+                    cropped[static_cast<std::size_t>((y * p.cropWidth + x) * 3 + c)] =
+                        rgb[static_cast<std::size_t>((from * w + column) * 3 + c)];
+            }
+        }
+        rgb = cropped;
+        w = p.cropWidth;
+        h = p.cropHeight;
     }
     std::vector<float> out(static_cast<std::size_t>(3 * h * w));
     for (Index c = 0; c < 3; ++c) {

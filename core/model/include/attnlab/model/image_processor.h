@@ -1,10 +1,12 @@
 #pragma once
 /// An image classifier's preprocessor_config.json, and the pixel values it makes of an RGB
-/// image, as transformers' ViTImageProcessor makes them: resize to `size` with Pillow's
-/// resampling (its 8-bit fixed-point filters: a horizontal pass, then a vertical one, each
-/// rounded to 8 bits), rescale (times rescale_factor, in float64, stored as float32),
-/// normalise ((x - mean) / std in float32), channels first. A key AttnLab does not understand
-/// is refused naming it. Decoding PNG or JPEG is the caller's (the core reads no image files).
+/// image, as transformers' ViTImageProcessor, DeiTImageProcessor, CLIPImageProcessor and
+/// BitImageProcessor make them: resize to `size` (height x width, or the shortest edge) with
+/// Pillow's resampling (its 8-bit fixed-point filters: a horizontal pass, then a vertical one,
+/// each rounded to 8 bits), the centre crop (numpy's slice, zeros around a smaller image),
+/// rescale (times rescale_factor, in float64, stored as float32), normalise ((x - mean) / std in
+/// float32), channels first. A key AttnLab does not understand is refused naming it. Decoding
+/// PNG or JPEG is the caller's (the core reads no image files).
 ///
 ///   auto processor = readImageProcessor(dir + "/preprocessor_config.json");
 ///   auto pixels = processImage(rgb, width, height, *processor);   // [3, H, W] floats
@@ -13,6 +15,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "attnlab/base/result.h"
@@ -24,15 +27,32 @@ namespace attnlab::model {
 /// Pillow's filters (PIL.Image.Resampling), by the number transformers saves.
 enum class Resample { Bilinear = 2, Bicubic = 3 };
 
+/// The processors AttnLab follows, by their class; each has its own defaults for what a
+/// config leaves out.
+enum class ProcessorKind { ViT, DeiT, Clip, Bit };
+
 struct ImageProcessor {
+    ProcessorKind kind = ProcessorKind::ViT;
     bool resize = true;
+    /// The size to resize to: height x width, or (shortestEdge > 0) the shorter side to
+    /// shortestEdge and the longer in proportion, truncated (CLIP's and BiT's "shortest_edge").
     Index height = 224, width = 224;
+    Index shortestEdge = 0;
     Resample resample = Resample::Bilinear;
+    /// Then the centre cropHeight x cropWidth (zeros around an image smaller than that).
+    bool centerCrop = false;
+    Index cropHeight = 224, cropWidth = 224;
     bool rescale = true;
     double rescaleFactor = 1.0 / 255.0;
     bool normalize = true;
     std::vector<double> mean = {0.5, 0.5, 0.5};
     std::vector<double> std = {0.5, 0.5, 0.5};
+
+    /// The processor's defaults for a config that names `kind` (transformers' class defaults).
+    static ImageProcessor defaultsFor(ProcessorKind kind);
+    /// The height and width of every image it makes; 0 x 0 when that depends on the image (a
+    /// shortest-edge resize without a crop, or no resize and no crop).
+    std::pair<Index, Index> outputSize() const;
 };
 
 /// The largest image processImage takes (either side), so a header claiming more is refused
