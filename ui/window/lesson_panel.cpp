@@ -133,8 +133,8 @@ bool isInput(const QWidget* widget) {
 
 /// A model folder named by a lesson: as given when absolute, else beside the lesson file, else
 /// in AttnLab's data folders (data_folders.h).
-/// A lesson's image file: beside the lesson, then in AttnLab's resources folder; empty when
-/// neither has it.
+/// A file a lesson names (a model's config.json, an image): as given when absolute, else beside
+/// the lesson, then in AttnLab's resources folder; empty when none has it.
 QString findLessonFile(const QString& lessonPath, const QString& file) {
     if (QDir::isAbsolutePath(file)) return QFileInfo::exists(file) ? file : QString();
     if (!lessonPath.isEmpty() && !lessonPath.startsWith(QLatin1Char(':'))) {
@@ -144,16 +144,11 @@ QString findLessonFile(const QString& lessonPath, const QString& file) {
     return findDataFile(file);
 }
 
+/// A lesson's model folder: the one holding its config.json, found as findLessonFile finds it.
 QString findModelFolder(const QString& lessonPath, const QString& folder) {
-    const QString config = QStringLiteral("config.json");
-    if (QDir::isAbsolutePath(folder))
-        return QFileInfo::exists(QDir(folder).filePath(config)) ? folder : QString();
-    if (!lessonPath.isEmpty() && !lessonPath.startsWith(QLatin1Char(':'))) {
-        const QDir beside(QFileInfo(lessonPath).absoluteDir().filePath(folder));
-        if (QFileInfo::exists(beside.filePath(config))) return beside.absolutePath();
-    }
-    const QString found = findDataFile(QDir(folder).filePath(config));
-    return found.isEmpty() ? QString() : QFileInfo(found).absolutePath();
+    const QString config =
+        findLessonFile(lessonPath, QDir(folder).filePath(QStringLiteral("config.json")));
+    return config.isEmpty() ? QString() : QFileInfo(config).absolutePath();
 }
 
 } // namespace
