@@ -567,10 +567,6 @@
         <translation>随附的模型、Hugging Face 缓存中的模型或检查点文件夹（%1）：输入文本，每个视图都显示真实模型</translation>
     </message>
     <message>
-        <source>Images (*.png *.jpg *.jpeg *.bmp *.gif *.webp);;All files (*)</source>
-        <translation>图像 (*.png *.jpg *.jpeg *.bmp *.gif *.webp);;所有文件 (*)</translation>
-    </message>
-    <message>
         <source>Open &amp;Image…</source>
         <translation>打开图像(&amp;I)…</translation>
     </message>
@@ -593,6 +589,10 @@
     <message>
         <source>A %1</source>
         <translation>一个%1</translation>
+    </message>
+    <message>
+        <source>Images (%1);;All files (*)</source>
+        <translation>图像 (%1);;所有文件 (*)</translation>
     </message>
 </context>
 <context>

@@ -49,9 +49,17 @@ const char* const kExampleImages[] = {QT_TRANSLATE_NOOP("attnlab::ui::Shapes", "
                                       QT_TRANSLATE_NOOP("attnlab::ui::Shapes", "triangle"),
                                       QT_TRANSLATE_NOOP("attnlab::ui::Shapes", "cross")};
 
-/// What the file dialog and a drop take as images.
+/// The file suffixes the file dialog and a drop take as images.
+const QStringList& imageSuffixes() {
+    static const QStringList suffixes = {"png", "jpg", "jpeg", "bmp", "gif", "webp"};
+    return suffixes;
+}
+
 QString imageFileFilter() {
-    return QObject::tr("Images (*.png *.jpg *.jpeg *.bmp *.gif *.webp);;All files (*)");
+    QStringList patterns;
+    for (const QString& suffix : imageSuffixes())
+        patterns << QStringLiteral("*.") + suffix;
+    return QObject::tr("Images (%1);;All files (*)").arg(patterns.join(QLatin1Char(' ')));
 }
 
 /// Takes image files dropped on the window to the open image classifier.
@@ -89,8 +97,7 @@ private:
         const QUrl url = data->urls().front();
         if (!url.isLocalFile()) return {};
         const QString suffix = QFileInfo(url.toLocalFile()).suffix().toLower();
-        static const QStringList kImages = {"png", "jpg", "jpeg", "bmp", "gif", "webp"};
-        return kImages.contains(suffix) ? url.toLocalFile() : QString();
+        return imageSuffixes().contains(suffix) ? url.toLocalFile() : QString();
     }
     ModelDocument* m_models;
 };
