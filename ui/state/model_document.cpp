@@ -312,11 +312,7 @@ bool ModelDocument::openImage(const QString& path) {
         m_pendingImage = path;
         return true;
     }
-    if (!readsImages()) {
-        fail(tr("Open an image classifier first (File > Open Model): %1 reads text.")
-                 .arg(m_model ? displayName() : tr("no model")));
-        return false;
-    }
+    if (!takesImages()) return false;
     Result<QImage> picture = readImageFile(path);
     if (!picture) {
         fail(QString::fromStdString(picture.error()));
@@ -325,12 +321,15 @@ bool ModelDocument::openImage(const QString& path) {
     return setImage(*picture, QFileInfo(path).fileName());
 }
 
+bool ModelDocument::takesImages() {
+    if (readsImages() && m_processor) return true;
+    fail(tr("Open an image classifier first (File > Open Model): %1 reads text.")
+             .arg(m_model ? displayName() : tr("no model")));
+    return false;
+}
+
 bool ModelDocument::setImage(const QImage& picture, const QString& name) {
-    if (!readsImages() || !m_processor) {
-        fail(tr("Open an image classifier first (File > Open Model): %1 reads text.")
-                 .arg(m_model ? displayName() : tr("no model")));
-        return false;
-    }
+    if (!takesImages()) return false;
     if (picture.isNull()) {
         fail(tr("%1: the image is empty").arg(name));
         return false;

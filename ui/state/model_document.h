@@ -276,6 +276,8 @@ private:
     void applyAblation(const HeadSet& heads);
     /// Sets the text and its ids without undo (the text step's redo/undo).
     void applyInput(const QString& text, const std::vector<std::int64_t>& ids);
+    /// True when an image classifier and its processor are loaded; else says so (errorOccurred).
+    bool takesImages();
     /// Sets the image without undo (the image step's redo/undo).
     void applyImage(std::shared_ptr<const ModelImage> image);
     /// Whether `run`, made from `image`, is a run of what the document holds now.
