@@ -450,19 +450,19 @@ std::string scalarMember(double value) {
     return floatsMember({1}, &value, 1);
 }
 
-/// `model --image`: an image classifier (ViT) on one image: its attention over the class token
-/// and the patches, and its classes.
+/// `model --image`: an image model (ViT, DeiT, DINOv2, CLIP) on one image: its attention over the
+/// class token and the patches, and its classes or (without a classifier) its embedding.
 int runImageCommand(const Arguments& args, const std::string& dir,
-                    const model::ModelConfig& config) {
-    const std::string name = std::string(config.arch().displayName);
+                    const model::ModelConfig& configRead) {
+    const std::string name = std::string(configRead.arch().displayName);
     for (const char* option : {"text", "ids", "probe", "roles", "qkv", "heads", "logit-lens",
                                "attribution", "patch", "metric", "ablate", "temperature", "top-p"})
         if (args.count(option))
-            fail(std::string("--") + option + ": " + dir + " is an image classifier (" + name +
+            fail(std::string("--") + option + ": " + dir + " is an image model (" + name +
                  "): it reads an image (--image FILE)");
     const auto imagePath = get(args, "image");
     if (!imagePath)
-        fail(dir + " is an image classifier (" + name + "): give --image FILE (PNG or JPEG)");
+        fail(dir + " is an image model (" + name + "): give --image FILE (PNG or JPEG)");
     const auto out = get(args, "out");
     const bool json = args.count("json") > 0;
     if (!out && !json) fail("nothing to do: give --out F.npz or --json");
@@ -474,7 +474,7 @@ int runImageCommand(const Arguments& args, const std::string& dir,
         options.threads =
             static_cast<int>(std::min<Index>(parseAtLeast(*threads, "--threads", 1), 1024));
 
-    auto processor = model::readModelImageProcessor(dir, config);
+    auto processor = model::readModelImageProcessor(dir, configRead);
     if (!processor) fail(processor.error());
     auto image = readRgbImage(*imagePath);
     if (!image) fail(image.error());
@@ -482,6 +482,13 @@ int runImageCommand(const Arguments& args, const std::string& dir,
     if (!pixels) fail(*imagePath + ": " + pixels.error());
     auto loaded = model::loadModel(dir);
     if (!loaded) fail(loaded.error());
+    // The loaded model's config: it knows whether the checkpoint has a classifier, and
+    // DINOv2's image size is its processor's.
+    const model::ModelConfig& config = loaded->config;
+    if (args.count("logits") && !loaded->classifies())
+        fail("--logits: " + dir + " (" + name +
+             ") has no classifier: it gives the image's embedding, which --out writes as "
+             "image_embeds");
     auto run = model::runImage(*loaded, *pixels, options);
     if (!run) fail(run.error());
 
@@ -508,6 +515,13 @@ int runImageCommand(const Arguments& args, const std::string& dir,
             logits.data.assign(run->logits.data(), run->logits.data() + config.vocab);
             members["logits"] = encodeNpy(logits, DType::Float32);
         }
+        if (!loaded->classifies()) {
+            NpyArray embedding;
+            embedding.shape = {run->imageEmbedding.cols()};
+            embedding.data.assign(run->imageEmbedding.data(),
+                                  run->imageEmbedding.data() + run->imageEmbedding.size());
+            members["image_embeds"] = encodeNpy(embedding, DType::Float32);
+        }
         if (auto written = writeNpzMembers(*out, members)) fail(written->message);
     }
     if (json) {
@@ -515,12 +529,12 @@ int runImageCommand(const Arguments& args, const std::string& dir,
         for (const model::LabelProbability& best : model::topLabels(config, run->logits, topK))
             labels.push_back(
                 {{"id", best.id}, {"label", best.label}, {"probability", best.probability}});
-        std::cout << nlohmann::json{{"image", *imagePath},
-                                    {"patch_grid", {grid, grid}},
-                                    {"tokens", tokens},
-                                    {"labels", labels}}
-                         .dump()
-                  << '\n';
+        nlohmann::json summary{{"image", *imagePath},
+                               {"patch_grid", {grid, grid}},
+                               {"tokens", tokens},
+                               {"labels", labels}};
+        if (!loaded->classifies()) summary["embedding_size"] = run->imageEmbedding.cols();
+        std::cout << summary.dump() << '\n';
     }
     return 0;
 }

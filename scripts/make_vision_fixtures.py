@@ -283,6 +283,261 @@ def make_cmyk(name):
     Image.fromarray(a, "CMYK").save(os.path.join(ROOT, name, "cmyk.jpg"), quality=95)
 
 
+def attention_layer(x, W, q_, names, heads, hd, scale):
+    """Eager two-way self-attention of x [T, d] (q/k/v and output projections with biases) ->
+    (its attention [H, T, T], the output projection's result [T, d])."""
+    T, d = x.shape
+
+    def proj(name):
+        return x @ W[q_ + name + ".weight"].T + W[q_ + name + ".bias"]
+
+    q = proj(names[0]).view(T, heads, hd).transpose(0, 1)
+    k = proj(names[1]).view(T, heads, hd).transpose(0, 1)
+    v = proj(names[2]).view(T, heads, hd).transpose(0, 1)
+    a = torch.softmax(q @ k.transpose(1, 2) * scale, dim=-1)
+    ctx = (a @ v).transpose(0, 1).reshape(T, d)
+    return a, ctx @ W[q_ + names[3] + ".weight"].T + W[q_ + names[3] + ".bias"]
+
+
+def dinov2_forward(cfg, W, pixels, p):
+    """pixels [C, H, W] float64 -> (attentions [L, H, T, T], logits or the class token's final
+    state), from transformers' modeling_dinov2.py: Dinov2Embeddings (the class token, the patch
+    convolution, positions interpolated by torch's own interpolate(mode="bicubic",
+    align_corners=False, antialias=True) in float32 when the image's grid is not the table's),
+    layers with norm1/norm2 and the layer scale (lambda1) on each block's output, the final
+    LayerNorm, and Dinov2ForImageClassification's classifier on [CLS, mean of the patches]."""
+    d, heads = cfg["hidden_size"], cfg["num_attention_heads"]
+    hd = d // heads
+    eps = cfg["layer_norm_eps"]
+    P = cfg["patch_size"]
+    x = torch.nn.functional.conv2d(pixels.unsqueeze(0), W[p + "embeddings.patch_embeddings.projection.weight"],
+                                   W[p + "embeddings.patch_embeddings.projection.bias"], stride=P)
+    g = x.shape[-1]
+    x = x.flatten(2).transpose(1, 2)[0]
+    x = torch.cat([W[p + "embeddings.cls_token"][0], x], dim=0)
+    pos = W[p + "embeddings.position_embeddings"]
+    table = int(round((pos.shape[1] - 1) ** 0.5))
+    if table != g:
+        patch_pos = pos[:, 1:].reshape(1, table, table, d).permute(0, 3, 1, 2)
+        patch_pos = torch.nn.functional.interpolate(patch_pos.to(torch.float32), size=(g, g), mode="bicubic",
+                                                    align_corners=False, antialias=True).to(torch.float64)
+        patch_pos = patch_pos.permute(0, 2, 3, 1).reshape(1, -1, d)
+        pos = torch.cat([pos[:, :1], patch_pos], dim=1)
+    x = x + pos[0]
+    atts = []
+    for l in range(cfg["num_hidden_layers"]):
+        q_ = f"{p}encoder.layer.{l}."
+        h = layer_norm(x, W[q_ + "norm1.weight"], W[q_ + "norm1.bias"], eps)
+        a, out = attention_layer(h, W, q_, ("attention.attention.query", "attention.attention.key",
+                                            "attention.attention.value", "attention.output.dense"),
+                                 heads, hd, 1 / math.sqrt(hd))
+        atts.append(a)
+        x = x + out * W[q_ + "layer_scale1.lambda1"]
+        h = layer_norm(x, W[q_ + "norm2.weight"], W[q_ + "norm2.bias"], eps)
+        h = torch.nn.functional.gelu(h @ W[q_ + "mlp.fc1.weight"].T + W[q_ + "mlp.fc1.bias"])
+        x = x + (h @ W[q_ + "mlp.fc2.weight"].T + W[q_ + "mlp.fc2.bias"]) * W[q_ + "layer_scale2.lambda1"]
+    x = layer_norm(x, W[p + "layernorm.weight"], W[p + "layernorm.bias"], eps)
+    if "classifier.weight" in W:
+        out = torch.cat([x[0], x[1:].mean(dim=0)]) @ W["classifier.weight"].T + W["classifier.bias"]
+    else:
+        out = x[0]  # Dinov2Model's pooler_output
+    return torch.stack(atts), out
+
+
+def make_dinov2(name, seed, image_size, crop, classifier):
+    """A tiny DINOv2 whose positions' grid (image_size / patch) is not its processor's (crop /
+    patch): interpolated down (5 -> 4) or up (3 -> 4)."""
+    cfg = {"model_type": "dinov2", "architectures": ["Dinov2ForImageClassification" if classifier else "Dinov2Model"],
+           "hidden_size": 16, "num_hidden_layers": 2, "num_attention_heads": 2, "mlp_ratio": 4,
+           "hidden_act": "gelu", "layer_norm_eps": 1e-6, "image_size": image_size, "patch_size": 8,
+           "num_channels": 3, "qkv_bias": True, "layerscale_value": 1.0, "drop_path_rate": 0.0,
+           "use_swiglu_ffn": False, "use_mask_token": True, "hidden_dropout_prob": 0.0,
+           "attention_probs_dropout_prob": 0.0, "initializer_range": 0.02,
+           "out_features": ["stage2"], "out_indices": [2], "stage_names": ["stem", "stage1", "stage2"],
+           "apply_layernorm": True, "reshape_hidden_states": True,
+           "transformers_version": "5.17.0", "dtype": "float32"}
+    if classifier:
+        cfg["id2label"] = {"0": "circle", "1": "square", "2": "triangle"}
+        cfg["label2id"] = {"circle": 0, "square": 1, "triangle": 2}
+    g = torch.Generator().manual_seed(seed)
+
+    def r(*shape, scale=0.3):
+        return torch.randn(*shape, generator=g, dtype=torch.float64) * scale
+
+    d, C, P = cfg["hidden_size"], cfg["num_channels"], cfg["patch_size"]
+    inner = d * cfg["mlp_ratio"]
+    table = image_size // P
+    p = "dinov2." if classifier else ""  # a bare Dinov2Model saves without the prefix
+    T = {p + "embeddings.cls_token": r(1, 1, d), p + "embeddings.mask_token": r(1, d),
+         p + "embeddings.position_embeddings": r(1, table * table + 1, d),
+         p + "embeddings.patch_embeddings.projection.weight": r(d, C, P, P, scale=0.1),
+         p + "embeddings.patch_embeddings.projection.bias": r(d)}
+    for l in range(cfg["num_hidden_layers"]):
+        q_ = f"{p}encoder.layer.{l}."
+        for n in ("attention.attention.query", "attention.attention.key", "attention.attention.value",
+                  "attention.output.dense"):
+            T[q_ + n + ".weight"] = r(d, d)
+            T[q_ + n + ".bias"] = r(d)
+        T[q_ + "mlp.fc1.weight"] = r(inner, d)
+        T[q_ + "mlp.fc1.bias"] = r(inner)
+        T[q_ + "mlp.fc2.weight"] = r(d, inner)
+        T[q_ + "mlp.fc2.bias"] = r(d)
+        for n in ("norm1", "norm2"):
+            T[q_ + n + ".weight"] = 1.0 + r(d, scale=0.1)
+            T[q_ + n + ".bias"] = r(d, scale=0.1)
+        for n in ("layer_scale1", "layer_scale2"):
+            T[q_ + n + ".lambda1"] = 0.5 + r(d, scale=0.3)
+    T[p + "layernorm.weight"] = 1.0 + r(d, scale=0.1)
+    T[p + "layernorm.bias"] = r(d, scale=0.1)
+    if classifier:
+        T["classifier.weight"] = r(3, 2 * d)
+        T["classifier.bias"] = r(3)
+    folder = os.path.join(ROOT, name)
+    write_checkpoint(folder, T, "F32")
+    with open(os.path.join(folder, "config.json"), "w") as f:
+        json.dump(cfg, f, indent=1)
+    processor = {"image_processor_type": "BitImageProcessor", "do_resize": True,
+                 "size": {"shortest_edge": crop + 4}, "resample": 3, "do_center_crop": True,
+                 "crop_size": {"height": crop, "width": crop}, "do_rescale": True,
+                 "rescale_factor": 0.00392156862745098, "do_normalize": True, "do_convert_rgb": True,
+                 "image_mean": [0.485, 0.456, 0.406], "image_std": [0.229, 0.224, 0.225]}
+    with open(os.path.join(folder, "preprocessor_config.json"), "w") as f:
+        json.dump(processor, f, indent=1)
+    W = {k: roundtrip(t, "F32") for k, t in T.items()}
+    pixels = (torch.rand(C, crop, crop, generator=g, dtype=torch.float64) * 2 - 1).to(torch.float32).to(torch.float64)
+    atts, out = dinov2_forward(cfg, W, pixels, p)
+    key = "logits" if classifier else "image_embeds"
+    np.savez(os.path.join(folder, "expected.npz"), pixel_values=pixels.numpy().astype(np.float32),
+             attentions=atts.numpy().astype(np.float32), **{key: out.numpy().astype(np.float32)})
+    save_on_image(folder, processor, lambda px: dinov2_forward(cfg, W, px, p), key)
+
+
+def save_on_image(folder, processor, forward, key):
+    """on_image.npz: the model on fixtures/vit/image.png as its processor makes it (Pillow and
+    numpy, processed_by): `attentions` and `key` (logits or image_embeds), for the command
+    line's test."""
+    from PIL import Image
+    image = np.array(Image.open(os.path.join(ROOT, "vit", "image.png")).convert("RGB"))
+    atts, out = forward(torch.from_numpy(processed_by(image, processor)).to(torch.float64))
+    np.savez(os.path.join(folder, "on_image.npz"), attentions=atts.numpy().astype(np.float32),
+             **{key: out.numpy().astype(np.float32)})
+
+
+def clip_forward(vcfg, W, pixels):
+    """pixels [C, H, W] float64 -> (attentions [L, H, T, T], the image embedding), from
+    transformers' modeling_clip.py (CLIPVisionTransformer): the bias-free patch convolution,
+    class_embedding first, position_embedding, pre_layrnorm, layers with layer_norm1/2 and
+    quick_gelu (x * sigmoid(1.702 x)), post_layernorm on the class token, visual_projection."""
+    d, heads = vcfg["hidden_size"], vcfg["num_attention_heads"]
+    hd = d // heads
+    eps = vcfg["layer_norm_eps"]
+    p = "vision_model."
+    x = torch.nn.functional.conv2d(pixels.unsqueeze(0), W[p + "embeddings.patch_embedding.weight"], None,
+                                   stride=vcfg["patch_size"])
+    x = x.flatten(2).transpose(1, 2)[0]
+    x = torch.cat([W[p + "embeddings.class_embedding"][None], x], dim=0)
+    x = x + W[p + "embeddings.position_embedding.weight"]
+    x = layer_norm(x, W[p + "pre_layrnorm.weight"], W[p + "pre_layrnorm.bias"], eps)
+    atts = []
+    for l in range(vcfg["num_hidden_layers"]):
+        q_ = f"{p}encoder.layers.{l}."
+        h = layer_norm(x, W[q_ + "layer_norm1.weight"], W[q_ + "layer_norm1.bias"], eps)
+        a, out = attention_layer(h, W, q_, ("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj",
+                                            "self_attn.out_proj"), heads, hd, hd ** -0.5)
+        atts.append(a)
+        x = x + out
+        h = layer_norm(x, W[q_ + "layer_norm2.weight"], W[q_ + "layer_norm2.bias"], eps)
+        h = h @ W[q_ + "mlp.fc1.weight"].T + W[q_ + "mlp.fc1.bias"]
+        h = h * torch.sigmoid(1.702 * h)
+        x = x + h @ W[q_ + "mlp.fc2.weight"].T + W[q_ + "mlp.fc2.bias"]
+    pooled = layer_norm(x[0], W[p + "post_layernorm.weight"], W[p + "post_layernorm.bias"], eps)
+    return torch.stack(atts), pooled @ W["visual_projection.weight"].T
+
+
+def make_clip(name, seed, nested):
+    """CLIPVisionModelWithProjection (model_type clip_vision_model) or, nested, CLIPModel (clip):
+    its vision_config as an old transformers wrote it (every PretrainedConfig key, and a
+    vision_config_dict that agrees), the text tower's weights beside (not run)."""
+    vcfg = {"model_type": "clip_vision_model", "hidden_size": 16, "intermediate_size": 40,
+            "num_hidden_layers": 2, "num_attention_heads": 2, "num_channels": 3, "image_size": 32,
+            "patch_size": 8, "hidden_act": "quick_gelu", "layer_norm_eps": 1e-5, "attention_dropout": 0.0,
+            "dropout": 0.0, "initializer_range": 0.02, "initializer_factor": 1.0, "projection_dim": 8}
+    projection = 6 if nested else vcfg["projection_dim"]
+    if nested:
+        legacy = {"add_cross_attention": False, "architectures": None, "bad_words_ids": None,
+                  "begin_suppress_tokens": None, "bos_token_id": None, "chunk_size_feed_forward": 0,
+                  "cross_attention_hidden_size": None, "decoder_start_token_id": None,
+                  "diversity_penalty": 0.0, "do_sample": False, "early_stopping": False,
+                  "encoder_no_repeat_ngram_size": 0, "eos_token_id": None,
+                  "exponential_decay_length_penalty": None, "finetuning_task": None,
+                  "forced_bos_token_id": None, "forced_eos_token_id": None,
+                  "id2label": {"0": "LABEL_0", "1": "LABEL_1"}, "is_decoder": False,
+                  "is_encoder_decoder": False, "label2id": {"LABEL_0": 0, "LABEL_1": 1},
+                  "length_penalty": 1.0, "max_length": 20, "min_length": 0, "no_repeat_ngram_size": 0,
+                  "num_beam_groups": 1, "num_beams": 1, "num_return_sequences": 1,
+                  "output_attentions": False, "output_hidden_states": False, "output_scores": False,
+                  "pad_token_id": None, "prefix": None, "problem_type": None, "pruned_heads": {},
+                  "remove_invalid_values": False, "repetition_penalty": 1.0, "return_dict": True,
+                  "return_dict_in_generate": False, "sep_token_id": None, "suppress_tokens": None,
+                  "task_specific_params": None, "temperature": 1.0, "tf_legacy_loss": False,
+                  "tie_encoder_decoder": False, "tie_word_embeddings": True, "tokenizer_class": None,
+                  "top_k": 50, "top_p": 1.0, "torch_dtype": None, "torchscript": False,
+                  "transformers_version": "4.21.3", "typical_p": 1.0, "use_bfloat16": False}
+        cfg = {"model_type": "clip", "architectures": ["CLIPModel"], "projection_dim": projection,
+               "logit_scale_init_value": 2.6592, "initializer_factor": 1.0,
+               "text_config": {"model_type": "clip_text_model", "hidden_size": 12, "vocab_size": 50},
+               "text_config_dict": {"hidden_size": 12},
+               "vision_config": {**legacy, **vcfg},
+               "vision_config_dict": {"hidden_size": 16, "patch_size": 8, "projection_dim": 8},
+               "transformers_version": None, "torch_dtype": "float32"}
+    else:
+        cfg = {**vcfg, "architectures": ["CLIPVisionModelWithProjection"],
+               "transformers_version": "5.17.0", "dtype": "float32"}
+    g = torch.Generator().manual_seed(seed)
+
+    def r(*shape, scale=0.3):
+        return torch.randn(*shape, generator=g, dtype=torch.float64) * scale
+
+    d, inner, C, P = vcfg["hidden_size"], vcfg["intermediate_size"], vcfg["num_channels"], vcfg["patch_size"]
+    patches = (vcfg["image_size"] // P) ** 2
+    p = "vision_model."
+    T = {p + "embeddings.class_embedding": r(d), p + "embeddings.patch_embedding.weight": r(d, C, P, P, scale=0.1),
+         p + "embeddings.position_embedding.weight": r(patches + 1, d)}
+    for n in ("pre_layrnorm", "post_layernorm"):
+        T[p + n + ".weight"] = 1.0 + r(d, scale=0.1)
+        T[p + n + ".bias"] = r(d, scale=0.1)
+    for l in range(vcfg["num_hidden_layers"]):
+        q_ = f"{p}encoder.layers.{l}."
+        for n in ("q_proj", "k_proj", "v_proj", "out_proj"):
+            T[q_ + "self_attn." + n + ".weight"] = r(d, d)
+            T[q_ + "self_attn." + n + ".bias"] = r(d)
+        T[q_ + "mlp.fc1.weight"] = r(inner, d)
+        T[q_ + "mlp.fc1.bias"] = r(inner)
+        T[q_ + "mlp.fc2.weight"] = r(d, inner)
+        T[q_ + "mlp.fc2.bias"] = r(d)
+        for n in ("layer_norm1", "layer_norm2"):
+            T[q_ + n + ".weight"] = 1.0 + r(d, scale=0.1)
+            T[q_ + n + ".bias"] = r(d, scale=0.1)
+    T["visual_projection.weight"] = r(projection, d)
+    if nested:  # the text tower: read by nobody here
+        T["text_model.embeddings.token_embedding.weight"] = r(50, 12)
+        T["text_projection.weight"] = r(projection, 12)
+        T["logit_scale"] = torch.tensor(2.6592, dtype=torch.float64)
+    folder = os.path.join(ROOT, name)
+    write_checkpoint(folder, T, "F32")
+    with open(os.path.join(folder, "config.json"), "w") as f:
+        json.dump(cfg, f, indent=1)
+    with open(os.path.join(folder, "preprocessor_config.json"), "w") as f:
+        json.dump(OTHER_PROCESSORS["clip"], f, indent=1)
+    W = {k: roundtrip(t, "F32") for k, t in T.items()}
+    pixels = (torch.rand(C, vcfg["image_size"], vcfg["image_size"], generator=g, dtype=torch.float64) * 2 - 1)
+    pixels = pixels.to(torch.float32).to(torch.float64)
+    atts, embeds = clip_forward(vcfg, W, pixels)
+    np.savez(os.path.join(folder, "expected.npz"), pixel_values=pixels.numpy().astype(np.float32),
+             attentions=atts.numpy().astype(np.float32), image_embeds=embeds.numpy().astype(np.float32))
+    save_on_image(folder, OTHER_PROCESSORS["clip"], lambda px: clip_forward(vcfg, W, px), "image_embeds")
+
+
 def main():
     torch.set_default_dtype(torch.float64)
     cfg, W = make_vit("vit", 7)
@@ -290,6 +545,10 @@ def main():
     make_cmyk("vit")
     make_vit("deit", 13, deit=True)
     make_vit("deit_plain", 17, deit=True, teacher=False)
+    make_dinov2("dinov2", 19, image_size=40, crop=32, classifier=True)
+    make_dinov2("dinov2_base", 23, image_size=24, crop=32, classifier=False)
+    make_clip("clip_vision", 29, nested=False)
+    make_clip("clip", 31, nested=True)
     print("vision fixtures written to", os.path.normpath(ROOT))
 
 

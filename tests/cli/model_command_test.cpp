@@ -280,10 +280,41 @@ TEST_F(ModelCommand, AnImageClassifierReadsAnImageAsTheReferenceDoes) {
     EXPECT_EQ(report["labels"][0]["id"], best);
 }
 
+// DINOv2 and CLIP's image tower end to end on the same PNG, each through its own processor
+// (BiT's and CLIP's shortest edge and crop): DINOv2's positions interpolated to the crop's grid
+// and its classes; CLIP, a model without classes, writes its image embedding and refuses
+// --logits (fixtures/*/on_image.npz, the float64 torch forwards on Pillow's pixels).
+TEST_F(ModelCommand, DinoV2AndClipReadAnImageAsTheReferenceDoes) {
+    for (const auto& [name, key] :
+         {std::pair{"dinov2", "logits"}, std::pair{"clip_vision", "image_embeds"},
+          std::pair{"clip", "image_embeds"}}) {
+        SCOPED_TRACE(name);
+        const std::string out = file(std::string(name) + ".npz");
+        std::vector<std::string> args = {
+            "--model", fixture(name), "--image", fixture("vit/image.png"), "--out", out, "--json"};
+        if (std::string(key) == "logits") args.push_back("--logits");
+        const RunResult run = model(args);
+        if (run.err.find("built without Qt") != std::string::npos) return;
+        ASSERT_EQ(run.status, 0) << run.err;
+        auto got = members(out);
+        auto expected = members(fixture(std::string(name) + "/on_image.npz"));
+        EXPECT_LT(maxDifference(floats(got["attentions"], "attentions"),
+                                floats(expected["attentions"], "attentions")),
+                  1e-5);
+        EXPECT_LT(maxDifference(floats(got[key], key), floats(expected[key], key)), 1e-5);
+        const auto report = nlohmann::json::parse(run.out);
+        EXPECT_EQ(report["patch_grid"], nlohmann::json({4, 4})); // DINOv2's table is 5 x 5
+        EXPECT_EQ(report["labels"].size(), std::string(key) == "logits" ? 3u : 0u);
+    }
+    expectRejected({"--model", fixture("clip_vision"), "--image", fixture("vit/image.png"), "--out",
+                    file("c.npz"), "--logits"},
+                   "--logits: ", "has no classifier");
+}
+
 TEST_F(ModelCommand, AnImageClassifierRefusesWhatItCannotReadWithoutWriting) {
     const std::string out = file("v.npz");
     expectRejected({"--model", fixture("vit"), "--ids", "0,1", "--out", out},
-                   "--ids: ", "is an image classifier (ViT): it reads an image (--image FILE)");
+                   "--ids: ", "is an image model (ViT): it reads an image (--image FILE)");
     expectRejected({"--model", fixture("vit"), "--text", "a cat", "--out", out}, "--text: ");
     expectRejected({"--model", fixture("vit"), "--out", out}, "give --image FILE");
     expectRejected({"--model", fixture("hf/gpt2"), "--ids", "1,2", "--image",

@@ -100,8 +100,11 @@ Model load(const fs::path& dir) {
 /// fixture it is tested against meanwhile: an independent float64 forward in plain torch
 /// written from the modeling file (its script says how).
 const std::map<std::string, std::string> kAwaitingTransformers = {
-    {"vit", "vit"}, // scripts/make_vision_fixtures.py, tests/model/vision_test.cpp
-    {"deit", "deit"}, // the same, with and without its teacher's head (deit_plain)
+    {"vit", "vit"},       // scripts/make_vision_fixtures.py, tests/model/vision_test.cpp
+    {"deit", "deit"},     // the same, with and without its teacher's head (deit_plain)
+    {"dinov2", "dinov2"}, // the same script, with (dinov2) and without (dinov2_base) classifier
+    {"clip_vision_model", "clip_vision"}, // the same script: CLIPVisionModelWithProjection
+    {"clip", "clip"},                     // the same script: CLIPModel's image tower
 };
 
 TEST(ArchitectureTable, EveryRowHasACheckpointSavedByTransformers) {

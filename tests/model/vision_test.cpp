@@ -125,7 +125,6 @@ TEST(Vision, AConfigItDoesNotUnderstandIsRefusedNamingTheKey) {
     EXPECT_TRUE(parseConfig(base + "}", "config.json").ok());
     const std::vector<std::pair<std::string, std::string>> refused = {
         {R"(, "interpolate_pos_encoding_mode": "x"})", "interpolate_pos_encoding_mode"},
-        {R"(, "tie_word_embeddings": true})", "tie_word_embeddings"},
         {R"(, "num_labels": 3})", "'num_labels' 3 but 'id2label' names 2"},
         {R"(, "is_decoder": true})", "is_decoder"},
     };
@@ -149,6 +148,129 @@ TEST(Vision, AConfigItDoesNotUnderstandIsRefusedNamingTheKey) {
     ASSERT_FALSE(gap.ok());
     EXPECT_NE(gap.error().find("'id2label' must map the ids 0 to 1"), std::string::npos)
         << gap.error();
+}
+
+/// Runs `name`'s expected.npz pixels through the model at 1 and 2 threads and compares its
+/// attentions and, as the fixture holds them, logits or the image embedding (within 1e-5).
+void expectTheReferencesRun(const Model& model, const std::string& name) {
+    auto arrays = readNpz(fixtureDir(name) + "/expected.npz");
+    ASSERT_TRUE(arrays.ok()) << arrays.error();
+    const NpyArray& pixels = arrays->at("pixel_values");
+    for (const int threads : {1, 2}) {
+        SCOPED_TRACE(std::to_string(threads) + " threads");
+        RunOptions options;
+        options.threads = threads;
+        auto run = runImage(model, {pixels.data.data(), pixels.data.size()}, options);
+        ASSERT_TRUE(run.ok()) << run.error();
+        EXPECT_LT(worstDifference(attentionRecord(model, *run), arrays->at("attentions")), 1e-5);
+        const bool classes = arrays->count("logits") != 0;
+        EXPECT_EQ(model.classifies(), classes);
+        const Matrix& out = classes ? run->logits : run->imageEmbedding;
+        const NpyArray& expected = arrays->at(classes ? "logits" : "image_embeds");
+        ASSERT_EQ(out.rows(), 1);
+        ASSERT_EQ(out.cols(), static_cast<Index>(expected.data.size()));
+        for (Index i = 0; i < out.cols(); ++i)
+            EXPECT_NEAR(out(0, i), expected.data[static_cast<std::size_t>(i)], 1e-5) << i;
+        EXPECT_EQ(classes ? run->imageEmbedding.size() : run->logits.size(), 0);
+    }
+}
+
+// DINOv2 (modeling_dinov2.py): the layer scale, the classifier on [CLS, patch mean], and the
+// positions' grid (config.json's image_size) interpolated by torch's antialiased bicubic to the
+// grid of the image its processor makes: down (5 -> 4 with the classifier) and up (3 -> 4, a
+// bare Dinov2Model, whose output is the class token's final state).
+TEST(Vision, DinoV2GivesTheReferencesWithItsPositionsInterpolatedDownAndUp) {
+    for (const auto& [name, table] : {std::pair{"dinov2", 5}, std::pair{"dinov2_base", 3}}) {
+        SCOPED_TRACE(name);
+        auto model = loadModel(fixtureDir(name));
+        ASSERT_TRUE(model.ok()) << model.error();
+        const ModelConfig& c = model->config;
+        EXPECT_EQ(c.arch().displayName, "DINOv2");
+        EXPECT_EQ(c.positionGrid, table);
+        EXPECT_EQ(c.imageSize, 32); // the processor's crop, not image_size
+        EXPECT_EQ(c.patchGrid(), 4);
+        EXPECT_EQ(c.maxPositions, 17);
+        EXPECT_EQ(c.intermediate, 64); // hidden_size x mlp_ratio
+        EXPECT_TRUE(readModelImageProcessor(fixtureDir(name), c).ok());
+        expectTheReferencesRun(*model, name);
+    }
+    auto base = loadModel(fixtureDir("dinov2_base"));
+    ASSERT_TRUE(base.ok()) << base.error();
+    EXPECT_TRUE(base->config.labels.empty());
+    EXPECT_EQ(base->config.vocab, 0);
+}
+
+// CLIP's image tower (modeling_clip.py): alone with its projection (clip_vision_model), and as
+// the image half of CLIPModel (clip: an old full config, nested, the text tower beside).
+TEST(Vision, ClipsImageTowerGivesTheReferencesImageEmbedding) {
+    for (const auto& [name, projection] : {std::pair{"clip_vision", 8}, std::pair{"clip", 6}}) {
+        SCOPED_TRACE(name);
+        auto model = loadModel(fixtureDir(name));
+        ASSERT_TRUE(model.ok()) << model.error();
+        const ModelConfig& c = model->config;
+        EXPECT_EQ(c.activation, Activation::QuickGelu);
+        EXPECT_EQ(c.projectionDim, projection);
+        EXPECT_TRUE(c.labels.empty()); // the nested config's LABEL_0/1 name no classifier
+        EXPECT_TRUE(model->patchEmbedding.bias.empty());
+        EXPECT_TRUE(readModelImageProcessor(fixtureDir(name), c).ok());
+        expectTheReferencesRun(*model, name);
+    }
+}
+
+// The part of the opened image a processor keeps, in the image's pixels, worked by hand from
+// transformers' arithmetic: a 90 x 40 image to the shortest edge 32 is 72 x 32, cropped from
+// (72 - 32) // 2 = 20, so x = 20 * 90 / 72 = 25 and width 32 * 90 / 72 = 40; DeiT's fixed 40 x 40
+// resize of 45 x 37 crops 32 from 4: x = 4.5, y = 3.7, 36 x 29.6; a crop larger than the resized
+// image starts before it (29 -> crop 32: from -2, ceil(3 / 2)).
+TEST(Vision, TheRegionAProcessorKeepsIsTheCropScaledBackToTheImage) {
+    const auto processor = [](const char* name) {
+        auto p = readImageProcessor(fixtureDir("vit") + "/preprocessor_" + name + ".json");
+        if (!p) throw std::runtime_error(p.error());
+        return *p;
+    };
+    const auto expectRegion = [](const ImageRegion& r, double x, double y, double w, double h) {
+        EXPECT_NEAR(r.x, x, 1e-12);
+        EXPECT_NEAR(r.y, y, 1e-12);
+        EXPECT_NEAR(r.width, w, 1e-12);
+        EXPECT_NEAR(r.height, h, 1e-12);
+    };
+    expectRegion(processedRegion(processor("clip"), 90, 40), 25, 0, 40, 40);
+    expectRegion(processedRegion(processor("clip"), 40, 90), 0, 25, 40, 40);
+    expectRegion(processedRegion(processor("deit"), 45, 37), 4.5, 3.7, 36, 29.6);
+    expectRegion(processedRegion(processor("pad"), 29, 29), -2, -2, 32, 32);
+    auto plain = readImageProcessor(fixtureDir("vit") + "/preprocessor_config.json");
+    ASSERT_TRUE(plain.ok()) << plain.error();
+    expectRegion(processedRegion(*plain, 45, 37), 0, 0, 45, 37); // resized whole, no crop
+}
+
+TEST(Vision, ADinoV2OrClipConfigItCannotFollowIsRefusedNamingTheKey) {
+    const std::string dinov2 = R"({"model_type": "dinov2", "hidden_size": 16,
+        "num_hidden_layers": 1, "num_attention_heads": 2, "image_size": 518, "patch_size": 14)";
+    auto plain = parseConfig(dinov2 + "}", "config.json");
+    ASSERT_TRUE(plain.ok()) << plain.error();
+    EXPECT_EQ(plain->intermediate, 64);
+    EXPECT_EQ(plain->positionGrid, 37);
+    const std::string clip = R"({"model_type": "clip", "projection_dim": 4, "vision_config":
+        {"hidden_size": 16, "intermediate_size": 32, "num_hidden_layers": 1,
+         "num_attention_heads": 2, "image_size": 32, "patch_size": 8)";
+    auto nested = parseConfig(clip + "}}", "config.json");
+    ASSERT_TRUE(nested.ok()) << nested.error();
+    EXPECT_EQ(nested->projectionDim, 4);
+    const std::vector<std::pair<std::string, std::string>> refused = {
+        {dinov2 + R"(, "use_swiglu_ffn": true})", "use_swiglu_ffn"},
+        {dinov2 + R"(, "mlp_ratio": 0})", "mlp_ratio"},
+        {dinov2 + R"(, "layerscale": 1})", "'layerscale'"},
+        {clip + R"(, "model_type": "siglip_vision_model"}})", "siglip_vision_model"},
+        {clip + R"(, "hidden_act": "gelu_fancy"}})", "vision_config: activation 'gelu_fancy'"},
+        {clip + R"(}, "vision_config_dict": {"hidden_size": 32}})", "disagree on 'hidden_size'"},
+        {clip + R"(}, "logit_bias": 1})", "'logit_bias'"},
+        {R"({"model_type": "clip", "text_config": {}})", "missing 'vision_config'"},
+    };
+    for (const auto& [text, named] : refused) {
+        auto config = parseConfig(text, "config.json");
+        ASSERT_FALSE(config.ok()) << text;
+        EXPECT_NE(config.error().find(named), std::string::npos) << config.error();
+    }
 }
 
 /// An image stored as float32 0..255 [H, W, 3], as bytes.

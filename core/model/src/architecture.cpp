@@ -151,6 +151,73 @@ constexpr Architecture visionTransformer(std::string_view type, std::string_view
     };
 }
 
+/// DINOv2's encoder (modeling_dinov2.py): ViT's with norm1/norm2, fc1/fc2 and a layer scale
+/// on each block's output; Dinov2ForImageClassification's classifier reads [CLS, patch mean].
+constexpr TensorNames kDinov2Names{.prefix = "dinov2.",
+                                   .embed = "embeddings.patch_embeddings.projection",
+                                   .positions = "embeddings.position_embeddings",
+                                   .layers = "encoder.layer",
+                                   .attnNormIn = "norm1",
+                                   .mlpNormIn = "norm2",
+                                   .q = "attention.attention.query",
+                                   .k = "attention.attention.key",
+                                   .v = "attention.attention.value",
+                                   .o = "attention.output.dense",
+                                   .up = "mlp.fc1",
+                                   .down = "mlp.fc2",
+                                   .finalNorm = "layernorm",
+                                   .lmHead = "classifier",
+                                   .logitsBias = "classifier.bias",
+                                   .classToken = "embeddings.cls_token",
+                                   .attnScale = "layer_scale1.lambda1",
+                                   .mlpScale = "layer_scale2.lambda1"};
+
+/// CLIP's image tower (modeling_clip.py, CLIPVisionTransformer): a bias-free patch convolution,
+/// the class embedding [D], positions as an embedding table, a norm before the encoder
+/// (pre_layrnorm), none after it but on the pooled class token (post_layernorm), and with a
+/// projection (CLIPVisionModelWithProjection, CLIPModel) the image embedding.
+constexpr TensorNames kClipVisionNames{.prefix = "vision_model.",
+                                       .embed = "embeddings.patch_embedding",
+                                       .positions = "embeddings.position_embedding.weight",
+                                       .layers = "encoder.layers",
+                                       .attnNormIn = "layer_norm1",
+                                       .mlpNormIn = "layer_norm2",
+                                       .q = "self_attn.q_proj",
+                                       .k = "self_attn.k_proj",
+                                       .v = "self_attn.v_proj",
+                                       .o = "self_attn.out_proj",
+                                       .up = "mlp.fc1",
+                                       .down = "mlp.fc2",
+                                       .embedNorm = "pre_layrnorm",
+                                       .classToken = "embeddings.class_embedding",
+                                       .poolNorm = "post_layernorm",
+                                       .projection = "visual_projection"};
+
+constexpr Architecture dinov2() {
+    Architecture a = visionTransformer("dinov2", "DINOv2",
+                                       "facebook/dinov2-small, facebook/dinov2-base, "
+                                       "facebook/dinov2-small-imagenet1k-1-layer",
+                                       kDinov2Names);
+    a.normEpsDefault = 1e-6;
+    a.features = kVisionKeys | kDinov2Keys;
+    a.vision.interpolatedPositions = true;
+    a.vision.headReadsPatchMean = true;
+    return a;
+}
+
+/// CLIP's image tower: alone (clip_vision_model) or as the image half of CLIPModel (clip).
+constexpr Architecture clipVision(std::string_view type, std::string_view name,
+                                  std::string_view examples, bool nested) {
+    Architecture a = visionTransformer(type, name, examples, kClipVisionNames);
+    a.qkvBias = B::always();
+    a.normEpsDefault = 1e-5;
+    a.activationDefault = "quick_gelu";
+    a.features = kVisionKeys | kClipVisionKeys;
+    a.vision.patchBias = false;
+    a.vision.nestedConfig = nested;
+    return a;
+}
+
 constexpr std::array kArchitectures{
     Architecture{
         .modelType = "gpt2",
@@ -436,6 +503,13 @@ constexpr std::array kArchitectures{
     visionTransformer("deit", "DeiT",
                       "facebook/deit-tiny-distilled-patch16-224, facebook/deit-small-patch16-224",
                       distilled(kVitNames)),
+    dinov2(),
+    clipVision("clip_vision_model", "CLIP vision",
+               "openai/clip-vit-base-patch32 (CLIPVisionModel, CLIPVisionModelWithProjection)",
+               false),
+    clipVision("clip", "CLIP",
+               "openai/clip-vit-base-patch32, openai/clip-vit-large-patch14 (the image tower)",
+               true),
     Architecture{
         .modelType = "bart",
         .displayName = "BART",
@@ -543,6 +617,7 @@ std::string activationName(std::string_view name) {
     if (name == "silu") return "SiLU";
     if (name == "gelu") return "GELU (erf)";
     if (name == "relu") return "ReLU";
+    if (name == "quick_gelu") return "quick GELU";
     return "tanh GELU"; // gelu_new, gelu_pytorch_tanh
 }
 
@@ -577,11 +652,14 @@ ArchitectureSummary summarize(const Architecture& a) {
         break;
     }
     if (!a.names.headTransform.empty()) s.mlp += "; masked-LM head: dense, activation, norm";
+    if (!n.attnScale.empty()) s.mlp += "; layer scale on each block's output";
     if (a.has(kVisionKeys))
-        s.mlp += n.distillationToken.empty()
-                     ? "; classifier on the class token"
-                     : "; classifiers on the class and distillation tokens, averaged (or the "
-                       "class token's alone)";
+        s.mlp += !n.projection.empty() ? "; no classes: the class token, normed and projected"
+                 : a.vision.headReadsPatchMean
+                     ? "; classifier on the class token and the patch mean"
+                 : n.distillationToken.empty() ? "; classifier on the class token"
+                                               : "; classifiers on the class and distillation "
+                                                 "tokens, averaged (or the class token's alone)";
     if (a.residual == Residual::ParallelSharedNorm)
         s.mlp += "; parallel to attention, one shared norm";
     else if (a.residual == Residual::ParallelTwoNorms)
@@ -624,7 +702,11 @@ ArchitectureSummary summarize(const Architecture& a) {
     if (a.has(kVisionKeys)) {
         s.positions = std::string("learned, over the class token") +
                       (n.distillationToken.empty() ? "" : ", the distillation token") +
-                      " and the image's patches (a convolution, stride = kernel = patch size)";
+                      " and the image's patches (a convolution, stride = kernel = patch size" +
+                      (a.vision.patchBias ? "" : ", no bias") + ")";
+        if (a.vision.interpolatedPositions)
+            s.positions += ", bicubic-interpolated to the processor's grid";
+        if (a.vision.nestedConfig) s.positions += "; the config's `vision_config`";
     } else if (a.positions == Positions::Learned) {
         s.positions = a.positionOffset > 0 ? "learned, from row " + std::to_string(a.positionOffset)
                                             : "learned";

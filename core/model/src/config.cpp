@@ -25,6 +25,7 @@ using Json = nlohmann::json;
 constexpr std::int64_t kMaxExtent = std::int64_t{1} << 24;
 constexpr std::int64_t kMaxLayers = 4096;
 
+// clang-format off: a table laid out by kind
 constexpr std::string_view kChangeNothing[] = {
     // what the file is and who wrote it
     "architectures", "transformers_version", "_name_or_path", "dtype", "torch_dtype",
@@ -49,8 +50,12 @@ constexpr std::string_view kChangeNothing[] = {
     // generation settings
     "max_length", "min_length", "do_sample", "temperature", "top_k", "top_p", "num_beams",
     "repetition_penalty", "length_penalty", "no_repeat_ngram_size", "early_stopping",
-    "num_return_sequences",
+    "num_return_sequences", "num_beam_groups", "diversity_penalty", "typical_p",
+    "output_scores", "return_dict_in_generate", "remove_invalid_values",
+    "exponential_decay_length_penalty", "encoder_no_repeat_ngram_size", "use_bfloat16",
+    "tf_legacy_loss", "tie_encoder_decoder", "cross_attention_hidden_size",
 };
+// clang-format on
 
 struct ConfigError {
     std::string message;
@@ -176,8 +181,10 @@ Activation parseActivation(const std::string& name, const Reader& config) {
     if (name == "gelu") return Activation::GeluErf;
     if (name == "silu" || name == "swish") return Activation::Silu;
     if (name == "relu") return Activation::Relu;
+    if (name == "quick_gelu") return Activation::QuickGelu;
     config.fail("activation '" + name +
-                "' is not supported (AttnLab runs gelu, gelu_new, gelu_pytorch_tanh, silu, relu)");
+                "' is not supported (AttnLab runs gelu, gelu_new, gelu_pytorch_tanh, silu, relu, "
+                "quick_gelu)");
 }
 
 // ---- RoPE -------------------------------------------------------------------------------------
@@ -442,17 +449,35 @@ void parseT5Sizes(const Reader& config, ModelConfig& c) {
                     "' (gated, T5 v1.1 / Flan-T5) is not supported yet; AttnLab runs relu T5");
 }
 
-/// An image classifier's image, patches and labels (ViTConfig; id2label as transformers
-/// saves it, "0".."n-1" -> a name).
+/// An image model's image, patches and labels (ViTConfig; id2label as transformers saves it,
+/// "0".."n-1" -> a name). The labels are the classifier's; a checkpoint without one (ViTModel,
+/// Dinov2Model, CLIP) drops them when it is loaded.
 void parseVisionSizes(const Reader& config, ModelConfig& c) {
+    const Architecture& a = c.arch();
     c.imageSize = config.positive("image_size");
     c.patchSize = config.positive("patch_size");
     c.channels = config.positive("num_channels", 3);
     if (c.imageSize % c.patchSize != 0)
         config.fail("image_size " + std::to_string(c.imageSize) +
                     " is not a multiple of patch_size " + std::to_string(c.patchSize));
-    c.leadingTokens = c.arch().names.distillationToken.empty() ? 1 : 2;
-    c.maxPositions = c.patchGrid() * c.patchGrid() + c.leadingTokens;
+    c.leadingTokens = a.names.distillationToken.empty() ? 1 : 2;
+    c.positionGrid = c.patchGrid();
+    c.maxPositions = c.positionGrid * c.positionGrid + c.leadingTokens;
+    if (a.has(kDinov2Keys)) {
+        // Initialisation, training and the backbone's outputs: none is on the path from an
+        // image to its attention and its classes.
+        for (const char* key :
+             {"layerscale_value", "drop_path_rate", "use_mask_token", "out_features", "out_indices",
+              "stage_names", "apply_layernorm", "reshape_hidden_states"})
+            (void)config.has(key);
+        config.mustBeFalse("use_swiglu_ffn", "DINOv2 with its plain MLP (the giant's SwiGLU is not "
+                                             "supported yet)");
+    }
+    if (a.has(kClipVisionKeys)) {
+        // CLIPModel's projection is as wide as its own projection_dim says, not its tower's.
+        const Index width = config.positive("projection_dim", 512);
+        if (!a.vision.nestedConfig) c.projectionDim = width;
+    }
     if (config.has("id2label")) {
         const Json& names = config.at("id2label");
         if (!names.is_object() || names.empty() ||
@@ -480,7 +505,6 @@ void parseVisionSizes(const Reader& config, ModelConfig& c) {
             config.fail("'num_labels' " + std::to_string(count) + " but 'id2label' names " +
                         std::to_string(c.labels.size()));
     }
-    if (c.labels.empty()) config.fail("missing 'id2label': the classifier's classes");
     c.vocab = static_cast<Index>(c.labels.size());
     // The masked-image-modelling decoder's stride, and ViTModel's pooler: neither is on the
     // path from an image to its attention and its classes.
@@ -523,8 +547,17 @@ void parseSizes(const Reader& config, const Architecture& a, ModelConfig& c) {
                         " and there is no head_dim");
         c.headDim = c.hidden / c.heads;
     }
-    c.intermediate = gpt2 ? config.positive("n_inner", 4 * c.hidden)
-                          : config.positive("intermediate_size");
+    if (a.has(kDinov2Keys)) {
+        // Dinov2MLP: int(hidden_size * mlp_ratio) features.
+        const double ratio = config.number("mlp_ratio", 4.0);
+        const double inner = std::floor(static_cast<double>(c.hidden) * ratio);
+        if (!(inner >= 1 && inner <= static_cast<double>(kMaxExtent)))
+            config.fail("'mlp_ratio' " + std::to_string(ratio) + " gives no MLP width");
+        c.intermediate = static_cast<Index>(inner);
+    } else {
+        c.intermediate =
+            gpt2 ? config.positive("n_inner", 4 * c.hidden) : config.positive("intermediate_size");
+    }
     if (a.has(kVisionKeys)) {
         parseVisionSizes(config, c);
         return;
@@ -668,9 +701,9 @@ ModelConfig parseModel(const Reader& config, const Architecture& a) {
     parseSizes(config, a, c);
     c.normEps = a.normEpsKey ? config.number(a.normEpsKey, a.normEpsDefault) : a.normEpsDefault;
     c.activation = parseActivation(config.text(a.activationKey, a.activationDefault), config);
-    c.tiedEmbeddings = config.flag("tie_word_embeddings", a.tiedDefault);
-    if (a.has(kVisionKeys) && c.tiedEmbeddings)
-        config.fail("'tie_word_embeddings' = true: an image classifier has no word embeddings");
+    // An image model has no word embeddings to tie: transformers ties nothing whatever the key
+    // says (PretrainedConfig's default, true, is in every full config it saves).
+    c.tiedEmbeddings = config.flag("tie_word_embeddings", a.tiedDefault) && !a.has(kVisionKeys);
     c.qkvBias = biasOf(config, a.qkvBias);
     c.outputBias = biasOf(config, a.outBias);
     c.mlpBias = biasOf(config, a.mlpBias);
@@ -714,6 +747,38 @@ ModelConfig parseModel(const Reader& config, const Architecture& a) {
     return c;
 }
 
+/// CLIPModel's config: the image tower's settings in "vision_config" (where an old config also
+/// has "vision_config_dict", its values win, as CLIPConfig reads them) and the projection's
+/// width at the top. The text tower is not run: its settings are not read.
+ModelConfig parseNestedVision(const Reader& config, const Architecture& a) {
+    if (!config.has("vision_config")) config.fail("missing 'vision_config': the image tower");
+    Json merged = config.at("vision_config");
+    if (!merged.is_object()) config.fail("'vision_config' must be an object");
+    if (config.has("vision_config_dict")) {
+        // An old config's second copy of the tower's settings: where both name a key they must
+        // agree (versions of transformers differ on which wins).
+        const Json& other = config.at("vision_config_dict");
+        if (!other.is_object()) config.fail("'vision_config_dict' must be an object");
+        for (const auto& [key, value] : other.items()) {
+            if (key == "transformers_version") continue;
+            const auto it = merged.find(key);
+            if (it != merged.end() && *it != value)
+                config.fail("'vision_config' and 'vision_config_dict' disagree on '" + key + "'");
+            if (it == merged.end()) merged[key] = value;
+        }
+    }
+    const Reader vision = config.child(merged, "vision_config");
+    const std::string inner = vision.text("model_type", "clip_vision_model");
+    if (inner != "clip_vision_model")
+        vision.fail("model_type '" + inner + "' is not CLIP's image tower (clip_vision_model)");
+    ModelConfig c = parseModel(vision, a);
+    c.projectionDim = config.positive("projection_dim", 512);
+    for (const char* key : {"text_config", "text_config_dict", "logit_scale_init_value"})
+        (void)config.has(key);
+    config.refuseUnread(kChangeNothing);
+    return c;
+}
+
 } // namespace
 
 std::optional<Index> ModelConfig::uniformWindow() const {
@@ -743,6 +808,7 @@ Result<ModelConfig> parseConfig(const std::string& text, const std::string& name
         if (!architecture)
             config.fail("model_type '" + type + "' is not supported (AttnLab runs " +
                         architectureList() + ")");
+        if (architecture->vision.nestedConfig) return parseNestedVision(config, *architecture);
         return parseModel(config, *architecture);
     } catch (const ConfigError& e) {
         return Error{e.message};

@@ -249,6 +249,9 @@ void activate(Matrix& x, Activation activation) {
     case Activation::Relu:
         a = a.max(0.0f);
         break;
+    case Activation::QuickGelu: // x * sigmoid(1.702 x)
+        a = a * (1.0f / (1.0f + (-1.702f * a).exp()));
+        break;
     }
 }
 
@@ -359,6 +362,11 @@ void addResidual(Eigen::Ref<Matrix> x, Matrix& out, const Norm& after, const Mod
     if (!after.empty()) normalize(x, after, c.arch().norm, c.normEps, c.hidden);
 }
 
+/// DINOv2's layer scale: each feature of each row times its factor.
+void scaleFeatures(Matrix& rows, const Weight& scale) {
+    rows.array().rowwise() *= scale.vector().transpose().array();
+}
+
 /// Rows per block of a layer's row-wise stages: q/k/v with their norms and RoPE, the output
 /// projection with its residual, and the MLP with its residual. Their buffers (the MLP's
 /// [rows, intermediate] activations are the largest of a layer, S x 4.5 hidden or more; the
@@ -417,6 +425,7 @@ void mlpResidual(Matrix& x, const Matrix* shared, const Matrix& attended, const 
         }
         mlpRows(in, w, c, out, up, gate, threads);
         if (!w.mlpNormOut.empty()) normalize(out, w.mlpNormOut, norm, c.normEps, c.hidden);
+        if (!w.mlpScale.empty()) scaleFeatures(out, w.mlpScale);
         if (c.residual == Residual::Sequential)
             addResidual(rows, out, w.mlpNormAfter, c);
         else
@@ -503,7 +512,7 @@ std::vector<double> ropeInverseFrequencies(const ModelConfig& config) {
 std::optional<std::string> validateRun(const ModelConfig& config, std::span<const std::int64_t> ids,
                                        const RunOptions& options) {
     if (ids.empty()) return "no token ids to run";
-    for (std::size_t i = 0; i < ids.size(); ++i)
+    for (std::size_t i = 0; i < ids.size() && !config.vision(); ++i) // an image's are places
         if (ids[i] < 0 || ids[i] >= config.vocab)
             return "token id " + std::to_string(ids[i]) + " at position " + std::to_string(i) +
                    " is outside the vocabulary [0, " + std::to_string(config.vocab) + ")";
@@ -692,8 +701,8 @@ void patchHeads(const ActivationPatch& patch, Index layer, Index first, Index hd
 /// Each head's output at the last position through its slice of the output projection (the
 /// heads spread over the rows of one block-diagonal input, so one GEMM), and the bias, both
 /// times `scale` as the residual adds them.
-void recordHeadOutputs(RunRecording& record, const Linear& o, const ModelConfig& c, float scale,
-                       int threads) {
+void recordHeadOutputs(RunRecording& record, const Linear& o, const Weight& layerScale,
+                       const ModelConfig& c, float scale, int threads) {
     const Matrix& mixed = record.headInputs.back();
     const Index hd = c.headDim;
     Matrix spread = Matrix::Zero(c.heads, mixed.cols());
@@ -702,9 +711,14 @@ void recordHeadOutputs(RunRecording& record, const Linear& o, const ModelConfig&
             mixed.row(mixed.rows() - 1).segment(head * hd, hd);
     Matrix perHead;
     project(spread, Linear{o.weight, Weight{}}, perHead, threads);
-    record.headOutputs.push_back(perHead * scale);
     RowVector bias = RowVector::Zero(c.hidden);
-    if (!o.bias.empty()) bias = o.bias.vector().transpose() * scale;
+    if (!o.bias.empty()) bias = o.bias.vector().transpose();
+    if (!layerScale.empty()) { // DINOv2: as the forward scales the block's output
+        scaleFeatures(perHead, layerScale);
+        bias.array() *= layerScale.vector().transpose().array();
+    }
+    record.headOutputs.push_back(perHead * scale);
+    bias *= scale;
     record.attentionBias.push_back(std::move(bias));
 }
 
@@ -849,6 +863,7 @@ bool runStack(const Model& model, Pass pass, Matrix& x, Index old, ModelRun& run
             project(mixed, w.o, block.out, threads);
             if (!w.attnNormOut.empty())
                 normalize(block.out, w.attnNormOut, a.norm, c.normEps, c.hidden);
+            if (!w.attnScale.empty()) scaleFeatures(block.out, w.attnScale);
             if (sequential)
                 addResidual(x.middleRows(begin, count), block.out, w.attnNormAfter, c);
             else
@@ -887,8 +902,8 @@ bool runStack(const Model& model, Pass pass, Matrix& x, Index old, ModelRun& run
         release(h, attended, block.up, block.gate);
         if (record) {
             const bool scaled = sequential;
-            recordHeadOutputs(*record, w.o, c, scaled ? static_cast<float>(c.residualScale) : 1.0f,
-                              threads);
+            recordHeadOutputs(*record, w.o, w.attnScale, c,
+                              scaled ? static_cast<float>(c.residualScale) : 1.0f, threads);
         }
     }
     return true;
@@ -998,10 +1013,93 @@ Result<ModelRun> runModel(const Model& model, std::span<const std::int64_t> ids,
         return Error{model.name + " is an encoder-decoder (" + std::string(c.arch().displayName) +
                      "): give a source and a target"};
     if (c.vision())
-        return Error{model.name + " is an image classifier (" + std::string(c.arch().displayName) +
+        return Error{model.name + " is an image model (" + std::string(c.arch().displayName) +
                      "): it reads an image, not tokens"};
     return runOne(model, ids, options, previous, nullptr);
 }
+
+namespace {
+
+/// torch's antialiased bicubic filter (Keys, a = -0.5, as Pillow's), in float as torch computes
+/// it for float32 tensors.
+float antialiasedCubic(float x) {
+    constexpr float a = -0.5f;
+    x = std::abs(x);
+    if (x < 1.0f) return ((a + 2.0f) * x - (a + 3.0f)) * x * x + 1.0f;
+    if (x < 2.0f) return ((a * x - 5.0f * a) * x + 8.0f * a) * x - 4.0f * a;
+    return 0.0f;
+}
+
+/// What torch's interpolate(mode="bicubic", align_corners=False, antialias=True) reads for each
+/// of `out` outputs from `in` inputs along one axis: the first input and the normalised weights.
+struct Taps {
+    Index first = 0;
+    std::vector<float> weights;
+};
+
+std::vector<Taps> antialiasedTaps(Index in, Index out) {
+    const float scale = static_cast<float>(in) / static_cast<float>(out);
+    const float support = scale >= 1.0f ? 2.0f * scale : 2.0f;
+    const float invScale = scale >= 1.0f ? 1.0f / scale : 1.0f;
+    std::vector<Taps> taps(static_cast<std::size_t>(out));
+    for (Index i = 0; i < out; ++i) {
+        const float center = scale * (static_cast<float>(i) + 0.5f);
+        const Index first = std::max<Index>(static_cast<Index>(center - support + 0.5f), 0);
+        const Index count =
+            std::min<Index>(static_cast<Index>(center + support + 0.5f), in) - first;
+        Taps& t = taps[static_cast<std::size_t>(i)];
+        t.first = first;
+        float total = 0.0f;
+        for (Index j = 0; j < count; ++j) {
+            const float w =
+                antialiasedCubic((static_cast<float>(j + first) - center + 0.5f) * invScale);
+            t.weights.push_back(w);
+            total += w;
+        }
+        if (total != 0.0f)
+            for (float& w : t.weights)
+                w /= total;
+    }
+    return taps;
+}
+
+/// The learned positions of the image's tokens [T, D]: the table's rows, or (DINOv2, an image
+/// whose grid is not the table's) the leading rows, then the patches' grid resized as
+/// Dinov2Embeddings.interpolate_pos_encoding does it: along the columns, then the rows.
+Matrix positionsOf(const Model& model) {
+    const ModelConfig& c = model.config;
+    const Index lead = c.leadingTokens;
+    const Index grid = c.patchGrid();
+    const Index table = c.positionGrid;
+    if (grid == table) return model.main.positions.widen();
+    ATTN_CHECK(c.arch().vision.interpolatedPositions,
+               "positionsOf: a " << grid << " grid of a " << table << " table");
+    Matrix rows(table * table + lead, c.hidden);
+    model.main.positions.widenRows(0, rows.rows(), rows.data());
+    const std::vector<Taps> taps = antialiasedTaps(table, grid);
+    Matrix across(table * grid, c.hidden); // [table rows][grid columns]
+    for (Index r = 0; r < table; ++r)
+        for (Index col = 0; col < grid; ++col) {
+            const Taps& t = taps[static_cast<std::size_t>(col)];
+            auto out = across.row(r * grid + col);
+            out.setZero();
+            for (std::size_t j = 0; j < t.weights.size(); ++j)
+                out += t.weights[j] * rows.row(lead + r * table + t.first + static_cast<Index>(j));
+        }
+    Matrix positions(grid * grid + lead, c.hidden);
+    positions.topRows(lead) = rows.topRows(lead);
+    for (Index r = 0; r < grid; ++r)
+        for (Index col = 0; col < grid; ++col) {
+            const Taps& t = taps[static_cast<std::size_t>(r)];
+            auto out = positions.row(lead + r * grid + col);
+            out.setZero();
+            for (std::size_t j = 0; j < t.weights.size(); ++j)
+                out += t.weights[j] * across.row((t.first + static_cast<Index>(j)) * grid + col);
+        }
+    return positions;
+}
+
+} // namespace
 
 Result<ModelRun> runImage(const Model& model, std::span<const float> pixels,
                           const RunOptions& options) {
@@ -1039,11 +1137,9 @@ Result<ModelRun> runImage(const Model& model, std::span<const float> pixels,
     x.row(0) = model.classToken.matrix().row(0);
     if (lead > 1) x.row(1) = model.distillationToken.matrix().row(0);
     x.bottomRows(tokens - lead) = projected;
-    RowVector position(c.hidden);
-    for (Index t = 0; t < tokens; ++t) {
-        model.main.positions.widenRows(t, 1, position.data());
-        x.row(t) += position;
-    }
+    x += positionsOf(model);
+    if (!model.main.embedNorm.empty()) // CLIP's pre_layrnorm
+        normalize(x, model.main.embedNorm, c.arch().norm, c.normEps, c.hidden);
 
     ModelRun run;
     run.ids = ids;
@@ -1057,7 +1153,28 @@ Result<ModelRun> runImage(const Model& model, std::span<const float> pixels,
     RunOptions noLogits = options;
     noLogits.logits = LogitRows::None;
     finish(model, x, 0, run, nullptr, noLogits, threads);
-    logitsOf(model, run.finalHidden.topRows(1), run.logits, threads); // the class token's
+    const Matrix cls = run.finalHidden.topRows(1);
+    if (!model.classifies()) {
+        // The image's embedding: the class token's final state, CLIP's normed and projected.
+        run.imageEmbedding = cls;
+        if (!model.poolNorm.empty())
+            normalize(run.imageEmbedding, model.poolNorm, c.arch().norm, c.normEps, c.hidden);
+        if (!model.projection.empty()) {
+            Matrix embedding;
+            project(run.imageEmbedding, model.projection, embedding, threads);
+            run.imageEmbedding = std::move(embedding);
+        }
+        return run;
+    }
+    if (c.arch().vision.headReadsPatchMean) {
+        // DINOv2: the classifier reads the class token beside the mean of the patches.
+        Matrix both(1, 2 * c.hidden);
+        both.leftCols(c.hidden) = cls;
+        both.rightCols(c.hidden) = run.finalHidden.bottomRows(tokens - lead).colwise().mean();
+        logitsOf(model, both, run.logits, threads);
+    } else {
+        logitsOf(model, cls, run.logits, threads);
+    }
     if (!model.distillationHead.weight.empty()) {
         // DeiT with its teacher's head: the mean of the class and distillation tokens' logits.
         Matrix distilled;

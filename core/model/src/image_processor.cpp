@@ -329,12 +329,53 @@ Result<ImageProcessor> readModelImageProcessor(const std::string& directory,
                      ": its images' size depends on each image (a shortest-edge resize "
                      "and no centre crop); the model reads " +
                      std::to_string(config.imageSize) + " x " + std::to_string(config.imageSize)};
+    if (config.arch().vision.interpolatedPositions) {
+        // DINOv2 reads the processor's images, whatever image_size says (loadModel).
+        if (height == width && height % config.patchSize == 0) return processor;
+        return Error{path + ": it makes " + std::to_string(height) + " x " + std::to_string(width) +
+                     " images; the model reads square images of whole " +
+                     std::to_string(config.patchSize) + "-pixel patches"};
+    }
     if (height != config.imageSize || width != config.imageSize)
         return Error{path + ": it makes " + std::to_string(height) + " x " + std::to_string(width) +
                      " images ('" + (processor->centerCrop ? "crop_size" : "size") +
                      "') but the model reads " + std::to_string(config.imageSize) + " x " +
                      std::to_string(config.imageSize)};
     return processor;
+}
+
+namespace {
+
+/// The width and height a width x height image is resized to: `size`, or (shortest edge)
+/// transformers' get_resize_output_image_size(default_to_square=False), the shorter side to
+/// shortest_edge and the longer int(shortest_edge * long / short); the image's own without a
+/// resize.
+std::pair<Index, Index> resizedSize(const ImageProcessor& p, Index width, Index height) {
+    if (!p.resize) return {width, height};
+    if (p.shortestEdge == 0) return {p.width, p.height};
+    const Index shorter = std::min(width, height), longer = std::max(width, height);
+    const auto scaled =
+        static_cast<Index>(static_cast<double>(p.shortestEdge) * static_cast<double>(longer) /
+                           static_cast<double>(shorter));
+    return width <= height ? std::pair{p.shortestEdge, scaled} : std::pair{scaled, p.shortestEdge};
+}
+
+/// Where numpy's centre crop starts: (size - crop) // 2, floored (negative where the crop is
+/// larger and the image sits in zeros, ceil((crop - size) / 2) from the top left).
+Index floorHalf(Index n) {
+    return n >= 0 ? n / 2 : -((-n + 1) / 2);
+}
+
+} // namespace
+
+ImageRegion processedRegion(const ImageProcessor& p, Index width, Index height) {
+    const auto w = static_cast<double>(width), h = static_cast<double>(height);
+    if (!p.centerCrop || width <= 0 || height <= 0) return {0, 0, w, h};
+    const auto [toWidth, toHeight] = resizedSize(p, width, height);
+    const double sx = w / static_cast<double>(toWidth), sy = h / static_cast<double>(toHeight);
+    return {static_cast<double>(floorHalf(toWidth - p.cropWidth)) * sx,
+            static_cast<double>(floorHalf(toHeight - p.cropHeight)) * sy,
+            static_cast<double>(p.cropWidth) * sx, static_cast<double>(p.cropHeight) * sy};
 }
 
 Result<std::vector<float>> processImage(std::span<const std::uint8_t> rgb, Index width,
@@ -349,22 +390,11 @@ Result<std::vector<float>> processImage(std::span<const std::uint8_t> rgb, Index
     std::vector<std::uint8_t> resized;
     Index w = width, h = height;
     if (p.resize) {
-        Index toHeight = p.height, toWidth = p.width;
-        if (p.shortestEdge > 0) {
-            // transformers' get_resize_output_image_size(default_to_square=False): the shorter
-            // side to shortest_edge, the longer int(shortest_edge * long / short).
-            const Index shorter = std::min(width, height), longer = std::max(width, height);
-            const auto scaled =
-                static_cast<Index>(static_cast<double>(p.shortestEdge) *
-                                   static_cast<double>(longer) / static_cast<double>(shorter));
-            toWidth = width <= height ? p.shortestEdge : scaled;
-            toHeight = width <= height ? scaled : p.shortestEdge;
-            if (toWidth > kMaxImageSide || toHeight > kMaxImageSide)
-                return Error{"the image is " + std::to_string(width) + " x " +
-                             std::to_string(height) + " pixels; its shorter side to " +
-                             std::to_string(p.shortestEdge) + " makes the longer over " +
-                             std::to_string(kMaxImageSide)};
-        }
+        const auto [toWidth, toHeight] = resizedSize(p, width, height);
+        if (toWidth > kMaxImageSide || toHeight > kMaxImageSide)
+            return Error{"the image is " + std::to_string(width) + " x " + std::to_string(height) +
+                         " pixels; its shorter side to " + std::to_string(p.shortestEdge) +
+                         " makes the longer over " + std::to_string(kMaxImageSide)};
         if (toWidth != width || toHeight != height) {
             resized = resizeLikePillow(rgb, width, height, 3, toWidth, toHeight, p.resample);
             rgb = resized;
@@ -376,7 +406,6 @@ Result<std::vector<float>> processImage(std::span<const std::uint8_t> rgb, Index
     if (p.centerCrop && (p.cropWidth != w || p.cropHeight != h)) {
         // transformers' center_crop: numpy's slice from (size - crop) // 2, floored; an image
         // smaller than the crop sits in zeros, ceil((crop - size) / 2) from the top left.
-        const auto floorHalf = [](Index n) { return n >= 0 ? n / 2 : -((-n + 1) / 2); };
         const Index top = floorHalf(h - p.cropHeight), left = floorHalf(w - p.cropWidth);
         cropped.assign(static_cast<std::size_t>(p.cropHeight * p.cropWidth * 3), 0);
         for (Index y = 0; y < p.cropHeight; ++y) {

@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "attnlab/base/check.h"
+#include "attnlab/model/image_processor.h"
 
 namespace attnlab::model {
 namespace {
@@ -40,6 +41,7 @@ public:
           m_total(std::max<std::size_t>(1, tensors.mappedBytes())) {}
 
     bool has(const std::string& name) const { return m_tensors.find(name) != nullptr; }
+    const std::string& checkpoint() const { return m_checkpoint; }
     bool hasShape(const std::string& name, const std::vector<Index>& shape) const {
         const TensorEntry* entry = m_tensors.find(name);
         return entry && entry->shape == shape;
@@ -160,26 +162,30 @@ public:
     }
 
 private:
-    /// An image classifier (ViT): the patch convolution, the class token and the learned
-    /// positions (parameters, named without ".weight"), the encoder, and the classifier.
+    /// An image model: the patch convolution, the class token and the learned positions
+    /// (parameters, named without ".weight"; CLIP's as an embedding table), the encoder, and
+    /// the classifier where the checkpoint has one (else the labels go: the model gives the
+    /// image's embedding, CLIP's through its pooled norm and projection).
     void bindVision() {
         const Architecture& a = m_c.arch();
         const Index d = m_c.hidden;
         const Index p = m_c.patchSize;
-        const Index tokens = m_c.maxPositions;
+        const Index table = m_c.positionGrid * m_c.positionGrid + m_c.leadingTokens;
         m_model.patchEmbedding.weight =
             m_bind.bind(name(a.names.embed, ".weight"), {d, m_c.channels, p, p}, Held::Own,
                         std::pair{d, m_c.channels * p * p});
-        m_model.patchEmbedding.bias = m_bind.bind(name(a.names.embed, ".bias"), {d});
-        m_model.classToken =
-            m_bind.bind(name(a.names.classToken, ""), {1, 1, d}, Held::Float32, std::pair{1, d});
+        if (a.vision.patchBias)
+            m_model.patchEmbedding.bias = m_bind.bind(name(a.names.embed, ".bias"), {d});
+        m_model.classToken = tokenParameter(a.names.classToken);
         m_model.main = stack(a.names, m_c.layers, false);
-        m_model.main.positions = m_bind.bind(name(a.names.positions, ""), {1, tokens, d}, Held::Own,
-                                             std::pair{tokens, d});
+        const std::string positions = name(a.names.positions, "");
+        m_model.main.positions =
+            m_bind.hasShape(positions, {table, d})
+                ? m_bind.bind(positions, {table, d}, Held::Own)
+                : m_bind.bind(positions, {1, table, d}, Held::Own, std::pair{table, d});
         std::string head(a.names.lmHead);
         if (!a.names.distillationToken.empty()) {
-            m_model.distillationToken = m_bind.bind(name(a.names.distillationToken, ""),
-                                                    {1, 1, d}, Held::Float32, std::pair{1, d});
+            m_model.distillationToken = tokenParameter(a.names.distillationToken);
             const std::string teacher(a.names.distillationHead);
             if (m_bind.has(teacher + ".weight")) {
                 // DeiTForImageClassificationWithTeacher: both heads, averaged.
@@ -190,8 +196,33 @@ private:
                 head = "classifier"; // DeiTForImageClassification: the class token's alone
             }
         }
-        m_model.lmHead.weight = m_bind.bind(head + ".weight", {m_c.vocab, d}, Held::Own);
-        m_model.lmHead.bias = m_bind.bind(head + ".bias", {m_c.vocab});
+        if (!head.empty() && m_bind.has(head + ".weight")) {
+            if (m_c.vocab == 0)
+                throw LoadError{m_bind.checkpoint() + ": it has a classifier ('" + head +
+                                ".weight') but config.json names no classes ('id2label')"};
+            const Index in = a.vision.headReadsPatchMean ? 2 * d : d;
+            m_model.lmHead.weight = m_bind.bind(head + ".weight", {m_c.vocab, in}, Held::Own);
+            m_model.lmHead.bias = m_bind.bind(head + ".bias", {m_c.vocab});
+        } else {
+            // No classifier (ViTModel, Dinov2Model, CLIP): no classes, whatever id2label says.
+            m_model.config.labels.clear();
+            m_model.config.vocab = 0;
+        }
+        m_model.poolNorm = norm("", a.names.poolNorm, d);
+        const std::string projection = std::string(a.names.projection) + ".weight";
+        if (!a.names.projection.empty() && m_bind.has(projection))
+            m_model.projection.weight = m_bind.bind(projection, {m_c.projectionDim, d}, Held::Own);
+        else
+            m_model.config.projectionDim = 0;
+    }
+
+    /// A learned token, [1, 1, D] (ViT's cls_token) or [D] (CLIP's class_embedding), as [1, D].
+    Weight tokenParameter(std::string_view module) {
+        const Index d = m_c.hidden;
+        const std::string full = name(module, "");
+        return m_bind.hasShape(full, {d})
+                   ? m_bind.bind(full, {d}, Held::Float32, std::pair{1, d})
+                   : m_bind.bind(full, {1, 1, d}, Held::Float32, std::pair{1, d});
     }
 
     /// The names' prefix when the checkpoint uses it ("model.", "bert."); a bare base model
@@ -283,6 +314,10 @@ private:
         w.up = linear(at, n.up, inner, d, m_c.mlpBias);
         w.gateUp = linear(at, n.gateUp, 2 * inner, d, m_c.mlpBias);
         w.down = linear(at, n.down, d, inner, m_c.mlpBias);
+        if (!n.attnScale.empty()) {
+            w.attnScale = m_bind.bind(name(at + std::string(n.attnScale), ""), {d});
+            w.mlpScale = m_bind.bind(name(at + std::string(n.mlpScale), ""), {d});
+        }
         if (cross) {
             w.crossNormIn = norm(at, n.crossNormIn, d);
             w.crossQ = linear(at, n.crossQ, qDim, d, m_c.qkvBias);
@@ -373,6 +408,27 @@ std::size_t Model::copiedBytes() const {
     return total;
 }
 
+namespace {
+
+/// DINOv2 reads the image its processor makes (224 x 224 after the crop), not config.json's
+/// image_size (518, the positions' grid), and interpolates its positions to that grid. A folder
+/// without a processor, or with one whose images are not square in whole patches, keeps
+/// image_size (readModelImageProcessor then names what does not fit).
+void readsItsProcessorsImages(const std::string& directory, ModelConfig& config) {
+    const std::string path =
+        (std::filesystem::path(directory) / "preprocessor_config.json").string();
+    std::error_code error;
+    if (!std::filesystem::exists(path, error)) return;
+    const Result<ImageProcessor> processor = readImageProcessor(path);
+    if (!processor) return;
+    const auto [height, width] = processor->outputSize();
+    if (height <= 0 || height != width || height % config.patchSize != 0) return;
+    config.imageSize = height;
+    config.maxPositions = config.patchGrid() * config.patchGrid() + config.leadingTokens;
+}
+
+} // namespace
+
 Result<Model> loadModel(const std::string& directory, const LoadOptions& options) {
     namespace fs = std::filesystem;
     std::error_code ec;
@@ -383,6 +439,8 @@ Result<Model> loadModel(const std::string& directory, const LoadOptions& options
     if (!config) return Error{config.error()};
     auto tensors = SafeTensors::open(directory);
     if (!tensors) return Error{tensors.error()};
+
+    if (config->arch().vision.interpolatedPositions) readsItsProcessorsImages(directory, *config);
 
     Model model;
     model.config = *config;

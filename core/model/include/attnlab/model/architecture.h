@@ -91,9 +91,13 @@ enum Feature : std::uint32_t {
     kBertKeys = 1u << 15,          ///< type_vocab_size, position_embedding_type
     kSeq2SeqKeys = 1u << 16,       ///< d_model, encoder_/decoder_ layers, heads, ffn_dim (BART, Marian)
     kT5Keys = 1u << 17,            ///< d_model, d_kv, d_ff, num_layers, relative_attention_*
-    /// An image classifier (ViT): image_size, patch_size, num_channels, id2label; the input is
-    /// an image's patches (a convolution with stride = kernel = patch size) after a class token
+    /// An image model (ViT): image_size, patch_size, num_channels, id2label; the input is an
+    /// image's patches (a convolution with stride = kernel = patch size) after a class token
     kVisionKeys = 1u << 18,
+    /// DINOv2: mlp_ratio, layerscale_value, use_swiglu_ffn (false only), the backbone's keys
+    kDinov2Keys = 1u << 19,
+    /// CLIP's image tower: projection_dim
+    kClipVisionKeys = 1u << 20,
 };
 
 /// The names of a family's tensors: module names, to which ".weight" / ".bias" are added. The
@@ -128,6 +132,27 @@ struct TensorNames {
     /// classifier (DeiTForImageClassification) reads the class token alone, with `classifier`.
     std::string_view distillationToken{};
     std::string_view distillationHead{};
+    /// DINOv2's layer scale: a per-feature factor [D] on the attention's and the MLP's output
+    /// before each residual sum (a parameter, named without ".weight").
+    std::string_view attnScale{}, mlpScale{};
+    /// CLIP: a norm of the class token's final state (the pooled output), and the projection
+    /// [projection_dim, D] without bias that makes it the image embedding (never prefixed).
+    std::string_view poolNorm{};
+    std::string_view projection{};
+};
+
+/// How an image model's input and output differ from ViT's.
+struct VisionTraits {
+    bool patchBias = true; ///< the patch convolution has a bias (CLIP's has none)
+    /// The learned positions are interpolated (bicubic, antialiased, as torch's interpolate) to
+    /// the grid of the image the processor makes, when it is not the table's (DINOv2)
+    bool interpolatedPositions = false;
+    /// The classifier reads the class token's final state and the mean of the patches' (2 D
+    /// inputs; DINOv2), not the class token's alone
+    bool headReadsPatchMean = false;
+    /// The model's settings sit in the config's "vision_config" (CLIPModel: the image tower of
+    /// two; the text tower is not run)
+    bool nestedConfig = false;
 };
 
 struct Architecture {
@@ -159,6 +184,7 @@ struct Architecture {
     long long positionOffset = 0; ///< BART's learned positions start at row 2
     TensorNames names;        ///< the model, or an encoder-decoder's decoder
     TensorNames encoderNames{}; ///< an encoder-decoder's encoder
+    VisionTraits vision{};      ///< an image model's (kVisionKeys)
 
     bool has(Feature f) const { return (features & f) != 0; }
 };

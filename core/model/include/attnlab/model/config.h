@@ -21,7 +21,8 @@ enum class Activation {
     GeluTanh, ///< gelu_new, gelu_pytorch_tanh, gelu_fast
     GeluErf,  ///< gelu
     Silu,     ///< silu, swish
-    Relu
+    Relu,
+    QuickGelu ///< quick_gelu (CLIP): x * sigmoid(1.702 x)
 };
 
 /// One set of rotary frequencies (rotate-half RoPE on the first `dim` values of each head).
@@ -82,14 +83,23 @@ struct ModelConfig {
     Index relativeMaxDistance = 0; ///< T5: relative_attention_max_distance
     /// The first id of an encoder-decoder's target (decoder_start_token_id; T5: the pad id).
     std::optional<std::int64_t> decoderStartTokenId;
-    // Image classifiers (ViT, DeiT): a square image of imageSize pixels, cut into patchSize
-    // squares; vocab is the number of labels, maxPositions the leading tokens and the patches.
+    // Image models (ViT, DeiT, DINOv2, CLIP's image tower): a square image of imageSize pixels,
+    // cut into patchSize squares; vocab is the number of labels (0: a model without a
+    // classifier, which gives the image's embedding), maxPositions the leading tokens and the
+    // patches.
     Index imageSize = 0;
     Index patchSize = 0;
     Index channels = 0;
     /// The tokens before the patches: the class token, and DeiT's distillation token.
     Index leadingTokens = 0;
-    std::vector<std::string> labels; ///< id2label, by id
+    /// Patches per side of the learned positions' table: the image's grid, or (DINOv2) the
+    /// grid of config.json's image_size, interpolated to the image's (imageSize is then its
+    /// image processor's, see loadModel).
+    Index positionGrid = 0;
+    /// CLIP: the image embedding's width (projection_dim), where the checkpoint has the
+    /// projection.
+    Index projectionDim = 0;
+    std::vector<std::string> labels; ///< id2label, by id; empty without a classifier
 
     const Architecture& arch() const { return *architecture; }
     bool usesRope() const { return !ropes.empty(); }

@@ -63,7 +63,8 @@ constexpr Index kMaxImageSide = 16384;
 Result<ImageProcessor> parseImageProcessor(const std::string& text, const std::string& name);
 Result<ImageProcessor> readImageProcessor(const std::string& path);
 /// The image processor of the image classifier in `directory` (its preprocessor_config.json),
-/// checked against the model: its size must be config.imageSize square. Errors name the file:
+/// checked against the model: its size must be config.imageSize square (DINOv2: square, in
+/// whole patches; the model reads what it makes). Errors name the file:
 /// missing, unreadable, a key not followed, another size.
 Result<ImageProcessor> readModelImageProcessor(const std::string& directory,
                                                const ModelConfig& config);
@@ -73,6 +74,15 @@ Result<ImageProcessor> readModelImageProcessor(const std::string& directory,
 std::vector<std::uint8_t> resizeLikePillow(std::span<const std::uint8_t> pixels, Index width,
                                            Index height, Index channels, Index outWidth,
                                            Index outHeight, Resample filter);
+
+/// The part of a width x height image that the processed image shows, in the image's own
+/// pixels: all of it after a resize alone; after a centre crop, the crop scaled back to the
+/// image (reaching past it where the crop is larger than the resized image, which then sits in
+/// zeros). What a view draws under the patches, so each patch covers what the model read.
+struct ImageRegion {
+    double x = 0, y = 0, width = 0, height = 0;
+};
+ImageRegion processedRegion(const ImageProcessor& processor, Index width, Index height);
 
 /// The pixel values [3, H, W] (row-major, float32) of an RGB image, 8 bits a value, rows top
 /// first, `width` x `height`, interleaved R, G, B. Errors: an empty or oversized image, or

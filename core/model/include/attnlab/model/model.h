@@ -92,6 +92,7 @@ struct LayerWeights {
     Linear up, gate, gateUp, down;
     Linear crossQ, crossK, crossV, crossO; ///< an encoder-decoder's decoder: cross-attention
     Norm crossNormIn, crossNormAfter;
+    Weight attnScale, mlpScale; ///< DINOv2's layer scale [D] on each block's output
 };
 
 /// One stack of layers with what surrounds it: a decoder-only model or an encoder has one, an
@@ -136,6 +137,13 @@ public:
     /// when the checkpoint reads the class token alone).
     Weight distillationToken;
     Linear distillationHead;
+    /// CLIP: the norm of the pooled class token, and the projection to the image embedding
+    /// [projection_dim, D] (empty without one).
+    Norm poolNorm;
+    Linear projection;
+    /// An image model with a classifier (lmHead; config.labels names its classes); without one
+    /// it gives the image's embedding.
+    bool classifies() const { return !lmHead.empty(); }
 
     /// Bytes of the mapped checkpoint files.
     std::size_t checkpointBytes() const { return m_tensors ? m_tensors->mappedBytes() : 0; }
@@ -265,6 +273,9 @@ struct ModelRun {
     std::vector<Index> passes;
     Matrix finalHidden;              ///< [S, D] after the final norm
     Matrix logits;                   ///< [S, V] (All), [1, V] (Last) or empty
+    /// An image model without a classifier: the image's embedding [1, E] (the class token's
+    /// final state; CLIP's normed and, with its projection, projected); else empty.
+    Matrix imageEmbedding;
     LogitRows logitRows = LogitRows::None;
     std::set<std::pair<Index, Index>> ablatedHeads;
     bool extended = false;     ///< this run reused a previous run's cache
@@ -294,12 +305,14 @@ std::size_t commonPrefix(std::span<const std::int64_t> a, std::span<const std::i
 Result<ModelRun> runModel(const Model& model, std::span<const std::int64_t> ids,
                           const RunOptions& options = {}, const ModelRun* previous = nullptr);
 
-/// Runs an image classifier (config.vision(): ViT) on one image's pixel values [C, H, W],
-/// row-major, H = W = config.imageSize, already processed as the model's image processor does
-/// (resized, rescaled, normalised). The sequence is the class token, then the patches row by
-/// row (T = 1 + (H / P)^2; ids holds T zeros); attention is two-way; the logits [1, labels] are
-/// the classifier's on the class token. Errors: a model that reads tokens, pixels of another
-/// size, or "cancelled".
+/// Runs an image model (config.vision(): ViT, DeiT, DINOv2, CLIP's image tower) on one image's
+/// pixel values [C, H, W], row-major, H = W = config.imageSize, already processed as the
+/// model's image processor does (resized, cropped, rescaled, normalised). The sequence is the
+/// class token (and DeiT's distillation token), then the patches row by row (T = lead +
+/// (H / P)^2; ids holds T zeros); attention is two-way. With a classifier the logits [1, labels]
+/// are its (on the class token; DeiT's teacher: the mean with the distillation token's; DINOv2:
+/// on the class token and the patches' mean); without one, imageEmbedding is set. Errors: a
+/// model that reads tokens, pixels of another size, or "cancelled".
 Result<ModelRun> runImage(const Model& model, std::span<const float> pixels,
                           const RunOptions& options = {});
 
