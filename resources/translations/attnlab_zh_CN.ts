@@ -2082,6 +2082,10 @@ output</source>
         <source>Open an image for %1: File &gt; Open Image... (Ctrl+I), an example under File &gt; Examples, or drop a PNG or JPEG on the window.</source>
         <translation>为 %1 打开一张图像：文件 &gt; 打开图像…（Ctrl+I），文件 &gt; 示例 里的例子，或把 PNG、JPEG 拖到窗口上。</translation>
     </message>
+    <message>
+        <source>No classes: this checkpoint has no classifier. It gives the image&apos;s embedding (%1 values), which `attnlab model --image` writes.</source>
+        <translation>没有类别：这个检查点没有分类器。它给出图像的嵌入向量（%1 个值），`attnlab model --image` 会把它写出。</translation>
+    </message>
 </context>
 <context>
     <name>attnlab::ui::InputsPanel</name>

@@ -159,6 +159,7 @@ Index ImageAttentionView::queryToken() const {
 void ImageAttentionView::refresh() {
     m_values.clear();
     m_labels.clear();
+    m_noClasses.clear();
     m_caption.clear();
     m_placeholder.clear();
     const ModelDocument* models = ModelDocument::of(document());
@@ -205,6 +206,11 @@ void ImageAttentionView::refresh() {
                 m_values[static_cast<std::size_t>(r * grid + c)] =
                     row(model::tokenOfPatch(config, r, c));
         m_labels = model::topLabels(config, run->logits, kTopLabels);
+        if (!net.classifies())
+            m_noClasses = tr("No classes: this checkpoint has no classifier. It gives the "
+                             "image's embedding (%1 values), which `attnlab model --image` "
+                             "writes.")
+                              .arg(run->imageEmbedding.cols());
         const QString who = query == 0 ? QStringLiteral("[CLS]")
                                        : QString::fromStdString(model::imageTokenNames(
                                              config)[static_cast<std::size_t>(query)]);
@@ -320,17 +326,28 @@ void ImageAttentionView::draw(QPainter& painter, const QSize& size) const {
                          .arg(grid)
                          .arg(config.patchSize));
 
-    // The picture as the model reads it: stretched to its square (the processor resizes). Under
-    // an overlay it is grey, so a yellow shape never reads as attention.
+    // The picture as the model reads it: the part its processor keeps (all of it, or the centre
+    // crop) stretched to the square, so each patch covers what the model read. Under an overlay
+    // it is grey, so a yellow shape never reads as attention.
     const QImage& original = models->runImage()->picture;
     if (m_greyKey != original.cacheKey()) {
         m_grey = original.convertToFormat(QImage::Format_Grayscale8);
         m_greyKey = original.cacheKey();
     }
     const QImage& picture = m_opacity > 0 ? m_grey : original;
+    const model::ImageRegion region =
+        models->imageProcessor()
+            ? model::processedRegion(*models->imageProcessor(), picture.width(), picture.height())
+            : model::ImageRegion{0, 0, double(picture.width()), double(picture.height())};
+    const QRectF source =
+        QRectF(region.x, region.y, region.width, region.height).intersected(QRectF(picture.rect()));
+    const double across = square.width() / region.width, down = square.height() / region.height;
+    const QRectF target(square.left() + (source.left() - region.x) * across,
+                        square.top() + (source.top() - region.y) * down, source.width() * across,
+                        source.height() * down);
     painter.setRenderHint(QPainter::SmoothPixmapTransform,
-                          picture.width() > square.width() || picture.height() > square.height());
-    painter.drawImage(square, picture);
+                          source.width() > square.width() || source.height() > square.height());
+    painter.drawImage(target, picture, source);
 
     // The overlay: each patch's share of the largest value, its colour more opaque the more
     // attention it gets, so the picture shows where attention is low.
@@ -388,6 +405,9 @@ void ImageAttentionView::draw(QPainter& painter, const QSize& size) const {
                      tr("The model says"));
     painter.setFont(font);
     at += line * 1.5;
+    if (!m_noClasses.isEmpty())
+        painter.drawText(QRectF(left, at, width, layout.labels.bottom() - at),
+                         Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap, m_noClasses);
     const double percentWidth = metrics.horizontalAdvance(QStringLiteral(" 100.0 %"));
     for (const model::LabelProbability& label : m_labels) {
         painter.setPen(look.foreground);

@@ -93,6 +93,8 @@ private:
     double m_opacity = 0.6;
     std::vector<double> m_values;
     std::vector<model::LabelProbability> m_labels;
+    /// A model without classes (DINOv2, CLIP): what it gives instead; empty with a classifier.
+    QString m_noClasses;
     QString m_caption;
     QString m_placeholder;
     /// Rollout of the run it was computed for, per top layer.
