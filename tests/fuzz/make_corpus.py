@@ -184,6 +184,11 @@ for name in sorted(os.listdir(HF)):
     if os.path.exists(os.path.join(HF, name, "config.json")):
         with open(os.path.join(HF, name, "config.json")) as f:
             write("config", "hf_" + name + ".json", f.read())
+# the image rows' configs (scripts/make_vision_fixtures.py), CLIPModel's nested one among them
+FIXTURES = os.path.join(os.path.dirname(HF))
+for name in ("vit", "deit", "dinov2", "dinov2_base", "clip_vision", "clip"):
+    with open(os.path.join(FIXTURES, name, "config.json")) as f:
+        write("config", "vision_" + name + ".json", f.read())
 
 # tokenizer: tokenizer.json (tiny BPE vocabularies with the stages real files use)
 def tokenizer(pieces, merges, **stages):
