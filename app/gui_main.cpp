@@ -117,7 +117,7 @@ int guiMain(int argc, char** argv) {
                                         QStringLiteral("TEXT"));
     const QCommandLineOption imageOption(
         QStringLiteral("image"),
-        QCoreApplication::translate("main", "The image an image classifier (--model) reads."),
+        QCoreApplication::translate("main", "The image an image model (--model) reads."),
         QStringLiteral("FILE"));
     const QCommandLineOption lessonOption(
         QStringLiteral("lesson"),

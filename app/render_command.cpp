@@ -98,8 +98,9 @@ constexpr const char* kUsage =
     "Real models (docs/models.md):\n"
     "  --model DIR --text \"...\"   run a checkpoint folder on the text; --layer and --head\n"
     "                             pick what the figure shows (default 0)\n"
-    "  --model DIR --image X.png  an image classifier (ViT) on an image; --view image-attention\n"
-    "                             draws the class token's attention on it (--query N: token N's;\n"
+    "  --model DIR --image X.png  an image model (ViT, DeiT, DINOv2, CLIP) on an image;\n"
+    "                             --view image-attention draws the class token's attention on\n"
+    "                             it (--query N: token N's;\n"
     "                             --layer, --head; --mean-heads: the layer's heads averaged;\n"
     "                             --rollout: rollout through layers 0..--layer)\n"
     "  --patch \"CORRUPTED\"        --view patching: the corrupted text (as many tokens as\n"
@@ -382,10 +383,9 @@ Index shownLayer(const Arguments& args, const std::string& directory,
 /// An image classifier and the image it reads (render --model DIR --image X.png).
 ModelInput loadImageInput(const Arguments& args, const std::string& directory,
                           const Session& session) {
-    if (get(args, "text"))
-        fail("--text: " + directory + " is an image classifier; give --image X.png");
+    if (get(args, "text")) fail("--text: " + directory + " is an image model; give --image X.png");
     const auto imagePath = get(args, "image");
-    if (!imagePath) fail("--model " + directory + " is an image classifier: give --image X.png");
+    if (!imagePath) fail("--model " + directory + " is an image model: give --image X.png");
     ModelInput input;
     input.directory = directory;
     auto loaded = model::loadModel(directory);
@@ -420,7 +420,8 @@ ModelInput loadModelInput(const Arguments& args, const std::string& directory,
     if (auto config = model::readConfig(directory + "/config.json"); config && config->vision())
         return loadImageInput(args, directory, session);
     if (get(args, "image"))
-        fail("--image: " + directory + " reads text; --image is for an image classifier (ViT)");
+        fail("--image: " + directory +
+             " reads text; --image is for an image model (ViT, DINOv2, CLIP)");
     const auto text = get(args, "text");
     if (!text) fail("--model needs --text \"...\"");
     input.text = *text;
@@ -467,7 +468,7 @@ int run(int argc, char** argv) {
              "as --text)");
     const bool imageView = choice.id == QLatin1String("image-attention");
     if (imageView && !get(args, "model"))
-        fail("--view image-attention needs an image classifier: --model DIR --image X.png");
+        fail("--view image-attention needs an image model: --model DIR --image X.png");
     if (get(args, "image") && !get(args, "model")) fail("--image needs --model DIR");
     if (get(args, "rollout") && get(args, "mean-heads"))
         fail("--rollout and --mean-heads do not go together");

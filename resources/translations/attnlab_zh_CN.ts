@@ -32,8 +32,8 @@
         <translation>模型未能打开：%1</translation>
     </message>
     <message>
-        <source>%1 is an image classifier (%2) without %3: add the checkpoint&apos;s %3 to this folder (it says how images are resized and normalised).</source>
-        <translation>%1 是一个图像分类器（%2），但缺少 %3：请把该检查点的 %3 放进这个文件夹（它说明图像如何缩放和归一化）。</translation>
+        <source>%1 is an image model (%2) without %3: add the checkpoint&apos;s %3 to this folder (it says how images are resized and normalised).</source>
+        <translation>%1 是一个图像模型（%2），但缺少 %3：请把该检查点的 %3 放进这个文件夹（它说明图像如何缩放和归一化）。</translation>
     </message>
 </context>
 <context>
@@ -575,10 +575,6 @@
         <translation>为 %1 打开图像</translation>
     </message>
     <message>
-        <source>An image for the open image classifier (PNG, JPEG): the Image tab shows where it looks. Or drop one on the window.</source>
-        <translation>给已打开的图像分类器一张图像（PNG、JPEG）：“图像”页显示它看向哪里。也可以把图像拖到窗口上。</translation>
-    </message>
-    <message>
         <source>Trained model: %1 (ViT: where the class token looks)</source>
         <translation>训练好的模型：%1（ViT：分类词元看向哪里）</translation>
     </message>
@@ -593,6 +589,10 @@
     <message>
         <source>Images (%1);;All files (*)</source>
         <translation>图像 (%1);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>An image for the open image model (PNG, JPEG): the Image tab shows where it looks. Or drop one on the window.</source>
+        <translation>给已打开的图像模型一张图像（PNG、JPEG）：“图像”页显示它看向哪里。也可以把图像拖到窗口上。</translation>
     </message>
 </context>
 <context>
@@ -2039,14 +2039,6 @@ output</source>
         <translation>点一个图块，看它看向哪里；点图片外面：[CLS]。</translation>
     </message>
     <message>
-        <source>%1 reads text; the Image tab shows an image classifier&apos;s attention on its image: open one with File &gt; Open Model (the bundled tiny-vit-shapes, or a ViT).</source>
-        <translation>%1 读的是文本；“图像”页显示图像分类器在图像上的注意力：用 文件 &gt; 打开模型 打开一个（附带的 tiny-vit-shapes，或一个 ViT）。</translation>
-    </message>
-    <message>
-        <source>The Image tab shows an image classifier&apos;s attention on its image. Open one: File &gt; Examples &gt; tiny-vit-shapes, or File &gt; Open Model for a ViT checkpoint.</source>
-        <translation>“图像”页显示图像分类器在图像上的注意力。打开一个：文件 &gt; 示例 &gt; tiny-vit-shapes，或用 文件 &gt; 打开模型 打开一个 ViT 检查点。</translation>
-    </message>
-    <message>
         <source>%1 is reading the image...</source>
         <translation>%1 正在读取图像…</translation>
     </message>
@@ -2085,6 +2077,14 @@ output</source>
     <message>
         <source>No classes: this checkpoint has no classifier. It gives the image&apos;s embedding (%1 values), which `attnlab model --image` writes.</source>
         <translation>没有类别：这个检查点没有分类器。它给出图像的嵌入向量（%1 个值），`attnlab model --image` 会把它写出。</translation>
+    </message>
+    <message>
+        <source>%1 reads text; the Image tab shows an image model&apos;s attention on its image: open one with File &gt; Open Model (the bundled tiny-vit-shapes, or a ViT).</source>
+        <translation>%1 读的是文本；“图像”页显示图像模型在图像上的注意力：用 文件 &gt; 打开模型 打开一个（附带的 tiny-vit-shapes，或一个 ViT）。</translation>
+    </message>
+    <message>
+        <source>The Image tab shows an image model&apos;s attention on its image. Open one: File &gt; Examples &gt; tiny-vit-shapes, or File &gt; Open Model for a ViT checkpoint.</source>
+        <translation>“图像”页显示图像模型在图像上的注意力。打开一个：文件 &gt; 示例 &gt; tiny-vit-shapes，或用 文件 &gt; 打开模型 打开一个 ViT 检查点。</translation>
     </message>
 </context>
 <context>
@@ -3325,10 +3325,6 @@ output</source>
         <translation>%1 中没有 %2，窗口无法把文本切分成词元。请把该检查点的 %2 放进这个文件夹，或者不用它、以词元 id 运行：%3</translation>
     </message>
     <message>
-        <source>Open an image classifier first (File &gt; Open Model): %1 reads text.</source>
-        <translation>请先打开一个图像分类器（文件 &gt; 打开模型）：%1 读的是文本。</translation>
-    </message>
-    <message>
         <source>no model</source>
         <translation>没有模型</translation>
     </message>
@@ -3339,6 +3335,10 @@ output</source>
     <message>
         <source>Open the image %1</source>
         <translation>打开图像 %1</translation>
+    </message>
+    <message>
+        <source>Open an image model first (File &gt; Open Model): %1 reads text.</source>
+        <translation>请先打开一个图像模型（文件 &gt; 打开模型）：%1 读的是文本。</translation>
     </message>
 </context>
 <context>
@@ -4306,8 +4306,8 @@ weight</source>
 <context>
     <name>attnlab::ui::View</name>
     <message>
-        <source>%1 is an image classifier: it reads an image, not text, so it has no next token, no text to translate and no token to predict. See the Image tab.</source>
-        <translation>%1 是一个图像分类器：它读的是图像，不是文本，所以没有下一个词元、没有要翻译的文本，也没有要预测的词元。请看“图像”页。</translation>
+        <source>%1 is an image model: it reads an image, not text, so it has no next token, no text to translate and no token to predict. See the Image tab.</source>
+        <translation>%1 是一个图像模型：它读的是图像，不是文本，所以没有下一个词元、没有要翻译的文本，也没有要预测的词元。请看“图像”页。</translation>
     </message>
 </context>
 <context>
@@ -4392,8 +4392,8 @@ weight</source>
         <translation>打开一个课程文件（或自带课程的名字，例如 16_translation），从第一步开始。</translation>
     </message>
     <message>
-        <source>The image an image classifier (--model) reads.</source>
-        <translation>图像分类器（--model）读取的图像。</translation>
+        <source>The image an image model (--model) reads.</source>
+        <translation>图像模型（--model）读取的图像。</translation>
     </message>
 </context>
 </TS>

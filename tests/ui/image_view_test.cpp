@@ -243,7 +243,7 @@ TEST(ImageView, ViewsThatReadTextSayWhyTheyDoNotApply) {
     for (const QString& id : viewIdsInGroup(QStringLiteral("probe"))) {
         std::unique_ptr<View> view(createView(id, &f.document));
         ASSERT_NE(view, nullptr);
-        EXPECT_TRUE(view->notApplicable().contains(QStringLiteral("image classifier")))
+        EXPECT_TRUE(view->notApplicable().contains(QStringLiteral("image model")))
             << id.toStdString() << ": " << view->notApplicable().toStdString();
     }
     // The views of attention read the patches as tokens.

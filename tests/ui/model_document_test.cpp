@@ -639,7 +639,7 @@ TEST(ModelDocument, AnImageClassifierOpensOnItsImageView) {
     f.settle();
     ASSERT_EQ(errors.count(), 1);
     const QString message = errors.first().first().toString();
-    EXPECT_TRUE(message.contains(QStringLiteral("is an image classifier (ViT) without "
+    EXPECT_TRUE(message.contains(QStringLiteral("is an image model (ViT) without "
                                                 "preprocessor_config.json")))
         << message.toStdString();
     EXPECT_FALSE(message.contains(QStringLiteral("tokenizer.json"))) << message.toStdString();

@@ -30,7 +30,7 @@ namespace attnlab::ui {
 struct ModelLoadOutput {
     std::shared_ptr<const model::Model> model;
     std::shared_ptr<const model::Tokenizer> tokenizer;
-    std::shared_ptr<const model::ImageProcessor> processor; ///< an image classifier's
+    std::shared_ptr<const model::ImageProcessor> processor; ///< an image model's
     QString error;
     double milliseconds = 0;
 };
@@ -40,7 +40,7 @@ struct ModelRunOutput {
     std::shared_ptr<const model::Model> model;
     std::shared_ptr<const model::ModelRun> run;
     std::vector<std::int64_t> ids;
-    std::shared_ptr<const ModelImage> image; ///< what an image classifier read
+    std::shared_ptr<const ModelImage> image; ///< what an image model read
     /// The run's q/k/v as the DumpDocument shows them (read from the run, not copied), and the
     /// shown layer's experiment computed ahead under the spec the window showed when the run
     /// started (while the DumpDocument's changeCount() was `changes`).
@@ -323,7 +323,7 @@ bool ModelDocument::openImage(const QString& path) {
 
 bool ModelDocument::takesImages() {
     if (readsImages() && m_processor) return true;
-    fail(tr("Open an image classifier first (File > Open Model): %1 reads text.")
+    fail(tr("Open an image model first (File > Open Model): %1 reads text.")
              .arg(m_model ? displayName() : tr("no model")));
     return false;
 }
@@ -460,7 +460,7 @@ ModelLoadOutput loadCheckpoint(const QString& directory, const model::LoadOption
             if (!QFileInfo::exists(QString::fromStdString(processorPath))) {
                 out.error =
                     QCoreApplication::translate(
-                        "ModelDocument", "%1 is an image classifier (%2) without %3: add the "
+                        "ModelDocument", "%1 is an image model (%2) without %3: add the "
                                          "checkpoint's %3 to this folder (it says how images are "
                                          "resized and normalised).")
                         .arg(cleaned,

@@ -127,7 +127,7 @@ QString ImageAttentionView::notApplicable() const {
     // With no model open the tab says how to open one (refresh); a text model is refused.
     const ModelDocument* models = ModelDocument::of(document());
     if (models->model() && !models->readsImages())
-        return tr("%1 reads text; the Image tab shows an image classifier's attention on its "
+        return tr("%1 reads text; the Image tab shows an image model's attention on its "
                   "image: open one with File > Open Model (the bundled tiny-vit-shapes, or a "
                   "ViT).")
             .arg(models->displayName());
@@ -167,7 +167,7 @@ void ImageAttentionView::refresh() {
     if (!notApplicable().isEmpty()) {
         m_placeholder = notApplicable();
     } else if (!models->readsImages()) {
-        m_placeholder = tr("The Image tab shows an image classifier's attention on its image. "
+        m_placeholder = tr("The Image tab shows an image model's attention on its image. "
                            "Open one: File > Examples > tiny-vit-shapes, or File > Open Model "
                            "for a ViT checkpoint.");
     } else if (!models->image()) {

@@ -17,7 +17,7 @@ QString imageClassifierRefusal(const Document* document) {
     if (!models->readsImages()) return {};
     return QCoreApplication::translate(
                "attnlab::ui::View",
-               "%1 is an image classifier: it reads an image, not text, so it has no next "
+               "%1 is an image model: it reads an image, not text, so it has no next "
                "token, no text to translate and no token to predict. See the Image tab.")
         .arg(models->displayName());
 }

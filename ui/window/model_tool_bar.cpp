@@ -306,7 +306,7 @@ void installModelControls(QMainWindow* window, QMenu* fileMenu, QMenu* examplesM
         });
     openImage->setObjectName(QStringLiteral("OpenImage"));
     openImage->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_I));
-    openImage->setToolTip(QObject::tr("An image for the open image classifier (PNG, JPEG): the "
+    openImage->setToolTip(QObject::tr("An image for the open image model (PNG, JPEG): the "
                                       "Image tab shows where it looks. Or drop one on the "
                                       "window."));
     openImage->setEnabled(models->readsImages());
