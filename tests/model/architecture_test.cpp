@@ -165,6 +165,35 @@ TEST_P(SavedByTransformers, GivesTransformersAttentionsAndLogits) {
         << "logits differ from transformers'";
 }
 
+// The logits of chosen ids alone (RunOptions::logitIds, what activation patching reads): the
+// last row of transformers' own logits at those ids, in the order asked, through every family's
+// head (BERT's transform, a bias, Granite's scaling, Gemma 2's soft-capping).
+TEST_P(SavedByTransformers, TheLogitsOfChosenIdsAreTransformers) {
+    const Model model = load(hfDir() / GetParam());
+    const Reference reference = readReference(GetParam());
+    const NpyArray& logits = reference.at("logits");
+    const Index vocab = model.config.vocab;
+    ASSERT_EQ(logits.shape.back(), vocab);
+    const std::size_t last = logits.data.size() - static_cast<std::size_t>(vocab);
+    RunOptions options;
+    options.logits = LogitRows::Last;
+    options.logitIds = {vocab - 1, 0, vocab / 2, 0};
+    auto run = runModel(model, reference.ids, options);
+    ASSERT_TRUE(run.ok()) << run.error();
+    ASSERT_EQ(run->logits.rows(), 1);
+    ASSERT_EQ(run->logits.cols(), 4);
+    const float scale =
+        Eigen::Map<const Eigen::ArrayXf>(logits.data.data() + last, vocab).abs().maxCoeff();
+    for (std::size_t i = 0; i < options.logitIds.size(); ++i)
+        EXPECT_NEAR(run->logits(0, static_cast<Index>(i)),
+                    logits.data[last + static_cast<std::size_t>(options.logitIds[i])], 1e-5 * scale)
+            << "id " << options.logitIds[i];
+    options.logitIds = {vocab};
+    auto outside = runModel(model, reference.ids, options);
+    ASSERT_FALSE(outside.ok());
+    EXPECT_NE(outside.error().find("outside the vocabulary"), std::string::npos) << outside.error();
+}
+
 TEST_P(SavedByTransformers, ExtendingTheCacheEqualsAFullRun) {
     const Model model = load(hfDir() / GetParam());
     const Reference reference = readReference(GetParam());

@@ -516,6 +516,10 @@ std::optional<std::string> validateRun(const ModelConfig& config, std::span<cons
         if (ids[i] < 0 || ids[i] >= config.vocab)
             return "token id " + std::to_string(ids[i]) + " at position " + std::to_string(i) +
                    " is outside the vocabulary [0, " + std::to_string(config.vocab) + ")";
+    for (const std::int64_t id : options.logitIds)
+        if (id < 0 || id >= config.vocab)
+            return "the logit of id " + std::to_string(id) + " is outside the vocabulary [0, " +
+                   std::to_string(config.vocab) + ")";
     const auto count = static_cast<Index>(ids.size());
     if (count > config.maxPositions)
         return std::to_string(count) + " tokens are more than the model's " +
@@ -926,6 +930,36 @@ void logitsOf(const Model& model, const Matrix& hidden, Matrix& out, int threads
     if (c.finalSoftcap > 0) softcap(out, c.finalSoftcap);
 }
 
+/// The logits of `ids` alone for hidden rows (RunOptions::logitIds): logitsOf's steps, with a
+/// dot product per id in place of the whole LM head.
+void logitsOfIds(const Model& model, const Matrix& hidden, std::span<const std::int64_t> ids,
+                 Matrix& out, int threads) {
+    const ModelConfig& c = model.config;
+    Matrix transformed;
+    const Matrix* h = &hidden;
+    if (!model.headTransform.empty()) {
+        project(hidden, model.headTransform, transformed, threads);
+        activate(transformed, c.activation);
+        normalize(transformed, model.headNorm, c.arch().norm, c.normEps, c.hidden);
+        h = &transformed;
+    }
+    const Weight& w = model.lmHead.weight;
+    out.resize(h->rows(), static_cast<Index>(ids.size()));
+    RowVector row(c.hidden);
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+        const auto id = static_cast<Index>(ids[i]);
+        if (w.inOut)
+            w.widenColumns(id, 1, row.data());
+        else
+            w.widenRows(id, 1, row.data());
+        out.col(static_cast<Index>(i)) = *h * row.transpose();
+        if (!model.lmHead.bias.empty())
+            out.col(static_cast<Index>(i)).array() += model.lmHead.bias.values[id];
+    }
+    if (c.logitScale != 1.0) out *= static_cast<float>(c.logitScale);
+    if (c.finalSoftcap > 0) softcap(out, c.finalSoftcap);
+}
+
 /// The main stack's final norm, the hidden states kept and the logits asked for.
 void finish(const Model& model, Matrix& x, Index old, ModelRun& run, const ModelRun* previous,
             const RunOptions& options, int threads) {
@@ -944,7 +978,9 @@ void finish(const Model& model, Matrix& x, Index old, ModelRun& run, const Model
     }
 
     run.logitRows = options.logits;
-    if (options.logits == LogitRows::Last) {
+    if (options.logits == LogitRows::Last && !options.logitIds.empty()) {
+        logitsOfIds(model, run.finalHidden.bottomRows(1), options.logitIds, run.logits, threads);
+    } else if (options.logits == LogitRows::Last) {
         logitsOf(model, run.finalHidden.bottomRows(1), run.logits, threads);
     } else if (options.logits == LogitRows::All) {
         if (previous && previous->logitRows == LogitRows::All &&

@@ -19,10 +19,9 @@ namespace attnlab::model {
 namespace {
 
 /// The metric logit(a) - logit(b) on the last row of a run's logits.
-double logitDifference(const ModelRun& run, const LogitDifference& metric) {
-    const auto last = run.logits.row(run.logits.rows() - 1);
-    return static_cast<double>(last(static_cast<Index>(metric.a))) -
-           static_cast<double>(last(static_cast<Index>(metric.b)));
+/// The metric of a run whose logits are the metric's two (RunOptions::logitIds = {a, b}).
+double logitDifference(const ModelRun& run) {
+    return static_cast<double>(run.logits(0, 0)) - static_cast<double>(run.logits(0, 1));
 }
 
 std::optional<std::string> tokenProblem(const ModelConfig& config, std::int64_t token,
@@ -207,6 +206,7 @@ Result<Patching> activationPatching(const Model& model, std::span<const std::int
     options.record = nullptr;
     options.patch = nullptr;
     options.logits = LogitRows::Last;
+    options.logitIds = {asked.metric.a, asked.metric.b}; // not the whole LM head, run after run
     RunRecording cleanRecord;
     RunOptions recording = options;
     recording.record = &cleanRecord;
@@ -221,8 +221,8 @@ Result<Patching> activationPatching(const Model& model, std::span<const std::int
     if (!corruptedRun) return Error{corruptedRun.error()};
 
     Patching result;
-    result.clean = logitDifference(*cleanRun, asked.metric);
-    result.corrupted = logitDifference(*corruptedRun, asked.metric);
+    result.clean = logitDifference(*cleanRun);
+    result.corrupted = logitDifference(*corruptedRun);
     const double span = result.clean - result.corrupted;
     if (!(std::abs(span) > 1e-6 * std::max(1.0, std::abs(result.clean)))) {
         std::ostringstream message;
@@ -277,7 +277,7 @@ Result<Patching> activationPatching(const Model& model, std::span<const std::int
         ++result.runs;
         result.reusedPositions += run->reusedPositions;
         if (asked.progress) asked.progress(++done, total);
-        return (logitDifference(*run, asked.metric) - result.corrupted) / span;
+        return (logitDifference(*run) - result.corrupted) / span;
     };
 
     if (asked.heads) {

@@ -199,6 +199,10 @@ struct RunRecording {
 
 struct RunOptions {
     LogitRows logits = LogitRows::None;
+    /// With LogitRows::Last: only these ids' logits, in this order (run.logits [1, n]), each a
+    /// dot product of the last hidden row with its row of the LM head. Activation patching
+    /// reads two logits per run; the whole LM head is the largest read of a short text's run.
+    std::vector<std::int64_t> logitIds;
     int threads = 0;        ///< GEMM and attention workers; 0 = hardware concurrency
     /// Heads switched off: (layer, head) pairs whose attention output is zeroed before the
     /// output projection.
