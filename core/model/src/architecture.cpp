@@ -153,24 +153,16 @@ constexpr Architecture visionTransformer(std::string_view type, std::string_view
 
 /// DINOv2's encoder (modeling_dinov2.py): ViT's with norm1/norm2, fc1/fc2 and a layer scale
 /// on each block's output; Dinov2ForImageClassification's classifier reads [CLS, patch mean].
-constexpr TensorNames kDinov2Names{.prefix = "dinov2.",
-                                   .embed = "embeddings.patch_embeddings.projection",
-                                   .positions = "embeddings.position_embeddings",
-                                   .layers = "encoder.layer",
-                                   .attnNormIn = "norm1",
-                                   .mlpNormIn = "norm2",
-                                   .q = "attention.attention.query",
-                                   .k = "attention.attention.key",
-                                   .v = "attention.attention.value",
-                                   .o = "attention.output.dense",
-                                   .up = "mlp.fc1",
-                                   .down = "mlp.fc2",
-                                   .finalNorm = "layernorm",
-                                   .lmHead = "classifier",
-                                   .logitsBias = "classifier.bias",
-                                   .classToken = "embeddings.cls_token",
-                                   .attnScale = "layer_scale1.lambda1",
-                                   .mlpScale = "layer_scale2.lambda1"};
+constexpr TensorNames layerScaled(TensorNames names) {
+    names.prefix = "dinov2.";
+    names.attnNormIn = "norm1";
+    names.mlpNormIn = "norm2";
+    names.up = "mlp.fc1";
+    names.down = "mlp.fc2";
+    names.attnScale = "layer_scale1.lambda1";
+    names.mlpScale = "layer_scale2.lambda1";
+    return names;
+}
 
 /// CLIP's image tower (modeling_clip.py, CLIPVisionTransformer): a bias-free patch convolution,
 /// the class embedding [D], positions as an embedding table, a norm before the encoder
@@ -197,7 +189,7 @@ constexpr Architecture dinov2() {
     Architecture a = visionTransformer("dinov2", "DINOv2",
                                        "facebook/dinov2-small, facebook/dinov2-base, "
                                        "facebook/dinov2-small-imagenet1k-1-layer",
-                                       kDinov2Names);
+                                       layerScaled(kVitNames));
     a.normEpsDefault = 1e-6;
     a.features = kVisionKeys | kDinov2Keys;
     a.vision.interpolatedPositions = true;

@@ -948,10 +948,7 @@ void logitsOfIds(const Model& model, const Matrix& hidden, std::span<const std::
     RowVector row(c.hidden);
     for (std::size_t i = 0; i < ids.size(); ++i) {
         const auto id = static_cast<Index>(ids[i]);
-        if (w.inOut)
-            w.widenColumns(id, 1, row.data());
-        else
-            w.widenRows(id, 1, row.data());
+        w.widenOutput(id, row.data());
         out.col(static_cast<Index>(i)) = *h * row.transpose();
         if (!model.lmHead.bias.empty())
             out.col(static_cast<Index>(i)).array() += model.lmHead.bias.values[id];
@@ -1338,10 +1335,7 @@ MatrixD frozenDirectLogits(const Model& model, const Matrix& terms, const RowVec
     MatrixD out(normed.rows() + 1, static_cast<Index>(tokens.size()));
     for (std::size_t k = 0; k < tokens.size(); ++k) {
         const Index t = static_cast<Index>(tokens[k]);
-        if (head.inOut)
-            head.widenColumns(t, 1, widened.data());
-        else
-            head.widenRows(t, 1, widened.data());
+        head.widenOutput(t, widened.data());
         const VectorD u = Eigen::Map<const Vector>(widened.data(), c.hidden).cast<double>();
         const auto column = static_cast<Index>(k);
         out.col(column).head(normed.rows()) = normed * u;

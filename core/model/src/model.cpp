@@ -393,6 +393,13 @@ void Weight::widenColumns(Index first, Index count, float* out) const {
     }
 }
 
+void Weight::widenOutput(Index output, float* out) const {
+    if (inOut)
+        widenColumns(output, 1, out);
+    else
+        widenRows(output, 1, out);
+}
+
 Matrix Weight::widen() const {
     Matrix out(rows, cols);
     widenRows(0, rows, out.data());

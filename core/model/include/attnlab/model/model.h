@@ -62,6 +62,9 @@ struct Weight {
     /// Columns [first, first + count) of every row as float32 into out (rows x count,
     /// row-major), exact.
     void widenColumns(Index first, Index count, float* out) const;
+    /// One output feature's weights of a projection (`cols` of [out, in], `rows` of a Conv1D
+    /// [in, out]) as float32 into out, exact: an unembedding's row for one token.
+    void widenOutput(Index output, float* out) const;
     /// The whole weight as a float32 [rows, cols] copy: for small weights and tests.
     Matrix widen() const;
     /// Output features of a projection matrix.
