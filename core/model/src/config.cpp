@@ -747,9 +747,9 @@ ModelConfig parseModel(const Reader& config, const Architecture& a) {
     return c;
 }
 
-/// CLIPModel's config: the image tower's settings in "vision_config" (where an old config also
-/// has "vision_config_dict", its values win, as CLIPConfig reads them) and the projection's
-/// width at the top. The text tower is not run: its settings are not read.
+/// CLIPModel's config: the image tower's settings in "vision_config" (an old config's second
+/// copy, "vision_config_dict", adds its keys and must agree on the ones both name) and the
+/// projection's width at the top. The text tower is not run: its settings are not read.
 ModelConfig parseNestedVision(const Reader& config, const Architecture& a) {
     if (!config.has("vision_config")) config.fail("missing 'vision_config': the image tower");
     Json merged = config.at("vision_config");
