@@ -774,6 +774,29 @@ TEST(ModelDocument, ACancelledLoadKeepsThePreviousModel) {
     EXPECT_TRUE(f.models->active());
 }
 
+// A second folder opened while one loads: the first load stops at its flag and the second
+// follows it on the worker (the window waits for neither); the window shows the second, says
+// loading once (started, finished) and reports no error: a stopped load hands nothing over.
+TEST(ModelDocument, OpeningAnotherModelWhileOneLoadsShowsTheLatest) {
+    WindowFixture f;
+    const QString vit = QStringLiteral(ATTNLAB_SOURCE_DIR "/tests/model/fixtures/vit");
+    QSignalSpy errors(f.models, &ModelDocument::errorOccurred);
+    QSignalSpy loading(f.models, &ModelDocument::loadingChanged);
+    QSignalSpy changed(f.models, &ModelDocument::modelChanged);
+    f.models->openModel(vit);
+    f.models->openModel(kModelDir);
+    EXPECT_TRUE(f.models->loading());
+    f.settle();
+    EXPECT_FALSE(f.models->loading());
+    ASSERT_EQ(loading.count(), 2);
+    EXPECT_TRUE(loading.at(0).first().toBool());
+    EXPECT_FALSE(loading.at(1).first().toBool());
+    EXPECT_EQ(errors.count(), 0);
+    ASSERT_NE(f.models->model(), nullptr);
+    EXPECT_FALSE(f.models->model()->config.vision()); // the folder asked for last
+    EXPECT_EQ(changed.count(), 1);
+}
+
 // The inputs said tokenizer "whitespace" while the model's BPE pieces were on screen: they
 // name the model's own tokenizer (its tokenizer.json's model type) and offer no choice that
 // does not apply; the lab's choices come back with the lab's projections.

@@ -3,9 +3,10 @@
 // shows the latest request's result. A request while one runs cancels it (through the core's
 // cancel flag) and runs when it stops; only the latest request's result is handed to `done`,
 // on the owner's (GUI) thread; stop() hands nothing over. The worker holds its inputs and the
-// flag, never the owner: it may outlive both. Used by the logit-lens and attribution tabs,
-// the head-roles probe, PatchingDocument and the Hub's download dialog; Document and ModelDocument, which coalesce bursts
-// of edits on a timer and reuse earlier runs, keep their loops on LatestRequest.
+// flag, never the owner: it may outlive both. Used by opening a model (ModelDocument), the
+// logit-lens and attribution tabs, the head-roles probe, PatchingDocument and the Hub's
+// download dialog; the session's and the model's runs, which coalesce bursts of edits on a
+// timer and reuse earlier runs, keep their loops on LatestRequest.
 //
 //   LatestTask<Table> task(view, [view](Result<Table> t) { view->show(std::move(t)); });
 //   task.start([inputs](const std::atomic<bool>* cancel) { return compute(inputs, cancel); });

@@ -258,9 +258,17 @@ ModelDocument::ModelDocument(Document* document)
     m_runWatcher = new QFutureWatcher<ModelRunOutput>(this);
     connect(m_runWatcher, &QFutureWatcher<ModelRunOutput>::finished, this,
             [this] { finishRun(m_runWatcher->result()); });
-    m_loadWatcher = new QFutureWatcher<ModelLoadOutput>(this);
-    connect(m_loadWatcher, &QFutureWatcher<ModelLoadOutput>::finished, this,
-            [this] { finishLoad(m_loadWatcher->result()); });
+    m_loadTask =
+        std::make_unique<LatestTask<ModelLoadOutput>>(this, [this](Result<ModelLoadOutput> output) {
+            if (output)
+                finishLoad(std::move(*output));
+            else
+                failLoad(QString::fromStdString(output.error()));
+        });
+    m_loadTask->onBusyChanged([this](bool busy) {
+        m_loading = busy;
+        emit loadingChanged(busy);
+    });
     m_rolesTask = std::make_unique<LatestTask<Roles>>(this, [this](Result<Roles> roles) {
         if (!roles || m_rolesRun != m_run) return; // another run meanwhile
         m_roles = std::move(*roles);
@@ -279,9 +287,8 @@ ModelDocument::ModelDocument(Document* document)
 ModelDocument::~ModelDocument() {
     // The workers read the model and call back into this object: stop and wait for them.
     if (m_runCancel) m_runCancel->store(true);
-    if (m_loadCancel) m_loadCancel->store(true);
     m_runWatcher->waitForFinished();
-    m_loadWatcher->waitForFinished();
+    m_loadTask.reset(); // stops its load and waits for it
     m_rolesTask.reset();
 }
 
@@ -506,31 +513,25 @@ ModelLoadOutput loadCheckpoint(const QString& directory, const model::LoadOption
 } // namespace
 
 void ModelDocument::openModel(const QString& directory) {
-    if (m_loading) {
-        m_loadCancel->store(true);
-        m_loadWatcher->waitForFinished(); // its finished() is ignored: m_loadCancel is replaced
-    }
-    m_loadCancel = std::make_shared<std::atomic<bool>>(false);
-    m_loading = true;
-    emit loadingChanged(true);
-    emit loadProgress(0.0);
-    auto cancel = m_loadCancel;
-    // Progress is posted to the GUI thread at most once per percent.
+    // Progress is posted to the GUI thread at most once per percent. The load never outlives
+    // this object: its destructor stops the task and waits for it.
     auto lastPercent = std::make_shared<std::atomic<int>>(-1);
-    QPointer<ModelDocument> self(this);
-    model::LoadOptions options;
-    options.cancel = cancel.get();
-    options.touchPages = true;
-    options.progress = [this, lastPercent](double fraction) {
+    auto progress = [this, lastPercent](double fraction) {
         const int percent = static_cast<int>(fraction * 100);
         if (lastPercent->exchange(percent) == percent) return;
         QMetaObject::invokeMethod(
             this, [this, fraction] { emit loadProgress(fraction); }, Qt::QueuedConnection);
     };
-    m_loadWatcher->setFuture(QtConcurrent::run([directory, options, cancel] {
-        // `cancel` is kept alive by this closure for the whole load.
-        return loadCheckpoint(directory, options);
-    }));
+    // A load in flight stops at its flag and this one follows it: the window never waits.
+    m_loadTask->start(
+        [directory, progress](const std::atomic<bool>* cancel) -> Result<ModelLoadOutput> {
+            model::LoadOptions options;
+            options.cancel = cancel;
+            options.touchPages = true;
+            options.progress = progress;
+            return loadCheckpoint(directory, options);
+        });
+    emit loadProgress(0.0);
 }
 
 bool ModelDocument::openModelNow(const QString& directory) {
@@ -546,18 +547,12 @@ bool ModelDocument::openModelNow(const QString& directory) {
 
 void ModelDocument::cancelLoad() {
     if (!m_loading) return;
-    m_loadCancel->store(true);
+    m_loadTask->stop(); // it hands nothing over; loadingChanged(false) once it has stopped
+    m_pendingImage.clear();
+    fail(tr("Loading the model was cancelled; the previous state is kept."));
 }
 
 void ModelDocument::finishLoad(ModelLoadOutput output) {
-    const bool cancelled = m_loadCancel && m_loadCancel->load();
-    m_loading = false;
-    emit loadingChanged(false);
-    if (cancelled) {
-        m_pendingImage.clear();
-        fail(tr("Loading the model was cancelled; the previous state is kept."));
-        return;
-    }
     if (!output.model) {
         m_pendingImage.clear();
         failLoad(output.error);
@@ -772,7 +767,7 @@ bool ModelDocument::waitForIdle(int timeoutMs) {
         }
         QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
         if (m_runs.running()) m_runWatcher->waitForFinished();
-        if (m_loading) m_loadWatcher->waitForFinished();
+        if (m_loading) m_loadTask->wait();
         QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
     }
     return true;

@@ -317,11 +317,12 @@ private:
 
     QTimer* m_timer = nullptr;
     QFutureWatcher<ModelRunOutput>* m_runWatcher = nullptr;
-    QFutureWatcher<ModelLoadOutput>* m_loadWatcher = nullptr;
+    /// Opening a model: a second folder asked for while one loads stops that load and follows
+    /// it; a stopped load hands nothing over.
+    std::unique_ptr<LatestTask<ModelLoadOutput>> m_loadTask;
     std::shared_ptr<std::atomic<bool>> m_runCancel;
-    std::shared_ptr<std::atomic<bool>> m_loadCancel;
     LatestRequest m_runs; ///< the forward: the latest text's run wins
-    bool m_loading = false;
+    bool m_loading = false;    ///< m_loadTask is busy (kept by its onBusyChanged)
     QString m_pendingImage;    ///< openImage() while loading: read once the model is
     bool m_runStopped = false; ///< the person cancelled the run in flight
     double m_lastRunMs = 0;
