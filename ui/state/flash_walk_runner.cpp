@@ -1,13 +1,11 @@
 #include "ui/state/flash_walk_runner.h"
 
-#include <QFutureWatcher>
-#include <QtConcurrent/QtConcurrentRun>
-
 #include <algorithm>
 #include <optional>
 
 #include "attnlab/attention/flash_walk.h"
 #include "attnlab/lab/session.h"
+#include "ui/state/latest_task.h"
 
 namespace attnlab::ui {
 
@@ -52,22 +50,29 @@ std::shared_ptr<const FlashWalk> runWalk(const WalkJob& job) {
 } // namespace
 
 FlashWalkRunner::FlashWalkRunner(QObject* parent)
-    : QObject(parent), m_watcher(new QFutureWatcher<std::shared_ptr<const FlashWalk>>(this)) {
-    connect(m_watcher, &QFutureWatcher<std::shared_ptr<const FlashWalk>>::finished, this,
-            &FlashWalkRunner::take);
-}
+    : QObject(parent), m_task(std::make_unique<LatestTask<Keyed>>(this, [this](Result<Keyed> done) {
+          // A walk of an experiment replaced since (clear()) is dropped by walk()'s key check.
+          if (done) {
+              m_walk = std::move(done->walk);
+              m_serial = done->serial;
+              m_head = done->head;
+          }
+          emit finished();
+      })) {}
 
-FlashWalkRunner::~FlashWalkRunner() {
-    if (m_running) m_watcher->waitForFinished();
-}
+FlashWalkRunner::~FlashWalkRunner() = default; // the task waits for a walk in flight
 
 const FlashWalk* FlashWalkRunner::walk(quint64 serial, Index head) const {
     return m_walk && m_serial == serial && m_head == head ? m_walk.get() : nullptr;
 }
 
+bool FlashWalkRunner::running() const {
+    return m_task->busy();
+}
+
 bool FlashWalkRunner::request(const Experiment& experiment, quint64 serial, Index head,
                               qint64 workerThreshold) {
-    if (m_running) return false; // take() says finished(); the caller asks again then
+    if (running()) return false; // finished() follows; the caller asks again then
     const std::optional<WalkJob> job = walkJobOf(experiment, head);
     if (!job) return false;
     const qint64 work = static_cast<qint64>(job->q.rows()) * job->k.rows();
@@ -77,27 +82,14 @@ bool FlashWalkRunner::request(const Experiment& experiment, quint64 serial, Inde
         m_head = head;
         return false; // the caller reads walk() now; nothing else changed
     }
-    m_running = true;
-    m_runningSerial = serial;
-    m_runningHead = head;
-    m_watcher->setFuture(QtConcurrent::run(&runWalk, *job));
+    m_task->start([job = *job, serial, head](const std::atomic<bool>*) -> Result<Keyed> {
+        return Keyed{runWalk(job), serial, head}; // a walk has no place to stop: it finishes
+    });
     return true;
 }
 
 void FlashWalkRunner::wait() {
-    if (!m_running) return;
-    m_watcher->waitForFinished();
-    take();
-}
-
-void FlashWalkRunner::take() {
-    if (!m_running) return; // wait() took the result already
-    m_running = false;
-    // A walk of an experiment replaced since (clear()) is dropped by walk()'s key check.
-    m_walk = m_watcher->result();
-    m_serial = m_runningSerial;
-    m_head = m_runningHead;
-    emit finished();
+    m_task->wait();
 }
 
 } // namespace attnlab::ui

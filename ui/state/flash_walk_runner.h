@@ -11,14 +11,14 @@
 
 #include "attnlab/base/tensor.h"
 
-template <typename T> class QFutureWatcher;
-
 namespace attnlab {
 class FlashWalk;
 struct Experiment;
 } // namespace attnlab
 
 namespace attnlab::ui {
+
+template <typename T> class LatestTask;
 
 class FlashWalkRunner : public QObject {
     Q_OBJECT
@@ -33,7 +33,7 @@ public:
     /// `workerThreshold` cells, else on the worker (finished() when it is ready; while another
     /// walk runs, the caller asks again on finished()). True when a worker started.
     bool request(const Experiment& experiment, quint64 serial, Index head, qint64 workerThreshold);
-    bool running() const { return m_running; }
+    bool running() const;
     /// Waits for the running walk and takes its result (finished() is emitted).
     void wait();
     /// Forgets the walk shown (a new experiment); a running one is dropped when it ends.
@@ -43,15 +43,17 @@ signals:
     void finished();
 
 private:
-    void take();
+    /// A walk with the experiment and head it was made for.
+    struct Keyed {
+        std::shared_ptr<const FlashWalk> walk;
+        quint64 serial = 0;
+        Index head = -1;
+    };
 
     std::shared_ptr<const FlashWalk> m_walk;
     quint64 m_serial = 0;
     Index m_head = -1;
-    bool m_running = false;
-    quint64 m_runningSerial = 0;
-    Index m_runningHead = -1;
-    QFutureWatcher<std::shared_ptr<const FlashWalk>>* m_watcher = nullptr;
+    std::unique_ptr<LatestTask<Keyed>> m_task; ///< the worker, one walk at a time
 };
 
 } // namespace attnlab::ui

@@ -4,9 +4,9 @@
 // cancel flag) and runs when it stops; only the latest request's result is handed to `done`,
 // on the owner's (GUI) thread; stop() hands nothing over. The worker holds its inputs and the
 // flag, never the owner: it may outlive both. Used by opening a model (ModelDocument), the
-// logit-lens and attribution tabs, the head-roles probe, PatchingDocument and the Hub's
-// download dialog; the session's and the model's runs, which coalesce bursts of edits on a
-// timer and reuse earlier runs, keep their loops on LatestRequest.
+// logit-lens and attribution tabs, the head-roles probe, PatchingDocument, the stepper's flash
+// walk (FlashWalkRunner) and the Hub's download dialog; the session's and the model's runs, which
+// coalesce bursts of edits on a timer and reuse earlier runs, keep their loops on LatestRequest.
 //
 //   LatestTask<Table> task(view, [view](Result<Table> t) { view->show(std::move(t)); });
 //   task.start([inputs](const std::atomic<bool>* cancel) { return compute(inputs, cancel); });
