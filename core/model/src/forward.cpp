@@ -913,27 +913,11 @@ bool runStack(const Model& model, Pass pass, Matrix& x, Index old, ModelRun& run
     return true;
 }
 
-/// The logits of hidden rows: BERT's head transform, the lm head and its bias, then Granite's
-/// scaling and Gemma 2's soft-capping.
-void logitsOf(const Model& model, const Matrix& hidden, Matrix& out, int threads) {
-    const ModelConfig& c = model.config;
-    if (!model.headTransform.empty()) {
-        Matrix transformed;
-        project(hidden, model.headTransform, transformed, threads);
-        activate(transformed, c.activation);
-        normalize(transformed, model.headNorm, c.arch().norm, c.normEps, c.hidden);
-        project(transformed, model.lmHead, out, threads);
-    } else {
-        project(hidden, model.lmHead, out, threads);
-    }
-    if (c.logitScale != 1.0) out *= static_cast<float>(c.logitScale);
-    if (c.finalSoftcap > 0) softcap(out, c.finalSoftcap);
-}
-
-/// The logits of `ids` alone for hidden rows (RunOptions::logitIds): logitsOf's steps, with a
-/// dot product per id in place of the whole LM head.
-void logitsOfIds(const Model& model, const Matrix& hidden, std::span<const std::int64_t> ids,
-                 Matrix& out, int threads) {
+/// The logits of hidden rows: BERT's head transform, the lm head and its bias — every id's, or
+/// with `ids` (RunOptions::logitIds) those ids' alone in that order, a dot product each with
+/// the id's row of the head — then Granite's scaling and Gemma 2's soft-capping.
+void logitsOf(const Model& model, const Matrix& hidden, Matrix& out, int threads,
+              std::span<const std::int64_t> ids = {}) {
     const ModelConfig& c = model.config;
     Matrix transformed;
     const Matrix* h = &hidden;
@@ -943,15 +927,18 @@ void logitsOfIds(const Model& model, const Matrix& hidden, std::span<const std::
         normalize(transformed, model.headNorm, c.arch().norm, c.normEps, c.hidden);
         h = &transformed;
     }
-    const Weight& w = model.lmHead.weight;
-    out.resize(h->rows(), static_cast<Index>(ids.size()));
-    RowVector row(c.hidden);
-    for (std::size_t i = 0; i < ids.size(); ++i) {
-        const auto id = static_cast<Index>(ids[i]);
-        w.widenOutput(id, row.data());
-        out.col(static_cast<Index>(i)) = *h * row.transpose();
-        if (!model.lmHead.bias.empty())
-            out.col(static_cast<Index>(i)).array() += model.lmHead.bias.values[id];
+    if (ids.empty()) {
+        project(*h, model.lmHead, out, threads);
+    } else {
+        out.resize(h->rows(), static_cast<Index>(ids.size()));
+        RowVector row(c.hidden);
+        for (std::size_t i = 0; i < ids.size(); ++i) {
+            const auto id = static_cast<Index>(ids[i]);
+            model.lmHead.weight.widenOutput(id, row.data());
+            out.col(static_cast<Index>(i)) = *h * row.transpose();
+            if (!model.lmHead.bias.empty())
+                out.col(static_cast<Index>(i)).array() += model.lmHead.bias.values[id];
+        }
     }
     if (c.logitScale != 1.0) out *= static_cast<float>(c.logitScale);
     if (c.finalSoftcap > 0) softcap(out, c.finalSoftcap);
@@ -975,10 +962,8 @@ void finish(const Model& model, Matrix& x, Index old, ModelRun& run, const Model
     }
 
     run.logitRows = options.logits;
-    if (options.logits == LogitRows::Last && !options.logitIds.empty()) {
-        logitsOfIds(model, run.finalHidden.bottomRows(1), options.logitIds, run.logits, threads);
-    } else if (options.logits == LogitRows::Last) {
-        logitsOf(model, run.finalHidden.bottomRows(1), run.logits, threads);
+    if (options.logits == LogitRows::Last) {
+        logitsOf(model, run.finalHidden.bottomRows(1), run.logits, threads, options.logitIds);
     } else if (options.logits == LogitRows::All) {
         if (previous && previous->logitRows == LogitRows::All &&
             previous->logits.rows() == previous->finalHidden.rows()) {
