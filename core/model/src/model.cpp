@@ -419,18 +419,12 @@ namespace {
 
 /// DINOv2 reads the image its processor makes (224 x 224 after the crop), not config.json's
 /// image_size (518, the positions' grid), and interpolates its positions to that grid. A folder
-/// without a processor, or with one whose images are not square in whole patches, keeps
-/// image_size (readModelImageProcessor then names what does not fit).
+/// without a processor, or with one the model cannot read, keeps image_size
+/// (readModelImageProcessor names what does not fit when the image is processed).
 void readsItsProcessorsImages(const std::string& directory, ModelConfig& config) {
-    const std::string path =
-        (std::filesystem::path(directory) / "preprocessor_config.json").string();
-    std::error_code error;
-    if (!std::filesystem::exists(path, error)) return;
-    const Result<ImageProcessor> processor = readImageProcessor(path);
+    const Result<ImageProcessor> processor = readModelImageProcessor(directory, config);
     if (!processor) return;
-    const auto [height, width] = processor->outputSize();
-    if (height <= 0 || height != width || height % config.patchSize != 0) return;
-    config.imageSize = height;
+    config.imageSize = processor->outputSize().first;
     config.maxPositions = config.patchGrid() * config.patchGrid() + config.leadingTokens;
 }
 
