@@ -35,6 +35,17 @@ from make_model_fixtures import layer_norm, roundtrip, write_checkpoint  # noqa:
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "model", "fixtures")
 
 
+def seeded(seed):
+    """A generator seeded with `seed`, and r(*shape, scale=0.3): normal float64 values from it
+    times scale (every fixture's weights; the generator goes on to its pixels)."""
+    g = torch.Generator().manual_seed(seed)
+
+    def r(*shape, scale=0.3):
+        return torch.randn(*shape, generator=g, dtype=torch.float64) * scale
+
+    return g, r
+
+
 def vit_forward(cfg, W, pixels):
     """pixels [C, H, W] float64 -> (attentions [L, H, T, T], logits [num_labels]). DeiT
     (model_type "deit", modeling_deit.py) is the same encoder with a distillation token after
@@ -96,10 +107,7 @@ def make_vit(name, seed, deit=False, teacher=True):
            "id2label": {"0": "circle", "1": "square", "2": "triangle"},
            "label2id": {"circle": 0, "square": 1, "triangle": 2},
            "transformers_version": "5.17.0", "dtype": "float32"}
-    g = torch.Generator().manual_seed(seed)
-
-    def r(*shape, scale=0.3):
-        return torch.randn(*shape, generator=g, dtype=torch.float64) * scale
+    g, r = seeded(seed)
 
     d, inner, C, P = cfg["hidden_size"], cfg["intermediate_size"], cfg["num_channels"], cfg["patch_size"]
     patches = (cfg["image_size"] // P) ** 2
@@ -359,10 +367,7 @@ def make_dinov2(name, seed, image_size, crop, classifier):
     if classifier:
         cfg["id2label"] = {"0": "circle", "1": "square", "2": "triangle"}
         cfg["label2id"] = {"circle": 0, "square": 1, "triangle": 2}
-    g = torch.Generator().manual_seed(seed)
-
-    def r(*shape, scale=0.3):
-        return torch.randn(*shape, generator=g, dtype=torch.float64) * scale
+    g, r = seeded(seed)
 
     d, C, P = cfg["hidden_size"], cfg["num_channels"], cfg["patch_size"]
     inner = d * cfg["mlp_ratio"]
@@ -493,10 +498,7 @@ def make_clip(name, seed, nested):
     else:
         cfg = {**vcfg, "architectures": ["CLIPVisionModelWithProjection"],
                "transformers_version": "5.17.0", "dtype": "float32"}
-    g = torch.Generator().manual_seed(seed)
-
-    def r(*shape, scale=0.3):
-        return torch.randn(*shape, generator=g, dtype=torch.float64) * scale
+    g, r = seeded(seed)
 
     d, inner, C, P = vcfg["hidden_size"], vcfg["intermediate_size"], vcfg["num_channels"], vcfg["patch_size"]
     patches = (vcfg["image_size"] // P) ** 2
