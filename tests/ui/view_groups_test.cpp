@@ -19,6 +19,7 @@
 #include "small_dump.h"
 #include "ui/state/document.h"
 #include "ui/state/dump_document.h"
+#include "ui/state/model_document.h"
 #include "ui/views/head_roles_view.h"
 #include "ui/views/view.h"
 #include "ui/views/view_registry.h"
@@ -53,9 +54,12 @@ QStringList checkedGroupButtons(const MainWindow& window) {
     return checked;
 }
 
+/// The session's run and a model's load and run finished (a lesson's step may open a model,
+/// which loads on a worker) and their results shown.
 void settle(MainWindow& window) {
     for (int i = 0; i < 3; ++i) {
         window.document()->waitForIdle();
+        ASSERT_TRUE(ModelDocument::of(window.document())->waitForIdle());
         QCoreApplication::processEvents();
     }
 }
