@@ -27,10 +27,7 @@ std::optional<WalkJob> walkJobOf(const Experiment& experiment, Index head) {
     job.q = experiment.qkv.q.head(0, head);
     job.k = experiment.qkv.k.head(0, kvHead);
     job.v = experiment.qkv.v.head(0, kvHead);
-    job.mask = experiment.mask;
-    if (job.mask.custom &&
-        (job.mask.custom->rows() != job.q.rows() || job.mask.custom->cols() != job.k.rows()))
-        job.mask.custom.reset();
+    job.mask = maskFor(experiment.mask, job.q.rows(), job.k.rows());
     job.scale = experiment.scale;
     // Blocks: the session's (the stepper edits them); a dump re-run uses the defaults.
     job.qBlock = std::max<Index>(1, experiment.session.qBlock);

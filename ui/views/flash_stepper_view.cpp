@@ -364,9 +364,7 @@ QString FlashStepperView::narrate(const FlashWalk& walk, const Experiment& exper
     step = std::clamp<Index>(step, 0, total);
     const Index sq = walk.sq(), sk = walk.sk();
     // The mask the walk ran under (a custom mask of another shape was left out, document.cpp).
-    MaskSpec mask = experiment.mask;
-    if (mask.custom && (mask.custom->rows() != sq || mask.custom->cols() != sk))
-        mask.custom.reset();
+    const MaskSpec mask = maskFor(experiment.mask, sq, sk);
     const QStringList tokens = displayTokens(experiment.queryTokens);
     const auto rowName = [&tokens](Index r) {
         const QString token = tokens.value(static_cast<int>(r));

@@ -30,6 +30,12 @@ std::optional<std::string> validateMask(const MaskSpec& mask, Index batch, Index
     return std::nullopt;
 }
 
+MaskSpec maskFor(MaskSpec mask, Index sq, Index sk) {
+    if (mask.custom && (mask.custom->rows() != sq || mask.custom->cols() != sk))
+        mask.custom.reset();
+    return mask;
+}
+
 namespace {
 
 /// a + b, clamped to Index's range instead of overflowing: a window of 2^63 - 1 reaches

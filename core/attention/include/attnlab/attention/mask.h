@@ -37,6 +37,10 @@ struct KeyRange {
 /// problem (negative window, validLen count not 1 or B, custom shape not [Sq, Sk]).
 std::optional<std::string> validateMask(const MaskSpec& mask, Index batch, Index sq, Index sk);
 
+/// `mask` as it applies to [Sq, Sk] scores: a custom mask of another shape (a dump re-run on
+/// other tokens) does not apply and is left out; everything else is kept.
+MaskSpec maskFor(MaskSpec mask, Index sq, Index sk);
+
 /// The structured (interval) part of the mask for query row i of batch b; ignores `custom`.
 KeyRange keyRange(const MaskSpec& mask, Index b, Index i, Index sq, Index sk);
 
