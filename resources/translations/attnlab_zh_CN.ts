@@ -507,10 +507,6 @@
         <translation>加性注意力</translation>
     </message>
     <message>
-        <source>%1 tokens are too many to show a layer&apos;s attention here (%2 GB); `attnlab model --heads` writes chosen heads</source>
-        <translation>%1 个词元太多，这里无法显示一层的注意力（%2 GB）；`attnlab model --heads` 可写出选定的头</translation>
-    </message>
-    <message>
         <source>Running %p%</source>
         <translation>运行中 %p%</translation>
     </message>
@@ -593,6 +589,10 @@
     <message>
         <source>An image for the open image model (PNG, JPEG): the Image tab shows where it looks. Or drop one on the window.</source>
         <translation>给已打开的图像模型一张图像（PNG、JPEG）：“图像”页显示它看向哪里。也可以把图像拖到窗口上。</translation>
+    </message>
+    <message>
+        <source>%1 tokens are too many to show a head&apos;s attention here (%2 GB a map); `attnlab model --heads` writes chosen heads</source>
+        <translation>%1 个词元太多，这里无法显示一个头的注意力（每张图 %2 GB）；`attnlab model --heads` 可写出选定的头</translation>
     </message>
 </context>
 <context>

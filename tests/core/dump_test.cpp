@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -700,6 +701,96 @@ TEST(Dump, QkvLayerUnderAnySpecMatchesTheReference) {
     const Experiment lin = applyToQkvLayer(*dump, 0, linear);
     for (Index i = 0; i < s; ++i)
         EXPECT_NEAR(rowSumOf(std::as_const(lin.attention.weights).head(0, 2), i), 1.0, 1e-4);
+}
+
+// A model's layer in the window holds no H x S x S: each head's map is computed when a view
+// asks. It must be the map the whole layer's run gives, to the bit, under every spec the window
+// can apply, at any thread count; the statistics, output and overviews taken on the way equal
+// the held layer's.
+TEST(Dump, AQkvLayersWeightsOnDemandAreTheWholeRunsBytes) {
+    TempDir dir{"attnlab_dump"};
+    const Index heads = 4, kvHeads = 2, s = 700, d = 16;
+    const Tensor4 q = ref::randomTensor(1, heads, s, d, 40);
+    const Tensor4 k = ref::randomTensor(1, kvHeads, s, d, 41);
+    const Tensor4 v = ref::randomTensor(1, kvHeads, s, d, 42);
+    const std::string path = dir.file("qkv.npz");
+    writeBytes(
+        path,
+        storedZip({{"q.npy", encodeNpy(tensorArray(q, {1, heads, s, d}), DType::Float32)},
+                   {"k.npy", encodeNpy(tensorArray(k, {1, kvHeads, s, d}), DType::Float32)},
+                   {"v.npy", encodeNpy(tensorArray(v, {1, kvHeads, s, d}), DType::Float32)}}));
+    auto dump = loadQkvDump(path);
+    ASSERT_TRUE(dump.ok()) << dump.error();
+
+    BoolMatrix custom = BoolMatrix::Constant(s, s, true);
+    for (Index i = 0; i < s; ++i)
+        custom(i, (i * 7) % s) = false;
+    std::vector<std::pair<std::string, QkvApply>> applies(8);
+    applies[0].first = "causal softmax";
+    applies[0].second.spec.mask.causal = true;
+    applies[1].first = "flash, a window, temperature 2";
+    applies[1].second.spec.variant = Variant::Flash;
+    applies[1].second.spec.mask.causalWindow = 37;
+    applies[1].second.temperature = 2;
+    applies[2].first = "soft-capped, one kv head";
+    applies[2].second.spec.softcap = 1.5;
+    applies[2].second.kvHeads = 1;
+    applies[3].first = "a custom mask and valid lengths";
+    applies[3].second.spec.mask.custom = custom;
+    applies[3].second.spec.mask.validLen = {650};
+    applies[4].first = "linear";
+    applies[4].second.spec.variant = Variant::Linear;
+    applies[5].first = "additive";
+    applies[5].second.spec.variant = Variant::Additive;
+    applies[6].first = "per-layer windows";
+    applies[6].second.layerWindows = {5};
+    applies[7].first = "every key";
+    for (auto& [name, apply] : applies) {
+        apply.keepScores = false;
+        for (int threads : {1, 2, 3}) {
+            SCOPED_TRACE(name + ", " + std::to_string(threads) + " threads");
+            apply.spec.threads = threads;
+            apply.weightsOnDemand = false;
+            const Experiment held = applyToQkvLayer(*dump, 0, apply);
+            apply.weightsOnDemand = true;
+            const Experiment computed = applyToQkvLayer(*dump, 0, apply);
+            ASSERT_NE(computed.maps, nullptr);
+            ASSERT_TRUE(computed.attention.weights.empty());
+            ASSERT_EQ(computed.weightHeads(), heads);
+            const BoolMatrix masked = denseMask(maskFor(held.mask, s, s), 0, s, s).array() == false;
+            ASSERT_EQ(computed.overviews.size(), static_cast<std::size_t>(heads));
+            // Asked out of order, and one head twice: the kept head is not another's.
+            for (Index h : {2, 0, 3, 1, 2}) {
+                const Matrix expected = std::as_const(held.attention.weights).head(0, h);
+                const Matrix got = computed.headWeights(h);
+                ASSERT_EQ(got.rows(), s);
+                ASSERT_EQ(got.cols(), s);
+                ASSERT_EQ(std::memcmp(got.data(), expected.data(),
+                                      sizeof(float) * static_cast<std::size_t>(s * s)),
+                          0)
+                    << "head " << h;
+                const auto at = static_cast<std::size_t>(h);
+                EXPECT_EQ(computed.stats[at].entropy, held.stats[at].entropy);
+                EXPECT_EQ(computed.stats[at].histogram, held.stats[at].histogram);
+                const MatrixD overview =
+                    blockMax(ConstMatrixMap(expected.data(), s, s), masked, overviewBlock(s));
+                ASSERT_EQ(computed.overviews[at].rows(), 350);
+                EXPECT_TRUE(computed.overviews[at].cwiseEqual(overview).count() +
+                                (computed.overviews[at].array().isNaN() && overview.array().isNaN())
+                                    .count() ==
+                            overview.size());
+            }
+            EXPECT_TRUE(computed.output.cwiseEqual(held.output).all());
+            EXPECT_EQ(computed.attention.emptyRows, held.attention.emptyRows);
+        }
+    }
+    // Train-mode dropout draws by the head's index: such a layer is held whole.
+    QkvApply dropped;
+    dropped.spec.dropout = Dropout{0.25, 9};
+    dropped.weightsOnDemand = true;
+    const Experiment trained = applyToQkvLayer(*dump, 0, dropped);
+    EXPECT_EQ(trained.maps, nullptr);
+    EXPECT_FALSE(trained.attention.weights.empty());
 }
 
 TEST(Dump, QkvInconsistentShapesAndMissingKeysAreErrors) {

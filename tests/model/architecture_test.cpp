@@ -235,6 +235,22 @@ TEST_P(SavedByTransformers, ItsQkvUnderTheNativeSpecGiveItsAttentionBack) {
         ASSERT_TRUE(again.attention.weights.sameShape(recorded));
         for (std::size_t i = 0; i < recorded.data.size(); ++i)
             ASSERT_NEAR(again.attention.weights.data[i], recorded.data[i], 1e-6) << "layer " << l;
+        // The window's layer keeps no scores and holds no maps: a head's, computed when asked,
+        // is the same bytes as the whole layer's run without scores.
+        QkvApply window = apply;
+        window.keepScores = false;
+        const Experiment held = applyToQkvLayer(dump, l, window);
+        window.weightsOnDemand = true;
+        const Experiment asked = applyToQkvLayer(dump, l, window);
+        ASSERT_NE(asked.maps, nullptr);
+        for (Index h = 0; h < recorded.heads; ++h) {
+            const Matrix weights = asked.headWeights(h);
+            ASSERT_TRUE(weights.cwiseEqual(held.headWeights(h)).all())
+                << "layer " << l << ", head " << h;
+            const Matrix ofRecord = std::as_const(recorded).head(0, h);
+            ASSERT_LT((weights - ofRecord).cwiseAbs().maxCoeff(), 1e-6)
+                << "layer " << l << ", head " << h;
+        }
     }
 }
 

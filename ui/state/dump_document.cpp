@@ -225,9 +225,12 @@ bool DumpDocument::openComparison(const QString& path) {
 Experiment qkvLayerExperiment(const QkvDump& qkv, Index layer, const QkvApply& apply,
                               const QkvOrigin& origin) {
     QkvApply run = apply;
-    // A model's layer keeps no scores (another H x S x S): a view computes a head's q.k when
-    // it shows it.
-    if (origin.kind == ExperimentSource::Kind::Model) run.keepScores = false;
+    // A model's layer holds no H x S x S: a view computes a head's weights and q.k when it
+    // shows them.
+    if (origin.kind == ExperimentSource::Kind::Model) {
+        run.keepScores = false;
+        run.weightsOnDemand = true;
+    }
     // A layer of a long text is large work: every core (the same bytes at any count).
     run.spec.threads = 0;
     Experiment experiment = applyToQkvLayer(qkv, layer, run);

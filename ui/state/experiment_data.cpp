@@ -123,7 +123,7 @@ QString figureCaption(const Experiment& experiment, Index head) {
         parts << maskCaption(experiment.mask);
     }
     const Index heads =
-        experiment.headCount() > 0 ? experiment.headCount() : experiment.attention.weights.heads;
+        experiment.headCount() > 0 ? experiment.headCount() : experiment.weightHeads();
     const Index kvHeads = experiment.kvHeadCount();
     QString headText = QObject::tr("head %1 of %2").arg(clampedHead(experiment, head)).arg(heads);
     if (lab && kvHeads > 0 && kvHeads < heads)
@@ -133,7 +133,7 @@ QString figureCaption(const Experiment& experiment, Index head) {
 }
 
 Index clampedHead(const Experiment& experiment, Index head) {
-    const Index heads = experiment.attention.weights.heads;
+    const Index heads = experiment.weightHeads();
     if (heads <= 0) return 0;
     return std::clamp<Index>(head, 0, heads - 1);
 }
@@ -145,7 +145,9 @@ MatrixD headSlice(const Tensor4& tensor, Index head) {
 }
 
 MatrixD headWeights(const Experiment& experiment, Index head) {
-    return headSlice(experiment.attention.weights, clampedHead(experiment, head));
+    if (!experiment.maps)
+        return headSlice(experiment.attention.weights, clampedHead(experiment, head));
+    return experiment.headWeights(clampedHead(experiment, head)).cast<double>();
 }
 
 MatrixD rawScores(const Experiment& experiment, Index head) {
@@ -169,10 +171,7 @@ MatrixD scaledScores(const Experiment& experiment, Index head) {
 BoolMatrix maskedCells(const Experiment& experiment) {
     const Index sq = experiment.sq();
     const Index sk = experiment.sk();
-    MaskSpec mask = experiment.mask;
-    if (mask.custom && (mask.custom->rows() != sq || mask.custom->cols() != sk))
-        mask.custom.reset();
-    BoolMatrix allowedCells = denseMask(mask, 0, sq, sk);
+    BoolMatrix allowedCells = denseMask(maskFor(experiment.mask, sq, sk), 0, sq, sk);
     return allowedCells.array() == false;
 }
 

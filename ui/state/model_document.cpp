@@ -124,9 +124,10 @@ QkvOrigin originOf(const model::Model& loaded, const model::ModelRun& run, doubl
     return origin;
 }
 
-/// The floats of the shown layer's experiment (its weights and scores, every head's S x S)
-/// past which a text is not shown: the command line's --heads writes chosen heads of any length.
-constexpr double kMaxShownLayerFloats = 2.0e9;
+/// The cells of one head's map (S x S) past which a text is not shown: the views hold the
+/// shown head's map (a float copy, and a double one where a view draws it), never a whole
+/// layer's. The command line's --heads writes chosen heads of any length.
+constexpr double kMaxShownMapCells = 1.0e8;
 
 ModelRunOutput computeRun(std::shared_ptr<const model::Model> loaded,
                           std::shared_ptr<const model::Tokenizer> tokenizer,
@@ -144,15 +145,14 @@ ModelRunOutput computeRun(std::shared_ptr<const model::Model> loaded,
     const auto started = std::chrono::steady_clock::now();
     try {
         const bool translation = loaded->config.kind == model::ModelKind::EncoderDecoder;
-        // The views hold the shown layer's maps (every head's weights); a layer past what a
-        // machine holds is refused before the forward runs.
-        const double cells = 2.0 * static_cast<double>(loaded->config.heads) *
-                             static_cast<double>(ids.size()) * static_cast<double>(ids.size());
-        if (!translation && cells > kMaxShownLayerFloats) {
-            out.error = QObject::tr("%1 tokens are too many to show a layer's attention here "
-                                    "(%2 GB); `attnlab model --heads` writes chosen heads")
+        // The views hold the shown head's map; a map past what a machine holds is refused
+        // before the forward runs.
+        const double cells = static_cast<double>(ids.size()) * static_cast<double>(ids.size());
+        if (!translation && cells > kMaxShownMapCells) {
+            out.error = QObject::tr("%1 tokens are too many to show a head's attention here "
+                                    "(%2 GB a map); `attnlab model --heads` writes chosen heads")
                             .arg(ids.size())
-                            .arg(cells * 4 / 1e9, 0, 'f', 1);
+                            .arg(cells * 12 / 1e9, 0, 'f', 1);
             return out;
         }
         if (loaded->config.vision()) {

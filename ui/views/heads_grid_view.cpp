@@ -96,30 +96,23 @@ HeadsGridView::HeadsGridView(Document* document, QWidget* parent)
 }
 
 Index HeadsGridView::blockFor(Index positions) {
-    return std::max<Index>(1, (positions + kMaxCells - 1) / kMaxCells);
+    return overviewBlock(positions);
 }
 
 MatrixD HeadsGridView::binnedWeights(const Experiment& experiment, Index head,
                                      const BoolMatrix& masked, Index block) {
-    const Tensor4& tensor = experiment.attention.weights;
-    if (tensor.empty() || tensor.batch < 1 || head < 0 || head >= tensor.heads)
-        return MatrixD(0, 0);
-    const auto weights = tensor.head(0, head);
-    const bool useMask = masked.rows() == weights.rows() && masked.cols() == weights.cols();
-    const Index rows = (weights.rows() + block - 1) / block;
-    const Index cols = (weights.cols() + block - 1) / block;
-    const double nan = std::numeric_limits<double>::quiet_NaN();
-    MatrixD cells = MatrixD::Constant(rows, cols, nan);
-    for (Index i = 0; i < weights.rows(); ++i)
-        for (Index c = 0; c < cols; ++c) {
-            double& cell = cells(i / block, c);
-            for (Index j = c * block; j < std::min(weights.cols(), (c + 1) * block); ++j) {
-                if (useMask && masked(i, j)) continue;
-                const double value = weights(i, j);
-                if (std::isnan(cell) || value > cell) cell = value;
-            }
-        }
-    return cells;
+    if (head < 0 || head >= experiment.weightHeads()) return MatrixD(0, 0);
+    // A model's layer took its overviews while it ran (block overviewBlock, its own mask).
+    const auto at = static_cast<std::size_t>(head);
+    if (at < experiment.overviews.size() &&
+        block == blockFor(std::max(experiment.sq(), experiment.sk())))
+        return experiment.overviews[at];
+    if (experiment.maps) {
+        const Matrix weights = experiment.headWeights(head);
+        return blockMax(ConstMatrixMap(weights.data(), weights.rows(), weights.cols()), masked,
+                        block);
+    }
+    return blockMax(std::as_const(experiment.attention.weights).head(0, head), masked, block);
 }
 
 int HeadsGridView::columnsFor(int heads, int kvHeads) {
@@ -144,7 +137,7 @@ void HeadsGridView::refresh() {
     m_heads = 0;
     const Experiment* experiment = document()->experiment();
     const ViewState& state = document()->session().viewState;
-    if (!experiment || experiment->attention.weights.empty()) {
+    if (!experiment || !experiment->hasWeights()) {
         m_plot->replot();
         return;
     }

@@ -24,7 +24,7 @@ public:
     /// Columns of the grid: the kv group size under GQA, else about sqrt(H).
     static int columnsFor(int heads, int kvHeads);
     /// Most cells a head's map has along a side; a longer text is drawn in blocks.
-    static constexpr Index kMaxCells = 512;
+    static constexpr Index kMaxCells = kOverviewCells;
     /// Below this largest weight the maps are one colour on 0..1 and the title says so.
     static constexpr double kFaintWeight = 0.05;
     /// Positions per drawn cell along a side of `positions`: 1 up to kMaxCells.

@@ -757,12 +757,13 @@ HeatmapData HeatmapView::heatmapData() const {
         const Experiment* a = experimentFor(HeatmapSource::Primary);
         const Experiment* b = experimentFor(HeatmapSource::Comparison);
         if (!a || !b) return out;
-        const Tensor4& wa = a->attention.weights;
-        const Tensor4& wb = b->attention.weights;
-        if (wa.empty() || wb.empty() || wa.seq != wb.seq || wa.dim != wb.dim) return out;
-        // In one pass from the two tensors: at 4 000 tokens each copy is 128 MB.
-        out.values = wb.head(0, clampedHead(*b, state.head)).cast<double>() -
-                     wa.head(0, clampedHead(*a, state.head)).cast<double>();
+        if (!a->hasWeights() || !b->hasWeights() || a->sq() != b->sq() || a->sk() != b->sk())
+            return out;
+        // In one pass from the two heads' maps: at 4 000 tokens a double copy is 128 MB.
+        const Matrix wa = a->headWeights(clampedHead(*a, state.head));
+        const Matrix wb = b->headWeights(clampedHead(*b, state.head));
+        if (wa.rows() != wb.rows() || wa.cols() != wb.cols()) return out;
+        out.values = wb.cast<double>() - wa.cast<double>();
         out.rowLabels = displayTokens(a->queryTokens);
         out.columnLabels = displayTokens(a->keyTokens);
         out.quantity = tr("weight B \u2212 A");

@@ -152,12 +152,17 @@ void RopeView::refresh() {
     const Index kvHead = experiment->kvHeadOf(head);
     const Index query =
         state.query >= 0 && state.query < experiment->sq() ? state.query : experiment->sq() - 1;
-    // The query's row only: a copy of the whole head is S x S (128 MB at 4 000 tokens).
+    // The query's row only of held weights: a copy of the whole head is S x S (128 MB at
+    // 4 000 tokens). A model's layer computes the head's map (its last head is kept).
     const Tensor4& allWeights = experiment->attention.weights;
     Index key = 0;
     if (!allWeights.empty() && allWeights.batch > 0 && head < allWeights.heads &&
-        query < allWeights.seq && allWeights.dim > 0)
+        query < allWeights.seq && allWeights.dim > 0) {
         allWeights.head(0, head).row(query).maxCoeff(&key);
+    } else if (experiment->maps) {
+        const Matrix weights = experiment->headWeights(head);
+        if (query < weights.rows() && weights.cols() > 0) weights.row(query).maxCoeff(&key);
+    }
     const double queryPosition = static_cast<double>(query + experiment->sk() - experiment->sq());
     const double keyPosition = static_cast<double>(key);
 

@@ -22,17 +22,19 @@ double scaledScore(const Experiment& experiment, Index head, Index kvHead, Index
 
 std::optional<CellComputation> explainCell(const Experiment& experiment, Index head, Index row,
                                            Index column) {
-    const Tensor4& weights = experiment.attention.weights;
-    if (weights.empty() || weights.heads < 1) return std::nullopt;
-    const Index sq = weights.seq;
-    const Index sk = weights.dim;
-    if (row < 0 || column < 0 || row >= sq || column >= sk) return std::nullopt;
+    if (!experiment.hasWeights() || experiment.weightHeads() < 1) return std::nullopt;
     CellComputation cell;
-    cell.head = std::clamp<Index>(head, 0, weights.heads - 1);
+    cell.head = std::clamp<Index>(head, 0, experiment.weightHeads() - 1);
+    const Tensor4& held = experiment.attention.weights;
+    // A model's layer computes the head's map when asked (its last head is kept).
+    const Matrix computed = held.empty() ? experiment.headWeights(cell.head) : Matrix();
+    const Index sq = held.empty() ? computed.rows() : held.seq;
+    const Index sk = held.empty() ? computed.cols() : held.dim;
+    if (row < 0 || column < 0 || row >= sq || column >= sk) return std::nullopt;
     cell.kvHead = experiment.kvHeadOf(cell.head);
     cell.row = row;
     cell.column = column;
-    cell.storedWeight = weights(0, cell.head, row, column);
+    cell.storedWeight = held.empty() ? computed(row, column) : held(0, cell.head, row, column);
     cell.hasScores = experiment.hasQk() && experiment.sq() == sq && experiment.sk() == sk &&
                      experiment.qkv.q.dim == experiment.qkv.k.dim;
     if (!cell.hasScores) return cell;
@@ -41,10 +43,7 @@ std::optional<CellComputation> explainCell(const Experiment& experiment, Index h
     const auto k = experiment.qkv.k.head(0, cell.kvHead).row(column).cast<double>();
     cell.dot = q.dot(k);
     cell.scaled = scaledScore(experiment, cell.head, cell.kvHead, row, column);
-    // A custom mask of another shape (a dump re-run on other tokens) does not apply.
-    MaskSpec mask = experiment.mask;
-    if (mask.custom && (mask.custom->rows() != sq || mask.custom->cols() != sk))
-        mask.custom.reset();
+    const MaskSpec mask = maskFor(experiment.mask, sq, sk);
     cell.masked = !allowed(mask, 0, row, column, sq, sk);
     cell.softmax = experiment.usesSoftmax();
     if (cell.masked || !cell.softmax) return cell;

@@ -79,6 +79,54 @@ Experiment dumpExperiment(const AttentionDump& dump, Index b, Index l) {
     return ex;
 }
 
+namespace {
+
+/// Query head h of a layer's Q/K/V alone, with the K/V head it reads.
+Qkv oneHead(const Qkv& qkv, Index head) {
+    const Index kvHead = kvHeadOf(head, qkv.q.heads, qkv.k.heads);
+    auto slice = [](const Tensor4& from, Index h) {
+        Tensor4 to(1, 1, from.seq, from.dim);
+        to.head(0, 0) = from.head(0, h);
+        return to;
+    };
+    return Qkv{slice(qkv.q, head), slice(qkv.k, kvHead), slice(qkv.v, kvHead)};
+}
+
+/// A layer's weights a head at a time: attend() of the head alone runs the kernel the whole
+/// layer's run gives each head (heads are independent where the spec names no head: no
+/// dropout, no score bias). The last head asked for is kept for the next view that asks.
+class QkvHeadMaps final : public LayerMaps {
+public:
+    QkvHeadMaps(Qkv qkv, AttentionSpec spec) : m_qkv(std::move(qkv)), m_spec(std::move(spec)) {
+        m_spec.wantWeights = true;
+        m_spec.wantScores = false;
+    }
+
+    Attention attendHead(Index head, int threads) const {
+        AttentionSpec spec = m_spec;
+        spec.threads = threads;
+        return attend(oneHead(m_qkv, head), spec);
+    }
+
+    Matrix weights(Index head) const override {
+        const std::lock_guard lock(m_mutex);
+        if (head != m_head) {
+            m_weights = attendHead(head, m_spec.threads).weights.head(0, 0);
+            m_head = head;
+        }
+        return m_weights;
+    }
+
+private:
+    Qkv m_qkv;
+    AttentionSpec m_spec;
+    mutable std::mutex m_mutex;
+    mutable Index m_head = -1;
+    mutable Matrix m_weights;
+};
+
+} // namespace
+
 Experiment applyToQkvLayer(const QkvDump& dump, Index l, const QkvApply& apply) {
     Experiment ex;
     ex.qkv = dump.layer(l);
@@ -120,7 +168,13 @@ Experiment applyToQkvLayer(const QkvDump& dump, Index l, const QkvApply& apply) 
     spec.scale = ex.scale;
     spec.wantWeights = true;
     spec.wantScores = apply.keepScores;
-    ex.attention = attend(ex.qkv, spec);
+    const bool onDemand = apply.weightsOnDemand && spec.dropout.rate == 0 && !spec.scoreBias;
+    if (onDemand) {
+        // Checked as the whole layer's run would be, before any head runs.
+        if (const auto problem = validate(ex.qkv, spec)) ATTN_CHECK(false, *problem);
+    } else {
+        ex.attention = attend(ex.qkv, spec);
+    }
 
     ex.source.kind = ExperimentSource::Kind::QkvDump;
     ex.source.name = baseName(dump.source);
@@ -130,6 +184,31 @@ Experiment applyToQkvLayer(const QkvDump& dump, Index l, const QkvApply& apply) 
     ex.keyTokens = dump.keyTokens();
     ex.queryTokens = dump.queryTokens();
 
+    if (onDemand) {
+        auto maps = std::make_shared<QkvHeadMaps>(ex.qkv, spec);
+        const Index heads = ex.qkv.q.heads;
+        const Index sq = ex.qkv.q.seq;
+        const Index sk = ex.qkv.k.seq;
+        const Index dv = ex.qkv.v.dim;
+        const Index block = overviewBlock(std::max(sq, sk));
+        const BoolMatrix masked = denseMask(maskFor(spec.mask, sq, sk), 0, sq, sk).array() == false;
+        ex.output.resize(sq, heads * dv);
+        ex.stats.resize(static_cast<std::size_t>(heads));
+        ex.overviews.resize(static_cast<std::size_t>(heads));
+        // A head at a time on each thread: its map lives while its numbers are taken.
+        detail::parallelFor(heads, spec.threads, static_cast<double>(sq * sk), [&](Index h) {
+            Attention one = maps->attendHead(h, 1);
+            const auto weights = std::as_const(one.weights).head(0, 0);
+            ex.output.middleCols(h * dv, dv) = std::as_const(one.output).head(0, 0);
+            const auto at = static_cast<std::size_t>(h);
+            ex.stats[at] = headStats(weights, spec.mask, 0);
+            ex.overviews[at] = blockMax(weights, masked, block);
+            if (h == 0) ex.attention.emptyRows = std::move(one.emptyRows);
+        });
+        ex.maps = std::move(maps);
+        ex.warnings = dump.warnings;
+        return ex;
+    }
     // Merged heads [Sq, H * Dv] (the dump has no output projection).
     const Tensor4& out = ex.attention.output;
     ex.output.resize(out.seq, out.heads * out.dim);

@@ -51,6 +51,12 @@ std::string ExperimentSource::describe() const {
     return text;
 }
 
+Matrix Experiment::headWeights(Index head) const {
+    if (head < 0 || head >= weightHeads()) return Matrix(0, 0);
+    if (maps) return maps->weights(head);
+    return std::as_const(attention.weights).head(0, head);
+}
+
 Experiment run(const Session& session) {
     const auto started = std::chrono::steady_clock::now();
     const auto problems = validate(session);

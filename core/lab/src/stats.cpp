@@ -244,4 +244,22 @@ HeadStats headStats(ConstMatrixMap weights, const MaskSpec& mask, Index batch, I
     return stats;
 }
 
+MatrixD blockMax(ConstMatrixMap weights, const BoolMatrix& masked, Index block) {
+    ATTN_CHECK(block >= 1, "an overview block holds at least 1 position (got " << block << ")");
+    const bool useMask = masked.rows() == weights.rows() && masked.cols() == weights.cols();
+    const Index rows = (weights.rows() + block - 1) / block;
+    const Index cols = (weights.cols() + block - 1) / block;
+    MatrixD cells = MatrixD::Constant(rows, cols, std::numeric_limits<double>::quiet_NaN());
+    for (Index i = 0; i < weights.rows(); ++i)
+        for (Index c = 0; c < cols; ++c) {
+            double& cell = cells(i / block, c);
+            for (Index j = c * block; j < std::min(weights.cols(), (c + 1) * block); ++j) {
+                if (useMask && masked(i, j)) continue;
+                const double value = weights(i, j);
+                if (std::isnan(cell) || value > cell) cell = value;
+            }
+        }
+    return cells;
+}
+
 } // namespace attnlab

@@ -45,6 +45,12 @@ struct QkvApply {
     /// Fill the experiment's attention.scores (another H x Sq x Sk); without them the views
     /// compute a head's q.k when they show it, and the run takes the fast kernels.
     bool keepScores = true;
+    /// Hold no weights (a model's layer on a long text): each head's are computed here for its
+    /// statistics, output and overview and let go, and Experiment::maps computes a head's again
+    /// when a view asks, the same bytes. Memory: a head's Sq x Sk per thread, not H x Sq x Sk.
+    /// No scores are kept. Train-mode dropout and a score bias depend on the head's index:
+    /// with them every head is held as without this.
+    bool weightsOnDemand = false;
 };
 
 /// Runs layer l of a Q/K/V dump through attend() under `apply` and returns the Experiment the

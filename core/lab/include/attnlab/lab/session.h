@@ -3,6 +3,7 @@
 /// plain value that round-trips through versioned JSON. Experiment: what run() computed.
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -124,6 +125,15 @@ struct ExperimentSource {
     bool isSession() const { return kind == Kind::Session; }
 };
 
+/// One layer's attention weights computed a head at a time when asked: a model's layer on a
+/// long text, whose every head's S x S the window does not hold.
+class LayerMaps {
+public:
+    virtual ~LayerMaps() = default;
+    /// [Sq, Sk] weights of query head `head`: the bytes the whole layer's run gives.
+    virtual Matrix weights(Index head) const = 0;
+};
+
 /// Everything the views draw. Batch is always 1. It describes itself: the variant, the mask
 /// in force, the scale and temperature and where it came from, so no view re-derives them.
 struct Experiment {
@@ -142,7 +152,13 @@ struct Experiment {
     Matrix xq;           ///< [Sq, dModel] embeddings (+ sinusoidal positions)
     Matrix xkv;          ///< [Sk, dModel]
     Qkv qkv;             ///< per head, after RoPE
-    Attention attention; ///< weights (after dropout) and scores always filled
+    /// Weights (after dropout) filled, and scores unless a model's layer; a model's layer
+    /// holds neither: `maps` computes a head's weights when a view asks.
+    Attention attention;
+    std::shared_ptr<const LayerMaps> maps;
+    /// With `maps`: each head's blockMax overview, block overviewBlock(max(Sq, Sk)) and the
+    /// mask in force, taken while the layer ran (the heads grid draws them).
+    std::vector<MatrixD> overviews;
     /// The dropout in force: the session's rate and seed in train mode, rate 0 in eval mode
     /// (and for linear attention, which forms no weights to drop).
     Dropout dropout;
@@ -158,6 +174,12 @@ struct Experiment {
     double milliseconds = 0; ///< wall time of run()
 
     Index headCount() const { return qkv.q.heads; }
+    /// Whether weights are held or computed when asked (a session's run always has them).
+    bool hasWeights() const { return !attention.weights.empty() || maps != nullptr; }
+    /// Heads with weights: attention.weights' heads, or every query head with `maps`.
+    Index weightHeads() const { return maps ? headCount() : attention.weights.heads; }
+    /// [Sq, Sk] weights of head h, held or computed; empty when there are none.
+    Matrix headWeights(Index head) const;
     Index kvHeadCount() const { return qkv.k.heads; }
     /// The kv head that query head `head` reads (kvHeadOf in attention.h).
     Index kvHeadOf(Index head) const { return attnlab::kvHeadOf(head, headCount(), kvHeadCount()); }

@@ -2,6 +2,7 @@
 /// Attention statistics (seed 002, "analyze_attention_patterns" and §2.5): entropy,
 /// diagonal mass, most-attended token, distance, first-token weight, histogram.
 
+#include <algorithm>
 #include <vector>
 
 #include "attnlab/attention/mask.h"
@@ -36,6 +37,16 @@ inline HeadStats headStats(const Matrix& weights, const MaskSpec& mask, Index ba
                            Index bins = 20) {
     return headStats(ConstMatrixMap(weights.data(), weights.rows(), weights.cols()), mask, batch,
                      bins);
+}
+
+/// A map as a thumbnail draws it: each cell the largest weight of a `block` x `block` block of
+/// cells that `masked` allows (NaN where the whole block is masked), so a strong weight is
+/// never dropped. `masked` of another shape than the map masks nothing. [ceil(Sq/b), ceil(Sk/b)].
+MatrixD blockMax(ConstMatrixMap weights, const BoolMatrix& masked, Index block);
+/// Positions per overview cell along a side of `positions`: at most kOverviewCells cells.
+inline constexpr Index kOverviewCells = 512;
+inline Index overviewBlock(Index positions) {
+    return std::max<Index>(1, (positions + kOverviewCells - 1) / kOverviewCells);
 }
 
 } // namespace attnlab
