@@ -827,10 +827,13 @@ void ModelDocument::startRun() {
             self, [self, fraction] { if (self) emit self->runProgress(fraction); },
             Qt::QueuedConnection);
     };
+    // The head on screen keeps its map from the layer's run: the heatmap computes nothing.
+    QkvApply apply = shownApply();
+    apply.keptHead = m_document->session().viewState.head;
     // The previous run's cache is reused when the new ids extend its ids (runModel checks).
     m_runWatcher->setFuture(QtConcurrent::run(
         computeRun, m_model, m_tokenizer, m_ids, m_image, m_ablated, m_run, m_runCancel, ticket,
-        ShownLayerRequest{shownApply(), m_layer, m_dumps->changeCount()},
+        ShownLayerRequest{std::move(apply), m_layer, m_dumps->changeCount()},
         std::function<void(double)>(progress)));
     emit runningChanged(true);
 }

@@ -116,6 +116,12 @@ public:
         }
         return m_weights;
     }
+    /// Keeps head `head`'s map, computed by attendHead, for the next view that asks.
+    void keep(Index head, Matrix weights) {
+        const std::lock_guard lock(m_mutex);
+        m_weights = std::move(weights);
+        m_head = head;
+    }
 
 private:
     Qkv m_qkv;
@@ -204,6 +210,7 @@ Experiment applyToQkvLayer(const QkvDump& dump, Index l, const QkvApply& apply) 
             ex.stats[at] = headStats(weights, spec.mask, 0);
             ex.overviews[at] = blockMax(weights, masked, block);
             if (h == 0) ex.attention.emptyRows = std::move(one.emptyRows);
+            if (h == apply.keptHead) maps->keep(h, weights);
         });
         ex.maps = std::move(maps);
         ex.warnings = dump.warnings;

@@ -51,6 +51,9 @@ struct QkvApply {
     /// No scores are kept. Train-mode dropout and a score bias depend on the head's index:
     /// with them every head is held as without this.
     bool weightsOnDemand = false;
+    /// With weightsOnDemand: the head whose map is kept from the layer's run (the head on
+    /// screen), so the first view to ask for it computes nothing; -1 keeps none.
+    Index keptHead = -1;
 };
 
 /// Runs layer l of a Q/K/V dump through attend() under `apply` and returns the Experiment the
