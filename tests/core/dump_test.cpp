@@ -16,8 +16,9 @@
 #include <vector>
 
 #include "attnlab/io/dump.h"
-#include "attnlab/lab/dump_experiment.h"
 #include "attnlab/io/npy.h"
+#include "attnlab/lab/cell.h"
+#include "attnlab/lab/dump_experiment.h"
 #include "reference.h"
 #include "temp_dir.h"
 
@@ -781,6 +782,12 @@ TEST(Dump, AQkvLayersWeightsOnDemandAreTheWholeRunsBytes) {
                                     .count() ==
                             overview.size());
             }
+            // A tooltip's cell reads the computed map.
+            const auto cell = explainCell(computed, 1, 650, 649);
+            const auto heldCell = explainCell(held, 1, 650, 649);
+            ASSERT_TRUE(cell && heldCell);
+            EXPECT_EQ(cell->storedWeight, heldCell->storedWeight);
+            EXPECT_EQ(cell->rowSum, heldCell->rowSum);
             EXPECT_TRUE(computed.output.cwiseEqual(held.output).all());
             EXPECT_EQ(computed.attention.emptyRows, held.attention.emptyRows);
         }

@@ -26,15 +26,15 @@ std::optional<CellComputation> explainCell(const Experiment& experiment, Index h
     CellComputation cell;
     cell.head = std::clamp<Index>(head, 0, experiment.weightHeads() - 1);
     const Tensor4& held = experiment.attention.weights;
-    // A model's layer computes the head's map when asked (its last head is kept).
-    const Matrix computed = held.empty() ? experiment.headWeights(cell.head) : Matrix();
-    const Index sq = held.empty() ? computed.rows() : held.seq;
-    const Index sk = held.empty() ? computed.cols() : held.dim;
+    const Index sq = held.empty() ? experiment.sq() : held.seq;
+    const Index sk = held.empty() ? experiment.sk() : held.dim;
     if (row < 0 || column < 0 || row >= sq || column >= sk) return std::nullopt;
     cell.kvHead = experiment.kvHeadOf(cell.head);
     cell.row = row;
     cell.column = column;
-    cell.storedWeight = held.empty() ? computed(row, column) : held(0, cell.head, row, column);
+    // A model's layer computes the head's map when asked (the last head asked is kept).
+    cell.storedWeight = held.empty() ? experiment.maps->weight(cell.head, row, column)
+                                     : held(0, cell.head, row, column);
     cell.hasScores = experiment.hasQk() && experiment.sq() == sq && experiment.sk() == sk &&
                      experiment.qkv.q.dim == experiment.qkv.k.dim;
     if (!cell.hasScores) return cell;

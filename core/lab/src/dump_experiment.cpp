@@ -110,11 +110,11 @@ public:
 
     Matrix weights(Index head) const override {
         const std::lock_guard lock(m_mutex);
-        if (head != m_head) {
-            m_weights = attendHead(head, m_spec.threads).weights.head(0, 0);
-            m_head = head;
-        }
-        return m_weights;
+        return held(head);
+    }
+    Scalar weight(Index head, Index row, Index column) const override {
+        const std::lock_guard lock(m_mutex);
+        return held(head)(row, column);
     }
     /// Keeps head `head`'s map, computed by attendHead, for the next view that asks.
     void keep(Index head, Matrix weights) {
@@ -124,6 +124,15 @@ public:
     }
 
 private:
+    /// Head `head`'s map, computed unless it is the one kept. Called with the mutex held.
+    const Matrix& held(Index head) const {
+        if (head != m_head) {
+            m_weights = attendHead(head, m_spec.threads).weights.head(0, 0);
+            m_head = head;
+        }
+        return m_weights;
+    }
+
     Qkv m_qkv;
     AttentionSpec m_spec;
     mutable std::mutex m_mutex;

@@ -132,6 +132,8 @@ public:
     virtual ~LayerMaps() = default;
     /// [Sq, Sk] weights of query head `head`: the bytes the whole layer's run gives.
     virtual Matrix weights(Index head) const = 0;
+    /// One weight of head `head` (a tooltip's), without a copy of its map.
+    virtual Scalar weight(Index head, Index row, Index column) const = 0;
 };
 
 /// Everything the views draw. Batch is always 1. It describes itself: the variant, the mask
