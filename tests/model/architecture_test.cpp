@@ -18,12 +18,13 @@
 #include <sstream>
 
 #include "attnlab/io/npy.h"
+#include "attnlab/lab/cell.h"
 #include "attnlab/model/architecture.h"
 #include "attnlab/model/attention_maps.h"
 #include "attnlab/model/model.h"
-#include "reference_npz.h"
 #include "attnlab/model/run_dumps.h"
 #include "checkpoint_builder.h"
+#include "reference_npz.h"
 #include "temp_dir.h"
 
 namespace attnlab::model {
@@ -250,6 +251,16 @@ TEST_P(SavedByTransformers, ItsQkvUnderTheNativeSpecGiveItsAttentionBack) {
             const Matrix ofRecord = std::as_const(recorded).head(0, h);
             ASSERT_LT((weights - ofRecord).cwiseAbs().maxCoeff(), 1e-6)
                 << "layer " << l << ", head " << h;
+            // A tooltip's explanation from q.k in double (soft-capped for Gemma 2) gives
+            // transformers' weight of the last row's cells.
+            const Index last = ofRecord.rows() - 1;
+            for (Index j = 0; j <= last; ++j) {
+                const auto cell = explainCell(asked, h, last, j);
+                ASSERT_TRUE(cell && cell->softmax);
+                if (cell->masked) continue;
+                ASSERT_NEAR(cell->weight, ofRecord(last, j), 1e-5)
+                    << "layer " << l << ", head " << h << ", key " << j;
+            }
         }
     }
 }

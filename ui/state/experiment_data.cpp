@@ -165,7 +165,10 @@ MatrixD scaledScores(const Experiment& experiment, Index head) {
     const Tensor4& scores = experiment.attention.scores;
     if (!scores.empty() && h < scores.heads) return headSlice(scores, h);
     // experiment.scale is baseScale / temperature already: divide by T once, there.
-    return rawScores(experiment, h) * experiment.scale;
+    MatrixD scaled = rawScores(experiment, h) * experiment.scale;
+    if (const std::optional<double> cap = experiment.softcap)
+        scaled = (scaled.array() / *cap).tanh() * *cap;
+    return scaled;
 }
 
 BoolMatrix maskedCells(const Experiment& experiment) {

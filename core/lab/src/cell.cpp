@@ -6,20 +6,6 @@
 
 namespace attnlab {
 
-namespace {
-
-/// s_ij of one row: the scores the run stored, else q_i . k_j x scale in double.
-double scaledScore(const Experiment& experiment, Index head, Index kvHead, Index row,
-                   Index column) {
-    const Tensor4& scores = experiment.attention.scores;
-    if (!scores.empty() && head < scores.heads) return scores(0, head, row, column);
-    const auto q = experiment.qkv.q.head(0, head).row(row).cast<double>();
-    const auto k = experiment.qkv.k.head(0, kvHead).row(column).cast<double>();
-    return q.dot(k) * experiment.scale;
-}
-
-} // namespace
-
 std::optional<CellComputation> explainCell(const Experiment& experiment, Index head, Index row,
                                            Index column) {
     if (!experiment.hasWeights() || experiment.weightHeads() < 1) return std::nullopt;
@@ -42,7 +28,7 @@ std::optional<CellComputation> explainCell(const Experiment& experiment, Index h
     const auto q = experiment.qkv.q.head(0, cell.head).row(row).cast<double>();
     const auto k = experiment.qkv.k.head(0, cell.kvHead).row(column).cast<double>();
     cell.dot = q.dot(k);
-    cell.scaled = scaledScore(experiment, cell.head, cell.kvHead, row, column);
+    cell.scaled = experiment.scaledScore(cell.head, row, column);
     const MaskSpec mask = maskFor(experiment.mask, sq, sk);
     cell.masked = !allowed(mask, 0, row, column, sq, sk);
     cell.softmax = experiment.usesSoftmax();
@@ -51,12 +37,10 @@ std::optional<CellComputation> explainCell(const Experiment& experiment, Index h
     cell.rowMax = -std::numeric_limits<double>::infinity();
     for (Index j = 0; j < sk; ++j)
         if (allowed(mask, 0, row, j, sq, sk))
-            cell.rowMax =
-                std::max(cell.rowMax, scaledScore(experiment, cell.head, cell.kvHead, row, j));
+            cell.rowMax = std::max(cell.rowMax, experiment.scaledScore(cell.head, row, j));
     for (Index j = 0; j < sk; ++j)
         if (allowed(mask, 0, row, j, sq, sk))
-            cell.rowSum +=
-                std::exp(scaledScore(experiment, cell.head, cell.kvHead, row, j) - cell.rowMax);
+            cell.rowSum += std::exp(experiment.scaledScore(cell.head, row, j) - cell.rowMax);
     cell.numerator = std::exp(cell.scaled - cell.rowMax);
     cell.weight = cell.numerator / cell.rowSum;
     cell.dropoutActive = experiment.dropout.active();

@@ -81,6 +81,57 @@ Experiment dumpExperiment(const AttentionDump& dump, Index b, Index l) {
 
 namespace {
 
+/// Layer l of `dump` as applyToQkvLayer runs it: K/V mean-pooled to apply.kvHeads, the spec
+/// with the layer's own window, the scale divided by the temperature, weights asked for.
+struct AppliedLayer {
+    Qkv qkv;
+    AttentionSpec spec;
+    double baseScale = 0;
+};
+
+AppliedLayer appliedLayer(const QkvDump& dump, Index l, const QkvApply& apply) {
+    AppliedLayer ex;
+    ex.qkv = dump.layer(l);
+    Index kvHeads = dump.kvHeads;
+    if (apply.kvHeads > 0 && apply.kvHeads != dump.kvHeads) {
+        ATTN_CHECK(apply.kvHeads < dump.kvHeads && dump.kvHeads % apply.kvHeads == 0,
+                   "kv heads " << apply.kvHeads << " must divide the dump's " << dump.kvHeads
+                               << " kv heads");
+        // Mean-pool each group of kv heads into one (Ainslie et al. 2023, section 2.1).
+        kvHeads = apply.kvHeads;
+        const Index group = dump.kvHeads / kvHeads;
+        auto pool = [&](const Tensor4& from) {
+            Tensor4 to(1, kvHeads, from.seq, from.dim);
+            for (Index g = 0; g < kvHeads; ++g) {
+                for (Index m = 0; m < group; ++m)
+                    to.head(0, g) += from.head(0, g * group + m);
+                to.head(0, g) /= static_cast<Scalar>(group);
+            }
+            return to;
+        };
+        ex.qkv.k = pool(ex.qkv.k);
+        ex.qkv.v = pool(ex.qkv.v);
+    }
+    ATTN_CHECK(apply.temperature > 0, "temperature must be positive, got " << apply.temperature);
+    AttentionSpec& spec = ex.spec;
+    spec = apply.spec;
+    if (!apply.layerWindows.empty()) {
+        ATTN_CHECK(l >= 0 && l < static_cast<Index>(apply.layerWindows.size()),
+                   "layer " << l << " has no window among " << apply.layerWindows.size());
+        const Index window = apply.layerWindows[static_cast<std::size_t>(l)];
+        spec.mask = MaskSpec{};
+        if (window > 0)
+            spec.mask.causalWindow = window - 1;
+        else
+            spec.mask.causal = true;
+    }
+    ex.baseScale = spec.scale.value_or(1.0 / std::sqrt(static_cast<double>(dump.dim)));
+    spec.scale = ex.baseScale / apply.temperature;
+    spec.wantWeights = true;
+    spec.wantScores = apply.keepScores;
+    return ex;
+}
+
 /// Query head h of a layer's Q/K/V alone, with the K/V head it reads.
 Qkv oneHead(const Qkv& qkv, Index head) {
     const Index kvHead = kvHeadOf(head, qkv.q.heads, qkv.k.heads);
@@ -94,12 +145,13 @@ Qkv oneHead(const Qkv& qkv, Index head) {
 
 /// A layer's weights a head at a time: attend() of the head alone runs the kernel the whole
 /// layer's run gives each head (heads are independent where the spec names no head: no
-/// dropout, no score bias). The last head asked for is kept for the next view that asks.
+/// dropout, no score bias). The spec's wantScores stays as the layer's run had it, since it
+/// chooses the kernel; the scores are not kept. The last head asked for is kept for the next
+/// view that asks.
 class QkvHeadMaps final : public LayerMaps {
 public:
     QkvHeadMaps(Qkv qkv, AttentionSpec spec) : m_qkv(std::move(qkv)), m_spec(std::move(spec)) {
         m_spec.wantWeights = true;
-        m_spec.wantScores = false;
     }
 
     Attention attendHead(Index head, int threads) const {
@@ -143,46 +195,14 @@ private:
 } // namespace
 
 Experiment applyToQkvLayer(const QkvDump& dump, Index l, const QkvApply& apply) {
+    AppliedLayer layer = appliedLayer(dump, l, apply);
     Experiment ex;
-    ex.qkv = dump.layer(l);
-    Index kvHeads = dump.kvHeads;
-    if (apply.kvHeads > 0 && apply.kvHeads != dump.kvHeads) {
-        ATTN_CHECK(apply.kvHeads < dump.kvHeads && dump.kvHeads % apply.kvHeads == 0,
-                   "kv heads " << apply.kvHeads << " must divide the dump's " << dump.kvHeads
-                               << " kv heads");
-        // Mean-pool each group of kv heads into one (Ainslie et al. 2023, section 2.1).
-        kvHeads = apply.kvHeads;
-        const Index group = dump.kvHeads / kvHeads;
-        auto pool = [&](const Tensor4& from) {
-            Tensor4 to(1, kvHeads, from.seq, from.dim);
-            for (Index g = 0; g < kvHeads; ++g) {
-                for (Index m = 0; m < group; ++m)
-                    to.head(0, g) += from.head(0, g * group + m);
-                to.head(0, g) /= static_cast<Scalar>(group);
-            }
-            return to;
-        };
-        ex.qkv.k = pool(ex.qkv.k);
-        ex.qkv.v = pool(ex.qkv.v);
-    }
-    ATTN_CHECK(apply.temperature > 0, "temperature must be positive, got " << apply.temperature);
-    AttentionSpec spec = apply.spec;
-    if (!apply.layerWindows.empty()) {
-        ATTN_CHECK(l >= 0 && l < static_cast<Index>(apply.layerWindows.size()),
-                   "layer " << l << " has no window among " << apply.layerWindows.size());
-        const Index window = apply.layerWindows[static_cast<std::size_t>(l)];
-        spec.mask = MaskSpec{};
-        if (window > 0)
-            spec.mask.causalWindow = window - 1;
-        else
-            spec.mask.causal = true;
-    }
-    ex.baseScale = spec.scale.value_or(1.0 / std::sqrt(static_cast<double>(dump.dim)));
+    ex.qkv = std::move(layer.qkv);
+    const AttentionSpec& spec = layer.spec;
+    ex.baseScale = layer.baseScale;
     ex.temperature = apply.temperature;
-    ex.scale = ex.baseScale / ex.temperature;
-    spec.scale = ex.scale;
-    spec.wantWeights = true;
-    spec.wantScores = apply.keepScores;
+    ex.scale = *spec.scale;
+    ex.softcap = spec.softcap;
     const bool onDemand = apply.weightsOnDemand && spec.dropout.rate == 0 && !spec.scoreBias;
     if (onDemand) {
         // Checked as the whole layer's run would be, before any head runs.
@@ -243,7 +263,8 @@ Experiment applyToQkvLayer(const QkvDump& dump, Index l, const QkvApply& apply) 
 
 namespace {
 
-/// A Q/K/V dump's maps under a spec: a layer's run at a time, the last one kept.
+/// A Q/K/V dump's maps under a spec, a head at a time (QkvHeadMaps); the layer last asked for
+/// is kept ready, with its head last asked.
 class AppliedMaps final : public HeadMaps {
 public:
     AppliedMaps(std::shared_ptr<const QkvDump> qkv, QkvApply apply)
@@ -251,11 +272,13 @@ public:
 
     Matrix head(Index /*b*/, Index l, Index h) const override {
         const std::lock_guard lock(m_mutex);
-        if (l != m_layer) {
-            m_weights = applyToQkvLayer(*m_qkv, l, m_apply).attention.weights;
+        if (l != m_layer || !m_maps) {
+            AppliedLayer layer = appliedLayer(*m_qkv, l, m_apply);
+            if (const auto problem = validate(layer.qkv, layer.spec)) ATTN_CHECK(false, *problem);
+            m_maps = std::make_unique<QkvHeadMaps>(std::move(layer.qkv), std::move(layer.spec));
             m_layer = l;
         }
-        return std::as_const(m_weights).head(0, h);
+        return m_maps->weights(h);
     }
 
 private:
@@ -263,7 +286,7 @@ private:
     QkvApply m_apply;
     mutable std::mutex m_mutex;
     mutable Index m_layer = -1;
-    mutable Tensor4 m_weights;
+    mutable std::unique_ptr<QkvHeadMaps> m_maps;
 };
 
 } // namespace

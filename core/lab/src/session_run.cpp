@@ -57,6 +57,15 @@ Matrix Experiment::headWeights(Index head) const {
     return std::as_const(attention.weights).head(0, head);
 }
 
+double Experiment::scaledScore(Index head, Index row, Index column) const {
+    const Tensor4& scores = attention.scores;
+    if (!scores.empty() && head < scores.heads) return scores(0, head, row, column);
+    const auto q = qkv.q.head(0, head).row(row).cast<double>();
+    const auto k = qkv.k.head(0, kvHeadOf(head)).row(column).cast<double>();
+    const double scaled = q.dot(k) * scale;
+    return softcap ? *softcap * std::tanh(scaled / *softcap) : scaled;
+}
+
 Experiment run(const Session& session) {
     const auto started = std::chrono::steady_clock::now();
     const auto problems = validate(session);

@@ -48,8 +48,9 @@ struct QkvApply {
     /// Hold no weights (a model's layer on a long text): each head's are computed here for its
     /// statistics, output and overview and let go, and Experiment::maps computes a head's again
     /// when a view asks, the same bytes. Memory: a head's Sq x Sk per thread, not H x Sq x Sk.
-    /// No scores are kept. Train-mode dropout and a score bias depend on the head's index:
-    /// with them every head is held as without this.
+    /// No scores are kept (keepScores still chooses the kernel, as it does for a held layer).
+    /// Train-mode dropout and a score bias depend on the head's index: with them every head is held
+    /// as without this.
     bool weightsOnDemand = false;
     /// With weightsOnDemand: the head whose map is kept from the layer's run (the head on
     /// screen), so the first view to ask for it computes nothing; -1 keeps none.
@@ -63,8 +64,8 @@ struct QkvApply {
 Experiment applyToQkvLayer(const QkvDump& dump, Index l, const QkvApply& apply);
 
 /// Every layer of `qkv` under `apply` as an attention dump [1, L, H, Sq, Sk] whose maps are
-/// computed when asked, a layer at a time (applyToQkvLayer; the last layer asked for is kept,
-/// so a layer's heads in turn cost one layer's run). Memory: one layer's H x Sq x Sk.
+/// computed when asked, a head at a time: the bytes applyToQkvLayer gives under `apply`.
+/// Memory: the last layer's pooled Q/K/V and one head's Sq x Sk.
 AttentionDump appliedDump(std::shared_ptr<const QkvDump> qkv, const QkvApply& apply);
 
 } // namespace attnlab

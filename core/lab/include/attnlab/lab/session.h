@@ -173,6 +173,11 @@ struct Experiment {
     std::optional<KvCacheTrace> kvTrace;
     std::vector<std::string> warnings;
     double scale = 0;        ///< baseScale / temperature: what multiplies q.k
+    /// Gemma 2's soft-capping of the scaled scores, cap * tanh(s / cap), where the run had it.
+    std::optional<double> softcap;
+    /// Query i's scaled score against key j of head h as the kernel saw it (before the mask):
+    /// the stored scores where kept, else q_i . k_j x scale in double, soft-capped.
+    double scaledScore(Index head, Index row, Index column) const;
     double milliseconds = 0; ///< wall time of run()
 
     Index headCount() const { return qkv.q.heads; }
