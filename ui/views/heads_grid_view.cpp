@@ -99,8 +99,7 @@ Index HeadsGridView::blockFor(Index positions) {
     return overviewBlock(positions);
 }
 
-MatrixD HeadsGridView::binnedWeights(const Experiment& experiment, Index head,
-                                     const BoolMatrix& masked, Index block) {
+MatrixD HeadsGridView::binnedWeights(const Experiment& experiment, Index head, Index block) {
     if (head < 0 || head >= experiment.weightHeads()) return MatrixD(0, 0);
     // A model's layer took its overviews while it ran (block overviewBlock, its own mask).
     const auto at = static_cast<std::size_t>(head);
@@ -109,10 +108,11 @@ MatrixD HeadsGridView::binnedWeights(const Experiment& experiment, Index head,
         return experiment.overviews[at];
     if (experiment.maps) {
         const Matrix weights = experiment.headWeights(head);
-        return blockMax(ConstMatrixMap(weights.data(), weights.rows(), weights.cols()), masked,
-                        block);
+        return blockMax(ConstMatrixMap(weights.data(), weights.rows(), weights.cols()),
+                        experiment.mask, block);
     }
-    return blockMax(std::as_const(experiment.attention.weights).head(0, head), masked, block);
+    return blockMax(std::as_const(experiment.attention.weights).head(0, head), experiment.mask,
+                    block);
 }
 
 int HeadsGridView::columnsFor(int heads, int kvHeads) {
@@ -147,7 +147,6 @@ void HeadsGridView::refresh() {
     const QString gradientName = QString::fromStdString(state.colormap);
     const QString mapName = isDiverging(gradientName) ? QStringLiteral("viridis") : gradientName;
     const QCPColorGradient gradient = makeGradient(mapName, maskedColor(look, mapName));
-    const BoolMatrix masked = maskedCells(*experiment);
     const Index focused = clampedHead(*experiment, state.head);
     // An attention dump holds weights only: how its heads shared K and V is not recorded, so
     // it is not called MHA (it may well be GQA).
@@ -224,7 +223,7 @@ void HeadsGridView::refresh() {
         map->setDataRange(QCPRange(0, 1));
         const int rows = static_cast<int>(experiment->sq());
         const int cols = static_cast<int>(experiment->sk());
-        const MatrixD cells = binnedWeights(*experiment, h, masked, block);
+        const MatrixD cells = binnedWeights(*experiment, h, block);
         fillColorMap(map, cells, nullptr);
         if (block > 1) { // cell i covers positions i·block … (i + 1)·block − 1
             const double half = (block - 1) / 2.0;

@@ -29,10 +29,10 @@ public:
     static constexpr double kFaintWeight = 0.05;
     /// Positions per drawn cell along a side of `positions`: 1 up to kMaxCells.
     static Index blockFor(Index positions);
-    /// What a head's map draws: each cell the largest allowed weight of a `block` x `block`
-    /// square of positions (NaN where all of it is masked); the weights themselves at block 1.
-    static MatrixD binnedWeights(const Experiment& experiment, Index head, const BoolMatrix& masked,
-                                 Index block);
+    /// What a head's map draws: each cell the largest weight of a `block` x `block` square of
+    /// positions that the experiment's mask allows (NaN where all of it is masked); the
+    /// weights themselves at block 1.
+    static MatrixD binnedWeights(const Experiment& experiment, Index head, Index block);
 
 signals:
     void headActivated(int head);

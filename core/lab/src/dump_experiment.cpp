@@ -226,7 +226,6 @@ Experiment applyToQkvLayer(const QkvDump& dump, Index l, const QkvApply& apply) 
         const Index sk = ex.qkv.k.seq;
         const Index dv = ex.qkv.v.dim;
         const Index block = overviewBlock(std::max(sq, sk));
-        const BoolMatrix masked = denseMask(maskFor(spec.mask, sq, sk), 0, sq, sk).array() == false;
         ex.output.resize(sq, heads * dv);
         ex.stats.resize(static_cast<std::size_t>(heads));
         ex.overviews.resize(static_cast<std::size_t>(heads));
@@ -237,7 +236,7 @@ Experiment applyToQkvLayer(const QkvDump& dump, Index l, const QkvApply& apply) 
             ex.output.middleCols(h * dv, dv) = std::as_const(one.output).head(0, 0);
             const auto at = static_cast<std::size_t>(h);
             ex.stats[at] = headStats(weights, spec.mask, 0);
-            ex.overviews[at] = blockMax(weights, masked, block);
+            ex.overviews[at] = blockMax(weights, spec.mask, block);
             if (h == 0) ex.attention.emptyRows = std::move(one.emptyRows);
             if (h == apply.keptHead) maps->keep(h, weights);
         });

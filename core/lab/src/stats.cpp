@@ -244,22 +244,44 @@ HeadStats headStats(ConstMatrixMap weights, const MaskSpec& mask, Index batch, I
     return stats;
 }
 
-MatrixD blockMax(ConstMatrixMap weights, const BoolMatrix& masked, Index block) {
+MatrixD blockMax(ConstMatrixMap weights, const MaskSpec& spec, Index block) {
     ATTN_CHECK(block >= 1, "an overview block holds at least 1 position (got " << block << ")");
-    const bool useMask = masked.rows() == weights.rows() && masked.cols() == weights.cols();
-    const Index rows = (weights.rows() + block - 1) / block;
-    const Index cols = (weights.cols() + block - 1) / block;
-    MatrixD cells = MatrixD::Constant(rows, cols, std::numeric_limits<double>::quiet_NaN());
-    for (Index i = 0; i < weights.rows(); ++i)
-        for (Index c = 0; c < cols; ++c) {
-            double& cell = cells(i / block, c);
-            for (Index j = c * block; j < std::min(weights.cols(), (c + 1) * block); ++j) {
-                if (useMask && masked(i, j)) continue;
-                const double value = weights(i, j);
-                if (std::isnan(cell) || value > cell) cell = value;
-            }
+    const Index sq = weights.rows();
+    const Index sk = weights.cols();
+    const MaskSpec mask = maskFor(spec, sq, sk);
+    const Index cols = (sk + block - 1) / block;
+    // -inf marks a cell no allowed weight reached yet (a weight is never -inf): NaN at the end.
+    constexpr double kNone = -std::numeric_limits<double>::infinity();
+    MatrixD cells = MatrixD::Constant((sq + block - 1) / block, cols, kNone);
+    using Blocks = Eigen::Map<const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic>>;
+    for (Index i = 0; i < sq; ++i) {
+        const KeyRange range = keyRange(mask, 0, i, sq, sk);
+        const float* row = weights.data() + i * sk;
+        double* out = cells.data() + (i / block) * cols;
+        auto one = [&](Index j) { out[j / block] = std::max<double>(out[j / block], row[j]); };
+        if (mask.custom) {
+            for (Index j = range.begin; j < range.end; ++j)
+                if ((*mask.custom)(i, j)) one(j);
+            continue;
         }
-    return cells;
+        // The whole blocks inside the row's interval as the columns of a block x n matrix,
+        // reduced together; the partial blocks at its ends a weight at a time.
+        const Index whole = (range.begin + block - 1) / block * block;
+        const Index wholeEnd = std::max(whole, range.end / block * block);
+        for (Index j = range.begin; j < std::min(whole, range.end); ++j)
+            one(j);
+        if (wholeEnd > whole) {
+            const Index n = (wholeEnd - whole) / block;
+            auto largest = Blocks(row + whole, block, n).colwise().maxCoeff();
+            auto into = Eigen::Map<Eigen::RowVectorXd>(out + whole / block, n);
+            into = into.cwiseMax(largest.cast<double>());
+        }
+        for (Index j = std::max(wholeEnd, range.begin); j < range.end; ++j)
+            one(j);
+    }
+    return cells.unaryExpr([](double cell) {
+        return cell == kNone ? std::numeric_limits<double>::quiet_NaN() : cell;
+    });
 }
 
 } // namespace attnlab

@@ -40,9 +40,10 @@ inline HeadStats headStats(const Matrix& weights, const MaskSpec& mask, Index ba
 }
 
 /// A map as a thumbnail draws it: each cell the largest weight of a `block` x `block` block of
-/// cells that `masked` allows (NaN where the whole block is masked), so a strong weight is
-/// never dropped. `masked` of another shape than the map masks nothing. [ceil(Sq/b), ceil(Sk/b)].
-MatrixD blockMax(ConstMatrixMap weights, const BoolMatrix& masked, Index block);
+/// cells that `mask` allows (NaN where the whole block is masked), so a strong weight is never
+/// dropped. A custom mask of another shape than the map's does not apply (maskFor).
+/// [ceil(Sq/b), ceil(Sk/b)]. Cost: the allowed cells, read a row's interval at a time.
+MatrixD blockMax(ConstMatrixMap weights, const MaskSpec& mask, Index block);
 /// Positions per overview cell along a side of `positions`: at most kOverviewCells cells.
 inline constexpr Index kOverviewCells = 512;
 inline Index overviewBlock(Index positions) {
