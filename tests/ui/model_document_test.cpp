@@ -1930,6 +1930,49 @@ TEST(ModelDocument, TheLogitLensPrintsACellsTokenOnlyWhereItFits) {
     }
 }
 
+// The views hold the shown head's S x S (a float map and a double copy), never a layer's: a
+// text whose head's map would pass 1e8 cells is refused before the forward runs, naming the
+// map's size, and the run shown stays.
+TEST(ModelDocument, ATextPastTheMapTheWindowHoldsIsRefusedNamingItsSize) {
+    QTemporaryDir folder;
+    for (const char* name : {"model.safetensors", "tokenizer.json"})
+        ASSERT_TRUE(QFile::copy(kModelDir + QLatin1Char('/') + QLatin1String(name),
+                                folder.filePath(QLatin1String(name))));
+    QFile original(kModelDir + QStringLiteral("/config.json"));
+    ASSERT_TRUE(original.open(QIODevice::ReadOnly));
+    QByteArray config = original.readAll();
+    const QByteArray positions = "\"max_position_embeddings\": 129";
+    ASSERT_TRUE(config.contains(positions));
+    config.replace(positions, "\"max_position_embeddings\": 20000");
+    QFile copy(folder.filePath(QStringLiteral("config.json")));
+    ASSERT_TRUE(copy.open(QIODevice::WriteOnly));
+    copy.write(config);
+    copy.close();
+
+    Document document;
+    ModelDocument* models = ModelDocument::of(&document);
+    ASSERT_TRUE(models->openModelNow(folder.path()));
+    models->setText(QStringLiteral("the cat sat"));
+    ASSERT_TRUE(models->waitForIdle());
+    ASSERT_NE(models->run(), nullptr);
+    const model::ModelRun* shown = models->run();
+    const std::size_t tokens = models->ids().size();
+
+    // "!" is one token of this vocabulary (no merge starts with it), after <|bos|>: 10 001
+    // tokens, 1.0002e8 cells a map.
+    QSignalSpy errors(models, &ModelDocument::errorOccurred);
+    models->setText(QString(10000, QLatin1Char('!')));
+    ASSERT_TRUE(models->waitForIdle());
+    ASSERT_EQ(models->ids().size(), 10001u);
+    ASSERT_EQ(errors.count(), 1);
+    const QString message = errors.first().first().toString();
+    EXPECT_TRUE(message.contains(QStringLiteral("10001 tokens are too many to show a head's "
+                                                "attention here (1.2 GB a map)")))
+        << message.toStdString();
+    EXPECT_EQ(models->run(), shown);
+    EXPECT_EQ(models->run()->ids.size(), tokens);
+}
+
 // Not a test but a measurement, skipped unless asked for:
 //   ATTNLAB_LATENCY_MODEL=DIR ATTNLAB_LATENCY_TOKENS=64 attnlab_ui_tests
 //       --gtest_also_run_disabled_tests --gtest_filter='*KeystrokeToRedrawnHeatmap*'
