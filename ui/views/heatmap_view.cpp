@@ -759,7 +759,7 @@ HeatmapData HeatmapView::heatmapData() const {
         if (!a || !b) return out;
         if (!a->hasWeights() || !b->hasWeights() || a->sq() != b->sq() || a->sk() != b->sk())
             return out;
-        // In one pass from the two heads' maps: at 4 000 tokens a double copy is 128 MB.
+        // The two heads' float maps, then their difference in double (128 MB at 4 000 tokens).
         const Matrix wa = a->headWeights(clampedHead(*a, state.head));
         const Matrix wb = b->headWeights(clampedHead(*b, state.head));
         if (wa.rows() != wb.rows() || wa.cols() != wb.cols()) return out;
