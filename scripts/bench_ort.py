@@ -32,7 +32,6 @@ import os
 import re
 import shutil
 import statistics
-import struct
 import subprocess
 import sys
 
@@ -40,27 +39,19 @@ import numpy as np
 import torch
 from torch import nn
 
+import safetensors_file
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ORT_VERSION = "1.30.0"
 TOLERANCE = 1e-4
 
 
 def load_safetensors(path):
-    """name -> float32 tensor, read by the file's own header (8-byte length, JSON, data)."""
-    with open(path, "rb") as f:
-        size = struct.unpack("<Q", f.read(8))[0]
-        header = json.loads(f.read(size))
-        data = f.read()
-    tensors = {}
-    for name, entry in header.items():
-        if name == "__metadata__":
-            continue
-        if entry["dtype"] != "F32":
-            sys.exit(f"bench_ort: {name} is {entry['dtype']}; only F32 checkpoints are exported")
-        begin, end = entry["data_offsets"]
-        array = np.frombuffer(data, dtype="<f4", count=(end - begin) // 4, offset=begin)
-        tensors[name] = torch.from_numpy(array.reshape(entry["shape"]).copy())
-    return tensors
+    """name -> float32 tensor."""
+    try:
+        return safetensors_file.read_safetensors(path)[0]
+    except ValueError as error:
+        sys.exit(f"bench_ort: {error}; only F32 checkpoints are exported")
 
 
 class Block(nn.Module):

@@ -17,24 +17,18 @@ rounding is part of the reference) and share no code with AttnLab.
 import json
 import math
 import os
-import struct
 import sys
 
 import numpy as np
 import torch
 
+import safetensors_file
+
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "model", "fixtures")
 
-# ---- safetensors, written by hand (the format: u64 header length, JSON header, data) ----------
+# ---- safetensors (safetensors_file.py) ---------------------------------------------------------
 
 DTYPES = {"F32": (torch.float32, 4), "F16": (torch.float16, 2), "BF16": (torch.bfloat16, 2)}
-
-
-def tensor_bytes(t, dtype):
-    t = t.detach().to(DTYPES[dtype][0]).contiguous()
-    if dtype == "BF16":
-        return t.view(torch.int16).numpy().tobytes()
-    return t.numpy().tobytes()
 
 
 def roundtrip(t, dtype):
@@ -43,21 +37,8 @@ def roundtrip(t, dtype):
 
 
 def write_safetensors(path, tensors, dtype):
-    header, blobs, offset = {}, [], 0
-    for name in sorted(tensors):
-        data = tensor_bytes(tensors[name], dtype)
-        header[name] = {"dtype": dtype, "shape": list(tensors[name].shape),
-                        "data_offsets": [offset, offset + len(data)]}
-        blobs.append(data)
-        offset += len(data)
-    header["__metadata__"] = {"format": "pt"}
-    text = json.dumps(header, separators=(",", ":")).encode()
-    text += b" " * ((8 - len(text) % 8) % 8)  # as the safetensors library pads
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)))
-        f.write(text)
-        for blob in blobs:
-            f.write(blob)
+    # The metadata last, as this script always wrote it.
+    safetensors_file.write_safetensors(path, tensors, dtype, {"format": "pt"}, metadata_last=True)
 
 
 def write_checkpoint(folder, tensors, dtype, shards=1):

@@ -35,54 +35,23 @@ import io
 import json
 import os
 import shutil
-import struct
 import zipfile
 
 import numpy as np
 import torch
 
+import safetensors_file
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURES = os.path.join(HERE, "..", "tests", "model", "fixtures")
 OUT = os.path.join(FIXTURES, "torch")
 
-NAMES = {torch.float32: "F32", torch.float16: "F16", torch.bfloat16: "BF16", torch.int64: "I64"}
-
-
-def tensor_bytes(t):
-    t = t.detach().contiguous()
-    if t.dtype == torch.bfloat16:
-        return t.view(torch.int16).numpy().tobytes()
-    return t.numpy().tobytes()
-
-
 def write_safetensors(path, tensors):
-    header, data, offset = {}, b"", 0
-    for name in sorted(tensors):
-        t = tensors[name]
-        b = tensor_bytes(t)
-        header[name] = {"dtype": NAMES[t.dtype], "shape": list(t.shape),
-                        "data_offsets": [offset, offset + len(b)]}
-        data += b
-        offset += len(b)
-    text = json.dumps(header, separators=(",", ":")).encode()
-    text += b" " * (-len(text) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)) + text + data)
+    safetensors_file.write_safetensors(path, tensors)
 
 
 def read_safetensors(path):
-    with open(path, "rb") as f:
-        blob = f.read()
-    n = struct.unpack("<Q", blob[:8])[0]
-    header = json.loads(blob[8:8 + n])
-    out = collections.OrderedDict()
-    for name in sorted(k for k in header if k != "__metadata__"):
-        h = header[name]
-        assert h["dtype"] == "F32", h["dtype"]
-        b, e = h["data_offsets"]
-        a = np.frombuffer(blob[8 + n + b:8 + n + e], dtype="<f4").reshape(h["shape"])
-        out[name] = torch.from_numpy(a.copy())
-    return out
+    return safetensors_file.read_safetensors(path)[0]
 
 
 def small_state(dtype):

@@ -35,7 +35,6 @@ import json
 import math
 import os
 import random
-import struct
 import sys
 import time
 import unicodedata
@@ -43,6 +42,8 @@ import unicodedata
 import numpy as np
 import torch
 import torch.nn.functional as F
+
+import safetensors_file
 
 MODEL_NAME = "tiny-llama-induction"
 BOS = "<|bos|>"
@@ -517,43 +518,8 @@ class Llama(torch.nn.Module):
 
 
 # ----------------------------------------------------------------------------------------------
-# 4. safetensors, written and read back by hand
+# 4. safetensors: written and read back through safetensors_file.py (main, below)
 # ----------------------------------------------------------------------------------------------
-
-def write_safetensors(path, tensors, metadata):
-    header = {"__metadata__": metadata}
-    blobs, offset = [], 0
-    for name in sorted(tensors):
-        arr = tensors[name].numpy().astype("<f4", copy=False)
-        data = arr.tobytes(order="C")
-        header[name] = {"dtype": "F32", "shape": list(arr.shape),
-                        "data_offsets": [offset, offset + len(data)]}
-        blobs.append(data)
-        offset += len(data)
-    hjson = json.dumps(header, separators=(",", ":")).encode("utf-8")
-    hjson += b" " * ((8 - len(hjson) % 8) % 8)   # data starts 8-byte aligned, as safetensors does
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(hjson)))
-        f.write(hjson)
-        for b in blobs:
-            f.write(b)
-
-
-def read_safetensors(path):
-    with open(path, "rb") as f:
-        raw = f.read()
-    (n,) = struct.unpack("<Q", raw[:8])
-    header = json.loads(raw[8:8 + n].decode("utf-8"))
-    base = 8 + n
-    out = {}
-    for name, info in header.items():
-        if name == "__metadata__":
-            continue
-        assert info["dtype"] == "F32", name
-        b, e = info["data_offsets"]
-        arr = np.frombuffer(raw[base + b:base + e], dtype="<f4").reshape(info["shape"])
-        out[name] = torch.from_numpy(arr.copy())
-    return out, header.get("__metadata__", {})
 
 
 # ----------------------------------------------------------------------------------------------
@@ -836,7 +802,7 @@ def main():
     # Write the model folder
     os.makedirs(args.out, exist_ok=True)
     st_path = os.path.join(args.out, "model.safetensors")
-    write_safetensors(st_path, model.hf_state(), {"format": "pt"})
+    safetensors_file.write_safetensors(st_path, model.hf_state(), "F32", {"format": "pt"})
     with open(os.path.join(args.out, "config.json"), "w") as f:
         json.dump(cfg, f, indent=2)
         f.write("\n")
@@ -845,7 +811,7 @@ def main():
         f.write("\n")
 
     # Everything below reads back the files just written
-    tensors, _meta = read_safetensors(st_path)
+    tensors, _meta = safetensors_file.read_safetensors(st_path)
     reloaded = Llama(cfg)
     reloaded.load_hf_state(tensors)
     reloaded.eval()

@@ -53,10 +53,10 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import safetensors_file  # noqa: E402
 import train_translation_model as tg  # noqa: E402  (the English grammar and its lexicon)
 
-# The same file writing, batching and BLAS report as the translation model's.
-write_safetensors = tg.write_safetensors
+# The same batching and BLAS report as the translation model's.
 pad_batch = tg.pad_batch
 blas_library = tg.blas_library
 
@@ -762,7 +762,7 @@ def main():
     # Write the model
     state = {n: p for n, p in model.state_dict().items()}
     st_path = os.path.join(args.out, "model.safetensors")
-    write_safetensors(st_path, state, {"format": "pt"})
+    safetensors_file.write_safetensors(st_path, state, "F32", {"format": "pt"})
     with open(os.path.join(args.out, "config.json"), "w") as f:
         json.dump(cfg, f, indent=2, sort_keys=True)
         f.write("\n")

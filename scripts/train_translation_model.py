@@ -48,7 +48,6 @@ import json
 import math
 import os
 import random
-import struct
 import sys
 import time
 
@@ -56,6 +55,8 @@ import numpy as np
 import sentencepiece as spm
 import torch
 import torch.nn.functional as F
+
+import safetensors_file
 
 MODEL_NAME = "tiny-marian-en-zh"
 OPENBLAS_DIR = "/usr/lib/x86_64-linux-gnu/openblas-serial"
@@ -747,43 +748,8 @@ def key_mask(ids, pad):
 
 
 # ----------------------------------------------------------------------------------------------
-# 5. safetensors, written and read back by hand
+# 5. safetensors: written and read back through safetensors_file.py (main, below)
 # ----------------------------------------------------------------------------------------------
-
-def write_safetensors(path, tensors, metadata):
-    header = {"__metadata__": metadata}
-    blobs, offset = [], 0
-    for name in sorted(tensors):
-        arr = tensors[name].detach().contiguous().float().numpy().astype("<f4", copy=False)
-        data = arr.tobytes(order="C")
-        header[name] = {"dtype": "F32", "shape": list(arr.shape),
-                        "data_offsets": [offset, offset + len(data)]}
-        blobs.append(data)
-        offset += len(data)
-    hjson = json.dumps(header, separators=(",", ":")).encode("utf-8")
-    hjson += b" " * ((8 - len(hjson) % 8) % 8)   # data starts 8-byte aligned, as safetensors does
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(hjson)))
-        f.write(hjson)
-        for b in blobs:
-            f.write(b)
-
-
-def read_safetensors(path):
-    with open(path, "rb") as f:
-        raw = f.read()
-    (n,) = struct.unpack("<Q", raw[:8])
-    header = json.loads(raw[8:8 + n].decode("utf-8"))
-    base = 8 + n
-    out = {}
-    for name, info in header.items():
-        if name == "__metadata__":
-            continue
-        assert info["dtype"] == "F32", name
-        b, e = info["data_offsets"]
-        arr = np.frombuffer(raw[base + b:base + e], dtype="<f4").reshape(info["shape"])
-        out[name] = torch.from_numpy(arr.copy())
-    return out
 
 
 # ----------------------------------------------------------------------------------------------
@@ -1057,7 +1023,7 @@ def main():
 
     # Write the model folder, then read it back for every measurement
     st_path = os.path.join(args.out, "model.safetensors")
-    write_safetensors(st_path, model.hf_state(), {"format": "pt"})
+    safetensors_file.write_safetensors(st_path, model.hf_state(), "F32", {"format": "pt"})
     with open(os.path.join(args.out, "config.json"), "w") as f:
         json.dump(cfg, f, indent=2, sort_keys=True)
         f.write("\n")
@@ -1069,7 +1035,7 @@ def main():
         f.write("\n")
 
     reloaded = Marian(cfg)
-    tensors = read_safetensors(st_path)
+    tensors, _meta = safetensors_file.read_safetensors(st_path)
     with torch.no_grad():
         for name, param in reloaded.hf_state().items():
             param.copy_(tensors.pop(name))
