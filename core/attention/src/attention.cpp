@@ -235,21 +235,7 @@ template <typename T> AttentionT<T> attendT(const QkvT<T>& qkv, const AttentionS
             // The mask does not depend on the head: head 0 reports the empty rows.
             h == 0 ? result.emptyRows.data() + b * sq : nullptr, dropout ? &*dropout : nullptr,
             spec.softcap ? static_cast<T>(*spec.softcap) : T(0), scoreBiasOf<T>(spec, b, h)};
-        switch (spec.variant) {
-        case Variant::Softmax:
-            kernels::softmaxHead(job);
-            break;
-        case Variant::Flash:
-            kernels::flashHead(job, spec.qBlock, spec.kvBlock,
-                               tracing ? &result.flashTrace->heads[slot] : nullptr);
-            break;
-        case Variant::Linear:
-            kernels::linearHead(job);
-            break;
-        case Variant::Additive:
-            kernels::additiveHead(job, *additive);
-            break;
-        }
+        kernels::runHead(job, spec, additive, tracing ? &result.flashTrace->heads[slot] : nullptr);
     });
     return result;
 }

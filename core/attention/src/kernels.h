@@ -119,4 +119,27 @@ template <typename T> void linearHead(const HeadJobT<T>& job);
 template <typename T>
 void additiveHead(const HeadJobT<T>& job, const std::type_identity_t<AdditiveParamsT<T>>& params);
 
+/// One head through spec's variant: the one switch from a variant to its kernel (attend() and
+/// the KV cache's steps). `additive` holds the additive variant's parameters; `trace` records
+/// the flash kernel's tiles when non-null.
+template <typename T>
+void runHead(const HeadJobT<T>& job, const AttentionSpec& spec,
+             const std::optional<AdditiveParamsT<T>>& additive,
+             std::type_identity_t<FlashHeadTraceT<T>>* trace) {
+    switch (spec.variant) {
+    case Variant::Softmax:
+        softmaxHead(job);
+        break;
+    case Variant::Flash:
+        flashHead(job, spec.qBlock, spec.kvBlock, trace);
+        break;
+    case Variant::Linear:
+        linearHead(job);
+        break;
+    case Variant::Additive:
+        additiveHead(job, *additive);
+        break;
+    }
+}
+
 } // namespace attnlab::kernels

@@ -108,20 +108,7 @@ AttentionT<T> attendKvCacheT(const QkvT<T>& qkv, const AttentionSpec& spec, Inde
                 h == 0 ? result.emptyRows.data() + b * seq + step.r0 : nullptr,
                 dropout ? &*dropout : nullptr,
                 spec.softcap ? static_cast<T>(*spec.softcap) : T(0)};
-            switch (spec.variant) {
-            case Variant::Softmax:
-                kernels::softmaxHead(job);
-                break;
-            case Variant::Flash:
-                kernels::flashHead(job, spec.qBlock, spec.kvBlock, nullptr);
-                break;
-            case Variant::Linear:
-                kernels::linearHead(job);
-                break;
-            case Variant::Additive:
-                kernels::additiveHead(job, *additive);
-                break;
-            }
+            kernels::runHead(job, spec, additive, nullptr);
             if (weights && step.rows > 1)
                 MatrixMapT<T>(weights, seq, seq).topLeftCorner(step.rows, keys) = prefillWeights;
         }
