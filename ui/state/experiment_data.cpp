@@ -166,8 +166,8 @@ MatrixD scaledScores(const Experiment& experiment, Index head) {
     if (!scores.empty() && h < scores.heads) return headSlice(scores, h);
     // experiment.scale is baseScale / temperature already: divide by T once, there.
     MatrixD scaled = rawScores(experiment, h) * experiment.scale;
-    if (const std::optional<double> cap = experiment.softcap)
-        scaled = (scaled.array() / *cap).tanh() * *cap;
+    if (experiment.softcap)
+        scaled = scaled.unaryExpr([&experiment](double s) { return experiment.capped(s); });
     return scaled;
 }
 

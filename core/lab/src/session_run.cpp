@@ -62,8 +62,7 @@ double Experiment::scaledScore(Index head, Index row, Index column) const {
     if (!scores.empty() && head < scores.heads) return scores(0, head, row, column);
     const auto q = qkv.q.head(0, head).row(row).cast<double>();
     const auto k = qkv.k.head(0, kvHeadOf(head)).row(column).cast<double>();
-    const double scaled = q.dot(k) * scale;
-    return softcap ? *softcap * std::tanh(scaled / *softcap) : scaled;
+    return capped(q.dot(k) * scale);
 }
 
 Experiment run(const Session& session) {

@@ -2,6 +2,7 @@
 /// Session: everything a person set up (tokens, model, variant, mask, view state), as a
 /// plain value that round-trips through versioned JSON. Experiment: what run() computed.
 
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -175,6 +176,8 @@ struct Experiment {
     double scale = 0;        ///< baseScale / temperature: what multiplies q.k
     /// Gemma 2's soft-capping of the scaled scores, cap * tanh(s / cap), where the run had it.
     std::optional<double> softcap;
+    /// A scaled score s as the kernel's softmax sees it: soft-capped where the run was.
+    double capped(double s) const { return softcap ? *softcap * std::tanh(s / *softcap) : s; }
     /// Query i's scaled score against key j of head h as the kernel saw it (before the mask):
     /// the stored scores where kept, else q_i . k_j x scale in double, soft-capped.
     double scaledScore(Index head, Index row, Index column) const;
