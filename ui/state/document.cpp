@@ -2,10 +2,7 @@
 
 #include <QCoreApplication>
 #include <QElapsedTimer>
-#include <QFutureWatcher>
-#include <QTimer>
 #include <QUndoStack>
-#include <QtConcurrent/QtConcurrentRun>
 
 #include <algorithm>
 #include <exception>
@@ -14,6 +11,7 @@
 
 #include "attnlab/attention/flash_walk.h"
 #include "ui/state/apply_command.h"
+#include "ui/state/latest_task.h"
 
 namespace attnlab::ui {
 
@@ -43,21 +41,20 @@ void fitCustomMask(Session& session) {
 } // namespace
 
 Document::Document(QObject* parent)
-    : QObject(parent), m_undo(new QUndoStack(this)), m_timer(new QTimer(this)),
-      m_watcher(new QFutureWatcher<RunOutput>(this)), m_walks(new FlashWalkRunner(this)) {
-    m_timer->setSingleShot(true);
-    connect(m_timer, &QTimer::timeout, this, &Document::startRun);
-    connect(m_watcher, &QFutureWatcher<RunOutput>::finished, this,
-            [this] { finishRun(m_watcher->result()); });
+    : QObject(parent), m_undo(new QUndoStack(this)), m_walks(new FlashWalkRunner(this)) {
+    // Edits made while a run works are coalesced: only the latest runs next. The run in flight
+    // goes on, and a result newer than the one shown is shown even when edits came since:
+    // typing sees the maps follow.
+    m_runs = std::make_unique<LatestTask<RunOutput>>(
+        this, WorkPolicy{false, WorkPolicy::Hand::Newer},
+        [this](Result<RunOutput> output, bool) { finishRun(std::move(*output)); });
+    m_runs->onBusyChanged([this](bool) { updateBusy(); });
     connect(m_walks, &FlashWalkRunner::finished, this, &Document::finishWalk);
     m_problems = problemsOf(m_session);
     scheduleRun();
 }
 
-Document::~Document() {
-    m_timer->stop();
-    if (m_runs.running()) m_watcher->waitForFinished();
-}
+Document::~Document() = default;
 
 bool Document::isModified() const {
     return !m_undo->isClean();
@@ -77,7 +74,7 @@ QStringList Document::problemsOf(const Session& session) {
 
 bool Document::experimentOutOfDate() const {
     if (!m_experiment || m_external) return false;
-    return !m_problems.isEmpty() || m_runs.pending();
+    return !m_problems.isEmpty() || !m_runs->idle();
 }
 
 void Document::edit(const Session& next, const QString& description, EditMerge merge) {
@@ -118,10 +115,8 @@ void Document::applySession(const Session& session) {
 }
 
 void Document::setExternalExperiment(Experiment experiment) {
-    m_timer->stop();
     m_external = true;
-    m_runs.change(); // a run still in flight is dropped when it finishes
-    m_runs.settle();
+    m_runs->stop(); // a run still in flight is dropped when it finishes
     setExperiment(std::move(experiment));
     m_comparisonExperiment.reset();
     emit changed(What::Experiment);
@@ -234,22 +229,30 @@ bool Document::save(const QString& path) {
 
 void Document::scheduleRun() {
     if (m_external) return; // a dump is shown; the next session edit clears m_external
-    m_runs.change();
     if (!m_problems.isEmpty()) {
-        m_timer->stop();
+        // Nothing runs for this session: a waiting run is dropped (one in flight still shows,
+        // as any result newer than the one shown).
+        m_runs->request([]() -> std::optional<LatestTask<RunOutput>::Job> { return std::nullopt; });
         emit errorOccurred(m_problems.join(QLatin1Char('\n')));
         return;
     }
-    const qint64 work = workOf(m_session);
+    // The session as it is when the run starts, with the comparison asked for then.
+    auto prepare = [this]() -> std::optional<LatestTask<RunOutput>::Job> {
+        if (!m_problems.isEmpty()) return std::nullopt;
+        return LatestTask<RunOutput>::Job{
+            [session = m_session, comparison = m_comparison,
+             other = m_otherSession](const std::atomic<bool>*) -> Result<RunOutput> {
+                return compute(session, comparison, other);
+            },
+            workOf(m_session) <= m_workerThreshold};
+    };
     // Small work runs at the next event-loop turn; large work waits 10 ms for more keystrokes.
-    // Edits made while the worker runs are coalesced: only the latest runs next.
-    m_timer->start(work > m_workerThreshold ? 10 : 0);
+    m_runs->request(prepare, workOf(m_session) > m_workerThreshold ? 10 : 0);
 }
 
 RunOutput Document::compute(const Session& session, Comparison comparison,
-                            std::shared_ptr<const Session> otherSession, quint64 generation) {
+                            std::shared_ptr<const Session> otherSession) {
     RunOutput output;
-    output.generation = generation;
     try {
         output.experiment = run(session);
         if (comparison == Comparison::OtherSession && !otherSession) comparison = Comparison::None;
@@ -270,42 +273,22 @@ RunOutput Document::compute(const Session& session, Comparison comparison,
     return output;
 }
 
-void Document::startRun() {
-    if (!m_runs.canStart() || !m_problems.isEmpty()) return;
-    const quint64 ticket = m_runs.start();
-    if (workOf(m_session) <= m_workerThreshold) {
-        finishRun(compute(m_session, m_comparison, m_otherSession, ticket));
-        return;
+void Document::finishRun(RunOutput output) {
+    if (output.experiment) {
+        setExperiment(std::move(output.experiment));
+        m_comparisonExperiment = std::move(output.comparison);
+        m_shownComparison = output.comparisonKind;
+        emit changed(What::Experiment);
+    } else if (!output.error.isEmpty()) {
+        emit errorOccurred(output.error);
     }
-    if (!m_busy) {
-        m_busy = true;
-        emit changed(What::Busy);
-    }
-    m_watcher->setFuture(
-        QtConcurrent::run(&Document::compute, m_session, m_comparison, m_otherSession, ticket));
 }
 
-void Document::finishRun(RunOutput output) {
-    // A result newer than the one shown is shown even when edits came since: typing sees the
-    // maps follow.
-    if (m_runs.finish(output.generation)) {
-        if (output.experiment) {
-            setExperiment(std::move(output.experiment));
-            m_comparisonExperiment = std::move(output.comparison);
-            m_shownComparison = output.comparisonKind;
-            emit changed(What::Experiment);
-        } else if (!output.error.isEmpty()) {
-            emit errorOccurred(output.error);
-        }
-    }
-    if (m_runs.pending() && m_problems.isEmpty()) {
-        startRun(); // edits arrived while the worker ran: compute the latest one
-        return;
-    }
-    if (m_busy && !m_walks->running()) {
-        m_busy = false;
-        emit changed(What::Busy);
-    }
+void Document::updateBusy() {
+    const bool busy = m_runs->busy() || m_walks->running();
+    if (busy == m_busy) return;
+    m_busy = busy;
+    emit changed(What::Busy);
 }
 
 QString comparisonName(Comparison comparison) {
@@ -345,41 +328,24 @@ const FlashWalk* Document::flashWalk() const {
 
 void Document::requestFlashWalk() {
     if (flashWalk() || !m_experiment) return;
-    if (m_walks->request(*m_experiment, m_experimentSerial, focusedHead(), m_workerThreshold) &&
-        !m_busy) {
-        m_busy = true;
-        emit changed(What::Busy);
-    }
+    if (m_walks->request(*m_experiment, m_experimentSerial, focusedHead(), m_workerThreshold))
+        updateBusy();
 }
 
 void Document::finishWalk() {
-    if (m_busy && !m_runs.running()) {
-        m_busy = false;
-        emit changed(What::Busy);
-    }
+    updateBusy();
     emit changed(What::FlashWalk); // the view asks again if it now wants another head
 }
 
 void Document::flush() {
-    // A run that ends with a newer change waiting starts the next one on the worker (a long
-    // text: the comparison asked for while A ran): wait for that one too.
-    do {
-        if (m_walks->running()) m_walks->wait();
-        if (m_runs.running()) m_watcher->waitForFinished();
-        QCoreApplication::processEvents();
-        if (m_runs.running()) continue;
-        if (m_timer->isActive() || (m_runs.pending() && m_problems.isEmpty())) {
-            m_timer->stop();
-            if (m_runs.canStart() && m_problems.isEmpty())
-                finishRun(compute(m_session, m_comparison, m_otherSession, m_runs.start()));
-        }
-    } while (m_runs.running());
+    m_walks->wait();
+    m_runs->wait();
 }
 
 bool Document::waitForIdle(int timeoutMs) {
     QElapsedTimer clock;
     clock.start();
-    while (m_runs.running() || m_walks->running() || m_timer->isActive()) {
+    while (!m_runs->idle() || m_walks->running()) {
         if (clock.elapsed() > timeoutMs) return false;
         QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
     }

@@ -20,17 +20,16 @@
 #include "attnlab/lab/session.h"
 #include "attnlab/lab/stats.h"
 #include "ui/state/flash_walk_runner.h"
-#include "ui/state/latest_request.h"
 
-class QTimer;
 class QUndoStack;
-template <typename T> class QFutureWatcher;
 
 namespace attnlab {
 class FlashWalk;
 }
 
 namespace attnlab::ui {
+
+template <typename T> class LatestTask;
 
 /// Undo merge ids: consecutive edits with the same id (typing in one field, dragging one
 /// slider) become one undo step. None never merges.
@@ -71,7 +70,6 @@ struct RunOutput {
     std::optional<Experiment> comparison;
     Comparison comparisonKind = Comparison::None; ///< what `comparison` was computed for
     QString error;
-    quint64 generation = 0;
 };
 
 class Document : public QObject {
@@ -159,7 +157,7 @@ public:
 
     /// Work size above which run() goes to the worker thread (S_q * S_k * H).
     void setWorkerThreshold(qint64 cells) { m_workerThreshold = cells; }
-    /// Runs any pending recompute now, on this thread (tests, export, headless render).
+    /// Runs any pending recompute now and waits for it (tests, export, headless render).
     void flush();
     /// Waits (processing events) until no run is pending or running; false on timeout.
     bool waitForIdle(int timeoutMs = 30000);
@@ -179,10 +177,11 @@ signals:
 
 private:
     void scheduleRun();
-    void startRun();
     void finishRun(RunOutput output);
     static RunOutput compute(const Session& session, Comparison comparison,
-                             std::shared_ptr<const Session> other, quint64 generation);
+                             std::shared_ptr<const Session> other);
+    /// Busy while the run or the flash walk works on the worker; changed(Busy) when it turns.
+    void updateBusy();
     /// Stores a new experiment on screen (the walk of the old one is dropped).
     void setExperiment(std::optional<Experiment> experiment);
     void finishWalk();
@@ -198,11 +197,9 @@ private:
     QString m_otherSessionName;
     QStringList m_problems;
     QUndoStack* m_undo = nullptr;
-    QTimer* m_timer = nullptr;
-    QFutureWatcher<RunOutput>* m_watcher = nullptr;
     QString m_filePath;
     QString m_theme = QStringLiteral("light");
-    LatestRequest m_runs; ///< run(session): the latest edit's result wins
+    std::unique_ptr<LatestTask<RunOutput>> m_runs; ///< run(session): the latest edit's result wins
     bool m_busy = false;
     bool m_external = false; ///< m_experiment came from setExternalExperiment()
     qint64 m_workerThreshold = 64 * 64 * 16;

@@ -4,11 +4,8 @@
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFileInfo>
-#include <QFutureWatcher>
 #include <QPointer>
-#include <QTimer>
 #include <QUndoStack>
-#include <QtConcurrent/QtConcurrentRun>
 
 #include <algorithm>
 #include <chrono>
@@ -53,7 +50,6 @@ struct ModelRunOutput {
     WrittenTranslation written;
     QString error;
     bool cancelled = false;
-    quint64 generation = 0;
     double milliseconds = 0;
 };
 
@@ -133,11 +129,10 @@ ModelRunOutput computeRun(std::shared_ptr<const model::Model> loaded,
                           std::shared_ptr<const model::Tokenizer> tokenizer,
                           std::vector<std::int64_t> ids, std::shared_ptr<const ModelImage> image,
                           HeadSet ablated, std::shared_ptr<const model::ModelRun> previous,
-                          std::shared_ptr<std::atomic<bool>> cancel, quint64 generation,
-                          ShownLayerRequest shown, std::function<void(double)> progress) {
+                          const std::atomic<bool>* cancel, ShownLayerRequest shown,
+                          std::function<void(double)> progress) {
     ModelRunOutput out;
     out.model = loaded;
-    out.generation = generation;
     out.ids = ids;
     out.image = image;
     out.layer = shown.layer;
@@ -158,7 +153,7 @@ ModelRunOutput computeRun(std::shared_ptr<const model::Model> loaded,
         if (loaded->config.vision()) {
             model::RunOptions options;
             options.ablatedHeads = std::move(ablated);
-            options.cancel = cancel.get();
+            options.cancel = cancel;
             options.progress = std::move(progress);
             Result<model::ModelRun> result = model::runImage(*loaded, image->pixels, options);
             if (!result) {
@@ -181,7 +176,7 @@ ModelRunOutput computeRun(std::shared_ptr<const model::Model> loaded,
         model::TextRunOptions options;
         options.run.logits = model::textLogits(loaded->config);
         options.run.ablatedHeads = std::move(ablated);
-        options.run.cancel = cancel.get();
+        options.run.cancel = cancel;
         options.run.progress = std::move(progress);
         // A translation model decodes this many target tokens at most from the text.
         options.decoding.maxTokens = kTranslationTokens;
@@ -252,12 +247,14 @@ using ImageCommand = ApplyCommand<std::shared_ptr<const ModelImage>>;
 ModelDocument::ModelDocument(Document* document)
     : QObject(document), m_document(document), m_dumps(DumpDocument::of(document)) {
     setObjectName(QStringLiteral("ModelDocument"));
-    m_timer = new QTimer(this);
-    m_timer->setSingleShot(true);
-    connect(m_timer, &QTimer::timeout, this, &ModelDocument::startRun);
-    m_runWatcher = new QFutureWatcher<ModelRunOutput>(this);
-    connect(m_runWatcher, &QFutureWatcher<ModelRunOutput>::finished, this,
-            [this] { finishRun(m_runWatcher->result()); });
+    // A newer text stops the run in flight between layers; every finished run comes back, and
+    // a stale one is shown where nothing is (finishRun).
+    m_runs = std::make_unique<LatestTask<ModelRunOutput>>(
+        this, WorkPolicy{true, WorkPolicy::Hand::Every},
+        [this](Result<ModelRunOutput> output, bool latest) {
+            if (output) finishRun(std::move(*output), latest);
+        });
+    m_runs->onBusyChanged([this](bool busy) { emit runningChanged(busy); });
     m_loadTask =
         std::make_unique<LatestTask<ModelLoadOutput>>(this, [this](Result<ModelLoadOutput> output) {
             if (output)
@@ -286,8 +283,7 @@ ModelDocument::ModelDocument(Document* document)
 
 ModelDocument::~ModelDocument() {
     // The workers read the model and call back into this object: stop and wait for them.
-    if (m_runCancel) m_runCancel->store(true);
-    m_runWatcher->waitForFinished();
+    m_runs.reset();     // stops its run and waits for it
     m_loadTask.reset(); // stops its load and waits for it
     m_rolesTask.reset();
 }
@@ -565,8 +561,8 @@ void ModelDocument::finishLoad(ModelLoadOutput output) {
 void ModelDocument::setModel(std::shared_ptr<const model::Model> loaded,
                              std::shared_ptr<const model::Tokenizer> tokenizer,
                              std::shared_ptr<const model::ImageProcessor> processor) {
-    // A run of the previous model is dropped when it finishes (the generation moves on).
-    if (m_runCancel) m_runCancel->store(true);
+    // A run of the previous model is stopped by this one's (scheduleRun below), and none of it
+    // is shown (finishRun).
     m_model = std::move(loaded);
     m_tokenizer = std::move(tokenizer);
     m_processor = std::move(processor);
@@ -615,10 +611,8 @@ void ModelDocument::setModel(std::shared_ptr<const model::Model> loaded,
 
 void ModelDocument::closeModel() {
     if (!m_model) return;
-    if (m_runCancel) m_runCancel->store(true);
     // A run in flight is stale, and nothing is left to run.
-    m_runs.change();
-    m_runs.settle();
+    m_runs->stop();
     const bool wasShown = active();
     const std::string typed = m_text.toStdString();
     m_model.reset();
@@ -753,7 +747,7 @@ void ModelDocument::showModelStep() {
 }
 
 bool ModelDocument::idle() const {
-    return !m_loading && m_runs.idle();
+    return !m_loading && m_runs->idle();
 }
 
 bool ModelDocument::waitForIdle(int timeoutMs) {
@@ -761,12 +755,7 @@ bool ModelDocument::waitForIdle(int timeoutMs) {
     clock.start();
     while (!idle()) {
         if (clock.elapsed() > timeoutMs) return false;
-        if (m_timer->isActive() && !m_runs.running()) {
-            m_timer->stop();
-            startRun();
-        }
-        QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
-        if (m_runs.running()) m_runWatcher->waitForFinished();
+        m_runs->wait();
         if (m_loading) m_loadTask->wait();
         QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
     }
@@ -775,78 +764,79 @@ bool ModelDocument::waitForIdle(int timeoutMs) {
 
 void ModelDocument::scheduleRun() {
     if (!m_model) return;
-    m_runs.change();
-    if (m_runs.running() && m_runCancel) m_runCancel->store(true); // stale: stop between layers
-    // When idle, the run starts once control is back in the event loop: every change made in
-    // this turn (a paste, an undo of several edits) is one run, and a keystroke waits for
-    // nothing. Keys typed while a run works are merged into the run that follows it.
-    if (!m_runs.running()) m_timer->start(0);
-}
-
-void ModelDocument::startRun() {
-    if (!m_model || !m_runs.canStart()) return;
-    if (m_ids.empty() || (readsImages() && !m_image)) {
-        // Nothing to run (an empty text and no template tokens): the last figure stays.
-        m_runs.settle();
-        emit runChanged();
-        return;
-    }
-    if (static_cast<Index>(m_ids.size()) > m_model->config.maxPositions) {
-        // Refused here, in the person's language: the forward would refuse it the same way.
-        // The last figure stays; the text stays for the person to shorten.
-        m_runs.settle();
-        fail(tr("The text is %1 tokens; %2 reads at most %3. Shorten it to run the model.")
-                 .arg(m_ids.size())
-                 .arg(displayName())
-                 .arg(m_model->config.maxPositions));
-        return;
-    }
-    for (const RecentRun& recent : m_recent) {
-        if (!isCurrent(*recent.run, recent.image)) continue;
-        ModelRunOutput out;
-        out.model = m_model;
-        out.generation = m_runs.start();
-        out.ids = m_ids;
-        out.image = recent.image;
-        out.milliseconds = recent.milliseconds; // the forward that made it; none runs now
-        out.written = recent.written;
-        out.run = recent.run;
-        finishRun(std::move(out));
-        return;
-    }
-    const quint64 ticket = m_runs.start();
-    m_runCancel = std::make_shared<std::atomic<bool>>(false);
-    m_runStopped = false;
-    // Progress is posted to the GUI thread at most once per percent.
-    auto lastPercent = std::make_shared<std::atomic<int>>(-1);
-    QPointer<ModelDocument> self(this);
-    auto progress = [self, lastPercent](double fraction) {
-        const int percent = static_cast<int>(fraction * 100);
-        if (lastPercent->exchange(percent) == percent) return;
-        QMetaObject::invokeMethod(
-            self, [self, fraction] { if (self) emit self->runProgress(fraction); },
-            Qt::QueuedConnection);
-    };
-    // The head on screen keeps its map from the layer's run: the heatmap computes nothing.
-    QkvApply apply = shownApply();
-    apply.keptHead = m_document->session().viewState.head;
-    // The previous run's cache is reused when the new ids extend its ids (runModel checks).
-    m_runWatcher->setFuture(QtConcurrent::run(
-        computeRun, m_model, m_tokenizer, m_ids, m_image, m_ablated, m_run, m_runCancel, ticket,
-        ShownLayerRequest{std::move(apply), m_layer, m_dumps->changeCount()},
-        std::function<void(double)>(progress)));
-    emit runningChanged(true);
+    // The run starts once control is back in the event loop: every change made in this turn (a
+    // paste, an undo of several edits) is one run, and a keystroke waits for nothing. Keys
+    // typed while a run works stop it between layers and are merged into the run that follows.
+    // The job is the text's as it is when the run starts: nothing (an empty or too long text),
+    // a recent run again (at once, here), or the forward on the worker.
+    using Job = LatestTask<ModelRunOutput>::Job;
+    m_runs->request(
+        [this]() -> std::optional<Job> {
+            if (!m_model) return std::nullopt;
+            if (m_ids.empty() || (readsImages() && !m_image)) {
+                // Nothing to run (an empty text and no template tokens): the last figure stays.
+                emit runChanged();
+                return std::nullopt;
+            }
+            if (static_cast<Index>(m_ids.size()) > m_model->config.maxPositions) {
+                // Refused here, in the person's language: the forward would refuse it the same way.
+                // The last figure stays; the text stays for the person to shorten.
+                fail(tr("The text is %1 tokens; %2 reads at most %3. Shorten it to run the model.")
+                         .arg(m_ids.size())
+                         .arg(displayName())
+                         .arg(m_model->config.maxPositions));
+                return std::nullopt;
+            }
+            for (const RecentRun& recent : m_recent) {
+                if (!isCurrent(*recent.run, recent.image)) continue;
+                ModelRunOutput out;
+                out.model = m_model;
+                out.ids = m_ids;
+                out.image = recent.image;
+                out.milliseconds = recent.milliseconds; // the forward that made it; none runs now
+                out.written = recent.written;
+                out.run = recent.run;
+                return Job{
+                    [out](const std::atomic<bool>*) -> Result<ModelRunOutput> { return out; },
+                    true};
+            }
+            // Progress is posted to the GUI thread at most once per percent.
+            auto lastPercent = std::make_shared<std::atomic<int>>(-1);
+            QPointer<ModelDocument> self(this);
+            std::function<void(double)> progress = [self, lastPercent](double fraction) {
+                const int percent = static_cast<int>(fraction * 100);
+                if (lastPercent->exchange(percent) == percent) return;
+                QMetaObject::invokeMethod(
+                    self,
+                    [self, fraction] {
+                        if (self) emit self->runProgress(fraction);
+                    },
+                    Qt::QueuedConnection);
+            };
+            // The head on screen keeps its map from the layer's run: the heatmap computes nothing.
+            QkvApply apply = shownApply();
+            apply.keptHead = m_document->session().viewState.head;
+            // The previous run's cache is reused when the new ids extend its ids (runModel checks).
+            return Job{
+                [model = m_model, tokenizer = m_tokenizer, ids = m_ids, image = m_image,
+                 ablated = m_ablated, previous = m_run,
+                 shown = ShownLayerRequest{std::move(apply), m_layer, m_dumps->changeCount()},
+                 progress](const std::atomic<bool>* cancel) -> Result<ModelRunOutput> {
+                    return computeRun(model, tokenizer, ids, image, ablated, previous, cancel,
+                                      shown, progress);
+                }};
+        },
+        0);
 }
 
 bool ModelDocument::running() const {
-    return m_runs.running();
+    return m_runs->busy();
 }
 
 void ModelDocument::cancelRun() {
-    if (!m_runs.running() || !m_runCancel) return;
-    m_runCancel->store(true);
-    m_runStopped = true;
-    m_runs.settle(); // the text as typed waits for the next edit
+    if (!m_runs->busy()) return;
+    m_runs->stop(); // the text as typed waits for the next edit
+    fail(tr("The run was stopped; the views show the text's previous run."));
 }
 
 QkvApply ModelDocument::shownApply() const {
@@ -872,25 +862,17 @@ void ModelDocument::showRun(std::optional<QkvDump> qkv, const QkvApply& apply,
                      originOf(*m_model, *m_run, m_lastRunMs), std::move(shownLayer));
 }
 
-void ModelDocument::finishRun(ModelRunOutput output) {
-    // Only the latest request's result counts as done; a stale one is still shown when
-    // nothing is (below).
-    const bool stale = !m_runs.isLatest(output.generation);
-    m_runs.finish(stale ? 0 : output.generation); // ticket 0: ends the run, marks nothing done
-    if (!m_model) {                               // closed while it ran
-        emit runningChanged(false);
-        return;
-    }
+void ModelDocument::finishRun(ModelRunOutput output, bool latest) {
+    // A stale run is still shown when nothing is (below).
+    const bool stale = !latest;
+    if (!m_model) return; // closed while it ran
     // A run of the model this one replaced: none of it is shown (a translation model's run
     // has no q/k/v for a decoder's views).
     const bool otherModel = output.model != m_model;
     if (otherModel) {
         // Nothing: the new model's own run is scheduled.
     } else if (!output.run) {
-        if (m_runStopped)
-            fail(tr("The run was stopped; the views show the text's previous run."));
-        else if (!output.cancelled && !stale)
-            fail(output.error);
+        if (!output.cancelled && !stale) fail(output.error);
     } else if (!stale || !m_run) {
         // A stale run is still shown when nothing is: the first figure comes sooner.
         m_run = std::move(output.run);
@@ -929,9 +911,6 @@ void ModelDocument::finishRun(ModelRunOutput output) {
         }
         emit runChanged();
     }
-    m_runStopped = false;
-    if (!m_runs.running()) emit runningChanged(false);
-    if (m_runs.pending()) m_timer->start(0);
 }
 
 void ModelDocument::publish() {

@@ -44,10 +44,6 @@
 #include "attnlab/model/image_processor.h"
 #include "attnlab/model/model.h"
 #include "attnlab/tokenizer/tokenizer.h"
-#include "ui/state/latest_request.h"
-
-class QTimer;
-template <typename T> class QFutureWatcher;
 
 namespace attnlab::ui {
 
@@ -258,9 +254,11 @@ private:
     /// A folder that did not open: fail(), and loadFailed for a window to show it whole.
     void failLoad(const QString& message);
     void finishLoad(ModelLoadOutput output);
+    /// Asks for a run of the text (m_runs): coalesced, started once control is back in the
+    /// event loop.
     void scheduleRun();
-    void startRun();
-    void finishRun(ModelRunOutput output);
+    /// A finished run; `latest`: of the text as it is now.
+    void finishRun(ModelRunOutput output, bool latest);
     /// Hands the run to the DumpDocument as a Q/K/V dump at m_layer.
     void publish();
     /// The spec the run is shown under: the model's own, or the "what if" spec the window
@@ -315,16 +313,13 @@ private:
     Index m_layer = 0;
     bool m_shown = false;
 
-    QTimer* m_timer = nullptr;
-    QFutureWatcher<ModelRunOutput>* m_runWatcher = nullptr;
+    /// The forward of the text: the latest text's run wins.
+    std::unique_ptr<LatestTask<ModelRunOutput>> m_runs;
     /// Opening a model: a second folder asked for while one loads stops that load and follows
     /// it; a stopped load hands nothing over.
     std::unique_ptr<LatestTask<ModelLoadOutput>> m_loadTask;
-    std::shared_ptr<std::atomic<bool>> m_runCancel;
-    LatestRequest m_runs; ///< the forward: the latest text's run wins
     bool m_loading = false;    ///< m_loadTask is busy (kept by its onBusyChanged)
     QString m_pendingImage;    ///< openImage() while loading: read once the model is
-    bool m_runStopped = false; ///< the person cancelled the run in flight
     double m_lastRunMs = 0;
     WrittenTranslation m_written;
     QString m_attentionKind = QStringLiteral("cross");
