@@ -21,7 +21,7 @@
 
 #include "attnlab/model/model.h"
 #include "ui/state/experiment_data.h"
-#include "ui/state/latest_task.h"
+#include "ui/state/lens_document.h"
 #include "ui/state/model_document.h"
 #include "ui/state/named_token.h"
 #include "ui/state/patching_document.h"
@@ -33,28 +33,7 @@
 
 namespace attnlab::ui {
 
-struct LensTable {
-    std::vector<std::vector<std::vector<model::RankedToken>>> cells; ///< [L + 1][S]: top tokens
-    std::vector<std::vector<model::RankedToken>> top; ///< [L + 1][S]: each cell's top token
-    QStringList tokens;                               ///< the run's tokens, the columns
-};
-
 namespace {
-
-/// Most probable tokens kept per cell of the logit lens (the hover lists them).
-constexpr Index kTopTokens = 5;
-
-/// A model whose residual stream the lens reads: one sequence (not an encoder-decoder).
-bool readsOneSequence(const model::Model& net) {
-    return net.config.kind != model::ModelKind::EncoderDecoder;
-}
-
-/// The run's options for a lens computation: the document's switched-off heads, every core.
-model::RunOptions optionsOf(const ModelDocument& models) {
-    model::RunOptions options;
-    options.ablatedHeads = models.ablatedHeads();
-    return options;
-}
 
 /// A token as it reads in a cell: the tokenizer's display form, trimmed, quoted when empty.
 QString tokenText(const model::Tokenizer* tokenizer, std::int64_t id) {
@@ -203,43 +182,36 @@ void openHeadOnLastRow(Document* document, Index layer, Index head) {
 // ---- Logit lens -------------------------------------------------------------------------------
 
 LogitLensView::LogitLensView(Document* document, QWidget* parent)
-    : PlotView(document, parent),
-      m_task(std::make_unique<LatestTask<LensTable>>(this, [this](Result<LensTable> table) {
-          m_cells.clear();
-          m_top.clear();
-          m_error.clear();
-          if (table) {
-              m_cells = std::move(table->cells);
-              m_top = std::move(table->top);
-              m_tokens = std::move(table->tokens);
-          } else {
-              m_error = QString::fromStdString(table.error());
-          }
-          markStale();
-      })) {
+    : PlotView(document, parent), m_lens(LensDocument::of(document)) {
     gridRect(this, m_plot, m_title, m_map, m_scale, tr("position (the token read there)"),
              tr("residual after"));
     setToolTip(tr("The logit lens: the residual stream after the embedding and after each layer, "
                   "read through the model's final norm and unembedding as if it were the last "
                   "layer. Each cell is the token that layer would predict next there."));
     new CellHover(m_plot, [this](const QPointF& point) {
-        const auto [row, position] = cellAt(m_plot, point, static_cast<Index>(m_top.size()),
-                                            m_top.empty() ? 0 : Index(m_top.front().size()));
+        const auto& cells = top();
+        const auto [row, position] = cellAt(m_plot, point, static_cast<Index>(cells.size()),
+                                            cells.empty() ? 0 : Index(cells.front().size()));
         return row < 0 ? QString() : cellText(row, position);
     });
     ModelDocument* models = ModelDocument::of(document);
     connect(models, &ModelDocument::runChanged, this, [this] { markStale(); });
     connect(models, &ModelDocument::modelChanged, this, [this] { markStale(); });
+    connect(m_lens, &LensDocument::lensChanged, this, [this] { markStale(); });
 }
 
 LogitLensView::~LogitLensView() = default;
 
+const std::vector<std::vector<model::RankedToken>>& LogitLensView::top() const {
+    return m_lens->lens().top;
+}
+
 bool LogitLensView::computing() const {
-    return m_task->busy();
+    return m_lens->lensComputing();
 }
 
 void LogitLensView::waitForWork() {
-    m_task->wait();
+    m_lens->waitForLens();
 }
 
 QString LogitLensView::notApplicable() const {
@@ -252,8 +224,9 @@ QString LogitLensView::notApplicable() const {
 }
 
 std::vector<model::RankedToken> LogitLensView::topOf(Index row, Index position) const {
-    if (row < 0 || row >= static_cast<Index>(m_cells.size())) return {};
-    const auto& cells = m_cells[static_cast<std::size_t>(row)];
+    const auto& all = m_lens->lens().cells;
+    if (row < 0 || row >= static_cast<Index>(all.size())) return {};
+    const auto& cells = all[static_cast<std::size_t>(row)];
     if (position < 0 || position >= static_cast<Index>(cells.size())) return {};
     return cells[static_cast<std::size_t>(position)];
 }
@@ -275,56 +248,24 @@ void LogitLensView::refresh() {
     const Theme look = theme();
     ModelDocument* models = ModelDocument::of(document());
     const std::shared_ptr<const model::Model> net = models->sharedModel();
-    const std::shared_ptr<const model::ModelRun> run = models->sharedRun();
-    const bool applies = net && run && readsOneSequence(*net) && !run->ids.empty();
-    if (!applies) {
-        m_task->stop();
-        m_cells.clear();
-        m_top.clear();
-        m_tokens.clear();
-        m_error.clear();
-        m_computedFor.reset();
-    } else if (run != m_computedFor.lock()) {
-        // Computed again for each new run (text, appended token, heads switched off), on the
-        // worker; the previous figure stays until it is in.
-        m_computedFor = run;
-        m_task->start([net, ids = run->ids, options = optionsOf(*models),
-                       tokens = displayTokens(models->tokenLabels())](
-                          const std::atomic<bool>* cancel) -> Result<LensTable> {
-            model::RunOptions stoppable = options;
-            stoppable.cancel = cancel;
-            LensTable table;
-            table.tokens = tokens;
-            // One layer's [S, V] logits at a time, reduced to the few tokens the view shows.
-            const Status failed = model::logitLensRows(
-                *net, ids, stoppable, [&table](Index, Matrix& logits) {
-                    const Matrix p = model::probabilities(logits);
-                    auto& cells = table.cells.emplace_back();
-                    auto& top = table.top.emplace_back();
-                    for (Index i = 0; i < p.rows(); ++i) {
-                        cells.push_back(model::topTokens(p.row(i), kTopTokens));
-                        top.push_back(cells.back().front());
-                    }
-                });
-            if (failed) return *failed;
-            return table;
-        });
-    }
-
-    const Index rows = static_cast<Index>(m_top.size());
-    const Index cols = rows > 0 ? static_cast<Index>(m_top.front().size()) : 0;
+    // Computed again for each new run (text, appended token, heads switched off), on the
+    // worker; the previous figure stays until it is in.
+    m_lens->requestLens();
+    const std::vector<std::vector<model::RankedToken>>& topTokens = m_lens->lens().top;
+    const Index rows = static_cast<Index>(topTokens.size());
+    const Index cols = rows > 0 ? static_cast<Index>(topTokens.front().size()) : 0;
     MatrixD values(rows, cols);
     QStringList texts;
     for (Index i = 0; i < rows; ++i)
         for (Index j = 0; j < cols; ++j) {
-            const model::RankedToken& top = m_top[std::size_t(i)][std::size_t(j)];
+            const model::RankedToken& top = topTokens[std::size_t(i)][std::size_t(j)];
             values(i, j) = top.probability;
             texts << tokenText(models->tokenizer(), top.id);
         }
     m_rowLabels.clear();
     for (Index i = 0; i < rows; ++i)
         m_rowLabels << (i == 0 ? tr("embedding") : tr("layer %1").arg(i - 1));
-    m_columnLabels = m_tokens.mid(0, static_cast<int>(cols));
+    m_columnLabels = m_lens->lens().tokens.mid(0, static_cast<int>(cols));
     while (m_columnLabels.size() < cols)
         m_columnLabels << QString::number(m_columnLabels.size());
 
@@ -350,15 +291,15 @@ void LogitLensView::refresh() {
                             "text: each layer's guess at the next token appears here."));
     else if (!notApplicable().isEmpty())
         m_title->setText(notApplicable());
-    else if (!m_error.isEmpty())
-        m_title->setText(tr("Logit lens: %1").arg(m_error));
-    else if (m_top.empty())
+    else if (!m_lens->lensError().isEmpty())
+        m_title->setText(tr("Logit lens: %1").arg(m_lens->lensError()));
+    else if (topTokens.empty())
         m_title->setText(tr("Logit lens: computing on the new text"));
     else
         m_title->setText(tr("Logit lens of %1: the next token each layer would predict at each "
                             "position (its probability as colour; hover for the top %2)")
                              .arg(models->displayName())
-                             .arg(kTopTokens));
+                             .arg(LensDocument::kTopTokens));
     stylePlot(*m_plot, look);
     wrapToFigureWidth(figureStyle().wrapWidth, {m_title});
     m_plot->replot(QCustomPlot::rpQueuedReplot);
@@ -366,21 +307,22 @@ void LogitLensView::refresh() {
 
 DataTable LogitLensView::data() const {
     DataTable table;
-    if (m_top.empty()) {
+    const std::vector<std::vector<model::RankedToken>>& topTokens = top();
+    if (topTokens.empty()) {
         table.unavailable = tr("Logit lens: open a model and type a text");
         return table;
     }
     // One row per layer, one column per position: the top token's probability; its ids in the
     // JSON.
-    const Index rows = static_cast<Index>(m_top.size());
-    const Index cols = static_cast<Index>(m_top.front().size());
+    const Index rows = static_cast<Index>(topTokens.size());
+    const Index cols = static_cast<Index>(topTokens.front().size());
     MatrixD values(rows, cols);
     QVariantList ids;
     for (Index i = 0; i < rows; ++i) {
         QVariantList row;
         for (Index j = 0; j < cols; ++j) {
-            values(i, j) = m_top[std::size_t(i)][std::size_t(j)].probability;
-            row << static_cast<qlonglong>(m_top[std::size_t(i)][std::size_t(j)].id);
+            values(i, j) = topTokens[std::size_t(i)][std::size_t(j)].probability;
+            row << static_cast<qlonglong>(topTokens[std::size_t(i)][std::size_t(j)].id);
         }
         ids << QVariant(row);
     }
@@ -394,17 +336,7 @@ DataTable LogitLensView::data() const {
 // ---- Direct logit attribution -----------------------------------------------------------------
 
 AttributionView::AttributionView(Document* document, QWidget* parent)
-    : PlotView(document, parent),
-      m_task(std::make_unique<LatestTask<model::Attribution>>(
-          this, [this](Result<model::Attribution> parts) {
-              m_parts.reset();
-              m_error.clear();
-              if (parts)
-                  m_parts = std::move(*parts);
-              else
-                  m_error = QString::fromStdString(parts.error());
-              markStale();
-          })) {
+    : PlotView(document, parent), m_lens(LensDocument::of(document)) {
     gridRect(this, m_plot, m_title, m_map, m_scale, tr("head (the last column: the layer's MLP)"),
              tr("layer"));
     // Which logit is split: the target's, or its difference from a contrast token's.
@@ -438,35 +370,42 @@ AttributionView::AttributionView(Document* document, QWidget* parent)
                   "(its scale frozen) and the predicted token's unembedding, the terms add up to "
                   "its logit. Double-click a head to open its attention map on the last row."));
     new CellHover(m_plot, [this](const QPointF& point) {
-        if (!m_parts) return QString();
-        const Index heads = m_parts->heads.cols();
-        const auto [layer, column] = cellAt(m_plot, point, m_parts->heads.rows(), heads + 1);
+        const std::optional<model::Attribution>& parts = attribution();
+        if (!parts) return QString();
+        const Index heads = parts->heads.cols();
+        const auto [layer, column] = cellAt(m_plot, point, parts->heads.rows(), heads + 1);
         if (layer < 0) return QString();
-        const double value = column < heads ? m_parts->heads(layer, column) : m_parts->mlp(layer);
+        const double value = column < heads ? parts->heads(layer, column) : parts->mlp(layer);
         return column < heads
                    ? tr("layer %1, head %2: %3").arg(layer).arg(column).arg(value, 0, 'f', 3)
                    : tr("layer %1, MLP: %2").arg(layer).arg(value, 0, 'f', 3);
     });
     connect(m_plot, &QCustomPlot::mouseDoubleClick, this, [this](QMouseEvent* event) {
-        if (!m_parts) return;
-        const Index heads = m_parts->heads.cols();
+        const std::optional<model::Attribution>& parts = attribution();
+        if (!parts) return;
+        const Index heads = parts->heads.cols();
         const auto [layer, column] =
-            cellAt(m_plot, event->position(), m_parts->heads.rows(), heads + 1);
+            cellAt(m_plot, event->position(), parts->heads.rows(), heads + 1);
         if (layer >= 0 && column < heads) openHead(layer, column);
     });
     ModelDocument* models = ModelDocument::of(document);
     connect(models, &ModelDocument::runChanged, this, [this] { markStale(); });
     connect(models, &ModelDocument::modelChanged, this, [this] { markStale(); });
+    connect(m_lens, &LensDocument::attributionChanged, this, [this] { markStale(); });
 }
 
 AttributionView::~AttributionView() = default;
 
+const std::optional<model::Attribution>& AttributionView::attribution() const {
+    return m_lens->attribution();
+}
+
 bool AttributionView::computing() const {
-    return m_task->busy();
+    return m_lens->attributionComputing();
 }
 
 void AttributionView::waitForWork() {
-    m_task->wait();
+    m_lens->waitForAttribution();
 }
 
 QString AttributionView::notApplicable() const {
@@ -507,33 +446,20 @@ void AttributionView::refresh() {
         read(m_target, tr("Target"), asked.target);
         read(m_contrast, tr("Contrast"), asked.contrast);
     }
-    if (!applies || !unread.isEmpty()) {
-        m_task->stop();
-        m_parts.reset();
-        m_error = unread;
-        m_computedFor.reset();
-    } else if (run != m_computedFor.lock() || asked.target != m_askedTarget ||
-               asked.contrast != m_askedContrast) {
-        // On the worker; the previous figure stays until the new one is in.
-        m_computedFor = run;
-        m_askedTarget = asked.target;
-        m_askedContrast = asked.contrast;
-        m_task->start([net, ids = run->ids, options = optionsOf(*models), asked](
-                          const std::atomic<bool>* cancel) -> Result<model::Attribution> {
-            model::RunOptions stoppable = options;
-            stoppable.cancel = cancel;
-            return model::directLogitAttribution(*net, ids, asked, stoppable);
-        });
-    }
-
-    const Index layers = m_parts ? m_parts->heads.rows() : 0;
-    const Index heads = m_parts ? m_parts->heads.cols() : 0;
+    // On the worker; the previous figure stays until the new one is in.
+    if (!applies || !unread.isEmpty())
+        m_lens->clearAttribution(unread);
+    else
+        m_lens->requestAttribution(asked);
+    const std::optional<model::Attribution>& parts = m_lens->attribution();
+    const Index layers = parts ? parts->heads.rows() : 0;
+    const Index heads = parts ? parts->heads.cols() : 0;
     MatrixD values(layers, layers > 0 ? heads + 1 : 0);
     QStringList texts;
     for (Index l = 0; l < layers; ++l) {
         for (Index h = 0; h < heads; ++h)
-            values(l, h) = m_parts->heads(l, h);
-        values(l, heads) = m_parts->mlp(l);
+            values(l, h) = parts->heads(l, h);
+        values(l, heads) = parts->mlp(l);
         for (Index c = 0; c <= heads; ++c)
             texts << cellNumber(values(l, c));
     }
@@ -564,25 +490,26 @@ void AttributionView::refresh() {
                             "text: each head's share of the next token appears here."));
     } else if (!notApplicable().isEmpty()) {
         m_title->setText(notApplicable());
-    } else if (!m_parts) {
-        m_title->setText(!m_error.isEmpty()  ? tr("Attribution: %1").arg(m_error)
-                         : m_task->busy() ? tr("Attribution: computing on the new text")
+    } else if (!parts) {
+        const QString& error = m_lens->attributionError();
+        m_title->setText(!error.isEmpty() ? tr("Attribution: %1").arg(error)
+                         : computing()    ? tr("Attribution: computing on the new text")
                                           : tr("Attribution: waiting for the first run"));
     } else {
-        const QString token = tokenText(models->tokenizer(), m_parts->target);
+        const QString token = tokenText(models->tokenizer(), parts->target);
         const QString format =
-            m_parts->contrast
+            parts->contrast
                 ? tr("Direct logit attribution to “%1” against “%7” at the last position: heads "
                      "%2 + MLPs %3 + embedding %4 + biases %5 = logit difference %6")
                 : tr("Direct logit attribution to “%1” at the last position: heads %2 + "
                      "MLPs %3 + embedding %4 + biases %5 = logit %6");
         QString text = format.arg(token)
-                           .arg(m_parts->heads.sum(), 0, 'f', 2)
-                           .arg(m_parts->mlp.sum(), 0, 'f', 2)
-                           .arg(m_parts->embedding, 0, 'f', 2)
-                           .arg(m_parts->bias, 0, 'f', 2)
-                           .arg(m_parts->logit, 0, 'f', 2);
-        if (m_parts->contrast) text = text.arg(tokenText(models->tokenizer(), *m_parts->contrast));
+                           .arg(parts->heads.sum(), 0, 'f', 2)
+                           .arg(parts->mlp.sum(), 0, 'f', 2)
+                           .arg(parts->embedding, 0, 'f', 2)
+                           .arg(parts->bias, 0, 'f', 2)
+                           .arg(parts->logit, 0, 'f', 2);
+        if (parts->contrast) text = text.arg(tokenText(models->tokenizer(), *parts->contrast));
         m_title->setText(text);
     }
     stylePlot(*m_plot, look);
@@ -592,17 +519,18 @@ void AttributionView::refresh() {
 
 DataTable AttributionView::data() const {
     DataTable table;
-    if (!m_parts) {
+    const std::optional<model::Attribution>& parts = attribution();
+    if (!parts) {
         table.unavailable = notApplicable().isEmpty() ? tr("Attribution: open a model and type a text")
                                                       : notApplicable();
         return table;
     }
     // One row per layer: each head's contribution, then the MLP's; the other terms in the JSON.
-    const Index layers = m_parts->heads.rows();
-    const Index heads = m_parts->heads.cols();
+    const Index layers = parts->heads.rows();
+    const Index heads = parts->heads.cols();
     MatrixD values(layers, heads + 1);
-    values.leftCols(heads) = m_parts->heads;
-    values.col(heads) = m_parts->mlp;
+    values.leftCols(heads) = parts->heads;
+    values.col(heads) = parts->mlp;
     QStringList columns, rows;
     for (Index h = 0; h < heads; ++h)
         columns << QStringLiteral("head_%1").arg(h);
@@ -611,10 +539,10 @@ DataTable AttributionView::data() const {
         rows << QString::number(l);
     table = DataTable::fromMatrix(values, rows, columns);
     table.rowHeader = QStringLiteral("layer");
-    table.extra.insert(QStringLiteral("target"), static_cast<qlonglong>(m_parts->target));
-    table.extra.insert(QStringLiteral("embedding"), m_parts->embedding);
-    table.extra.insert(QStringLiteral("bias"), m_parts->bias);
-    table.extra.insert(QStringLiteral("logit"), m_parts->logit);
+    table.extra.insert(QStringLiteral("target"), static_cast<qlonglong>(parts->target));
+    table.extra.insert(QStringLiteral("embedding"), parts->embedding);
+    table.extra.insert(QStringLiteral("bias"), parts->bias);
+    table.extra.insert(QStringLiteral("logit"), parts->logit);
     return table;
 }
 

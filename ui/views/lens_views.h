@@ -18,8 +18,9 @@
 ///   a worker with a progress bar and Cancel; double-click a head to open its attention map.
 ///
 /// All draw the window's ModelDocument's latest run (its text and switched-off heads), computed
-/// again on a worker thread when the run changes and the tab is on screen: the previous figure
-/// stays until the new one is in, and a newer run cancels the computation in flight.
+/// again on a worker thread when the run changes and the tab is on screen (LensDocument,
+/// PatchingDocument: the views hold no worker): the previous figure stays until the new one is
+/// in, and a newer run cancels the computation in flight.
 
 #include <QStringList>
 
@@ -47,10 +48,8 @@ struct ModelRun;
 
 namespace attnlab::ui {
 
-/// A view's computation on a worker thread (ui/state/latest_task.h).
-template <typename T> class LatestTask;
-/// What the logit lens view draws, computed on the worker.
-struct LensTable;
+/// What the lens tabs draw, computed on a worker (ui/state/lens_document.h).
+class LensDocument;
 
 class LogitLensView : public PlotView {
     Q_OBJECT
@@ -65,7 +64,7 @@ public:
 
     /// [L + 1, S]: the most probable next token of each layer at each position, and its
     /// probability; empty without a decoder run.
-    const std::vector<std::vector<model::RankedToken>>& top() const { return m_top; }
+    const std::vector<std::vector<model::RankedToken>>& top() const;
     /// The top five of a cell (layer row, position), most probable first.
     std::vector<model::RankedToken> topOf(Index row, Index position) const;
     /// Cells drawn with their token written in them at most (larger grids: colour only).
@@ -79,18 +78,11 @@ protected:
 private:
     QString cellText(Index row, Index position) const;
 
-    std::unique_ptr<LatestTask<LensTable>> m_task;
+    LensDocument* m_lens;
     QCPTextElement* m_title = nullptr;
     QCPColorMap* m_map = nullptr;
     QCPColorScale* m_scale = nullptr;
-    std::weak_ptr<const model::ModelRun> m_computedFor;
-    /// [L + 1][S]: each cell's most probable tokens, best first (the lens's logits themselves,
-    /// (L + 1) S V floats, are not kept).
-    std::vector<std::vector<std::vector<model::RankedToken>>> m_cells;
-    std::vector<std::vector<model::RankedToken>> m_top;
-    QStringList m_tokens; ///< the tokens of the run m_top was computed for
     QStringList m_rowLabels, m_columnLabels;
-    QString m_error;
 };
 
 class AttributionView : public PlotView {
@@ -105,7 +97,7 @@ public:
     QString notApplicable() const override;
 
     /// The attribution drawn; nullopt without one (no run, or the model is refused).
-    const std::optional<model::Attribution>& attribution() const { return m_parts; }
+    const std::optional<model::Attribution>& attribution() const;
     /// Opens head (layer, head)'s attention map on the last row (what a double-click does).
     void openHead(Index layer, Index head);
     /// True while the attribution of the latest run is computed on the worker.
@@ -119,17 +111,12 @@ protected:
     void waitForWork() override;
 
 private:
-    std::unique_ptr<LatestTask<model::Attribution>> m_task;
+    LensDocument* m_lens;
     QLineEdit* m_target = nullptr;
     QLineEdit* m_contrast = nullptr;
-    /// The target and contrast the figure was asked for, as last read from the two fields.
-    std::optional<std::int64_t> m_askedTarget, m_askedContrast;
     QCPTextElement* m_title = nullptr;
     QCPColorMap* m_map = nullptr;
     QCPColorScale* m_scale = nullptr;
-    std::weak_ptr<const model::ModelRun> m_computedFor;
-    std::optional<model::Attribution> m_parts;
-    QString m_error;
 };
 
 class PatchingDocument;
