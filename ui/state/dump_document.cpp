@@ -1,9 +1,12 @@
 #include "ui/state/dump_document.h"
 
 #include <QFileInfo>
+#include <QtConcurrent/QtConcurrentMap>
 
 #include <algorithm>
+#include <atomic>
 #include <exception>
+#include <numeric>
 
 #include "ui/state/document.h"
 #include "ui/state/latest_task.h"
@@ -28,6 +31,20 @@ DumpDocument::DumpDocument(Document* document)
           })) {
     setObjectName(QStringLiteral("DumpDocument"));
     m_layerTask->onBusyChanged([this](bool busy) { emit layerPendingChanged(busy); });
+    m_thumbnailTask =
+        std::make_unique<LatestTask<Thumbnails>>(this, [this](Result<Thumbnails> done) {
+            if (!done || !m_thumbnailsOf || done->key != *m_thumbnailsOf)
+                return; // asked again since
+            m_thumbnails = std::move(done->images);
+            emit thumbnailsChanged();
+        });
+    // First of the slots: whatever is made after a change is of the new dump.
+    connect(this, &DumpDocument::dumpChanged, this, [this] {
+        ++m_dumpSerial;
+        m_thumbnailTask->stop();
+        m_thumbnails.clear();
+        m_thumbnailsOf.reset();
+    });
 }
 
 DumpDocument::~DumpDocument() = default;
@@ -328,6 +345,96 @@ std::vector<double> ropeFrequencies(Document* document, const Experiment& experi
     for (Index t = 0; t < pairs; ++t)
         out[static_cast<std::size_t>(t)] = static_cast<double>(angles(1, t)); // position 1
     return out;
+}
+
+namespace {
+
+/// One thumbnail: the [Sq, Sk] weights block-averaged to at most `pixels` per side, scaled to
+/// the matrix's own maximum, through a 256-entry colour table.
+QImage makeThumbnail(const Matrix& weights, int pixels, const std::vector<QRgb>& table) {
+    const Index sq = weights.rows();
+    const Index sk = weights.cols();
+    const int rows = static_cast<int>(std::min<Index>(sq, pixels));
+    const int cols = static_cast<int>(std::min<Index>(sk, pixels));
+    std::vector<float> sums(static_cast<std::size_t>(rows) * cols, 0.0f);
+    std::vector<int> rowCount(static_cast<std::size_t>(rows), 0);
+    std::vector<int> colOf(static_cast<std::size_t>(sk));
+    std::vector<int> colCount(static_cast<std::size_t>(cols), 0);
+    for (Index j = 0; j < sk; ++j) {
+        colOf[static_cast<std::size_t>(j)] = static_cast<int>(j * cols / sk);
+        ++colCount[static_cast<std::size_t>(colOf[static_cast<std::size_t>(j)])];
+    }
+    for (Index i = 0; i < sq; ++i) {
+        const int y = static_cast<int>(i * rows / sq);
+        ++rowCount[static_cast<std::size_t>(y)];
+        float* out = sums.data() + static_cast<std::size_t>(y) * cols;
+        const float* in = weights.data() + i * sk;
+        for (Index j = 0; j < sk; ++j)
+            out[colOf[static_cast<std::size_t>(j)]] += in[j];
+    }
+    float highest = 0;
+    for (int y = 0; y < rows; ++y)
+        for (int x = 0; x < cols; ++x) {
+            float& cell = sums[static_cast<std::size_t>(y) * cols + x];
+            cell /= static_cast<float>(rowCount[static_cast<std::size_t>(y)] *
+                                       colCount[static_cast<std::size_t>(x)]);
+            highest = std::max(highest, cell);
+        }
+    QImage image(cols, rows, QImage::Format_RGB32);
+    const float toIndex = highest > 0 ? 255.0f / highest : 0.0f;
+    for (int y = 0; y < rows; ++y) {
+        auto* line = reinterpret_cast<QRgb*>(image.scanLine(y));
+        for (int x = 0; x < cols; ++x) {
+            const float v = sums[static_cast<std::size_t>(y) * cols + x] * toIndex;
+            line[x] = table[static_cast<std::size_t>(std::clamp(static_cast<int>(v), 0, 255))];
+        }
+    }
+    return image;
+}
+
+} // namespace
+
+void DumpDocument::requestThumbnails(const std::vector<QRgb>& table, int pixels) {
+    ThumbnailKey key{m_dumpSerial, table, pixels};
+    if (m_thumbnailsOf == key) return; // shown, or in flight
+    m_thumbnailsOf = key;
+    m_thumbnails.clear();
+    const std::shared_ptr<const AttentionDump> dump = m_dump;
+    if (!dump) return;
+    const Index batch = m_batch;
+    const Index heads = dump->heads;
+    const auto count = static_cast<int>(dump->layers * heads);
+    // Every head's map, one alive per worker thread: a model's run computes each.
+    auto make = [dump, batch, heads, count, key](const std::atomic<bool>* cancel) {
+        std::vector<QImage> images(static_cast<std::size_t>(count));
+        std::vector<int> indices(images.size());
+        std::iota(indices.begin(), indices.end(), 0);
+        QtConcurrent::blockingMap(indices, [&](int n) {
+            if (cancel && cancel->load()) return;
+            images[static_cast<std::size_t>(n)] =
+                makeThumbnail(dump->head(batch, n / heads, n % heads), key.pixels, key.table);
+        });
+        return images;
+    };
+    const double cells =
+        static_cast<double>(count) * static_cast<double>(dump->sq) * static_cast<double>(dump->sk);
+    if (dump->holdsWeights() || cells <= kInlineThumbnailCells) {
+        m_thumbnails = make(nullptr);
+        return;
+    }
+    m_thumbnailTask->start([make, key](const std::atomic<bool>* cancel) -> Result<Thumbnails> {
+        Thumbnails out{make(cancel), key};
+        if (cancel->load()) return Error{"cancelled"};
+        return out;
+    });
+}
+
+bool DumpDocument::thumbnailsComputing() const {
+    return m_thumbnailTask->busy();
+}
+
+void DumpDocument::waitForThumbnails() {
+    m_thumbnailTask->wait();
 }
 
 } // namespace attnlab::ui

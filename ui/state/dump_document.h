@@ -6,6 +6,7 @@
 /// so the heatmap, heads, entropy and statistics views draw a real model unchanged; the head
 /// is the Document's focused head. One DumpDocument per Document: DumpDocument::of().
 
+#include <QImage>
 #include <QObject>
 #include <QString>
 
@@ -126,6 +127,18 @@ public:
     /// Per (layer, head) statistics of the current batch, computed on first use.
     const std::vector<HeadSummary>& headTable();
 
+    /// Every head's thumbnail of the dump shown, [layer * heads + head]: its map block-averaged
+    /// to at most `pixels` a side and scaled to its own maximum, through `table` (256 colours).
+    /// Made at once where the dump holds its maps or they are few (kInlineThumbnailCells in
+    /// all), else on a worker with one map alive per thread (thumbnailsChanged when they are
+    /// in; until then the thumbnails are empty). Asks unless those shown or in flight are of
+    /// this dump, table and size.
+    void requestThumbnails(const std::vector<QRgb>& table, int pixels);
+    const std::vector<QImage>& thumbnails() const { return m_thumbnails; }
+    bool thumbnailsComputing() const;
+    void waitForThumbnails();
+    static constexpr double kInlineThumbnailCells = 5.0e7;
+
 signals:
     /// A new dump, batch, Q/K/V spec or comparison: everything derived is stale.
     void dumpChanged();
@@ -136,6 +149,8 @@ signals:
     void errorOccurred(const QString& message);
     /// A translation model's run is shown and another attention is asked for.
     void attentionKindRequested(const QString& kind);
+    /// The thumbnails asked for are in.
+    void thumbnailsChanged();
 
 private:
     explicit DumpDocument(Document* document);
@@ -145,7 +160,23 @@ private:
     /// Every layer of the Q/K/V dump under `apply`, computed a layer at a time when asked.
     static AttentionDump runAllLayers(std::shared_ptr<const QkvDump> qkv, QkvApply apply);
 
+    /// What thumbnails are made of: a dump (its serial), a colour table, a size.
+    struct ThumbnailKey {
+        quint64 dump = 0;
+        std::vector<QRgb> table;
+        int pixels = 0;
+        bool operator==(const ThumbnailKey&) const = default;
+    };
+    struct Thumbnails {
+        std::vector<QImage> images;
+        ThumbnailKey key;
+    };
+
     Document* m_document;
+    quint64 m_dumpSerial = 0; ///< counts dumpChanged
+    std::vector<QImage> m_thumbnails;
+    std::optional<ThumbnailKey> m_thumbnailsOf; ///< what m_thumbnails, or the run in flight, are of
+    std::unique_ptr<LatestTask<Thumbnails>> m_thumbnailTask;
     std::shared_ptr<const AttentionDump> m_dump;
     std::shared_ptr<const QkvDump> m_qkv;
     /// setLayer's computation of a long text's layer (shared: a future's result is copied).

@@ -2,15 +2,12 @@
 
 #include <QMouseEvent>
 #include <QPainter>
-#include <QtConcurrent/QtConcurrentMap>
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
 
 #include "ui/state/dump_document.h"
 #include "ui/state/experiment_data.h"
-#include "ui/state/latest_task.h"
 #include "ui/views/colormap.h"
 
 namespace attnlab::ui {
@@ -21,48 +18,6 @@ constexpr int kTitleHeight = 26;
 constexpr int kLabelWidth = 34;
 constexpr int kLabelHeight = 18;
 
-/// One thumbnail: the [Sq, Sk] weights block-averaged to at most `pixels` per side, scaled to
-/// the matrix's own maximum, through a 256-entry colour table.
-QImage makeThumbnail(const Matrix& weights, int pixels, const std::vector<QRgb>& table) {
-    const Index sq = weights.rows();
-    const Index sk = weights.cols();
-    const int rows = static_cast<int>(std::min<Index>(sq, pixels));
-    const int cols = static_cast<int>(std::min<Index>(sk, pixels));
-    std::vector<float> sums(static_cast<std::size_t>(rows) * cols, 0.0f);
-    std::vector<int> rowCount(static_cast<std::size_t>(rows), 0);
-    std::vector<int> colOf(static_cast<std::size_t>(sk));
-    std::vector<int> colCount(static_cast<std::size_t>(cols), 0);
-    for (Index j = 0; j < sk; ++j) {
-        colOf[static_cast<std::size_t>(j)] = static_cast<int>(j * cols / sk);
-        ++colCount[static_cast<std::size_t>(colOf[static_cast<std::size_t>(j)])];
-    }
-    for (Index i = 0; i < sq; ++i) {
-        const int y = static_cast<int>(i * rows / sq);
-        ++rowCount[static_cast<std::size_t>(y)];
-        float* out = sums.data() + static_cast<std::size_t>(y) * cols;
-        const float* in = weights.data() + i * sk;
-        for (Index j = 0; j < sk; ++j)
-            out[colOf[static_cast<std::size_t>(j)]] += in[j];
-    }
-    float highest = 0;
-    for (int y = 0; y < rows; ++y)
-        for (int x = 0; x < cols; ++x) {
-            float& cell = sums[static_cast<std::size_t>(y) * cols + x];
-            cell /= static_cast<float>(rowCount[static_cast<std::size_t>(y)] *
-                                       colCount[static_cast<std::size_t>(x)]);
-            highest = std::max(highest, cell);
-        }
-    QImage image(cols, rows, QImage::Format_RGB32);
-    const float toIndex = highest > 0 ? 255.0f / highest : 0.0f;
-    for (int y = 0; y < rows; ++y) {
-        auto* line = reinterpret_cast<QRgb*>(image.scanLine(y));
-        for (int x = 0; x < cols; ++x) {
-            const float v = sums[static_cast<std::size_t>(y) * cols + x] * toIndex;
-            line[x] = table[static_cast<std::size_t>(std::clamp(static_cast<int>(v), 0, 255))];
-        }
-    }
-    return image;
-}
 } // namespace
 
 ModelView::ModelView(Document* document, QWidget* parent)
@@ -70,28 +25,19 @@ ModelView::ModelView(Document* document, QWidget* parent)
     setMinimumSize(200, 160);
     setToolTip(tr("Every layer (rows) and head (columns) of the model dump, each scaled to its "
                   "own maximum. Click one to open it in the heatmap."));
-    connect(m_dumps, &DumpDocument::dumpChanged, this, [this] {
-        ++m_generation;
-        markStale();
-    });
+    connect(m_dumps, &DumpDocument::dumpChanged, this, [this] { markStale(); });
     connect(m_dumps, &DumpDocument::layerChanged, this, [this] { markStale(); });
-    m_task = std::make_unique<LatestTask<Thumbnails>>(this, [this](Result<Thumbnails> done) {
-        if (!done || done->generation != m_generation) return; // another dump meanwhile
-        m_images = std::move(done->images);
-        m_builtGeneration = done->generation;
-        m_builtColormap = done->colormap;
-        update();
-    });
+    connect(m_dumps, &DumpDocument::thumbnailsChanged, this, [this] { update(); });
 }
 
 ModelView::~ModelView() = default;
 
 bool ModelView::computing() const {
-    return m_task->busy();
+    return m_dumps->thumbnailsComputing();
 }
 
 void ModelView::waitForWork() {
-    m_task->wait();
+    m_dumps->waitForThumbnails();
 }
 
 bool ModelView::dependsOn(Document::What what) const {
@@ -100,53 +46,14 @@ bool ModelView::dependsOn(Document::What what) const {
 }
 
 void ModelView::rebuild() {
-    const std::shared_ptr<const AttentionDump> dump = m_dumps->sharedDump();
+    const AttentionDump* dump = m_dumps->dump();
+    m_layers = dump ? static_cast<int>(dump->layers) : 0;
+    m_heads = dump ? static_cast<int>(dump->heads) : 0;
     const QString colormap = QString::fromStdString(document()->session().viewState.colormap);
-    if (m_builtGeneration == m_generation && m_builtColormap == colormap) return;
-    if (m_task->busy() && m_askedGeneration == m_generation && m_askedColormap == colormap)
-        return;
-    m_images.clear();
-    m_layers = m_heads = 0;
-    if (!dump) {
-        m_builtGeneration = m_generation;
-        m_builtColormap = colormap;
-        return;
-    }
-    m_layers = static_cast<int>(dump->layers);
-    m_heads = static_cast<int>(dump->heads);
     std::vector<QRgb> table(256);
     for (int i = 0; i < 256; ++i)
         table[static_cast<std::size_t>(i)] = colormapColor(colormap, i / 255.0).rgb();
-    const Index batch = m_dumps->batch();
-    const int count = m_layers * m_heads;
-    // Every head's map, one alive per worker thread: a model's run computes each.
-    auto compute = [dump, batch, table, count, heads = m_heads](const std::atomic<bool>* cancel) {
-        std::vector<QImage> images(static_cast<std::size_t>(count));
-        std::vector<int> indices(images.size());
-        std::iota(indices.begin(), indices.end(), 0);
-        QtConcurrent::blockingMap(indices, [&](int n) {
-            if (cancel && cancel->load()) return;
-            images[static_cast<std::size_t>(n)] =
-                makeThumbnail(dump->head(batch, n / heads, n % heads), kMaxThumbnailPixels, table);
-        });
-        return images;
-    };
-    const double cells = static_cast<double>(count) * static_cast<double>(dump->sq) *
-                         static_cast<double>(dump->sk);
-    if (dump->holdsWeights() || cells <= kSyncCells) {
-        m_images = compute(nullptr);
-        m_builtGeneration = m_generation;
-        m_builtColormap = colormap;
-        return;
-    }
-    m_askedGeneration = m_generation;
-    m_askedColormap = colormap;
-    m_task->start([compute, generation = m_generation,
-                   colormap](const std::atomic<bool>* cancel) -> Result<Thumbnails> {
-        Thumbnails out{compute(cancel), generation, colormap};
-        if (cancel->load()) return Error{"cancelled"};
-        return out;
-    });
+    m_dumps->requestThumbnails(table, kMaxThumbnailPixels);
 }
 
 void ModelView::refresh() {
@@ -264,9 +171,10 @@ const QImage& ModelView::thumbnail(int layer, int head) const {
     const auto at = static_cast<std::size_t>(layer) * static_cast<std::size_t>(m_heads) +
                     static_cast<std::size_t>(head);
     // While a worker computes them, the grid has no images yet.
-    if (layer < 0 || head < 0 || layer >= m_layers || head >= m_heads || at >= m_images.size())
+    const std::vector<QImage>& images = m_dumps->thumbnails();
+    if (layer < 0 || head < 0 || layer >= m_layers || head >= m_heads || at >= images.size())
         return kNone;
-    return m_images[at];
+    return images[at];
 }
 
 void ModelView::paintEvent(QPaintEvent*) {

@@ -2,9 +2,10 @@
 /// ModelView: every (layer, head) of a model dump as a layers x heads grid of thumbnails
 /// (one QImage each, block-averaged, each scaled to its own maximum) filling the view, with
 /// the query tokens down the first column's left and the key tokens under its last row.
-/// Clicking a thumbnail shows that layer and head in the heatmap. A model's run computes every
-/// head's map for its thumbnail: past kSyncCells cells in all (a long text) they are computed
-/// on a worker, the grid drawn empty with "computing" in its title meanwhile.
+/// Clicking a thumbnail shows that layer and head in the heatmap. The thumbnails are the
+/// DumpDocument's (requestThumbnails): a model's run computes every head's map for its
+/// thumbnail, past DumpDocument::kInlineThumbnailCells in all (a long text) on a worker, the grid
+/// drawn empty with "computing" in its title meanwhile.
 
 #include <QFont>
 #include <QImage>
@@ -19,7 +20,6 @@
 namespace attnlab::ui {
 
 class DumpDocument;
-template <typename T> class LatestTask;
 
 class ModelView : public View {
     Q_OBJECT
@@ -29,9 +29,6 @@ public:
     /// Token labels take at most this many pixels beside or under the grid (longer ones are
     /// elided).
     static constexpr int kMaxTokenLabelRoom = 90;
-    /// Maps of at most this many cells in all (layers x heads x Sq x Sk) are drawn at once;
-    /// more are computed on a worker.
-    static constexpr double kSyncCells = 5.0e7;
 
     explicit ModelView(Document* document, QWidget* parent = nullptr);
     ~ModelView() override;
@@ -63,11 +60,6 @@ protected:
     void waitForWork() override;
 
 private:
-    struct Thumbnails {
-        std::vector<QImage> images;
-        quint64 generation = 0;
-        QString colormap;
-    };
     void rebuild();
     struct Layout {
         QRect grid;
@@ -82,15 +74,8 @@ private:
     void paintTokens(QPainter& painter, const Layout& grid);
 
     DumpDocument* m_dumps;
-    std::vector<QImage> m_images;
     int m_layers = 0;
     int m_heads = 0;
-    quint64 m_generation = 1; ///< bumped when the dump changes
-    quint64 m_builtGeneration = 0;
-    QString m_builtColormap;
-    quint64 m_askedGeneration = 0; ///< what the worker computes
-    QString m_askedColormap;
-    std::unique_ptr<LatestTask<Thumbnails>> m_task;
     QStringList m_queryTokens, m_keyTokens; ///< as read, when the dump has tokens
     mutable QStringList m_drawnTokenLabels;
 };
