@@ -19,8 +19,9 @@ std::optional<CellComputation> explainCell(const Experiment& experiment, Index h
     cell.row = row;
     cell.column = column;
     // A model's layer computes the head's map when asked (the last head asked is kept).
-    cell.storedWeight = held.empty() ? experiment.maps->weight(cell.head, row, column)
-                                     : held(0, cell.head, row, column);
+    cell.storedWeight = held.empty()
+                            ? experiment.maps->weight(experiment.qkv, cell.head, row, column)
+                            : held(0, cell.head, row, column);
     cell.hasScores = experiment.hasQk() && experiment.sq() == sq && experiment.sk() == sk &&
                      experiment.qkv.q.dim == experiment.qkv.k.dim;
     if (!cell.hasScores) return cell;

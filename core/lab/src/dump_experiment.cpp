@@ -146,27 +146,27 @@ Qkv oneHead(const Qkv& qkv, Index head) {
 /// A layer's weights a head at a time: attend() of the head alone runs the kernel the whole
 /// layer's run gives each head (heads are independent where the spec names no head: no
 /// dropout, no score bias). The spec's wantScores stays as the layer's run had it, since it
-/// chooses the kernel; the scores are not kept. The last head asked for is kept for the next
-/// view that asks.
+/// chooses the kernel; the scores are not kept. The layer's Q/K/V are the caller's (the
+/// Experiment's), not a copy. The last head asked for is kept for the next view that asks.
 class QkvHeadMaps final : public LayerMaps {
 public:
-    QkvHeadMaps(Qkv qkv, AttentionSpec spec) : m_qkv(std::move(qkv)), m_spec(std::move(spec)) {
+    explicit QkvHeadMaps(AttentionSpec spec) : m_spec(std::move(spec)) {
         m_spec.wantWeights = true;
     }
 
-    Attention attendHead(Index head, int threads) const {
+    Attention attendHead(const Qkv& qkv, Index head, int threads) const {
         AttentionSpec spec = m_spec;
         spec.threads = threads;
-        return attend(oneHead(m_qkv, head), spec);
+        return attend(oneHead(qkv, head), spec);
     }
 
-    Matrix weights(Index head) const override {
+    Matrix weights(const Qkv& qkv, Index head) const override {
         const std::lock_guard lock(m_mutex);
-        return held(head);
+        return held(qkv, head);
     }
-    Scalar weight(Index head, Index row, Index column) const override {
+    Scalar weight(const Qkv& qkv, Index head, Index row, Index column) const override {
         const std::lock_guard lock(m_mutex);
-        return held(head)(row, column);
+        return held(qkv, head)(row, column);
     }
     /// Keeps head `head`'s map, computed by attendHead, for the next view that asks.
     void keep(Index head, Matrix weights) {
@@ -177,15 +177,14 @@ public:
 
 private:
     /// Head `head`'s map, computed unless it is the one kept. Called with the mutex held.
-    const Matrix& held(Index head) const {
+    const Matrix& held(const Qkv& qkv, Index head) const {
         if (head != m_head) {
-            m_weights = attendHead(head, m_spec.threads).weights.head(0, 0);
+            m_weights = attendHead(qkv, head, m_spec.threads).weights.head(0, 0);
             m_head = head;
         }
         return m_weights;
     }
 
-    Qkv m_qkv;
     AttentionSpec m_spec;
     mutable std::mutex m_mutex;
     mutable Index m_head = -1;
@@ -220,7 +219,7 @@ Experiment applyToQkvLayer(const QkvDump& dump, Index l, const QkvApply& apply) 
     ex.queryTokens = dump.queryTokens();
 
     if (onDemand) {
-        auto maps = std::make_shared<QkvHeadMaps>(ex.qkv, spec);
+        auto maps = std::make_shared<QkvHeadMaps>(spec);
         const Index heads = ex.qkv.q.heads;
         const Index sq = ex.qkv.q.seq;
         const Index sk = ex.qkv.k.seq;
@@ -231,7 +230,7 @@ Experiment applyToQkvLayer(const QkvDump& dump, Index l, const QkvApply& apply) 
         ex.overviews.resize(static_cast<std::size_t>(heads));
         // A head at a time on each thread: its map lives while its numbers are taken.
         detail::parallelFor(heads, spec.threads, static_cast<double>(sq * sk), [&](Index h) {
-            Attention one = maps->attendHead(h, 1);
+            Attention one = maps->attendHead(ex.qkv, h, 1);
             const auto weights = std::as_const(one.weights).head(0, 0);
             ex.output.middleCols(h * dv, dv) = std::as_const(one.output).head(0, 0);
             const auto at = static_cast<std::size_t>(h);
@@ -271,20 +270,22 @@ public:
 
     Matrix head(Index /*b*/, Index l, Index h) const override {
         const std::lock_guard lock(m_mutex);
-        if (l != m_layer || !m_maps) {
-            AppliedLayer layer = appliedLayer(*m_qkv, l, m_apply);
-            if (const auto problem = validate(layer.qkv, layer.spec)) ATTN_CHECK(false, *problem);
-            m_maps = std::make_unique<QkvHeadMaps>(std::move(layer.qkv), std::move(layer.spec));
-            m_layer = l;
+        if (l != m_layerIndex || !m_maps) {
+            m_layer = appliedLayer(*m_qkv, l, m_apply);
+            if (const auto problem = validate(m_layer.qkv, m_layer.spec))
+                ATTN_CHECK(false, *problem);
+            m_maps = std::make_unique<QkvHeadMaps>(m_layer.spec);
+            m_layerIndex = l;
         }
-        return m_maps->weights(h);
+        return m_maps->weights(m_layer.qkv, h);
     }
 
 private:
     std::shared_ptr<const QkvDump> m_qkv;
     QkvApply m_apply;
     mutable std::mutex m_mutex;
-    mutable Index m_layer = -1;
+    mutable Index m_layerIndex = -1;
+    mutable AppliedLayer m_layer;
     mutable std::unique_ptr<QkvHeadMaps> m_maps;
 };
 

@@ -53,7 +53,7 @@ std::string ExperimentSource::describe() const {
 
 Matrix Experiment::headWeights(Index head) const {
     if (head < 0 || head >= weightHeads()) return Matrix(0, 0);
-    if (maps) return maps->weights(head);
+    if (maps) return maps->weights(qkv, head);
     return std::as_const(attention.weights).head(0, head);
 }
 

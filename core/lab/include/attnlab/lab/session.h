@@ -127,14 +127,15 @@ struct ExperimentSource {
 };
 
 /// One layer's attention weights computed a head at a time when asked: a model's layer on a
-/// long text, whose every head's S x S the window does not hold.
+/// long text, whose every head's S x S the window does not hold. It holds no Q/K/V: each call
+/// is given the layer's, the Experiment's own (`Experiment::qkv`, which it was made with).
 class LayerMaps {
 public:
     virtual ~LayerMaps() = default;
     /// [Sq, Sk] weights of query head `head`: the bytes the whole layer's run gives.
-    virtual Matrix weights(Index head) const = 0;
+    virtual Matrix weights(const Qkv& qkv, Index head) const = 0;
     /// One weight of head `head` (a tooltip's), without a copy of its map.
-    virtual Scalar weight(Index head, Index row, Index column) const = 0;
+    virtual Scalar weight(const Qkv& qkv, Index head, Index row, Index column) const = 0;
 };
 
 /// Everything the views draw. Batch is always 1. It describes itself: the variant, the mask
