@@ -20,6 +20,16 @@ model::RunOptions optionsOf(const ModelDocument& models) {
     return options;
 }
 
+/// A computation's result as the views read it: the value, or its error's message.
+template <typename T, typename Value> void take(Result<T> result, Value& value, QString& error) {
+    value = {};
+    error.clear();
+    if (result)
+        value = std::move(*result);
+    else
+        error = QString::fromStdString(result.error());
+}
+
 } // namespace
 
 bool readsOneSequence(const model::Model& net) {
@@ -28,25 +38,15 @@ bool readsOneSequence(const model::Model& net) {
 
 LensDocument::LensDocument(Document* document)
     : QObject(document), m_document(document),
-      m_lensTask(std::make_unique<LatestTask<LensTable>>(
-          this,
-          [this](Result<LensTable> table) {
-              m_lens = {};
-              m_lensError.clear();
-              if (table)
-                  m_lens = std::move(*table);
-              else
-                  m_lensError = QString::fromStdString(table.error());
-              emit lensChanged();
-          })),
+      m_lensTask(std::make_unique<LatestTask<LensTable>>(this,
+                                                         [this](Result<LensTable> table) {
+                                                             take(std::move(table), m_lens,
+                                                                  m_lensError);
+                                                             emit lensChanged();
+                                                         })),
       m_attributionTask(std::make_unique<LatestTask<model::Attribution>>(
           this, [this](Result<model::Attribution> parts) {
-              m_attribution.reset();
-              m_attributionError.clear();
-              if (parts)
-                  m_attribution = std::move(*parts);
-              else
-                  m_attributionError = QString::fromStdString(parts.error());
+              take(std::move(parts), m_attribution, m_attributionError);
               emit attributionChanged();
           })) {
     setObjectName(QStringLiteral("LensDocument"));
