@@ -13,9 +13,7 @@
 #include <qcustomplot.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
-#include <exception>
 #include <functional>
 #include <limits>
 

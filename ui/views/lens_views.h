@@ -24,8 +24,6 @@
 
 #include <QStringList>
 
-#include <cstdint>
-#include <memory>
 #include <optional>
 #include <vector>
 

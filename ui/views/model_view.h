@@ -12,7 +12,6 @@
 #include <QString>
 #include <QStringList>
 
-#include <memory>
 #include <vector>
 
 #include "ui/views/view.h"
