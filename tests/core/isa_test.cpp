@@ -62,8 +62,8 @@ struct GemmCase {
 
 std::vector<GemmCase> gemmCases() {
     std::vector<GemmCase> cases;
-    for (Index rows : {1, 5, 6, 7, 13, 24})
-        for (Index panels : {1, 2, 3, 5})
+    for (Index rows : {1, 2, 4, 5, 6, 7, 13, 24}) // 1, 2, 4: the few rows' wider pass
+        for (Index panels : {1, 2, 3, 5, 9})
             for (Index depth : {0, 1, 64, 300, 600})
                 for (GemmStart start : {GemmStart::Zero, GemmStart::Scale, GemmStart::Load})
                     cases.push_back({rows, panels, depth, start});

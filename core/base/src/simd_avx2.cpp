@@ -16,6 +16,8 @@ namespace {
 constexpr Isa kIsa = Isa::Avx2;
 constexpr int kMicroRows = 6;
 constexpr int kMicroPanels = 1;
+constexpr int kFewRows = 2;      // a product of this many rows or fewer ...
+constexpr int kFewRowPanels = 2; // ... takes this many panels at once
 constexpr int kFmaLanes = 8;
 constexpr int kFmaVectors = 6; // 12 ymm chains
 

@@ -24,6 +24,8 @@ namespace {
 constexpr Isa kIsa = Isa::Avx512;
 constexpr int kMicroRows = 8;
 constexpr int kMicroPanels = 2;
+constexpr int kFewRows = 4;      // a product of this many rows or fewer ...
+constexpr int kFewRowPanels = 4; // ... takes this many panels at once
 constexpr int kFmaLanes = 16;
 constexpr int kFmaVectors = 12; // 12 zmm chains
 

@@ -14,6 +14,8 @@ namespace {
 constexpr Isa kIsa = Isa::Generic;
 constexpr int kMicroRows = 4;
 constexpr int kMicroPanels = 1;
+constexpr int kFewRows = 1;      // a product of this many rows or fewer ...
+constexpr int kFewRowPanels = 1; // ... takes this many panels at once
 constexpr int kFmaLanes = 1;
 constexpr int kFmaVectors = 3; // 48 chains of a multiply and an add
 
