@@ -10,6 +10,7 @@
 #include <cmath>
 #include <memory>
 #include <numbers>
+#include <numeric>
 #include <set>
 #include <vector>
 
@@ -73,6 +74,14 @@ void projectFewRows(const Matrix& x, const Weight& w, Index begin, Index end, Ma
         w.widenRows(begin, end - begin, panel.data());
         block.noalias() = x * panel.transpose();
     }
+}
+
+/// Whether project takes the kernels' GEMM for this weight at any row count: a Conv1D of whole
+/// panels, whose float32 weight is read in place as the panels (no packing: nothing to save on
+/// a few rows) and whose 16-bit one is widened into them, as a few rows' product widens it too.
+/// Its rows then have the same bits at any row count.
+bool anyRowCount(const Weight& w) {
+    return w.inOut && w.cols % kPanel == 0;
 }
 
 /// Conv1D [in, out]: y[:, begin, end) = x W_block, the block's columns (widened) as 16-column
@@ -158,12 +167,13 @@ void projectLinear(const Matrix& x, const std::vector<float>& packedRows, const 
 }
 
 /// y = x W^T (+ bias) for an nn.Linear weight W [out, in], or y = x W for a Conv1D [in, out],
-/// in blocks of kColumnBlock outputs shared over the threads. From kPackedGemmRows rows through
-/// the kernels' register-blocked GEMM (attnlab/base/simd_kernels.h), F16/BF16 blocks widened
-/// into the thread's own buffer: each output is one FMA chain over the inputs in order, so the
-/// result is the same at any thread count, equals the product with a float32 copy of the weight
-/// bit for bit, and is the same on either SIMD target. Fewer rows: Eigen on the block
-/// (projectFewRows), also the same at any thread count and for the float32 copy.
+/// in blocks of kColumnBlock outputs shared over the threads. From kPackedGemmRows rows (any
+/// rows where anyRowCount) through the kernels' register-blocked GEMM
+/// (attnlab/base/simd_kernels.h), F16/BF16 blocks widened into the thread's own buffer: each output
+/// is one FMA chain over the inputs in order, so the result is the same at any thread count, equals
+/// the product with a float32 copy of the weight bit for bit, and is the same on either SIMD
+/// target. Fewer rows: Eigen on the block (projectFewRows), also the same at any thread count and
+/// for the float32 copy.
 void project(const Matrix& x, const Linear& p, Matrix& y, int threads) {
     const Weight& w = p.weight;
     const Index outputs = w.outputs();
@@ -173,7 +183,7 @@ void project(const Matrix& x, const Linear& p, Matrix& y, int threads) {
     y.resize(x.rows(), outputs);
     const double workPerColumn = static_cast<double>(x.rows()) * static_cast<double>(x.cols());
     const simd::Kernels& kernels = simd::kernels();
-    const bool packed = x.rows() >= kPackedGemmRows;
+    const bool packed = anyRowCount(w) || x.rows() >= kPackedGemmRows;
     std::vector<float> packedRows;
     if (packed && !w.inOut) packRows(x, packedRows);
     parallelColumns(outputs, threads, workPerColumn, [&](Index begin, Index end) {
@@ -264,7 +274,7 @@ void softcap(Eigen::Ref<Matrix> x, double cap) {
 /// Rotate-half RoPE (Hugging Face's apply_rotary_pos_emb) on the first rope.dim values of every
 /// head of x [S, heads * hd], row s at position offset + s; cos and sin scaled by the rope's
 /// attention factor.
-void applyRope(Matrix& x, Index headDim, const Rope& rope, Index offset, Index total) {
+void applyRope(Eigen::Ref<Matrix> x, Index headDim, const Rope& rope, Index offset, Index total) {
     const std::vector<double>& inverseFrequencies = rope.frequenciesFor(total);
     const Index half = rope.dim / 2;
     const float factor = static_cast<float>(rope.attentionFactor);
@@ -468,10 +478,10 @@ Index reusablePositions(const ModelRun* previous, std::span<const std::int64_t> 
     const auto had = static_cast<Index>(previous->ids.size());
     const auto common = static_cast<Index>(commonPrefix(previous->ids, ids));
     // At least one fresh position: its logits are the run's.
-    const Index old =
-        options.reuseCommonPrefix ? std::min(common, static_cast<Index>(ids.size()) - 1)
-        : common == had && had < static_cast<Index>(ids.size()) ? had
-                                                                 : 0;
+    Index old = options.reuseCommonPrefix ? std::min(common, static_cast<Index>(ids.size()) - 1)
+                : common == had && had < static_cast<Index>(ids.size()) ? had
+                                                                        : 0;
+    if (options.reuseAtMost >= 0) old = std::min(old, options.reuseAtMost);
     if (old <= 0) return 0;
     const auto layers = static_cast<std::size_t>(config.layers);
     if (previous->k.size() != layers || previous->v.size() != layers ||
@@ -679,7 +689,7 @@ void mergeHeads(const Attention& attention, const ModelConfig& c, Index layer,
 // Activation patching and recording for the lens (RunOptions::patch, ::record; lens.cpp).
 
 /// The patch's residual rows entering `layer` (layer L: the stack's output) at x's positions.
-void patchResidual(const ActivationPatch& patch, Index layer, Index old, Matrix& x) {
+void patchResidual(const ActivationPatch& patch, Index layer, Index old, Eigen::Ref<Matrix> x) {
     for (auto at = patch.residual.lower_bound({layer, 0});
          at != patch.residual.end() && at->first.first == layer; ++at) {
         const Index row = at->first.second - old;
@@ -726,6 +736,46 @@ void recordHeadOutputs(RunRecording& record, const Linear& o, const Weight& laye
     record.attentionBias.push_back(std::move(bias));
 }
 
+/// Rows [begin, begin + count) of the self-attention's input: x's through the attention's norm
+/// (where the family has one), or `shared`'s, the norm a parallel block shares with its MLP.
+void attentionInput(const Matrix& x, const Matrix* shared, const LayerWeights& w,
+                    const ModelConfig& c, Index begin, Index count, Matrix& in) {
+    if (shared) {
+        in = shared->middleRows(begin, count);
+        return;
+    }
+    in = x.middleRows(begin, count);
+    if (!w.attnNormIn.empty()) normalize(in, w.attnNormIn, c.arch().norm, c.normEps, c.hidden);
+}
+
+/// A block's q, k and v [rows, heads * hd] from its attention input: the projections and the
+/// q/k norms (RoPE is the caller's: it depends on the rows' positions).
+void qkvOfBlock(const Matrix& in, const LayerWeights& w, const ModelConfig& c, RowBlock& block,
+                int threads) {
+    const Architecture& a = c.arch();
+    projectQkv(in, w, c, block.q, block.k, block.v, threads);
+    if (a.qkNorm == QkNorm::None) return;
+    const bool perHead = a.qkNorm == QkNorm::PerHead;
+    normalize(block.q, w.qNorm, a.norm, c.normEps, perHead ? c.headDim : block.q.cols());
+    normalize(block.k, w.kNorm, a.norm, c.normEps, perHead ? c.headDim : block.k.cols());
+}
+
+/// The heads' outputs `mixed` of rows [begin, begin + mixed.rows()) through the output
+/// projection, its norm and layer scale, added to x's rows (a sequential block) or kept in
+/// `attended`'s to add beside the MLP's (a parallel one).
+void attentionResidual(const Matrix& mixed, const LayerWeights& w, const ModelConfig& c, Matrix& x,
+                       Matrix& attended, Index begin, RowBlock& block, int threads) {
+    const Index count = mixed.rows();
+    project(mixed, w.o, block.out, threads);
+    if (!w.attnNormOut.empty())
+        normalize(block.out, w.attnNormOut, c.arch().norm, c.normEps, c.hidden);
+    if (!w.attnScale.empty()) scaleFeatures(block.out, w.attnScale);
+    if (c.residual == Residual::Sequential)
+        addResidual(x.middleRows(begin, count), block.out, w.attnNormAfter, c);
+    else
+        attended.middleRows(begin, count) = block.out;
+}
+
 enum class Pass { Main, Encoder };
 
 /// One stack's layers over x (the rows of positions old..), recording into run: the main
@@ -735,7 +785,6 @@ bool runStack(const Model& model, Pass pass, Matrix& x, Index old, ModelRun& run
               const ModelRun* previous, const RunOptions& options, int threads,
               const seams::Resume* resume = nullptr) {
     const ModelConfig& c = model.config;
-    const Architecture& a = c.arch();
     const bool main = pass == Pass::Main;
     const StackWeights& stack = main ? model.main : model.encoder;
     const bool cross = main && c.kind == ModelKind::EncoderDecoder;
@@ -789,18 +838,8 @@ bool runStack(const Model& model, Pass pass, Matrix& x, Index old, ModelRun& run
         Tensor4 freshV = Tensor4::uninitialized(1, c.kvHeads, fresh, hd);
         forRowBlocks(fresh, [&](Index begin, Index count) {
             Matrix& in = block.in;
-            if (sharedNorm) {
-                in = h.middleRows(begin, count);
-            } else {
-                in = x.middleRows(begin, count);
-                if (!w.attnNormIn.empty()) normalize(in, w.attnNormIn, a.norm, c.normEps, c.hidden);
-            }
-            projectQkv(in, w, c, block.q, block.k, block.v, threads);
-            if (a.qkNorm != QkNorm::None) {
-                const bool perHead = a.qkNorm == QkNorm::PerHead;
-                normalize(block.q, w.qNorm, a.norm, c.normEps, perHead ? hd : block.q.cols());
-                normalize(block.k, w.kNorm, a.norm, c.normEps, perHead ? hd : block.k.cols());
-            }
+            attentionInput(x, sharedNorm ? &h : nullptr, w, c, begin, count, in);
+            qkvOfBlock(in, w, c, block, threads);
             if (layer.rope >= 0 && c.usesRope()) {
                 const Rope& rope = c.ropes[static_cast<std::size_t>(layer.rope)];
                 applyRope(block.q, hd, rope, old + begin, total);
@@ -864,14 +903,7 @@ bool runStack(const Model& model, Pass pass, Matrix& x, Index old, ModelRun& run
             mergeHeads(attention, c, l, ablated, begin, count, mixed);
             if (patch) patchHeads(*patch, l, old + begin, hd, mixed);
             if (record) record->headInputs.back().middleRows(begin, count) = mixed;
-            project(mixed, w.o, block.out, threads);
-            if (!w.attnNormOut.empty())
-                normalize(block.out, w.attnNormOut, a.norm, c.normEps, c.hidden);
-            if (!w.attnScale.empty()) scaleFeatures(block.out, w.attnScale);
-            if (sequential)
-                addResidual(x.middleRows(begin, count), block.out, w.attnNormAfter, c);
-            else
-                attended.middleRows(begin, count) = block.out;
+            attentionResidual(mixed, w, c, x, attended, begin, block, threads);
         });
         attention = Attention{}; // its S x H x hd output is not held through the MLP
 
@@ -1216,6 +1248,165 @@ Result<ModelRun> seams::resumeRun(const Model& model, std::span<const std::int64
                    resume.entering->cols() == c.hidden,
                "resumeRun: the run resumed is not a whole run of these ids");
     return runOne(model, ids, options, previous, &resume);
+}
+
+bool seams::batchable(const ModelConfig& c) {
+    return c.kind == ModelKind::Decoder && !c.vision() && !positionBiased(c, AttentionOf::Self);
+}
+
+namespace {
+
+/// Whether every projection of the main stack gives a row the same bits at any row count
+/// (anyRowCount), so that runs of a few rows may share a product with longer ones.
+bool projectionsAnyRowCount(const Model& model) {
+    for (const LayerWeights& w : model.main.layers)
+        for (const Linear* p : {&w.q, &w.k, &w.v, &w.qkv, &w.o, &w.up, &w.gate, &w.gateUp, &w.down})
+            if (!p->weight.empty() && !anyRowCount(p->weight)) return false;
+    return true;
+}
+
+/// Rows of a batch of resumed runs (resumeBatch): more runs are not batched together, so that a
+/// batch's buffers stay a few tens of MB at any length.
+constexpr Index kBatchRows = 4096;
+
+/// The runs of one batch, stacked in x's rows: run i's fresh positions old_i.. from row
+/// begins[i], each run's first row at a multiple of `align` rows so that its rows lie in memory
+/// as a lone run's do (Eigen's row reductions sum alike); the rows between runs are zeros.
+Result<Matrix> runBatch(const Model& model, std::span<const std::int64_t> ids,
+                        const RunOptions& options, const ModelRun* prefix, const Matrix& entering,
+                        Index first, std::span<const seams::BatchedRun> runs, int threads) {
+    const ModelConfig& c = model.config;
+    const Index length = static_cast<Index>(ids.size());
+    const Index hd = c.headDim;
+    const Index align = kPanel / std::gcd(c.hidden, kPanel);
+    std::vector<Index> begins;
+    Index total = 0;
+    for (const seams::BatchedRun& run : runs) {
+        total = (total + align - 1) / align * align;
+        begins.push_back(total);
+        total += length - run.old;
+    }
+    auto rowsOf = [&](Matrix& m, std::size_t i) {
+        return m.middleRows(begins[i], length - runs[i].old);
+    };
+    Matrix x = Matrix::Zero(total, c.hidden);
+    for (std::size_t i = 0; i < runs.size(); ++i)
+        rowsOf(x, i) = entering.bottomRows(length - runs[i].old);
+
+    const bool sharedNorm = c.residual == Residual::ParallelSharedNorm;
+    Matrix h, attended, mixed, merged;
+    Matrix q(total, c.heads * hd), k(total, c.kvHeads * hd), v(total, c.kvHeads * hd);
+    RowBlock block;
+    for (Index l = first; l < c.layers; ++l) {
+        if (options.cancel && options.cancel->load()) return Error{"cancelled"};
+        const auto lu = static_cast<std::size_t>(l);
+        const LayerWeights& w = model.main.layers[lu];
+        for (std::size_t i = 0; i < runs.size(); ++i)
+            if (runs[i].patch) patchResidual(*runs[i].patch, l, runs[i].old, rowsOf(x, i));
+        if (sharedNorm) {
+            if (w.attnNormIn.empty())
+                h = x;
+            else
+                normalizeInto(x, w.attnNormIn, c, h);
+        }
+        forRowBlocks(total, [&](Index begin, Index count) {
+            attentionInput(x, sharedNorm ? &h : nullptr, w, c, begin, count, block.in);
+            qkvOfBlock(block.in, w, c, block, threads);
+            q.middleRows(begin, count) = block.q;
+            k.middleRows(begin, count) = block.k;
+            v.middleRows(begin, count) = block.v;
+        });
+        const LayerAttention layer = c.layerAttention[lu];
+        AttentionSpec spec = attentionSpecOf(c, AttentionOf::Self, l);
+        spec.threads = threads;
+        mixed.setZero(total, c.heads * hd);
+        for (std::size_t i = 0; i < runs.size(); ++i) {
+            const Index old = runs[i].old;
+            if (layer.rope >= 0 && c.usesRope()) {
+                const Rope& rope = c.ropes[static_cast<std::size_t>(layer.rope)];
+                applyRope(rowsOf(q, i), hd, rope, old, length);
+                applyRope(rowsOf(k, i), hd, rope, old, length);
+            }
+            Qkv heads;
+            heads.q = splitHeads(rowsOf(q, i), c.heads, hd);
+            heads.k = splitHeads(rowsOf(k, i), c.kvHeads, hd);
+            heads.v = splitHeads(rowsOf(v, i), c.kvHeads, hd);
+            if (old > 0) { // as an extension of the prefix reads them: its keys, then the fresh
+                HeadCache::extended(prefix->k[lu], old, std::move(heads.k)).tensorInto(heads.k);
+                HeadCache::extended(prefix->v[lu], old, std::move(heads.v)).tensorInto(heads.v);
+            }
+            const Attention attention = attend(heads, spec);
+            mergeHeads(attention, c, l, &options.ablatedHeads, 0, length - old, merged);
+            if (runs[i].patch) patchHeads(*runs[i].patch, l, old, hd, merged);
+            rowsOf(mixed, i) = merged;
+        }
+        if (c.residual != Residual::Sequential) attended.setZero(total, c.hidden);
+        forRowBlocks(total, [&](Index begin, Index count) {
+            merged = mixed.middleRows(begin, count);
+            attentionResidual(merged, w, c, x, attended, begin, block, threads);
+        });
+        mlpResidual(x, sharedNorm ? &h : nullptr, attended, w, c, nullptr, block, threads);
+    }
+    for (std::size_t i = 0; i < runs.size(); ++i)
+        if (runs[i].patch) patchResidual(*runs[i].patch, c.layers, runs[i].old, rowsOf(x, i));
+    if (!model.main.finalNorm.empty())
+        normalize(x, model.main.finalNorm, c.arch().norm, c.normEps, c.hidden);
+    Matrix logits(static_cast<Index>(runs.size()), static_cast<Index>(options.logitIds.size()));
+    Matrix row;
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+        logitsOf(model, x.row(begins[i] + length - runs[i].old - 1), row, threads,
+                 options.logitIds);
+        logits.row(static_cast<Index>(i)) = row;
+    }
+    return logits;
+}
+
+} // namespace
+
+Result<seams::Batch> seams::resumeBatch(const Model& model, std::span<const std::int64_t> ids,
+                                        const RunOptions& options, const ModelRun* prefix,
+                                        const Matrix& entering, Index first,
+                                        std::span<const BatchedRun> asked) {
+    const ModelConfig& c = model.config;
+    const Index length = static_cast<Index>(ids.size());
+    ATTN_CHECK(batchable(c) && !options.record && !options.logitIds.empty() && first >= 0 &&
+                   first <= c.layers && entering.rows() == length && entering.cols() == c.hidden,
+               "resumeBatch: not a batch of resumed runs");
+    if (auto problem = validateRun(c, ids, options)) return Error{*problem};
+    // Each run reads what runModel would read of the prefix under its reuseAtMost.
+    RunOptions reading = options;
+    reading.reuseCommonPrefix = true;
+    const Index reusable = reusablePositions(prefix, ids, reading, c);
+    std::vector<BatchedRun> runs(asked.begin(), asked.end());
+    Batch batch;
+    for (BatchedRun& run : runs) {
+        run.old = std::clamp(run.old, Index{0}, reusable);
+        batch.reusedPositions += run.old;
+    }
+    const int threads = resolveThreads(options.threads);
+    const bool anyRows = projectionsAnyRowCount(model);
+    batch.logits.resize(static_cast<Index>(runs.size()),
+                        static_cast<Index>(options.logitIds.size()));
+    // Consecutive runs together up to kBatchRows rows; a short run alone where its rows would
+    // take another product than they do alone.
+    auto fits = [&](const BatchedRun& run) {
+        return anyRows || length - run.old >= kPackedGemmRows;
+    };
+    std::size_t from = 0;
+    while (from < runs.size()) {
+        std::size_t to = from + 1;
+        if (fits(runs[from])) {
+            Index rows = length - runs[from].old;
+            while (to < runs.size() && fits(runs[to]) && rows + length - runs[to].old <= kBatchRows)
+                rows += length - runs[to++].old;
+        }
+        auto part = runBatch(model, ids, options, prefix, entering, first,
+                             std::span(runs).subspan(from, to - from), threads);
+        if (!part) return Error{part.error()};
+        batch.logits.middleRows(static_cast<Index>(from), part->rows()) = *part;
+        from = to;
+    }
+    return batch;
 }
 
 Result<ModelRun> runTranslation(const Model& model, std::span<const std::int64_t> source,

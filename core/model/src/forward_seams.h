@@ -50,6 +50,34 @@ Result<ModelRun> resumeRun(const Model& model, std::span<const std::int64_t> ids
                            const RunOptions& options, const ModelRun* previous,
                            const Resume& resume);
 
+/// One run of a batch that resumeBatch runs together: its patch and how many leading positions
+/// it may read from the prefix's cache (RunOptions::reuseAtMost; 0: every position computed).
+struct BatchedRun {
+    const ActivationPatch* patch = nullptr;
+    Index old = 0;
+};
+
+/// What resumeBatch computed: the logits of each run's last position [runs, ids]
+/// (RunOptions::logitIds), and the positions the runs read from the cache, all together.
+struct Batch {
+    Matrix logits;
+    Index reusedPositions = 0;
+};
+
+/// `runs`, each resumeRun(model, ids, options with its patch, reuseCommonPrefix and reuseAtMost
+/// = its old, prefix, {below, entering, first}), computed together so that each layer's
+/// weights are read once per batch, not once per run; byte for byte each run's own logits. A
+/// batch holds up to kBatchRows rows; a run of fewer rows than the projections pack for runs
+/// alone where that would change its bits (a projection that packs from kPackedGemmRows rows
+/// on). A decoder's main stack without a position bias (batchable); the patches patch `first`
+/// or later; no recording.
+Result<Batch> resumeBatch(const Model& model, std::span<const std::int64_t> ids,
+                          const RunOptions& options, const ModelRun* prefix, const Matrix& entering,
+                          Index first, std::span<const BatchedRun> runs);
+
+/// Whether resumeBatch can run this model's runs: a decoder without a position bias.
+bool batchable(const ModelConfig& c);
+
 /// y [R, out] = x [R, in] W^T (+ bias) for an nn.Linear weight [out, in], or x W for a Conv1D
 /// [in, out], as every layer's projections compute it, on `threads` threads.
 void project(const Matrix& x, const Linear& p, Matrix& y, int threads);

@@ -238,33 +238,21 @@ Result<Patching> activationPatching(const Model& model, std::span<const std::int
     const Index shared = result.sharedPrefix;
     const bool reuse = asked.reusePrefix && c.kind == ModelKind::Decoder;
 
-    // The corrupted run over its first `positions` tokens, extended one token at a time (only
-    // the latest is kept: each patched run reads the cache of the positions it cannot change).
-    RunOptions prefixOptions = options;
-    prefixOptions.logits = LogitRows::None;
-    std::optional<ModelRun> prefix;
-    auto prefixOf = [&](Index positions) -> Result<const ModelRun*> {
-        if (!reuse || positions == 0) return static_cast<const ModelRun*>(nullptr);
-        if (!prefix || static_cast<Index>(prefix->ids.size()) != positions) {
-            const ModelRun* from =
-                prefix && static_cast<Index>(prefix->ids.size()) < positions ? &*prefix : nullptr;
-            auto longer = runModel(model, corrupted.first(static_cast<std::size_t>(positions)),
-                                   prefixOptions, from);
-            if (!longer) return Error{longer.error()};
-            prefix = std::move(*longer);
-        }
-        return static_cast<const ModelRun*>(&*prefix);
-    };
-
+    // A patched run reads the corrupted run's cache of the positions its patch cannot change
+    // (RunOptions::reuseAtMost): those before the first differing token, or before the patched
+    // position.
+    auto reusable = [&](Index positions) { return reuse ? positions : Index{0}; };
     const Index layers = c.layers, heads = c.heads, hd = c.headDim;
     const Index total = (asked.heads ? layers * heads : 0) +
                         (asked.residual ? (layers + 1) * (length - shared) : 0);
     Index done = 0;
-    auto patched = [&](const ActivationPatch& patch, const ModelRun* from,
-                       Index layer) -> Result<double> {
+    auto patched = [&](const ActivationPatch& patch, Index old, Index layer) -> Result<double> {
         if (cancelled(base)) return Error{"cancelled"};
         RunOptions patching = options;
         patching.patch = &patch;
+        patching.reuseCommonPrefix = true;
+        patching.reuseAtMost = old;
+        const ModelRun* from = old > 0 ? &*corruptedRun : nullptr;
         auto run =
             asked.resumeAtLayer
                 ? seams::resumeRun(
@@ -279,32 +267,77 @@ Result<Patching> activationPatching(const Model& model, std::span<const std::int
         if (asked.progress) asked.progress(++done, total);
         return (logitDifference(*run) - result.corrupted) / span;
     };
+    // Runs resumed at one layer share its weights: computed as one batch (seams::resumeBatch),
+    // each layer's weights are read once for all of them. Their metric is each run's alone.
+    const bool batched = asked.batch && asked.resumeAtLayer && seams::batchable(c);
+    auto batch = [&](const std::vector<ActivationPatch>& patches, const std::vector<Index>& olds,
+                     Index layer) -> Result<std::vector<double>> {
+        if (cancelled(base)) return Error{"cancelled"};
+        std::vector<seams::BatchedRun> runs;
+        for (std::size_t i = 0; i < patches.size(); ++i)
+            runs.push_back({&patches[i], olds[i]});
+        auto computed = seams::resumeBatch(
+            model, corrupted, options, &*corruptedRun,
+            corruptedRecord.residual[static_cast<std::size_t>(layer)], layer, runs);
+        if (!computed) return Error{computed.error()};
+        const Matrix& logits = computed->logits;
+        std::vector<double> effects;
+        for (Index i = 0; i < logits.rows(); ++i) {
+            const double metric =
+                static_cast<double>(logits(i, 0)) - static_cast<double>(logits(i, 1));
+            effects.push_back((metric - result.corrupted) / span);
+        }
+        result.runs += logits.rows();
+        result.reusedPositions += computed->reusedPositions;
+        done += logits.rows();
+        if (asked.progress) asked.progress(done, total);
+        return effects;
+    };
 
     if (asked.heads) {
         result.heads.setZero(layers, heads);
-        auto from = prefixOf(shared);
-        if (!from) return Error{from.error()};
-        for (Index l = 0; l < layers; ++l)
-            for (Index h = 0; h < heads; ++h) {
-                ActivationPatch patch;
-                patch.heads[{l, h}] =
+        for (Index l = 0; l < layers; ++l) {
+            std::vector<ActivationPatch> patches(static_cast<std::size_t>(heads));
+            for (Index h = 0; h < heads; ++h)
+                patches[static_cast<std::size_t>(h)].heads[{l, h}] =
                     cleanRecord.headInputs[static_cast<std::size_t>(l)].middleCols(h * hd, hd);
-                auto effect = patched(patch, *from, l);
+            if (batched) {
+                auto effects =
+                    batch(patches, std::vector<Index>(patches.size(), reusable(shared)), l);
+                if (!effects) return Error{effects.error()};
+                for (Index h = 0; h < heads; ++h)
+                    result.heads(l, h) = (*effects)[static_cast<std::size_t>(h)];
+                continue;
+            }
+            for (Index h = 0; h < heads; ++h) {
+                auto effect = patched(patches[static_cast<std::size_t>(h)], reusable(shared), l);
                 if (!effect) return Error{effect.error()};
                 result.heads(l, h) = *effect;
             }
+        }
     }
     if (asked.residual) {
         // Before the first differing token the two residuals are the same: the effect is 0.
         result.residual.setZero(layers + 1, length);
-        for (Index position = shared; position < length; ++position) {
-            auto from = prefixOf(position);
-            if (!from) return Error{from.error()};
-            for (Index l = 0; l <= layers; ++l) {
-                ActivationPatch patch;
-                patch.residual[{l, position}] =
+        for (Index l = 0; l <= layers; ++l) {
+            std::vector<ActivationPatch> patches;
+            std::vector<Index> olds;
+            for (Index position = shared; position < length; ++position) {
+                patches.emplace_back().residual[{l, position}] =
                     cleanRecord.residual[static_cast<std::size_t>(l)].row(position);
-                auto effect = patched(patch, *from, l);
+                olds.push_back(reusable(position));
+            }
+            if (batched && !patches.empty()) {
+                auto effects = batch(patches, olds, l);
+                if (!effects) return Error{effects.error()};
+                for (Index position = shared; position < length; ++position)
+                    result.residual(l, position) =
+                        (*effects)[static_cast<std::size_t>(position - shared)];
+                continue;
+            }
+            for (Index position = shared; position < length; ++position) {
+                const auto at = static_cast<std::size_t>(position - shared);
+                auto effect = patched(patches[at], olds[at], l);
                 if (!effect) return Error{effect.error()};
                 result.residual(l, position) = *effect;
             }

@@ -129,8 +129,12 @@ struct PatchingOptions {
     /// Start each patched run at the layer it patches, from the corrupted run's residual there
     /// (a patch changes nothing below its layer): on average half the layers.
     bool resumeAtLayer = true;
-    /// Called after each patched run with the runs done and the runs in all (from the calling
-    /// thread).
+    /// Run the patched runs that resume at one layer together (a decoder without a position
+    /// bias): each layer's weights are read once for the batch, not once per run. The same
+    /// bytes as one run at a time.
+    bool batch = true;
+    /// Called as patched runs finish (one at a time, or a batch's at once) with the runs done
+    /// and the runs in all (from the calling thread).
     std::function<void(Index done, Index total)> progress{};
 };
 

@@ -216,6 +216,9 @@ struct RunOptions {
     /// up to the first id that differs, and one that is longer (a deleted word) up to all but
     /// the new last position; off: only a proper prefix is reused.
     bool reuseCommonPrefix = false;
+    /// When 0 or more, at most this many of `previous`'s positions are reused: activation
+    /// patching reads the corrupted run's cache of the positions before each patch, not more.
+    Index reuseAtMost = -1;
     /// When set, called before each layer of the main stack with the share of its layers done
     /// (0, 1/L, ..., (L-1)/L), on the thread that runs the model: a progress bar.
     std::function<void(double fraction)> progress;
