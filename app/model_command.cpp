@@ -870,7 +870,11 @@ int run(int argc, char** argv) {
     std::optional<model::Tokenizer> tokenizer = folderTokenizer(dir, text ? "--text" : nullptr);
 
     const auto started = std::chrono::steady_clock::now();
-    auto loaded = model::loadModel(dir);
+    // Pages read while loading: the forward's time (--stats) is its own arithmetic, as an
+    // engine's whose weights were loaded before it ran. The whole process takes as long.
+    model::LoadOptions load;
+    load.touchPages = true;
+    auto loaded = model::loadModel(dir, load);
     if (!loaded) fail(loaded.error());
     const model::Model& net = *loaded;
     const auto afterLoad = std::chrono::steady_clock::now();

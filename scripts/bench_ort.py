@@ -11,9 +11,10 @@ ORT is faster) for every thread count and text length asked.
 ORT: graph optimisation 'all', intra-op threads = N, inter-op threads 1, one session per
 thread count kept across runs (scripts/bench_ort.js); its time is that of `session.run`.
 AttnLab: one `attnlab model --model DIR --ids ... --out F.npz --logits --stats --threads N`
-process per run; its time is the "forward" it prints on stderr (the attention maps of the
-record are computed again from the run's Q and K while the file is written, which is not in
-it). The first run of each side at each setting is the agreement check and is not timed.
+process per run; its time is the "forward" it prints on stderr (the command reads the mapped
+weights' pages while it loads, as ORT's session holds its weights before the timed run; the
+attention maps of the record are computed again from the run's Q and K while the file is
+written, which is not in it). The first run of each side at each setting is the agreement check and is not timed.
 Speed is reported, never asserted. Not a test.
 
 Needs Debian's python3-torch and libopenblas0-pthread (run it with /usr/bin/python3: a pyenv

@@ -115,7 +115,8 @@ struct LoadOptions {
     /// When set and true, loading stops and returns the error "cancelled".
     const std::atomic<bool>* cancel = nullptr;
     /// Read every mapped page during loading (so the first run does not stall on the disk,
-    /// and progress means something); the command line leaves pages to be read on first use.
+    /// and progress means something; `attnlab model` and `bench`: so that the forward's time is
+    /// its arithmetic). Off: pages are read on first use.
     bool touchPages = false;
 };
 
