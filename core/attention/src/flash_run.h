@@ -107,16 +107,15 @@ void flashRun(const kernels::HeadJobT<T>& job, Index qBlock, Index kvBlock,
             auto rescale = buf.rescale.head(br);
             if (!skip) {
                 auto s = buf.scores.topLeftCorner(br, bc);
-                s.noalias() = job.scale * (qTile * job.k.middleRows(k0, bc).transpose());
-                kernels::maskTile<T>(s, buf.ranges, q0, k0, custom);
+                kernels::tileScores<T>(s, job.scale, qTile, job.k.middleRows(k0, bc), buf.ranges,
+                                       q0, k0, custom);
                 auto shift = buf.shift.head(br);
                 kernels::onlineSoftmaxUpdate<T>(s, rowMax, rowSum, rescale, shift);
                 if constexpr (kDropout)
                     for (Index i = 0; i < br; ++i)
                         kernels::dropWeights<T>(&s(i, 0), bc, k0, *job.dropout, job.batch, q0 + i,
                                                 kernels::keepScale<T>(*job.dropout));
-                acc.array().colwise() *= rescale;
-                acc.noalias() += s * job.v.middleRows(k0, bc);
+                kernels::accumulateTile(acc, rescale, s, job.v.middleRows(k0, bc));
             } else {
                 rescale.setOnes();
             }
@@ -159,8 +158,8 @@ void flashRun(const kernels::HeadJobT<T>& job, Index qBlock, Index kvBlock,
                     w.setZero();
                     continue;
                 }
-                w.noalias() = job.scale * (qTile * job.k.middleRows(k0, bc).transpose());
-                kernels::maskTile<T>(w, buf.ranges, q0, k0, custom);
+                kernels::tileScores<T>(w, job.scale, qTile, job.k.middleRows(k0, bc), buf.ranges,
+                                       q0, k0, custom);
                 auto shift = buf.shift.head(br);
                 shift = (rowMax > kMinusInf<T>).select(rowMax, T(0));
                 w.array().colwise() -= shift;

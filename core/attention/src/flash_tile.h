@@ -56,6 +56,22 @@ void maskTile(Eigen::Ref<MatrixT<T>, 0, Eigen::OuterStride<>> tile,
     }
 }
 
+/// A tile's scaled, masked logits: s = scale Q_i K_j^T, -inf where the mask forbids a key (the
+/// kernel's tiles, its exact weights' second pass and the stepper's walk alike).
+template <typename T, typename Scores, typename QTile, typename KTile>
+void tileScores(Scores&& s, T scale, const QTile& q, const KTile& k,
+                const std::vector<KeyRange>& ranges, Index q0, Index k0, const BoolMatrix* custom) {
+    s.noalias() = scale * (q * k.transpose());
+    maskTile<T>(s, ranges, q0, k0, custom);
+}
+
+/// The output's update by one tile: O = diag(rescale) O + P V_j.
+template <typename Acc, typename Rescale, typename P, typename VTile>
+void accumulateTile(Acc&& acc, const Rescale& rescale, const P& p, const VTile& v) {
+    acc.array().colwise() *= rescale;
+    acc.noalias() += p * v;
+}
+
 /// The online-softmax update by one tile of masked, scaled logits `s` [br, bc]:
 ///   m_new = max(m, rowmax s),  P = exp(s - m_new) (written over s),
 ///   rescale = exp(m - m_new),  l = rescale l + rowsum P,  m = m_new.

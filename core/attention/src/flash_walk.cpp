@@ -95,16 +95,15 @@ void FlashWalk::applyTile(Index q0, Index br, Index k0, Index bc, Matrix& accumu
     thread_local std::vector<KeyRange> ranges;
     thread_local std::vector<float> rescale, shift;
     scores.resize(br, bc);
-    scores.noalias() = m_scale * (m_q.middleRows(q0, br) * m_k.middleRows(k0, bc).transpose());
     kernels::tileKeyRanges(m_mask, m_batch, q0, br, sq(), sk(), ranges);
-    kernels::maskTile<float>(scores, ranges, q0, k0, m_mask.custom ? &*m_mask.custom : nullptr);
+    kernels::tileScores<float>(scores, m_scale, m_q.middleRows(q0, br), m_k.middleRows(k0, bc),
+                               ranges, q0, k0, m_mask.custom ? &*m_mask.custom : nullptr);
     rescale.resize(static_cast<std::size_t>(br));
     shift.resize(static_cast<std::size_t>(br));
     using Rows = Eigen::Map<Array>;
     kernels::onlineSoftmaxUpdate<float>(scores, Rows(rowMax.data(), br), Rows(rowSum.data(), br),
                                         Rows(rescale.data(), br), Rows(shift.data(), br));
-    accumulator.array().colwise() *= Rows(rescale.data(), br);
-    accumulator.noalias() += scores * m_v.middleRows(k0, bc);
+    kernels::accumulateTile(accumulator, Rows(rescale.data(), br), scores, m_v.middleRows(k0, bc));
     if (rescaleOut) rescaleOut->assign(rescale.begin(), rescale.end());
 }
 
