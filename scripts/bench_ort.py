@@ -14,8 +14,8 @@ AttnLab: one `attnlab model --model DIR --ids ... --out F.npz --logits --stats -
 process per run; its time is the "forward" it prints on stderr (the command reads the mapped
 weights' pages while it loads, as ORT's session holds its weights before the timed run; the
 attention maps of the record are computed again from the run's Q and K while the file is
-written, which is not in it). The first run of each side at each setting is the agreement check and is not timed.
-Speed is reported, never asserted. Not a test.
+written, which is not in it). The first run of each side at each setting is the agreement
+check and is not timed. Speed is reported, never asserted. Not a test.
 
 Needs Debian's python3-torch and libopenblas0-pthread (run it with /usr/bin/python3: a pyenv
 python on PATH has no torch), node and npm (onnxruntime-node 1.30.0 comes from the npm
