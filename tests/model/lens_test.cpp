@@ -17,11 +17,14 @@
 #include <string>
 #include <vector>
 
+#include "attnlab/base/seeded.h"
 #include "attnlab/io/npy.h"
 #include "attnlab/model/lens.h"
 #include "attnlab/model/model.h"
+#include "checkpoint_builder.h"
 #include "reference.h"
 #include "reference_npz.h"
+#include "temp_dir.h"
 
 namespace attnlab::model {
 namespace {
@@ -372,15 +375,17 @@ TEST(ActivationPatching, ReportsProgressAndStopsWhenCancelled) {
 
 // Patched runs batched at the layer they resume at give each run's own bytes: with and without
 // the prefix cache, on every decoder fixture, at a length where some runs have rows enough for
-// the packed product and some do not (runs of few rows batch only where projections read the
-// weight in place, as GPT-2's float32 Conv1D; on the others they run alone).
+// the packed product and some do not (runs of few rows batch only where every projection takes
+// the GEMM at any row count, as GPT-2's Conv1D; on the others they run alone), and, at 48
+// tokens, where a layer's residual runs (1081 rows) take two batches.
 TEST(ActivationPatching, BatchedRunsGiveOneRunAtATimesBytes) {
     for (const std::string& name : oneSequenceFixtures()) {
         const Model model = load(name);
         if (model.config.kind != ModelKind::Decoder) continue;
-        const auto clean = someIds(model, 24, 3);
+        const auto clean = someIds(model, std::min<Index>(48, model.config.maxPositions), 3);
         auto corrupted = clean;
-        for (std::size_t at : {2, 20}) // 20: within the reach of a short sliding window
+        // The second change within the reach of a short sliding window.
+        for (std::size_t at : {std::size_t{2}, clean.size() - 4})
             corrupted[at] = (corrupted[at] + 1) % model.config.vocab;
         for (bool reuse : {true, false}) {
             Patching results[2];
@@ -399,6 +404,72 @@ TEST(ActivationPatching, BatchedRunsGiveOneRunAtATimesBytes) {
             EXPECT_NE(results[0].residual.cwiseAbs().maxCoeff(), 0.0) << name;
         }
     }
+}
+
+// A width whose rows do not start on 16-float boundaries (20: every fourth row does) puts each
+// batched run's rows where a lone run's lie, padding between runs: the norms' reductions then
+// sum alike, and batched runs keep their bytes. A GPT-2 of random weights written here, 2
+// layers of 2 heads of 10.
+TEST(ActivationPatching, BatchedRunsOfAnUnalignedWidthKeepTheirBytes) {
+    const test::TempDir dir;
+    const Index width = 20, layers = 2, vocab = 50, positions = 64;
+    std::vector<test::RawTensor> tensors;
+    std::uint64_t stream = 0;
+    auto add = [&](const std::string& name, Index rows, Index cols, float scale) {
+        const Matrix values = seededMatrix(rows, cols, 11, ++stream) * scale;
+        std::vector<std::int64_t> shape{rows};
+        if (cols > 1) shape.push_back(cols);
+        tensors.push_back(test::floatTensor(
+            name, shape, std::vector<float>(values.data(), values.data() + values.size())));
+    };
+    add("transformer.wte.weight", vocab, width, 0.5f);
+    add("transformer.wpe.weight", positions, width, 0.1f);
+    for (Index l = 0; l < layers; ++l) {
+        const std::string at = "transformer.h." + std::to_string(l) + ".";
+        for (const char* norm : {"ln_1", "ln_2"}) {
+            add(at + norm + ".weight", width, 1, 1.0f);
+            add(at + norm + ".bias", width, 1, 0.1f);
+        }
+        add(at + "attn.c_attn.weight", width, 3 * width, 0.3f);
+        add(at + "attn.c_attn.bias", 3 * width, 1, 0.1f);
+        add(at + "attn.c_proj.weight", width, width, 0.3f);
+        add(at + "attn.c_proj.bias", width, 1, 0.1f);
+        add(at + "mlp.c_fc.weight", width, 4 * width, 0.3f);
+        add(at + "mlp.c_fc.bias", 4 * width, 1, 0.1f);
+        add(at + "mlp.c_proj.weight", 4 * width, width, 0.3f);
+        add(at + "mlp.c_proj.bias", width, 1, 0.1f);
+    }
+    add("transformer.ln_f.weight", width, 1, 1.0f);
+    add("transformer.ln_f.bias", width, 1, 0.1f);
+    test::writeBytes(dir.file("model.safetensors"), test::safetensorsImage(tensors));
+    std::ofstream(dir.file("config.json")) << nlohmann::json{
+        {"model_type", "gpt2"},
+        {"n_embd", width},
+        {"n_head", 2},
+        {"n_layer", layers},
+        {"n_positions", positions},
+        {"vocab_size", vocab},
+        {"layer_norm_epsilon", 1e-5},
+        {"activation_function", "gelu_new"},
+        {"tie_word_embeddings", true}}.dump();
+    auto model = loadModel(dir.path().string());
+    ASSERT_TRUE(model.ok()) << model.error();
+    std::vector<std::int64_t> clean;
+    for (Index i = 0; i < 40; ++i)
+        clean.push_back((i * 17 + 3) % vocab);
+    auto corrupted = clean;
+    corrupted[1] = (corrupted[1] + 1) % vocab;
+    Patching results[2];
+    for (bool batch : {true, false}) {
+        PatchingOptions options{.metric = {4, 9}};
+        options.batch = batch;
+        auto patched = activationPatching(*model, clean, corrupted, options);
+        ASSERT_TRUE(patched.ok()) << patched.error();
+        results[batch ? 0 : 1] = std::move(*patched);
+    }
+    EXPECT_EQ(results[0].heads, results[1].heads);
+    EXPECT_EQ(results[0].residual, results[1].residual);
+    EXPECT_NE(results[0].residual.cwiseAbs().maxCoeff(), 0.0);
 }
 
 TEST(ActivationPatching, SameBytesWhateverTheThreadCount) {
