@@ -239,6 +239,22 @@ void normalizeInto(const Matrix& x, const Norm& n, const ModelConfig& c, Matrix&
     normalize(out, n, c.arch().norm, c.normEps, x.cols());
 }
 
+/// h = the attention's norm of every row of x (x itself where there is none): the input a
+/// parallel block's attention and MLP share (Residual::ParallelSharedNorm).
+void sharedNormOf(const Matrix& x, const LayerWeights& w, const ModelConfig& c, Matrix& h) {
+    if (w.attnNormIn.empty())
+        h = x;
+    else
+        normalizeInto(x, w.attnNormIn, c, h);
+}
+
+/// The main stack's residual rows through its final norm (where it has one), in place.
+void applyFinalNorm(const Model& model, Matrix& rows) {
+    const ModelConfig& c = model.config;
+    if (!model.main.finalNorm.empty())
+        normalize(rows, model.main.finalNorm, c.arch().norm, c.normEps, c.hidden);
+}
+
 /// The MLP's activation in place.
 void activate(Matrix& x, Activation activation) {
     auto a = x.array();
@@ -827,12 +843,7 @@ bool runStack(const Model& model, Pass pass, Matrix& x, Index old, ModelRun& run
         // input (norm(x) where the family has one; h whole where the MLP shares it), the
         // projections, q/k norm and RoPE, written by head.
         const bool sharedNorm = c.residual == Residual::ParallelSharedNorm;
-        if (sharedNorm) {
-            if (w.attnNormIn.empty())
-                h = x;
-            else
-                normalizeInto(x, w.attnNormIn, c, h);
-        }
+        if (sharedNorm) sharedNormOf(x, w, c, h);
         Tensor4 freshQ = Tensor4::uninitialized(1, c.heads, fresh, hd);
         Tensor4 freshK = Tensor4::uninitialized(1, c.kvHeads, fresh, hd);
         Tensor4 freshV = Tensor4::uninitialized(1, c.kvHeads, fresh, hd);
@@ -983,8 +994,7 @@ void finish(const Model& model, Matrix& x, Index old, ModelRun& run, const Model
     const Index fresh = x.rows();
     const Index total = old + fresh;
     // Final norm of every position (cheap, and kept so an extension can ask for old logits).
-    if (!model.main.finalNorm.empty())
-        normalize(x, model.main.finalNorm, c.arch().norm, c.normEps, c.hidden);
+    applyFinalNorm(model, x);
     if (previous) {
         run.finalHidden.resize(total, c.hidden);
         run.finalHidden.topRows(old) = previous->finalHidden.topRows(old);
@@ -1306,12 +1316,7 @@ Result<Matrix> runBatch(const Model& model, std::span<const std::int64_t> ids,
         const LayerWeights& w = model.main.layers[lu];
         for (std::size_t i = 0; i < runs.size(); ++i)
             if (runs[i].patch) patchResidual(*runs[i].patch, l, runs[i].old, rowsOf(x, i));
-        if (sharedNorm) {
-            if (w.attnNormIn.empty())
-                h = x;
-            else
-                normalizeInto(x, w.attnNormIn, c, h);
-        }
+        if (sharedNorm) sharedNormOf(x, w, c, h);
         forRowBlocks(total, [&](Index begin, Index count) {
             attentionInput(x, sharedNorm ? &h : nullptr, w, c, begin, count, block.in);
             qkvOfBlock(block.in, w, c, block, threads);
@@ -1352,8 +1357,7 @@ Result<Matrix> runBatch(const Model& model, std::span<const std::int64_t> ids,
     }
     for (std::size_t i = 0; i < runs.size(); ++i)
         if (runs[i].patch) patchResidual(*runs[i].patch, c.layers, runs[i].old, rowsOf(x, i));
-    if (!model.main.finalNorm.empty())
-        normalize(x, model.main.finalNorm, c.arch().norm, c.normEps, c.hidden);
+    applyFinalNorm(model, x);
     Matrix logits(static_cast<Index>(runs.size()), static_cast<Index>(options.logitIds.size()));
     Matrix row;
     for (std::size_t i = 0; i < runs.size(); ++i) {
@@ -1471,9 +1475,7 @@ void project(const Matrix& x, const Linear& p, Matrix& y, int threads) {
 }
 
 void finalNorm(const Model& model, Matrix& rows) {
-    if (!model.main.finalNorm.empty())
-        normalize(rows, model.main.finalNorm, model.config.arch().norm, model.config.normEps,
-                  model.config.hidden);
+    applyFinalNorm(model, rows);
 }
 
 void logits(const Model& model, const Matrix& hidden, Matrix& out, int threads) {

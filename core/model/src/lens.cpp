@@ -18,10 +18,10 @@
 namespace attnlab::model {
 namespace {
 
-/// The metric logit(a) - logit(b) on the last row of a run's logits.
-/// The metric of a run whose logits are the metric's two (RunOptions::logitIds = {a, b}).
-double logitDifference(const ModelRun& run) {
-    return static_cast<double>(run.logits(0, 0)) - static_cast<double>(run.logits(0, 1));
+/// The metric logit(a) - logit(b) of a row of the metric's two logits (RunOptions::logitIds =
+/// {a, b}): a run's last position, or a batch's run.
+double logitDifference(const Matrix& logits, Index row = 0) {
+    return static_cast<double>(logits(row, 0)) - static_cast<double>(logits(row, 1));
 }
 
 std::optional<std::string> tokenProblem(const ModelConfig& config, std::int64_t token,
@@ -221,8 +221,8 @@ Result<Patching> activationPatching(const Model& model, std::span<const std::int
     if (!corruptedRun) return Error{corruptedRun.error()};
 
     Patching result;
-    result.clean = logitDifference(*cleanRun);
-    result.corrupted = logitDifference(*corruptedRun);
+    result.clean = logitDifference(cleanRun->logits);
+    result.corrupted = logitDifference(corruptedRun->logits);
     const double span = result.clean - result.corrupted;
     if (!(std::abs(span) > 1e-6 * std::max(1.0, std::abs(result.clean)))) {
         std::ostringstream message;
@@ -265,7 +265,7 @@ Result<Patching> activationPatching(const Model& model, std::span<const std::int
         ++result.runs;
         result.reusedPositions += run->reusedPositions;
         if (asked.progress) asked.progress(++done, total);
-        return (logitDifference(*run) - result.corrupted) / span;
+        return (logitDifference(run->logits) - result.corrupted) / span;
     };
     // Runs resumed at one layer share its weights: computed as one batch (seams::resumeBatch),
     // each layer's weights are read once for all of them. Their metric is each run's alone.
@@ -282,15 +282,25 @@ Result<Patching> activationPatching(const Model& model, std::span<const std::int
         if (!computed) return Error{computed.error()};
         const Matrix& logits = computed->logits;
         std::vector<double> effects;
-        for (Index i = 0; i < logits.rows(); ++i) {
-            const double metric =
-                static_cast<double>(logits(i, 0)) - static_cast<double>(logits(i, 1));
-            effects.push_back((metric - result.corrupted) / span);
-        }
+        for (Index i = 0; i < logits.rows(); ++i)
+            effects.push_back((logitDifference(logits, i) - result.corrupted) / span);
         result.runs += logits.rows();
         result.reusedPositions += computed->reusedPositions;
         done += logits.rows();
         if (asked.progress) asked.progress(done, total);
+        return effects;
+    };
+    // The effects of one layer's patched runs: as a batch, or one run at a time.
+    auto effectsOf = [&](const std::vector<ActivationPatch>& patches,
+                         const std::vector<Index>& olds,
+                         Index layer) -> Result<std::vector<double>> {
+        if (batched) return batch(patches, olds, layer);
+        std::vector<double> effects;
+        for (std::size_t i = 0; i < patches.size(); ++i) {
+            auto effect = patched(patches[i], olds[i], layer);
+            if (!effect) return Error{effect.error()};
+            effects.push_back(*effect);
+        }
         return effects;
     };
 
@@ -301,25 +311,17 @@ Result<Patching> activationPatching(const Model& model, std::span<const std::int
             for (Index h = 0; h < heads; ++h)
                 patches[static_cast<std::size_t>(h)].heads[{l, h}] =
                     cleanRecord.headInputs[static_cast<std::size_t>(l)].middleCols(h * hd, hd);
-            if (batched) {
-                auto effects =
-                    batch(patches, std::vector<Index>(patches.size(), reusable(shared)), l);
-                if (!effects) return Error{effects.error()};
-                for (Index h = 0; h < heads; ++h)
-                    result.heads(l, h) = (*effects)[static_cast<std::size_t>(h)];
-                continue;
-            }
-            for (Index h = 0; h < heads; ++h) {
-                auto effect = patched(patches[static_cast<std::size_t>(h)], reusable(shared), l);
-                if (!effect) return Error{effect.error()};
-                result.heads(l, h) = *effect;
-            }
+            auto effects =
+                effectsOf(patches, std::vector<Index>(patches.size(), reusable(shared)), l);
+            if (!effects) return Error{effects.error()};
+            for (Index h = 0; h < heads; ++h)
+                result.heads(l, h) = (*effects)[static_cast<std::size_t>(h)];
         }
     }
     if (asked.residual) {
         // Before the first differing token the two residuals are the same: the effect is 0.
         result.residual.setZero(layers + 1, length);
-        for (Index l = 0; l <= layers; ++l) {
+        for (Index l = 0; l <= layers && shared < length; ++l) {
             std::vector<ActivationPatch> patches;
             std::vector<Index> olds;
             for (Index position = shared; position < length; ++position) {
@@ -327,20 +329,11 @@ Result<Patching> activationPatching(const Model& model, std::span<const std::int
                     cleanRecord.residual[static_cast<std::size_t>(l)].row(position);
                 olds.push_back(reusable(position));
             }
-            if (batched && !patches.empty()) {
-                auto effects = batch(patches, olds, l);
-                if (!effects) return Error{effects.error()};
-                for (Index position = shared; position < length; ++position)
-                    result.residual(l, position) =
-                        (*effects)[static_cast<std::size_t>(position - shared)];
-                continue;
-            }
-            for (Index position = shared; position < length; ++position) {
-                const auto at = static_cast<std::size_t>(position - shared);
-                auto effect = patched(patches[at], olds[at], l);
-                if (!effect) return Error{effect.error()};
-                result.residual(l, position) = *effect;
-            }
+            auto effects = effectsOf(patches, olds, l);
+            if (!effects) return Error{effects.error()};
+            for (Index position = shared; position < length; ++position)
+                result.residual(l, position) =
+                    (*effects)[static_cast<std::size_t>(position - shared)];
         }
     }
     return result;
