@@ -67,6 +67,37 @@ TEST(ExplainCell, EveryCellIsTheSoftmaxOfItsRowWrittenOut) {
     }
 }
 
+TEST(ExplainCell, AnyRowsScaledScoresAreTheirDotProductsWrittenOut) {
+    Experiment ex = run(causalGqaSession());
+    const double scale = 1.0 / std::sqrt(4.0) / 2.0;
+    const Index h = 3, kvHead = 1, first = 2, count = 3;
+    // The stored scores' rows, and the same rows rebuilt from Q and K, capped or not.
+    const MatrixD stored = ex.scaledScores(h, first, count);
+    Experiment rebuilt = ex;
+    rebuilt.attention.scores = Tensor4();
+    Experiment capped = rebuilt;
+    capped.softcap = 0.5;
+    const MatrixD plain = rebuilt.scaledScores(h, first, count);
+    const MatrixD soft = capped.scaledScores(h, first, count);
+    ASSERT_EQ(stored.rows(), count);
+    ASSERT_EQ(plain.rows(), count);
+    ASSERT_EQ(soft.rows(), count);
+    ASSERT_EQ(plain.cols(), ex.sk());
+    for (Index r = 0; r < count; ++r)
+        for (Index j = 0; j < ex.sk(); ++j) {
+            double dot = 0;
+            for (Index d = 0; d < ex.qkv.q.dim; ++d)
+                dot += double(ex.qkv.q(0, h, first + r, d)) * double(ex.qkv.k(0, kvHead, j, d));
+            EXPECT_NEAR(stored(r, j), dot * scale, 1e-5);
+            EXPECT_NEAR(plain(r, j), dot * scale, 1e-12);
+            EXPECT_NEAR(soft(r, j), 0.5 * std::tanh(dot * scale / 0.5), 1e-12);
+            EXPECT_NEAR(rebuilt.rawScores(h, first, count)(r, j), dot, 1e-12);
+        }
+    // Past the last query: the rows that are there; a head that is not: nothing.
+    EXPECT_EQ(rebuilt.scaledScores(h, ex.sq() - 1, 5).rows(), 1);
+    EXPECT_EQ(rebuilt.scaledScores(4).size(), 0);
+}
+
 TEST(ExplainCell, OutsideTheMapIsNothing) {
     const Experiment ex = run(causalGqaSession());
     EXPECT_FALSE(explainCell(ex, 0, ex.sq(), 0));

@@ -98,10 +98,10 @@ TEST(WindowBugs, HoverBreakdownDividesByTheTemperatureOnce) {
                     double(experiment->qkv.q(0, 1, i, d)) * double(experiment->qkv.k(0, 0, j, d));
             raw(i, j) = dot;
         }
-    EXPECT_TRUE(scaledScores(*experiment, 1).isApprox(raw * 0.25, 1e-6));
+    EXPECT_TRUE(experiment->scaledScores(1).isApprox(raw * 0.25, 1e-6));
     Experiment withoutScores = *experiment;
     withoutScores.attention.scores = Tensor4();
-    EXPECT_TRUE(scaledScores(withoutScores, 1).isApprox(raw * 0.25, 1e-12));
+    EXPECT_TRUE(withoutScores.scaledScores(1).isApprox(raw * 0.25, 1e-12));
 
     ViewState state = document.session().viewState;
     state.head = 1;

@@ -150,27 +150,6 @@ MatrixD headWeights(const Experiment& experiment, Index head) {
     return experiment.headWeights(clampedHead(experiment, head)).cast<double>();
 }
 
-MatrixD rawScores(const Experiment& experiment, Index head) {
-    const Index h = clampedHead(experiment, head);
-    const MatrixD q = headSlice(experiment.qkv.q, h);
-    const MatrixD k = headSlice(experiment.qkv.k, experiment.kvHeadOf(h));
-    if (q.size() == 0 || k.size() == 0 || q.cols() != k.cols()) return MatrixD(0, 0);
-    MatrixD scores(q.rows(), k.rows());
-    scores.noalias() = q * k.transpose();
-    return scores;
-}
-
-MatrixD scaledScores(const Experiment& experiment, Index head) {
-    const Index h = clampedHead(experiment, head);
-    const Tensor4& scores = experiment.attention.scores;
-    if (!scores.empty() && h < scores.heads) return headSlice(scores, h);
-    // experiment.scale is baseScale / temperature already: divide by T once, there.
-    MatrixD scaled = rawScores(experiment, h) * experiment.scale;
-    if (experiment.softcap)
-        scaled = scaled.unaryExpr([&experiment](double s) { return experiment.capped(s); });
-    return scaled;
-}
-
 BoolMatrix maskedCells(const Experiment& experiment) {
     const Index sq = experiment.sq();
     const Index sk = experiment.sk();

@@ -38,10 +38,6 @@ QString figureCaption(const Experiment& experiment, Index head);
 Index clampedHead(const Experiment& experiment, Index head);
 /// [Sq, Sk] attention weights of head h.
 MatrixD headWeights(const Experiment& experiment, Index head);
-/// [Sq, Sk] raw dot products q_i . k_j of head h (no scale), in double.
-MatrixD rawScores(const Experiment& experiment, Index head);
-/// [Sq, Sk] scaled logits of head h (what the softmax sees before the mask).
-MatrixD scaledScores(const Experiment& experiment, Index head);
 /// [Sq, Sk] true where the cell is masked out: the experiment's mask in force.
 BoolMatrix maskedCells(const Experiment& experiment);
 /// A [S, D] head slice of a tensor (batch 0) as double.

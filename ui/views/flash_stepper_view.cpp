@@ -54,12 +54,12 @@ ScorePicture scorePicture(const Experiment& experiment, Index head) {
     const BoolMatrix masked = maskedCells(experiment);
     picture.factor = std::max<Index>(1, (std::max(sq, sk) + kMaxDrawnCells - 1) / kMaxDrawnCells);
     if (picture.factor == 1) {
-        picture.values = scaledScores(experiment, head);
+        picture.values = experiment.scaledScores(clampedHead(experiment, head));
         picture.masked = masked;
         return picture;
     }
     // The scores the run kept, or the head's q.k computed now (a model's layer keeps none).
-    const MatrixD cells = scaledScores(experiment, head);
+    const MatrixD cells = experiment.scaledScores(clampedHead(experiment, head));
     if (cells.rows() != sq || cells.cols() != sk) return picture;
     const Index f = picture.factor;
     const Index rows = (sq + f - 1) / f, cols = (sk + f - 1) / f;

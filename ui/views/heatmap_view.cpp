@@ -778,11 +778,11 @@ HeatmapData HeatmapView::heatmapData() const {
     out.rowLabels = displayTokens(experiment->queryTokens);
     out.columnLabels = displayTokens(experiment->keyTokens);
     if (show == QLatin1String("scores")) {
-        out.values = rawScores(*experiment, head);
+        out.values = experiment->rawScores(head);
         out.quantity = tr("q\u00b7k");
         out.signedValues = true;
     } else if (show == QLatin1String("scaled")) {
-        out.values = scaledScores(*experiment, head);
+        out.values = experiment->scaledScores(head);
         out.masked = maskedCells(*experiment);
         out.quantity = tr("scaled score");
         out.signedValues = true;

@@ -29,7 +29,8 @@ std::optional<CellComputation> explainCell(const Experiment& experiment, Index h
     const auto q = experiment.qkv.q.head(0, cell.head).row(row).cast<double>();
     const auto k = experiment.qkv.k.head(0, cell.kvHead).row(column).cast<double>();
     cell.dot = q.dot(k);
-    cell.scaled = experiment.scaledScore(cell.head, row, column);
+    const MatrixD scores = experiment.scaledScores(cell.head, row, 1); // the query's row
+    cell.scaled = scores(0, column);
     const MaskSpec mask = maskFor(experiment.mask, sq, sk);
     cell.masked = !allowed(mask, 0, row, column, sq, sk);
     cell.softmax = experiment.usesSoftmax();
@@ -37,11 +38,9 @@ std::optional<CellComputation> explainCell(const Experiment& experiment, Index h
 
     cell.rowMax = -std::numeric_limits<double>::infinity();
     for (Index j = 0; j < sk; ++j)
-        if (allowed(mask, 0, row, j, sq, sk))
-            cell.rowMax = std::max(cell.rowMax, experiment.scaledScore(cell.head, row, j));
+        if (allowed(mask, 0, row, j, sq, sk)) cell.rowMax = std::max(cell.rowMax, scores(0, j));
     for (Index j = 0; j < sk; ++j)
-        if (allowed(mask, 0, row, j, sq, sk))
-            cell.rowSum += std::exp(experiment.scaledScore(cell.head, row, j) - cell.rowMax);
+        if (allowed(mask, 0, row, j, sq, sk)) cell.rowSum += std::exp(scores(0, j) - cell.rowMax);
     cell.numerator = std::exp(cell.scaled - cell.rowMax);
     cell.weight = cell.numerator / cell.rowSum;
     cell.dropoutActive = experiment.dropout.active();

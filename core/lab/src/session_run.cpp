@@ -57,12 +57,37 @@ Matrix Experiment::headWeights(Index head) const {
     return std::as_const(attention.weights).head(0, head);
 }
 
-double Experiment::scaledScore(Index head, Index row, Index column) const {
+namespace {
+
+/// Rows [first, first + count) of a [rows, ...] block, clamped to it; count < 0: to the end.
+std::pair<Index, Index> rowsIn(Index rows, Index first, Index count) {
+    first = std::clamp<Index>(first, 0, rows);
+    return {first, count < 0 ? rows - first : std::min(count, rows - first)};
+}
+
+} // namespace
+
+MatrixD Experiment::rawScores(Index head, Index first, Index count) const {
+    if (qkv.q.empty() || qkv.k.empty() || qkv.q.dim != qkv.k.dim || head < 0 || head >= qkv.q.heads)
+        return MatrixD(0, 0);
+    const auto [from, rows] = rowsIn(qkv.q.seq, first, count);
+    const MatrixD q = qkv.q.head(0, head).middleRows(from, rows).cast<double>();
+    const MatrixD k = qkv.k.head(0, kvHeadOf(head)).cast<double>();
+    MatrixD scores(rows, k.rows());
+    scores.noalias() = q * k.transpose();
+    return scores;
+}
+
+MatrixD Experiment::scaledScores(Index head, Index first, Index count) const {
     const Tensor4& scores = attention.scores;
-    if (!scores.empty() && head < scores.heads) return scores(0, head, row, column);
-    const auto q = qkv.q.head(0, head).row(row).cast<double>();
-    const auto k = qkv.k.head(0, kvHeadOf(head)).row(column).cast<double>();
-    return capped(q.dot(k) * scale);
+    if (!scores.empty() && head >= 0 && head < scores.heads) {
+        const auto [from, rows] = rowsIn(scores.seq, first, count);
+        return scores.head(0, head).middleRows(from, rows).cast<double>();
+    }
+    // scale is baseScale / temperature already: divide by T once, there.
+    MatrixD scaled = rawScores(head, first, count) * scale;
+    if (softcap) scaled = scaled.unaryExpr([this](double s) { return capped(s); });
+    return scaled;
 }
 
 Experiment run(const Session& session) {

@@ -179,9 +179,12 @@ struct Experiment {
     std::optional<double> softcap;
     /// A scaled score s as the kernel's softmax sees it: soft-capped where the run was.
     double capped(double s) const { return softcap ? *softcap * std::tanh(s / *softcap) : s; }
-    /// Query i's scaled score against key j of head h as the kernel saw it (before the mask):
-    /// the stored scores where kept, else q_i . k_j x scale in double, soft-capped.
-    double scaledScore(Index head, Index row, Index column) const;
+    /// Rows [first, first + count) of head h's dot products q_i . k_j in double, before the
+    /// scale: [count, Sk] (count < 0: to the last query). Empty without q and k of one width.
+    MatrixD rawScores(Index head, Index first = 0, Index count = -1) const;
+    /// The same rows of scaled scores as the kernel saw them (before the mask): the stored
+    /// scores where kept, else rawScores x scale, soft-capped.
+    MatrixD scaledScores(Index head, Index first = 0, Index count = -1) const;
     double milliseconds = 0; ///< wall time of run()
 
     Index headCount() const { return qkv.q.heads; }
