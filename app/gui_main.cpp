@@ -50,9 +50,8 @@ QStringList saveLessonScreenshots(ui::MainWindow& window, ui::LessonPanel& lesso
     QStringList written;
     ui::ModelDocument* models = ui::ModelDocument::of(window.document());
     for (int step = 0; step < lessons.stepCount(); ++step) {
-        if (!lessons.goToStep(step))
-            std::cerr << "attnlab: lesson step " << step + 1 << ": "
-                      << lessons.lastError().toStdString() << '\n';
+        if (const Status failed = lessons.goToStep(step))
+            std::cerr << "attnlab: lesson step " << step + 1 << ": " << failed->message << '\n';
         for (int i = 0; i < 5; ++i) {
             window.document()->waitForIdle();
             models->waitForIdle();
@@ -223,8 +222,8 @@ int guiMain(int argc, char** argv) {
         if (!QFileInfo::exists(lessonPath) &&
             QFile::exists(QStringLiteral(":/lessons/%1.json").arg(lessonPath)))
             lessonPath = QStringLiteral(":/lessons/%1.json").arg(lessonPath);
-        if (!lessons->openLesson(lessonPath)) {
-            std::cerr << "attnlab: --lesson: " << lessons->lastError().toStdString() << '\n';
+        if (const Status failed = lessons->openLesson(lessonPath)) {
+            std::cerr << "attnlab: --lesson: " << failed->message << '\n';
             if (parser.isSet(screenshots)) return 2;
         }
     }

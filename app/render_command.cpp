@@ -744,7 +744,7 @@ int run(int argc, char** argv) {
     figure.style = figureStyle;
     // A column figure's page is as tall as its matrix needs, unless --height says otherwise.
     figure.fitHeight = preset && preset->fitsHeight && !get(args, "height");
-    QString error;
+    Status error;
     if (allSteps) {
         view->setFigureStyle(figureStyle);
         error = ui::exportSteps(*view, document, outPath, size, scale);
@@ -766,20 +766,23 @@ int run(int argc, char** argv) {
                           QFileInfo(dataPath).suffix()
                     : QString();
         if (dataOut) error = ui::exportData(*view, dataTemporary);
-        if (error.isEmpty() && out) error = ui::exportView(*view, outPath, figure);
+        if (!error && out) error = ui::exportView(*view, outPath, figure);
         if (dataOut) {
-            if (error.isEmpty()) {
+            if (!error) {
                 QFile::remove(dataPath);
                 if (!QFile::rename(dataTemporary, dataPath)) {
-                    error = QStringLiteral("Cannot write %1").arg(dataPath);
+                    error = ui::exportError(QStringLiteral("Cannot write %1").arg(dataPath));
                     if (out) QFile::remove(outPath);
                 }
             }
             QFile::remove(dataTemporary);
-            error.replace(dataTemporary, dataPath);
+            if (error)
+                error->message = QString::fromStdString(error->message)
+                                     .replace(dataTemporary, dataPath)
+                                     .toStdString();
         }
     }
-    if (!error.isEmpty()) fail(error.toStdString());
+    if (error) fail(error->message);
     return 0;
 }
 

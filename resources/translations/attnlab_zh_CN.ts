@@ -2615,6 +2615,17 @@ output</source>
     </message>
 </context>
 <context>
+    <name>attnlab::ui::LensDocument</name>
+    <message>
+        <source>Logit lens: %1</source>
+        <translation>logit 透镜：%1</translation>
+    </message>
+    <message>
+        <source>Attribution: %1</source>
+        <translation>归因：%1</translation>
+    </message>
+</context>
+<context>
     <name>attnlab::ui::LessonPanel</name>
     <message>
         <source>Cannot open the lesson %1: %2</source>
@@ -2721,6 +2732,14 @@ output</source>
     <message>
         <source>%1: the image %2 was not found beside the lesson nor in AttnLab&apos;s resources folder</source>
         <translation>%1：在课程旁边和 AttnLab 的资源文件夹中都找不到图像 %2</translation>
+    </message>
+    <message>
+        <source>No lesson is open</source>
+        <translation>没有打开的课程</translation>
+    </message>
+    <message>
+        <source>%1 has no step %2 (it has %3)</source>
+        <translation>%1 没有第 %2 步（共 %3 步）</translation>
     </message>
 </context>
 <context>

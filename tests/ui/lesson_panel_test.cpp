@@ -33,16 +33,17 @@
 #include <nlohmann/json.hpp>
 #include <qcustomplot.h>
 
+#include "status_assert.h"
 #include "ui/state/document.h"
 #include "ui/state/model_document.h"
 #include "ui/state/patching_document.h"
 #include "ui/views/flash_stepper_view.h"
 #include "ui/views/lens_views.h"
 #include "ui/views/view.h"
+#include "ui/widgets/theme.h"
 #include "ui/window/inputs_panel.h"
 #include "ui/window/language.h"
 #include "ui/window/main_window.h"
-#include "ui/widgets/theme.h"
 
 namespace attnlab::ui {
 namespace {
@@ -110,7 +111,7 @@ TEST(LessonPanel, EveryBundledLessonWalksEveryStepInBothLanguages) {
     EXPECT_GE(lessons.size(), 15);
     for (const QString& path : lessons) {
         SCOPED_TRACE(path.toStdString());
-        ASSERT_TRUE(panel->openLesson(path)) << panel->lastError().toStdString();
+        ASSERT_TRUE(succeeded(panel->openLesson(path)));
         const Lesson* lesson = panel->lesson();
         ASSERT_NE(lesson, nullptr);
         // Every bundled lesson is in English and Simplified Chinese.
@@ -121,7 +122,7 @@ TEST(LessonPanel, EveryBundledLessonWalksEveryStepInBothLanguages) {
         for (int i = 0; i < panel->stepCount(); ++i) {
             SCOPED_TRACE("step " + std::to_string(i + 1));
             if (i > 0) {
-                ASSERT_TRUE(panel->goToStep(i)) << panel->lastError().toStdString();
+                ASSERT_TRUE(succeeded(panel->goToStep(i)));
             }
             const LessonStep& step = lesson->steps[static_cast<std::size_t>(i)];
             settle(window);
@@ -250,10 +251,10 @@ TEST(LessonPanel, EveryStepReadsAtTheThemesSizeAndScrollsToTheRest) {
     onAProjectorInBothLanguages(
         [readingPoints](MainWindow&, LessonPanel* panel) {
             for (const QString& path : LessonPanel::bundledLessons()) {
-                ASSERT_TRUE(panel->openLesson(path)) << panel->lastError().toStdString();
+                ASSERT_TRUE(succeeded(panel->openLesson(path)));
                 for (int i = 0; i < panel->stepCount(); ++i) {
                     if (i > 0) {
-                        ASSERT_TRUE(panel->goToStep(i));
+                        ASSERT_TRUE(succeeded(panel->goToStep(i)));
                     }
                     for (const bool revealed : {false, true}) {
                         if (revealed) panel->reveal(); // nothing on a step without a question
@@ -283,10 +284,10 @@ TEST(LessonPanel, NoNumberIsBrokenAcrossLines) {
     onAProjectorInBothLanguages([&number](MainWindow&, LessonPanel* panel) {
         int numbers = 0;
         for (const QString& path : LessonPanel::bundledLessons()) {
-            ASSERT_TRUE(panel->openLesson(path)) << panel->lastError().toStdString();
+            ASSERT_TRUE(succeeded(panel->openLesson(path)));
             for (int i = 0; i < panel->stepCount(); ++i) {
                 if (i > 0) {
-                    ASSERT_TRUE(panel->goToStep(i));
+                    ASSERT_TRUE(succeeded(panel->goToStep(i)));
                 }
                 panel->reveal();
                 QTextDocument* document = panel->body()->document();
@@ -327,10 +328,10 @@ TEST(LessonPanel, ThePatchingLessonsResidualStepShowsTheNumbersItQuotes) {
     LessonPanel* panel = panelOf(window);
     const QString path = bundledLesson(QStringLiteral("patching_induction"));
     ASSERT_FALSE(path.isEmpty());
-    ASSERT_TRUE(panel->openLesson(path)) << panel->lastError().toStdString();
+    ASSERT_TRUE(succeeded(panel->openLesson(path)));
     int step = -1;
     for (int i = 0; i < panel->stepCount() && step < 0; ++i) {
-        ASSERT_TRUE(panel->goToStep(i)) << panel->lastError().toStdString();
+        ASSERT_TRUE(succeeded(panel->goToStep(i)));
         if (panel->bodyText().contains(QStringLiteral("position 10, 0.48"))) step = i;
     }
     ASSERT_GE(step, 0);
@@ -367,10 +368,10 @@ TEST(LessonPanel, EveryStepsPlotsHaveRoomOnTheProjector) {
     for (const QString& path : LessonPanel::bundledLessons()) {
         SCOPED_TRACE(path.toStdString());
         onAProjectorInBothLanguages([&path](MainWindow& window, LessonPanel* panel) {
-            ASSERT_TRUE(panel->openLesson(path)) << panel->lastError().toStdString();
+            ASSERT_TRUE(succeeded(panel->openLesson(path)));
             for (int i = 0; i < panel->stepCount(); ++i) {
                 if (i > 0) {
-                    ASSERT_TRUE(panel->goToStep(i)) << panel->lastError().toStdString();
+                    ASSERT_TRUE(succeeded(panel->goToStep(i)));
                 }
                 settle(window);
                 if (ModelDocument* models = ModelDocument::of(window.document());
@@ -405,12 +406,12 @@ TEST(LessonPanel, TheFlashAttentionLessonFitsTheProjector) {
     onAProjectorInBothLanguages([](MainWindow& window, LessonPanel* panel) {
         const QString path = bundledLesson(QStringLiteral("flash_attention"));
         ASSERT_FALSE(path.isEmpty());
-        ASSERT_TRUE(panel->openLesson(path)) << panel->lastError().toStdString();
+        ASSERT_TRUE(succeeded(panel->openLesson(path)));
         int shown = 0; // steps that show the stepper
         for (int i = 0; i < panel->stepCount(); ++i) {
             SCOPED_TRACE("step " + std::to_string(i + 1));
             if (i > 0) {
-                ASSERT_TRUE(panel->goToStep(i)) << panel->lastError().toStdString();
+                ASSERT_TRUE(succeeded(panel->goToStep(i)));
             }
             settle(window);
             auto* flash = qobject_cast<FlashStepperView*>(window.currentView());
@@ -461,11 +462,11 @@ int onEveryStepShowing(const QString& id, const std::function<void(View*, QCusto
             ASSERT_TRUE(file.open(QIODevice::ReadOnly));
             if (!file.readAll().contains("\"" + id.toUtf8() + "\"")) continue;
             SCOPED_TRACE(path.toStdString());
-            ASSERT_TRUE(panel->openLesson(path)) << panel->lastError().toStdString();
+            ASSERT_TRUE(succeeded(panel->openLesson(path)));
             for (int i = 0; i < panel->stepCount(); ++i) {
                 SCOPED_TRACE("step " + std::to_string(i + 1));
                 if (i > 0) {
-                    ASSERT_TRUE(panel->goToStep(i)) << panel->lastError().toStdString();
+                    ASSERT_TRUE(succeeded(panel->goToStep(i)));
                 }
                 settle(window);
                 View* view = window.currentView();
@@ -558,12 +559,12 @@ TEST(LessonPanel, ThePatchingLessonsLastStepSelectsTheLastRow) {
     LessonPanel* panel = panelOf(window);
     const QString path = bundledLesson(QStringLiteral("patching_induction"));
     ASSERT_FALSE(path.isEmpty());
-    ASSERT_TRUE(panel->openLesson(path)) << panel->lastError().toStdString();
+    ASSERT_TRUE(succeeded(panel->openLesson(path)));
     const int last = panel->stepCount() - 1;
     for (const int from : {last - 1, 0}) {
         SCOPED_TRACE("from step " + std::to_string(from + 1));
-        ASSERT_TRUE(panel->goToStep(from)) << panel->lastError().toStdString();
-        ASSERT_TRUE(panel->goToStep(last)) << panel->lastError().toStdString();
+        ASSERT_TRUE(succeeded(panel->goToStep(from)));
+        ASSERT_TRUE(succeeded(panel->goToStep(last)));
         settle(window);
         ASSERT_TRUE(ModelDocument::of(window.document())->waitForIdle());
         settle(window);
@@ -584,8 +585,8 @@ TEST(LessonPanel, MalformedLessonIsOneMessageAndChangesNothing) {
     LessonPanel* panel = panelOf(window);
     const QString good = writeFile(dir, QStringLiteral("good.json"),
                                    QByteArray::fromStdString(smallLesson().dump()));
-    ASSERT_TRUE(panel->openLesson(good)) << panel->lastError().toStdString();
-    ASSERT_TRUE(panel->goToStep(1));
+    ASSERT_TRUE(succeeded(panel->openLesson(good)));
+    ASSERT_TRUE(succeeded(panel->goToStep(1)));
     settle(window);
 
     Json missingLanguage = smallLesson();
@@ -615,8 +616,9 @@ TEST(LessonPanel, MalformedLessonIsOneMessageAndChangesNothing) {
     for (const Case& bad : cases) {
         SCOPED_TRACE(bad.name.toStdString());
         const QString path = writeFile(dir, bad.name, bad.bytes);
-        EXPECT_FALSE(panel->openLesson(path));
-        const QString message = panel->lastError();
+        const Status failed = panel->openLesson(path);
+        ASSERT_TRUE(failed);
+        const QString message = QString::fromStdString(failed->message);
         EXPECT_TRUE(message.contains(path)) << message.toStdString();
         EXPECT_TRUE(message.contains(bad.mentions)) << message.toStdString();
         EXPECT_FALSE(message.contains(QLatin1Char('\n')));
@@ -630,8 +632,14 @@ TEST(LessonPanel, MalformedLessonIsOneMessageAndChangesNothing) {
         EXPECT_EQ(panel->stepIndex(), 1);
         EXPECT_EQ(window.windowTitle(), title);
     }
-    EXPECT_FALSE(panel->openLesson(dir.filePath(QStringLiteral("no_such_lesson.json"))));
-    EXPECT_TRUE(panel->lastError().contains(QStringLiteral("no_such_lesson.json")));
+    const Status missing = panel->openLesson(dir.filePath(QStringLiteral("no_such_lesson.json")));
+    ASSERT_TRUE(missing);
+    EXPECT_NE(missing->message.find("no_such_lesson.json"), std::string::npos);
+    // A step the lesson does not have: said, and the step shown stays.
+    const Status noStep = panel->goToStep(99);
+    ASSERT_TRUE(noStep);
+    EXPECT_NE(noStep->message.find("no step 100"), std::string::npos) << noStep->message;
+    EXPECT_EQ(panel->stepIndex(), 1);
     EXPECT_EQ(sessionToJson(window.document()->session()), before);
 }
 
@@ -643,8 +651,8 @@ TEST(LessonPanel, KeysStepThroughAndEachStepIsOneUndoStep) {
     ASSERT_TRUE(QTest::qWaitForWindowExposed(&window));
     window.activateWindow();
     LessonPanel* panel = panelOf(window);
-    ASSERT_TRUE(panel->openLesson(writeFile(dir, QStringLiteral("small.json"),
-                                            QByteArray::fromStdString(smallLesson().dump()))));
+    ASSERT_TRUE(succeeded(panel->openLesson(writeFile(
+        dir, QStringLiteral("small.json"), QByteArray::fromStdString(smallLesson().dump())))));
     settle(window);
     QUndoStack* undo = window.document()->undoStack();
     const int start = undo->count();
@@ -695,9 +703,9 @@ TEST(LessonPanel, KeysStepThroughAndEachStepIsOneUndoStep) {
     }
 
     // Each step is one undo step: undoing the move to step 2 gives back step 3's session.
-    ASSERT_TRUE(panel->goToStep(2));
+    ASSERT_TRUE(succeeded(panel->goToStep(2)));
     const std::string third = comparable(window.document()->session());
-    ASSERT_TRUE(panel->goToStep(1));
+    ASSERT_TRUE(succeeded(panel->goToStep(1)));
     EXPECT_TRUE(window.document()->session().mask.causal);
     undo->undo();
     EXPECT_EQ(comparable(window.document()->session()), third);
@@ -716,8 +724,8 @@ TEST(LessonPanel, ThemeStaysTheViewersAndChangesKeepTheirEdits) {
     LessonPanel* panel = panelOf(window);
     Json lesson = smallLesson();
     lesson["steps"][0]["session"]["view"]["theme"] = "dark";
-    ASSERT_TRUE(panel->openLesson(
-        writeFile(dir, QStringLiteral("t.json"), QByteArray::fromStdString(lesson.dump()))));
+    ASSERT_TRUE(succeeded(panel->openLesson(
+        writeFile(dir, QStringLiteral("t.json"), QByteArray::fromStdString(lesson.dump())))));
     EXPECT_EQ(window.document()->session().viewState.theme, theme);
     EXPECT_EQ(QApplication::palette(), palette); // the lesson's "dark" was not applied
     // The viewer edits the text, then Next: the step's changes (causal) join the edit.

@@ -55,6 +55,7 @@
 #include "ui/state/document.h"
 #include "ui/state/dump_document.h"
 #include "ui/state/experiment_data.h"
+#include "ui/state/lens_document.h"
 #include "ui/state/model_document.h"
 #include "ui/views/fill_mask_view.h"
 #include "ui/views/heatmap_view.h"
@@ -1752,6 +1753,30 @@ TEST(ModelDocument, WiringTheLogitLensAndAttributionTabsShowTheCoresNumbers) {
     EXPECT_EQ(window.document()->session().viewState.query, static_cast<Index>(ids.size()) - 1);
     EXPECT_EQ(models->layer(), 1);
     EXPECT_EQ(models->head(), 1);
+}
+
+// Issue 34, one error convention: a computation that fails on the worker is shown where every
+// other problem is, in the status bar, as well as in the view's title.
+TEST(ModelDocument, AnAttributionThatFailsIsShownInTheStatusBar) {
+    MainWindow window;
+    ModelDocument* models = showOnSmallScreen(window);
+    models->openModel(kModelDir);
+    ASSERT_TRUE(models->waitForIdle());
+    models->setText(QStringLiteral("the cat sat on the mat"));
+    ASSERT_TRUE(models->waitForIdle());
+    EXPECT_EQ(window.statusMessage(), QString());
+    LensDocument* lens = LensDocument::of(window.document());
+    model::AttributionOptions asked;
+    asked.target = models->model()->config.vocab + 7; // no such token
+    lens->requestAttribution(asked);
+    lens->waitForAttribution();
+    QCoreApplication::processEvents();
+    EXPECT_FALSE(lens->attribution().has_value());
+    ASSERT_FALSE(lens->attributionError().isEmpty());
+    EXPECT_TRUE(window.statusMessage().startsWith(QStringLiteral("Attribution: ")))
+        << window.statusMessage().toStdString();
+    EXPECT_TRUE(window.statusMessage().contains(lens->attributionError().section('\n', 0, 0)))
+        << window.statusMessage().toStdString();
 }
 
 // #37 item 10: the Attribution tab splits the logit of the token a person names, or the

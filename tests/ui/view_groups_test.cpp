@@ -3,6 +3,7 @@
 // view by name (showView, the document's view state, a lesson step) brings its group and the
 // view to the front; Alt+1..4, Ctrl+1..9, Ctrl+PgDown/PgUp and Ctrl+Tab navigate; in the
 // projector theme at 1280 x 720 no group's tab bar needs its scroll arrows, in either language.
+#include "status_assert.h"
 #include "ui/window/main_window.h"
 
 #include <QAbstractButton>
@@ -208,7 +209,7 @@ TEST(ViewGroups, LessonsOpenTheirViewsAcrossGroups) {
     // through ...): each step's view and group in front, whatever was in front before.
     int lessonsAcrossGroups = 0;
     for (const QString& path : LessonPanel::bundledLessons()) {
-        ASSERT_TRUE(panel->openLesson(path)) << panel->lastError().toStdString();
+        ASSERT_TRUE(succeeded(panel->openLesson(path)));
         const Lesson* lesson = panel->lesson();
         ASSERT_NE(lesson, nullptr);
         QSet<QString> groups;
@@ -219,7 +220,7 @@ TEST(ViewGroups, LessonsOpenTheirViewsAcrossGroups) {
         SCOPED_TRACE(path.toStdString());
         for (int i = 0; i < panel->stepCount(); ++i) {
             SCOPED_TRACE("step " + std::to_string(i + 1));
-            ASSERT_TRUE(panel->goToStep(i)) << panel->lastError().toStdString();
+            ASSERT_TRUE(succeeded(panel->goToStep(i)));
             settle(window);
             const QString id = QString::fromStdString(
                 lesson->steps[static_cast<std::size_t>(i)].session.viewState.view);

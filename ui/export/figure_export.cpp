@@ -69,10 +69,10 @@ int groupCount(const DataTable& table) {
     return groups > 0 && table.rows % groups == 0 ? groups : 1;
 }
 
-QString writeCsv(const DataTable& table, const QString& path) {
+Status writeCsv(const DataTable& table, const QString& path) {
     QSaveFile file(path);
     if (!file.open(QIODevice::WriteOnly | QIODevice::Text))
-        return QObject::tr("Cannot write %1: %2").arg(path, file.errorString());
+        return exportError(QObject::tr("Cannot write %1: %2").arg(path, file.errorString()));
     QTextStream out(&file);
     const int groups = groupCount(table);
     const bool grouped = groups > 1 || !table.groupLabels.isEmpty();
@@ -98,11 +98,12 @@ QString writeCsv(const DataTable& table, const QString& path) {
         out << '\n';
     }
     out.flush();
-    if (!file.commit()) return QObject::tr("Cannot write %1: %2").arg(path, file.errorString());
+    if (!file.commit())
+        return exportError(QObject::tr("Cannot write %1: %2").arg(path, file.errorString()));
     return {};
 }
 
-QString writeNpyTable(const DataTable& table, const QString& path) {
+Status writeNpyTable(const DataTable& table, const QString& path) {
     NpyArray array;
     const int groups = groupCount(table);
     if (groups > 1 || !table.groupLabels.isEmpty())
@@ -112,12 +113,10 @@ QString writeNpyTable(const DataTable& table, const QString& path) {
     array.dtype = DType::Float64;
     array.data64.assign(table.values.begin(),
                         table.values.end()); // full precision, not rounded through float
-    if (const Status status = writeNpy(path.toStdString(), array, DType::Float64))
-        return QString::fromStdString(status->message);
-    return {};
+    return writeNpy(path.toStdString(), array, DType::Float64);
 }
 
-QString writeJsonTable(const View& view, const DataTable& table, const QString& path) {
+Status writeJsonTable(const View& view, const DataTable& table, const QString& path) {
     QJsonArray rows;
     for (int r = 0; r < table.rows; ++r) {
         QJsonArray row;
@@ -157,9 +156,10 @@ QString writeJsonTable(const View& view, const DataTable& table, const QString& 
     root.insert(QStringLiteral("values"), rows);
     QSaveFile file(path);
     if (!file.open(QIODevice::WriteOnly))
-        return QObject::tr("Cannot write %1: %2").arg(path, file.errorString());
+        return exportError(QObject::tr("Cannot write %1: %2").arg(path, file.errorString()));
     file.write(QJsonDocument(root).toJson(QJsonDocument::Indented));
-    if (!file.commit()) return QObject::tr("Cannot write %1: %2").arg(path, file.errorString());
+    if (!file.commit())
+        return exportError(QObject::tr("Cannot write %1: %2").arg(path, file.errorString()));
     return {};
 }
 
@@ -224,14 +224,15 @@ QString dataExportFilter() {
     return QObject::tr("CSV data (*.csv);;NumPy data (*.npy);;JSON data (*.json)");
 }
 
-QString exportData(View& view, const QString& path) {
+Status exportData(View& view, const QString& path) {
     ExportFormat format;
     if (!exportFormatFor(path, &format) || isFigureFormat(format))
-        return QObject::tr("%1: unknown data file type (use .csv, .npy or .json)").arg(path);
+        return exportError(
+            QObject::tr("%1: unknown data file type (use .csv, .npy or .json)").arg(path));
     view.ensureComplete();
     const DataTable table = view.data();
     if (table.rows == 0 || table.cols == 0)
-        return QObject::tr("%1: %2").arg(path, noDataReason(view, table));
+        return exportError(QObject::tr("%1: %2").arg(path, noDataReason(view, table)));
     switch (format) {
     case ExportFormat::Csv:
         return writeCsv(table, path);
@@ -269,9 +270,10 @@ bool exportFormatFor(const QString& path, ExportFormat* format) {
     return true;
 }
 
-QString publishPdf(const QString& temporary, const QString& path) {
+Status publishPdf(const QString& temporary, const QString& path) {
     QFile file(temporary);
-    if (!file.open(QIODevice::ReadWrite)) return QObject::tr("Cannot write %1").arg(path);
+    if (!file.open(QIODevice::ReadWrite))
+        return exportError(QObject::tr("Cannot write %1").arg(path));
     QByteArray bytes = file.readAll();
     static const QByteArray key = QByteArrayLiteral("/CreationDate (D:");
     const qsizetype at = bytes.indexOf(key);
@@ -285,13 +287,14 @@ QString publishPdf(const QString& temporary, const QString& path) {
             if (!file.seek(0) || file.write(bytes) != bytes.size()) {
                 file.close();
                 QFile::remove(temporary);
-                return QObject::tr("Cannot write %1").arg(path);
+                return exportError(QObject::tr("Cannot write %1").arg(path));
             }
         }
     }
     file.close();
     QFile::remove(path);
-    if (!QFile::rename(temporary, path)) return QObject::tr("Cannot write %1").arg(path);
+    if (!QFile::rename(temporary, path))
+        return exportError(QObject::tr("Cannot write %1").arg(path));
     return {};
 }
 
@@ -315,23 +318,24 @@ QImage renderFigure(View& view, const QSize& size, double scale) {
     return image;
 }
 
-QString exportView(View& view, const QString& path, const QSize& size, double scale) {
+Status exportView(View& view, const QString& path, const QSize& size, double scale) {
     FigureOptions options;
     options.size = size;
     options.scale = scale;
     return exportView(view, path, options);
 }
 
-QString exportView(View& view, const QString& path, const FigureOptions& options) {
+Status exportView(View& view, const QString& path, const FigureOptions& options) {
     ExportFormat format;
     if (!exportFormatFor(path, &format))
-        return QObject::tr("%1: unknown file type (use .png, .svg, .pdf, .csv, .npy or .json)")
-            .arg(path);
+        return exportError(
+            QObject::tr("%1: unknown file type (use .png, .svg, .pdf, .csv, .npy or .json)")
+                .arg(path));
     if (!isFigureFormat(format)) return exportData(view, path);
     QSize size = options.size;
     const double scale = options.scale;
     if (size.width() <= 0 || size.height() <= 0 || !(scale > 0))
-        return QObject::tr("%1: the figure size must be positive").arg(path);
+        return exportError(QObject::tr("%1: the figure size must be positive").arg(path));
     FigureStyle style = options.style;
     if (style.wrapWidth <= 0) style.wrapWidth = size.width();
     const StyleScope scope(view, style);
@@ -343,7 +347,7 @@ QString exportView(View& view, const QString& path, const FigureOptions& options
         const QImage image = renderFigure(view, size, scale);
         QSaveFile file(path);
         if (!file.open(QIODevice::WriteOnly) || !image.save(&file, "PNG") || !file.commit())
-            return QObject::tr("Cannot write %1").arg(path);
+            return exportError(QObject::tr("Cannot write %1").arg(path));
         return {};
     }
     case ExportFormat::Svg: {
@@ -365,7 +369,7 @@ QString exportView(View& view, const QString& path, const FigureOptions& options
         QSaveFile file(path);
         if (!file.open(QIODevice::WriteOnly) || file.write(cssFontFamilies(svg.data())) < 0 ||
             !file.commit())
-            return QObject::tr("Cannot write %1").arg(path);
+            return exportError(QObject::tr("Cannot write %1").arg(path));
         return {};
     }
     case ExportFormat::Pdf: {
@@ -379,7 +383,8 @@ QString exportView(View& view, const QString& path, const FigureOptions& options
                 QPageSize(QSizeF(size), QPageSize::Point, QString(), QPageSize::ExactMatch));
             writer.setPageMargins(QMarginsF(0, 0, 0, 0));
             QCPPainter painter;
-            if (!painter.begin(&writer)) return QObject::tr("Cannot write %1").arg(path);
+            if (!painter.begin(&writer))
+                return exportError(QObject::tr("Cannot write %1").arg(path));
             painter.setMode(QCPPainter::pmVectorized);
             painter.setMode(QCPPainter::pmNoCaching);
             painter.fillRect(QRect(QPoint(0, 0), size), view.theme().background);

@@ -9,9 +9,17 @@
 
 #include <optional>
 
+#include "attnlab/base/result.h"
+
 #include "ui/views/view.h"
 
 namespace attnlab::ui {
+
+/// An export's failure as the window's one convention has it (a Status): the message a
+/// person reads, naming the file and the problem.
+inline Error exportError(const QString& message) {
+    return Error{message.toStdString()};
+}
 
 enum class ExportFormat { Png, Svg, Pdf, Csv, Npy, Json };
 
@@ -58,9 +66,8 @@ FigureOptions figureOptionsOf(const FigurePreset& preset);
 
 /// Moves the PDF that QPdfWriter wrote at `temporary` to `path` with its /CreationDate set to
 /// 1980-01-01 00:00 (the same length, so the cross-reference offsets hold): a figure carries
-/// no time of writing, and the same input gives the same bytes. Empty on success, else a
-/// message naming `path`.
-QString publishPdf(const QString& temporary, const QString& path);
+/// no time of writing, and the same input gives the same bytes. The message names `path`.
+Status publishPdf(const QString& temporary, const QString& path);
 
 /// The format a file name asks for by its extension; false when unknown.
 bool exportFormatFor(const QString& path, ExportFormat* format);
@@ -70,19 +77,19 @@ QString exportFilter();
 QImage renderFigure(View& view, const QSize& size, double scale = 1.0);
 /// Writes the view's figure or data to `path`, chosen by extension. `size` is the logical
 /// figure size (points for PDF, user units for SVG); `scale` multiplies PNG pixels.
-/// Returns an empty string on success, else a message naming the file and the problem.
-/// Draws with FigureOptions' default style (no selection).
-QString exportView(View& view, const QString& path, const QSize& size, double scale = 1.0);
+/// A failure's message names the file and the problem. Draws with FigureOptions' default
+/// style (no selection).
+Status exportView(View& view, const QString& path, const QSize& size, double scale = 1.0);
 /// The same with a figure style (font size, selection, title) applied for the export only:
 /// the view's own style is put back afterwards.
-QString exportView(View& view, const QString& path, const FigureOptions& options);
-/// Writes the numbers the view draws (CSV, NPY or JSON by extension); the empty string on
-/// success. CSV: a header row (what a row is, then the column labels: key tokens), then one
-/// row per item (query, step, head ...), its label then its values, with a first column
-/// naming the block in a grouped table; NPY: the float64 [rows, cols] values, or
-/// [blocks, rows per block, cols]; JSON: self-describing (view, source, layer, head, caption,
-/// row and column labels, values with null where a cell has no value, and the table's extra).
-QString exportData(View& view, const QString& path);
+Status exportView(View& view, const QString& path, const FigureOptions& options);
+/// Writes the numbers the view draws (CSV, NPY or JSON by extension). CSV: a header row (what a row
+/// is, then the column labels: key tokens), then one row per item (query, step, head ...), its
+/// label then its values, with a first column naming the block in a grouped table; NPY: the float64
+/// [rows, cols] values, or [blocks, rows per block, cols]; JSON: self-describing (view, source,
+/// layer, head, caption, row and column labels, values with null where a cell has no value, and the
+/// table's extra).
+Status exportData(View& view, const QString& path);
 /// Why the view has no numbers to export now (a sentence for the disabled menu item and the
 /// command line); empty when it has some.
 QString dataUnavailable(View& view);

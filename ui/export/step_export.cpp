@@ -66,16 +66,16 @@ void setStep(View& view, Document& document, Index step) {
     view.ensureFresh();
 }
 
-QString exportSteps(View& view, Document& document, const QString& path, const QSize& size,
-                    double scale) {
+Status exportSteps(View& view, Document& document, const QString& path, const QSize& size,
+                   double scale) {
     if (!isStepView(view.viewId()))
-        return QObject::tr("%1: the view '%2' has no steps").arg(path, view.viewId());
+        return exportError(QObject::tr("%1: the view '%2' has no steps").arg(path, view.viewId()));
     if (size.width() <= 0 || size.height() <= 0 || !(scale > 0))
-        return QObject::tr("%1: the figure size must be positive").arg(path);
+        return exportError(QObject::tr("%1: the figure size must be positive").arg(path));
     view.ensureFresh();
     const auto [first, last] = stepRange(view);
     const Index original = currentStep(view, document);
-    QString error;
+    Status error;
     if (QFileInfo(path).suffix().compare(QLatin1String("pdf"), Qt::CaseInsensitive) == 0) {
         const QString temporary = path + QStringLiteral(".part");
         {
@@ -89,7 +89,7 @@ QString exportSteps(View& view, Document& document, const QString& path, const Q
             QCPPainter painter;
             if (!painter.begin(&writer)) {
                 QFile::remove(temporary);
-                return QObject::tr("Cannot write %1").arg(path);
+                return exportError(QObject::tr("Cannot write %1").arg(path));
             }
             painter.setMode(QCPPainter::pmVectorized);
             painter.setMode(QCPPainter::pmNoCaching);
@@ -105,15 +105,15 @@ QString exportSteps(View& view, Document& document, const QString& path, const Q
     } else {
         QDir directory(path);
         if (!directory.exists() && !QDir().mkpath(path))
-            return QObject::tr("Cannot create the folder %1").arg(path);
-        for (Index step = first; step <= last && error.isEmpty(); ++step) {
+            return exportError(QObject::tr("Cannot create the folder %1").arg(path));
+        for (Index step = first; step <= last && !error; ++step) {
             setStep(view, document, step);
             const QImage image = renderFigure(view, size, scale);
             const QString name = directory.filePath(
                 QStringLiteral("frame_%1.png").arg(step - first + 1, 4, 10, QLatin1Char('0')));
             QSaveFile file(name);
             if (!file.open(QIODevice::WriteOnly) || !image.save(&file, "PNG") || !file.commit())
-                error = QObject::tr("Cannot write %1").arg(name);
+                error = exportError(QObject::tr("Cannot write %1").arg(name));
         }
     }
     setStep(view, document, original);

@@ -33,8 +33,8 @@ void setStep(View& view, Document& document, Index step);
 /// Writes every step of the view: `path` ending in .pdf gives one page per step (logical
 /// `size` in points); any other path is a directory (created if missing) that receives
 /// frame_0001.png ... at size * scale pixels. The view state's step is restored afterwards.
-/// Returns an empty string on success, else a message naming the file and the problem.
-QString exportSteps(View& view, Document& document, const QString& path, const QSize& size,
-                    double scale = 1.0);
+/// A failure's message names the file and the problem.
+Status exportSteps(View& view, Document& document, const QString& path, const QSize& size,
+                   double scale = 1.0);
 
 } // namespace attnlab::ui

@@ -42,14 +42,22 @@ LensDocument::LensDocument(Document* document)
                                                          [this](Result<LensTable> table) {
                                                              take(std::move(table), m_lens,
                                                                   m_lensError);
+                                                             report(tr("Logit lens: %1"),
+                                                                    m_lensError);
                                                              emit lensChanged();
                                                          })),
       m_attributionTask(std::make_unique<LatestTask<model::Attribution>>(
           this, [this](Result<model::Attribution> parts) {
               take(std::move(parts), m_attribution, m_attributionError);
+              report(tr("Attribution: %1"), m_attributionError);
               emit attributionChanged();
           })) {
     setObjectName(QStringLiteral("LensDocument"));
+}
+
+void LensDocument::report(const QString& what, const QString& error) {
+    // The window's one path for a problem; the views' titles say what is missing.
+    if (!error.isEmpty()) emit m_document->errorOccurred(what.arg(error));
 }
 
 LensDocument::~LensDocument() = default; // the tasks stop and wait for their runs

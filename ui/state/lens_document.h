@@ -69,6 +69,8 @@ signals:
     void attributionChanged();
 
 private:
+    /// A computation's error, shown by the window (the document's errorOccurred).
+    void report(const QString& what, const QString& error);
     explicit LensDocument(Document* document);
 
     Document* m_document;

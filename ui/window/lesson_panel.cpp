@@ -238,23 +238,21 @@ QString LessonPanel::text(const LocalizedText& localized) const {
     return QString::fromStdString(localized.in(language().toStdString()));
 }
 
-void LessonPanel::fail(const QString& message) {
-    m_error = message;
+Error LessonPanel::fail(const QString& message) {
     emit m_window->document()->errorOccurred(message);
+    return Error{message.toStdString()};
 }
 
-bool LessonPanel::openLesson(const QString& path) {
+Status LessonPanel::openLesson(const QString& path) {
     QFile file(path);
     if (!file.open(QIODevice::ReadOnly)) {
-        fail(tr("Cannot open the lesson %1: %2").arg(path, file.errorString()));
-        return false;
+        return fail(tr("Cannot open the lesson %1: %2").arg(path, file.errorString()));
     }
     // One byte more than a lesson may have: the reader then says the file is too large.
     const QByteArray bytes = file.read(static_cast<qint64>(Lesson::kMaxFileBytes) + 1);
     Result<Lesson> read = lessonFromJson(bytes.toStdString(), lessonOptions());
     if (!read) {
-        fail(tr("%1: %2").arg(path, QString::fromStdString(read.error())));
-        return false;
+        return fail(tr("%1: %2").arg(path, QString::fromStdString(read.error())));
     }
     std::optional<Lesson> previous = std::move(m_lesson);
     const QString previousPath = m_path;
@@ -262,19 +260,18 @@ bool LessonPanel::openLesson(const QString& path) {
     m_lesson = std::move(*read);
     m_path = path;
     m_step = -1;
-    if (!applyStep(0, false)) {
+    if (Status failed = applyStep(0, false)) {
         m_lesson = std::move(previous);
         m_path = previousPath;
         m_step = previousStep;
         refresh();
-        return false;
+        return failed;
     }
-    m_error.clear();
     if (auto* dock = qobject_cast<QDockWidget*>(parentWidget())) {
         dock->show();
         dock->raise();
     }
-    return true;
+    return std::nullopt;
 }
 
 void LessonPanel::closeLesson() {
@@ -287,8 +284,11 @@ void LessonPanel::closeLesson() {
     if (auto* dock = qobject_cast<QDockWidget*>(parentWidget())) dock->hide();
 }
 
-bool LessonPanel::goToStep(int index) {
-    if (!m_lesson || index < 0 || index >= stepCount()) return false;
+Status LessonPanel::goToStep(int index) {
+    if (!m_lesson) return fail(tr("No lesson is open"));
+    if (index < 0 || index >= stepCount())
+        return fail(
+            tr("%1 has no step %2 (it has %3)").arg(m_path).arg(index + 1).arg(stepCount()));
     return applyStep(index, index == m_step + 1);
 }
 
@@ -299,11 +299,11 @@ bool LessonPanel::next() {
         reveal();
         return true;
     }
-    return goToStep(m_step + 1);
+    return m_step + 1 < stepCount() && !goToStep(m_step + 1);
 }
 
 bool LessonPanel::back() {
-    return m_lesson && goToStep(m_step - 1);
+    return m_lesson && m_step > 0 && !goToStep(m_step - 1);
 }
 
 void LessonPanel::reveal() {
@@ -312,7 +312,7 @@ void LessonPanel::reveal() {
     refresh();
 }
 
-bool LessonPanel::applyStep(int index, bool forward) {
+Status LessonPanel::applyStep(int index, bool forward) {
     const LessonStep& step = m_lesson->steps[static_cast<std::size_t>(index)];
     Document* document = m_window->document();
     const Session& current = document->session();
@@ -328,27 +328,24 @@ bool LessonPanel::applyStep(int index, bool forward) {
     const QString where =
         tr("%1, step %2").arg(m_path.isEmpty() ? tr("lesson") : m_path).arg(index + 1);
     if (!next) {
-        fail(tr("%1: %2").arg(where, QString::fromStdString(next.error())));
-        return false;
+        return fail(tr("%1: %2").arg(where, QString::fromStdString(next.error())));
     }
     QString modelFolder;
     if (step.model) {
         modelFolder = findModelFolder(m_path, QString::fromStdString(step.model->path));
         if (modelFolder.isEmpty()) {
-            fail(tr("%1: the model folder %2 was not found beside the lesson nor in AttnLab's "
-                    "resources folder")
-                     .arg(where, QString::fromStdString(step.model->path)));
-            return false;
+            return fail(tr("%1: the model folder %2 was not found beside the lesson nor in "
+                           "AttnLab's resources folder")
+                            .arg(where, QString::fromStdString(step.model->path)));
         }
     }
     QString imageFile;
     if (step.model && !step.model->image.empty()) {
         imageFile = findLessonFile(m_path, QString::fromStdString(step.model->image));
         if (imageFile.isEmpty()) {
-            fail(tr("%1: the image %2 was not found beside the lesson nor in AttnLab's "
-                    "resources folder")
-                     .arg(where, QString::fromStdString(step.model->image)));
-            return false;
+            return fail(tr("%1: the image %2 was not found beside the lesson nor in AttnLab's "
+                           "resources folder")
+                            .arg(where, QString::fromStdString(step.model->image)));
         }
     }
     const QString stepTitle = text(step.title);
@@ -399,7 +396,7 @@ bool LessonPanel::applyStep(int index, bool forward) {
     m_revealed = false;
     showLessonTitle(m_window, text(m_lesson->title));
     refresh();
-    return true;
+    return std::nullopt;
 }
 
 void LessonPanel::refresh() {

@@ -38,9 +38,10 @@ public:
     static QStringList bundledLessons();
 
     /// Reads a lesson (a file or a bundled ":/lessons/..." resource) and shows its first step.
-    /// A bad file is one message (lastError(), the status bar) naming the file and the key,
-    /// and changes nothing: the session, the undo history and the lesson shown stay.
-    bool openLesson(const QString& path);
+    /// A bad file is one message (returned, and shown in the status bar through the document's
+    /// errorOccurred) naming the file and the key, and changes nothing: the session, the undo
+    /// history and the lesson shown stay.
+    Status openLesson(const QString& path);
     /// Closes the lesson; the session on screen stays.
     void closeLesson();
 
@@ -51,15 +52,15 @@ public:
     int stepCount() const;
     /// Shows step `index` and applies its session and view (one undo step). The next step
     /// applies its changes to the session on screen; any other applies the session it has
-    /// when the lesson is walked in order. False (with lastError()) when it cannot apply.
-    bool goToStep(int index);
+    /// when the lesson is walked in order. The message when it cannot apply (or there is no
+    /// such step), as openLesson.
+    Status goToStep(int index);
     /// Forward: reveals a hidden answer first, else the next step. False at the end.
     bool next();
     /// Back one step. False at the first.
     bool back();
     void reveal();
     bool answerShown() const { return m_revealed; }
-    QString lastError() const { return m_error; }
 
     /// The language the lesson is shown in: set by setLanguage(), else the window's.
     QString language() const;
@@ -79,8 +80,8 @@ protected:
 
 private:
     void refresh();
-    void fail(const QString& message);
-    bool applyStep(int index, bool forward);
+    Error fail(const QString& message);
+    Status applyStep(int index, bool forward);
     QString text(const LocalizedText& text) const;
 
     MainWindow* m_window;
@@ -88,7 +89,6 @@ private:
     QString m_path;
     int m_step = -1;
     bool m_revealed = false;
-    QString m_error;
     QString m_language; ///< empty: follow the window's language
 
     QLabel* m_header = nullptr;

@@ -218,19 +218,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), m_document(new Do
         }
         updateStatus();
     });
-    connect(m_document, &Document::errorOccurred, this, [this](const QString& message) {
-        // The session's own problems are shown while they last (updateStatus). Other errors
-        // are shown until the person's next edit, undo or redo, but not an edit made in reply
-        // to the error itself (a text the model cannot run goes to the lab session at once).
-        if (message == m_document->problems().join(QLatin1Char('\n'))) {
-            updateStatus();
-            return;
-        }
-        m_lastError = message;
-        m_errorJustRaised = true;
-        QTimer::singleShot(0, this, [this] { m_errorJustRaised = false; });
-        updateStatus();
-    });
+    connect(m_document, &Document::errorOccurred, this, &MainWindow::showError);
     connect(ModelDocument::of(m_document), &ModelDocument::loadFailed, this,
             &MainWindow::showLoadError);
     connect(m_document->undoStack(), &QUndoStack::indexChanged, this, [this] {
@@ -514,9 +502,8 @@ void MainWindow::createActions() {
             this, tr("Export the data of %1").arg(target->title()),
             target->viewId() + QStringLiteral(".csv"), dataExportFilter());
         if (path.isEmpty()) return;
-        const QString error = exportData(*target, path);
-        if (!error.isEmpty()) {
-            m_error->setMessage(error);
+        if (const Status failed = exportData(*target, path)) {
+            showError(QString::fromStdString(failed->message));
             return;
         }
         statusBar()->showMessage(tr("Exported %1").arg(path), 4000);
@@ -536,7 +523,7 @@ void MainWindow::createActions() {
     file->addAction(tr("Export All &Steps\u2026"), this, [this] {
         View* target = currentView();
         if (!target || !isStepView(target->viewId())) {
-            m_error->setMessage(tr("Export all steps works on the FlashAttention and KV-cache views"));
+            showError(tr("Export all steps works on the FlashAttention and KV-cache views"));
             return;
         }
         const QString path = QFileDialog::getSaveFileName(
@@ -544,9 +531,8 @@ void MainWindow::createActions() {
             target->viewId() + QStringLiteral("_steps.pdf"),
             tr("PDF, one page per step (*.pdf);;PNG frames in a new folder (*)"));
         if (path.isEmpty()) return;
-        const QString error = exportSteps(*target, *m_document, path, target->size(), 2.0);
-        if (!error.isEmpty()) {
-            m_error->setMessage(error);
+        if (const Status failed = exportSteps(*target, *m_document, path, target->size(), 2.0)) {
+            showError(QString::fromStdString(failed->message));
             return;
         }
         statusBar()->showMessage(tr("Exported every step to %1").arg(path), 4000);
@@ -870,6 +856,20 @@ void MainWindow::updateStatus() {
     }
 }
 
+void MainWindow::showError(const QString& message) {
+    // The session's own problems are shown while they last (updateStatus). Other errors are
+    // shown until the person's next edit, undo or redo, but not an edit made in reply to the
+    // error itself (a text the model cannot run goes to the lab session at once).
+    if (message == m_document->problems().join(QLatin1Char('\n'))) {
+        updateStatus();
+        return;
+    }
+    m_lastError = message;
+    m_errorJustRaised = true;
+    QTimer::singleShot(0, this, [this] { m_errorJustRaised = false; });
+    updateStatus();
+}
+
 void MainWindow::showLoadError(const QString& message) {
     if (!isVisible()) return; // a headless render reports on the command line
     if (!m_loadError) {
@@ -979,12 +979,12 @@ bool MainWindow::openSession(const QString& path) {
 bool MainWindow::openExample(const QString& resourcePath) {
     QFile file(resourcePath);
     if (!file.open(QIODevice::ReadOnly)) {
-        m_error->setMessage(tr("Cannot open the example %1").arg(resourcePath));
+        showError(tr("Cannot open the example %1").arg(resourcePath));
         return false;
     }
     const Result<Session> loaded = sessionFromJson(file.readAll().toStdString());
     if (!loaded) {
-        m_error->setMessage(tr("%1: %2").arg(resourcePath, QString::fromStdString(loaded.error())));
+        showError(tr("%1: %2").arg(resourcePath, QString::fromStdString(loaded.error())));
         return false;
     }
     m_document->reset(*loaded);
@@ -1066,9 +1066,8 @@ void MainWindow::exportFigure() {
         if (!ok) return;
     }
     figure.scale = scale;
-    const QString error = exportView(*target, path, figure);
-    if (!error.isEmpty()) {
-        m_error->setMessage(error);
+    if (const Status failed = exportView(*target, path, figure)) {
+        showError(QString::fromStdString(failed->message));
         return;
     }
     statusBar()->showMessage(tr("Exported %1").arg(path), 4000);

@@ -97,6 +97,9 @@ private:
     /// The colour-scale combo on the session's scale (after a load, an undo, a cancelled dialog).
     void showColorScale();
     void updateStatus();
+    /// The window's one way to show a problem (the document's errorOccurred comes here too):
+    /// its first line in the status bar, the whole in its tool tip, until the next edit.
+    void showError(const QString& message);
     /// A model folder that did not open: the whole message in a dialog (the status bar has room
     /// for its start only).
     void showLoadError(const QString& message);
