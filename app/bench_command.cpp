@@ -246,7 +246,7 @@ int benchModel(const BenchOptions& options, int workers) {
     model::RunOptions run;
     run.threads = workers;
     if (auto problem = model::validateRun(c, ids, run)) {
-        std::cerr << "attnlab bench: " << *problem << "\n";
+        std::cerr << "attnlab bench: " << problem->message << "\n";
         return 2;
     }
     double forwardCpu = 0;

@@ -349,7 +349,7 @@ computeAs(Input& q, Input& k, Input& v, const AttentionSpec& spec, const Plan& p
         applyRope(qkv.k, *plan.rope, plan.ropeBase, 0);
         applyRope(qkv.q, *plan.rope, plan.ropeBase, sk - sq);
     }
-    if (auto problem = validate(qkv, spec)) fail(*problem);
+    if (auto problem = validate(qkv, spec)) fail(problem->message);
 
     AttentionT<T> attention;
     KvCacheTrace kvTrace;
@@ -428,7 +428,8 @@ int run(int argc, char** argv) {
     if (auto kinds = get(args, "mask")) {
         if (auto problem =
                 parseMaskKinds(*kinds, spec.mask, wantsPadding, wantsWindow, wantsCausalWindow))
-            fail(problem->rfind("--mask", 0) == 0 ? *problem : "--mask: " + *problem);
+            fail(problem->message.rfind("--mask", 0) == 0 ? problem->message
+                                                          : "--mask: " + problem->message);
     }
     std::optional<Index> window;
     if (auto text = get(args, "window"))

@@ -325,7 +325,7 @@ int runTranslationCommand(const Arguments& args, const std::string& dir) {
     if (auto v = get(args, "top-k")) sampling.topK = parseAtLeast(*v, "--top-k", 0);
     if (auto v = get(args, "temperature")) sampling.temperature = parseReal(*v, "--temperature");
     if (auto v = get(args, "top-p")) sampling.topP = parseReal(*v, "--top-p");
-    if (auto problem = model::validateSampling(sampling)) fail("--" + *problem);
+    if (auto problem = model::validateSampling(sampling)) fail("--" + problem->message);
     const Index maxTokens =
         args.count("max-tokens") ? std::min<Index>(parseAtLeast(*get(args, "max-tokens"),
                                                                 "--max-tokens", 1),
@@ -363,12 +363,12 @@ int runTranslationCommand(const Arguments& args, const std::string& dir) {
         target.insert(target.end(), labels.begin(), labels.end());
     }
     if (auto problem = model::validateRun(net.config, source, {}))
-        fail((idsText ? "--ids: " : "--text: ") + *problem);
+        fail((idsText ? "--ids: " : "--text: ") + problem->message);
     if (auto problem = model::validateRun(net.config, target, options))
-        fail(std::string(problem->rfind("ablated head", 0) == 0 ? "--ablate: "
-                         : targetIds                            ? "--target-ids: "
-                                                                : "--target-text: ") +
-             *problem);
+        fail(std::string(problem->message.rfind("ablated head", 0) == 0 ? "--ablate: "
+                         : targetIds                                    ? "--target-ids: "
+                                                                        : "--target-text: ") +
+             problem->message);
 
     nlohmann::json steps = nlohmann::json::array();
     std::ostringstream table;
@@ -582,10 +582,10 @@ int runLensCommand(const Arguments& args, const std::string& dir) {
     std::vector<std::int64_t> ids = idsText ? parseIds(*idsText) : tokenizer->encode(*text).ids;
     if (ids.empty()) fail("--text: the tokenizer gives no tokens for this text");
     if (auto problem = model::validateRun(c, ids, options))
-        fail(std::string(problem->rfind("ablated head", 0) == 0 ? "--ablate: "
-                         : idsText                              ? "--ids: "
-                                                                : "--text: ") +
-             *problem);
+        fail(std::string(problem->message.rfind("ablated head", 0) == 0 ? "--ablate: "
+                         : idsText                                      ? "--ids: "
+                                                                        : "--text: ") +
+             problem->message);
     const std::vector<std::string> tokens = displayTokens(tokenizer, ids);
     auto tokenText = [&](std::int64_t id) {
         return tokenizer ? tokenizer->displayToken(id) : std::to_string(id);
@@ -601,7 +601,8 @@ int runLensCommand(const Arguments& args, const std::string& dir) {
         if (comma != std::string::npos)
             attributionOptions.contrast = parseToken(attributionText->substr(comma + 1),
                                                      tokenizer, c, "--attribution");
-        if (auto refusal = model::attributionRefusal(net)) fail("--attribution: " + *refusal);
+        if (auto refusal = model::attributionRefusal(net))
+            fail("--attribution: " + refusal->message);
     }
     model::PatchingOptions patching;
     std::vector<std::int64_t> corrupted;
@@ -615,9 +616,11 @@ int runLensCommand(const Arguments& args, const std::string& dir) {
             corrupted = tokenizer->encode(*corruptedText).ids;
         }
         if (auto problem = model::validatePatching(c, ids, corrupted, patching.metric))
-            fail((problem->find("metric") != std::string::npos ? "--metric: " : "--patch: ") +
-                 *problem);
-        if (auto problem = model::validateRun(c, corrupted, options)) fail("--patch: " + *problem);
+            fail((problem->message.find("metric") != std::string::npos ? "--metric: "
+                                                                       : "--patch: ") +
+                 problem->message);
+        if (auto problem = model::validateRun(c, corrupted, options))
+            fail("--patch: " + problem->message);
     }
 
     std::map<std::string, std::string> members;
@@ -854,7 +857,7 @@ int run(int argc, char** argv) {
     if (auto v = get(args, "top-k")) sampling.topK = parseAtLeast(*v, "--top-k", 0);
     if (auto v = get(args, "temperature")) sampling.temperature = parseReal(*v, "--temperature");
     if (auto v = get(args, "top-p")) sampling.topP = parseReal(*v, "--top-p");
-    if (auto problem = model::validateSampling(sampling)) fail("--" + *problem);
+    if (auto problem = model::validateSampling(sampling)) fail("--" + problem->message);
     model::RunOptions options;
     options.logits = args.count("logits") ? model::LogitRows::All
                      : nextTokens         ? model::LogitRows::Last
@@ -897,12 +900,12 @@ int run(int argc, char** argv) {
         ids = std::move(*probe);
     }
     if (auto problem = model::validateRun(net.config, ids, options)) {
-        const bool aboutHeads = problem->rfind("ablated head", 0) == 0;
+        const bool aboutHeads = problem->message.rfind("ablated head", 0) == 0;
         fail((aboutHeads  ? "--ablate: "
               : idsText   ? "--ids: "
               : probeText ? "--probe: "
                           : "--text: ") +
-             *problem);
+             problem->message);
     }
     if (tokens.empty())
         for (std::int64_t id : ids)

@@ -255,7 +255,7 @@ Session buildSession(const Arguments& args, const ViewChoice& choice) {
         MaskSpec mask;
         bool padding = false, window = false, causalWindow = false;
         if (auto problem = parseMaskKinds(*maskText, mask, padding, window, causalWindow))
-            fail("--mask: " + *problem);
+            fail("--mask: " + problem->message);
         const auto validLen = get(args, "valid-len");
         const auto width = get(args, "window");
         if (padding && !validLen) fail("--mask padding needs --valid-len N");
@@ -320,7 +320,8 @@ Session buildSession(const Arguments& args, const ViewChoice& choice) {
             fail("--color-range: expected LO,HI (e.g. 0,0.01), got '" + *colorRange + "'");
         const double low = parseReal(colorRange->substr(0, comma), "--color-range");
         const double high = parseReal(colorRange->substr(comma + 1), "--color-range");
-        if (const auto problem = colorRangeProblem(low, high)) fail("--color-range: " + *problem);
+        if (const auto problem = colorRangeProblem(low, high))
+            fail("--color-range: " + problem->message);
         state.colorScale = "range";
         state.colorLow = low;
         state.colorHigh = high;
@@ -432,7 +433,7 @@ ModelInput loadModelInput(const Arguments& args, const std::string& directory,
     const model::ModelConfig& config = loaded->config;
     input.layer = shownLayer(args, directory, config, session);
     const auto ids = tokenizer->encode(input.text).ids;
-    if (auto problem = model::validateRun(config, ids, {})) fail("--text: " + *problem);
+    if (auto problem = model::validateRun(config, ids, {})) fail("--text: " + problem->message);
     input.model = std::make_shared<const model::Model>(std::move(loaded).value());
     input.tokenizer = std::make_shared<const model::Tokenizer>(std::move(tokenizer).value());
     return input;

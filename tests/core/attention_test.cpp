@@ -372,7 +372,7 @@ TEST(Attention, ValidateNamesTheProblem) {
     auto problem = [&](Qkv qkv, AttentionSpec spec) {
         auto message = validate(qkv, spec);
         EXPECT_THROW(attend(qkv, spec), InvalidArgument);
-        return message.value_or("");
+        return message.value_or(Error{}).message;
     };
     Qkv threeKv = good;
     threeKv.k = ref::randomTensor(2, 3, 6, 3, 4);

@@ -254,14 +254,14 @@ TEST(Dropout, RatesOutsideZeroToOneAndLinearAttentionAreRefused) {
         spec.dropout.rate = p;
         const auto problem = validate(qkv, spec);
         ASSERT_TRUE(problem.has_value()) << p;
-        EXPECT_NE(problem->find("dropout"), std::string::npos) << *problem;
+        EXPECT_NE(problem->message.find("dropout"), std::string::npos) << problem->message;
         EXPECT_THROW(attend(qkv, spec), InvalidArgument);
     }
     AttentionSpec linear;
     linear.variant = Variant::Linear;
     linear.dropout.rate = 0.2;
     ASSERT_TRUE(validate(qkv, linear).has_value());
-    EXPECT_NE(validate(qkv, linear)->find("linear"), std::string::npos);
+    EXPECT_NE(validate(qkv, linear)->message.find("linear"), std::string::npos);
     linear.dropout.rate = 0; // eval mode is fine
     EXPECT_FALSE(validate(qkv, linear).has_value());
 }

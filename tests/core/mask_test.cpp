@@ -113,18 +113,20 @@ TEST(Mask, ValidateNamesTheProblem) {
     MaskSpec m;
     EXPECT_FALSE(validateMask(m, 2, 3, 4).has_value());
     m.window = -2;
-    EXPECT_NE(validateMask(m, 2, 3, 4).value_or("").find("window"), std::string::npos);
+    EXPECT_NE(validateMask(m, 2, 3, 4).value_or(Error{}).message.find("window"), std::string::npos);
     m = {};
     m.causalWindow = -5;
-    EXPECT_NE(validateMask(m, 2, 3, 4).value_or("").find("causal window"), std::string::npos);
+    EXPECT_NE(validateMask(m, 2, 3, 4).value_or(Error{}).message.find("causal window"),
+              std::string::npos);
     m = {};
     m.validLen = {1, 2, 3};
-    EXPECT_NE(validateMask(m, 2, 3, 4).value_or("").find("valid length"), std::string::npos);
+    EXPECT_NE(validateMask(m, 2, 3, 4).value_or(Error{}).message.find("valid length"),
+              std::string::npos);
     m.validLen = {-1};
     EXPECT_TRUE(validateMask(m, 2, 3, 4).has_value());
     m = {};
     m.custom = BoolMatrix::Constant(4, 3, true);
-    EXPECT_NE(validateMask(m, 2, 3, 4).value_or("").find("custom"), std::string::npos);
+    EXPECT_NE(validateMask(m, 2, 3, 4).value_or(Error{}).message.find("custom"), std::string::npos);
 }
 
 TEST(Mask, ParsesTheCliForm) {
@@ -143,7 +145,7 @@ TEST(Mask, ParsesTheCliForm) {
     EXPECT_TRUE(causalWindow);
     const auto error = parseMaskKinds("causal,diagonal", n, padding, window, causalWindow);
     ASSERT_TRUE(error.has_value());
-    EXPECT_NE(error->find("diagonal"), std::string::npos);
+    EXPECT_NE(error->message.find("diagonal"), std::string::npos);
     EXPECT_TRUE(parseMaskKinds("", n, padding, window, causalWindow).has_value());
 }
 

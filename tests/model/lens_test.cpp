@@ -227,8 +227,8 @@ TEST(DirectAttribution, TermsAddUpToTheLogitOrTheModelIsRefusedWithAReason) {
         auto parts = directLogitAttribution(model, ids, {.contrast = 5});
         if (refusal) {
             ASSERT_FALSE(parts.ok()) << name;
-            EXPECT_EQ(parts.error(), *refusal);
-            EXPECT_EQ(refusal->find('\n'), std::string::npos);
+            EXPECT_EQ(parts.error(), refusal->message);
+            EXPECT_EQ(refusal->message.find('\n'), std::string::npos);
             continue;
         }
         ASSERT_TRUE(parts.ok()) << name << ": " << parts.error();

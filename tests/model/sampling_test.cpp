@@ -127,7 +127,7 @@ TEST(NextToken, RefusesBadControls) {
         EXPECT_TRUE(validateSampling(bad).has_value());
         EXPECT_THROW(nextTokenDistribution(logits, bad), InvalidArgument);
     }
-    EXPECT_NE(validateSampling({.topP = 2})->find("top-p"), std::string::npos);
+    EXPECT_NE(validateSampling({.topP = 2})->message.find("top-p"), std::string::npos);
 }
 
 TEST(NextToken, MatchesTheDefinitionsOnRandomRows) {

@@ -192,7 +192,7 @@ std::optional<PatchingKey> PatchingDocument::currentKey(QString* why) const {
         return std::nullopt;
     }
     if (auto problem = model::validateRun(key.model->config, key.corrupted, {})) {
-        reason = QString::fromStdString(*problem);
+        reason = QString::fromStdString(problem->message);
         return std::nullopt;
     }
     return key;

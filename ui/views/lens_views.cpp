@@ -412,7 +412,7 @@ QString AttributionView::notApplicable() const {
     if (!models->model()) return {};
     if (const auto refusal = model::attributionRefusal(*models->model()))
         return tr("Direct logit attribution does not add up for this model: %1")
-            .arg(QString::fromStdString(*refusal));
+            .arg(QString::fromStdString(refusal->message));
     return {};
 }
 

@@ -34,8 +34,7 @@ std::optional<Variant> parseVariant(const std::string& name) {
 
 namespace {
 
-template <typename T>
-std::optional<std::string> validateT(const QkvT<T>& qkv, const AttentionSpec& spec) {
+template <typename T> Status validateT(const QkvT<T>& qkv, const AttentionSpec& spec) {
     const Tensor4T<T>& q = qkv.q;
     const Tensor4T<T>& k = qkv.k;
     const Tensor4T<T>& v = qkv.v;
@@ -48,62 +47,63 @@ std::optional<std::string> validateT(const QkvT<T>& qkv, const AttentionSpec& sp
     for (const auto& [name, t] :
          {std::pair<const char*, const Tensor4T<T>*>{"Q", &q}, {"K", &k}, {"V", &v}}) {
         if (t->data.size() != static_cast<std::size_t>(t->batch * t->heads * t->seq * t->dim))
-            return std::string(name) + " holds " + std::to_string(t->data.size()) +
-                   " values but its shape " + shape(*t) + " needs " +
-                   std::to_string(t->batch * t->heads * t->seq * t->dim);
+            return Error{std::string(name) + " holds " + std::to_string(t->data.size()) +
+                         " values but its shape " + shape(*t) + " needs " +
+                         std::to_string(t->batch * t->heads * t->seq * t->dim)};
     }
     if (k.batch != q.batch || v.batch != q.batch) {
         out << "batch sizes differ: Q " << shape(q) << ", K " << shape(k) << ", V " << shape(v);
-        return out.str();
+        return Error{out.str()};
     }
     if (v.heads != k.heads) {
         out << "K and V need the same number of heads: K " << shape(k) << ", V " << shape(v);
-        return out.str();
+        return Error{out.str()};
     }
     if (v.seq != k.seq) {
         out << "K and V need the same sequence length: K " << shape(k) << ", V " << shape(v);
-        return out.str();
+        return Error{out.str()};
     }
     if (k.dim != q.dim) {
         out << "Q and K need the same feature size D: Q " << shape(q) << ", K " << shape(k);
-        return out.str();
+        return Error{out.str()};
     }
     if (q.heads > 0 && (k.heads <= 0 || q.heads % k.heads != 0)) {
         out << "query heads (" << q.heads << ") must be a multiple of key/value heads (" << k.heads
             << ")";
-        return out.str();
+        return Error{out.str()};
     }
     if (q.heads == 0 && k.heads != 0) {
         out << "Q has no heads but K/V have " << k.heads;
-        return out.str();
+        return Error{out.str()};
     }
     if (auto problem = validateMask(spec.mask, q.batch, q.seq, k.seq)) return problem;
-    if (spec.scale && !std::isfinite(*spec.scale)) return std::string("scale must be finite");
+    if (spec.scale && !std::isfinite(*spec.scale)) return Error{"scale must be finite"};
     if (spec.softcap && !(std::isfinite(*spec.softcap) && *spec.softcap > 0))
-        return std::string("soft-capping must be a positive number");
+        return Error{"soft-capping must be a positive number"};
     if (spec.softcap && spec.variant != Variant::Softmax)
-        return std::string("soft-capping runs with the softmax variant only");
+        return Error{"soft-capping runs with the softmax variant only"};
     if (spec.scoreBias) {
         if (spec.variant != Variant::Softmax || !std::is_same_v<T, float>)
-            return std::string("a score bias runs with the float32 softmax variant only");
+            return Error{"a score bias runs with the float32 softmax variant only"};
         const Tensor4& bias = *spec.scoreBias;
         if ((bias.batch != 1 && bias.batch != q.batch) || bias.heads != q.heads ||
             bias.seq != q.seq || bias.dim != k.seq) {
             out << "the score bias must be [1 or B, H, Sq, Sk] = [" << q.batch << ", " << q.heads
                 << ", " << q.seq << ", " << k.seq << "], not [" << bias.batch << ", "
                 << bias.heads << ", " << bias.seq << ", " << bias.dim << "]";
-            return out.str();
+            return Error{out.str()};
         }
     }
     if (spec.qBlock < 1)
-        return "q block size must be >= 1 (got " + std::to_string(spec.qBlock) + ")";
+        return Error{"q block size must be >= 1 (got " + std::to_string(spec.qBlock) + ")"};
     if (spec.kvBlock < 1)
-        return "kv block size must be >= 1 (got " + std::to_string(spec.kvBlock) + ")";
-    if (spec.threads < 0) return "threads must be >= 0 (got " + std::to_string(spec.threads) + ")";
+        return Error{"kv block size must be >= 1 (got " + std::to_string(spec.kvBlock) + ")"};
+    if (spec.threads < 0)
+        return Error{"threads must be >= 0 (got " + std::to_string(spec.threads) + ")"};
     if (auto problem = validateDropoutRate(spec.dropout.rate)) return problem;
     if (spec.dropout.active() && spec.variant == Variant::Linear)
-        return std::string("dropout needs the attention weights, which linear attention never "
-                           "forms; use softmax, flash or additive");
+        return Error{"dropout needs the attention weights, which linear attention never "
+                     "forms; use softmax, flash or additive"};
     if (spec.variant == Variant::Additive) {
         if (spec.additive) {
             const AdditiveParamsD& p = *spec.additive;
@@ -112,10 +112,11 @@ std::optional<std::string> validateT(const QkvT<T>& qkv, const AttentionSpec& sp
                 out << "additive parameters do not fit: wq " << p.wq.rows() << "x" << p.wq.cols()
                     << ", wk " << p.wk.rows() << "x" << p.wk.cols() << ", v " << p.v.size()
                     << " for D = " << q.dim;
-                return out.str();
+                return Error{out.str()};
             }
         } else if (spec.additiveUnits < 1) {
-            return "additive units must be >= 1 (got " + std::to_string(spec.additiveUnits) + ")";
+            return Error{"additive units must be >= 1 (got " + std::to_string(spec.additiveUnits) +
+                         ")"};
         }
     }
     return std::nullopt;
@@ -123,10 +124,10 @@ std::optional<std::string> validateT(const QkvT<T>& qkv, const AttentionSpec& sp
 
 } // namespace
 
-std::optional<std::string> validate(const Qkv& qkv, const AttentionSpec& spec) {
+Status validate(const Qkv& qkv, const AttentionSpec& spec) {
     return validateT(qkv, spec);
 }
-std::optional<std::string> validate(const QkvD& qkv, const AttentionSpec& spec) {
+Status validate(const QkvD& qkv, const AttentionSpec& spec) {
     return validateT(qkv, spec);
 }
 
@@ -187,7 +188,7 @@ template <typename T> const T* scoreBiasOf(const AttentionSpec& spec, Index b, I
 }
 
 template <typename T> AttentionT<T> attendT(const QkvT<T>& qkv, const AttentionSpec& spec) {
-    if (auto problem = validate(qkv, spec)) ATTN_CHECK(false, *problem);
+    if (auto problem = validate(qkv, spec)) ATTN_CHECK(false, problem->message);
     const Index batch = qkv.q.batch;
     const Index heads = qkv.q.heads;
     const Index sq = qkv.q.seq;

@@ -8,11 +8,11 @@
 
 namespace attnlab {
 
-std::optional<std::string> validateDropoutRate(double rate) {
+Status validateDropoutRate(double rate) {
     if (std::isfinite(rate) && rate >= 0 && rate < 1) return std::nullopt;
     std::ostringstream out;
     out << "the dropout rate must be at least 0 and less than 1 (got " << rate << ")";
-    return out.str();
+    return Error{out.str()};
 }
 
 } // namespace attnlab

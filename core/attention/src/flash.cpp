@@ -44,7 +44,7 @@ template void flashHead(const HeadJobT<double>&, Index, Index, FlashHeadTraceT<d
 
 FlashState flashStateAfter(const Qkv& qkv, const AttentionSpec& spec, Index batch, Index head,
                            Index steps) {
-    if (auto problem = validate(qkv, spec)) ATTN_CHECK(false, *problem);
+    if (auto problem = validate(qkv, spec)) ATTN_CHECK(false, problem->message);
     ATTN_CHECK(batch >= 0 && batch < qkv.q.batch,
                "batch " << batch << " out of range [0, " << qkv.q.batch << ")");
     ATTN_CHECK(head >= 0 && head < qkv.q.heads,

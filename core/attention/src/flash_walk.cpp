@@ -45,7 +45,7 @@ FlashWalk::FlashWalk(const Matrix& q, const Matrix& k, const Matrix& v, const Ma
                "k and v have different lengths (" << k.rows() << " and " << v.rows() << ")");
     ATTN_CHECK(std::isfinite(scale), "the scale must be finite");
     if (auto problem = validateMask(mask, batch + 1, q.rows(), k.rows()))
-        ATTN_CHECK(false, *problem);
+        ATTN_CHECK(false, problem->message);
     walk();
 }
 

@@ -45,7 +45,7 @@ AttentionT<T> attendKvCacheT(const QkvT<T>& qkv, const AttentionSpec& spec, Inde
                "bytes per element must be > 0 (got " << bytesPerElement << ")");
     AttentionSpec causalSpec = spec;
     causalSpec.mask.causal = true;
-    if (auto problem = validate(qkv, causalSpec)) ATTN_CHECK(false, *problem);
+    if (auto problem = validate(qkv, causalSpec)) ATTN_CHECK(false, problem->message);
 
     const Index batch = qkv.q.batch;
     const Index heads = qkv.q.heads;

@@ -6,26 +6,28 @@
 
 namespace attnlab {
 
-std::optional<std::string> validateMask(const MaskSpec& mask, Index batch, Index sq, Index sk) {
-    if (mask.window < -1) return "window must be >= 0 (got " + std::to_string(mask.window) + ")";
+Status validateMask(const MaskSpec& mask, Index batch, Index sq, Index sk) {
+    if (mask.window < -1)
+        return Error{"window must be >= 0 (got " + std::to_string(mask.window) + ")"};
     if (mask.causalWindow < -1)
-        return "causal window must be >= 0 (got " + std::to_string(mask.causalWindow) + ")";
+        return Error{"causal window must be >= 0 (got " + std::to_string(mask.causalWindow) + ")"};
     if (!mask.validLen.empty()) {
         const auto count = static_cast<Index>(mask.validLen.size());
         if (count != 1 && count != batch) {
             std::ostringstream out;
             out << "valid length needs 1 or " << batch << " values (one per batch entry), got "
                 << count;
-            return out.str();
+            return Error{out.str()};
         }
         for (Index len : mask.validLen)
-            if (len < 0) return "valid length must be >= 0 (got " + std::to_string(len) + ")";
+            if (len < 0)
+                return Error{"valid length must be >= 0 (got " + std::to_string(len) + ")"};
     }
     if (mask.custom && (mask.custom->rows() != sq || mask.custom->cols() != sk)) {
         std::ostringstream out;
         out << "custom mask is " << mask.custom->rows() << "x" << mask.custom->cols()
             << " but the scores are " << sq << "x" << sk;
-        return out.str();
+        return Error{out.str()};
     }
     return std::nullopt;
 }
@@ -100,9 +102,8 @@ Index allowedCount(const MaskSpec& mask, Index b, Index i, Index sq, Index sk) {
     return mask.custom->row(i).segment(range.begin, range.size()).count();
 }
 
-std::optional<std::string> parseMaskKinds(const std::string& text, MaskSpec& mask,
-                                          bool& wantsPadding, bool& wantsWindow,
-                                          bool& wantsCausalWindow) {
+Status parseMaskKinds(const std::string& text, MaskSpec& mask, bool& wantsPadding,
+                      bool& wantsWindow, bool& wantsCausalWindow) {
     wantsPadding = wantsWindow = wantsCausalWindow = false;
     std::stringstream stream(text);
     std::string word;
@@ -119,10 +120,10 @@ std::optional<std::string> parseMaskKinds(const std::string& text, MaskSpec& mas
         else if (word == "causal-window")
             wantsCausalWindow = true;
         else
-            return "unknown mask '" + word +
-                   "' (expected none, causal, padding, window or causal-window)";
+            return Error{"unknown mask '" + word +
+                         "' (expected none, causal, padding, window or causal-window)"};
     }
-    if (!any) return std::string("--mask needs a value");
+    if (!any) return Error{"--mask needs a value"};
     return std::nullopt;
 }
 

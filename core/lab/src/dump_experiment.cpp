@@ -205,7 +205,7 @@ Experiment applyToQkvLayer(const QkvDump& dump, Index l, const QkvApply& apply) 
     const bool onDemand = apply.weightsOnDemand && spec.dropout.rate == 0 && !spec.scoreBias;
     if (onDemand) {
         // Checked as the whole layer's run would be, before any head runs.
-        if (const auto problem = validate(ex.qkv, spec)) ATTN_CHECK(false, *problem);
+        if (const auto problem = validate(ex.qkv, spec)) ATTN_CHECK(false, problem->message);
     } else {
         ex.attention = attend(ex.qkv, spec);
     }
@@ -273,7 +273,7 @@ public:
         if (l != m_layerIndex || !m_maps) {
             m_layer = appliedLayer(*m_qkv, l, m_apply);
             if (const auto problem = validate(m_layer.qkv, m_layer.spec))
-                ATTN_CHECK(false, *problem);
+                ATTN_CHECK(false, problem->message);
             m_maps = std::make_unique<QkvHeadMaps>(m_layer.spec);
             m_layerIndex = l;
         }

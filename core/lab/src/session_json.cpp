@@ -468,7 +468,7 @@ Result<Session> sessionFromJson(const std::string& text) {
             v.colorLow = (*range)[0].get<double>();
             v.colorHigh = (*range)[1].get<double>();
             if (const auto problem = colorRangeProblem(v.colorLow, v.colorHigh))
-                fail(where, *problem);
+                fail(where, problem->message);
         } else if (v.colorScale == "range") {
             fail(view.path("color_scale"),
                  "\"range\" needs the range as view.color_range: [low, high]");

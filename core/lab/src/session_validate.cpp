@@ -62,11 +62,13 @@ bool isColorScale(std::string_view name) {
            std::end(kColorScales);
 }
 
-std::optional<std::string> colorRangeProblem(double low, double high) {
+Status colorRangeProblem(double low, double high) {
     if (!std::isfinite(low) || !std::isfinite(high))
-        return "both ends must be finite numbers, got " + number(low) + " and " + number(high);
+        return Error{"both ends must be finite numbers, got " + number(low) + " and " +
+                     number(high)};
     if (!(low < high))
-        return "the low end " + number(low) + " must be less than the high end " + number(high);
+        return Error{"the low end " + number(low) + " must be less than the high end " +
+                     number(high)};
     return std::nullopt;
 }
 

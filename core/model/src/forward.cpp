@@ -535,40 +535,42 @@ std::vector<double> ropeInverseFrequencies(const ModelConfig& config) {
     return config.ropes.empty() ? std::vector<double>{} : config.ropes.front().inverseFrequencies;
 }
 
-std::optional<std::string> validateRun(const ModelConfig& config, std::span<const std::int64_t> ids,
-                                       const RunOptions& options) {
-    if (ids.empty()) return "no token ids to run";
+Status validateRun(const ModelConfig& config, std::span<const std::int64_t> ids,
+                   const RunOptions& options) {
+    if (ids.empty()) return Error{"no token ids to run"};
     for (std::size_t i = 0; i < ids.size() && !config.vision(); ++i) // an image's are places
         if (ids[i] < 0 || ids[i] >= config.vocab)
-            return "token id " + std::to_string(ids[i]) + " at position " + std::to_string(i) +
-                   " is outside the vocabulary [0, " + std::to_string(config.vocab) + ")";
+            return Error{"token id " + std::to_string(ids[i]) + " at position " +
+                         std::to_string(i) + " is outside the vocabulary [0, " +
+                         std::to_string(config.vocab) + ")"};
     for (const std::int64_t id : options.logitIds)
         if (id < 0 || id >= config.vocab)
-            return "the logit of id " + std::to_string(id) + " is outside the vocabulary [0, " +
-                   std::to_string(config.vocab) + ")";
+            return Error{"the logit of id " + std::to_string(id) +
+                         " is outside the vocabulary [0, " + std::to_string(config.vocab) + ")"};
     const auto count = static_cast<Index>(ids.size());
     if (count > config.maxPositions)
-        return std::to_string(count) + " tokens are more than the model's " +
-               std::to_string(config.maxPositions) + " positions";
+        return Error{std::to_string(count) + " tokens are more than the model's " +
+                     std::to_string(config.maxPositions) + " positions"};
     for (const auto& [layer, head] : options.ablatedHeads)
         if (layer < 0 || layer >= config.layers || head < 0 || head >= config.heads)
-            return "ablated head (" + std::to_string(layer) + ", " + std::to_string(head) +
-                   ") is outside the model's " + std::to_string(config.layers) + " layers x " +
-                   std::to_string(config.heads) + " heads";
+            return Error{"ablated head (" + std::to_string(layer) + ", " + std::to_string(head) +
+                         ") is outside the model's " + std::to_string(config.layers) +
+                         " layers x " + std::to_string(config.heads) + " heads"};
     if (options.patch) {
         for (const auto& [at, rows] : options.patch->heads)
             if (at.first < 0 || at.first >= config.layers || at.second < 0 ||
                 at.second >= config.heads || rows.rows() != count || rows.cols() != config.headDim)
-                return "patched head (" + std::to_string(at.first) + ", " +
-                       std::to_string(at.second) + ") is outside the model or not [" +
-                       std::to_string(count) + ", " + std::to_string(config.headDim) + "]";
+                return Error{"patched head (" + std::to_string(at.first) + ", " +
+                             std::to_string(at.second) + ") is outside the model or not [" +
+                             std::to_string(count) + ", " + std::to_string(config.headDim) + "]"};
         for (const auto& [at, row] : options.patch->residual)
             if (at.first < 0 || at.first > config.layers || at.second < 0 || at.second >= count ||
                 row.size() != config.hidden)
-                return "patched residual (" + std::to_string(at.first) + ", " +
-                       std::to_string(at.second) + ") is outside the model's " +
-                       std::to_string(config.layers + 1) + " rows x " + std::to_string(count) +
-                       " positions or not " + std::to_string(config.hidden) + " wide";
+                return Error{"patched residual (" + std::to_string(at.first) + ", " +
+                             std::to_string(at.second) + ") is outside the model's " +
+                             std::to_string(config.layers + 1) + " rows x " +
+                             std::to_string(count) + " positions or not " +
+                             std::to_string(config.hidden) + " wide"};
     }
     return std::nullopt;
 }
@@ -1424,8 +1426,9 @@ Result<ModelRun> runTranslation(const Model& model, std::span<const std::int64_t
         return Error{model.name + " is not an encoder-decoder: it runs one sequence"};
     RunOptions sourceOptions = options;
     sourceOptions.ablatedHeads.clear(); // ablation names decoder heads
-    if (auto problem = validateRun(c, source, sourceOptions)) return Error{"source: " + *problem};
-    if (auto problem = validateRun(c, target, options)) return Error{"target: " + *problem};
+    if (auto problem = validateRun(c, source, sourceOptions))
+        return Error{"source: " + problem->message};
+    if (auto problem = validateRun(c, target, options)) return Error{"target: " + problem->message};
     const int threads = resolveThreads(options.threads);
     const bool sameSource = previous && previous->sourceIds.size() == source.size() &&
                             std::equal(source.begin(), source.end(), previous->sourceIds.begin()) &&

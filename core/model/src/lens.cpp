@@ -24,13 +24,12 @@ double logitDifference(const Matrix& logits, Index row = 0) {
     return static_cast<double>(logits(row, 0)) - static_cast<double>(logits(row, 1));
 }
 
-std::optional<std::string> tokenProblem(const ModelConfig& config, std::int64_t token,
-                                        const char* what) {
+Status tokenProblem(const ModelConfig& config, std::int64_t token, const char* what) {
     if (token >= 0 && token < config.vocab) return std::nullopt;
     std::ostringstream message;
     message << what << " token " << token << " is not in the vocabulary (ids 0.."
             << config.vocab - 1 << ")";
-    return message.str();
+    return Error{message.str()};
 }
 
 bool cancelled(const RunOptions& base) {
@@ -102,22 +101,25 @@ std::vector<RankedToken> topTokens(const Eigen::Ref<const RowVector>& probabilit
     return top;
 }
 
-std::optional<std::string> attributionRefusal(const Model& model) {
+Status attributionRefusal(const Model& model) {
     const ModelConfig& c = model.config;
     const std::string who = model.name + " (" + std::string(c.arch().displayName) + ")";
     if (c.kind == ModelKind::EncoderDecoder)
-        return who + " is an encoder-decoder: direct logit attribution reads a decoder's stack";
+        return Error{who +
+                     " is an encoder-decoder: direct logit attribution reads a decoder's stack"};
     const LayerWeights& first = model.main.layers.front();
     if (!first.attnNormAfter.empty() || !first.mlpNormAfter.empty())
-        return who + " normalises the residual after every block (post-LN), so the terms of " +
-               "the residual stream do not add up to the logit";
+        return Error{who +
+                     " normalises the residual after every block (post-LN), so the terms of " +
+                     "the residual stream do not add up to the logit"};
     if (!first.attnNormOut.empty())
-        return who + " normalises the attention output before adding it to the residual, so " +
-               "the heads' outputs do not add up to the logit";
+        return Error{who +
+                     " normalises the attention output before adding it to the residual, so " +
+                     "the heads' outputs do not add up to the logit"};
     if (!model.headTransform.empty())
-        return who + " has a nonlinear head (dense, activation, norm) after the final norm";
+        return Error{who + " has a nonlinear head (dense, activation, norm) after the final norm"};
     if (c.finalSoftcap > 0)
-        return who + " soft-caps its logits (tanh), so the terms do not add up to the logit";
+        return Error{who + " soft-caps its logits (tanh), so the terms do not add up to the logit"};
     return std::nullopt;
 }
 
@@ -129,7 +131,7 @@ Result<Attribution> directLogitAttribution(const Model& model, std::span<const s
     for (const auto& [token, what] :
          {std::pair{asked.target, "target"}, std::pair{asked.contrast, "contrast"}})
         if (token)
-            if (auto problem = tokenProblem(c, *token, what)) return Error{*problem};
+            if (auto problem = tokenProblem(c, *token, what)) return *problem;
     RunRecording record;
     auto run = recordedRun(model, ids, base, LogitRows::Last, record);
     if (!run) return Error{run.error()};
@@ -178,19 +180,18 @@ Result<Attribution> directLogitAttribution(const Model& model, std::span<const s
     return parts;
 }
 
-std::optional<std::string> validatePatching(const ModelConfig& config,
-                                            std::span<const std::int64_t> clean,
-                                            std::span<const std::int64_t> corrupted,
-                                            const LogitDifference& metric) {
+Status validatePatching(const ModelConfig& config, std::span<const std::int64_t> clean,
+                        std::span<const std::int64_t> corrupted, const LogitDifference& metric) {
     if (clean.size() != corrupted.size()) {
         std::ostringstream message;
         message << "the clean prompt is " << clean.size() << " tokens and the corrupted one "
                 << corrupted.size() << ": patching needs the same length";
-        return message.str();
+        return Error{message.str()};
     }
     if (auto problem = tokenProblem(config, metric.a, "metric")) return problem;
     if (auto problem = tokenProblem(config, metric.b, "metric")) return problem;
-    if (metric.a == metric.b) return "the metric's two tokens are the same: their difference is 0";
+    if (metric.a == metric.b)
+        return Error{"the metric's two tokens are the same: their difference is 0"};
     return std::nullopt;
 }
 
@@ -383,7 +384,7 @@ Result<std::int64_t> namedToken(const std::string& text, const Tokenizer* tokeni
     if (reading.problem == Problem::NotOneToken)
         return Error{quoted(text) + " is " + std::to_string(reading.count) + " tokens (" +
                      reading.pieces + "), not one"};
-    return Error{*tokenProblem(config, reading.id, "the")}; // outside the vocabulary
+    return *tokenProblem(config, reading.id, "the"); // outside the vocabulary
 }
 
 } // namespace attnlab::model

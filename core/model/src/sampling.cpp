@@ -9,14 +9,14 @@
 
 namespace attnlab::model {
 
-std::optional<std::string> validateSampling(const SamplingOptions& options) {
+Status validateSampling(const SamplingOptions& options) {
     if (!std::isfinite(options.temperature) || options.temperature < 0)
-        return "temperature must be a finite number >= 0 (0 = greedy), got " +
-               std::to_string(options.temperature);
+        return Error{"temperature must be a finite number >= 0 (0 = greedy), got " +
+                     std::to_string(options.temperature)};
     if (options.topK < 0)
-        return "top-k must be >= 0 (0 = no cut), got " + std::to_string(options.topK);
+        return Error{"top-k must be >= 0 (0 = no cut), got " + std::to_string(options.topK)};
     if (!(options.topP > 0 && options.topP <= 1))
-        return "top-p must be in (0, 1], got " + std::to_string(options.topP);
+        return Error{"top-p must be in (0, 1], got " + std::to_string(options.topP)};
     return std::nullopt;
 }
 
@@ -50,7 +50,7 @@ std::vector<double> modelProbabilities(std::span<const float> logits) {
 
 std::vector<TokenProbability> nextTokenDistribution(std::span<const float> logits,
                                                     const SamplingOptions& options) {
-    if (auto problem = validateSampling(options)) ATTN_CHECK(false, *problem);
+    if (auto problem = validateSampling(options)) ATTN_CHECK(false, problem->message);
     const std::size_t vocab = logits.size();
     const std::optional<double> finite = finiteMax(logits);
     if (!finite) return {};

@@ -12,6 +12,7 @@
 #include "attnlab/attention/dropout.h"
 #include "attnlab/attention/flash_trace.h"
 #include "attnlab/attention/mask.h"
+#include "attnlab/base/result.h"
 #include "attnlab/base/tensor.h"
 
 namespace attnlab {
@@ -104,8 +105,8 @@ inline Index kvHeadOf(Index head, Index heads, Index kvHeads) {
 }
 
 /// Checks shapes and options and returns a message naming the first problem, or nothing.
-std::optional<std::string> validate(const Qkv& qkv, const AttentionSpec& spec);
-std::optional<std::string> validate(const QkvD& qkv, const AttentionSpec& spec);
+Status validate(const Qkv& qkv, const AttentionSpec& spec);
+Status validate(const QkvD& qkv, const AttentionSpec& spec);
 
 /// Runs the attention variant in spec over qkv. Throws InvalidArgument where validate()
 /// would complain. S == 0 gives empty outputs; a row with no allowed key gives zero weights

@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 
+#include "attnlab/base/result.h"
 #include "attnlab/base/tensor.h"
 
 namespace attnlab {
@@ -26,7 +27,7 @@ struct Dropout {
 };
 
 /// The problem with a dropout rate (not a number, negative, 1 or more), or nothing.
-std::optional<std::string> validateDropoutRate(double rate);
+Status validateDropoutRate(double rate);
 
 namespace detail {
 /// SplitMix64's output function (Steele, Lea & Flood 2014): a bijection of 64 bits whose

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "attnlab/base/result.h"
 #include "attnlab/base/tensor.h"
 
 namespace attnlab {
@@ -35,7 +36,7 @@ struct KeyRange {
 
 /// Checks a mask against the shapes it will be used with; returns a message naming the
 /// problem (negative window, validLen count not 1 or B, custom shape not [Sq, Sk]).
-std::optional<std::string> validateMask(const MaskSpec& mask, Index batch, Index sq, Index sk);
+Status validateMask(const MaskSpec& mask, Index batch, Index sq, Index sk);
 
 /// `mask` as it applies to [Sq, Sk] scores: a custom mask of another shape (a dump re-run on
 /// other tokens) does not apply and is left out; everything else is kept.
@@ -55,8 +56,7 @@ Index allowedCount(const MaskSpec& mask, Index b, Index i, Index sq, Index sk);
 
 /// Parses the CLI form "none|causal|padding|window|causal-window[,more]" into flags.
 /// `window` and `validLen` come from their own options. Error names the bad word.
-std::optional<std::string> parseMaskKinds(const std::string& text, MaskSpec& mask,
-                                          bool& wantsPadding, bool& wantsWindow,
-                                          bool& wantsCausalWindow);
+Status parseMaskKinds(const std::string& text, MaskSpec& mask, bool& wantsPadding,
+                      bool& wantsWindow, bool& wantsCausalWindow);
 
 } // namespace attnlab

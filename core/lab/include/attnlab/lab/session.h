@@ -49,7 +49,7 @@ inline constexpr std::string_view kColorScales[] = {"fixed", "data", "row", "log
 bool isColorScale(std::string_view name);
 /// Why [low, high] cannot be the "range" colour scale (an end not finite, or low >= high), as
 /// a phrase naming both values; nullopt when it can.
-std::optional<std::string> colorRangeProblem(double low, double high);
+Status colorRangeProblem(double low, double high);
 
 /// A whole experiment set-up. Defaults give a readable classroom example.
 struct Session {

@@ -107,7 +107,7 @@ struct Attribution {
 /// Why direct logit attribution cannot add up exactly for this model (post-LN blocks, a norm on
 /// the attention or MLP output before the residual, a nonlinear head after the final norm, an
 /// encoder-decoder), or nullopt when it can.
-std::optional<std::string> attributionRefusal(const Model& model);
+Status attributionRefusal(const Model& model);
 
 /// Direct logit attribution at the last position of ids. Errors: attributionRefusal's reason,
 /// validateRun's, a target or contrast outside the vocabulary, or "cancelled".
@@ -151,10 +151,8 @@ struct Patching {
 
 /// Checks a patching request: the same token count, tokens and metric in the vocabulary, and
 /// prompts whose metric differs (else there is nothing to restore). nullopt when fine.
-std::optional<std::string> validatePatching(const ModelConfig& config,
-                                            std::span<const std::int64_t> clean,
-                                            std::span<const std::int64_t> corrupted,
-                                            const LogitDifference& metric);
+Status validatePatching(const ModelConfig& config, std::span<const std::int64_t> clean,
+                        std::span<const std::int64_t> corrupted, const LogitDifference& metric);
 
 /// Activation patching from the clean run into the corrupted one. `base` gives the threads, the
 /// ablated heads (in every run) and `cancel` (checked between runs and layers). Errors:

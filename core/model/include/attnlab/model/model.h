@@ -302,8 +302,8 @@ struct ModelRun {
 
 /// Checks ids against the model (non-empty, every id < vocab, at most max positions) and the ablated and patched heads and residual cells
 /// against its shape.
-std::optional<std::string> validateRun(const ModelConfig& config, std::span<const std::int64_t> ids,
-                                       const RunOptions& options);
+Status validateRun(const ModelConfig& config, std::span<const std::int64_t> ids,
+                   const RunOptions& options);
 
 /// How many leading ids two id lists share (what a run of b can reuse of a run of a).
 std::size_t commonPrefix(std::span<const std::int64_t> a, std::span<const std::int64_t> b);

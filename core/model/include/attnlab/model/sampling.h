@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "attnlab/base/result.h"
+
 namespace attnlab::model {
 
 struct SamplingOptions {
@@ -26,7 +28,7 @@ struct SamplingOptions {
 };
 
 /// Why `options` are not usable, as one sentence naming the control; nullopt when fine.
-std::optional<std::string> validateSampling(const SamplingOptions& options);
+Status validateSampling(const SamplingOptions& options);
 
 struct TokenProbability {
     std::int64_t id = 0;
