@@ -229,10 +229,7 @@ int benchModel(const BenchOptions& options, int workers) {
     model::LoadOptions load;
     load.touchPages = true; // so the forward's time does not include reading the file
     auto loaded = model::loadModel(options.model, load);
-    if (!loaded) {
-        std::cerr << "attnlab bench: " << loaded.error() << "\n";
-        return 2;
-    }
+    if (!loaded) fail(loaded.error());
     const double loadSeconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const model::Model& net = *loaded;
@@ -245,20 +242,14 @@ int benchModel(const BenchOptions& options, int workers) {
         id = pick(gen);
     model::RunOptions run;
     run.threads = workers;
-    if (auto problem = model::validateRun(c, ids, run)) {
-        std::cerr << "attnlab bench: " << problem->message << "\n";
-        return 2;
-    }
+    if (auto problem = model::validateRun(c, ids, run)) fail(problem->message);
     double forwardCpu = 0;
     // The text's run as the window and `attnlab model` make it (text_run.h).
     const model::TextRunOptions text{run, {}};
     const double forward = medianSeconds(
         options.repeats, [&] { (void)model::runText(net, ids, text); }, &forwardCpu);
     auto prefix = model::runText(net, std::span(ids).first(ids.size() - 1), text);
-    if (!prefix) {
-        std::cerr << "attnlab bench: " << prefix.error() << "\n";
-        return 2;
-    }
+    if (!prefix) fail(prefix.error());
     const double append =
         count > 1 ? medianSeconds(options.repeats,
                                   [&] { (void)model::runText(net, ids, text, &prefix->run); })
@@ -266,10 +257,7 @@ int benchModel(const BenchOptions& options, int workers) {
     // One head's whole map, computed on demand from the run's q and k (attention_maps.h), of
     // the run the append produced: a middle layer and head.
     auto appendedText = model::runText(net, ids, text, count > 1 ? &prefix->run : nullptr);
-    if (!appendedText) {
-        std::cerr << "attnlab bench: " << appendedText.error() << "\n";
-        return 2;
-    }
+    if (!appendedText) fail(appendedText.error());
     const model::ModelRun* appended = &appendedText->run;
     // The appended run shares the prefix's q/k/v blocks; what the prefix holds alone (its final
     // hidden states) goes, as the window keeps only the run it shows.
