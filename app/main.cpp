@@ -1,9 +1,17 @@
-// attnlab: the window with no command; `compute`, `bench` and `render` run headless.
+// attnlab: the window with no command; `compute`, `bench`, `model` and `tokenize` run
+// headless. Built twice (app/CMakeLists.txt): attnlab, without Qt, runs attnlab-window for what
+// needs Qt; attnlab-window has everything.
 
+#include <cerrno>
 #include <cstring>
 #include <iostream>
+#include <string>
 #if defined(__GLIBC__)
 #include <malloc.h>
+#endif
+#ifdef ATTNLAB_WINDOW_BESIDE
+#include <climits>
+#include <unistd.h>
 #endif
 
 #include "attnlab/base/isa.h"
@@ -46,9 +54,42 @@ void printVersion() {
     if (auto problem = attnlab::isaOverrideProblem()) std::cerr << "attnlab: " << *problem << "\n";
 }
 
+#ifdef ATTNLAB_WINDOW_BESIDE
+/// Whether this run needs Qt: the window (no command, or a session or lesson file), render, or
+/// a model command that reads an image (Qt's image readers).
+bool needsWindow(int argc, char** argv) {
+    if (argc < 2) return true;
+    const std::string command = argv[1];
+    if (command == "compute" || command == "bench" || command == "tokenize" ||
+        command == "--version" || command == "--help" || command == "-h")
+        return false;
+    if (command != "model") return true;
+    for (int i = 2; i < argc; ++i)
+        if (std::strncmp(argv[i], "--image", 7) == 0 && (argv[i][7] == 0 || argv[i][7] == '='))
+            return true;
+    return false;
+}
+
+/// Runs attnlab-window from this program's folder in this process's place, with the same
+/// arguments and environment. Returns only when it could not.
+int runWindow(char** argv) {
+    char self[PATH_MAX];
+    const ssize_t length = readlink("/proc/self/exe", self, sizeof self - 1);
+    std::string path = length > 0 ? std::string(self, static_cast<std::size_t>(length)) : "";
+    path = path.substr(0, path.rfind('/') + 1) + "attnlab-window";
+    execv(path.c_str(), argv);
+    std::cerr << "attnlab: the window and render are in " << path << ", which does not run ("
+              << std::strerror(errno) << ")\n";
+    return 2;
+}
+#endif
+
 } // namespace
 
 int main(int argc, char** argv) {
+#ifdef ATTNLAB_WINDOW_BESIDE
+    if (needsWindow(argc, argv)) return runWindow(argv);
+#endif
     using namespace attnlab::app;
 #if defined(__GLIBC__)
     // A long text's buffers (a layer's activations, the run's q/k/v blocks: MBs each) get pages

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -37,6 +38,26 @@ protected:
     }
     test::TempDir m_dir{"attnlab_window_options"};
 };
+
+// The headless commands load none of the window's libraries: the dynamic loader, asked to list
+// what the binary loads (LD_TRACE_LOADED_OBJECTS, what ldd sets), names no Qt library, while the
+// window it runs for render and the window does (the lesson and render tests run through it).
+TEST_F(WindowOptions, TheHeadlessCommandsLoadNoQt) {
+    const auto loaded = [this](const std::string& binary) {
+        setenv("LD_TRACE_LOADED_OBJECTS", "1", 1);
+        const auto result = test::runCommand(binary, {"--version"}, m_dir.path() / "capture");
+        unsetenv("LD_TRACE_LOADED_OBJECTS");
+        return result;
+    };
+    const auto headless = loaded(ATTNLAB_BINARY);
+    ASSERT_EQ(headless.status, 0) << headless.err;
+    EXPECT_NE(headless.out.find("libc.so"), std::string::npos) << headless.out;
+    EXPECT_EQ(headless.out.find("libQt6"), std::string::npos) << headless.out;
+    const fs::path window = fs::path(ATTNLAB_BINARY).parent_path() / "attnlab-window";
+    const auto full = loaded(window.string());
+    ASSERT_EQ(full.status, 0) << full.err;
+    EXPECT_NE(full.out.find("libQt6Widgets"), std::string::npos) << full.out;
+}
 
 TEST_F(WindowOptions, HelpListsTheWindowsOptions) {
     const auto run = attnlab({"--help"});
