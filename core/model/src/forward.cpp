@@ -159,10 +159,16 @@ void projectLinear(const Matrix& x, const std::vector<float>& packedRows, const 
     transposed.resize(static_cast<std::size_t>(width * ld));
     kernels.gemm(simd::GemmStart::Zero, block, depth, width, packedRows.data(), kPanel,
                  depth * kPanel, ld / kPanel, depth, transposed.data(), ld, nullptr);
-    for (Index r = 0; r < rows; ++r) {
-        float* out = y.data() + r * y.cols() + begin;
-        for (Index j = 0; j < width; ++j)
-            out[j] = transposed[static_cast<std::size_t>(j * ld + r)];
+    // Back to rows a panel of outputs at a time: the outputs' columns lie ld floats apart (a
+    // power of two at 256 rows), so reading all 64 of them for each row kept lines of a few L1
+    // sets only, evicting one another (3-4 % of a long text's forward).
+    for (Index j0 = 0; j0 < width; j0 += kPanel) {
+        const Index j1 = std::min(width, j0 + kPanel);
+        for (Index r = 0; r < rows; ++r) {
+            float* out = y.data() + r * y.cols() + begin;
+            for (Index j = j0; j < j1; ++j)
+                out[j] = transposed[static_cast<std::size_t>(j * ld + r)];
+        }
     }
 }
 
