@@ -54,16 +54,34 @@ void printVersion() {
     if (auto problem = attnlab::isaOverrideProblem()) std::cerr << "attnlab: " << *problem << "\n";
 }
 
+/// The commands that run without Qt, in the binary built without it as in the window's.
+struct HeadlessCommand {
+    const char* name;
+    int (*run)(int, char**);
+};
+constexpr HeadlessCommand kHeadlessCommands[] = {
+    {"compute", attnlab::app::computeCommand},
+    {"bench", attnlab::app::benchCommand},
+    {"model", attnlab::app::modelCommand},
+    {"tokenize", attnlab::app::tokenizeCommand},
+};
+
+const HeadlessCommand* headlessCommand(const char* name) {
+    for (const HeadlessCommand& command : kHeadlessCommands)
+        if (std::strcmp(name, command.name) == 0) return &command;
+    return nullptr;
+}
+
 #ifdef ATTNLAB_WINDOW_BESIDE
 /// Whether this run needs Qt: the window (no command, or a session or lesson file), render, or
 /// a model command that reads an image (Qt's image readers).
 bool needsWindow(int argc, char** argv) {
     if (argc < 2) return true;
-    const std::string command = argv[1];
-    if (command == "compute" || command == "bench" || command == "tokenize" ||
-        command == "--version" || command == "--help" || command == "-h")
-        return false;
-    if (command != "model") return true;
+    for (const char* own : {"--version", "--help", "-h"})
+        if (std::strcmp(argv[1], own) == 0) return false;
+    const HeadlessCommand* command = headlessCommand(argv[1]);
+    if (!command) return true;
+    if (command->run != attnlab::app::modelCommand) return false;
     for (int i = 2; i < argc; ++i)
         if (std::strncmp(argv[i], "--image", 7) == 0 && (argv[i][7] == 0 || argv[i][7] == '='))
             return true;
@@ -104,10 +122,8 @@ int main(int argc, char** argv) {
 #endif
     if (argc >= 2) {
         const char* command = argv[1];
-        if (std::strcmp(command, "compute") == 0) return computeCommand(argc - 2, argv + 2);
-        if (std::strcmp(command, "bench") == 0) return benchCommand(argc - 2, argv + 2);
-        if (std::strcmp(command, "model") == 0) return modelCommand(argc - 2, argv + 2);
-        if (std::strcmp(command, "tokenize") == 0) return tokenizeCommand(argc - 2, argv + 2);
+        if (const HeadlessCommand* headless = headlessCommand(command))
+            return headless->run(argc - 2, argv + 2);
 #ifdef ATTNLAB_HAS_UI
         if (std::strcmp(command, "render") == 0) return renderCommand(argc - 2, argv + 2);
 #endif
