@@ -256,6 +256,17 @@ TEST(TorchPickle, RefusesWhatIsNotAStateDict) {
     EXPECT_NE(pickleError(std::string("\x80\x02s.", 4)).find("too few values"), std::string::npos);
     EXPECT_NE(pickleError(std::string("\x80\x02t.", 4)).find("TUPLE without a MARK"),
               std::string::npos);
+    // torch.save's pickle above with its key "w" made empty (X, length 0): no name to load.
+    EXPECT_NE(
+        pickleError(
+            fromHex(
+                "80027d710058000000007101"
+                "63746f7263682e5f7574696c730a5f72656275696c645f74656e736f725f7632"
+                "0a71022828580700000073746f72616765710363746f7263680a466c6f617453746f726167650a71"
+                "045801000000307105580300000063707571064b06747107514b004b024b038671084b034b01867109"
+                "8963636f6c6c656374696f6e730a4f726465726564446963740a710a2952710b74710c52710d732e"))
+            .find("a state dict key that is empty"),
+        std::string::npos);
     // A persistent id that is not a storage: nothing else is loaded.
     EXPECT_NE(pickleError(std::string("\x80\x02X\x03\x00\x00\x00"
                                       "abcQ.",

@@ -702,6 +702,7 @@ private:
             const Value& value = m_values[root.items[i + 1]];
             if (value.kind != Value::Kind::Tensor) continue;
             if (key.kind != Value::Kind::Text) fail("a state dict key that is not a string");
+            if (key.text.empty()) fail("a state dict key that is empty: a tensor needs a name");
             if (!names.insert(key.text).second) fail("tensor '" + key.text + "' appears twice");
             TorchTensorRecord record = m_records[value.tensor];
             record.name = key.text;
