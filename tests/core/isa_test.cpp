@@ -5,10 +5,13 @@
 
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "attnlab/attention/attention.h"
@@ -132,6 +135,46 @@ TEST_P(KernelTarget, GemmMatchesTheDoubleProduct) {
                           before.c[static_cast<std::size_t>(r * before.ldc + j)])
                     << label;
     }
+}
+
+TEST_P(KernelTarget, TransposeMovesEveryElementAndNothingElse) {
+    const simd::Kernels& kernels = simd::kernels();
+    ASSERT_EQ(kernels.isa, GetParam());
+    // Whole 8 x 8 tiles, edges of every width, and strides wider than the block.
+    for (const auto& [rows, cols] :
+         {std::pair<Index, Index>{0, 5}, {1, 1}, {7, 9}, {8, 8}, {16, 64}, {19, 35}, {64, 256}}) {
+        const Index ldIn = cols + 3;
+        const Index ldOut = rows + 5;
+        std::vector<float> in(static_cast<std::size_t>(std::max<Index>(rows, 1) * ldIn));
+        for (std::size_t i = 0; i < in.size(); ++i)
+            in[i] = static_cast<float>(i) + 0.5f;
+        std::vector<float> out(static_cast<std::size_t>(std::max<Index>(cols, 1) * ldOut), -1.0f);
+        kernels.transpose(in.data(), ldIn, rows, cols, out.data(), ldOut);
+        for (Index c = 0; c < cols; ++c)
+            for (Index r = 0; r < ldOut; ++r)
+                ASSERT_EQ(out[static_cast<std::size_t>(c * ldOut + r)],
+                          r < rows ? in[static_cast<std::size_t>(r * ldIn + c)] : -1.0f)
+                    << rows << " x " << cols << " at (" << r << ", " << c << ")";
+    }
+}
+
+TEST_P(KernelTarget, Bfloat16WideningIsTheHighHalfOfEveryPattern) {
+    const simd::Kernels& kernels = simd::kernels();
+    ASSERT_EQ(kernels.isa, GetParam());
+    std::vector<std::uint16_t> patterns(1 << 16);
+    for (std::size_t i = 0; i < patterns.size(); ++i)
+        patterns[i] = static_cast<std::uint16_t>(i);
+    std::vector<float> out(patterns.size() + 3, 7.0f);
+    // An odd count: the target converts a prefix in bulk and says how much.
+    const Index done = kernels.widenBfloat16s(patterns.data(), out.data(), 65533);
+    ASSERT_GE(done, 0);
+    ASSERT_LE(done, 65533);
+    for (Index i = 0; i < done; ++i)
+        ASSERT_EQ(std::bit_cast<std::uint32_t>(out[static_cast<std::size_t>(i)]),
+                  static_cast<std::uint32_t>(i) << 16)
+            << i;
+    for (std::size_t i = static_cast<std::size_t>(done); i < out.size(); ++i)
+        ASSERT_EQ(out[i], 7.0f) << i;
 }
 
 INSTANTIATE_TEST_SUITE_P(Isa, KernelTarget, ::testing::ValuesIn(kAllIsas), test::isaTestName);

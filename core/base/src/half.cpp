@@ -33,7 +33,9 @@ void widenHalfFloats(const std::uint16_t* in, std::size_t count, float* out) {
 }
 
 void widenBfloat16(const std::uint16_t* in, std::size_t count, float* out) {
-    for (std::size_t i = 0; i < count; ++i)
+    auto i = static_cast<std::size_t>(
+        simd::kernels().widenBfloat16s(in, out, static_cast<simd::Index>(count)));
+    for (; i < count; ++i)
         out[i] = bfloat16ToFloat(in[i]);
 }
 

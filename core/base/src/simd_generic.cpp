@@ -96,6 +96,16 @@ inline float reduceAdd(V v) {
 Index widenHalfFloats(const std::uint16_t*, float*, Index) {
     return 0;
 }
+Index widenBfloat16s(const std::uint16_t*, float*, Index) {
+    return 0;
+}
+
+/// An 8 x 8 tile element by element.
+inline void transposeTile(const float* in, Index ldIn, float* out, Index ldOut) {
+    for (Index c = 0; c < 8; ++c)
+        for (Index r = 0; r < 8; ++r)
+            out[c * ldOut + r] = in[r * ldIn + c];
+}
 
 #include "simd_kernels.inc"
 

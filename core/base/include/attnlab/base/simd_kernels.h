@@ -66,6 +66,14 @@ struct Kernels {
     /// the n values this target converts in bulk: returns how many it did (a multiple of 8;
     /// 0 on the generic target); the caller widens the rest one at a time.
     Index (*widenHalfFloats)(const std::uint16_t* in, float* out, Index n);
+    /// bfloat16 patterns to float32 (the 16 bits above 16 zero bits: exact), for the longest
+    /// prefix of the n values this target converts in bulk: returns how many it did (a multiple
+    /// of 8; 0 on the generic target); the caller widens the rest one at a time.
+    Index (*widenBfloat16s)(const std::uint16_t* in, float* out, Index n);
+    /// out[c * ldOut + r] = in[r * ldIn + c] for r < rows, c < cols: a copy (the same bytes on
+    /// every target), 8 x 8 tiles at a time where the target has shuffles. The nn.Linear
+    /// product's packed inputs and its outputs back to rows (core/model/src/forward.cpp).
+    void (*transpose)(const float* in, Index ldIn, Index rows, Index cols, float* out, Index ldOut);
 };
 
 /// The table of activeIsa().
