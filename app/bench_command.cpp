@@ -244,10 +244,25 @@ int benchModel(const BenchOptions& options, int workers) {
     run.threads = workers;
     if (auto problem = model::validateRun(c, ids, run)) fail(problem->message);
     double forwardCpu = 0;
-    // The text's run as the window and `attnlab model` make it (text_run.h).
-    const model::TextRunOptions text{run, {}};
+    // The text's run as the window and `attnlab model` make it (text_run.h), the attention's
+    // share of each forward timed apart.
+    std::vector<double> attentionShares;
     const double forward = medianSeconds(
-        options.repeats, [&] { (void)model::runText(net, ids, text); }, &forwardCpu);
+        options.repeats,
+        [&] {
+            double attentionSeconds = 0;
+            model::RunOptions timed = run;
+            timed.attentionSeconds = &attentionSeconds;
+            const auto runStart = std::chrono::steady_clock::now();
+            (void)model::runText(net, ids, model::TextRunOptions{timed, {}});
+            attentionShares.push_back(
+                attentionSeconds /
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - runStart).count());
+        },
+        &forwardCpu);
+    std::sort(attentionShares.begin(), attentionShares.end());
+    const double attention = forward * attentionShares[attentionShares.size() / 2];
+    const model::TextRunOptions text{run, {}};
     auto prefix = model::runText(net, std::span(ids).first(ids.size() - 1), text);
     if (!prefix) fail(prefix.error());
     const double append =
@@ -276,8 +291,8 @@ int benchModel(const BenchOptions& options, int workers) {
     const double mlpMatrices = c.arch().mlp == model::MlpKind::Plain ? 2 : 3;
     const double perLayer = 2 * d * qDim + 2 * d * kvDim + mlpMatrices * d * inner;
     const double s = static_cast<double>(count);
-    const double flops =
-        static_cast<double>(c.layers) * (2 * s * perLayer + 2 * s * (s + 1) * qDim); // causal pairs
+    const double attentionFlops = static_cast<double>(c.layers) * 2 * s * (s + 1) * qDim;
+    const double flops = static_cast<double>(c.layers) * 2 * s * perLayer + attentionFlops;
     const double peakRss = peakResidentBytes();
     const double size = static_cast<double>(net.checkpointBytes());
     std::printf("attnlab bench --model %s: %s, %lld layers x %lld heads (%lld kv), head dim %lld, "
@@ -298,6 +313,10 @@ int benchModel(const BenchOptions& options, int workers) {
         std::printf("  per CPU second: %.1f GFLOP/s, %.0f%% of the FMA loop's %.1f\n",
                     flops / forwardCpu * 1e-9,
                     100.0 * flops / forwardCpu * 1e-9 / fmaRate.perCpuSecond, fmaRate.perCpuSecond);
+    std::printf("  of which attention (QK^T, softmax, PV)      %9.1f ms  %6.1f GFLOP/s  %3.0f%% "
+                "of peak\n",
+                attention * 1e3, attentionFlops / attention * 1e-9,
+                100.0 * attentionFlops / attention * 1e-9 / fmaRate.wall);
     std::printf("append one token (KV cache)                   %9.1f ms\n", append * 1e3);
     char mapLabel[64];
     std::snprintf(mapLabel, sizeof mapLabel, "one head's map (layer %lld, head %lld)",

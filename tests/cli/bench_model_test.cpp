@@ -28,6 +28,7 @@ TEST_P(BenchModel, LoadsRunsAndReports) {
     ASSERT_EQ(result.status, 0) << result.err;
     EXPECT_NE(result.out.find("6 tokens, 2 threads"), std::string::npos) << result.out;
     EXPECT_NE(result.out.find("forward, all layers"), std::string::npos) << result.out;
+    EXPECT_NE(result.out.find("of which attention"), std::string::npos) << result.out;
     EXPECT_NE(result.out.find("append one token"), std::string::npos) << result.out;
     EXPECT_NE(result.out.find("peak RSS"), std::string::npos) << result.out;
 }

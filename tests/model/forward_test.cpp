@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -264,6 +265,25 @@ TEST(Ablation, EqualsZeroingTheHeadsSliceOfTheOutputProjection) {
                   1e-4)
             << name;
     }
+}
+
+TEST(RunModel, TimingTheAttentionChangesNoBitAndTakesPartOfTheRun) {
+    const Model model = load(fixtureDir("qwen3_qknorm"));
+    RunOptions plain;
+    plain.logits = LogitRows::All;
+    auto reference = runModel(model, fixtureIds(), plain);
+    double attentionSeconds = 0;
+    RunOptions timed = plain;
+    timed.attentionSeconds = &attentionSeconds;
+    const auto start = std::chrono::steady_clock::now();
+    auto run = runModel(model, fixtureIds(), timed);
+    const double whole =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    ASSERT_TRUE(reference.ok() && run.ok());
+    EXPECT_EQ(maxDifference(run->logits, reference->logits), 0.0);
+    // Every layer's attention is inside the run: a part of its time, not all of it.
+    EXPECT_GT(attentionSeconds, 0.0);
+    EXPECT_LT(attentionSeconds, whole);
 }
 
 TEST(RunModel, RefusesBadIdsAndHeads) {

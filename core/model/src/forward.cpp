@@ -7,6 +7,7 @@
 // time inside them.
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <memory>
 #include <numbers>
@@ -881,7 +882,12 @@ bool runStack(const Model& model, Pass pass, Matrix& x, Index old, ModelRun& run
         AttentionSpec spec = attentionSpecOf(c, of, l);
         spec.threads = threads;
         spec.scoreBias = bias;
+        const auto attendStart = std::chrono::steady_clock::now();
         Attention attention = attend(heads, spec);
+        if (main && options.attentionSeconds)
+            *options.attentionSeconds +=
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - attendStart)
+                    .count();
         if (previous) { // the copies' storage serves the next layer
             keyCopy = std::move(heads.k);
             valueCopy = std::move(heads.v);

@@ -227,6 +227,9 @@ struct RunOptions {
     /// residual stream's terms (null: nothing patched or recorded, at no cost).
     const ActivationPatch* patch = nullptr;
     RunRecording* record = nullptr;
+    /// When set, the wall-clock seconds the main stack's attention took (q k^T, the softmax and
+    /// p v, every layer) are added to it: where a forward's time goes (`attnlab bench --model`).
+    double* attentionSeconds = nullptr;
 };
 
 /// One layer's cached heads [H, S, hd] (q, k or v of a run), held as blocks of positions: a run
