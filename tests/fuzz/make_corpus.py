@@ -329,6 +329,14 @@ for name in ["f32.bin", "bf16.bin", "tied.bin", "views.bin", "refused/os_system.
 for name in ["f32.bin", "views_legacy.bin"]:
     with open(os.path.join(TORCH, name), "rb") as f:
         write("torch_pickle", name.replace(".bin", "_file.bin"), f.read())
+# torch.save's pickle of {"w": tensor} with the key made empty, which a fuzz run once found the
+# reader accepting (a tensor with no name): kept so every run starts from it.
+write("torch_pickle", "empty_key.pkl", bytes.fromhex(
+    "80027d710058000000007101"
+    "63746f7263682e5f7574696c730a5f72656275696c645f74656e736f725f7632"
+    "0a71022828580700000073746f72616765710363746f7263680a466c6f617453746f726167650a71"
+    "045801000000307105580300000063707571064b06747107514b004b024b038671084b034b01867109"
+    "8963636f6c6c656374696f6e730a4f726465726564446963740a710a2952710b74710c52710d732e"))
 
 
 # sentencepiece: Tokenizer::fromSentencePiece (a .model file: a serialized ModelProto of
