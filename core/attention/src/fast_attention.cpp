@@ -68,16 +68,8 @@ void gemmPanels(GemmStart start, const float* a, Index lda, Index rows, const fl
 
 /// K [Sk, D] as panels of 16 keys, each [D][16] (key j of the panel at lane j), zero past Sk:
 /// S = Q K^T then streams one contiguous 4 KB panel (D = 64) per 16 keys.
-void packKeys(ConstMatrixMap k, Index paddedKeys, float* out) {
-    const Index sk = k.rows();
-    const Index dim = k.cols();
-    for (Index p = 0; p < paddedKeys / kPanel; ++p)
-        for (Index j = 0; j < kPanel; ++j) {
-            const Index key = p * kPanel + j;
-            float* column = out + p * dim * kPanel + j;
-            for (Index d = 0; d < dim; ++d)
-                column[d * kPanel] = key < sk ? k(key, d) : 0.0f;
-        }
+void packKeys(ConstMatrixMap k, float* out) {
+    simd::packRowPanels(k.data(), k.cols(), k.rows(), k.cols(), out);
 }
 
 /// V [Sk, Dv] as panels of 16 output columns, each [paddedKeys][16], zero past Sk and Dv.
@@ -323,7 +315,7 @@ void attendFast(const Qkv& qkv, const AttentionSpec& spec, Attention& result) {
         std::call_once(kv.once, [&] {
             kv.keys.reserve(shape.paddedKeys * std::max<Index>(shape.dim, 1));
             kv.values.reserve(shape.paddedKeys * std::max<Index>(shape.paddedDv, kPanel));
-            packKeys(qkv.k.head(b, kvHead), shape.paddedKeys, kv.keys.data());
+            packKeys(qkv.k.head(b, kvHead), kv.keys.data());
             packValues(qkv.v.head(b, kvHead), shape.paddedKeys, shape.paddedDv, kv.values.data());
         });
         const HeadJob job{qkv.q.head(b, h), qkv.k.head(b, kvHead), qkv.v.head(b, kvHead),

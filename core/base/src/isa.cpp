@@ -2,6 +2,7 @@
 
 #include "attnlab/base/isa.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <string>
@@ -124,6 +125,17 @@ const Kernels& kernelsFor(Isa isa) {
 
 const Kernels& kernels() {
     return kernelsFor(activeIsa());
+}
+
+void packRowPanels(const float* in, Index ld, Index rows, Index depth, float* out) {
+    const Kernels& k = kernels();
+    for (Index first = 0; first < rows; first += kPanelWidth) {
+        const Index count = std::min(kPanelWidth, rows - first);
+        float* panel = out + first * depth;
+        k.transpose(in + first * ld, ld, count, depth, panel, kPanelWidth);
+        for (Index d = 0; d < depth && count < kPanelWidth; ++d)
+            std::fill(panel + d * kPanelWidth + count, panel + (d + 1) * kPanelWidth, 0.0f);
+    }
 }
 
 } // namespace simd

@@ -125,18 +125,9 @@ void projectConv1D(const Matrix& x, const Weight& w, Index begin, Index end, Mat
 
 /// x's rows as 16-row panels [row panels][in][16] (x^T, zero past the last row): the B of
 /// y^T = W x^T, made once per projection and read by every block.
-void packRows(const Matrix& x, std::vector<float>& packed, const simd::Kernels& kernels) {
-    const Index rows = x.rows();
-    const Index depth = x.cols();
-    packed.resize(static_cast<std::size_t>(panelsFor(rows) * depth * kPanel));
-    for (Index p = 0; p < panelsFor(rows); ++p) {
-        const Index first = p * kPanel;
-        const Index count = std::min(kPanel, rows - first);
-        float* panel = packed.data() + p * depth * kPanel;
-        kernels.transpose(x.data() + first * depth, depth, count, depth, panel, kPanel);
-        for (Index k = 0; k < depth && count < kPanel; ++k)
-            std::fill(panel + k * kPanel + count, panel + (k + 1) * kPanel, 0.0f);
-    }
+void packRows(const Matrix& x, std::vector<float>& packed) {
+    packed.resize(static_cast<std::size_t>(panelsFor(x.rows()) * x.cols() * kPanel));
+    simd::packRowPanels(x.data(), x.cols(), x.rows(), x.cols(), packed.data());
 }
 
 /// nn.Linear [out, in]: y[:, begin, end)^T = W_block x^T with the block's rows as A, in place
@@ -185,7 +176,7 @@ void project(const Matrix& x, const Linear& p, Matrix& y, int threads) {
     const simd::Kernels& kernels = simd::kernels();
     const bool packed = anyRowCount(w) || x.rows() >= kPackedGemmRows;
     std::vector<float> packedRows;
-    if (packed && !w.inOut) packRows(x, packedRows, kernels);
+    if (packed && !w.inOut) packRows(x, packedRows);
     parallelColumns(outputs, threads, workPerColumn, [&](Index begin, Index end) {
         if (!packed)
             projectFewRows(x, w, begin, end, y);

@@ -82,4 +82,9 @@ const Kernels& kernels();
 /// The table of `isa`; throws InvalidArgument when !isaSupported(isa).
 const Kernels& kernelsFor(Isa isa);
 
+/// `rows` rows of `depth` floats, `ld` apart, as the GEMM's B: panels of 16 rows one after the
+/// other, each [depth][16] (row 16 p + j at lane j of panel p), zero past the last row. x's rows
+/// for nn.Linear's W x^T, K's for Q K^T; through the active table's transpose.
+void packRowPanels(const float* in, Index ld, Index rows, Index depth, float* out);
+
 } // namespace attnlab::simd
