@@ -873,12 +873,13 @@ bool runStack(const Model& model, Pass pass, Matrix& x, Index old, ModelRun& run
         AttentionSpec spec = attentionSpecOf(c, of, l);
         spec.threads = threads;
         spec.scoreBias = bias;
-        const auto attendStart = std::chrono::steady_clock::now();
+        double* timed = main ? options.attentionSeconds : nullptr;
+        const auto attendStart =
+            timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
         Attention attention = attend(heads, spec);
-        if (main && options.attentionSeconds)
-            *options.attentionSeconds +=
-                std::chrono::duration<double>(std::chrono::steady_clock::now() - attendStart)
-                    .count();
+        if (timed)
+            *timed += std::chrono::duration<double>(std::chrono::steady_clock::now() - attendStart)
+                          .count();
         if (previous) { // the copies' storage serves the next layer
             keyCopy = std::move(heads.k);
             valueCopy = std::move(heads.v);
