@@ -89,8 +89,8 @@ bool anyRowCount(const Weight& w) {
 /// panels B [in][16 panels] in the thread's buffer, zero past end.
 void projectConv1D(const Matrix& x, const Weight& w, Index begin, Index end, Matrix& y,
                    const simd::Kernels& kernels) {
-    thread_local std::vector<float> packed; // in x kColumnBlock, kept for the next call
-    thread_local std::vector<float> widened;
+    thread_local AlignedVector<float> packed; // in x kColumnBlock, kept for the next call
+    thread_local AlignedVector<float> widened;
     thread_local Matrix tail; // a block narrower than its panels
     const Index rows = x.rows();
     const Index depth = w.rows;
@@ -125,7 +125,7 @@ void projectConv1D(const Matrix& x, const Weight& w, Index begin, Index end, Mat
 
 /// x's rows as 16-row panels [row panels][in][16] (x^T, zero past the last row): the B of
 /// y^T = W x^T, made once per projection and read by every block.
-void packRows(const Matrix& x, std::vector<float>& packed) {
+void packRows(const Matrix& x, AlignedVector<float>& packed) {
     packed.resize(static_cast<std::size_t>(panelsFor(x.rows()) * x.cols() * kPanel));
     simd::packRowPanels(x.data(), x.cols(), x.rows(), x.cols(), packed.data());
 }
@@ -134,10 +134,10 @@ void packRows(const Matrix& x, std::vector<float>& packed) {
 /// (F32) or widened into the thread's buffer, against x's packed rows; the [outputs, rows]
 /// result is transposed into y. The same FMA chain per output as x W^T (a product does not
 /// depend on the order of its factors).
-void projectLinear(const Matrix& x, const std::vector<float>& packedRows, const Weight& w,
+void projectLinear(const Matrix& x, const AlignedVector<float>& packedRows, const Weight& w,
                    Index begin, Index end, Matrix& y, const simd::Kernels& kernels) {
-    thread_local std::vector<float> widened; // kColumnBlock x in, kept for the next call
-    thread_local std::vector<float> transposed;
+    thread_local AlignedVector<float> widened; // kColumnBlock x in, kept for the next call
+    thread_local AlignedVector<float> transposed;
     const Index rows = x.rows();
     const Index depth = w.cols;
     const Index width = end - begin;
@@ -175,7 +175,7 @@ void project(const Matrix& x, const Linear& p, Matrix& y, int threads) {
     const double workPerColumn = static_cast<double>(x.rows()) * static_cast<double>(x.cols());
     const simd::Kernels& kernels = simd::kernels();
     const bool packed = anyRowCount(w) || x.rows() >= kPackedGemmRows;
-    std::vector<float> packedRows;
+    AlignedVector<float> packedRows;
     if (packed && !w.inOut) packRows(x, packedRows);
     parallelColumns(outputs, threads, workPerColumn, [&](Index begin, Index end) {
         if (!packed)
