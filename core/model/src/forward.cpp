@@ -26,19 +26,26 @@ namespace {
 
 using detail::resolveThreads;
 
-/// Runs fn(begin, end) over [0, count) in blocks of kColumnBlock columns, the blocks shared out
-/// over up to `threads` workers of the pool (the calling thread one of them), as many as the
-/// work is worth (`workPerColumn` multiply-adds a column). The blocks are the same whatever the
-/// thread count: with Eigen's GEMM, which chose its depth blocking and so the order of each dot
-/// product's sum from the shape of the product it was given, a split by thread count gave
-/// logits whose last bits depended on --threads; the kernels' GEMM sums in order whatever the
-/// shape, and the fixed blocks keep each item's work and panel the same.
+/// Runs fn(begin, end) over [0, count) in blocks of kColumnBlock columns (after a first block of
+/// `lead` columns where lead > 0), the blocks shared out over up to `threads` workers of the pool
+/// (the calling thread one of them), as many as the work is worth (`workPerColumn` multiply-adds
+/// a column). The blocks are the same whatever the thread count: with Eigen's GEMM, which chose
+/// its depth blocking and so the order of each dot product's sum from the shape of the product
+/// it was given, a split by thread count gave logits whose last bits depended on --threads; the
+/// kernels' GEMM sums in order whatever the shape, and the fixed blocks keep each item's work
+/// and panel the same.
 template <typename Fn>
-void parallelColumns(Index count, int threads, double workPerColumn, const Fn& fn) {
+void parallelColumns(Index count, int threads, double workPerColumn, const Fn& fn, Index lead = 0) {
     constexpr Index kColumnBlock = 64;
-    const Index blocks = (count + kColumnBlock - 1) / kColumnBlock;
+    lead = std::min(lead, count);
+    const Index first = lead > 0 ? 1 : 0;
+    const Index blocks = first + (count - lead + kColumnBlock - 1) / kColumnBlock;
     detail::parallelFor(blocks, threads, workPerColumn * kColumnBlock, [&](Index block) {
-        const Index begin = block * kColumnBlock;
+        if (block < first) {
+            fn(Index{0}, lead);
+            return;
+        }
+        const Index begin = lead + (block - first) * kColumnBlock;
         fn(begin, std::min(count, begin + kColumnBlock));
     });
 }
@@ -77,6 +84,20 @@ void projectFewRows(const Matrix& x, const Weight& w, Index begin, Index end, Ma
     }
 }
 
+/// The columns before a float32 Conv1D's first panel that starts on a cache line: the GEMM reads
+/// such a weight in place, 16 columns of a row at a time, and transformers writes a tensor
+/// wherever 8 bytes align it, so a panel from column 0 could straddle two lines in every row (a
+/// tenth of GPT-2's forward). project() gives these columns a block of their own (packed, as a
+/// block narrower than a panel is) and starts the in-place panels after them. The sums, one FMA
+/// chain per output, do not depend on where the blocks start.
+Index columnsBeforeALine(const Weight& w) {
+    if (!w.inOut || !w.isFloat32() || w.cols % kPanel != 0) return 0;
+    constexpr auto kLine = static_cast<std::uintptr_t>(kPanel * sizeof(float));
+    const auto address = reinterpret_cast<std::uintptr_t>(w.values.data());
+    if (address % sizeof(float) != 0) return 0;
+    return static_cast<Index>((kLine - address % kLine) % kLine / sizeof(float));
+}
+
 /// Whether project takes the kernels' GEMM for this weight at any row count: a Conv1D of whole
 /// panels, whose float32 weight is read in place as the panels (no packing: nothing to save on
 /// a few rows) and whose 16-bit one is widened into them, as a few rows' product widens it too.
@@ -85,7 +106,8 @@ bool anyRowCount(const Weight& w) {
     return w.inOut && w.cols % kPanel == 0;
 }
 
-/// Conv1D [in, out]: y[:, begin, end) = x W_block, the block's columns (widened) as 16-column
+/// Conv1D [in, out]: y[:, begin, end) = x W_block. A float32 weight's whole panels are read in
+/// place (its rows are B's rows); the rest, and a 16-bit block, are widened into 16-column
 /// panels B [in][16 panels] in the thread's buffer, zero past end.
 void projectConv1D(const Matrix& x, const Weight& w, Index begin, Index end, Matrix& y,
                    const simd::Kernels& kernels) {
@@ -94,20 +116,18 @@ void projectConv1D(const Matrix& x, const Weight& w, Index begin, Index end, Mat
     thread_local Matrix tail; // a block narrower than its panels
     const Index rows = x.rows();
     const Index depth = w.rows;
+    const Index inPlace = w.isFloat32() ? (end - begin) / kPanel * kPanel : 0;
+    if (inPlace > 0)
+        kernels.gemm(simd::GemmStart::Zero, x.data(), depth, rows, w.values.data() + begin, w.cols,
+                     kPanel, inPlace / kPanel, depth, y.data() + begin, y.cols(), nullptr);
+    begin += inPlace;
     const Index width = end - begin;
+    if (width == 0) return;
     const Index ld = panelsFor(width) * kPanel;
-    const float* panels = packed.data();
-    Index ldb = ld;
-    if (w.isFloat32() && width == ld) { // in place: the weight's rows are B's rows
-        panels = w.values.data() + begin;
-        ldb = w.cols;
-    } else if (width == ld) {
-        packed.resize(static_cast<std::size_t>(depth * ld));
+    packed.resize(static_cast<std::size_t>(depth * ld));
+    if (width == ld) {
         w.widenColumns(begin, width, packed.data());
-        panels = packed.data();
     } else {
-        packed.resize(static_cast<std::size_t>(depth * ld));
-        panels = packed.data();
         widened.resize(static_cast<std::size_t>(depth * width));
         w.widenColumns(begin, width, widened.data());
         for (Index k = 0; k < depth; ++k) {
@@ -117,9 +137,9 @@ void projectConv1D(const Matrix& x, const Weight& w, Index begin, Index end, Mat
         }
         tail.resize(rows, ld);
     }
-    kernels.gemm(simd::GemmStart::Zero, x.data(), depth, rows, panels, ldb, kPanel, ld / kPanel,
-                 depth, width == ld ? y.data() + begin : tail.data(), width == ld ? y.cols() : ld,
-                 nullptr);
+    kernels.gemm(simd::GemmStart::Zero, x.data(), depth, rows, packed.data(), ld, kPanel,
+                 ld / kPanel, depth, width == ld ? y.data() + begin : tail.data(),
+                 width == ld ? y.cols() : ld, nullptr);
     if (width != ld) y.middleCols(begin, width) = tail.leftCols(width);
 }
 
@@ -177,17 +197,20 @@ void project(const Matrix& x, const Linear& p, Matrix& y, int threads) {
     const bool packed = anyRowCount(w) || x.rows() >= kPackedGemmRows;
     AlignedVector<float> packedRows;
     if (packed && !w.inOut) packRows(x, packedRows);
-    parallelColumns(outputs, threads, workPerColumn, [&](Index begin, Index end) {
-        if (!packed)
-            projectFewRows(x, w, begin, end, y);
-        else if (w.inOut)
-            projectConv1D(x, w, begin, end, y, kernels);
-        else
-            projectLinear(x, packedRows, w, begin, end, y, kernels);
-        if (!p.bias.empty())
-            y.middleCols(begin, end - begin).rowwise() +=
-                p.bias.vector().segment(begin, end - begin).transpose();
-    });
+    parallelColumns(
+        outputs, threads, workPerColumn,
+        [&](Index begin, Index end) {
+            if (!packed)
+                projectFewRows(x, w, begin, end, y);
+            else if (w.inOut)
+                projectConv1D(x, w, begin, end, y, kernels);
+            else
+                projectLinear(x, packedRows, w, begin, end, y, kernels);
+            if (!p.bias.empty())
+                y.middleCols(begin, end - begin).rowwise() +=
+                    p.bias.vector().segment(begin, end - begin).transpose();
+        },
+        packed ? columnsBeforeALine(w) : 0);
 }
 
 /// The family's norm over each `width` segment of each row of x, in place: LayerNorm
