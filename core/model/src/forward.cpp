@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <memory>
 #include <numbers>
 #include <numeric>
@@ -185,7 +186,12 @@ void projectLinear(const Matrix& x, const AlignedVector<float>& packedRows, cons
 /// the product with a float32 copy of the weight bit for bit, and is the same on either SIMD
 /// target. Fewer rows: Eigen on the block (projectFewRows), also the same at any thread count and
 /// for the float32 copy.
-void project(const Matrix& x, const Linear& p, Matrix& y, int threads) {
+/// What a projection's column block does after its product and bias, on the same thread while the
+/// block is in cache: fn(begin, end) on y's columns [begin, end), or nothing.
+using ColumnsDone = std::function<void(Index begin, Index end)>;
+
+void project(const Matrix& x, const Linear& p, Matrix& y, int threads,
+             const ColumnsDone& done = {}) {
     const Weight& w = p.weight;
     const Index outputs = w.outputs();
     ATTN_CHECK(x.cols() == (w.inOut ? w.rows : w.cols), "project: " << x.cols()
@@ -209,6 +215,7 @@ void project(const Matrix& x, const Linear& p, Matrix& y, int threads) {
             if (!p.bias.empty())
                 y.middleCols(begin, end - begin).rowwise() +=
                     p.bias.vector().segment(begin, end - begin).transpose();
+            if (done) done(begin, end);
         },
         packed ? columnsBeforeALine(w) : 0);
 }
@@ -270,7 +277,7 @@ void applyFinalNorm(const Model& model, Matrix& rows) {
 }
 
 /// The MLP's activation in place.
-void activate(Matrix& x, Activation activation) {
+void activate(Eigen::Ref<Matrix> x, Activation activation) {
     auto a = x.array();
     switch (activation) {
     case Activation::GeluTanh: { // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
@@ -372,16 +379,19 @@ void projectQkv(const Matrix& h, const LayerWeights& w, const ModelConfig& c, Ma
 void mlpRows(const Matrix& h, const LayerWeights& w, const ModelConfig& c, Matrix& out,
              Matrix& up, Matrix& gate, int threads) {
     switch (c.arch().mlp) {
-    case MlpKind::Plain:
-        project(h, w.up, up, threads);
-        activate(up, c.activation);
+    case MlpKind::Plain: // the activation in the up projection's column blocks
+        project(h, w.up, up, threads, [&](Index begin, Index end) {
+            activate(up.middleCols(begin, end - begin), c.activation);
+        });
         project(up, w.down, out, threads);
         return;
-    case MlpKind::Gated:
+    case MlpKind::Gated: // act(gate) * up in the up projection's column blocks
         project(h, w.gate, gate, threads);
-        project(h, w.up, up, threads);
-        activate(gate, c.activation);
-        gate.array() *= up.array();
+        project(h, w.up, up, threads, [&](Index begin, Index end) {
+            auto g = gate.middleCols(begin, end - begin);
+            activate(g, c.activation);
+            g.array() *= up.middleCols(begin, end - begin).array();
+        });
         project(gate, w.down, out, threads);
         return;
     case MlpKind::GatedFused: { // gate_up_proj: [gate | up]
