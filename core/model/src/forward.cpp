@@ -87,8 +87,8 @@ void projectFewRows(const Matrix& x, const Weight& w, Index begin, Index end, Ma
 
 /// The columns before a float32 Conv1D's first panel that starts on a cache line: the GEMM reads
 /// such a weight in place, 16 columns of a row at a time, and transformers writes a tensor
-/// wherever 8 bytes align it, so a panel from column 0 could straddle two lines in every row (a
-/// tenth of GPT-2's forward). project() gives these columns a block of their own (packed, as a
+/// wherever 8 bytes align it, so a panel from column 0 could straddle two lines in every row (8 %
+/// of GPT-2's forward). project() gives these columns a block of their own (packed, as a
 /// block narrower than a panel is) and starts the in-place panels after them. The sums, one FMA
 /// chain per output, do not depend on where the blocks start.
 Index columnsBeforeALine(const Weight& w) {
@@ -178,18 +178,18 @@ void projectLinear(const Matrix& x, const AlignedVector<float>& packedRows, cons
     kernels.transpose(transposed.data(), ld, width, rows, y.data() + begin, y.cols());
 }
 
+/// What a projection's column block does after its product and bias, on the same thread while the
+/// block is in cache: fn(begin, end) on y's columns [begin, end), or nothing.
+using ColumnsDone = std::function<void(Index begin, Index end)>;
+
 /// y = x W^T (+ bias) for an nn.Linear weight W [out, in], or y = x W for a Conv1D [in, out],
-/// in blocks of kColumnBlock outputs shared over the threads. From kPackedGemmRows rows (any
-/// rows where anyRowCount) through the kernels' register-blocked GEMM
+/// in blocks of kColumnBlock outputs shared over the threads, each then given to `done`. From
+/// kPackedGemmRows rows (any rows where anyRowCount) through the kernels' register-blocked GEMM
 /// (attnlab/base/simd_kernels.h), F16/BF16 blocks widened into the thread's own buffer: each output
 /// is one FMA chain over the inputs in order, so the result is the same at any thread count, equals
 /// the product with a float32 copy of the weight bit for bit, and is the same on either SIMD
 /// target. Fewer rows: Eigen on the block (projectFewRows), also the same at any thread count and
 /// for the float32 copy.
-/// What a projection's column block does after its product and bias, on the same thread while the
-/// block is in cache: fn(begin, end) on y's columns [begin, end), or nothing.
-using ColumnsDone = std::function<void(Index begin, Index end)>;
-
 void project(const Matrix& x, const Linear& p, Matrix& y, int threads,
              const ColumnsDone& done = {}) {
     const Weight& w = p.weight;
@@ -375,23 +375,49 @@ void projectQkv(const Matrix& h, const LayerWeights& w, const ModelConfig& c, Ma
     }
 }
 
+/// Whether the MLP's activation may run in the up projection's column blocks (project's
+/// `done`), on the thread that made each block while it is in cache. Eigen computes an element
+/// in a packet or, at a row's last few columns, alone; tanh (GELU's) and max give the same bits
+/// either way, and erf is taken one element at a time anyway, but Eigen's packet exp and std::exp
+/// differ in the last bit for about 6 % of inputs. A Conv1D's blocks start where its file put
+/// the weights (columnsBeforeALine), so an exp-based activation there runs over the whole matrix,
+/// whose result does not depend on the blocks; nn.Linear's blocks are always the same.
+bool activateInBlocks(const Weight& up, Activation activation) {
+    const bool sameBitsAnyWidth = activation == Activation::GeluTanh ||
+                                  activation == Activation::GeluErf ||
+                                  activation == Activation::Relu;
+    return sameBitsAnyWidth || !up.inOut;
+}
+
 /// The MLP of a block of rows h into out.
 void mlpRows(const Matrix& h, const LayerWeights& w, const ModelConfig& c, Matrix& out,
              Matrix& up, Matrix& gate, int threads) {
+    const bool inBlocks = activateInBlocks(w.up.weight, c.activation);
     switch (c.arch().mlp) {
-    case MlpKind::Plain: // the activation in the up projection's column blocks
-        project(h, w.up, up, threads, [&](Index begin, Index end) {
-            activate(up.middleCols(begin, end - begin), c.activation);
-        });
+    case MlpKind::Plain:
+        if (inBlocks) {
+            project(h, w.up, up, threads, [&](Index begin, Index end) {
+                activate(up.middleCols(begin, end - begin), c.activation);
+            });
+        } else {
+            project(h, w.up, up, threads);
+            activate(up, c.activation);
+        }
         project(up, w.down, out, threads);
         return;
-    case MlpKind::Gated: // act(gate) * up in the up projection's column blocks
+    case MlpKind::Gated:
         project(h, w.gate, gate, threads);
-        project(h, w.up, up, threads, [&](Index begin, Index end) {
-            auto g = gate.middleCols(begin, end - begin);
-            activate(g, c.activation);
-            g.array() *= up.middleCols(begin, end - begin).array();
-        });
+        if (inBlocks) { // act(gate) * up, a block at a time
+            project(h, w.up, up, threads, [&](Index begin, Index end) {
+                auto g = gate.middleCols(begin, end - begin);
+                activate(g, c.activation);
+                g.array() *= up.middleCols(begin, end - begin).array();
+            });
+        } else {
+            project(h, w.up, up, threads);
+            activate(gate, c.activation);
+            gate.array() *= up.array();
+        }
         project(gate, w.down, out, threads);
         return;
     case MlpKind::GatedFused: { // gate_up_proj: [gate | up]
