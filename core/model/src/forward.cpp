@@ -95,7 +95,6 @@ Index columnsBeforeALine(const Weight& w) {
     if (!w.inOut || !w.isFloat32() || w.cols % kPanel != 0) return 0;
     constexpr auto kLine = static_cast<std::uintptr_t>(kPanel * sizeof(float));
     const auto address = reinterpret_cast<std::uintptr_t>(w.values.data());
-    if (address % sizeof(float) != 0) return 0;
     return static_cast<Index>((kLine - address % kLine) % kLine / sizeof(float));
 }
 
