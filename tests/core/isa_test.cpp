@@ -89,7 +89,7 @@ struct GemmInputs {
 std::vector<float> runGemm(const simd::Kernels& kernels, const GemmCase& g) {
     GemmInputs in(g);
     kernels.gemm(g.start, in.a.data(), in.lda, g.rows, in.b.data(), in.ldb, 16, g.panels, g.depth,
-                 in.c.data(), in.ldc, in.scale.data());
+                 in.c.data(), in.ldc, in.scale.data(), nullptr);
     return in.c;
 }
 

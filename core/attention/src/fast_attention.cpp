@@ -63,7 +63,7 @@ void gemmPanels(GemmStart start, const float* a, Index lda, Index rows, const fl
                 Index panelStride, Index panels, Index depth, float* c, Index ldc,
                 const float* rowScale) {
     simd::kernels().gemm(start, a, lda, rows, b, kPanel, panelStride, panels, depth, c, ldc,
-                         rowScale);
+                         rowScale, nullptr);
 }
 
 /// K [Sk, D] as panels of 16 keys, each [D][16] (key j of the panel at lane j), zero past Sk:

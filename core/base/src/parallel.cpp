@@ -13,6 +13,8 @@
 
 #include "attnlab/base/parallel.h"
 
+#include "attnlab/base/check.h"
+
 namespace attnlab::detail {
 namespace {
 
@@ -130,6 +132,57 @@ void runOnPool(Index count, int workers, const ItemTask& task) {
         return;
     }
     pool().run(count, workers, task);
+}
+
+namespace {
+
+constexpr std::uint64_t kBackMask = 0xffffffffu;
+
+std::uint64_t bounds(Index front, Index back) {
+    return static_cast<std::uint64_t>(front) << 32 | static_cast<std::uint64_t>(back);
+}
+
+} // namespace
+
+Runs::Runs(Index count, int runs)
+    : m_bounds(std::make_unique<std::atomic<std::uint64_t>[]>(static_cast<std::size_t>(runs))),
+      m_count(runs) {
+    ATTN_CHECK(count >= 0 && count <= static_cast<Index>(kBackMask) && runs > 0,
+               "Runs: " << count << " items in " << runs << " runs");
+    for (int r = 0; r < runs; ++r)
+        m_bounds[static_cast<std::size_t>(r)] = bounds(count * r / runs, count * (r + 1) / runs);
+}
+
+Index Runs::takeFront(int run, Index& next) {
+    auto& word = m_bounds[static_cast<std::size_t>(run)];
+    std::uint64_t now = word.load();
+    for (;;) {
+        const auto front = static_cast<Index>(now >> 32);
+        const auto back = static_cast<Index>(now & kBackMask);
+        if (front >= back) break;
+        if (word.compare_exchange_weak(now, bounds(front + 1, back))) {
+            next = front + 1 < back ? front + 1 : -1;
+            return front;
+        }
+    }
+    next = -1;
+    return -1;
+}
+
+Index Runs::takeBack(int run, Index& next) {
+    auto& word = m_bounds[static_cast<std::size_t>(run)];
+    std::uint64_t now = word.load();
+    for (;;) {
+        const auto front = static_cast<Index>(now >> 32);
+        const auto back = static_cast<Index>(now & kBackMask);
+        if (front >= back) break;
+        if (word.compare_exchange_weak(now, bounds(front, back - 1))) {
+            next = back - 2 >= front ? back - 2 : -1;
+            return back - 1;
+        }
+    }
+    next = -1;
+    return -1;
 }
 
 int poolThreads() {

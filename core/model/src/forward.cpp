@@ -27,12 +27,15 @@ namespace {
 
 using detail::resolveThreads;
 
-/// Runs fn(begin, end) over [0, count) in blocks of kColumnBlock columns (after a first block of
-/// `lead` columns where lead > 0), the blocks shared out over up to `threads` workers of the pool
-/// (the calling thread one of them), as many as the work is worth (`workPerColumn` multiply-adds
-/// a column). The blocks are the same whatever the thread count: with Eigen's GEMM, which chose
-/// its depth blocking and so the order of each dot product's sum from the shape of the product
-/// it was given, a split by thread count gave logits whose last bits depended on --threads; the
+/// Runs fn(begin, end, next) over [0, count) in blocks of kColumnBlock columns (after a first
+/// block of `lead` columns where lead > 0), the blocks shared out over up to `threads` workers of
+/// the pool (the calling thread one of them), as many as the work is worth (`workPerColumn`
+/// multiply-adds a column). Each worker goes through a run of consecutive blocks in order
+/// (parallelRuns), and `next` is where the block it will probably work on next begins (-1 where
+/// none is left): a projection asks for that block's weights while it works on this one. The
+/// blocks are the same whatever the thread count: with Eigen's GEMM, which chose its depth
+/// blocking and so the order of each dot product's sum from the shape of the product it was
+/// given, a split by thread count gave logits whose last bits depended on --threads; the
 /// kernels' GEMM sums in order whatever the shape, and the fixed blocks keep each item's work
 /// and panel the same.
 template <typename Fn>
@@ -41,14 +44,15 @@ void parallelColumns(Index count, int threads, double workPerColumn, const Fn& f
     lead = std::min(lead, count);
     const Index first = lead > 0 ? 1 : 0;
     const Index blocks = first + (count - lead + kColumnBlock - 1) / kColumnBlock;
-    detail::parallelFor(blocks, threads, workPerColumn * kColumnBlock, [&](Index block) {
-        if (block < first) {
-            fn(Index{0}, lead);
-            return;
-        }
-        const Index begin = lead + (block - first) * kColumnBlock;
-        fn(begin, std::min(count, begin + kColumnBlock));
-    });
+    auto beginOf = [&](Index block) {
+        return block < first ? Index{0} : lead + (block - first) * kColumnBlock;
+    };
+    detail::parallelRuns(
+        blocks, threads, workPerColumn * kColumnBlock, [&](Index block, Index next) {
+            const Index begin = beginOf(block);
+            const Index end = block < first ? lead : std::min(count, begin + kColumnBlock);
+            fn(begin, end, next >= 0 ? beginOf(next) : Index{-1});
+        });
 }
 
 /// Fewer rows than this (a few tokens appended through the KV cache) are not worth packing for:
@@ -107,9 +111,10 @@ bool anyRowCount(const Weight& w) {
 }
 
 /// Conv1D [in, out]: y[:, begin, end) = x W_block. A float32 weight's whole panels are read in
-/// place (its rows are B's rows); the rest, and a 16-bit block, are widened into 16-column
-/// panels B [in][16 panels] in the thread's buffer, zero past end.
-void projectConv1D(const Matrix& x, const Weight& w, Index begin, Index end, Matrix& y,
+/// place (its rows are B's rows), asking for the first panels of the block that begins at
+/// `next` (where next >= 0) as the last ones are worked on; the rest, and a 16-bit block, are
+/// widened into 16-column panels B [in][16 panels] in the thread's buffer, zero past end.
+void projectConv1D(const Matrix& x, const Weight& w, Index begin, Index end, Index next, Matrix& y,
                    const simd::Kernels& kernels) {
     thread_local AlignedVector<float> packed; // in x kColumnBlock, kept for the next call
     thread_local AlignedVector<float> widened;
@@ -117,9 +122,10 @@ void projectConv1D(const Matrix& x, const Weight& w, Index begin, Index end, Mat
     const Index rows = x.rows();
     const Index depth = w.rows;
     const Index inPlace = w.isFloat32() ? (end - begin) / kPanel * kPanel : 0;
-    if (inPlace > 0)
+    if (inPlace > 0) // the next block is in the same weight: a float32 one too
         kernels.gemm(simd::GemmStart::Zero, x.data(), depth, rows, w.values.data() + begin, w.cols,
-                     kPanel, inPlace / kPanel, depth, y.data() + begin, y.cols(), nullptr);
+                     kPanel, inPlace / kPanel, depth, y.data() + begin, y.cols(), nullptr,
+                     next >= 0 ? w.values.data() + next : nullptr);
     begin += inPlace;
     const Index width = end - begin;
     if (width == 0) return;
@@ -139,7 +145,7 @@ void projectConv1D(const Matrix& x, const Weight& w, Index begin, Index end, Mat
     }
     kernels.gemm(simd::GemmStart::Zero, x.data(), depth, rows, packed.data(), ld, kPanel,
                  ld / kPanel, depth, width == ld ? y.data() + begin : tail.data(),
-                 width == ld ? y.cols() : ld, nullptr);
+                 width == ld ? y.cols() : ld, nullptr, nullptr);
     if (width != ld) y.middleCols(begin, width) = tail.leftCols(width);
 }
 
@@ -172,7 +178,7 @@ void projectLinear(const Matrix& x, const AlignedVector<float>& packedRows, cons
     }
     transposed.resize(static_cast<std::size_t>(width * ld));
     kernels.gemm(simd::GemmStart::Zero, block, depth, width, packedRows.data(), kPanel,
-                 depth * kPanel, ld / kPanel, depth, transposed.data(), ld, nullptr);
+                 depth * kPanel, ld / kPanel, depth, transposed.data(), ld, nullptr, nullptr);
     // Back to rows, 8 x 8 tiles at a time (3-4 % of a long text's forward element by element).
     kernels.transpose(transposed.data(), ld, width, rows, y.data() + begin, y.cols());
 }
@@ -204,11 +210,11 @@ void project(const Matrix& x, const Linear& p, Matrix& y, int threads,
     if (packed && !w.inOut) packRows(x, packedRows);
     parallelColumns(
         outputs, threads, workPerColumn,
-        [&](Index begin, Index end) {
+        [&](Index begin, Index end, Index next) {
             if (!packed)
                 projectFewRows(x, w, begin, end, y);
             else if (w.inOut)
-                projectConv1D(x, w, begin, end, y, kernels);
+                projectConv1D(x, w, begin, end, next, y, kernels);
             else
                 projectLinear(x, packedRows, w, begin, end, y, kernels);
             if (!p.bias.empty())

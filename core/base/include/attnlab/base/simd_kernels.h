@@ -45,9 +45,11 @@ struct Kernels {
     /// 16 columns, element (k, j) of panel p at b[p * panelStride + k * ldb + j]; C row-major
     /// (ldc). Each C element is one FMA chain over k = 0 .. depth-1 in order (the depth is
     /// blocked for the caches, C holding the partial sums), whatever the rows and panels.
+    /// `then` (or null): the B of the product the caller runs next, with the same ldb and panel
+    /// stride, whose first panels are asked into the cache while the last ones are worked on.
     void (*gemm)(GemmStart start, const float* a, Index lda, Index rows, const float* b, Index ldb,
                  Index panelStride, Index panels, Index depth, float* c, Index ldc,
-                 const float* rowScale);
+                 const float* rowScale, const float* then);
     /// One online-softmax step of a row of `cols` (a multiple of 16) logits, in place: m_new =
     /// max(m, max s), s = exp(s - m_new) (shift 0 while m_new is -inf, so a row with no allowed key
     /// stays 0), l = exp(m - m_new) l + sum s. Returns exp(m - m_new).
