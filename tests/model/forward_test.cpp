@@ -534,11 +534,11 @@ TEST(RunModel, ThreadCountDoesNotChangeOneByte) {
 }
 
 // transformers writes a tensor wherever 8 bytes align it, and the forward reads a float32
-// Conv1D in place from the panel that starts on a cache line, the columns before it in a block
-// of their own: wherever the file puts the weights, a run from scratch and an appended token
-// give the same bytes, and every 4-byte place on a 64-byte line is tried. With GPT-2's GELU the
-// activation runs in those blocks; with an exp-based one (quick_gelu), whose Eigen packet and
-// scalar results differ, over the whole matrix.
+// Conv1D in place from the panel that starts on a cache line, the columns before it and the
+// last ones in one panel of their own: wherever the file puts the weights, a run from scratch and
+// an appended token give the same bytes, and every 4-byte place on a 64-byte line is tried. With
+// GPT-2's GELU the activation runs in those blocks; with an exp-based one (quick_gelu), whose Eigen
+// packet and scalar results differ, over the whole matrix.
 TEST(RunModel, AConv1DGivesTheSameBytesWhereverTheFilePutsIt) {
     const std::string name = "gpt2_lmhead_f32";
     const auto weights = test::splitImage(test::readBytes(fixtureDir(name) + "/model.safetensors"));

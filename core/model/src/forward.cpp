@@ -61,6 +61,9 @@ constexpr Index kPackedGemmRows = 16;
 
 constexpr Index kPanel = simd::kPanelWidth;
 
+/// A panel row's bytes: one 64-byte cache line.
+constexpr auto kLine = static_cast<std::uintptr_t>(kPanel * sizeof(float));
+
 Index panelsFor(Index columns) {
     return (columns + kPanel - 1) / kPanel;
 }
@@ -92,12 +95,11 @@ void projectFewRows(const Matrix& x, const Weight& w, Index begin, Index end, Ma
 /// The columns before a float32 Conv1D's first panel that starts on a cache line: the GEMM reads
 /// such a weight in place, 16 columns of a row at a time, and transformers writes a tensor
 /// wherever 8 bytes align it, so a panel from column 0 could straddle two lines in every row (8 %
-/// of GPT-2's forward). project() gives these columns a block of their own (packed, as a
-/// block narrower than a panel is) and starts the in-place panels after them. The sums, one FMA
+/// of GPT-2's forward). project() gives these columns, with the last kPanel - lead ones, a block
+/// of their own (projectWrapped) and starts the in-place panels after them. The sums, one FMA
 /// chain per output, do not depend on where the blocks start.
 Index columnsBeforeALine(const Weight& w) {
     if (!w.inOut || !w.isFloat32() || w.cols % kPanel != 0) return 0;
-    constexpr auto kLine = static_cast<std::uintptr_t>(kPanel * sizeof(float));
     const auto address = reinterpret_cast<std::uintptr_t>(w.values.data());
     return static_cast<Index>((kLine - address % kLine) % kLine / sizeof(float));
 }
@@ -147,6 +149,32 @@ void projectConv1D(const Matrix& x, const Weight& w, Index begin, Index end, Ind
                  ld / kPanel, depth, width == ld ? y.data() + begin : tail.data(),
                  width == ld ? y.cols() : ld, nullptr, nullptr);
     if (width != ld) y.middleCols(begin, width) = tail.leftCols(width);
+}
+
+/// A float32 Conv1D read in place from `lead` columns in (columnsBeforeALine): its first lead
+/// columns and its last kPanel - lead ones, y[:, 0, lead) and y[:, cols - kPanel + lead, cols),
+/// as one panel. In the file a row's last columns and the next row's first are one line, so the
+/// panel is copied from one line per row (copying the two ends apart, each a short copy from a
+/// line of its own per row, took 1-2 % of GPT-2's forward as transformers lays it out).
+void projectWrapped(const Matrix& x, const Weight& w, Index lead, Matrix& y,
+                    const simd::Kernels& kernels) {
+    thread_local AlignedVector<float> panel; // in x kPanel, kept for the next call
+    thread_local Matrix out;
+    const Index depth = w.rows;
+    const Index cols = w.cols;
+    const Index trail = kPanel - lead;
+    panel.resize(static_cast<std::size_t>(depth * kPanel));
+    for (Index k = 0; k < depth; ++k) {
+        const float* row = w.values.data() + k * cols;
+        float* to = panel.data() + k * kPanel;
+        for (Index j = 0; j < kPanel; ++j)
+            to[j] = row[j < lead ? j : cols - kPanel + j];
+    }
+    out.resize(x.rows(), kPanel);
+    kernels.gemm(simd::GemmStart::Zero, x.data(), depth, x.rows(), panel.data(), kPanel, kPanel, 1,
+                 depth, out.data(), kPanel, nullptr, nullptr);
+    y.leftCols(lead) = out.leftCols(lead);
+    y.rightCols(trail) = out.rightCols(trail);
 }
 
 /// x's rows as 16-row panels [row panels][in][16] (x^T, zero past the last row): the B of
@@ -208,21 +236,32 @@ void project(const Matrix& x, const Linear& p, Matrix& y, int threads,
     const bool packed = anyRowCount(w) || x.rows() >= kPackedGemmRows;
     AlignedVector<float> packedRows;
     if (packed && !w.inOut) packRows(x, packedRows);
+    const Index lead = packed ? columnsBeforeALine(w) : 0;
+    const Index trail = lead > 0 ? kPanel - lead : 0; // in the lead block too
+    auto finish = [&](Index begin, Index end) {
+        if (!p.bias.empty())
+            y.middleCols(begin, end - begin).rowwise() +=
+                p.bias.vector().segment(begin, end - begin).transpose();
+        if (done) done(begin, end);
+    };
     parallelColumns(
-        outputs, threads, workPerColumn,
+        outputs - trail, threads, workPerColumn,
         [&](Index begin, Index end, Index next) {
+            if (lead > 0 && begin == 0) {
+                projectWrapped(x, w, lead, y, kernels);
+                finish(0, lead);
+                finish(outputs - trail, outputs);
+                return;
+            }
             if (!packed)
                 projectFewRows(x, w, begin, end, y);
             else if (w.inOut)
                 projectConv1D(x, w, begin, end, next, y, kernels);
             else
                 projectLinear(x, packedRows, w, begin, end, y, kernels);
-            if (!p.bias.empty())
-                y.middleCols(begin, end - begin).rowwise() +=
-                    p.bias.vector().segment(begin, end - begin).transpose();
-            if (done) done(begin, end);
+            finish(begin, end);
         },
-        packed ? columnsBeforeALine(w) : 0);
+        lead);
 }
 
 /// The family's norm over each `width` segment of each row of x, in place: LayerNorm
@@ -305,6 +344,24 @@ void activate(Eigen::Ref<Matrix> x, Activation activation) {
         a = a * (1.0f / (1.0f + (-1.702f * a).exp()));
         break;
     }
+}
+
+/// activate() on a block of a projection's columns (ColumnsDone). Eigen takes each row's
+/// elements before its first 64-byte line and after its last one at a time, and the scalar tanh
+/// of GELU costs several times its share of a packet; a Conv1D's blocks start where its file
+/// put the weights (columnsBeforeALine), 10 or so columns before a line in every row (2-3 % of
+/// GPT-2's forward as transformers lays it out). Such a block is activated in a copy whose rows
+/// start on lines. Only activations with the same bits in and out of a packet are activated in
+/// blocks (activateInBlocks), so where the elements are does not change them.
+void activateBlock(Eigen::Ref<Matrix> x, Activation activation) {
+    if (reinterpret_cast<std::uintptr_t>(x.data()) % kLine == 0 && x.outerStride() % kPanel == 0) {
+        activate(x, activation);
+        return;
+    }
+    thread_local Matrix lined; // rows of whole lines where the block is a whole panel wide
+    lined = x;
+    activate(lined, activation);
+    x = lined;
 }
 
 /// cap * tanh(x / cap) in place (Gemma 2's soft-capping).
@@ -402,7 +459,7 @@ void mlpRows(const Matrix& h, const LayerWeights& w, const ModelConfig& c, Matri
     case MlpKind::Plain:
         if (inBlocks) {
             project(h, w.up, up, threads, [&](Index begin, Index end) {
-                activate(up.middleCols(begin, end - begin), c.activation);
+                activateBlock(up.middleCols(begin, end - begin), c.activation);
             });
         } else {
             project(h, w.up, up, threads);
