@@ -47,33 +47,37 @@ struct BenchOptions {
     bool help = false;
     std::string model; ///< --model DIR: time a real checkpoint instead of the kernels
     Index tokens = 128;
+    bool logits = false; ///< --logits: every position's logits in the forward
 };
 
 void printHelp() {
-    std::cout << "usage: attnlab bench [--sizes 1024,4096] [--dim 64] [--heads 8] [--repeats 5]\n"
-                 "                     [--threads 1] [--q-block-size 64] [--block-size 64]\n"
-                 "Times softmax, flash, causal flash and linear attention (batch 1, Sq = Sk = S,\n"
-                 "D = Dv = dim) and, in the same run, Eigen GEMMs on the same shapes and an FMA\n"
-                 "peak loop. FLOPs: 4 S^2 D H for full attention (QK^T and PV, a multiply-add is\n"
-                 "2); causal counts the S(S+1)/2 pairs it needs; linear counts its own 4 S D^2 H.\n"
-                 "Times are medians over the repeats after one warm-up run. Float softmax and\n"
-                 "flash take the fast path, which picks its own tiles; the block sizes shape\n"
-                 "the generic kernels (flash traces, float64, dropout, custom masks).\n"
-                 "The FMA loop runs on each kernel target the CPU has (avx512, avx2, generic);\n"
-                 "\"vs peak\" is of the widest. ATTNLAB_ISA=avx512|avx2|generic forces a target.\n"
-                 "\n"
-                 "attnlab bench --model DIR [--tokens 128] [--threads N] [--repeats 5]\n"
-                 "Times a real checkpoint (docs/models.md): loading, the forward on that many\n"
-                 "random ids, appending one token through the KV cache, one head's whole attention\n"
-                 "map computed on demand (a middle layer and head), and the peak memory;\n"
-                 "the forward's rate is printed with its share of the FMA peak, by the wall\n"
-                 "clock and per second of CPU time (steadier on a machine others use).\n";
+    std::cout
+        << "usage: attnlab bench [--sizes 1024,4096] [--dim 64] [--heads 8] [--repeats 5]\n"
+           "                     [--threads 1] [--q-block-size 64] [--block-size 64]\n"
+           "Times softmax, flash, causal flash and linear attention (batch 1, Sq = Sk = S,\n"
+           "D = Dv = dim) and, in the same run, Eigen GEMMs on the same shapes and an FMA\n"
+           "peak loop. FLOPs: 4 S^2 D H for full attention (QK^T and PV, a multiply-add is\n"
+           "2); causal counts the S(S+1)/2 pairs it needs; linear counts its own 4 S D^2 H.\n"
+           "Times are medians over the repeats after one warm-up run. Float softmax and\n"
+           "flash take the fast path, which picks its own tiles; the block sizes shape\n"
+           "the generic kernels (flash traces, float64, dropout, custom masks).\n"
+           "The FMA loop runs on each kernel target the CPU has (avx512, avx2, generic);\n"
+           "\"vs peak\" is of the widest. ATTNLAB_ISA=avx512|avx2|generic forces a target.\n"
+           "\n"
+           "attnlab bench --model DIR [--tokens 128] [--threads N] [--repeats 5] [--logits]\n"
+           "Times a real checkpoint (docs/models.md): loading, the forward on that many\n"
+           "random ids, appending one token through the KV cache, one head's whole attention\n"
+           "map computed on demand (a middle layer and head), and the peak memory;\n"
+           "the forward's rate is printed with its share of the FMA peak, by the wall\n"
+           "clock and per second of CPU time (steadier on a machine others use).\n"
+           "--logits: the forward computes every position's logits too, as `attnlab model\n"
+           "--logits` does (its FLOPs count the lm head's 2 S d V).\n";
 }
 
 constexpr OptionSpec kOptions[] = {
     {"sizes", true},   {"dim", true},        {"heads", true},        {"repeats", true},
     {"threads", true}, {"block-size", true}, {"q-block-size", true}, {"help", false},
-    {"model", true},   {"tokens", true},
+    {"model", true},   {"tokens", true},     {"logits", false},
 };
 
 /// The options of the command line over the defaults; throws CommandError on bad input.
@@ -103,6 +107,9 @@ BenchOptions parseOptions(int argc, char** argv) {
     options.help = args.count("help") > 0;
     if (auto dir = get(args, "model")) options.model = modelFolder(*dir);
     if (auto text = get(args, "tokens")) options.tokens = parseAtLeast(*text, "--tokens", 1);
+    options.logits = args.count("logits") > 0;
+    if (options.logits && options.model.empty())
+        fail("--logits times a model's forward: it needs --model DIR");
     return options;
 }
 
@@ -242,6 +249,7 @@ int benchModel(const BenchOptions& options, int workers) {
         id = pick(gen);
     model::RunOptions run;
     run.threads = workers;
+    if (options.logits) run.logits = model::LogitRows::All;
     if (auto problem = model::validateRun(c, ids, run)) fail(problem->message);
     double forwardCpu = 0;
     // The text's run as the window and `attnlab model` make it (text_run.h), the attention's
@@ -292,7 +300,9 @@ int benchModel(const BenchOptions& options, int workers) {
     const double perLayer = 2 * d * qDim + 2 * d * kvDim + mlpMatrices * d * inner;
     const double s = static_cast<double>(count);
     const double attentionFlops = static_cast<double>(c.layers) * 2 * s * (s + 1) * qDim;
-    const double flops = static_cast<double>(c.layers) * 2 * s * perLayer + attentionFlops;
+    const double headFlops = options.logits ? 2 * s * d * static_cast<double>(c.vocab) : 0.0;
+    const double flops =
+        static_cast<double>(c.layers) * 2 * s * perLayer + attentionFlops + headFlops;
     const double peakRss = peakResidentBytes();
     const double size = static_cast<double>(net.checkpointBytes());
     std::printf("attnlab bench --model %s: %s, %lld layers x %lld heads (%lld kv), head dim %lld, "
@@ -305,10 +315,10 @@ int benchModel(const BenchOptions& options, int workers) {
     printKernelTarget();
     const FmaRate fmaRate = printFmaPeaks(workers, std::max(1, options.repeats / 2));
     std::printf("load (mapped, pages read)                    %9.1f ms\n", loadSeconds * 1e3);
-    std::printf("forward, all layers                           %9.1f ms  %6.1f GFLOP/s  %3.0f%% "
-                "of peak\n",
-                forward * 1e3, flops / forward * 1e-9,
-                100.0 * flops / forward * 1e-9 / fmaRate.wall);
+    std::printf(
+        "%-46s%9.1f ms  %6.1f GFLOP/s  %3.0f%% of peak\n",
+        options.logits ? "forward, all layers, every position's logits" : "forward, all layers",
+        forward * 1e3, flops / forward * 1e-9, 100.0 * flops / forward * 1e-9 / fmaRate.wall);
     if (forwardCpu > 0 && fmaRate.perCpuSecond > 0)
         std::printf("  per CPU second: %.1f GFLOP/s, %.0f%% of the FMA loop's %.1f\n",
                     flops / forwardCpu * 1e-9,

@@ -33,6 +33,21 @@ TEST_P(BenchModel, LoadsRunsAndReports) {
     EXPECT_NE(result.out.find("peak RSS"), std::string::npos) << result.out;
 }
 
+// --logits: the forward as `attnlab model --logits` runs it, every position's logits in it.
+TEST_P(BenchModel, TimesEveryPositionsLogitsWhenAsked) {
+    test::TempDir dir("attnlab_bench_model");
+    const std::string model =
+        std::string(ATTNLAB_SOURCE_DIR) + "/tests/model/fixtures/" + GetParam();
+    const test::CommandResult result =
+        test::runCommand(ATTNLAB_BINARY,
+                         {"bench", "--model", model, "--tokens", "5", "--threads", "1", "--repeats",
+                          "1", "--logits"},
+                         dir.path());
+    ASSERT_EQ(result.status, 0) << result.err;
+    EXPECT_NE(result.out.find("forward, all layers, every position's logits"), std::string::npos)
+        << result.out;
+}
+
 INSTANTIATE_TEST_SUITE_P(WidenedAndMapped, BenchModel,
                          ::testing::Values("gpt2_base_f16", "llama_gqa_llama3_bf16_sharded",
                                            "qwen2_bias_tied"));

@@ -67,6 +67,7 @@ TEST_F(BenchCommand, BadOptionsAndFilesAreOneLineAndNothingElse) {
         {{"--dim", "-3"}, "--dim"},
         {{"--heads", "99999999999999999999"}, "--heads"},
         {{"--frobnicate"}, "--frobnicate"},
+        {{"--logits"}, "--logits"}, // a model's forward: no model named
         {{"--model", (m_work.path() / "absent").string()}, "absent: not a folder"},
         {{"--model", broken.string()}, "config.json"},
         // Q, K, V and the output alone are 4 x 1024 x 10^9 x 4096 floats: no machine's memory.
