@@ -154,31 +154,26 @@ Runs::Runs(Index count, int runs)
 }
 
 Index Runs::takeFront(int run, Index& next) {
-    auto& word = m_bounds[static_cast<std::size_t>(run)];
-    std::uint64_t now = word.load();
-    for (;;) {
-        const auto front = static_cast<Index>(now >> 32);
-        const auto back = static_cast<Index>(now & kBackMask);
-        if (front >= back) break;
-        if (word.compare_exchange_weak(now, bounds(front + 1, back))) {
-            next = front + 1 < back ? front + 1 : -1;
-            return front;
-        }
-    }
-    next = -1;
-    return -1;
+    return take(run, true, next);
 }
 
 Index Runs::takeBack(int run, Index& next) {
+    return take(run, false, next);
+}
+
+Index Runs::take(int run, bool front, Index& next) {
     auto& word = m_bounds[static_cast<std::size_t>(run)];
     std::uint64_t now = word.load();
     for (;;) {
-        const auto front = static_cast<Index>(now >> 32);
-        const auto back = static_cast<Index>(now & kBackMask);
-        if (front >= back) break;
-        if (word.compare_exchange_weak(now, bounds(front, back - 1))) {
-            next = back - 2 >= front ? back - 2 : -1;
-            return back - 1;
+        const auto first = static_cast<Index>(now >> 32);
+        const auto last = static_cast<Index>(now & kBackMask); // one past
+        if (first >= last) break;
+        // What is left after the item: [lo, hi), whose end on the same side comes next.
+        const Index lo = front ? first + 1 : first;
+        const Index hi = front ? last : last - 1;
+        if (word.compare_exchange_weak(now, bounds(lo, hi))) {
+            next = lo < hi ? (front ? lo : hi - 1) : -1;
+            return front ? first : last - 1;
         }
     }
     next = -1;

@@ -87,6 +87,8 @@ public:
     int count() const { return m_count; }
 
 private:
+    Index take(int run, bool front, Index& next);
+
     std::unique_ptr<std::atomic<std::uint64_t>[]> m_bounds; ///< front << 32 | back
     int m_count;
 };
