@@ -144,11 +144,10 @@ std::uint64_t bounds(Index front, Index back) {
 
 } // namespace
 
-Runs::Runs(Index count, int runs)
-    : m_bounds(std::make_unique<std::atomic<std::uint64_t>[]>(static_cast<std::size_t>(runs))),
-      m_count(runs) {
+Runs::Runs(Index count, int runs) {
     ATTN_CHECK(count >= 0 && count <= static_cast<Index>(kBackMask) && runs > 0,
                "Runs: " << count << " items in " << runs << " runs");
+    m_bounds = std::make_unique<std::atomic<std::uint64_t>[]>(static_cast<std::size_t>(runs));
     for (int r = 0; r < runs; ++r)
         m_bounds[static_cast<std::size_t>(r)] = bounds(count * r / runs, count * (r + 1) / runs);
 }

@@ -99,7 +99,7 @@ void projectFewRows(const Matrix& x, const Weight& w, Index begin, Index end, Ma
 /// of their own (projectWrapped) and starts the in-place panels after them. The sums, one FMA
 /// chain per output, do not depend on where the blocks start.
 Index columnsBeforeALine(const Weight& w) {
-    if (!w.inOut || !w.isFloat32() || w.cols % kPanel != 0) return 0;
+    if (!w.inOut || !w.isFloat32() || w.cols % kPanel != 0 || w.cols == 0) return 0;
     const auto address = reinterpret_cast<std::uintptr_t>(w.values.data());
     return static_cast<Index>((kLine - address % kLine) % kLine / sizeof(float));
 }

@@ -84,13 +84,11 @@ public:
     Index takeFront(int run, Index& next);
     /// The back item of `run` (-1 when none is left), `next` the one before it (or -1).
     Index takeBack(int run, Index& next);
-    int count() const { return m_count; }
 
 private:
     Index take(int run, bool front, Index& next);
 
     std::unique_ptr<std::atomic<std::uint64_t>[]> m_bounds; ///< front << 32 | back
-    int m_count;
 };
 
 /// Runs task(item, next) for item 0 .. count-1 over up to `threads` threads (0 = hardware), as
