@@ -351,8 +351,9 @@ void activate(Eigen::Ref<Matrix> x, Activation activation) {
 /// of GELU costs several times its share of a packet; a Conv1D's blocks start where its file
 /// put the weights (columnsBeforeALine), 10 or so columns before a line in every row (2-3 % of
 /// GPT-2's forward as transformers lays it out). Such a block is activated in a copy whose rows
-/// start on lines. Only activations with the same bits in and out of a packet are activated in
-/// blocks (activateInBlocks), so where the elements are does not change them.
+/// start on lines: GELU, erf and ReLU give the same bits in and out of a packet, and an
+/// exp-based activation runs in blocks only after nn.Linear (activateInBlocks), whose blocks
+/// start on lines and are copied only where the rows' stride is off one, at every row count.
 void activateBlock(Eigen::Ref<Matrix> x, Activation activation) {
     if (reinterpret_cast<std::uintptr_t>(x.data()) % kLine == 0 && x.outerStride() % kPanel == 0) {
         activate(x, activation);
