@@ -92,6 +92,16 @@ void projectFewRows(const Matrix& x, const Weight& w, Index begin, Index end, Ma
     }
 }
 
+/// m.resize(rows, cols), asking for huge pages where the buffer is large enough
+/// (detail::kHugePageBytes), before anything writes it: every position's logits are tens of MB,
+/// and 2 MB pages fault them in 500 times less often than 4 KB ones (3-4 % of GPT-2's forward
+/// with its logits at 128 tokens).
+void resizeFresh(Matrix& m, Index rows, Index cols) {
+    m.resize(rows, cols);
+    const auto bytes = static_cast<std::size_t>(m.size()) * sizeof(float);
+    if (bytes >= detail::kHugePageBytes) detail::adviseHugePages(m.data(), bytes);
+}
+
 /// The columns before a float32 Conv1D's first panel that starts on a cache line: the GEMM reads
 /// such a weight in place, 16 columns of a row at a time, and transformers writes a tensor
 /// wherever 8 bytes align it, so a panel from column 0 could straddle two lines in every row (8 %
@@ -230,7 +240,7 @@ void project(const Matrix& x, const Linear& p, Matrix& y, int threads,
     ATTN_CHECK(x.cols() == (w.inOut ? w.rows : w.cols), "project: " << x.cols()
                                                                     << " inputs for a weight of "
                                                                     << (w.inOut ? w.rows : w.cols));
-    y.resize(x.rows(), outputs);
+    resizeFresh(y, x.rows(), outputs);
     const double workPerColumn = static_cast<double>(x.rows()) * static_cast<double>(x.cols());
     const simd::Kernels& kernels = simd::kernels();
     const bool packed = anyRowCount(w) || x.rows() >= kPackedGemmRows;
@@ -1132,7 +1142,7 @@ void finish(const Model& model, Matrix& x, Index old, ModelRun& run, const Model
             previous->logits.rows() == previous->finalHidden.rows()) {
             Matrix fresher;
             logitsOf(model, x, fresher, threads);
-            run.logits.resize(total, c.vocab);
+            resizeFresh(run.logits, total, c.vocab);
             run.logits.topRows(old) = previous->logits.topRows(old);
             run.logits.bottomRows(fresh) = fresher;
         } else {
