@@ -1,9 +1,11 @@
 // The process's worker pool: threads started on first use and kept, sleeping on a condition
 // variable between jobs, so a parallel loop costs a wake-up rather than a thread start (a
 // model's forward runs hundreds of them; appending one token got slower with more threads
-// when each started its own).
+// when each started its own). A worker that has just finished, and a caller waiting for the
+// last items, spin a moment before they sleep: the next job of a forward is usually that close.
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <exception>
@@ -21,6 +23,33 @@ namespace {
 /// The most threads the pool starts, whatever is asked.
 constexpr int kMostThreads = 256;
 
+/// How long a worker spins for the next job, and the caller for its job's last items, before
+/// they sleep. A wake-up from sleep takes tens of microseconds on a virtual machine, and a job
+/// can pay two (the worker's at its start, the caller's at its end); a forward runs five jobs
+/// a layer, with gaps between them (a norm, a head split) shorter than this. A thread that
+/// spins in vain spends this once, then sleeps. Nothing computed depends on it.
+constexpr auto kSpin = std::chrono::microseconds(200);
+
+void relax() {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#else
+    std::this_thread::yield();
+#endif
+}
+
+/// Spins until ready() or kSpin has passed; whether ready() held.
+template <typename Ready> bool spinUntil(const Ready& ready) {
+    const auto until = std::chrono::steady_clock::now() + kSpin;
+    do {
+        for (int i = 0; i < 64; ++i) {
+            if (ready()) return true;
+            relax();
+        }
+    } while (std::chrono::steady_clock::now() < until);
+    return ready();
+}
+
 /// True on a pool thread, and on any thread while it runs a job's items: a parallelFor there
 /// runs serially (a nested job could otherwise wait on the threads that wait on it).
 thread_local bool t_insideJob = false;
@@ -30,8 +59,8 @@ struct Job {
     const ItemTask* task = nullptr;
     Index count = 0;
     std::atomic<Index> next{0};
-    int openSlots = 0; ///< helpers that may still join (under the pool's mutex)
-    int active = 0;    ///< helpers inside work() (under the pool's mutex)
+    int openSlots = 0;          ///< helpers that may still join (under the pool's mutex)
+    std::atomic<int> active{0}; ///< helpers inside work() (changed under the pool's mutex)
     std::exception_ptr failure;
     std::mutex failureMutex;
 
@@ -72,19 +101,26 @@ public:
                 m_threads.emplace_back([this] { serve(); });
             job.openSlots = helpers;
             m_jobs.push_back(&job);
+            m_openSlots += helpers;
         }
         for (int i = 0; i < helpers; ++i)
             m_wake.notify_one();
         t_insideJob = true;
         job.work();
         t_insideJob = false;
-        {
-            std::unique_lock lock(m_mutex);
-            // No helper joins from now on; wait for those inside (they hold items).
-            if (job.openSlots > 0) std::erase(m_jobs, &job);
-            job.openSlots = 0;
-            m_finished.wait(lock, [&] { return job.active == 0; });
+        std::unique_lock lock(m_mutex);
+        // No helper joins from now on; wait for those inside (they hold items).
+        if (job.openSlots > 0) std::erase(m_jobs, &job);
+        m_openSlots -= job.openSlots;
+        job.openSlots = 0;
+        if (job.active > 0) {
+            lock.unlock();
+            spinUntil([&] { return job.active == 0; });
+            lock.lock();
         }
+        // Under the mutex: the last helper has left its notify before the job goes.
+        m_finished.wait(lock, [&] { return job.active == 0; });
+        lock.unlock();
         if (job.failure) std::rethrow_exception(job.failure);
     }
 
@@ -98,10 +134,16 @@ private:
         t_insideJob = true;
         std::unique_lock lock(m_mutex);
         for (;;) {
+            if (m_jobs.empty() && !m_stopping) {
+                lock.unlock();
+                spinUntil([&] { return m_openSlots > 0 || m_stopping; });
+                lock.lock();
+            }
             m_wake.wait(lock, [&] { return m_stopping || !m_jobs.empty(); });
             if (m_stopping) return;
             Job* job = m_jobs.front();
             if (--job->openSlots == 0) m_jobs.pop_front();
+            --m_openSlots;
             ++job->active;
             lock.unlock();
             job->work();
@@ -115,7 +157,9 @@ private:
     std::condition_variable m_finished;
     std::deque<Job*> m_jobs; ///< jobs with open slots, oldest first
     std::vector<std::thread> m_threads;
-    bool m_stopping = false;
+    // Changed under the mutex, read without it by spinning threads.
+    std::atomic<int> m_openSlots{0}; ///< the queued jobs' open slots
+    std::atomic<bool> m_stopping{false};
 };
 
 Pool& pool() {
