@@ -3,16 +3,15 @@
 #include "fast_attention.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <limits>
 #include <memory>
 #include <mutex>
-#include <new>
 #include <thread>
 #include <vector>
 
 #include "attnlab/base/parallel.h"
 #include "attnlab/base/simd_kernels.h"
+#include "attnlab/base/tensor.h"
 #include "kernels.h"
 
 namespace attnlab::kernels {
@@ -35,27 +34,14 @@ Index roundUp(Index n, Index multiple) {
     return (n + multiple - 1) / multiple * multiple;
 }
 
-/// Floats aligned to a cache line, grown on demand and never shrunk.
-class AlignedFloats {
-public:
-    float* data() { return m_data.get(); }
-    const float* data() const { return m_data.get(); }
-    void reserve(Index count) {
-        if (count <= m_capacity) return;
-        const Index rounded = roundUp(std::max<Index>(count, 1), kPanel);
-        void* memory = std::aligned_alloc(64, static_cast<std::size_t>(rounded) * sizeof(float));
-        if (!memory) throw std::bad_alloc();
-        m_data.reset(static_cast<float*>(memory));
-        m_capacity = rounded;
-    }
-
-private:
-    struct Free {
-        void operator()(float* p) const { std::free(p); }
-    };
-    std::unique_ptr<float, Free> m_data;
-    Index m_capacity = 0;
-};
+/// v with room for `count` floats (whole panels) at a cache line, its old values dropped:
+/// grown on demand and never shrunk, and new floats left unwritten (AlignedAllocator).
+void growTo(AlignedVector<float>& v, Index count) {
+    const auto wanted = static_cast<std::size_t>(roundUp(std::max<Index>(count, 1), kPanel));
+    if (v.size() >= wanted) return;
+    v.clear(); // nothing to copy into the larger buffer
+    v.resize(wanted);
+}
 
 /// C[rows x 16 panels] (start) A[rows x depth] times `panels` packed panels of B starting at
 /// b, each [depth][16], `panelStride` floats apart, on the active kernel target.
@@ -112,15 +98,15 @@ void maskTile(float* logits, Index ld, const std::vector<KeyRange>& ranges, Inde
 /// The packed K and V of one (batch, kv head), made by the first query chunk that needs them.
 struct PackedHead {
     std::once_flag once;
-    AlignedFloats keys;   // [paddedKeys / 16][D][16]
-    AlignedFloats values; // [paddedDv / 16][paddedKeys][16]
+    AlignedVector<float> keys;   // [paddedKeys / 16][D][16]
+    AlignedVector<float> values; // [paddedDv / 16][paddedKeys][16]
 };
 
 /// Per-thread tile buffers, reused across chunks and calls.
 struct Scratch {
-    AlignedFloats scaledQ; // [rows, D]
-    AlignedFloats logits;  // [rows, tile columns]: S, then P
-    AlignedFloats acc;     // [rows, paddedDv]: un-normalised O
+    AlignedVector<float> scaledQ; // [rows, D]
+    AlignedVector<float> logits;  // [rows, tile columns]: S, then P
+    AlignedVector<float> acc;     // [rows, paddedDv]: un-normalised O
     std::vector<float> rowMax, rowSum, rescale;
     std::vector<KeyRange> ranges;
 };
@@ -140,9 +126,9 @@ void runRows(const HeadJob& job, const RunShape& shape, const PackedHead& packed
     const Index dim = shape.dim;
     const Index paddedDv = shape.paddedDv;
     const Index ldLogits = shape.tileCols;
-    scratch.scaledQ.reserve(shape.tileRows * std::max<Index>(dim, 1));
-    scratch.logits.reserve(shape.tileRows * ldLogits);
-    scratch.acc.reserve(shape.tileRows * std::max<Index>(paddedDv, kPanel));
+    growTo(scratch.scaledQ, shape.tileRows * std::max<Index>(dim, 1));
+    growTo(scratch.logits, shape.tileRows * ldLogits);
+    growTo(scratch.acc, shape.tileRows * std::max<Index>(paddedDv, kPanel));
     scratch.rowMax.resize(static_cast<std::size_t>(shape.tileRows));
     scratch.rowSum.resize(static_cast<std::size_t>(shape.tileRows));
     scratch.rescale.resize(static_cast<std::size_t>(shape.tileRows));
@@ -313,8 +299,8 @@ void attendFast(const Qkv& qkv, const AttentionSpec& spec, Attention& result) {
         const Index kvHead = kvHeadOf(h, heads, kvHeads);
         PackedHead& kv = packed[static_cast<std::size_t>(b * kvHeads + kvHead)];
         std::call_once(kv.once, [&] {
-            kv.keys.reserve(shape.paddedKeys * std::max<Index>(shape.dim, 1));
-            kv.values.reserve(shape.paddedKeys * std::max<Index>(shape.paddedDv, kPanel));
+            growTo(kv.keys, shape.paddedKeys * std::max<Index>(shape.dim, 1));
+            growTo(kv.values, shape.paddedKeys * std::max<Index>(shape.paddedDv, kPanel));
             packKeys(qkv.k.head(b, kvHead), kv.keys.data());
             packValues(qkv.v.head(b, kvHead), shape.paddedKeys, shape.paddedDv, kv.values.data());
         });
