@@ -601,6 +601,26 @@ void scatterHeads(const Matrix& block, Index begin, Tensor4& out) {
         out.head(0, h).middleRows(begin, block.rows()) = block.middleCols(h * hd, hd);
 }
 
+/// Columns [begin, end) of a fused q | k | v projection's block of rows [row, row + rows), each
+/// into its head of q, k or v: what project() hands to `done` where nothing changes q or k
+/// between the projection and the heads (no RoPE, no q/k norm). The same values as splitting the
+/// whole block afterwards, copied while the columns are in cache and on the thread that made them.
+void scatterFusedColumns(const Matrix& qkv, Index begin, Index end, Index row, Tensor4& q,
+                         Tensor4& k, Tensor4& v) {
+    const Index hd = q.dim;
+    const Index qDim = q.heads * hd;
+    const Index kvDim = k.heads * hd;
+    for (Index c = begin; c < end;) {
+        Tensor4& out = c < qDim ? q : c < qDim + kvDim ? k : v;
+        const Index at = c < qDim ? c : c < qDim + kvDim ? c - qDim : c - qDim - kvDim;
+        const Index head = at / hd;
+        const Index col = at % hd;
+        const Index n = std::min(end - c, hd - col);
+        out.head(0, head).block(row, col, qkv.rows(), n) = qkv.middleCols(c, n);
+        c += n;
+    }
+}
+
 /// `fresh` [S_new, heads * hd] split by head: [1, heads, S_new, hd].
 Tensor4 splitHeads(const Matrix& fresh, Index heads, Index headDim) {
     Tensor4 out = Tensor4::uninitialized(1, heads, fresh.rows(), headDim);
@@ -972,11 +992,21 @@ bool runStack(const Model& model, Pass pass, Matrix& x, Index old, ModelRun& run
         Tensor4 freshQ = Tensor4::uninitialized(1, c.heads, fresh, hd);
         Tensor4 freshK = Tensor4::uninitialized(1, c.kvHeads, fresh, hd);
         Tensor4 freshV = Tensor4::uninitialized(1, c.kvHeads, fresh, hd);
+        const bool rotated = layer.rope >= 0 && c.usesRope();
+        const bool scatterInBlocks =
+            c.arch().qkv == QkvLayout::Fused && c.arch().qkNorm == QkNorm::None && !rotated;
         forRowBlocks(fresh, [&](Index begin, Index count) {
             Matrix& in = block.in;
             attentionInput(x, sharedNorm ? &h : nullptr, w, c, begin, count, in);
+            if (scatterInBlocks) {
+                Matrix& qkv = block.q;
+                project(in, w.qkv, qkv, threads, [&](Index from, Index to) {
+                    scatterFusedColumns(qkv, from, to, begin, freshQ, freshK, freshV);
+                });
+                return;
+            }
             qkvOfBlock(in, w, c, block, threads);
-            if (layer.rope >= 0 && c.usesRope()) {
+            if (rotated) {
                 const Rope& rope = c.ropes[static_cast<std::size_t>(layer.rope)];
                 applyRope(block.q, hd, rope, old + begin, total);
                 applyRope(block.k, hd, rope, old + begin, total);
