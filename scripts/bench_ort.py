@@ -6,7 +6,9 @@ Exports a GPT-2 checkpoint (config.json + F32 model.safetensors) to ONNX with Py
 [L, H, S, S]), installs onnxruntime-node into the build folder if it is missing, checks that
 AttnLab's attentions agree with ONNX Runtime's (max abs difference <= 1e-4, else exit 1), then
 alternates ORT and AttnLab runs and prints each median and the ratio ORT / AttnLab (below 1:
-ORT is faster) for every thread count and text length asked.
+ORT is faster) for every thread count and text length asked, with each side's rate: the
+forward's FLOPs (logits included) over its median time, as a share of the FMA loop's peak that
+`attnlab bench --model --logits` measures at that thread count.
 
 ORT: graph optimisation 'all', intra-op threads = N, inter-op threads 1, one session per
 thread count kept across runs (scripts/bench_ort.js); its time is that of `session.run`.
@@ -185,6 +187,24 @@ def attnlab_run(binary, model_dir, ids, threads, out):
             "write": float(found.group(3))}
 
 
+PEAK = re.compile(r"FMA peak loop \(\d+ threads?\):\s+\S+ ([0-9.]+) GFLOP/s")
+WORK = re.compile(r"every position's logits\s+([0-9.]+) ms\s+([0-9.]+) GFLOP/s")
+
+
+def work_and_peak(binary, model_dir, tokens, threads):
+    """The forward's GFLOP with every position's logits, and the FMA loop's GFLOP/s at this
+    thread count, from one `attnlab bench --model --logits` (so that ORT's time reads as a
+    share of the same peak)."""
+    command = [binary, "bench", "--model", model_dir, "--tokens", str(tokens), "--threads",
+               str(threads), "--logits", "--repeats", "1"]
+    done = subprocess.run(command, capture_output=True, text=True)
+    peak, work = PEAK.search(done.stdout), WORK.search(done.stdout)
+    if done.returncode != 0 or not peak or not work:
+        sys.exit(f"bench_ort: {' '.join(command)} gave no peak or work:\n{done.stdout}"
+                 f"{done.stderr}")
+    return float(work.group(1)) * float(work.group(2)) / 1e3, float(peak.group(1))
+
+
 def check_agreement(ort, binary, model_dir, ids, threads, work):
     dump = os.path.join(work, f"ort-{len(ids)}")
     answer = ort.run(ids, dump)
@@ -264,9 +284,10 @@ def main():
                 writes.append(stats["write"])
                 loads.append(os.getloadavg()[0])
             os.remove(npz)
+            gflop, peak = work_and_peak(binary, model_dir, tokens, threads)
             row = (tokens, threads, statistics.median(ort_ms), statistics.median(attnlab_ms),
                    statistics.median(writes), min(ort_ms), max(ort_ms), min(attnlab_ms),
-                   max(attnlab_ms))
+                   max(attnlab_ms), gflop, peak)
             rows.append(row)
             print(f"{tokens} tokens, {threads} thread(s): ORT "
                   f"{' '.join(f'{t:.0f}' for t in ort_ms)} ms; attnlab forward "
@@ -277,11 +298,16 @@ def main():
     print(f"\nload average after: {os.getloadavg()}")
     print(f"medians of {args.repeats} alternating runs each (ms); ratio = ORT / attnlab, "
           "below 1: ORT is faster")
-    print("| tokens | threads | ORT session.run | attnlab forward | ratio | attnlab write |")
-    print("|---|---|---|---|---|---|")
-    for tokens, threads, o, a, w, omin, omax, amin, amax in rows:
+    print("rate: the forward's GFLOP with every position's logits (from `attnlab bench --model "
+          "--logits`) over the median time, as a share of the FMA loop's GFLOP/s at that "
+          "thread count (measured once per setting, after the runs)")
+    print("| tokens | threads | ORT session.run | attnlab forward | ratio | ORT rate | "
+          "attnlab rate | attnlab write |")
+    print("|---|---|---|---|---|---|---|---|")
+    for tokens, threads, o, a, w, omin, omax, amin, amax, gflop, peak in rows:
         print(f"| {tokens} | {threads} | {o:.0f} ({omin:.0f}–{omax:.0f}) | {a:.0f} "
-              f"({amin:.0f}–{amax:.0f}) | {o / a:.2f}× | {w:.0f} |")
+              f"({amin:.0f}–{amax:.0f}) | {o / a:.2f}× | {gflop / o * 1e5 / peak:.0f} % | "
+              f"{gflop / a * 1e5 / peak:.0f} % | {w:.0f} |")
 
 
 if __name__ == "__main__":
