@@ -27,7 +27,10 @@ constexpr int kMostThreads = 256;
 /// they sleep. A wake-up from sleep takes tens of microseconds on a virtual machine, and a job
 /// can pay two (the worker's at its start, the caller's at its end); a forward runs five jobs
 /// a layer, with gaps between them (a norm, a head split) shorter than this. A thread that
-/// spins in vain spends this once, then sleeps. Nothing computed depends on it.
+/// spins in vain spends this once, then sleeps. With more threads than the CPUs can run at
+/// once nobody spins: a spinning thread would hold a CPU that a thread with items waits for
+/// (appending a token at 16 threads on 2 CPUs took 35 ms sleeping, 38-46 spinning). Nothing
+/// computed depends on it.
 constexpr auto kSpin = std::chrono::microseconds(200);
 
 void relax() {
@@ -99,6 +102,7 @@ public:
             std::lock_guard lock(m_mutex);
             while (static_cast<int>(m_threads.size()) < helpers)
                 m_threads.emplace_back([this] { serve(); });
+            m_spin = m_threads.size() < std::max(1u, std::thread::hardware_concurrency());
             job.openSlots = helpers;
             m_jobs.push_back(&job);
             m_openSlots += helpers;
@@ -113,7 +117,7 @@ public:
         if (job.openSlots > 0) std::erase(m_jobs, &job);
         m_openSlots -= job.openSlots;
         job.openSlots = 0;
-        if (job.active > 0) {
+        if (job.active > 0 && m_spin) {
             lock.unlock();
             spinUntil([&] { return job.active == 0; });
             lock.lock();
@@ -134,7 +138,7 @@ private:
         t_insideJob = true;
         std::unique_lock lock(m_mutex);
         for (;;) {
-            if (m_jobs.empty() && !m_stopping) {
+            if (m_jobs.empty() && !m_stopping && m_spin) {
                 lock.unlock();
                 spinUntil([&] { return m_openSlots > 0 || m_stopping; });
                 lock.lock();
@@ -160,6 +164,7 @@ private:
     // Changed under the mutex, read without it by spinning threads.
     std::atomic<int> m_openSlots{0}; ///< the queued jobs' open slots
     std::atomic<bool> m_stopping{false};
+    std::atomic<bool> m_spin{false}; ///< whether the threads, the caller's with them, fit the CPUs
 };
 
 Pool& pool() {
