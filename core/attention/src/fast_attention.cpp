@@ -6,7 +6,6 @@
 #include <limits>
 #include <memory>
 #include <mutex>
-#include <thread>
 #include <vector>
 
 #include "attnlab/base/parallel.h"
@@ -274,8 +273,7 @@ void attendFast(const Qkv& qkv, const AttentionSpec& spec, Attention& result) {
 
     // Work items are (batch, head, query chunk): enough of them that threads balance under a
     // causal mask, whose lower chunks cost more.
-    const unsigned hardware = std::max(1u, std::thread::hardware_concurrency());
-    const Index threads = spec.threads > 0 ? spec.threads : static_cast<Index>(hardware);
+    const Index threads = detail::resolveThreads(spec.threads);
     const Index tiles = (shape.sq + shape.tileRows - 1) / shape.tileRows;
     const Index wantedChunks = (8 * threads + batch * heads - 1) / (batch * heads);
     const Index chunks = std::clamp<Index>(wantedChunks, 1, tiles);

@@ -100,9 +100,10 @@ public:
         const int helpers = std::min(workers, kMostThreads + 1) - 1;
         {
             std::lock_guard lock(m_mutex);
-            while (static_cast<int>(m_threads.size()) < helpers)
+            while (static_cast<int>(m_threads.size()) < helpers) {
                 m_threads.emplace_back([this] { serve(); });
-            m_spin = m_threads.size() < std::max(1u, std::thread::hardware_concurrency());
+                m_spin = static_cast<int>(m_threads.size()) < hardwareThreads();
+            }
             job.openSlots = helpers;
             m_jobs.push_back(&job);
             m_openSlots += helpers;
@@ -226,6 +227,11 @@ Index Runs::take(int run, bool front, Index& next) {
     }
     next = -1;
     return -1;
+}
+
+int hardwareThreads() {
+    static const int count = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    return count;
 }
 
 int poolThreads() {

@@ -7,7 +7,6 @@
 #include <cmath>
 #include <cstdint>
 #include <memory>
-#include <thread>
 
 #include "attnlab/base/tensor.h"
 
@@ -38,9 +37,13 @@ void runOnPool(Index count, int workers, const ItemTask& task);
 /// Threads the pool has started so far (for tests and benchmarks).
 int poolThreads();
 
+/// The hardware's concurrency, at least 1, asked of the system once (each ask is a system call,
+/// about 6 µs here, and every parallel loop wants it).
+int hardwareThreads();
+
 /// `threads` as asked (0 = the hardware's concurrency), at least 1.
 inline int resolveThreads(int threads) {
-    return threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    return threads > 0 ? threads : hardwareThreads();
 }
 
 /// Workers worth waking for `items` items of about `workPerItem` multiply-adds each: at
