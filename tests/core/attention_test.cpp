@@ -3,7 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -326,6 +328,55 @@ TEST(Attention, WeightsAndScoresOnlyWhenAsked) {
         spec.wantWeights = true;
         EXPECT_EQ(attend(qkv, spec).output.data, a.output.data) << variantName(variant);
     }
+}
+
+/// attend(qkv, spec, into) reuses into's storage. One result goes through a sequence of calls
+/// that differ in shape, variant, mask and what they ask for, its buffers filled with NaN
+/// before each: every call must give the bytes a fresh attend() gives, so no call may read a
+/// cell a kernel left unwritten, nor keep weights, scores or a trace nobody asked for.
+TEST(Attention, AttendIntoAReusedResultMatchesAFreshOne) {
+    const Qkv big{ref::randomTensor(2, 4, 37, 8, 90), ref::randomTensor(2, 2, 37, 8, 91),
+                  ref::randomTensor(2, 2, 37, 8, 92)};
+    const Qkv small{ref::randomTensor(2, 2, 9, 8, 93), ref::randomTensor(2, 1, 9, 8, 94),
+                    ref::randomTensor(2, 1, 9, 5, 95)};
+    const auto poison = [](Tensor4& t) {
+        std::fill(t.data.begin(), t.data.end(), std::numeric_limits<float>::quiet_NaN());
+    };
+    Attention into;
+    int step = 0;
+    for (const Qkv* qkv : {&big, &small, &big})
+        for (Variant variant : kSweptVariants)
+            for (const auto& [name, mask] : sweptMasks(qkv->q.seq, qkv->k.seq)) {
+                AttentionSpec spec;
+                spec.variant = variant;
+                spec.mask = mask;
+                spec.wantWeights = step % 2 == 0;
+                spec.wantScores = step % 3 == 0;
+                spec.wantFlashTrace = variant == Variant::Flash && step % 4 == 1;
+                spec.threads = 2;
+                ++step;
+                poison(into.output);
+                poison(into.weights);
+                poison(into.scores);
+                attend(*qkv, spec, into);
+                const Attention fresh = attend(*qkv, spec);
+                const std::string label = std::string(variantName(variant)) + " " + name +
+                                          " S=" + std::to_string(qkv->q.seq) + " step " +
+                                          std::to_string(step);
+                EXPECT_TRUE(into.output.sameShape(fresh.output)) << label;
+                EXPECT_EQ(into.output.data, fresh.output.data) << label;
+                EXPECT_TRUE(into.weights.sameShape(fresh.weights)) << label;
+                EXPECT_EQ(into.weights.data, fresh.weights.data) << label;
+                EXPECT_TRUE(into.scores.sameShape(fresh.scores)) << label;
+                EXPECT_EQ(into.scores.data, fresh.scores.data) << label;
+                EXPECT_EQ(into.emptyRows, fresh.emptyRows) << label;
+                EXPECT_EQ(into.scale, fresh.scale) << label;
+                ASSERT_EQ(into.flashTrace.has_value(), fresh.flashTrace.has_value()) << label;
+                if (fresh.flashTrace) {
+                    EXPECT_EQ(flashTraceJson(*into.flashTrace), flashTraceJson(*fresh.flashTrace))
+                        << label;
+                }
+            }
 }
 
 TEST(Attention, EmptySequencesGiveEmptyOutputs) {

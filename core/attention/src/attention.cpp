@@ -134,26 +134,49 @@ Status validate(const QkvD& qkv, const AttentionSpec& spec) {
 namespace kernels {
 
 template <typename T>
-AttentionT<T> prepareResult(const QkvT<T>& qkv, const AttentionSpec& spec, bool kernelWritesAll) {
+void prepareResult(const QkvT<T>& qkv, const AttentionSpec& spec, bool kernelWritesAll,
+                   AttentionT<T>& result) {
     const Index batch = qkv.q.batch;
     const Index heads = qkv.q.heads;
     const Index sq = qkv.q.seq;
     const Index sk = qkv.k.seq;
     const Index dim = qkv.q.dim;
-    AttentionT<T> result;
     result.scale =
         spec.scale ? *spec.scale : (dim > 0 ? 1.0 / std::sqrt(static_cast<double>(dim)) : 1.0);
+    // Each tensor takes its shape in place, in the storage it has where that is large enough.
     // Zeros only where a kernel may leave a cell unwritten: the fast path writes every cell
     // of its output and weights (masked ones as 0), so its pages are first touched by the
     // threads that fill them instead of zeroed by this one.
-    const auto make = [&](Index s, Index d) {
-        return kernelWritesAll ? Tensor4T<T>::uninitialized(batch, heads, s, d)
-                               : Tensor4T<T>(batch, heads, s, d);
+    const auto shape = [&](Tensor4T<T>& t, Index s, Index d, bool zeros) {
+        t.batch = batch;
+        t.heads = heads;
+        t.seq = s;
+        t.dim = d;
+        const auto size = static_cast<std::size_t>(batch * heads * s * d);
+        if (zeros) {
+            t.data.assign(size, T(0));
+            return;
+        }
+        if (size > t.data.capacity()) t.data.clear(); // nothing to copy into a larger buffer
+        t.data.resize(size);
     };
-    result.output = make(sq, qkv.v.dim);
-    if (spec.wantWeights) result.weights = make(sq, sk);
-    if (spec.wantScores) result.scores = Tensor4T<T>(batch, heads, sq, sk);
+    shape(result.output, sq, qkv.v.dim, !kernelWritesAll);
+    if (spec.wantWeights)
+        shape(result.weights, sq, sk, !kernelWritesAll);
+    else
+        result.weights = Tensor4T<T>{};
+    if (spec.wantScores)
+        shape(result.scores, sq, sk, true);
+    else
+        result.scores = Tensor4T<T>{};
     result.emptyRows.assign(static_cast<std::size_t>(batch * sq), 0);
+    result.flashTrace.reset();
+}
+
+template <typename T>
+AttentionT<T> prepareResult(const QkvT<T>& qkv, const AttentionSpec& spec, bool kernelWritesAll) {
+    AttentionT<T> result;
+    prepareResult(qkv, spec, kernelWritesAll, result);
     return result;
 }
 
@@ -167,6 +190,8 @@ std::optional<AdditiveParamsT<T>> additiveParamsFor(const QkvT<T>& qkv, const At
 
 template AttentionT<float> prepareResult(const QkvT<float>&, const AttentionSpec&, bool);
 template AttentionT<double> prepareResult(const QkvT<double>&, const AttentionSpec&, bool);
+template void prepareResult(const QkvT<float>&, const AttentionSpec&, bool, AttentionT<float>&);
+template void prepareResult(const QkvT<double>&, const AttentionSpec&, bool, AttentionT<double>&);
 template std::optional<AdditiveParamsT<float>> additiveParamsFor(const QkvT<float>&,
                                                                  const AttentionSpec&);
 template std::optional<AdditiveParamsT<double>> additiveParamsFor(const QkvT<double>&,
@@ -187,7 +212,8 @@ template <typename T> const T* scoreBiasOf(const AttentionSpec& spec, Index b, I
     }
 }
 
-template <typename T> AttentionT<T> attendT(const QkvT<T>& qkv, const AttentionSpec& spec) {
+template <typename T>
+void attendT(const QkvT<T>& qkv, const AttentionSpec& spec, AttentionT<T>& result) {
     if (auto problem = validate(qkv, spec)) ATTN_CHECK(false, problem->message);
     const Index batch = qkv.q.batch;
     const Index heads = qkv.q.heads;
@@ -197,7 +223,7 @@ template <typename T> AttentionT<T> attendT(const QkvT<T>& qkv, const AttentionS
     const bool tracing = spec.wantFlashTrace && spec.variant == Variant::Flash;
     bool fast = false;
     if constexpr (std::is_same_v<T, float>) fast = kernels::fastPathServes(spec, tracing);
-    AttentionT<T> result = kernels::prepareResult(qkv, spec, fast);
+    kernels::prepareResult(qkv, spec, fast, result);
     if (tracing) {
         FlashTraceT<T> trace;
         trace.qBlock = spec.qBlock;
@@ -213,7 +239,7 @@ template <typename T> AttentionT<T> attendT(const QkvT<T>& qkv, const AttentionS
     if constexpr (std::is_same_v<T, float>)
         if (fast) {
             kernels::attendFast(qkv, spec, result);
-            return result;
+            return;
         }
     const std::optional<AdditiveParamsT<T>> additive = kernels::additiveParamsFor(qkv, spec);
 
@@ -238,16 +264,25 @@ template <typename T> AttentionT<T> attendT(const QkvT<T>& qkv, const AttentionS
             spec.softcap ? static_cast<T>(*spec.softcap) : T(0), scoreBiasOf<T>(spec, b, h)};
         kernels::runHead(job, spec, additive, tracing ? &result.flashTrace->heads[slot] : nullptr);
     });
-    return result;
 }
 
 } // namespace
 
 Attention attend(const Qkv& qkv, const AttentionSpec& spec) {
-    return attendT(qkv, spec);
+    Attention result;
+    attendT(qkv, spec, result);
+    return result;
 }
 AttentionD attend(const QkvD& qkv, const AttentionSpec& spec) {
-    return attendT(qkv, spec);
+    AttentionD result;
+    attendT(qkv, spec, result);
+    return result;
+}
+void attend(const Qkv& qkv, const AttentionSpec& spec, Attention& into) {
+    attendT(qkv, spec, into);
+}
+void attend(const QkvD& qkv, const AttentionSpec& spec, AttentionD& into) {
+    attendT(qkv, spec, into);
 }
 
 Index attendRowBlock(const AttentionSpec& spec) {

@@ -95,6 +95,10 @@ template <typename T> T keepScale(const HeadDropout& dropout) {
 template <typename T>
 AttentionT<T> prepareResult(const QkvT<T>& qkv, const AttentionSpec& spec,
                             bool kernelWritesAll = false);
+/// The same in `result`, whose buffers keep their storage where it is large enough.
+template <typename T>
+void prepareResult(const QkvT<T>& qkv, const AttentionSpec& spec, bool kernelWritesAll,
+                   AttentionT<T>& result);
 
 /// The additive parameters a run uses (the spec's, or seeded ones) in T; none for other
 /// variants.

@@ -969,6 +969,8 @@ bool runStack(const Model& model, Pass pass, Matrix& x, Index old, ModelRun& run
     RowBlock block;
     // An extension's contiguous K and V for the kernel, the same size in every layer.
     Tensor4 keyCopy, valueCopy;
+    // The heads' outputs, S x H x hd, in the same storage in every layer.
+    Attention attention;
     const auto layers = static_cast<Index>(stack.layers.size());
     // A resumed run: the layers below `first` are the run it resumes (x enters `first`).
     const Index first = resume ? resume->first : 0;
@@ -1042,7 +1044,7 @@ bool runStack(const Model& model, Pass pass, Matrix& x, Index old, ModelRun& run
         double* timed = main ? options.attentionSeconds : nullptr;
         const auto attendStart =
             timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
-        Attention attention = attend(heads, spec);
+        attend(heads, spec, attention);
         if (timed)
             *timed += std::chrono::duration<double>(std::chrono::steady_clock::now() - attendStart)
                           .count();
@@ -1081,7 +1083,6 @@ bool runStack(const Model& model, Pass pass, Matrix& x, Index old, ModelRun& run
             if (record) record->headInputs.back().middleRows(begin, count) = mixed;
             attentionResidual(mixed, w, c, x, attended, begin, block, threads);
         });
-        attention = Attention{}; // its S x H x hd output is not held through the MLP
 
         // The cross-attention's residual (sequential); then the MLP and its residual, after them
         // (sequential) or beside them (parallel), a block of rows at a time.

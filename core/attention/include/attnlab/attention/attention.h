@@ -113,6 +113,10 @@ Status validate(const QkvD& qkv, const AttentionSpec& spec);
 /// and zero output, never NaN.
 Attention attend(const Qkv& qkv, const AttentionSpec& spec);
 AttentionD attend(const QkvD& qkv, const AttentionSpec& spec);
+/// The same into `into`, whose output, weights and scores keep their storage where it is large
+/// enough: a loop over a model's layers allocates them once, and touches their pages once.
+void attend(const Qkv& qkv, const AttentionSpec& spec, Attention& into);
+void attend(const QkvD& qkv, const AttentionSpec& spec, AttentionD& into);
 
 /// Query rows attend() computes together for a float32 run of spec: a call over the rows of
 /// one such block or more, starting at a multiple of it (with the keys the mask lets those rows
