@@ -61,14 +61,22 @@ void packKeys(ConstMatrixMap k, float* out) {
 void packValues(ConstMatrixMap v, Index paddedKeys, Index paddedDv, float* out) {
     const Index sk = v.rows();
     const Index dv = v.cols();
-    for (Index p = 0; p < paddedDv / kPanel; ++p)
-        for (Index key = 0; key < paddedKeys; ++key) {
-            float* row = out + (p * paddedKeys + key) * kPanel;
-            for (Index j = 0; j < kPanel; ++j) {
-                const Index col = p * kPanel + j;
-                row[j] = key < sk && col < dv ? v(key, col) : 0.0f;
+    for (Index p = 0; p < paddedDv / kPanel; ++p) {
+        const Index col = p * kPanel;
+        const Index width = std::clamp<Index>(dv - col, 0, kPanel);
+        float* panel = out + p * paddedKeys * kPanel;
+        for (Index key = 0; key < sk; ++key) {
+            const float* from = v.data() + key * dv + col;
+            float* row = panel + key * kPanel;
+            if (width == kPanel) {
+                std::copy_n(from, kPanel, row);
+            } else {
+                std::copy_n(from, width, row);
+                std::fill(row + width, row + kPanel, 0.0f);
             }
         }
+        std::fill(panel + sk * kPanel, panel + paddedKeys * kPanel, 0.0f);
+    }
 }
 
 /// Whether the tile rows x keys [k0, kEnd) holds at least one allowed cell.
@@ -97,8 +105,8 @@ void maskTile(float* logits, Index ld, const std::vector<KeyRange>& ranges, Inde
 /// The packed K and V of one (batch, kv head), made by the first query chunk that needs them.
 struct PackedHead {
     std::once_flag once;
-    AlignedVector<float> keys;   // [paddedKeys / 16][D][16]
-    AlignedVector<float> values; // [paddedDv / 16][paddedKeys][16]
+    float* keys = nullptr;   // [paddedKeys / 16][D][16]
+    float* values = nullptr; // [paddedDv / 16][paddedKeys][16]
 };
 
 /// Per-thread tile buffers, reused across chunks and calls.
@@ -170,21 +178,21 @@ void runRows(const HeadJob& job, const RunShape& shape, const PackedHead& packed
             if (!tileHasAllowed(scratch.ranges, br, k0, kEnd)) continue;
             lastTileEnd = kEnd;
             // S = (scale Q_i) K_j^T
-            gemmPanels(GemmStart::Zero, scaledQ, dim, br, packed.keys.data() + k0 * dim,
-                       dim * kPanel, cols / kPanel, dim, logits, ldLogits, rescale);
+            gemmPanels(GemmStart::Zero, scaledQ, dim, br, packed.keys + k0 * dim, dim * kPanel,
+                       cols / kPanel, dim, logits, ldLogits, rescale);
             maskTile(logits, ldLogits, scratch.ranges, br, k0, cols);
             for (Index i = 0; i < br; ++i)
                 rescale[i] =
                     kernels.onlineSoftmaxRow(logits + i * ldLogits, cols, rowMax[i], rowSum[i]);
             // O = diag(exp(m - m_new)) O + P V_j
             if (started)
-                gemmPanels(GemmStart::Scale, logits, ldLogits, br,
-                           packed.values.data() + k0 * kPanel, shape.paddedKeys * kPanel,
-                           paddedDv / kPanel, cols, acc, paddedDv, rescale);
+                gemmPanels(GemmStart::Scale, logits, ldLogits, br, packed.values + k0 * kPanel,
+                           shape.paddedKeys * kPanel, paddedDv / kPanel, cols, acc, paddedDv,
+                           rescale);
             else
-                gemmPanels(GemmStart::Zero, logits, ldLogits, br,
-                           packed.values.data() + k0 * kPanel, shape.paddedKeys * kPanel,
-                           paddedDv / kPanel, cols, acc, paddedDv, rescale);
+                gemmPanels(GemmStart::Zero, logits, ldLogits, br, packed.values + k0 * kPanel,
+                           shape.paddedKeys * kPanel, paddedDv / kPanel, cols, acc, paddedDv,
+                           rescale);
             started = true;
         }
 
@@ -213,8 +221,8 @@ void runRows(const HeadJob& job, const RunShape& shape, const PackedHead& packed
                                   job.weights + (q0 + i) * shape.sk + copyEnd, 0.0f);
                     continue;
                 }
-                gemmPanels(GemmStart::Zero, scaledQ, dim, br, packed.keys.data() + k0 * dim,
-                           dim * kPanel, cols / kPanel, dim, logits, ldLogits, rescale);
+                gemmPanels(GemmStart::Zero, scaledQ, dim, br, packed.keys + k0 * dim, dim * kPanel,
+                           cols / kPanel, dim, logits, ldLogits, rescale);
                 maskTile(logits, ldLogits, scratch.ranges, br, k0, cols);
                 for (Index i = 0; i < br; ++i) {
                     float* row = logits + i * ldLogits;
@@ -280,8 +288,25 @@ void attendFast(const Qkv& qkv, const AttentionSpec& spec, Attention& result) {
     const Index chunkRows = (tiles + chunks - 1) / chunks * shape.tileRows;
     const Index chunkCount = (shape.sq + chunkRows - 1) / chunkRows;
 
-    std::unique_ptr<PackedHead[]> packed(
-        new PackedHead[static_cast<std::size_t>(std::max<Index>(batch * kvHeads, 1))]);
+    // Every (batch, kv head)'s packed K and V in one buffer. Below the huge-page size it is
+    // kept on the calling thread from call to call: a model's layers pack into the same pages
+    // instead of faulting new ones in every layer. A larger one is freed after the call.
+    const Index pairs = std::max<Index>(batch * kvHeads, 1);
+    const Index keyFloats = roundUp(shape.paddedKeys * std::max<Index>(shape.dim, 1), kPanel);
+    const Index valueFloats = shape.paddedKeys * std::max<Index>(shape.paddedDv, kPanel);
+    const Index packFloats = pairs * (keyFloats + valueFloats);
+    thread_local AlignedVector<float> keptPacks;
+    AlignedVector<float> ownPacks;
+    AlignedVector<float>& packs =
+        static_cast<std::size_t>(packFloats) * sizeof(float) < detail::kHugePageBytes ? keptPacks
+                                                                                      : ownPacks;
+    growTo(packs, packFloats);
+    std::unique_ptr<PackedHead[]> packed(new PackedHead[static_cast<std::size_t>(pairs)]);
+    for (Index pair = 0; pair < pairs; ++pair) {
+        packed[static_cast<std::size_t>(pair)].keys = packs.data() + pair * keyFloats;
+        packed[static_cast<std::size_t>(pair)].values =
+            packs.data() + pairs * keyFloats + pair * valueFloats;
+    }
     const auto cells = static_cast<std::size_t>(shape.sq * shape.sk);
     // A step of a few rows (one appended token) is not worth waking many threads for.
     const double workPerItem = static_cast<double>(std::min(chunkRows, shape.sq)) *
@@ -297,10 +322,8 @@ void attendFast(const Qkv& qkv, const AttentionSpec& spec, Attention& result) {
         const Index kvHead = kvHeadOf(h, heads, kvHeads);
         PackedHead& kv = packed[static_cast<std::size_t>(b * kvHeads + kvHead)];
         std::call_once(kv.once, [&] {
-            growTo(kv.keys, shape.paddedKeys * std::max<Index>(shape.dim, 1));
-            growTo(kv.values, shape.paddedKeys * std::max<Index>(shape.paddedDv, kPanel));
-            packKeys(qkv.k.head(b, kvHead), kv.keys.data());
-            packValues(qkv.v.head(b, kvHead), shape.paddedKeys, shape.paddedDv, kv.values.data());
+            packKeys(qkv.k.head(b, kvHead), kv.keys);
+            packValues(qkv.v.head(b, kvHead), shape.paddedKeys, shape.paddedDv, kv.values);
         });
         const HeadJob job{qkv.q.head(b, h), qkv.k.head(b, kvHead), qkv.v.head(b, kvHead),
                           result.output.head(b, h),
