@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -177,6 +178,95 @@ TEST_P(KernelTarget, Bfloat16WideningIsTheHighHalfOfEveryPattern) {
         ASSERT_EQ(out[i], 7.0f) << i;
 }
 
+/// The activations sigmoidGate serves, as (a, b) of x sigmoid(a x + b x^3), with their
+/// definitions in double: SiLU, quick GELU and GELU's tanh form written with tanh itself.
+struct Gate {
+    const char* name;
+    double a, b;
+    double (*reference)(double);
+};
+const std::vector<Gate>& gates() {
+    static const double c = std::sqrt(2.0 / 3.14159265358979323846);
+    static const std::vector<Gate> all = {
+        {"silu", 1.0, 0.0, [](double x) { return x / (1.0 + std::exp(-x)); }},
+        {"quick-gelu", 1.702, 0.0, [](double x) { return x / (1.0 + std::exp(-1.702 * x)); }},
+        {"gelu-tanh", 2.0 * c, 2.0 * c * 0.044715,
+         [](double x) {
+             // 1 + tanh u cancels to nothing in double below u = -7: there 2 e^2u / (1 + e^2u).
+             const double u = c * (x + 0.044715 * x * x * x);
+             const double onePlusTanh = u > -7.0
+                                            ? 1.0 + std::tanh(u)
+                                            : 2.0 * std::exp(2.0 * u) / (1.0 + std::exp(2.0 * u));
+             return 0.5 * x * onePlusTanh;
+         }},
+    };
+    return all;
+}
+
+/// Inputs over the range activations see, the edges where exp(-|z|) underflows, zeros and
+/// infinities.
+std::vector<float> gateInputs() {
+    std::vector<float> in;
+    for (double x = -30.0; x <= 30.0; x += 0.00731)
+        in.push_back(static_cast<float>(x));
+    for (float x :
+         {-kInf, kInf, -1e30f, 1e30f, -200.0f, 200.0f, -88.0f, 88.0f, -0.0f, 0.0f, 1e-30f, -1e-30f})
+        in.push_back(x);
+    return in;
+}
+
+TEST_P(KernelTarget, SigmoidGateMatchesTheActivationsInDouble) {
+    const simd::Kernels& kernels = simd::kernels();
+    ASSERT_EQ(kernels.isa, GetParam());
+    const std::vector<float> in = gateInputs();
+    for (const Gate& g : gates()) {
+        std::vector<float> out = in;
+        kernels.sigmoidGate(out.data(), static_cast<Index>(out.size()), static_cast<float>(g.a),
+                            static_cast<float>(g.b));
+        for (std::size_t i = 0; i < in.size(); ++i) {
+            const double x = in[i];
+            const double y = out[i];
+            if (std::isinf(x)) { // x sigmoid(+-inf): inf, and 0 (or NaN from -inf * 0)
+                if (x > 0) {
+                    ASSERT_EQ(y, kInf) << g.name;
+                }
+                continue;
+            }
+            const double expected = g.reference(x);
+            // exp(-|z|) is off by |z| times z's own rounding (as any float exp of a float
+            // argument is; z is three roundings for the cubic), the rest by a few roundings;
+            // 1e-30 where the result underflows.
+            const double z = g.a * x + g.b * x * x * x;
+            ASSERT_NEAR(y, expected,
+                        (8.0 + 3.0 * std::abs(z)) * 1.2e-7 * std::abs(expected) + 1e-30)
+                << g.name << " at x = " << x;
+        }
+    }
+}
+
+/// Every float goes through the same operations wherever it sits: the same value in a whole
+/// vector and in the short tail at any offset gives the same bits, so a row activated in column
+/// blocks equals the row activated whole.
+TEST_P(KernelTarget, SigmoidGateGivesEveryPositionTheSameBits) {
+    const simd::Kernels& kernels = simd::kernels();
+    ASSERT_EQ(kernels.isa, GetParam());
+    const std::vector<float> row = randomFloats(101, 9);
+    for (const Gate& g : gates()) {
+        const auto a = static_cast<float>(g.a);
+        const auto b = static_cast<float>(g.b);
+        std::vector<float> whole = row;
+        kernels.sigmoidGate(whole.data(), static_cast<Index>(whole.size()), a, b);
+        for (Index block : {1, 5, 16, 23, 40}) {
+            std::vector<float> blocks = row;
+            for (Index at = 0; at < static_cast<Index>(blocks.size()); at += block)
+                kernels.sigmoidGate(blocks.data() + at,
+                                    std::min<Index>(block, static_cast<Index>(blocks.size()) - at),
+                                    a, b);
+            ASSERT_EQ(blocks, whole) << g.name << " in blocks of " << block;
+        }
+    }
+}
+
 INSTANTIATE_TEST_SUITE_P(Isa, KernelTarget, ::testing::ValuesIn(kAllIsas), test::isaTestName);
 
 /// Skips unless the CPU runs both x86 SIMD targets.
@@ -229,6 +319,27 @@ TEST(SimdTargets, ExpAndSoftmaxRowsGiveTheSameBytes) {
             ASSERT_EQ(s2, s512) << cols;
         }
     }
+}
+
+TEST(SimdTargets, SigmoidGateGivesTheSameBytes) {
+    REQUIRE_BOTH_SIMD_TARGETS();
+    const std::vector<float> in = gateInputs();
+    for (const Gate& g : gates())
+        for (std::size_t n : {in.size(), std::size_t{13}}) {
+            std::vector<float> out2(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(n));
+            std::vector<float> out512 = out2;
+            const auto a = static_cast<float>(g.a);
+            const auto b = static_cast<float>(g.b);
+            simd::kernelsFor(Isa::Avx2).sigmoidGate(out2.data(), static_cast<Index>(n), a, b);
+            simd::kernelsFor(Isa::Avx512).sigmoidGate(out512.data(), static_cast<Index>(n), a, b);
+            // Bit patterns: NaN from -inf compares unequal to itself.
+            std::vector<std::uint32_t> bits2(n), bits512(n);
+            for (std::size_t i = 0; i < n; ++i) {
+                bits2[i] = std::bit_cast<std::uint32_t>(out2[i]);
+                bits512[i] = std::bit_cast<std::uint32_t>(out512[i]);
+            }
+            ASSERT_EQ(bits2, bits512) << g.name;
+        }
 }
 
 /// attend() on each SIMD target: outputs and weights byte for byte, over masks and shapes

@@ -48,8 +48,18 @@ inline V mul(V a, V b) {
 inline V max(V a, V b) {
     return {_mm256_max_ps(a.lo, b.lo), _mm256_max_ps(a.hi, b.hi)};
 }
+inline V div(V a, V b) {
+    return {_mm256_div_ps(a.lo, b.lo), _mm256_div_ps(a.hi, b.hi)};
+}
 inline V mulAdd(V a, V b, V c) {
     return {_mm256_fmadd_ps(a.lo, b.lo, c.lo), _mm256_fmadd_ps(a.hi, b.hi, c.hi)};
+}
+inline V negativeAbs(V x) {
+    const __m256 sign = _mm256_set1_ps(-0.0f);
+    return {_mm256_or_ps(x.lo, sign), _mm256_or_ps(x.hi, sign)};
+}
+inline V whereSignSet(V z, V a, V b) { // blendv picks by each lane's sign bit
+    return {_mm256_blendv_ps(b.lo, a.lo, z.lo), _mm256_blendv_ps(b.hi, a.hi, z.hi)};
 }
 
 inline __m256 exp2Half(__m256 x) {

@@ -52,8 +52,17 @@ inline V mul(V a, V b) {
 inline V max(V a, V b) {
     return _mm512_max_ps(a, b);
 }
+inline V div(V a, V b) {
+    return _mm512_div_ps(a, b);
+}
 inline V mulAdd(V a, V b, V c) {
     return _mm512_fmadd_ps(a, b, c);
+}
+inline V negativeAbs(V x) {
+    return _mm512_or_ps(x, _mm512_set1_ps(-0.0f));
+}
+inline V whereSignSet(V z, V a, V b) {
+    return _mm512_mask_blend_ps(_mm512_movepi32_mask(_mm512_castps_si512(z)), b, a);
 }
 
 /// As simd_avx2.cpp's, lane for lane: round to nearest even, the same Horner FMAs, 2^n by the

@@ -47,8 +47,21 @@ inline V splat(float x) {
 ATTNLAB_GENERIC_LANEWISE(add, a.lane[i] + b.lane[i])
 ATTNLAB_GENERIC_LANEWISE(sub, a.lane[i] - b.lane[i])
 ATTNLAB_GENERIC_LANEWISE(mul, a.lane[i] * b.lane[i])
+ATTNLAB_GENERIC_LANEWISE(div, a.lane[i] / b.lane[i])
 ATTNLAB_GENERIC_LANEWISE(max, a.lane[i] < b.lane[i] ? b.lane[i] : a.lane[i])
 #undef ATTNLAB_GENERIC_LANEWISE
+inline V negativeAbs(V x) {
+    V v;
+    for (int i = 0; i < 16; ++i)
+        v.lane[i] = -__builtin_fabsf(x.lane[i]);
+    return v;
+}
+inline V whereSignSet(V z, V a, V b) {
+    V v;
+    for (int i = 0; i < 16; ++i)
+        v.lane[i] = __builtin_signbit(z.lane[i]) ? a.lane[i] : b.lane[i];
+    return v;
+}
 inline V mulAdd(V a, V b, V c) {
     V v;
     for (int i = 0; i < 16; ++i)

@@ -331,49 +331,39 @@ void applyFinalNorm(const Model& model, Matrix& rows) {
         normalize(rows, model.main.finalNorm, c.arch().norm, c.normEps, c.hidden);
 }
 
-/// The MLP's activation in place.
+/// The MLP's activation in place. The sigmoid-gated ones (GELU's tanh form, SiLU, quick GELU)
+/// run on the kernels' sigmoidGate, row by row; erf and ReLU on Eigen, one element at a time
+/// for erf. Each element's bits depend on its value alone, so a block of a projection's columns
+/// (project's `done`) is activated to the same bits as the whole matrix.
 void activate(Eigen::Ref<Matrix> x, Activation activation) {
-    auto a = x.array();
+    const auto gate = [&x](double a, double b) {
+        const simd::Kernels& kernels = simd::kernels();
+        for (Index i = 0; i < x.rows(); ++i)
+            kernels.sigmoidGate(x.row(i).data(), x.cols(), static_cast<float>(a),
+                                static_cast<float>(b));
+    };
     switch (activation) {
-    case Activation::GeluTanh: { // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
-        const float c = static_cast<float>(std::sqrt(2.0 / std::numbers::pi));
-        a = 0.5f * a * (1.0f + (c * (a + 0.044715f * a.cube())).tanh());
+    case Activation::GeluTanh: { // 0.5 x (1 + tanh(u)) = x sigmoid(2 u), u = c (x + 0.044715 x^3)
+        const double twoC = 2.0 * std::sqrt(2.0 / std::numbers::pi);
+        gate(twoC, twoC * 0.044715);
         break;
     }
     case Activation::GeluErf: { // 0.5 x (1 + erf(x / sqrt 2))
         const float invSqrt2 = static_cast<float>(1.0 / std::numbers::sqrt2);
-        a = a.unaryExpr([invSqrt2](float v) { return 0.5f * v * (1.0f + std::erf(v * invSqrt2)); });
+        x.array() = x.array().unaryExpr(
+            [invSqrt2](float v) { return 0.5f * v * (1.0f + std::erf(v * invSqrt2)); });
         break;
     }
-    case Activation::Silu:
-        a = a / (1.0f + (-a).exp());
+    case Activation::Silu: // x sigmoid(x)
+        gate(1.0, 0.0);
         break;
     case Activation::Relu:
-        a = a.max(0.0f);
+        x.array() = x.array().max(0.0f);
         break;
-    case Activation::QuickGelu: // x * sigmoid(1.702 x)
-        a = a * (1.0f / (1.0f + (-1.702f * a).exp()));
+    case Activation::QuickGelu: // x sigmoid(1.702 x)
+        gate(1.702, 0.0);
         break;
     }
-}
-
-/// activate() on a block of a projection's columns (ColumnsDone). Eigen takes each row's
-/// elements before its first 64-byte line and after its last one at a time, and the scalar tanh
-/// of GELU costs several times its share of a packet; a Conv1D's blocks start where its file
-/// put the weights (columnsBeforeALine), 10 or so columns before a line in every row (2-3 % of
-/// GPT-2's forward as transformers lays it out). Such a block is activated in a copy whose rows
-/// start on lines: GELU, erf and ReLU give the same bits in and out of a packet, and an
-/// exp-based activation runs in blocks only after nn.Linear (activateInBlocks), whose blocks
-/// start on lines and are copied only where the rows' stride is off one, at every row count.
-void activateBlock(Eigen::Ref<Matrix> x, Activation activation) {
-    if (reinterpret_cast<std::uintptr_t>(x.data()) % kLine == 0 && x.outerStride() % kPanel == 0) {
-        activate(x, activation);
-        return;
-    }
-    thread_local Matrix lined; // rows of whole lines where the block is a whole panel wide
-    lined = x;
-    activate(lined, activation);
-    x = lined;
 }
 
 /// cap * tanh(x / cap) in place (Gemma 2's soft-capping).
@@ -449,49 +439,25 @@ void projectQkv(const Matrix& h, const LayerWeights& w, const ModelConfig& c, Ma
     }
 }
 
-/// Whether the MLP's activation may run in the up projection's column blocks (project's
-/// `done`), on the thread that made each block while it is in cache. Eigen computes an element
-/// in a packet or, at a row's last few columns, alone; tanh (GELU's) and max give the same bits
-/// either way, and erf is taken one element at a time anyway, but Eigen's packet exp and std::exp
-/// differ in the last bit for about 6 % of inputs. A Conv1D's blocks start where its file put
-/// the weights (columnsBeforeALine), so an exp-based activation there runs over the whole matrix,
-/// whose result does not depend on the blocks; nn.Linear's blocks are always the same.
-bool activateInBlocks(const Weight& up, Activation activation) {
-    const bool sameBitsAnyWidth = activation == Activation::GeluTanh ||
-                                  activation == Activation::GeluErf ||
-                                  activation == Activation::Relu;
-    return sameBitsAnyWidth || !up.inOut;
-}
-
 /// The MLP of a block of rows h into out.
 void mlpRows(const Matrix& h, const LayerWeights& w, const ModelConfig& c, Matrix& out,
              Matrix& up, Matrix& gate, int threads) {
-    const bool inBlocks = activateInBlocks(w.up.weight, c.activation);
+    // The activation runs in the up projection's column blocks, on the thread that made each
+    // block while it is in cache.
     switch (c.arch().mlp) {
     case MlpKind::Plain:
-        if (inBlocks) {
-            project(h, w.up, up, threads, [&](Index begin, Index end) {
-                activateBlock(up.middleCols(begin, end - begin), c.activation);
-            });
-        } else {
-            project(h, w.up, up, threads);
-            activate(up, c.activation);
-        }
+        project(h, w.up, up, threads, [&](Index begin, Index end) {
+            activate(up.middleCols(begin, end - begin), c.activation);
+        });
         project(up, w.down, out, threads);
         return;
     case MlpKind::Gated:
         project(h, w.gate, gate, threads);
-        if (inBlocks) { // act(gate) * up, a block at a time
-            project(h, w.up, up, threads, [&](Index begin, Index end) {
-                auto g = gate.middleCols(begin, end - begin);
-                activate(g, c.activation);
-                g.array() *= up.middleCols(begin, end - begin).array();
-            });
-        } else {
-            project(h, w.up, up, threads);
-            activate(gate, c.activation);
-            gate.array() *= up.array();
-        }
+        project(h, w.up, up, threads, [&](Index begin, Index end) { // act(gate) * up
+            auto g = gate.middleCols(begin, end - begin);
+            activate(g, c.activation);
+            g.array() *= up.middleCols(begin, end - begin).array();
+        });
         project(gate, w.down, out, threads);
         return;
     case MlpKind::GatedFused: { // gate_up_proj: [gate | up]

@@ -76,6 +76,13 @@ struct Kernels {
     /// every target), 8 x 8 tiles at a time where the target has shuffles. The nn.Linear
     /// product's packed inputs and its outputs back to rows (core/model/src/forward.cpp).
     void (*transpose)(const float* in, Index ldIn, Index rows, Index cols, float* out, Index ldOut);
+    /// x = x sigmoid(a x + b x^3) over n floats in place: SiLU (a = 1, b = 0), quick GELU
+    /// (1.702, 0) and GELU's tanh form, 0.5 x (1 + tanh u) = x sigmoid(2 u) for u = sqrt(2 / pi)
+    /// (x + 0.044715 x^3). sigmoid(z) is e / (1 + e) for z < 0 and 1 / (1 + e) otherwise, e =
+    /// exp(-|z|) through exp2NonPositive, so nothing overflows. Every float goes through the same
+    /// operations wherever it sits (the last n mod 16 in a padded vector): a row gives the same
+    /// bits whole or in blocks, and the same on both SIMD targets.
+    void (*sigmoidGate)(float* x, Index n, float a, float b);
 };
 
 /// The table of activeIsa().
