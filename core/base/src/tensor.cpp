@@ -12,6 +12,7 @@ namespace attnlab {
 namespace detail {
 
 void adviseHugePages(void* p, std::size_t bytes) noexcept {
+    if (bytes < kHugePageBytes) return;
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
     // The whole pages inside the buffer (madvise wants a page-aligned start); the kernel backs
     // each 2 MB-aligned range of them with a huge page when it can.

@@ -99,8 +99,8 @@ void projectFewRows(const Matrix& x, const Weight& w, Index begin, Index end, Ma
 void resizeFresh(Matrix& m, Index rows, Index cols) {
     const bool fresh = m.size() != rows * cols; // else Eigen keeps the buffer, already advised
     m.resize(rows, cols);
-    const auto bytes = static_cast<std::size_t>(m.size()) * sizeof(float);
-    if (fresh && bytes >= detail::kHugePageBytes) detail::adviseHugePages(m.data(), bytes);
+    if (fresh)
+        detail::adviseHugePages(m.data(), static_cast<std::size_t>(m.size()) * sizeof(float));
 }
 
 /// The columns before a float32 Conv1D's first panel that starts on a cache line: the GEMM reads

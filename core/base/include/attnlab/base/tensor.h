@@ -60,9 +60,9 @@ namespace detail {
 /// Buffers from this size on are backed by huge pages where the system offers them
 /// (tensor.cpp).
 inline constexpr std::size_t kHugePageBytes = std::size_t{8} << 20;
-/// Asks for huge pages over [p, p + bytes): one page fault per 2 MB instead of per 4 KB when
-/// a fresh buffer is first written (a layer's maps: tens of MB each keystroke). A hint only:
-/// nothing changes where the system declines.
+/// Asks for huge pages over [p, p + bytes) where bytes >= kHugePageBytes (nothing below): one
+/// page fault per 2 MB instead of per 4 KB when a fresh buffer is first written (a layer's maps:
+/// tens of MB each keystroke). A hint only: nothing changes where the system declines.
 void adviseHugePages(void* p, std::size_t bytes) noexcept;
 } // namespace detail
 
@@ -75,7 +75,7 @@ template <typename T> struct AlignedAllocator {
 
     T* allocate(std::size_t n) {
         void* p = ::operator new(n * sizeof(T), kAlignment);
-        if (n * sizeof(T) >= detail::kHugePageBytes) detail::adviseHugePages(p, n * sizeof(T));
+        detail::adviseHugePages(p, n * sizeof(T));
         return static_cast<T*>(p);
     }
     void deallocate(T* p, std::size_t) noexcept { ::operator delete(p, kAlignment); }
