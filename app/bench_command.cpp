@@ -27,6 +27,7 @@
 #include "attnlab/attention/attention.h"
 #include "attnlab/base/isa.h"
 #include "attnlab/base/simd_kernels.h"
+#include "attnlab/base/threads.h"
 #include "attnlab/model/attention_maps.h"
 #include "attnlab/model/model.h"
 #include "attnlab/model/text_run.h"
@@ -130,11 +131,6 @@ double medianSeconds(int repeats, const std::function<void()>& work, double* cpu
         *cpuPerRun = static_cast<double>(std::clock() - cpuStart) / CLOCKS_PER_SEC / repeats;
     std::sort(times.begin(), times.end());
     return times[times.size() / 2];
-}
-
-int workerCount(int threads) {
-    return threads > 0 ? threads
-                       : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
 
 /// Runs task(worker) on `workers` threads at once (the caller is worker 0).
@@ -381,7 +377,7 @@ int benchBody(int argc, char** argv) {
         printHelp();
         return 0;
     }
-    const int workers = workerCount(options.threads);
+    const int workers = resolveThreads(options.threads);
     if (!options.model.empty()) return benchModel(options, workers);
     checkMemory(options, workers);
     const Index d = options.dim;

@@ -11,6 +11,7 @@
 #include "attnlab/base/parallel.h"
 #include "attnlab/base/simd_kernels.h"
 #include "attnlab/base/tensor.h"
+#include "attnlab/base/threads.h"
 #include "kernels.h"
 
 namespace attnlab::kernels {
@@ -281,7 +282,7 @@ void attendFast(const Qkv& qkv, const AttentionSpec& spec, Attention& result) {
 
     // Work items are (batch, head, query chunk): enough of them that threads balance under a
     // causal mask, whose lower chunks cost more.
-    const Index threads = detail::resolveThreads(spec.threads);
+    const Index threads = resolveThreads(spec.threads);
     const Index tiles = (shape.sq + shape.tileRows - 1) / shape.tileRows;
     const Index wantedChunks = (8 * threads + batch * heads - 1) / (batch * heads);
     const Index chunks = std::clamp<Index>(wantedChunks, 1, tiles);

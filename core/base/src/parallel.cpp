@@ -229,13 +229,17 @@ Index Runs::take(int run, bool front, Index& next) {
     return -1;
 }
 
-int hardwareThreads() {
-    static const int count = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    return count;
-}
-
 int poolThreads() {
     return pool().threads();
 }
 
 } // namespace attnlab::detail
+
+namespace attnlab {
+
+int hardwareThreads() {
+    static const int count = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    return count;
+}
+
+} // namespace attnlab

@@ -9,6 +9,7 @@
 #include "attnlab/attention/attention.h"
 #include "attnlab/base/check.h"
 #include "attnlab/base/parallel.h"
+#include "attnlab/base/threads.h"
 #include "forward_seams.h"
 
 namespace attnlab::model {
@@ -240,7 +241,7 @@ void forEachHeadMap(const Model& model, const ModelRun& run, AttentionOf of,
 std::vector<Tensor4> attentionRecord(const Model& model, const ModelRun& run, AttentionOf of,
                                      int threads) {
     const AttentionShape shape = attentionShape(model, run, of);
-    const int workers = detail::resolveThreads(threads);
+    const int workers = resolveThreads(threads);
     std::vector<Tensor4> record;
     record.reserve(static_cast<std::size_t>(shape.layers));
     for (Index layer = 0; layer < shape.layers; ++layer) {

@@ -19,13 +19,12 @@
 #include "attnlab/attention/attention.h"
 #include "attnlab/base/parallel.h"
 #include "attnlab/base/simd_kernels.h"
+#include "attnlab/base/threads.h"
 #include "attnlab/model/model.h"
 #include "forward_seams.h"
 
 namespace attnlab::model {
 namespace {
-
-using detail::resolveThreads;
 
 /// Runs fn(begin, end, next) over [0, count) in blocks of kColumnBlock columns (after a first
 /// block of `lead` columns where lead > 0), the blocks shared out over up to `threads` workers of

@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "attnlab/base/tensor.h"
+#include "attnlab/base/threads.h"
 
 namespace attnlab::detail {
 
@@ -36,15 +37,6 @@ void runOnPool(Index count, int workers, const ItemTask& task);
 
 /// Threads the pool has started so far (for tests and benchmarks).
 int poolThreads();
-
-/// The hardware's concurrency, at least 1, asked of the system once (each ask is a system call,
-/// about 6 µs here, and every parallel loop wants it).
-int hardwareThreads();
-
-/// `threads` as asked (0 = the hardware's concurrency), at least 1.
-inline int resolveThreads(int threads) {
-    return threads > 0 ? threads : hardwareThreads();
-}
 
 /// Workers worth waking for `items` items of about `workPerItem` multiply-adds each: at
 /// most `threads` (0 = hardware), at most one per item, and no more than gives each worker
